@@ -1,0 +1,35 @@
+#pragma once
+// Command-line flags shared by the subcommands: `--name value` pairs, and the
+// serving options every subcommand that runs the engine accepts.
+// Thread-safety: plain values.
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "options.h"
+#include "status.h"
+#include "synthetic_runner.h"
+
+namespace batchscope::cli {
+
+// Flags as given: "--rate 100" -> {"rate": "100"}. Flags named in `switches`
+// take no value. Anything else that is not a flag is an error.
+Expected<std::map<std::string, std::string>> parse_flags(const std::vector<std::string>& args,
+                                                         const std::vector<std::string>& switches = {});
+
+// Reads the serving options (--max-batch-size, --max-wait-ms, --queue-capacity,
+// --timeout-ms, --lanes, --strategy, --target-p99-ms) over `base`, removing
+// them from `flags`, and validates the result.
+Expected<Options> take_options(std::map<std::string, std::string>& flags, Options base = {});
+
+// "--synthetic A_US,C_US" -> the synthetic runner's cost.
+Expected<SyntheticCost> parse_synthetic(const std::string& text);
+
+Expected<double> parse_number(const std::string& flag, const std::string& text, double lo, double hi);
+
+// The help text for the serving options, one flag a line.
+std::string options_help();
+
+}  // namespace batchscope::cli

@@ -1,0 +1,74 @@
+// Batchscope's composition root: one executable, a subcommand per job.
+
+#include <cstdio>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "demo.h"
+
+#ifdef BATCHSCOPE_WITH_QT
+#include <QtGlobal>
+#endif
+#ifdef BATCHSCOPE_WITH_TORCH
+#include "torch_info.h"
+#endif
+
+namespace {
+
+const char* kUsage =
+    "usage: batchscope [--help] [--version] [COMMAND [ARGS]]\n"
+    "\n"
+    "Batchscope is a workbench for dynamic batching of model inference.\n"
+    "\n"
+    "Commands:\n"
+    "  demo      serve synthetic traffic through the batching engine and print a live\n"
+    "            summary each second (the default, until the workbench window exists)\n"
+    "\n"
+    "Run 'batchscope COMMAND --help' for a command's options.\n";
+
+void print_version() {
+  std::printf("batchscope %s\n", BATCHSCOPE_VERSION);
+#ifdef BATCHSCOPE_WITH_QT
+  std::printf("Qt %s\n", qVersion());
+#endif
+#ifdef BATCHSCOPE_WITH_TORCH
+  const batchscope::TorchInfo t = batchscope::torch_info();
+  std::printf("LibTorch %s, intra-op threads %d, inter-op threads %d\n", t.torch_version.c_str(),
+              t.intra_op_threads, t.inter_op_threads);
+  std::printf("BLAS: %s (%s)\n", t.blas_name.c_str(),
+              t.blas_library.empty() ? "not loaded" : t.blas_library.c_str());
+#else
+  std::printf("built without LibTorch\n");
+#endif
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (!args.empty() && (args[0] == "--help" || args[0] == "-h" || args[0] == "help")) {
+    std::fputs(kUsage, stdout);
+    return 0;
+  }
+  if (!args.empty() && (args[0] == "--version" || args[0] == "-V")) {
+    print_version();
+    return 0;
+  }
+  std::string command = "demo";
+  if (!args.empty() && args[0].rfind("--", 0) != 0) {
+    command = args[0];
+    args.erase(args.begin());
+  }
+  if (command == "demo") {
+    for (const std::string& a : args) {
+      if (a == "--help" || a == "-h") {
+        std::fputs(batchscope::demo_help().c_str(), stdout);
+        return 0;
+      }
+    }
+    return batchscope::run_demo(args);
+  }
+  std::cerr << "batchscope: unknown command '" << command << "'\n\n" << kUsage;
+  return 2;
+}

@@ -1,0 +1,178 @@
+#pragma once
+// The batching core: a bounded admission queue, a batch strategy and 1..N
+// runner lanes. Generic over the request payload (In) and result (Out); the
+// tensor Engine (engine.h) and BatchedFn (batched_fn.h) are instances of it.
+//
+// How it works. There is no separate scheduler thread: a free lane *is* the
+// scheduler. At most one free lane leads; it asks the strategy, then either
+// cuts a batch for itself or sleeps until the strategy's deadline. Other free
+// lanes follow (sleep untimed). This binds batches late (a batch is cut only
+// when a lane can run it at once), lets batches grow by themselves while every
+// lane is busy, and needs no hand-off between a scheduler and a lane.
+// Arrivals wake the leader only when they change its decision (the first
+// arrival in an empty queue, a batch becoming full, or an earlier request
+// deadline), so a batch costs at most a few cross-thread wake-ups and none at
+// saturation.
+//
+// Request deadlines: the leader arms the earliest one too. While every lane
+// is busy there is no leader, so a small reaper thread arms it instead; it is
+// woken only when a new request would expire before what it has armed.
+//
+// Guarantees: every submit() ends in exactly one callback (result, or an
+// Error: queue full, timed out, cancelled, model error, shutting down); no
+// batch exceeds the effective max_batch_size; requests are cut in FIFO order;
+// a request whose deadline passes while queued never reaches the model.
+//
+// Thread-safety: all public methods are thread-safe. submit() never blocks on
+// the model; it takes one short lock. Callbacks run on lane threads (or on
+// the caller's thread for rejections and cancel()), never under the lock, and
+// may call back into the engine.
+
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <thread>
+#include <vector>
+
+#include "engine_types.h"
+#include "rate_estimator.h"
+#include "runner.h"
+
+namespace batchscope {
+
+template <class In, class Out>
+class BasicEngine {
+ public:
+  using Runner = BasicRunner<In, Out>;
+  using RunnerFactory = BasicRunnerFactory<In, Out>;
+  using Done = std::function<void(Response<Out>&&)>;
+
+  // `clock` defaults to the steady clock. Invalid options are reported by start().
+  BasicEngine(RunnerFactory factory, Options options, std::shared_ptr<Clock> clock = nullptr);
+  ~BasicEngine();  // stop(StopMode::kFail)
+  BasicEngine(const BasicEngine&) = delete;
+  BasicEngine& operator=(const BasicEngine&) = delete;
+
+  // Makes the initial lanes' runners on the calling thread and starts them.
+  // Fails if the options are invalid or a runner cannot be made.
+  Status start();
+
+  // Admits a request, or rejects it at once (kQueueFull, kShuttingDown). On
+  // rejection `done` has already been called with the same error.
+  Expected<RequestId> submit(In input, Done done, SubmitOptions options = {});
+
+  // Fails a still-queued request with kCancelled. False if it was already
+  // cut into a batch, completed, or unknown.
+  bool cancel(RequestId id);
+
+  // Validates and swaps in a full options value; takes effect at once (a
+  // pending deadline is recomputed). Lanes are added or retired to match.
+  Status set_options(const Options& options);
+  EngineStatus status() const;
+
+  // Hands over the records gathered since the last call (vectors are swapped,
+  // so `out` should be reused between calls). Records beyond a bound are
+  // dropped and counted when nobody drains.
+  void drain_records(RecordBatch& out);
+
+  // Stops admitting, finishes per `mode`, joins the lanes. Idempotent.
+  void stop(StopMode mode = StopMode::kDrain);
+
+  const Clock& clock() const { return *clock_; }
+
+ private:
+  struct Pending {
+    RequestId id;
+    In input;
+    Done done;
+    StageTimes times;
+    TimePoint expires;
+  };
+  struct Meta {
+    RequestId id;
+    Done done;
+    StageTimes times;
+  };
+  struct Expiry {
+    TimePoint expires;
+    RequestId id;
+    bool operator>(const Expiry& o) const { return expires > o.expires; }
+  };
+  struct LaneScratch {
+    std::vector<In> inputs;
+    std::vector<Meta> metas;
+    std::vector<Pending> unrun;
+    std::vector<RequestRecord> records;
+  };
+
+  void spawn_lanes(uint32_t count, std::vector<std::unique_ptr<Runner>> runners);
+  void lane_thread(int lane, std::unique_ptr<Runner> runner);
+  void lane_loop(int lane, Runner& runner);
+  // Leads until it cuts a batch (true) or the lane must exit (false).
+  bool lead(int lane, std::unique_lock<std::mutex>& lk, LaneScratch& s, BatchRecord& batch);
+  void run_batch(Runner& runner, std::unique_lock<std::mutex>& lk, LaneScratch& s,
+                 BatchRecord& batch);
+  bool lane_should_exit(int lane) const;
+  QueueView view(TimePoint now) const;
+  void cut(size_t n, BatchReason reason, TimePoint now, int lane, LaneScratch& s, BatchRecord& b);
+  void take_expired(TimePoint now, std::vector<Pending>& out);
+  TimePoint earliest_expiry();
+  typename std::deque<Pending>::iterator find_queued(RequestId id);
+  void record_unrun(const Pending& p, Outcome outcome, TimePoint now);
+  void record_request(const RequestRecord& r);
+  // Calls each request's callback with `error`; must be called unlocked.
+  void fail_all(std::vector<Pending>& pending, ErrorCode code, const std::string& message,
+                TimePoint now);
+  void wake_leader_locked();
+  void reaper_loop();
+  // Called when no lane leads: makes sure the reaper watches the earliest deadline.
+  void arm_reaper_locked(TimePoint expires);
+
+  RunnerFactory factory_;
+  std::shared_ptr<Clock> clock_;
+
+  mutable std::mutex mu_;
+  std::condition_variable leader_cv_;
+  std::condition_variable follower_cv_;
+  // Everything below is guarded by mu_.
+  Options options_;
+  uint64_t version_ = 1;
+  std::unique_ptr<Strategy> strategy_;
+  std::deque<Pending> queue_;       // ids strictly increasing front to back
+  std::vector<Expiry> expiries_;    // min-heap; entries of departed requests are dropped lazily
+  RequestId next_id_ = 1;
+  uint64_t next_batch_id_ = 1;
+  RateEstimator arrivals_;
+  bool started_ = false;
+  bool stopping_ = false;
+  StopMode stop_mode_ = StopMode::kDrain;
+  uint32_t target_lanes_ = 0;
+  uint32_t live_lanes_ = 0;
+  uint32_t busy_lanes_ = 0;
+  uint32_t followers_waiting_ = 0;
+  std::vector<bool> lane_running_;
+  bool leader_present_ = false;
+  bool leader_parked_ = false;
+  bool wake_pending_ = false;     // the parked leader has been notified
+  bool promote_pending_ = false;  // a follower has been notified to lead
+  TimePoint leader_until_ = kNever;
+  size_t wake_at_size_ = 1;
+  bool reaper_parked_ = false;
+  bool reaper_wake_pending_ = false;
+  bool reaper_exit_ = false;
+  TimePoint reaper_until_ = kNever;
+  std::condition_variable reaper_cv_;
+  std::thread reaper_;
+  std::string lane_error_;
+  EngineCounters counters_;
+  RecordBatch records_;
+  uint32_t peak_depth_ = 0;
+
+  std::mutex lanes_mu_;  // guards threads_; taken before mu_, never after
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace batchscope

@@ -1,0 +1,81 @@
+#pragma once
+// Batching for any function, for library users: give it a handler that maps
+// a batch of inputs to a batch of outputs, then call it one input at a time
+// from any thread; calls are grouped into batches behind the scenes under
+// the same options, strategies and guarantees as the tensor engine.
+//
+//   BatchedFn<std::string, size_t> lengths(
+//       [](std::span<std::string> in) {
+//         std::vector<size_t> out;
+//         for (auto& s : in) out.push_back(s.size());
+//         return out;
+//       },
+//       Options{.max_batch_size = 16, .max_wait_us = 500});
+//   Expected<size_t> n = lengths.call("hello").get();
+//   if (!n && n.error().code == ErrorCode::kQueueFull) { /* shed load */ }
+//
+// The handler runs on lane threads (concurrently when num_lanes > 1) and
+// must return one output per input, in order; an exception fails that batch.
+// Thread-safety: call() and set_options() are thread-safe.
+
+#include <future>
+#include <memory>
+#include <span>
+#include <stdexcept>
+#include <vector>
+
+#include "basic_engine_impl.h"
+
+namespace batchscope {
+
+template <class In, class Out>
+class BatchedFn {
+ public:
+  using Handler = std::function<std::vector<Out>(std::span<In>)>;
+
+  // Throws std::invalid_argument if the options are invalid.
+  BatchedFn(Handler handler, Options options = {}, std::shared_ptr<Clock> clock = nullptr)
+      : engine_(make_factory(std::move(handler)), options, std::move(clock)) {
+    if (Status s = engine_.start(); !s) throw std::invalid_argument(s.message());
+  }
+  ~BatchedFn() { engine_.stop(StopMode::kDrain); }
+
+  // Resolves to the output, or to an Error: kQueueFull (at once, when the
+  // queue is full), kTimedOut, kModelError (the handler threw), kShuttingDown.
+  std::future<Expected<Out>> call(In input) {
+    auto promise = std::make_shared<std::promise<Expected<Out>>>();
+    std::future<Expected<Out>> f = promise->get_future();
+    engine_.submit(std::move(input),
+                   [promise](Response<Out>&& r) { promise->set_value(std::move(r.result)); });
+    return f;
+  }
+
+  // Callback form: `done` runs exactly once, on a lane thread or (for an
+  // immediate rejection) on the caller's.
+  void call(In input, std::function<void(Expected<Out>)> done) {
+    engine_.submit(std::move(input),
+                   [done = std::move(done)](Response<Out>&& r) { done(std::move(r.result)); });
+  }
+
+  Status set_options(const Options& o) { return engine_.set_options(o); }
+  EngineStatus status() const { return engine_.status(); }
+
+ private:
+  class HandlerRunner final : public BasicRunner<In, Out> {
+   public:
+    explicit HandlerRunner(std::shared_ptr<Handler> h) : handler_(std::move(h)) {}
+    Expected<std::vector<Out>> run(std::span<In> inputs) override { return (*handler_)(inputs); }
+
+   private:
+    std::shared_ptr<Handler> handler_;
+  };
+
+  static BasicRunnerFactory<In, Out> make_factory(Handler handler) {
+    auto shared = std::make_shared<Handler>(std::move(handler));
+    return [shared](int) { return std::make_unique<HandlerRunner>(shared); };
+  }
+
+  BasicEngine<In, Out> engine_;
+};
+
+}  // namespace batchscope

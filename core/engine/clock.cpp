@@ -1,0 +1,88 @@
+#include "clock.h"
+
+#include <algorithm>
+
+namespace batchscope {
+
+TimePoint SteadyClock::now() const {
+  return std::chrono::time_point_cast<Duration>(std::chrono::steady_clock::now());
+}
+
+void SteadyClock::wait_until(std::unique_lock<std::mutex>& lock, std::condition_variable& cv,
+                             TimePoint deadline) {
+  if (deadline == kNever) {
+    cv.wait(lock);
+  } else {
+    cv.wait_until(lock, deadline);
+  }
+}
+
+ManualClock::ManualClock(TimePoint start) : now_(start) {}
+
+TimePoint ManualClock::now() const {
+  std::lock_guard g(mu_);
+  return now_;
+}
+
+void ManualClock::wait_until(std::unique_lock<std::mutex>& lock, std::condition_variable& cv,
+                             TimePoint deadline) {
+  // The waiter registers while the caller still holds `lock`; advance() takes
+  // that same mutex before notifying, so a wake-up cannot slip in between the
+  // registration and cv.wait() releasing the lock.
+  Waiter self{lock.mutex(), &cv, deadline};
+  {
+    std::lock_guard g(mu_);
+    if (now_ >= deadline) return;
+    waiters_.push_back(&self);
+  }
+  changed_.notify_all();
+  cv.wait(lock);
+  {
+    std::lock_guard g(mu_);
+    waiters_.erase(std::find(waiters_.begin(), waiters_.end(), &self));
+  }
+  changed_.notify_all();
+}
+
+void ManualClock::advance(Duration d) {
+  TimePoint target;
+  {
+    std::lock_guard g(mu_);
+    target = now_ + d;
+  }
+  advance_to(target);
+}
+
+void ManualClock::advance_to(TimePoint t) {
+  std::vector<Waiter> due;
+  {
+    std::lock_guard g(mu_);
+    if (t > now_) now_ = t;
+    for (Waiter* w : waiters_) {
+      if (w->deadline <= now_) due.push_back(*w);
+    }
+  }
+  // The mutex and condition variable belong to the waiting object, which
+  // outlives its waits; holding its mutex orders this notify after its wait.
+  for (const Waiter& w : due) {
+    std::lock_guard g(*w.mutex);
+    w.cv->notify_all();
+  }
+}
+
+std::vector<TimePoint> ManualClock::parked() const {
+  std::lock_guard g(mu_);
+  std::vector<TimePoint> out;
+  for (const Waiter* w : waiters_) out.push_back(w->deadline);
+  return out;
+}
+
+bool ManualClock::await_parked(TimePoint deadline, std::chrono::milliseconds safety) {
+  std::unique_lock g(mu_);
+  return changed_.wait_for(g, safety, [&] {
+    return std::any_of(waiters_.begin(), waiters_.end(),
+                       [&](const Waiter* w) { return w->deadline == deadline; });
+  });
+}
+
+}  // namespace batchscope

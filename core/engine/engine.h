@@ -1,0 +1,17 @@
+#pragma once
+// The tensor batching engine: requests carry a model's input tensors and get
+// its output tensors back. See basic_engine.h for behaviour and guarantees.
+
+#include "basic_engine.h"
+#include "tensor.h"
+
+namespace batchscope {
+
+using Engine = BasicEngine<Tensors, Tensors>;
+using Runner = BasicRunner<Tensors, Tensors>;
+using RunnerFactory = BasicRunnerFactory<Tensors, Tensors>;
+using TensorResponse = Response<Tensors>;
+
+extern template class BasicEngine<Tensors, Tensors>;
+
+}  // namespace batchscope

@@ -1,0 +1,85 @@
+#pragma once
+// Batch formation strategies. A decision is a function of what is queued, the
+// time, and the options: dispatch n requests now, wait until t, or idle. The
+// scheduler asks whenever something that could change the answer happens.
+//
+// Room for later strategies: priority classes slot in as another decide();
+// iteration-level (continuous) batching for generative models keeps a set of
+// live sequences that join and leave between steps, and will come with a
+// step-wise runner beside BasicRunner rather than through this interface.
+//
+// Thread-safety: decide() and observe() are called by the engine under its
+// lock, one call at a time; implementations need no locking of their own.
+
+#include <cstddef>
+#include <memory>
+#include <span>
+
+#include "clock.h"
+#include "options.h"
+#include "records.h"
+
+namespace batchscope {
+
+// What a strategy may look at. Built by the engine under its lock.
+struct QueueView {
+  size_t size = 0;                // requests waiting
+  TimePoint oldest_arrival{};     // arrival of the head request (valid when size > 0)
+  double arrival_rate_per_s = 0;  // smoothed recent admission rate
+};
+
+struct Decision {
+  enum class Kind { kDispatch, kWait, kIdle };
+  Kind kind = Kind::kIdle;
+  size_t count = 0;                       // kDispatch: how many to cut from the head
+  BatchReason reason = BatchReason::kFull;  // kDispatch: why
+  TimePoint until = kNever;               // kWait: dispatch at this time at the latest
+  // kWait/kIdle: the queue size at which the answer would become kDispatch
+  // before `until`, so the scheduler is woken by arrivals only when it matters.
+  size_t wake_at_size = 1;
+
+  static Decision dispatch(size_t n, BatchReason r) {
+    return {Kind::kDispatch, n, r, kNever, 0};
+  }
+  static Decision wait(TimePoint t, size_t wake_at) { return {Kind::kWait, 0, BatchReason::kFull, t, wake_at}; }
+  static Decision idle() { return {}; }
+};
+
+// The effective batch cap and wait a strategy is applying now.
+struct Limits {
+  size_t max_batch = 1;
+  Duration max_wait{0};
+};
+
+// The fifo rule with explicit limits, the base of every strategy:
+//   empty queue                      -> idle (any arrival wakes)
+//   size >= max_batch                -> dispatch max_batch now (reason full)
+//   now >= oldest + max_wait         -> dispatch all queued now (reason timeout)
+//   otherwise                        -> wait until oldest + max_wait, or until
+//                                       max_batch are queued
+Decision decide_fifo(const QueueView& q, TimePoint now, const Limits& limits);
+
+class Strategy {
+ public:
+  virtual ~Strategy() = default;
+  virtual StrategyKind kind() const = 0;
+  virtual Decision decide(const QueueView& q, TimePoint now, const Options& o) const = 0;
+  // The limits decide() applies for this queue state (shown in snapshots).
+  virtual Limits limits(const QueueView& q, const Options& o) const = 0;
+  // Called after every batch completes, with its request records.
+  virtual void observe(const BatchRecord& batch, std::span<const RequestRecord> requests,
+                       const Options& o) {
+    (void)batch, (void)requests, (void)o;
+  }
+};
+
+class FifoStrategy final : public Strategy {
+ public:
+  StrategyKind kind() const override { return StrategyKind::kFifo; }
+  Decision decide(const QueueView& q, TimePoint now, const Options& o) const override;
+  Limits limits(const QueueView& q, const Options& o) const override;
+};
+
+std::unique_ptr<Strategy> make_strategy(StrategyKind kind);
+
+}  // namespace batchscope

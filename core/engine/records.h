@@ -1,0 +1,82 @@
+#pragma once
+// Fixed-size records that the engine emits for every request and batch. All
+// latency figures derive from these stage timestamps. The metrics aggregator
+// folds them into windows; run exports write them out.
+// Thread-safety: plain values.
+
+#include <cstdint>
+#include <vector>
+
+#include "clock.h"
+
+namespace batchscope {
+
+using RequestId = uint64_t;
+
+// When a request passed each stage. A stage it never reached stays at the
+// zero TimePoint (for example `run_start` of a timed-out request).
+struct StageTimes {
+  TimePoint arrival{};    // submit() was called
+  TimePoint admitted{};   // entered the admission queue
+  TimePoint batched{};    // cut into a batch
+  TimePoint run_start{};  // its batch started running
+  TimePoint run_end{};    // its batch finished running
+  TimePoint completed{};  // its callback was invoked
+};
+
+enum class Outcome : uint8_t { kOk, kRejected, kTimedOut, kCancelled, kModelError, kShuttingDown };
+inline constexpr int kOutcomeCount = 6;
+const char* outcome_name(Outcome o);
+
+// Why a batch was cut.
+enum class BatchReason : uint8_t {
+  kFull,     // max_batch_size requests were waiting
+  kTimeout,  // the oldest request had waited max_wait
+  kDrain,    // the engine was stopping and emptied its queue
+};
+inline constexpr int kBatchReasonCount = 3;
+const char* batch_reason_name(BatchReason r);
+
+struct RequestRecord {
+  RequestId id = 0;
+  uint64_t batch_id = 0;  // 0 when it never rode in a batch
+  StageTimes times;
+  uint32_t batch_size = 0;
+  Outcome outcome = Outcome::kOk;
+};
+
+struct BatchRecord {
+  uint64_t id = 0;
+  uint32_t size = 0;
+  BatchReason reason = BatchReason::kFull;
+  uint16_t lane = 0;
+  bool failed = false;            // the runner returned an error or threw
+  uint32_t queue_depth_after = 0;  // requests left queued after the cut
+  TimePoint oldest_arrival{};      // arrival of its first request
+  TimePoint batched{};
+  TimePoint run_start{};
+  TimePoint run_end{};
+};
+
+// Queue depth at an instant, and the peak since the previous sample.
+struct DepthSample {
+  TimePoint time{};
+  uint32_t depth = 0;
+  uint32_t peak = 0;
+};
+
+// What the engine hands over on each drain; vectors are swapped, not copied.
+struct RecordBatch {
+  std::vector<RequestRecord> requests;
+  std::vector<BatchRecord> batches;
+  std::vector<DepthSample> depth;
+  uint64_t dropped = 0;  // records lost because nobody drained in time
+  void clear() {
+    requests.clear();
+    batches.clear();
+    depth.clear();
+    dropped = 0;
+  }
+};
+
+}  // namespace batchscope

@@ -1,0 +1,32 @@
+#pragma once
+// A runner executes one batch on one model instance. The engine gives each
+// lane its own runner, made by a RunnerFactory on that lane's thread.
+//
+// Contract: run() returns exactly one output per input, in input order, or an
+// Error that fails the whole batch. An exception thrown by run() is caught by
+// the engine and fails the batch with its message; the lane keeps serving.
+// Thread-safety: one lane thread calls a given runner; never concurrently.
+
+#include <functional>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "status.h"
+
+namespace batchscope {
+
+template <class In, class Out>
+class BasicRunner {
+ public:
+  virtual ~BasicRunner() = default;
+  // `inputs` may be moved from.
+  virtual Expected<std::vector<Out>> run(std::span<In> inputs) = 0;
+};
+
+// Makes the runner for lane `lane` (0-based). Returning nullptr or throwing
+// means the lane cannot serve; the engine reports it.
+template <class In, class Out>
+using BasicRunnerFactory = std::function<std::unique_ptr<BasicRunner<In, Out>>(int lane)>;
+
+}  // namespace batchscope

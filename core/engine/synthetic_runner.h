@@ -1,0 +1,44 @@
+#pragma once
+// A stand-in model with a known cost, for tests, benchmarks and demos: a batch
+// of b requests costs a + c*b microseconds (plus optional seeded jitter),
+// spent busy-spinning (it holds a core, like real compute) or sleeping.
+// Each output is a deterministic function of its own input (every element
+// x becomes 2x + 1, as FP32), so a caller can tell that each request got its
+// own result. Inputs must be FP32; anything else fails the batch.
+//
+// Thread-safety: one instance per lane (the engine's contract); the shared
+// cost parameters are immutable.
+
+#include <cstdint>
+#include <memory>
+#include <random>
+
+#include "engine.h"
+
+namespace batchscope {
+
+struct SyntheticCost {
+  double fixed_us = 0;     // a: cost of a batch regardless of size
+  double per_item_us = 0;  // c: cost of each request in it
+  double jitter = 0;       // relative jitter, uniform in [-jitter, +jitter]
+  bool busy_spin = true;   // spin on the steady clock, or sleep
+  uint64_t seed = 1;
+
+  double cost_us(size_t batch) const { return fixed_us + per_item_us * static_cast<double>(batch); }
+};
+
+class SyntheticRunner final : public Runner {
+ public:
+  SyntheticRunner(SyntheticCost cost, int lane);
+  Expected<std::vector<Tensors>> run(std::span<Tensors> inputs) override;
+
+  static RunnerFactory factory(SyntheticCost cost);
+  // The expected output for an input: what run() returns for it.
+  static Tensor expected_output(const Tensor& input);
+
+ private:
+  SyntheticCost cost_;
+  std::mt19937_64 rng_;
+};
+
+}  // namespace batchscope

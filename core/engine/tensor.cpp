@@ -1,0 +1,93 @@
+#include "tensor.h"
+
+#include <algorithm>
+#include <numeric>
+
+namespace batchscope {
+
+size_t dtype_size(DType t) {
+  switch (t) {
+    case DType::kFloat32: return 4;
+    case DType::kFloat16: return 2;
+    case DType::kFloat64: return 8;
+    case DType::kInt64: return 8;
+    case DType::kInt32: return 4;
+    case DType::kUInt8: return 1;
+    case DType::kBool: return 1;
+  }
+  return 1;
+}
+
+const char* dtype_name(DType t) {
+  switch (t) {
+    case DType::kFloat32: return "FP32";
+    case DType::kFloat16: return "FP16";
+    case DType::kFloat64: return "FP64";
+    case DType::kInt64: return "INT64";
+    case DType::kInt32: return "INT32";
+    case DType::kUInt8: return "UINT8";
+    case DType::kBool: return "BOOL";
+  }
+  return "?";
+}
+
+std::optional<DType> parse_dtype(std::string_view name) {
+  for (DType t : {DType::kFloat32, DType::kFloat16, DType::kFloat64, DType::kInt64, DType::kInt32,
+                  DType::kUInt8, DType::kBool}) {
+    if (name == dtype_name(t)) return t;
+  }
+  return std::nullopt;
+}
+
+std::string shape_string(const Shape& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i) s += ", ";
+    s += std::to_string(shape[i]);
+  }
+  return s + "]";
+}
+
+Tensor::Tensor(DType dtype, Shape shape)
+    : dtype_(dtype),
+      shape_(std::move(shape)),
+      numel_(std::accumulate(shape_.begin(), shape_.end(), int64_t{1},
+                             [](int64_t n, int64_t d) { return n * std::max<int64_t>(d, 0); })),
+      data_(new std::byte[static_cast<size_t>(numel_) * dtype_size(dtype)]) {}
+
+Tensor Tensor::from_floats(std::span<const float> values, Shape shape) {
+  Tensor t(DType::kFloat32, std::move(shape));
+  std::memcpy(t.data(), values.data(), std::min(t.nbytes(), values.size_bytes()));
+  return t;
+}
+
+Tensor Tensor::from_floats(std::span<const float> values) {
+  return from_floats(values, Shape{static_cast<int64_t>(values.size())});
+}
+
+Tensor Tensor::from_int64(std::span<const int64_t> values, Shape shape) {
+  Tensor t(DType::kInt64, std::move(shape));
+  std::memcpy(t.data(), values.data(), std::min(t.nbytes(), values.size_bytes()));
+  return t;
+}
+
+Tensor::Tensor(const Tensor& other)
+    : dtype_(other.dtype_), shape_(other.shape_), numel_(other.numel_) {
+  if (other.data_) {
+    data_.reset(new std::byte[other.nbytes()]);
+    std::memcpy(data_.get(), other.data_.get(), other.nbytes());
+  }
+}
+
+Tensor& Tensor::operator=(const Tensor& other) {
+  if (this != &other) *this = Tensor(other);
+  return *this;
+}
+
+bool Tensor::operator==(const Tensor& other) const {
+  if (dtype_ != other.dtype_ || shape_ != other.shape_) return false;
+  if (nbytes() == 0) return true;
+  return std::memcmp(data_.get(), other.data_.get(), nbytes()) == 0;
+}
+
+}  // namespace batchscope

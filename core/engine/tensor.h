@@ -1,0 +1,73 @@
+#pragma once
+// A dense, contiguous, row-major tensor: the payload of a request.
+// Owns its bytes; moving is O(1), copying copies the data.
+// Thread-safety: a value type; distinct objects may be used from any thread.
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace batchscope {
+
+enum class DType : uint8_t { kFloat32, kFloat16, kFloat64, kInt64, kInt32, kUInt8, kBool };
+
+size_t dtype_size(DType t);
+// KServe v2 / Open Inference Protocol names: FP32, FP16, FP64, INT64, INT32, UINT8, BOOL.
+const char* dtype_name(DType t);
+std::optional<DType> parse_dtype(std::string_view name);
+
+using Shape = std::vector<int64_t>;
+std::string shape_string(const Shape& shape);  // "[1, 28, 28]"
+
+class Tensor {
+ public:
+  Tensor() = default;
+  // Uninitialised storage for `shape` elements of `dtype` (a negative
+  // dimension counts as 0; callers validate shapes before this).
+  Tensor(DType dtype, Shape shape);
+  static Tensor from_floats(std::span<const float> values, Shape shape);
+  static Tensor from_floats(std::span<const float> values);  // 1-D
+  static Tensor from_int64(std::span<const int64_t> values, Shape shape);
+
+  Tensor(const Tensor& other);
+  Tensor& operator=(const Tensor& other);
+  Tensor(Tensor&&) noexcept = default;
+  Tensor& operator=(Tensor&&) noexcept = default;
+
+  DType dtype() const { return dtype_; }
+  const Shape& shape() const { return shape_; }
+  int64_t numel() const { return numel_; }
+  size_t nbytes() const { return static_cast<size_t>(numel_) * dtype_size(dtype_); }
+  std::byte* data() { return data_.get(); }
+  const std::byte* data() const { return data_.get(); }
+
+  // Typed views; T must match the dtype's element size (float for FP32,
+  // uint16_t for FP16 bits, int64_t for INT64, ...).
+  template <class T>
+  std::span<T> as() {
+    return {reinterpret_cast<T*>(data_.get()), static_cast<size_t>(numel_)};
+  }
+  template <class T>
+  std::span<const T> as() const {
+    return {reinterpret_cast<const T*>(data_.get()), static_cast<size_t>(numel_)};
+  }
+
+  bool operator==(const Tensor& other) const;
+
+ private:
+  DType dtype_ = DType::kFloat32;
+  Shape shape_;
+  int64_t numel_ = 0;
+  std::unique_ptr<std::byte[]> data_;
+};
+
+// A request's inputs, or its outputs, in the model's declared order.
+using Tensors = std::vector<Tensor>;
+
+}  // namespace batchscope

@@ -1,0 +1,172 @@
+// Engine benchmarks. Each reports its figure as a counter:
+//   us_per_request     whole-process CPU time per request, no-op runner
+//   wakeups_per_batch  cross-thread wake-ups the engine sends per batch
+//   efficiency         completed/s at saturation over the ideal B/(a + c*B)
+//   added_p50_us       median end-to-end latency minus run time at 10% load
+// Run: build/bin/bench_engine (or scripts/bench). Figures are in the README.
+
+#include <benchmark/benchmark.h>
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
+#include <random>
+#include <thread>
+
+#include "engine.h"
+#include "synthetic_runner.h"
+
+namespace batchscope {
+namespace {
+
+double process_cpu_us() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  auto us = [](const timeval& t) { return double(t.tv_sec) * 1e6 + double(t.tv_usec); };
+  return us(u.ru_utime) + us(u.ru_stime);
+}
+
+// Hands inputs back as outputs: the engine's own cost, with no model.
+class NoopRunner final : public Runner {
+ public:
+  Expected<std::vector<Tensors>> run(std::span<Tensors> inputs) override {
+    return std::vector<Tensors>(std::make_move_iterator(inputs.begin()),
+                                std::make_move_iterator(inputs.end()));
+  }
+};
+
+// Keeps up to `window` requests in flight: submits until the window is full,
+// then sleeps until completions bring it down to `refill_at`.
+class ClosedLoop {
+ public:
+  ClosedLoop(Engine& e, size_t window, size_t refill_at) : e_(e), window_(window), refill_(refill_at) {}
+
+  void run(size_t total) {
+    std::vector<float> x(4, 1.0f);
+    size_t sent = 0;
+    while (sent < total) {
+      {
+        std::unique_lock g(mu_);
+        cv_.wait(g, [&] { return in_flight_ <= refill_; });
+      }
+      while (sent < total && in_flight_.load() < window_) {
+        Tensors in;
+        in.push_back(Tensor::from_floats(x));
+        ++in_flight_;
+        ++sent;
+        e_.submit(std::move(in), [this](TensorResponse&&) {
+          const size_t n = --in_flight_;
+          if (n == refill_ || n == 0) {
+            std::lock_guard g(mu_);
+            cv_.notify_one();
+          }
+        });
+      }
+    }
+    std::unique_lock g(mu_);
+    cv_.wait(g, [&] { return in_flight_ == 0; });
+  }
+
+ private:
+  Engine& e_;
+  size_t window_, refill_;
+  std::atomic<size_t> in_flight_{0};
+  std::mutex mu_;
+  std::condition_variable cv_;
+};
+
+void BM_PerRequest(benchmark::State& state) {
+  const auto b = static_cast<uint32_t>(state.range(0));
+  const size_t total = 200'000;
+  double cpu = 0;
+  EngineCounters c;
+  for (auto _ : state) {
+    Engine engine([](int) { return std::make_unique<NoopRunner>(); },
+                  Options{.max_batch_size = b, .max_wait_us = 200, .queue_capacity = 1u << 16});
+    if (!engine.start().ok()) state.SkipWithError("start failed");
+    ClosedLoop loop(engine, 8 * b, 4 * b);
+    const double before = process_cpu_us();
+    loop.run(total);
+    cpu = process_cpu_us() - before;
+    c = engine.status().counters;
+    engine.stop();
+  }
+  state.counters["us_per_request"] = cpu / double(total);
+  state.counters["wakeups_per_batch"] = double(c.wakeups) / double(std::max<uint64_t>(c.batches, 1));
+  state.counters["mean_batch"] = double(c.ok) / double(std::max<uint64_t>(c.batches, 1));
+  state.SetItemsProcessed(int64_t(total) * state.iterations());
+}
+BENCHMARK(BM_PerRequest)->Arg(1)->Arg(8)->Arg(32)->Arg(128)->Iterations(1)->UseRealTime()->Unit(benchmark::kMillisecond);
+
+void BM_Efficiency(benchmark::State& state) {
+  const SyntheticCost cost{.fixed_us = 500, .per_item_us = 20, .busy_spin = true};
+  const uint32_t b = 32;
+  const size_t total = 32 * 200;  // 200 full batches, about 0.23 s of model time
+  double seconds = 0;
+  EngineCounters c;
+  for (auto _ : state) {
+    Engine engine(SyntheticRunner::factory(cost),
+                  Options{.max_batch_size = b, .max_wait_us = 2000, .queue_capacity = 4096});
+    if (!engine.start().ok()) state.SkipWithError("start failed");
+    ClosedLoop loop(engine, 4 * b, 2 * b);
+    const auto t0 = std::chrono::steady_clock::now();
+    loop.run(total);
+    seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    c = engine.status().counters;
+    engine.stop();
+  }
+  const double ideal = double(b) / (cost.cost_us(b) * 1e-6);
+  const double achieved = double(total) / seconds;
+  state.counters["efficiency"] = achieved / ideal;
+  state.counters["requests_per_s"] = achieved;
+  state.counters["ideal_per_s"] = ideal;
+  state.counters["wakeups_per_batch"] = double(c.wakeups) / double(std::max<uint64_t>(c.batches, 1));
+  state.counters["mean_batch"] = double(c.ok) / double(std::max<uint64_t>(c.batches, 1));
+}
+BENCHMARK(BM_Efficiency)->Iterations(1)->UseRealTime()->Unit(benchmark::kMillisecond);
+
+void BM_AddedLatency(benchmark::State& state) {
+  // Capacity one at a time is 1/(a + c); offer 10% of it, Poisson, max_wait 0.
+  const SyntheticCost cost{.fixed_us = 100, .per_item_us = 10, .busy_spin = true};
+  const double rate = 0.1 * 1e6 / cost.cost_us(1);
+  const size_t total = 1500;
+  std::vector<double> added;
+  for (auto _ : state) {
+    Engine engine(SyntheticRunner::factory(cost), Options{.max_batch_size = 32, .max_wait_us = 0});
+    if (!engine.start().ok()) state.SkipWithError("start failed");
+    std::mutex mu;
+    added.clear();
+    added.reserve(total);
+    std::mt19937_64 rng(1);
+    std::exponential_distribution<double> gap(rate);
+    std::vector<float> x(4, 1.0f);
+    auto next = std::chrono::steady_clock::now();
+    for (size_t i = 0; i < total; ++i) {
+      next += std::chrono::nanoseconds(int64_t(gap(rng) * 1e9));
+      std::this_thread::sleep_until(next);
+      Tensors in;
+      in.push_back(Tensor::from_floats(x));
+      const auto sent = std::chrono::steady_clock::now();
+      engine.submit(std::move(in), [&, sent](TensorResponse&& r) {
+        const auto done = std::chrono::steady_clock::now();
+        const double e2e = std::chrono::duration<double, std::micro>(done - sent).count();
+        const double run = to_us(r.times.run_end - r.times.run_start);
+        std::lock_guard g(mu);
+        added.push_back(e2e - run);
+      });
+    }
+    engine.stop();
+  }
+  std::sort(added.begin(), added.end());
+  state.counters["added_p50_us"] = added[added.size() / 2];
+  state.counters["added_p99_us"] = added[added.size() * 99 / 100];
+  state.counters["offered_per_s"] = rate;
+}
+BENCHMARK(BM_AddedLatency)->Iterations(1)->UseRealTime()->Unit(benchmark::kMillisecond);
+
+}  // namespace
+}  // namespace batchscope
+
+BENCHMARK_MAIN();

@@ -1,0 +1,80 @@
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "batched_fn.h"
+
+namespace batchscope {
+namespace {
+
+TEST(BatchedFn, EachCallGetsItsOwnResult) {
+  std::atomic<int> batches{0};
+  BatchedFn<std::string, size_t> lengths(
+      [&](std::span<std::string> in) {
+        ++batches;
+        std::vector<size_t> out;
+        for (auto& s : in) out.push_back(s.size());
+        return out;
+      },
+      Options{.max_batch_size = 16, .max_wait_us = 2000});
+  std::vector<std::future<Expected<size_t>>> fs;
+  for (int i = 0; i < 100; ++i) fs.push_back(lengths.call(std::string(static_cast<size_t>(i), 'x')));
+  for (int i = 0; i < 100; ++i) {
+    Expected<size_t> r = fs[static_cast<size_t>(i)].get();
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(*r, static_cast<size_t>(i));
+  }
+  EXPECT_LT(batches.load(), 100);  // calls were grouped
+}
+
+TEST(BatchedFn, QueueFullIsADistinctErrorAtOnce) {
+  std::mutex gate;
+  gate.lock();  // the handler blocks until the test unlocks
+  BatchedFn<int, int> f(
+      [&](std::span<int> in) {
+        std::lock_guard g(gate);
+        return std::vector<int>(in.begin(), in.end());
+      },
+      Options{.max_batch_size = 1, .max_wait_us = 0, .queue_capacity = 1});
+  auto first = f.call(1);  // runs (blocked in the handler) or queues
+  std::vector<std::future<Expected<int>>> more;
+  for (int i = 0; i < 3; ++i) more.push_back(f.call(2 + i));
+  // At most one of these fits the queue; the others are refused at once.
+  int full = 0;
+  for (auto& m : more) {
+    if (m.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
+      Expected<int> r = m.get();
+      ASSERT_FALSE(r.ok());
+      EXPECT_EQ(r.error().code, ErrorCode::kQueueFull);
+      ++full;
+    }
+  }
+  EXPECT_GE(full, 1);
+  gate.unlock();
+  EXPECT_EQ(*first.get(), 1);
+}
+
+TEST(BatchedFn, AThrowingHandlerFailsItsBatchOnly) {
+  BatchedFn<int, int> f(
+      [](std::span<int> in) {
+        if (in[0] < 0) throw std::runtime_error("negative input");
+        return std::vector<int>(in.begin(), in.end());
+      },
+      Options{.max_batch_size = 1, .max_wait_us = 0});
+  Expected<int> bad = f.call(-1).get();
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().code, ErrorCode::kModelError);
+  EXPECT_NE(bad.error().message.find("negative input"), std::string::npos);
+  EXPECT_EQ(*f.call(5).get(), 5);
+}
+
+TEST(BatchedFn, InvalidOptionsThrowNamingTheField) {
+  auto make = [] {
+    BatchedFn<int, int> f([](std::span<int> in) { return std::vector<int>(in.begin(), in.end()); },
+                          Options{.max_batch_size = 0});
+  };
+  EXPECT_THROW(make(), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace batchscope
