@@ -77,6 +77,10 @@ class BasicEngine {
   // so `out` should be reused between calls). Records beyond a bound are
   // dropped and counted when nobody drains.
   void drain_records(RecordBatch& out);
+  // How many request (and, separately, batch) records are buffered between
+  // drains; beyond it they are dropped and counted. 0 keeps none, for users
+  // that never drain. Default 1,048,576.
+  void set_record_capacity(size_t n);
 
   // Stops admitting, finishes per `mode`, joins the lanes. Idempotent.
   void stop(StopMode mode = StopMode::kDrain);
@@ -169,6 +173,7 @@ class BasicEngine {
   std::string lane_error_;
   EngineCounters counters_;
   RecordBatch records_;
+  size_t record_capacity_ = size_t{1} << 20;
   uint32_t peak_depth_ = 0;
 
   std::mutex lanes_mu_;  // guards threads_; taken before mu_, never after

@@ -12,7 +12,6 @@
 namespace batchscope {
 
 namespace engine_detail {
-inline constexpr size_t kMaxBufferedRecords = size_t{1} << 20;
 inline uint32_t u32(size_t v) { return static_cast<uint32_t>(std::min<size_t>(v, UINT32_MAX)); }
 }  // namespace engine_detail
 
@@ -222,7 +221,7 @@ void BasicEngine<In, Out>::cut(size_t n, BatchReason reason, TimePoint now, int 
   b.queue_depth_after = engine_detail::u32(queue_.size());
   ++counters_.batches;
   ++counters_.batches_by_reason[static_cast<int>(reason)];
-  if (records_.depth.size() < engine_detail::kMaxBufferedRecords) {
+  if (records_.depth.size() < record_capacity_) {
     records_.depth.push_back({now, depth_before, std::max(peak_depth_, depth_before)});
   }
 }
@@ -264,9 +263,9 @@ void BasicEngine<In, Out>::run_batch(Runner& runner, std::unique_lock<std::mutex
   (batch.failed ? counters_.model_errors : counters_.ok) += n;
   if (batch.failed) ++counters_.failed_batches;
   for (const RequestRecord& r : s.records) record_request(r);
-  if (records_.batches.size() < engine_detail::kMaxBufferedRecords) {
+  if (records_.batches.size() < record_capacity_) {
     records_.batches.push_back(batch);
-  } else {
+  } else if (record_capacity_ > 0) {
     ++records_.dropped;
     ++counters_.records_dropped;
   }
@@ -292,9 +291,9 @@ void BasicEngine<In, Out>::run_batch(Runner& runner, std::unique_lock<std::mutex
 
 template <class In, class Out>
 void BasicEngine<In, Out>::record_request(const RequestRecord& r) {
-  if (records_.requests.size() < engine_detail::kMaxBufferedRecords) {
+  if (records_.requests.size() < record_capacity_) {
     records_.requests.push_back(r);
-  } else {
+  } else if (record_capacity_ > 0) {
     ++records_.dropped;
     ++counters_.records_dropped;
   }
@@ -519,6 +518,12 @@ void BasicEngine<In, Out>::drain_records(RecordBatch& out) {
   const uint32_t depth = engine_detail::u32(queue_.size());
   out.depth.push_back({now, depth, std::max(peak_depth_, depth)});
   peak_depth_ = depth;
+}
+
+template <class In, class Out>
+void BasicEngine<In, Out>::set_record_capacity(size_t n) {
+  std::lock_guard g(mu_);
+  record_capacity_ = n;
 }
 
 template <class In, class Out>

@@ -36,6 +36,7 @@ class BatchedFn {
   // Throws std::invalid_argument if the options are invalid.
   BatchedFn(Handler handler, Options options = {}, std::shared_ptr<Clock> clock = nullptr)
       : engine_(make_factory(std::move(handler)), options, std::move(clock)) {
+    engine_.set_record_capacity(0);  // nobody drains them here
     if (Status s = engine_.start(); !s) throw std::invalid_argument(s.message());
   }
   ~BatchedFn() { engine_.stop(StopMode::kDrain); }

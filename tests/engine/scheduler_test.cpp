@@ -312,6 +312,27 @@ TEST_F(SchedulerTest, ArrivalsWakeTheLeaderOnlyWhenItsDecisionChanges) {
   EXPECT_EQ(batches(), 1u);
 }
 
+TEST_F(SchedulerTest, RecordsBeyondTheirCapacityAreDroppedAndCounted) {
+  start(Options{.max_batch_size = 1, .max_wait_us = 0});
+  engine_->set_record_capacity(3);
+  for (int i = 0; i < 5; ++i) {
+    submit(float(i));
+    settle(*engine_);
+  }
+  RecordBatch r;
+  engine_->drain_records(r);
+  EXPECT_EQ(r.requests.size(), 3u);
+  EXPECT_EQ(r.batches.size(), 3u);
+  EXPECT_EQ(r.dropped, 4u);  // two requests and two batches
+  EXPECT_EQ(engine_->status().counters.records_dropped, 4u);
+  engine_->set_record_capacity(0);  // kept none, and none counted as lost
+  submit(9);
+  settle(*engine_);
+  engine_->drain_records(r);
+  EXPECT_TRUE(r.requests.empty());
+  EXPECT_EQ(r.dropped, 0u);
+}
+
 TEST(EngineStart, AFailingRunnerFactoryIsReported) {
   Engine e([](int lane) -> std::unique_ptr<Runner> {
     if (lane == 1) throw std::runtime_error("no such file");
