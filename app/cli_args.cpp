@@ -102,7 +102,8 @@ Expected<Options> take_options(std::map<std::string, std::string>& flags, Option
   }
   if (auto v = take("strategy")) {
     auto s = parse_strategy(*v);
-    if (!s) return invalid_argument("--strategy: unknown strategy '" + *v + "'; allowed fifo, adaptive");
+    if (!s)
+      return invalid_argument("--strategy: unknown strategy '" + *v + "'; allowed fifo, adaptive");
     o.strategy = *s;
   }
   if (auto v = take("target-p99-ms")) {
@@ -117,7 +118,8 @@ Expected<Options> take_options(std::map<std::string, std::string>& flags, Option
 Expected<SyntheticCost> parse_synthetic(const std::string& text) {
   const auto comma = text.find(',');
   if (comma == std::string::npos) {
-    return invalid_argument("--synthetic: expected A_US,C_US (for example 500,20), got '" + text + "'");
+    return invalid_argument("--synthetic: expected A_US,C_US (for example 500,20), got '" + text +
+                            "'");
   }
   auto a = parse_number("synthetic", text.substr(0, comma), 0, 1e7);
   if (!a) return a.error();

@@ -16,8 +16,8 @@ namespace batchscope::cli {
 
 // Flags as given: "--rate 100" -> {"rate": "100"}. Flags named in `switches`
 // take no value. Anything else that is not a flag is an error.
-Expected<std::map<std::string, std::string>> parse_flags(const std::vector<std::string>& args,
-                                                         const std::vector<std::string>& switches = {});
+Expected<std::map<std::string, std::string>> parse_flags(
+    const std::vector<std::string>& args, const std::vector<std::string>& switches = {});
 
 // Reads the serving options (--max-batch-size, --max-wait-ms, --queue-capacity,
 // --timeout-ms, --lanes, --strategy, --target-p99-ms) over `base`, removing
@@ -27,7 +27,8 @@ Expected<Options> take_options(std::map<std::string, std::string>& flags, Option
 // "--synthetic A_US,C_US" -> the synthetic runner's cost.
 Expected<SyntheticCost> parse_synthetic(const std::string& text);
 
-Expected<double> parse_number(const std::string& flag, const std::string& text, double lo, double hi);
+Expected<double> parse_number(const std::string& flag, const std::string& text, double lo,
+                              double hi);
 
 // The help text for the serving options, one flag a line.
 std::string options_help();

@@ -67,7 +67,8 @@ void print_line(double t, const MetricsWindow& w, uint64_t sent, const EngineSta
   std::printf(
       "%5.0fs  sent %6llu  ok %6llu  rejected %4llu  timed out %3llu  queue max %4u  "
       "batch %5.1f  p50 %7.2f ms  p99 %7.2f ms  [v%llu %s, max_batch %u, max_wait %.2f ms]\n",
-      t, static_cast<unsigned long long>(sent), static_cast<unsigned long long>(w.count(Outcome::kOk)),
+      t, static_cast<unsigned long long>(sent),
+      static_cast<unsigned long long>(w.count(Outcome::kOk)),
       static_cast<unsigned long long>(w.count(Outcome::kRejected)),
       static_cast<unsigned long long>(w.count(Outcome::kTimedOut)), w.max_queue_depth,
       w.mean_batch_size(), lat.p50_us / 1000.0, lat.p99_us / 1000.0,
@@ -104,12 +105,14 @@ int run_demo(const std::vector<std::string>& args) {
     std::cerr << "batchscope demo: " << s.message() << "\n";
     return 1;
   }
-  std::printf("Batchscope demo: Poisson traffic at %.0f req/s into a synthetic model costing "
-              "%.0f + %.0f*b us per batch\n  %s\n",
-              cfg.rate, cfg.cost.fixed_us, cfg.cost.per_item_us, describe(cfg.options).c_str());
-  std::printf("  (an ideal batch of %u costs %.2f ms; one at a time the model saturates at %.0f req/s)\n",
-              cfg.options.max_batch_size, cfg.cost.cost_us(cfg.options.max_batch_size) / 1000.0,
-              1e6 / cfg.cost.cost_us(1));
+  std::printf(
+      "Batchscope demo: Poisson traffic at %.0f req/s into a synthetic model costing "
+      "%.0f + %.0f*b us per batch\n  %s\n",
+      cfg.rate, cfg.cost.fixed_us, cfg.cost.per_item_us, describe(cfg.options).c_str());
+  std::printf(
+      "  (an ideal batch of %u costs %.2f ms; one at a time the model saturates at %.0f req/s)\n",
+      cfg.options.max_batch_size, cfg.cost.cost_us(cfg.options.max_batch_size) / 1000.0,
+      1e6 / cfg.cost.cost_us(1));
 
   std::atomic<uint64_t> sent{0}, answered{0}, admitted{0};
   std::atomic<bool> stop_traffic{false};
@@ -164,12 +167,13 @@ int run_demo(const std::vector<std::string>& args) {
   const MetricsWindow& t = overall.totals();
   const LatencySummary lat = summarize(t.total_ns);
   const EngineCounters c = engine.status().counters;
-  std::printf("\nTotal: %llu sent, %llu ok, %llu rejected, %llu timed out, %llu batches "
-              "(mean size %.1f), latency p50 %.2f ms p90 %.2f ms p99 %.2f ms max %.2f ms\n",
-              static_cast<unsigned long long>(sent.load()), static_cast<unsigned long long>(c.ok),
-              static_cast<unsigned long long>(c.rejected), static_cast<unsigned long long>(c.timed_out),
-              static_cast<unsigned long long>(c.batches), t.mean_batch_size(), lat.p50_us / 1000.0,
-              lat.p90_us / 1000.0, lat.p99_us / 1000.0, lat.max_us / 1000.0);
+  std::printf(
+      "\nTotal: %llu sent, %llu ok, %llu rejected, %llu timed out, %llu batches "
+      "(mean size %.1f), latency p50 %.2f ms p90 %.2f ms p99 %.2f ms max %.2f ms\n",
+      static_cast<unsigned long long>(sent.load()), static_cast<unsigned long long>(c.ok),
+      static_cast<unsigned long long>(c.rejected), static_cast<unsigned long long>(c.timed_out),
+      static_cast<unsigned long long>(c.batches), t.mean_batch_size(), lat.p50_us / 1000.0,
+      lat.p90_us / 1000.0, lat.p99_us / 1000.0, lat.max_us / 1000.0);
   const uint64_t a = admitted.load(), r = answered.load();
   const uint64_t rejected_answers = c.rejected;  // rejections are answered too, at once
   if (r == a + rejected_answers && c.completed() == a) {

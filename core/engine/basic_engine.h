@@ -28,7 +28,9 @@
 // the caller's thread for rejections and cancel()), never under the lock, and
 // may call back into the engine.
 
+#include <algorithm>
 #include <condition_variable>
+#include <cstdint>
 #include <deque>
 #include <functional>
 #include <memory>
@@ -42,6 +44,10 @@
 #include "runner.h"
 
 namespace batchscope {
+
+namespace engine_detail {
+inline uint32_t u32(size_t v) { return static_cast<uint32_t>(std::min<size_t>(v, UINT32_MAX)); }
+}  // namespace engine_detail
 
 template <class In, class Out>
 class BasicEngine {
@@ -145,8 +151,8 @@ class BasicEngine {
   Options options_;
   uint64_t version_ = 1;
   std::unique_ptr<Strategy> strategy_;
-  std::deque<Pending> queue_;       // ids strictly increasing front to back
-  std::vector<Expiry> expiries_;    // min-heap; entries of departed requests are dropped lazily
+  std::deque<Pending> queue_;     // ids strictly increasing front to back
+  std::vector<Expiry> expiries_;  // min-heap; entries of departed requests are dropped lazily
   RequestId next_id_ = 1;
   uint64_t next_batch_id_ = 1;
   RateEstimator arrivals_;

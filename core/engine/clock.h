@@ -65,7 +65,8 @@ class ManualClock final : public Clock {
 
   // Waits in real time until a thread is parked at exactly `deadline`.
   // Returns false after `safety` real time so a broken test fails fast.
-  bool await_parked(TimePoint deadline, std::chrono::milliseconds safety = std::chrono::seconds(10));
+  bool await_parked(TimePoint deadline,
+                    std::chrono::milliseconds safety = std::chrono::seconds(10));
 
  private:
   struct Waiter {

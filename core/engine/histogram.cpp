@@ -65,7 +65,9 @@ void LogHistogram::record(uint64_t value, uint64_t count) {
   max_ = std::max(max_, value);
 }
 
-void LogHistogram::record(Duration d) { record(d.count() < 0 ? 0 : static_cast<uint64_t>(d.count())); }
+void LogHistogram::record(Duration d) {
+  record(d.count() < 0 ? 0 : static_cast<uint64_t>(d.count()));
+}
 
 void LogHistogram::merge(const LogHistogram& other) {
   if (other.empty()) return;
@@ -116,7 +118,8 @@ uint64_t LogHistogram::quantile(double q) const {
 }
 
 bool LogHistogram::operator==(const LogHistogram& other) const {
-  if (count_ != other.count_ || sum_ != other.sum_ || min() != other.min() || max_ != other.max_) return false;
+  if (count_ != other.count_ || sum_ != other.sum_ || min() != other.min() || max_ != other.max_)
+    return false;
   if (count_ == 0) return true;
   return base_ == other.base_ && counts_ == other.counts_;
 }

@@ -50,7 +50,9 @@ class LogHistogram {
   uint64_t max() const { return max_; }
   // Saturates at UINT64_MAX (584 years of nanoseconds) instead of wrapping.
   uint64_t sum() const { return sum_; }
-  double mean() const { return count_ == 0 ? 0.0 : static_cast<double>(sum_) / static_cast<double>(count_); }
+  double mean() const {
+    return count_ == 0 ? 0.0 : static_cast<double>(sum_) / static_cast<double>(count_);
+  }
 
   // Nearest-rank quantile: the value at 1-based rank ceil(q * count), at least
   // 1, among the recorded values in ascending order, reported as its bucket's

@@ -16,7 +16,9 @@ TimePoint request_time(const RequestRecord& r) {
   return std::max({t.arrival, t.admitted, t.batched, t.run_start, t.run_end});
 }
 
-TimePoint batch_time(const BatchRecord& b) { return b.run_end != TimePoint{} ? b.run_end : b.batched; }
+TimePoint batch_time(const BatchRecord& b) {
+  return b.run_end != TimePoint{} ? b.run_end : b.batched;
+}
 
 void add_request_to(MetricsWindow& w, const RequestRecord& r) {
   const int outcome = static_cast<int>(r.outcome);
@@ -61,7 +63,8 @@ double MetricsWindow::mean_batch_size() const {
 }
 
 double MetricsWindow::mean_queue_depth() const {
-  return depth_samples == 0 ? 0.0 : static_cast<double>(depth_sum) / static_cast<double>(depth_samples);
+  return depth_samples == 0 ? 0.0
+                            : static_cast<double>(depth_sum) / static_cast<double>(depth_samples);
 }
 
 double MetricsWindow::throughput_per_s() const {
@@ -121,7 +124,9 @@ int64_t MetricsAggregator::window_key(TimePoint t) const {
   return key;
 }
 
-TimePoint MetricsAggregator::window_start(int64_t key) const { return TimePoint(Duration(key * length_.count())); }
+TimePoint MetricsAggregator::window_start(int64_t key) const {
+  return TimePoint(Duration(key * length_.count()));
+}
 
 MetricsWindow MetricsAggregator::make_window(int64_t key) const {
   MetricsWindow w;

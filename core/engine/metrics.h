@@ -89,7 +89,8 @@ LatencySummary summarize(const LogHistogram& ns);
 class MetricsAggregator {
  public:
   // window_length below 1 ns is taken as 1 ns; history below 1 as 1.
-  explicit MetricsAggregator(Duration window_length = std::chrono::seconds(1), size_t history = 600);
+  explicit MetricsAggregator(Duration window_length = std::chrono::seconds(1),
+                             size_t history = 600);
 
   // Where each record goes:
   //   request -> the window of times.completed (when it is unset, the latest

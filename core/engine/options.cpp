@@ -7,8 +7,10 @@ namespace batchscope {
 
 const char* strategy_name(StrategyKind kind) {
   switch (kind) {
-    case StrategyKind::kFifo: return "fifo";
-    case StrategyKind::kAdaptive: return "adaptive";
+    case StrategyKind::kFifo:
+      return "fifo";
+    case StrategyKind::kAdaptive:
+      return "adaptive";
   }
   return "?";
 }
@@ -35,7 +37,8 @@ Status Options::validate() const {
   if (auto e = check_range<uint32_t>("max_batch_size", max_batch_size, 1, kMaxBatchSize)) return *e;
   if (auto e = check_range<int64_t>("max_wait_us", max_wait_us, 0, 10'000'000)) return *e;
   if (auto e = check_range<uint32_t>("queue_capacity", queue_capacity, 1, 1u << 24)) return *e;
-  if (auto e = check_range<int64_t>("request_timeout_ms", request_timeout_ms, 1, 3'600'000)) return *e;
+  if (auto e = check_range<int64_t>("request_timeout_ms", request_timeout_ms, 1, 3'600'000))
+    return *e;
   if (auto e = check_range<uint32_t>("num_lanes", num_lanes, 1, 64)) return *e;
   if (strategy != StrategyKind::kFifo && strategy != StrategyKind::kAdaptive) {
     return invalid_argument("strategy = " + std::to_string(static_cast<int>(strategy)) +

@@ -31,17 +31,17 @@ struct QueueView {
 struct Decision {
   enum class Kind { kDispatch, kWait, kIdle };
   Kind kind = Kind::kIdle;
-  size_t count = 0;                       // kDispatch: how many to cut from the head
+  size_t count = 0;                         // kDispatch: how many to cut from the head
   BatchReason reason = BatchReason::kFull;  // kDispatch: why
-  TimePoint until = kNever;               // kWait: dispatch at this time at the latest
+  TimePoint until = kNever;                 // kWait: dispatch at this time at the latest
   // kWait/kIdle: the queue size at which the answer would become kDispatch
   // before `until`, so the scheduler is woken by arrivals only when it matters.
   size_t wake_at_size = 1;
 
-  static Decision dispatch(size_t n, BatchReason r) {
-    return {Kind::kDispatch, n, r, kNever, 0};
+  static Decision dispatch(size_t n, BatchReason r) { return {Kind::kDispatch, n, r, kNever, 0}; }
+  static Decision wait(TimePoint t, size_t wake_at) {
+    return {Kind::kWait, 0, BatchReason::kFull, t, wake_at};
   }
-  static Decision wait(TimePoint t, size_t wake_at) { return {Kind::kWait, 0, BatchReason::kFull, t, wake_at}; }
   static Decision idle() { return {}; }
 };
 

@@ -50,7 +50,7 @@ struct BatchRecord {
   uint32_t size = 0;
   BatchReason reason = BatchReason::kFull;
   uint16_t lane = 0;
-  bool failed = false;            // the runner returned an error or threw
+  bool failed = false;             // the runner returned an error or threw
   uint32_t queue_depth_after = 0;  // requests left queued after the cut
   TimePoint oldest_arrival{};      // arrival of its first request
   TimePoint batched{};

@@ -26,8 +26,9 @@ Expected<std::vector<Tensors>> SyntheticRunner::run(std::span<Tensors> inputs) {
   for (const Tensors& in : inputs) {
     for (const Tensor& t : in) {
       if (t.dtype() != DType::kFloat32) {
-        return Error{ErrorCode::kModelError, std::string("the synthetic model takes FP32 input, got ") +
-                                                 dtype_name(t.dtype())};
+        return Error{
+            ErrorCode::kModelError,
+            std::string("the synthetic model takes FP32 input, got ") + dtype_name(t.dtype())};
       }
     }
   }

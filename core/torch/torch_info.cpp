@@ -37,7 +37,9 @@ TorchInfo torch_info() {
   if (lib.empty()) {
     t.blas_name = "none found (LibTorch uses its own kernels)";
   } else if (has("openblas")) {
-    t.blas_name = has("pthread") ? "OpenBLAS (pthread)" : has("openmp") ? "OpenBLAS (OpenMP)" : "OpenBLAS";
+    t.blas_name = has("pthread")  ? "OpenBLAS (pthread)"
+                  : has("openmp") ? "OpenBLAS (OpenMP)"
+                                  : "OpenBLAS";
     t.blas_is_fast = true;
   } else if (has("blis")) {
     t.blas_name = "BLIS";

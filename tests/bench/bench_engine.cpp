@@ -41,7 +41,8 @@ class NoopRunner final : public Runner {
 // then sleeps until completions bring it down to `refill_at`.
 class ClosedLoop {
  public:
-  ClosedLoop(Engine& e, size_t window, size_t refill_at) : e_(e), window_(window), refill_(refill_at) {}
+  ClosedLoop(Engine& e, size_t window, size_t refill_at)
+      : e_(e), window_(window), refill_(refill_at) {}
 
   void run(size_t total) {
     std::vector<float> x(4, 1.0f);
@@ -94,11 +95,19 @@ void BM_PerRequest(benchmark::State& state) {
     engine.stop();
   }
   state.counters["us_per_request"] = cpu / double(total);
-  state.counters["wakeups_per_batch"] = double(c.wakeups) / double(std::max<uint64_t>(c.batches, 1));
+  state.counters["wakeups_per_batch"] =
+      double(c.wakeups) / double(std::max<uint64_t>(c.batches, 1));
   state.counters["mean_batch"] = double(c.ok) / double(std::max<uint64_t>(c.batches, 1));
   state.SetItemsProcessed(int64_t(total) * state.iterations());
 }
-BENCHMARK(BM_PerRequest)->Arg(1)->Arg(8)->Arg(32)->Arg(128)->Iterations(1)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_PerRequest)
+    ->Arg(1)
+    ->Arg(8)
+    ->Arg(32)
+    ->Arg(128)
+    ->Iterations(1)
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
 
 void BM_Efficiency(benchmark::State& state) {
   const SyntheticCost cost{.fixed_us = 500, .per_item_us = 20, .busy_spin = true};
@@ -122,7 +131,8 @@ void BM_Efficiency(benchmark::State& state) {
   state.counters["efficiency"] = achieved / ideal;
   state.counters["requests_per_s"] = achieved;
   state.counters["ideal_per_s"] = ideal;
-  state.counters["wakeups_per_batch"] = double(c.wakeups) / double(std::max<uint64_t>(c.batches, 1));
+  state.counters["wakeups_per_batch"] =
+      double(c.wakeups) / double(std::max<uint64_t>(c.batches, 1));
   state.counters["mean_batch"] = double(c.ok) / double(std::max<uint64_t>(c.batches, 1));
 }
 BENCHMARK(BM_Efficiency)->Iterations(1)->UseRealTime()->Unit(benchmark::kMillisecond);

@@ -18,7 +18,8 @@ TEST(BatchedFn, EachCallGetsItsOwnResult) {
       },
       Options{.max_batch_size = 16, .max_wait_us = 2000});
   std::vector<std::future<Expected<size_t>>> fs;
-  for (int i = 0; i < 100; ++i) fs.push_back(lengths.call(std::string(static_cast<size_t>(i), 'x')));
+  for (int i = 0; i < 100; ++i)
+    fs.push_back(lengths.call(std::string(static_cast<size_t>(i), 'x')));
   for (int i = 0; i < 100; ++i) {
     Expected<size_t> r = fs[static_cast<size_t>(i)].get();
     ASSERT_TRUE(r.ok());

@@ -24,7 +24,8 @@ uint64_t exact_quantile(const std::vector<uint64_t>& sorted, uint64_t num, uint6
 
 double relative_error(uint64_t got, uint64_t want) {
   if (want == 0) return got == 0 ? 0.0 : 1.0;
-  return std::fabs(static_cast<double>(got) - static_cast<double>(want)) / static_cast<double>(want);
+  return std::fabs(static_cast<double>(got) - static_cast<double>(want)) /
+         static_cast<double>(want);
 }
 
 using Buckets = std::vector<std::tuple<uint64_t, uint64_t, uint64_t>>;
@@ -196,8 +197,8 @@ TEST(LogHistogramTest, ZeroAndHugeValues) {
 
   const uint64_t big = uint64_t{1} << 62;
   // Values inside wide buckets, so the reported midpoint is not the value.
-  const std::vector<uint64_t> huge = {big, big + (uint64_t{3} << 55) + 17, big + (uint64_t{1} << 61) + 12345,
-                                      3 * big + 5};
+  const std::vector<uint64_t> huge = {big, big + (uint64_t{3} << 55) + 17,
+                                      big + (uint64_t{1} << 61) + 12345, 3 * big + 5};
   LogHistogram g;
   for (uint64_t v : huge) g.record(v);
   for (size_t i = 0; i < huge.size(); ++i) {

@@ -41,7 +41,9 @@ uint64_t exact_quantile(std::vector<uint64_t> v, double q) {
 TEST_P(Invariants, HoldUnderRandomTraffic) {
   const Params p = GetParam();
   std::mt19937_64 rng(p.seed);
-  auto uni = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
+  auto uni = [&](int64_t lo, int64_t hi) {
+    return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
+  };
   auto random_options = [&] {
     Options o;
     o.max_batch_size = static_cast<uint32_t>(uni(1, 16));
@@ -89,7 +91,8 @@ TEST_P(Invariants, HoldUnderRandomTraffic) {
       history.emplace_back(clock->now(), opts);
     }
     if (uni(0, 29) == 0 && !sent.empty()) {
-      const RequestId victim = static_cast<RequestId>(uni(1, static_cast<int64_t>(sent.rbegin()->first)));
+      const RequestId victim =
+          static_cast<RequestId>(uni(1, static_cast<int64_t>(sent.rbegin()->first)));
       if (engine.cancel(victim)) cancelled.insert(victim);
     }
     settle(engine);
@@ -140,8 +143,8 @@ TEST_P(Invariants, HoldUnderRandomTraffic) {
                                        [](const Options& o) { return o.max_batch_size; });
       EXPECT_LE(r.batch_size, cap) << "batch " << r.batch_id;
       // No later than the first clock step at or after its deadline.
-      const int64_t wait = max_in_force(s.arrival, r.times.batched,
-                                        [](const Options& o) { return o.max_wait_us; });
+      const int64_t wait =
+          max_in_force(s.arrival, r.times.batched, [](const Options& o) { return o.max_wait_us; });
       const TimePoint deadline = s.arrival + microseconds(wait);
       const auto first_step = std::lower_bound(steps.begin(), steps.end(), deadline);
       if (first_step != steps.end()) EXPECT_LE(r.times.batched, *first_step) << "request " << r.id;
@@ -190,18 +193,15 @@ TEST_P(Invariants, HoldUnderRandomTraffic) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Seeds, Invariants,
-                         ::testing::Values(Params{1, 1, StrategyKind::kFifo},
-                                           Params{1, 2, StrategyKind::kFifo},
-                                           Params{2, 3, StrategyKind::kFifo},
-                                           Params{4, 4, StrategyKind::kFifo},
-                                           Params{1, 5, StrategyKind::kAdaptive},
-                                           Params{3, 6, StrategyKind::kAdaptive}),
-                         [](const auto& info) {
-                           return std::string(strategy_name(info.param.strategy)) + "_lanes" +
-                                  std::to_string(info.param.lanes) + "_seed" +
-                                  std::to_string(info.param.seed);
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Seeds, Invariants,
+    ::testing::Values(Params{1, 1, StrategyKind::kFifo}, Params{1, 2, StrategyKind::kFifo},
+                      Params{2, 3, StrategyKind::kFifo}, Params{4, 4, StrategyKind::kFifo},
+                      Params{1, 5, StrategyKind::kAdaptive}, Params{3, 6, StrategyKind::kAdaptive}),
+    [](const auto& info) {
+      return std::string(strategy_name(info.param.strategy)) + "_lanes" +
+             std::to_string(info.param.lanes) + "_seed" + std::to_string(info.param.seed);
+    });
 
 }  // namespace
 }  // namespace batchscope::test

@@ -17,7 +17,8 @@ const TimePoint kT0 = TimePoint(seconds(1000));  // a window boundary for 1 s wi
 TimePoint at_ms(int64_t ms) { return kT0 + milliseconds(ms); }
 
 // An ok request with the given stage gaps; completed = run_end + `after`.
-RequestRecord ok_request(TimePoint arrival, Duration wait, Duration gap, Duration run, Duration after) {
+RequestRecord ok_request(TimePoint arrival, Duration wait, Duration gap, Duration run,
+                         Duration after) {
   RequestRecord r;
   r.outcome = Outcome::kOk;
   r.times.arrival = arrival;
@@ -30,8 +31,8 @@ RequestRecord ok_request(TimePoint arrival, Duration wait, Duration gap, Duratio
 }
 
 RequestRecord ok_at(TimePoint completed) {
-  return ok_request(completed - microseconds(500), microseconds(100), microseconds(50), microseconds(300),
-                    microseconds(50));
+  return ok_request(completed - microseconds(500), microseconds(100), microseconds(50),
+                    microseconds(300), microseconds(50));
 }
 
 RequestRecord failed_at(TimePoint completed, Outcome o) {
@@ -54,7 +55,9 @@ BatchRecord batch_at(TimePoint run_end, uint32_t size, BatchReason reason, bool 
   return b;
 }
 
-DepthSample depth_at(TimePoint t, uint32_t depth, uint32_t peak) { return DepthSample{t, depth, peak}; }
+DepthSample depth_at(TimePoint t, uint32_t depth, uint32_t peak) {
+  return DepthSample{t, depth, peak};
+}
 
 RecordBatch one(RequestRecord r) {
   RecordBatch b;
@@ -90,8 +93,8 @@ TEST(MetricsAggregatorTest, RecordsOnBoundariesLandInTheLaterWindow) {
 TEST(MetricsAggregatorTest, LatenciesComeFromStageTimesOfOkRequestsOnly) {
   MetricsAggregator m;
   RecordBatch b;
-  b.requests.push_back(
-      ok_request(at_ms(100), microseconds(300), microseconds(100), microseconds(1000), microseconds(50)));
+  b.requests.push_back(ok_request(at_ms(100), microseconds(300), microseconds(100),
+                                  microseconds(1000), microseconds(50)));
   b.requests.push_back(failed_at(at_ms(200), Outcome::kTimedOut));
   m.fold(b);
   ASSERT_EQ(m.windows().size(), 1u);
@@ -254,8 +257,8 @@ TEST(MetricsAggregatorTest, OutOfOrderAcrossFolds) {
   m.fold(one(ok_at(at_ms(4999))));  // 1004, still kept
   EXPECT_EQ(m.windows()[3].count(Outcome::kOk), 1u);
   m.fold(one(ok_at(at_ms(6000))));  // 1006 evicts 1001
-  EXPECT_EQ(starts(m),
-            (std::vector<TimePoint>{window(1002), window(1003), window(1004), window(1005), window(1006)}));
+  EXPECT_EQ(starts(m), (std::vector<TimePoint>{window(1002), window(1003), window(1004),
+                                               window(1005), window(1006)}));
   EXPECT_EQ(m.windows()[0].count(Outcome::kOk), 1u);
   EXPECT_EQ(m.totals().count(Outcome::kOk), 7u);
   EXPECT_EQ(m.late_records(), 1u);
@@ -309,7 +312,8 @@ TEST(MetricsAggregatorTest, MergedCoversWindowsStartingInRange) {
   RecordBatch b;
   const int ok_per_window[] = {2, 3, 1, 4};
   for (int w = 0; w < 4; ++w) {
-    for (int i = 0; i < ok_per_window[w]; ++i) b.requests.push_back(ok_at(at_ms(w * 1000 + 10 * i + 1)));
+    for (int i = 0; i < ok_per_window[w]; ++i)
+      b.requests.push_back(ok_at(at_ms(w * 1000 + 10 * i + 1)));
   }
   b.requests.push_back(failed_at(at_ms(2500), Outcome::kRejected));
   b.batches.push_back(batch_at(at_ms(1200), 3, BatchReason::kFull));
@@ -391,7 +395,8 @@ TEST(MetricsAggregatorTest, RandomTrafficAgreesWithGroundTruth) {
   const int64_t len_ns = len.count();
   std::mt19937_64 rng(42);
   std::uniform_int_distribution<int64_t> when(0, 3'000'000'000);  // 3 s of traffic
-  std::uniform_int_distribution<int> outcome(0, kOutcomeCount - 1), reason(0, kBatchReasonCount - 1);
+  std::uniform_int_distribution<int> outcome(0, kOutcomeCount - 1),
+      reason(0, kBatchReasonCount - 1);
   std::uniform_int_distribution<uint32_t> size(1, 400), depth(0, 5000);
   std::uniform_int_distribution<int64_t> stage(0, 2'000'000);
 
@@ -451,7 +456,8 @@ TEST(MetricsAggregatorTest, RandomTrafficAgreesWithGroundTruth) {
 
   // Time order, then swaps up to 40 places apart so records cross chunks.
   auto jumble = [&](auto& v, auto time_of) {
-    std::sort(v.begin(), v.end(), [&](const auto& a, const auto& b) { return time_of(a) < time_of(b); });
+    std::sort(v.begin(), v.end(),
+              [&](const auto& a, const auto& b) { return time_of(a) < time_of(b); });
     for (size_t i = 0; i + 40 < v.size(); ++i) std::swap(v[i], v[i + rng() % 40]);
   };
   jumble(requests, [](const RequestRecord& r) { return r.times.completed; });
@@ -462,9 +468,12 @@ TEST(MetricsAggregatorTest, RandomTrafficAgreesWithGroundTruth) {
   size_t ri = 0, bi = 0, di = 0;
   while (ri < requests.size() || bi < batches.size() || di < samples.size()) {
     RecordBatch chunk;
-    for (size_t n = rng() % 150; n > 0 && ri < requests.size(); --n) chunk.requests.push_back(requests[ri++]);
-    for (size_t n = rng() % 25; n > 0 && bi < batches.size(); --n) chunk.batches.push_back(batches[bi++]);
-    for (size_t n = rng() % 20; n > 0 && di < samples.size(); --n) chunk.depth.push_back(samples[di++]);
+    for (size_t n = rng() % 150; n > 0 && ri < requests.size(); --n)
+      chunk.requests.push_back(requests[ri++]);
+    for (size_t n = rng() % 25; n > 0 && bi < batches.size(); --n)
+      chunk.batches.push_back(batches[bi++]);
+    for (size_t n = rng() % 20; n > 0 && di < samples.size(); --n)
+      chunk.depth.push_back(samples[di++]);
     m.fold(chunk);
   }
 
@@ -476,7 +485,8 @@ TEST(MetricsAggregatorTest, RandomTrafficAgreesWithGroundTruth) {
     const int64_t k = first + static_cast<int64_t>(i);
     ASSERT_EQ(w.start, TimePoint(Duration(k * len_ns)));
     const Truth t = truth.count(k) ? truth[k] : Truth{};
-    for (int o = 0; o < kOutcomeCount; ++o) EXPECT_EQ(w.outcomes[o], t.outcomes[o]) << k << " " << o;
+    for (int o = 0; o < kOutcomeCount; ++o)
+      EXPECT_EQ(w.outcomes[o], t.outcomes[o]) << k << " " << o;
     EXPECT_EQ(w.batches, t.batches) << k;
     for (int r = 0; r < kBatchReasonCount; ++r) EXPECT_EQ(w.batch_reasons[r], t.reasons[r]) << k;
     EXPECT_EQ(w.failed_batches, t.failed) << k;

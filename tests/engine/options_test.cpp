@@ -46,7 +46,8 @@ INSTANTIATE_TEST_SUITE_P(
 
 TEST(Options, RangeEndsAreAccepted) {
   EXPECT_TRUE((Options{.max_batch_size = 1, .max_wait_us = 0}).validate().ok());
-  EXPECT_TRUE((Options{.max_batch_size = kMaxBatchSize, .max_wait_us = 10'000'000}).validate().ok());
+  EXPECT_TRUE(
+      (Options{.max_batch_size = kMaxBatchSize, .max_wait_us = 10'000'000}).validate().ok());
 }
 
 TEST(Options, StrategyNamesRoundTrip) {

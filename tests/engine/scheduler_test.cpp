@@ -230,7 +230,8 @@ TEST_F(SchedulerTest, RunnerErrorFailsItsBatchAndServingGoesOn) {
   control_->wrong_count = 1;
   const RequestId c = submit(3);
   ASSERT_TRUE(got_.wait_for(3));
-  EXPECT_NE(got_.at(c).result.error().message.find("2 outputs for a batch of 1"), std::string::npos);
+  EXPECT_NE(got_.at(c).result.error().message.find("2 outputs for a batch of 1"),
+            std::string::npos);
   settle(*engine_);
   control_->wrong_count = 0;
   const RequestId d = submit(4);
@@ -282,14 +283,16 @@ TEST_F(SchedulerTest, FailingStopAnswersQueuedRequestsAndFinishesTheRunningBatch
 TEST_F(SchedulerTest, LanesCanBeAddedAndRetiredLive) {
   control_->hold = true;
   start(Options{.max_batch_size = 1, .max_wait_us = 0, .num_lanes = 1});
-  ASSERT_TRUE(engine_->set_options(Options{.max_batch_size = 1, .max_wait_us = 0, .num_lanes = 3}).ok());
+  ASSERT_TRUE(
+      engine_->set_options(Options{.max_batch_size = 1, .max_wait_us = 0, .num_lanes = 3}).ok());
   for (int i = 0; i < 3; ++i) submit(float(i));
   ASSERT_TRUE(control_->await_entered(3));  // three batches run at once
   control_->release(3);
   ASSERT_TRUE(got_.wait_for(3));
   settle(*engine_);
   EXPECT_EQ(engine_->status().live_lanes, 3u);
-  ASSERT_TRUE(engine_->set_options(Options{.max_batch_size = 1, .max_wait_us = 0, .num_lanes = 1}).ok());
+  ASSERT_TRUE(
+      engine_->set_options(Options{.max_batch_size = 1, .max_wait_us = 0, .num_lanes = 1}).ok());
   const auto give_up = std::chrono::steady_clock::now() + kSafety;
   while (engine_->status().live_lanes != 1u) {
     ASSERT_LT(std::chrono::steady_clock::now(), give_up);
@@ -334,10 +337,12 @@ TEST_F(SchedulerTest, RecordsBeyondTheirCapacityAreDroppedAndCounted) {
 }
 
 TEST(EngineStart, AFailingRunnerFactoryIsReported) {
-  Engine e([](int lane) -> std::unique_ptr<Runner> {
-    if (lane == 1) throw std::runtime_error("no such file");
-    return std::make_unique<SyntheticRunner>(SyntheticCost{}, lane);
-  }, Options{.num_lanes = 2});
+  Engine e(
+      [](int lane) -> std::unique_ptr<Runner> {
+        if (lane == 1) throw std::runtime_error("no such file");
+        return std::make_unique<SyntheticRunner>(SyntheticCost{}, lane);
+      },
+      Options{.num_lanes = 2});
   Status s = e.start();
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.message().find("lane 1: no such file"), std::string::npos);

@@ -15,9 +15,9 @@ namespace {
 TEST(Stress, ConcurrentSubmitCancelRetuneAndStop) {
   constexpr int kProducers = 4;
   constexpr int kPerProducer = 2000;
-  Engine engine(SyntheticRunner::factory({.fixed_us = 20, .per_item_us = 1}),
-                Options{.max_batch_size = 16, .max_wait_us = 200, .queue_capacity = 256,
-                        .num_lanes = 2});
+  Engine engine(
+      SyntheticRunner::factory({.fixed_us = 20, .per_item_us = 1}),
+      Options{.max_batch_size = 16, .max_wait_us = 200, .queue_capacity = 256, .num_lanes = 2});
   ASSERT_TRUE(engine.start().ok());
   Collector got;
   std::atomic<uint64_t> admitted{0}, refused{0};

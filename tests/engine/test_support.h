@@ -113,12 +113,12 @@ class TestRunner final : public Runner {
   struct Control {
     std::mutex mu;
     std::condition_variable cv;
-    bool hold = false;   // batches block until released
-    int entered = 0;     // batches that have started
-    int released = 0;    // batches allowed to finish
-    bool fail = false;   // return an error
-    bool throw_ = false; // throw
-    int wrong_count = 0; // return this many extra outputs
+    bool hold = false;    // batches block until released
+    int entered = 0;      // batches that have started
+    int released = 0;     // batches allowed to finish
+    bool fail = false;    // return an error
+    bool throw_ = false;  // throw
+    int wrong_count = 0;  // return this many extra outputs
     BatchLog log;
 
     void release(int n = 1) {

@@ -1,0 +1,290 @@
+#pragma once
+// BasicEngine, the lane side: starting lanes, leading (asking the strategy and
+// sleeping until its deadline), cutting batches and running them. Included
+// through basic_engine_impl.h.
+
+#include <algorithm>
+#include <exception>
+#include <string>
+#include <utility>
+
+#include "basic_engine.h"
+
+namespace batchscope {
+
+template <class In, class Out>
+BasicEngine<In, Out>::BasicEngine(RunnerFactory factory, Options options,
+                                  std::shared_ptr<Clock> clock)
+    : factory_(std::move(factory)),
+      clock_(clock ? std::move(clock) : std::make_shared<SteadyClock>()),
+      options_(options),
+      strategy_(make_strategy(options.strategy)) {}
+
+template <class In, class Out>
+BasicEngine<In, Out>::~BasicEngine() {
+  stop(StopMode::kFail);
+}
+
+template <class In, class Out>
+Status BasicEngine<In, Out>::start() {
+  Options o;
+  {
+    std::lock_guard g(mu_);
+    if (started_) return invalid_argument("the engine was already started");
+    o = options_;
+  }
+  if (Status s = o.validate(); !s) return s;
+  std::vector<std::unique_ptr<Runner>> runners;
+  for (uint32_t i = 0; i < o.num_lanes; ++i) {
+    std::string why;
+    try {
+      runners.push_back(factory_(static_cast<int>(i)));
+    } catch (const std::exception& e) {
+      runners.push_back(nullptr);
+      why = e.what();
+    }
+    if (!runners.back()) {
+      return Error{ErrorCode::kModelError, "could not make the runner for lane " +
+                                               std::to_string(i) + (why.empty() ? "" : ": " + why)};
+    }
+  }
+  {
+    std::lock_guard g(mu_);
+    started_ = true;
+    target_lanes_ = o.num_lanes;
+  }
+  reaper_ = std::thread([this] { reaper_loop(); });
+  spawn_lanes(o.num_lanes, std::move(runners));
+  return Status::Ok();
+}
+
+template <class In, class Out>
+void BasicEngine<In, Out>::spawn_lanes(uint32_t count,
+                                       std::vector<std::unique_ptr<Runner>> runners) {
+  std::lock_guard lg(lanes_mu_);
+  if (threads_.size() < count) threads_.resize(count);
+  for (uint32_t i = 0; i < count; ++i) {
+    {
+      std::lock_guard g(mu_);
+      if (stopping_ || i >= target_lanes_) return;
+      if (lane_running_.size() <= i) lane_running_.resize(i + 1, false);
+      if (lane_running_[i]) continue;
+      lane_running_[i] = true;
+    }
+    if (threads_[i].joinable()) threads_[i].join();  // a retired lane on its way out
+    std::unique_ptr<Runner> r = i < runners.size() ? std::move(runners[i]) : nullptr;
+    threads_[i] = std::thread(
+        [this, i, r = std::move(r)]() mutable { lane_thread(static_cast<int>(i), std::move(r)); });
+  }
+}
+
+template <class In, class Out>
+void BasicEngine<In, Out>::lane_thread(int lane, std::unique_ptr<Runner> runner) {
+  if (!runner) {
+    std::string why;
+    try {
+      runner = factory_(lane);
+    } catch (const std::exception& e) {
+      why = e.what();
+    }
+    if (!runner) {
+      std::lock_guard g(mu_);
+      lane_error_ = "could not make the runner for lane " + std::to_string(lane) +
+                    (why.empty() ? "" : ": " + why);
+      lane_running_[lane] = false;
+      return;
+    }
+  }
+  lane_loop(lane, *runner);
+  runner.reset();  // a model instance is released on the thread that used it
+}
+
+template <class In, class Out>
+bool BasicEngine<In, Out>::lane_should_exit(int lane) const {
+  if (static_cast<uint32_t>(lane) >= target_lanes_) return true;
+  return stopping_ && (stop_mode_ == StopMode::kFail || queue_.empty());
+}
+
+template <class In, class Out>
+void BasicEngine<In, Out>::lane_loop(int lane, Runner& runner) {
+  LaneScratch s;
+  BatchRecord batch;
+  std::unique_lock lk(mu_);
+  ++live_lanes_;
+  while (!lane_should_exit(lane)) {
+    if (leader_present_) {
+      ++followers_waiting_;
+      follower_cv_.wait(lk);
+      --followers_waiting_;
+      continue;
+    }
+    leader_present_ = true;
+    promote_pending_ = false;
+    const bool got_batch = lead(lane, lk, s, batch);
+    leader_present_ = false;
+    // Hand the lead on only when there is work for it; otherwise the next
+    // arrival promotes a follower, so an idle engine sleeps without churn.
+    if (followers_waiting_ > 0 && !promote_pending_ && (!queue_.empty() || !got_batch)) {
+      promote_pending_ = true;
+      ++counters_.wakeups;
+      follower_cv_.notify_one();
+    }
+    if (!promote_pending_ && !queue_.empty()) arm_reaper_locked(earliest_expiry());
+    if (!got_batch) break;
+    ++busy_lanes_;
+    run_batch(runner, lk, s, batch);
+    --busy_lanes_;
+  }
+  // A follower woken to lead may be this exiting lane; pass the turn on.
+  if (!leader_present_ && followers_waiting_ > 0) {
+    promote_pending_ = true;
+    ++counters_.wakeups;
+    follower_cv_.notify_one();
+  }
+  --live_lanes_;
+  lane_running_[lane] = false;
+}
+
+template <class In, class Out>
+bool BasicEngine<In, Out>::lead(int lane, std::unique_lock<std::mutex>& lk, LaneScratch& s,
+                                BatchRecord& batch) {
+  for (;;) {
+    if (lane_should_exit(lane)) return false;
+    TimePoint now = clock_->now();
+    take_expired(now, s.unrun);
+    if (!s.unrun.empty()) {
+      lk.unlock();
+      fail_all(s.unrun, ErrorCode::kTimedOut, "", now);
+      lk.lock();
+      continue;
+    }
+    const QueueView q = view(now);
+    Decision d;
+    if (stopping_) {
+      d = Decision::dispatch(std::min<size_t>(q.size, options_.max_batch_size),
+                             BatchReason::kDrain);
+    } else {
+      d = strategy_->decide(q, now, options_);
+    }
+    if (d.kind == Decision::Kind::kDispatch && d.count > 0) {
+      cut(d.count, d.reason, now, lane, s, batch);
+      return true;
+    }
+    TimePoint until = d.kind == Decision::Kind::kWait ? d.until : kNever;
+    until = std::min(until, earliest_expiry());
+    wake_at_size_ = d.kind == Decision::Kind::kWait ? d.wake_at_size : 1;
+    leader_until_ = until;
+    leader_parked_ = true;
+    wake_pending_ = false;
+    clock_->wait_until(lk, leader_cv_, until);
+    leader_parked_ = false;
+    wake_pending_ = false;
+  }
+}
+
+template <class In, class Out>
+QueueView BasicEngine<In, Out>::view(TimePoint now) const {
+  QueueView q;
+  q.size = queue_.size();
+  if (!queue_.empty()) q.oldest_arrival = queue_.front().times.arrival;
+  q.arrival_rate_per_s = arrivals_.rate(now);
+  return q;
+}
+
+template <class In, class Out>
+void BasicEngine<In, Out>::cut(size_t n, BatchReason reason, TimePoint now, int lane,
+                               LaneScratch& s, BatchRecord& b) {
+  n = std::min(n, queue_.size());
+  const uint32_t depth_before = engine_detail::u32(queue_.size());
+  s.inputs.clear();
+  s.metas.clear();
+  b = BatchRecord{};
+  b.oldest_arrival = queue_.front().times.arrival;
+  for (size_t i = 0; i < n; ++i) {
+    Pending& p = queue_.front();
+    s.inputs.push_back(std::move(p.input));
+    s.metas.push_back(Meta{p.id, std::move(p.done), p.times});
+    queue_.pop_front();
+  }
+  if (expiries_.size() > 2 * queue_.size() + 64) {  // drop departed requests' entries
+    expiries_.clear();
+    for (const Pending& p : queue_) expiries_.push_back({p.expires, p.id});
+    std::make_heap(expiries_.begin(), expiries_.end(), std::greater<>());
+  }
+  b.id = next_batch_id_++;
+  b.size = engine_detail::u32(n);
+  b.reason = reason;
+  b.lane = static_cast<uint16_t>(lane);
+  b.batched = now;
+  b.queue_depth_after = engine_detail::u32(queue_.size());
+  ++counters_.batches;
+  ++counters_.batches_by_reason[static_cast<int>(reason)];
+  if (records_.depth.size() < record_capacity_) {
+    records_.depth.push_back({now, depth_before, std::max(peak_depth_, depth_before)});
+  }
+}
+
+template <class In, class Out>
+void BasicEngine<In, Out>::run_batch(Runner& runner, std::unique_lock<std::mutex>& lk,
+                                     LaneScratch& s, BatchRecord& batch) {
+  lk.unlock();
+  const size_t n = s.inputs.size();
+  batch.run_start = clock_->now();
+  Expected<std::vector<Out>> result = Error{ErrorCode::kInternal, "the runner did not run"};
+  try {
+    result = runner.run(std::span<In>(s.inputs));
+  } catch (const std::exception& e) {
+    result = Error{ErrorCode::kModelError, std::string("the model failed: ") + e.what()};
+  } catch (...) {
+    result = Error{ErrorCode::kModelError, "the model failed with an unknown exception"};
+  }
+  batch.run_end = clock_->now();
+  if (result.ok() && result->size() != n) {
+    result = Error{ErrorCode::kModelError, "the runner returned " + std::to_string(result->size()) +
+                                               " outputs for a batch of " + std::to_string(n)};
+  }
+  batch.failed = !result.ok();
+  const TimePoint completed = clock_->now();
+  s.records.clear();
+  for (Meta& m : s.metas) {
+    StageTimes& t = m.times;
+    t.batched = batch.batched;
+    t.run_start = batch.run_start;
+    t.run_end = batch.run_end;
+    t.completed = completed;
+    s.records.push_back(
+        {m.id, batch.id, t, batch.size, batch.failed ? Outcome::kModelError : Outcome::kOk});
+  }
+  lk.lock();
+  // Counted before the callbacks run, so a caller that saw its response also
+  // sees it in the counters.
+  (batch.failed ? counters_.model_errors : counters_.ok) += n;
+  if (batch.failed) ++counters_.failed_batches;
+  for (const RequestRecord& r : s.records) record_request(r);
+  if (records_.batches.size() < record_capacity_) {
+    records_.batches.push_back(batch);
+  } else if (record_capacity_ > 0) {
+    ++records_.dropped;
+    ++counters_.records_dropped;
+  }
+  strategy_->observe(batch, s.records, options_);
+  lk.unlock();
+  uint64_t callback_failures = 0;
+  for (size_t i = 0; i < n; ++i) {
+    Meta& m = s.metas[i];
+    Response<Out> r{
+        m.id,
+        batch.failed ? Expected<Out>(result.error()) : Expected<Out>(std::move(result.value()[i])),
+        m.times, batch.id, batch.size};
+    try {
+      m.done(std::move(r));
+    } catch (...) {
+      ++callback_failures;
+    }
+    m.done = nullptr;  // release captured state on this thread, now
+  }
+  lk.lock();
+  counters_.callback_exceptions += callback_failures;
+}
+
+}  // namespace batchscope

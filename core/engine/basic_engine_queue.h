@@ -1,0 +1,293 @@
+#pragma once
+// BasicEngine, the admission side: submit, cancel, request deadlines and the
+// reaper, options, status, records and stop. Included through
+// basic_engine_impl.h.
+
+#include <algorithm>
+#include <exception>
+#include <string>
+#include <utility>
+
+#include "basic_engine.h"
+
+namespace batchscope {
+
+template <class In, class Out>
+void BasicEngine<In, Out>::record_request(const RequestRecord& r) {
+  if (records_.requests.size() < record_capacity_) {
+    records_.requests.push_back(r);
+  } else if (record_capacity_ > 0) {
+    ++records_.dropped;
+    ++counters_.records_dropped;
+  }
+}
+
+template <class In, class Out>
+void BasicEngine<In, Out>::record_unrun(const Pending& p, Outcome outcome, TimePoint now) {
+  RequestRecord r{p.id, 0, p.times, 0, outcome};
+  r.times.completed = now;
+  record_request(r);
+}
+
+template <class In, class Out>
+typename std::deque<typename BasicEngine<In, Out>::Pending>::iterator
+BasicEngine<In, Out>::find_queued(RequestId id) {
+  auto it = std::lower_bound(queue_.begin(), queue_.end(), id,
+                             [](const Pending& p, RequestId v) { return p.id < v; });
+  return (it != queue_.end() && it->id == id) ? it : queue_.end();
+}
+
+template <class In, class Out>
+void BasicEngine<In, Out>::take_expired(TimePoint now, std::vector<Pending>& out) {
+  while (!expiries_.empty() && expiries_.front().expires <= now) {
+    std::pop_heap(expiries_.begin(), expiries_.end(), std::greater<>());
+    const RequestId id = expiries_.back().id;
+    expiries_.pop_back();
+    auto it = find_queued(id);
+    if (it == queue_.end()) continue;
+    out.push_back(std::move(*it));
+    queue_.erase(it);
+  }
+  for (const Pending& p : out) record_unrun(p, Outcome::kTimedOut, now);
+  counters_.timed_out += out.size();
+}
+
+template <class In, class Out>
+TimePoint BasicEngine<In, Out>::earliest_expiry() {
+  while (!expiries_.empty() && find_queued(expiries_.front().id) == queue_.end()) {
+    std::pop_heap(expiries_.begin(), expiries_.end(), std::greater<>());
+    expiries_.pop_back();
+  }
+  return expiries_.empty() ? kNever : expiries_.front().expires;
+}
+
+template <class In, class Out>
+void BasicEngine<In, Out>::fail_all(std::vector<Pending>& pending, ErrorCode code,
+                                    const std::string& message, TimePoint now) {
+  for (Pending& p : pending) {
+    std::string why = message;
+    if (code == ErrorCode::kTimedOut) {
+      why = "timed out after " + std::to_string(to_ms(now - p.times.arrival)) +
+            " ms in the queue before reaching the model";
+    }
+    StageTimes t = p.times;
+    t.completed = now;
+    try {
+      p.done(Response<Out>{p.id, Error{code, std::move(why)}, t, 0, 0});
+    } catch (...) {
+      std::lock_guard g(mu_);
+      ++counters_.callback_exceptions;
+    }
+  }
+  pending.clear();
+}
+
+template <class In, class Out>
+void BasicEngine<In, Out>::wake_leader_locked() {
+  if (leader_parked_ && !wake_pending_) {
+    wake_pending_ = true;
+    ++counters_.wakeups;
+    leader_cv_.notify_one();
+  }
+}
+
+template <class In, class Out>
+void BasicEngine<In, Out>::arm_reaper_locked(TimePoint expires) {
+  if (reaper_parked_ && !reaper_wake_pending_ && expires < reaper_until_) {
+    reaper_wake_pending_ = true;
+    ++counters_.wakeups;
+    reaper_cv_.notify_one();
+  }
+}
+
+template <class In, class Out>
+void BasicEngine<In, Out>::reaper_loop() {
+  std::vector<Pending> expired;
+  std::unique_lock lk(mu_);
+  while (!reaper_exit_) {
+    const TimePoint now = clock_->now();
+    take_expired(now, expired);
+    if (!expired.empty()) {
+      lk.unlock();
+      fail_all(expired, ErrorCode::kTimedOut, "", now);
+      lk.lock();
+      continue;
+    }
+    // A present leader arms deadlines itself.
+    reaper_until_ = (leader_present_ || promote_pending_) ? kNever : earliest_expiry();
+    reaper_parked_ = true;
+    reaper_wake_pending_ = false;
+    clock_->wait_until(lk, reaper_cv_, reaper_until_);
+    reaper_parked_ = false;
+    reaper_wake_pending_ = false;
+  }
+}
+
+template <class In, class Out>
+Expected<RequestId> BasicEngine<In, Out>::submit(In input, Done done, SubmitOptions so) {
+  const TimePoint arrival = clock_->now();
+  std::unique_lock lk(mu_);
+  ++counters_.submitted;
+  Error reject;
+  if (!started_ || stopping_) {
+    reject = {ErrorCode::kShuttingDown,
+              started_ ? "the engine is shutting down" : "the engine is not running"};
+  } else if (queue_.size() >= options_.queue_capacity) {
+    reject = {ErrorCode::kQueueFull, "the queue is full (" + std::to_string(queue_.size()) +
+                                         " waiting, queue_capacity " +
+                                         std::to_string(options_.queue_capacity) + ")"};
+  } else {
+    const RequestId id = next_id_++;
+    StageTimes times;
+    times.arrival = arrival;
+    times.admitted = clock_->now();
+    TimePoint expires = arrival + milliseconds(options_.request_timeout_ms);
+    if (so.deadline) expires = std::min(expires, *so.deadline);
+    queue_.push_back(Pending{id, std::move(input), std::move(done), times, expires});
+    expiries_.push_back({expires, id});
+    std::push_heap(expiries_.begin(), expiries_.end(), std::greater<>());
+    arrivals_.observe(arrival);
+    peak_depth_ = std::max(peak_depth_, engine_detail::u32(queue_.size()));
+    ++counters_.admitted;
+    if (queue_.size() >= wake_at_size_ || expires < leader_until_) {
+      wake_leader_locked();
+    }
+    if (!leader_present_ && followers_waiting_ > 0 && !promote_pending_) {
+      promote_pending_ = true;
+      ++counters_.wakeups;
+      follower_cv_.notify_one();
+    }
+    if (!leader_present_ && !promote_pending_) arm_reaper_locked(expires);
+    return id;
+  }
+  ++counters_.rejected;
+  RequestRecord r;
+  r.times.arrival = r.times.admitted = r.times.completed = arrival;
+  r.outcome = Outcome::kRejected;
+  record_request(r);
+  lk.unlock();
+  StageTimes t = r.times;
+  done(Response<Out>{0, reject, t, 0, 0});
+  return reject;
+}
+
+template <class In, class Out>
+bool BasicEngine<In, Out>::cancel(RequestId id) {
+  std::vector<Pending> gone;
+  TimePoint now = clock_->now();
+  {
+    std::lock_guard g(mu_);
+    auto it = find_queued(id);
+    if (it == queue_.end()) return false;
+    gone.push_back(std::move(*it));
+    queue_.erase(it);
+    ++counters_.cancelled;
+    record_unrun(gone.back(), Outcome::kCancelled, now);
+  }
+  fail_all(gone, ErrorCode::kCancelled, "cancelled before it reached the model", now);
+  return true;
+}
+
+template <class In, class Out>
+Status BasicEngine<In, Out>::set_options(const Options& o) {
+  if (Status s = o.validate(); !s) return s;
+  bool grow = false;
+  {
+    std::lock_guard g(mu_);
+    if (o.strategy != options_.strategy) strategy_ = make_strategy(o.strategy);
+    const bool shrink = o.num_lanes < target_lanes_;
+    options_ = o;
+    ++version_;
+    if (started_ && !stopping_) {
+      grow = o.num_lanes > target_lanes_;
+      target_lanes_ = o.num_lanes;
+    }
+    wake_leader_locked();
+    if (shrink) follower_cv_.notify_all();
+  }
+  if (grow) spawn_lanes(o.num_lanes, {});
+  return Status::Ok();
+}
+
+template <class In, class Out>
+EngineStatus BasicEngine<In, Out>::status() const {
+  const TimePoint now = clock_->now();
+  std::lock_guard g(mu_);
+  EngineStatus s;
+  s.options = options_;
+  s.options_version = version_;
+  const QueueView q = view(now);
+  s.limits = strategy_->limits(q, options_);
+  s.queue_depth = queue_.size();
+  s.busy_lanes = busy_lanes_;
+  s.live_lanes = live_lanes_;
+  s.arrival_rate_per_s = q.arrival_rate_per_s;
+  s.running = started_ && !stopping_;
+  s.quiescent = busy_lanes_ == 0 && leader_parked_ && !wake_pending_ && !promote_pending_ &&
+                leader_until_ > now && reaper_parked_ && !reaper_wake_pending_ &&
+                reaper_until_ > now;
+  s.idle_until = s.quiescent ? std::min(leader_until_, reaper_until_) : now;
+  s.lane_error = lane_error_;
+  s.counters = counters_;
+  return s;
+}
+
+template <class In, class Out>
+void BasicEngine<In, Out>::drain_records(RecordBatch& out) {
+  out.clear();
+  const TimePoint now = clock_->now();
+  std::lock_guard g(mu_);
+  std::swap(out, records_);
+  const uint32_t depth = engine_detail::u32(queue_.size());
+  out.depth.push_back({now, depth, std::max(peak_depth_, depth)});
+  peak_depth_ = depth;
+}
+
+template <class In, class Out>
+void BasicEngine<In, Out>::set_record_capacity(size_t n) {
+  std::lock_guard g(mu_);
+  record_capacity_ = n;
+}
+
+template <class In, class Out>
+void BasicEngine<In, Out>::stop(StopMode mode) {
+  std::vector<Pending> failed;
+  const TimePoint now = clock_->now();
+  {
+    std::lock_guard g(mu_);
+    if (!stopping_) {
+      stopping_ = true;
+      stop_mode_ = mode;
+    }
+    if (stop_mode_ == StopMode::kFail) {
+      for (Pending& p : queue_) failed.push_back(std::move(p));
+      queue_.clear();
+      expiries_.clear();
+    }
+    leader_cv_.notify_all();
+    follower_cv_.notify_all();
+  }
+  std::unique_lock lg(lanes_mu_);
+  for (std::thread& t : threads_) {
+    if (t.joinable()) t.join();
+  }
+  lg.unlock();
+  {
+    std::lock_guard g(mu_);
+    reaper_exit_ = true;
+    reaper_cv_.notify_all();
+  }
+  if (reaper_.joinable()) reaper_.join();
+  // Whatever no lane was left to run (none could start, say) fails now.
+  {
+    std::lock_guard g(mu_);
+    for (Pending& p : queue_) failed.push_back(std::move(p));
+    queue_.clear();
+    expiries_.clear();
+    for (const Pending& p : failed) record_unrun(p, Outcome::kShuttingDown, now);
+    counters_.shutdown += failed.size();
+  }
+  fail_all(failed, ErrorCode::kShuttingDown, "the engine stopped before this request ran", now);
+}
+
+}  // namespace batchscope
