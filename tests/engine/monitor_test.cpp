@@ -1,0 +1,40 @@
+#include "monitor.h"
+
+#include <gtest/gtest.h>
+
+#include "test_support.h"
+
+namespace batchscope::test {
+namespace {
+
+TEST(EngineMonitor, SnapshotsCarryTheOptionsInForceAndAgreeWithTheCounters) {
+  auto clock = std::make_shared<ManualClock>();
+  Engine engine(SyntheticRunner::factory({}), Options{.max_batch_size = 4, .max_wait_us = 1000},
+                clock);
+  ASSERT_TRUE(engine.start().ok());
+  Collector got;
+  EngineMonitor monitor(milliseconds(1), 1000);
+  for (int i = 0; i < 10; ++i) engine.submit(input_of(float(i)), got.callback());
+  settle(engine);  // two full batches ran; two requests wait
+  MetricsSnapshot s = monitor.poll(engine);
+  EXPECT_EQ(s.engine.options_version, 1u);
+  EXPECT_EQ(s.engine.queue_depth, 2u);
+  EXPECT_EQ(s.totals.count(Outcome::kOk), 8u);
+  EXPECT_EQ(s.totals.count(BatchReason::kFull), 2u);
+  EXPECT_EQ(s.totals.max_queue_depth, 10u);
+
+  ASSERT_TRUE(engine.set_options(Options{.max_batch_size = 4, .max_wait_us = 500}).ok());
+  clock->advance(microseconds(500));  // the two left are cut by the new, shorter wait
+  settle(engine);
+  s = monitor.poll(engine, 1);
+  EXPECT_EQ(s.engine.options_version, 2u);
+  EXPECT_EQ(s.engine.options.max_wait_us, 500);
+  EXPECT_EQ(s.windows.size(), 1u);
+  EXPECT_EQ(s.window_length, milliseconds(1));
+  EXPECT_EQ(s.totals.count(Outcome::kOk), engine.status().counters.ok);
+  EXPECT_EQ(s.totals.count(BatchReason::kTimeout), 1u);
+  EXPECT_EQ(s.totals.run_ns.count(), 10u);
+}
+
+}  // namespace
+}  // namespace batchscope::test
