@@ -74,6 +74,10 @@ void print_line(double t, const MetricsWindow& w, uint64_t sent, const EngineSta
       w.mean_batch_size(), lat.p50_us / 1000.0, lat.p99_us / 1000.0,
       static_cast<unsigned long long>(s.options_version), strategy_name(s.options.strategy),
       s.options.max_batch_size, static_cast<double>(s.options.max_wait_us) / 1000.0);
+  if (s.options.strategy == StrategyKind::kAdaptive) {
+    std::printf("       adaptive now applies: batch cap %zu, wait %.2f ms (target p99 %.2f ms)\n",
+                s.limits.max_batch, to_ms(s.limits.max_wait), s.options.target_p99_ms);
+  }
   std::fflush(stdout);
 }
 

@@ -128,7 +128,9 @@ void update_cap(AdaptiveState& s, const Options& o) {
   const size_t cap = adaptive_effective_cap(s, o);
   if (s.over_streak >= kAdaptiveDecreaseAfter) {
     const size_t floor = adaptive_throughput_floor(s, o);
-    change_cap(s, std::clamp<size_t>(std::max(cap / 2, floor), 1, user_cap(o)), o);
+    // Throughput-bound: latency is queueing, and only larger batches drain it.
+    const size_t next = s.backlogged ? std::max(cap * 2, floor) : std::max(cap / 2, floor);
+    change_cap(s, std::clamp<size_t>(next, 1, user_cap(o)), o);
   } else if (s.under_streak >= kAdaptiveIncreaseAfter) {
     const size_t step = std::max<size_t>(1, o.max_batch_size / 16);
     change_cap(s, std::min(user_cap(o), cap + step), o);
@@ -137,8 +139,10 @@ void update_cap(AdaptiveState& s, const Options& o) {
 
 void evaluate(AdaptiveState& s, const Options& o) {
   ++s.evaluations;
+  s.backlogged = s.batches_since_eval > 0 && 2 * s.backlogged_since_eval >= s.batches_since_eval;
   s.batches_since_eval = 0;
   s.requests_since_eval = 0;
+  s.backlogged_since_eval = 0;
   if (auto rate = take_period_rate(s)) {
     s.arrival_rate_per_s = *rate;
     update_load_mode(s, *rate, o);
@@ -199,7 +203,9 @@ size_t adaptive_throughput_floor(const AdaptiveState& s, const Options& o) {
   const double need = s.arrival_rate_per_s * kAdaptiveHeadroom / lanes * 1e-6;
   // b / (a + c b) >= need  <=>  b (1 - need c) >= need a.
   const double slack = 1.0 - need * m->per_item_us;
-  if (!(slack > 0)) return user;  // no batch size keeps up: take the largest
+  // No batch size keeps up, says the model: believed only when the queue
+  // shows it (see the header), and then the largest batch is the best there is.
+  if (!(slack > 0)) return s.backlogged ? user : 1;
   const double b = need * m->intercept_us / slack;
   if (!(b < static_cast<double>(user))) return user;
   return std::clamp<size_t>(static_cast<size_t>(std::ceil(b)), 1, user);
@@ -232,6 +238,7 @@ AdaptiveState adaptive_observe(AdaptiveState s, const BatchRecord& batch,
   }
 
   ++s.batches_since_eval;
+  if (batch.reason == BatchReason::kFull && batch.queue_depth_after > 0) ++s.backlogged_since_eval;
   s.requests_since_eval += static_cast<uint32_t>(requests.size());
   if (s.batches_since_eval >= kAdaptiveEvalBatches ||
       s.requests_since_eval >= kAdaptiveEvalRequests) {
@@ -253,7 +260,9 @@ Limits adaptive_limits(const AdaptiveState& s, const QueueView& q, const Options
     wait_us = std::min(wait_us, static_cast<double>(l.max_batch - 1) / rate * 1e6);
   }
   if (const auto run_us = adaptive_predict_run_us(s, static_cast<double>(l.max_batch))) {
-    wait_us = std::min(wait_us, o.target_p99_ms * 1000.0 - *run_us);
+    // The unlucky request finds a batch just started, waits for it, then
+    // waits for its own batch to form and run: two run times besides the wait.
+    wait_us = std::min(wait_us, o.target_p99_ms * 1000.0 - 2.0 * *run_us);
   }
   wait_us = std::max(wait_us, 0.0);
   const Duration max_wait = microseconds(max_wait_us);

@@ -29,21 +29,31 @@
 //     the next change rests only on evidence gathered under the new cap.
 //  3. Throughput floor (beyond plain AIMD). When p99 is high because the
 //     queue is growing, a smaller batch lowers throughput and makes things
-//     worse. So a decrease never goes below the smallest batch size b whose
-//     throughput num_lanes * b / t(b) covers 1.25x the arrival rate; if no
-//     size can keep up, the cap goes to the maximum (the best throughput
-//     there is). A "decrease" is thus max(cap / 2, floor), which may raise a
-//     cap that was cut while load was lighter.
+//     worse. Two guards:
+//     - Backlog, observed directly: a period in which at least half the
+//       batches were cut full and still left requests queued is
+//       throughput-bound. There a "decrease" doubles the cap instead
+//       (more items per fixed cost), up to the maximum.
+//     - The model floor: a decrease never goes below the smallest batch
+//       size b whose throughput num_lanes * b / t(b) covers 1.25x the
+//       arrival rate. A model that claims no size can keep up is believed
+//       only in a backlogged period (the cap then goes to the maximum);
+//       otherwise the engine is visibly keeping up and the claim comes from
+//       a fit over too narrow a range of sizes, so no floor applies.
+//     A "decrease" is thus max(cap / 2, floor), which may raise a cap that
+//     was cut while load was lighter.
 //  4. Cost model: run time t(b) = a + c * b, fitted to (size, run_end -
 //     run_start) of every batch that did not fail by exponentially weighted
 //     least squares (forgetting factor kAdaptiveForgetting per batch, so it
 //     follows a model that warms up or a machine that slows down). Until the
 //     sizes seen vary enough to separate a from c, it is proportional,
 //     t(b) = c * b, which overestimates large batches: the safe side.
-//  5. Wait = min(max_wait, (cap - 1) / rate, target - t(cap)), never below 0.
-//     (cap - 1) / rate is how long the batch takes to fill from its head:
-//     waiting longer only delays a batch that the full rule would have cut.
-//     target - t(cap) is the latency budget left once the batch has run.
+//  5. Wait = min(max_wait, (cap - 1) / rate, target - 2 t(cap)), never
+//     below 0. (cap - 1) / rate is how long the batch takes to fill from its
+//     head: waiting longer only delays a batch that the full rule would have
+//     cut. target - 2 t(cap) is the latency budget of the unlucky request
+//     that arrives just as a batch starts: it waits for that batch, then for
+//     its own to form, then for its own to run.
 //     Here `rate` is the live QueueView::arrival_rate_per_s, or the state's
 //     own estimate when the engine has none yet; no rate means no bound.
 //  6. Low-load mode: wait = 0. When fewer than one more request is expected
@@ -143,6 +153,8 @@ struct AdaptiveState {
   // Evaluation bookkeeping.
   uint32_t batches_since_eval = 0;
   uint32_t requests_since_eval = 0;
+  uint32_t backlogged_since_eval = 0;  // batches cut full that left requests queued
+  bool backlogged = false;             // the latest period was throughput-bound
   uint64_t evaluations = 0;
   uint64_t cap_changes = 0;
   int over_streak = 0;     // consecutive periods with p99 above target

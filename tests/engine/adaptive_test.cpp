@@ -22,6 +22,7 @@ struct Traffic {
   Duration run_fixed = microseconds(0);  // run time = run_fixed + run_per_item * size
   Duration run_per_item = microseconds(125);
   std::vector<Duration> latencies = {milliseconds(60)};  // end-to-end, cycled over requests
+  uint32_t backlog = 0;  // requests left queued after each batch; > 0 marks it cut full
 };
 
 Options adaptive_options(uint32_t max_batch = 32, int64_t max_wait_us = 2000,
@@ -66,6 +67,8 @@ class Feeder {
     BatchRecord b;
     b.id = next_batch_++;
     b.size = size;
+    b.reason = t.backlog > 0 ? BatchReason::kFull : BatchReason::kTimeout;
+    b.queue_depth_after = t.backlog;
     b.oldest_arrival = reqs.front().times.arrival;
     b.batched = reqs.back().times.arrival;
     b.run_start = b.batched;
@@ -482,18 +485,18 @@ TEST(AdaptiveTest, LiveRateBoundsWaitByFillTime) {
 TEST(AdaptiveTest, LatencyBudgetShortensWait) {
   // Six batches of sizes 4, 8, 16 (fewer than one period, so the cap stays at
   // the maximum) with run time a + c * size; then wait = min(max_wait,
-  // target - (a + c * cap)), never negative.
+  // target - 2 (a + c * cap)), never negative.
   struct Row {
     int64_t a_us, c_us;
     double target_ms;
     int64_t max_wait_us;
   };
   const Row rows[] = {
-      {200, 100, 5, 2000},   // t(32) = 3400 us: budget 1600 us < 2000
-      {200, 100, 4, 2000},   // budget 600 us
-      {200, 100, 3, 2000},   // t(32) > target: wait 0
-      {200, 100, 50, 2000},  // budget ample: max_wait
-      {1000, 10, 2, 5000},   // t(32) = 1320 us: budget 680 us
+      {200, 100, 8, 2000},    // t(32) = 3400 us: budget 8000 - 6800 = 1200 us < 2000
+      {200, 100, 7.4, 2000},  // budget 600 us
+      {200, 100, 5, 2000},    // 2 t(32) > target: wait 0
+      {200, 100, 50, 2000},   // budget ample: max_wait
+      {1000, 10, 3, 5000},    // t(32) = 1320 us: budget 360 us
   };
   for (const Row& r : rows) {
     SCOPED_TRACE(testing::Message()
@@ -510,7 +513,7 @@ TEST(AdaptiveTest, LatencyBudgetShortensWait) {
     }
     ASSERT_EQ(f.state().evaluations, 0u);
     const double predicted = static_cast<double>(r.a_us + r.c_us * 32);
-    const double budget_us = r.target_ms * 1000 - predicted;
+    const double budget_us = r.target_ms * 1000 - 2 * predicted;
     const double want_us = std::clamp(budget_us, 0.0, static_cast<double>(r.max_wait_us));
     const Duration got = f.wait();
     EXPECT_NEAR(to_us(got), want_us, 1e-3);
@@ -642,13 +645,61 @@ TEST(AdaptiveTest, ThroughputFloorStopsShrinkingUnderLoad) {
   EXPECT_LT(f.cap(), floor);
 
   // Load outgrows every batch size (12500/s x 1.25 > 1 / 80 us per lane):
-  // a "decrease" raises the cap to the maximum, the best throughput there is.
+  // a "decrease" raises the cap to the maximum, the best throughput there is,
+  // once the queue shows the backlog.
   f.options().num_lanes = 1;
   over.gap = microseconds(80);
+  over.backlog = 50;
   period(over);
   period(over);
   EXPECT_EQ(adaptive_throughput_floor(f.state(), f.options()), 32u);
   EXPECT_EQ(f.cap(), 32u);
+}
+
+TEST(AdaptiveTest, AModelThatContradictsTheQueueIsNotBelieved) {
+  // Sizes 1 and 2 only, with run times whose fitted slope says no batch size
+  // could keep up with 1.25x the rate; yet no batch left a backlog. The cap
+  // halves as plain AIMD says and never jumps to the maximum.
+  Feeder f(adaptive_options(32, 2000, 50));
+  Traffic t;
+  t.gap = microseconds(500);  // 2000/s
+  t.run_fixed = microseconds(0);
+  t.run_per_item = microseconds(600);  // 1 / 600 us = 1667/s < 2500/s needed
+  t.latencies = {milliseconds(60)};
+  const uint32_t sizes[] = {1, 2};
+  size_t k = 0;
+  size_t last_cap = f.cap();
+  for (int p = 0; p < 12; ++p) {
+    const uint64_t before = f.state().evaluations;
+    while (f.state().evaluations == before) {
+      t.size = sizes[k++ % 2];
+      f.batch(t);
+    }
+    EXPECT_LE(f.cap(), last_cap) << "period " << p + 1 << ": the cap grew without a backlog";
+    last_cap = f.cap();
+  }
+  EXPECT_EQ(adaptive_throughput_floor(f.state(), f.options()), 1u);
+  EXPECT_LE(f.cap(), 2u);
+}
+
+TEST(AdaptiveTest, ABackloggedOverloadGrowsTheCapInsteadOfShrinkingIt) {
+  Feeder f(adaptive_options(64, 2000, 50));
+  Traffic t;
+  t.size = 64;
+  t.latencies = {milliseconds(60)};
+  // First shrink it while there is no backlog: 64 -> 32 -> 16.
+  for (int p = 0; p < 4; ++p) f.period(t);
+  ASSERT_EQ(f.cap(), 16u);
+  // Now every batch is cut full and leaves requests queued: the next
+  // decrease doubles instead, towards the maximum.
+  t.backlog = 40;
+  f.period(t);
+  f.period(t);
+  EXPECT_EQ(f.cap(), 32u);
+  f.period(t);
+  f.period(t);
+  EXPECT_EQ(f.cap(), 64u);
+  EXPECT_TRUE(f.state().backlogged);
 }
 
 }  // namespace
