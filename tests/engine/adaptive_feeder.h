@@ -1,0 +1,110 @@
+#pragma once
+// Drives an AdaptiveStrategy with synthetic batch and request records with
+// explicit timestamps, for the adaptive strategy's tests.
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <utility>
+#include <vector>
+
+#include "adaptive.h"
+
+namespace batchscope::adaptive_test {
+
+inline constexpr TimePoint kStart = TimePoint(std::chrono::seconds(1000));
+
+// What a run of synthetic batches looks like. Each request arrives `gap` after
+// the one before it, across batches too, so the true arrival rate is 1 / gap
+// from the first request of a run on, even when the previous run was different.
+struct Traffic {
+  uint32_t size = 8;  // requests per batch, at most the effective cap
+  Duration gap = microseconds(1000);
+  Duration run_fixed = microseconds(0);  // run time = run_fixed + run_per_item * size
+  Duration run_per_item = microseconds(125);
+  std::vector<Duration> latencies = {milliseconds(60)};  // end-to-end, cycled over requests
+  uint32_t backlog = 0;  // requests left queued after each batch; > 0 marks it cut full
+};
+
+inline Options adaptive_options(uint32_t max_batch = 32, int64_t max_wait_us = 2000,
+                                double target_ms = 50) {
+  Options o;
+  o.strategy = StrategyKind::kAdaptive;
+  o.max_batch_size = max_batch;
+  o.max_wait_us = max_wait_us;
+  o.target_p99_ms = target_ms;
+  return o;
+}
+
+// Drives one AdaptiveStrategy with synthetic records and explicit timestamps.
+class Feeder {
+ public:
+  explicit Feeder(Options o) : o_(o) {}
+
+  Options& options() { return o_; }
+  const AdaptiveStrategy& strategy() const { return s_; }
+  const AdaptiveState& state() const { return s_.state(); }
+  size_t cap() const { return adaptive_effective_cap(s_.state(), o_); }
+  Limits limits(double live_rate = 0) const {
+    QueueView q;
+    q.arrival_rate_per_s = live_rate;
+    return s_.limits(q, o_);
+  }
+  Duration wait(double live_rate = 0) const { return limits(live_rate).max_wait; }
+
+  void batch(const Traffic& t) {
+    const uint32_t size = std::min<uint32_t>(t.size, static_cast<uint32_t>(cap()));
+    std::vector<RequestRecord> reqs;
+    for (uint32_t i = 0; i < size; ++i) {
+      RequestRecord r;
+      r.batch_id = next_batch_;
+      r.batch_size = size;
+      last_arrival_ = next_request_ == 1 ? kStart : last_arrival_ + t.gap;
+      r.id = next_request_++;
+      r.times.arrival = last_arrival_;
+      r.times.completed = last_arrival_ + t.latencies[latency_index_++ % t.latencies.size()];
+      reqs.push_back(r);
+    }
+    BatchRecord b;
+    b.id = next_batch_++;
+    b.size = size;
+    b.reason = t.backlog > 0 ? BatchReason::kFull : BatchReason::kTimeout;
+    b.queue_depth_after = t.backlog;
+    b.oldest_arrival = reqs.front().times.arrival;
+    b.batched = reqs.back().times.arrival;
+    b.run_start = b.batched;
+    b.run_end = b.run_start + t.run_fixed + t.run_per_item * size;
+    for (auto& r : reqs) {
+      r.times.batched = b.batched;
+      r.times.run_start = b.run_start;
+      r.times.run_end = b.run_end;
+    }
+    s_.observe(b, reqs, o_);
+  }
+
+  // Feeds batches until the strategy has finished one evaluation period.
+  void period(const Traffic& t) {
+    const uint64_t before = state().evaluations;
+    for (int i = 0; i < 1000 && state().evaluations == before; ++i) batch(t);
+    ASSERT_EQ(state().evaluations, before + 1) << "no evaluation after 1000 batches";
+  }
+
+ private:
+  Options o_;
+  AdaptiveStrategy s_;
+  TimePoint last_arrival_ = kStart;
+  RequestId next_request_ = 1;
+  uint64_t next_batch_ = 1;
+  size_t latency_index_ = 0;
+};
+
+// Reference p99, written independently of the implementation: nearest rank.
+inline double reference_p99(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t rank = static_cast<size_t>(std::ceil(0.99 * static_cast<double>(v.size())));
+  return v[rank - 1];
+}
+
+}  // namespace batchscope::adaptive_test
