@@ -6,6 +6,9 @@
 #include <vector>
 
 #include "demo.h"
+#ifdef BATCHSCOPE_WITH_TORCH
+#include "profile_cmd.h"
+#endif
 
 #ifdef BATCHSCOPE_WITH_QT
 #include <QtGlobal>
@@ -24,6 +27,7 @@ const char* kUsage =
     "Commands:\n"
     "  demo      serve synthetic traffic through the batching engine and print a live\n"
     "            summary each second (the default, until the workbench window exists)\n"
+    "  profile   measure a model's batch cost curve t(b) and the speedup batching allows\n"
     "\n"
     "Run 'batchscope COMMAND --help' for a command's options.\n";
 
@@ -69,6 +73,17 @@ int main(int argc, char** argv) {
     }
     return batchscope::run_demo(args);
   }
+#ifdef BATCHSCOPE_WITH_TORCH
+  if (command == "profile") {
+    for (const std::string& a : args) {
+      if (a == "--help" || a == "-h") {
+        std::fputs(batchscope::profile_help().c_str(), stdout);
+        return 0;
+      }
+    }
+    return batchscope::run_profile(args);
+  }
+#endif
   std::cerr << "batchscope: unknown command '" << command << "'\n\n" << kUsage;
   return 2;
 }

@@ -70,6 +70,11 @@ class BasicEngine {
   // rejection `done` has already been called with the same error.
   Expected<RequestId> submit(In input, Done done, SubmitOptions options = {});
 
+  // Checks each request before admission; a request it refuses is answered
+  // at once with kInvalidArgument and never queued. Set before start().
+  using Validator = std::function<Status(const In&)>;
+  Status set_validator(Validator v);
+
   // Fails a still-queued request with kCancelled. False if it was already
   // cut into a batch, completed, or unknown.
   bool cancel(RequestId id);
@@ -143,6 +148,7 @@ class BasicEngine {
 
   RunnerFactory factory_;
   std::shared_ptr<Clock> clock_;
+  Validator validator_;  // fixed once started; read without the lock
 
   mutable std::mutex mu_;
   std::condition_variable leader_cv_;

@@ -126,6 +126,21 @@ void BasicEngine<In, Out>::reaper_loop() {
 template <class In, class Out>
 Expected<RequestId> BasicEngine<In, Out>::submit(In input, Done done, SubmitOptions so) {
   const TimePoint arrival = clock_->now();
+  if (validator_) {
+    if (Status v = validator_(input); !v) {
+      RequestRecord r;
+      r.times.arrival = r.times.admitted = r.times.completed = arrival;
+      r.outcome = Outcome::kInvalid;
+      {
+        std::lock_guard g(mu_);
+        ++counters_.submitted;
+        ++counters_.invalid;
+        record_request(r);
+      }
+      done(Response<Out>{0, v.error(), r.times, 0, 0});
+      return v.error();
+    }
+  }
   std::unique_lock lk(mu_);
   ++counters_.submitted;
   Error reject;
@@ -169,6 +184,14 @@ Expected<RequestId> BasicEngine<In, Out>::submit(In input, Done done, SubmitOpti
   StageTimes t = r.times;
   done(Response<Out>{0, reject, t, 0, 0});
   return reject;
+}
+
+template <class In, class Out>
+Status BasicEngine<In, Out>::set_validator(Validator v) {
+  std::lock_guard g(mu_);
+  if (started_) return invalid_argument("the validator must be set before start()");
+  validator_ = std::move(v);
+  return Status::Ok();
 }
 
 template <class In, class Out>

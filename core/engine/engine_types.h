@@ -40,6 +40,7 @@ struct EngineCounters {
   uint64_t submitted = 0;
   uint64_t admitted = 0;
   uint64_t rejected = 0;  // queue full, or submitted while stopping
+  uint64_t invalid = 0;   // refused by the validator: the input does not fit the model
   uint64_t ok = 0;
   uint64_t timed_out = 0;
   uint64_t cancelled = 0;

@@ -7,10 +7,8 @@ namespace batchscope {
 
 const char* strategy_name(StrategyKind kind) {
   switch (kind) {
-    case StrategyKind::kFifo:
-      return "fifo";
-    case StrategyKind::kAdaptive:
-      return "adaptive";
+    case StrategyKind::kFifo: return "fifo";
+    case StrategyKind::kAdaptive: return "adaptive";
   }
   return "?";
 }

@@ -24,8 +24,16 @@ struct StageTimes {
   TimePoint completed{};  // its callback was invoked
 };
 
-enum class Outcome : uint8_t { kOk, kRejected, kTimedOut, kCancelled, kModelError, kShuttingDown };
-inline constexpr int kOutcomeCount = 6;
+enum class Outcome : uint8_t {
+  kOk,
+  kRejected,  // queue full, or submitted while stopping
+  kTimedOut,
+  kCancelled,
+  kModelError,
+  kShuttingDown,
+  kInvalid,  // refused before admission: the input does not fit the model
+};
+inline constexpr int kOutcomeCount = 7;
 const char* outcome_name(Outcome o);
 
 // Why a batch was cut.

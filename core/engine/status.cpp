@@ -4,20 +4,13 @@ namespace batchscope {
 
 const char* error_code_name(ErrorCode code) {
   switch (code) {
-    case ErrorCode::kInvalidArgument:
-      return "invalid_argument";
-    case ErrorCode::kQueueFull:
-      return "queue_full";
-    case ErrorCode::kTimedOut:
-      return "timed_out";
-    case ErrorCode::kCancelled:
-      return "cancelled";
-    case ErrorCode::kModelError:
-      return "model_error";
-    case ErrorCode::kShuttingDown:
-      return "shutting_down";
-    case ErrorCode::kInternal:
-      return "internal";
+    case ErrorCode::kInvalidArgument: return "invalid_argument";
+    case ErrorCode::kQueueFull: return "queue_full";
+    case ErrorCode::kTimedOut: return "timed_out";
+    case ErrorCode::kCancelled: return "cancelled";
+    case ErrorCode::kModelError: return "model_error";
+    case ErrorCode::kShuttingDown: return "shutting_down";
+    case ErrorCode::kInternal: return "internal";
   }
   return "unknown";
 }

@@ -7,40 +7,26 @@ namespace batchscope {
 
 size_t dtype_size(DType t) {
   switch (t) {
-    case DType::kFloat32:
-      return 4;
-    case DType::kFloat16:
-      return 2;
-    case DType::kFloat64:
-      return 8;
-    case DType::kInt64:
-      return 8;
-    case DType::kInt32:
-      return 4;
-    case DType::kUInt8:
-      return 1;
-    case DType::kBool:
-      return 1;
+    case DType::kFloat32: return 4;
+    case DType::kFloat16: return 2;
+    case DType::kFloat64: return 8;
+    case DType::kInt64: return 8;
+    case DType::kInt32: return 4;
+    case DType::kUInt8: return 1;
+    case DType::kBool: return 1;
   }
   return 1;
 }
 
 const char* dtype_name(DType t) {
   switch (t) {
-    case DType::kFloat32:
-      return "FP32";
-    case DType::kFloat16:
-      return "FP16";
-    case DType::kFloat64:
-      return "FP64";
-    case DType::kInt64:
-      return "INT64";
-    case DType::kInt32:
-      return "INT32";
-    case DType::kUInt8:
-      return "UINT8";
-    case DType::kBool:
-      return "BOOL";
+    case DType::kFloat32: return "FP32";
+    case DType::kFloat16: return "FP16";
+    case DType::kFloat64: return "FP64";
+    case DType::kInt64: return "INT64";
+    case DType::kInt32: return "INT32";
+    case DType::kUInt8: return "UINT8";
+    case DType::kBool: return "BOOL";
   }
   return "?";
 }

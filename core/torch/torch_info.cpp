@@ -32,6 +32,10 @@ TorchInfo torch_info() {
   t.intra_op_threads = at::get_num_threads();
   t.inter_op_threads = at::get_num_interop_threads();
   t.blas_library = resolved_library_of("sgemm_");
+  using GetFn = int (*)();
+  if (auto get = reinterpret_cast<GetFn>(dlsym(RTLD_DEFAULT, "openblas_get_num_threads"))) {
+    t.blas_threads = get();
+  }
   const std::string& lib = t.blas_library;
   auto has = [&](const char* s) { return lib.find(s) != std::string::npos; };
   if (lib.empty()) {

@@ -16,6 +16,7 @@ struct TorchInfo {
   bool blas_is_fast = false;  // an optimised BLAS (OpenBLAS, BLIS, MKL)
   int intra_op_threads = 0;
   int inter_op_threads = 0;
+  int blas_threads = 0;  // OpenBLAS's pool size on the calling thread; 0 if not OpenBLAS
 };
 
 TorchInfo torch_info();

@@ -1,0 +1,106 @@
+#include "profile_cmd.h"
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+
+#include "cli_args.h"
+#include "profile.h"
+
+namespace batchscope {
+
+std::string profile_help() {
+  return "usage: batchscope profile --model PATH [--device cpu|cuda:N] [--max-batch N]\n"
+         "                          [--threads N] [--blas-threads N] [--seconds-per-point S]\n"
+         "                          [--json FILE]\n"
+         "Measures the model's batch cost t(b) for b = 1, 2, 4, ... up to --max-batch (default:\n"
+         "the model's max_batch_size), the median of many runs after warm-up, through the\n"
+         "same path the engine runs batches. Fits t(b) ~ a + c*b and prints b, t(b), per-item\n"
+         "time and speedup, a and c, the asymptotic speedup 1 + a/c, and the BLAS and threads\n"
+         "in use. --json writes the same figures. --threads sets LibTorch's intra-op threads\n"
+         "(default 1), --blas-threads OpenBLAS's (default: all cores).\n";
+}
+
+int run_profile(const std::vector<std::string>& args) {
+  auto flags = cli::parse_flags(args);
+  if (!flags) {
+    std::cerr << "batchscope profile: " << flags.error().message << "\n";
+    return 2;
+  }
+  ProfileOptions o;
+  std::string model, json_path;
+  for (auto& [name, value] : *flags) {
+    Status bad;
+    if (name == "model") {
+      model = value;
+    } else if (name == "device") {
+      o.device = value;
+    } else if (name == "json") {
+      json_path = value;
+    } else if (name == "max-batch") {
+      auto v = cli::parse_number(name, value, 1, 1'000'000);
+      if (!v)
+        bad = v.error();
+      else
+        o.max_batch = static_cast<uint32_t>(*v);
+    } else if (name == "threads") {
+      auto v = cli::parse_number(name, value, 1, 1024);
+      if (!v)
+        bad = v.error();
+      else
+        o.intra_op_threads = static_cast<int>(*v);
+    } else if (name == "blas-threads") {
+      auto v = cli::parse_number(name, value, 1, 1024);
+      if (!v)
+        bad = v.error();
+      else
+        o.blas_threads = static_cast<int>(*v);
+    } else if (name == "seconds-per-point") {
+      auto v = cli::parse_number(name, value, 0, 3600);
+      if (!v)
+        bad = v.error();
+      else
+        o.seconds_per_point = *v;
+    } else {
+      bad = invalid_argument("unknown option --" + name + " (see batchscope profile --help)");
+    }
+    if (!bad) {
+      std::cerr << "batchscope profile: " << bad.message() << "\n";
+      return 2;
+    }
+  }
+  if (model.empty()) {
+    std::cerr << "batchscope profile: --model PATH is required (for example models/mlp.pt)\n";
+    return 2;
+  }
+  auto r = profile_model(model, o);
+  if (!r) {
+    std::cerr << "batchscope profile: " << r.error().message << "\n";
+    return 1;
+  }
+  std::printf("Model %s on %s; BLAS %s, %d intra-op thread(s), %d BLAS thread(s)\n\n",
+              r->model.c_str(), r->device.c_str(), r->blas.c_str(), r->intra_op_threads,
+              r->blas_threads);
+  std::printf("%8s %12s %14s %9s %6s\n", "batch", "t(b) us", "per item us", "speedup", "runs");
+  for (const ProfilePoint& p : r->points) {
+    std::printf("%8u %12.1f %14.2f %8.2fx %6d\n", p.batch, p.median_us, p.per_item_us, p.speedup,
+                p.runs);
+  }
+  std::printf("\nfit: t(b) = %.1f + %.2f * b us", r->a_us, r->c_us);
+  if (r->asymptotic_speedup > 0) {
+    std::printf("; asymptotic speedup 1 + a/c = %.1fx\n", r->asymptotic_speedup);
+  } else {
+    std::printf("; no per-item cost measured, so no asymptotic speedup\n");
+  }
+  if (!json_path.empty()) {
+    std::ofstream out(json_path);
+    out << profile_json(*r);
+    if (!out) {
+      std::cerr << "batchscope profile: cannot write " << json_path << "\n";
+      return 1;
+    }
+  }
+  return 0;
+}
+
+}  // namespace batchscope

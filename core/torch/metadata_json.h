@@ -1,0 +1,21 @@
+#pragma once
+// Reads a model's JSON sidecar (NAME.json beside NAME.pt) into ModelMetadata:
+//   {"name": ..., "description": ..., "max_batch_size": N,
+//    "inputs":  [{"name": ..., "datatype": "FP32", "shape": [-1, 128],
+//                 "finite_only": true}, ...],
+//    "outputs": [{"name": ..., "datatype": ..., "shape": [...]}, ...]}
+// Datatypes are KServe v2 names. Errors name the file and the field.
+// Thread-safety: free functions without shared state.
+
+#include <string>
+
+#include "model_metadata.h"
+
+namespace batchscope {
+
+Expected<ModelMetadata> parse_metadata(const std::string& json_text, const std::string& origin);
+Expected<ModelMetadata> load_metadata(const std::string& json_path);
+// "models/mlp.pt" -> "models/mlp.json"
+std::string sidecar_path(const std::string& model_path);
+
+}  // namespace batchscope

@@ -1,0 +1,62 @@
+#pragma once
+// Measures a model's batch cost curve t(b), b = 1, 2, 4, ... up to a maximum,
+// through the same run path the engine uses (stack, forward, split), and fits
+// t(b) ~ a + c*b. The fit says what batching can buy: per-item time falls
+// from a + c towards c, an asymptotic speedup of 1 + a/c.
+// Thread-safety: profile_model() runs on the calling thread.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "status.h"
+
+namespace batchscope {
+
+struct ProfileOptions {
+  std::string device = "cpu";
+  uint32_t max_batch = 0;          // 0: the model's max_batch_size
+  int intra_op_threads = 0;        // 0: TorchOptions' default
+  int blas_threads = 0;            // 0: all cores (one lane)
+  double seconds_per_point = 0.3;  // time spent measuring each batch size
+  int min_runs = 7;
+  int max_runs = 2000;
+};
+
+struct ProfilePoint {
+  uint32_t batch = 0;
+  double median_us = 0;
+  double per_item_us = 0;
+  double speedup = 0;  // per-item time at b = 1 over per-item time here
+  int runs = 0;
+};
+
+struct ProfileResult {
+  std::string model;
+  std::string device;
+  std::vector<ProfilePoint> points;
+  double a_us = 0;                // fitted fixed cost per batch
+  double c_us = 0;                // fitted cost per item
+  double asymptotic_speedup = 0;  // 1 + a/c; 0 when c <= 0
+  std::string blas;
+  std::string blas_library;
+  int intra_op_threads = 0;
+  int blas_threads = 0;
+};
+
+// Least-squares line through (b, t): {a, c}.
+struct LineFit {
+  double a = 0;
+  double c = 0;
+};
+LineFit fit_line(const std::vector<ProfilePoint>& points);
+
+Expected<ProfileResult> profile_model(const std::string& model_path, const ProfileOptions& options);
+
+// {"model", "device", "points": [{"batch", "median_us", "per_item_us",
+//  "speedup", "runs"}], "a_us", "c_us", "asymptotic_speedup",
+//  "speedup_at": {"1": .., "32": ..}, "blas", "blas_library",
+//  "intra_op_threads", "blas_threads"}
+std::string profile_json(const ProfileResult& r);
+
+}  // namespace batchscope

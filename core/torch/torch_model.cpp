@@ -1,0 +1,282 @@
+// Torch first: LibTorch uses the identifier `slots`, which Qt defines as a
+// macro (this target never includes Qt).
+#include <ATen/Parallel.h>
+#include <torch/cuda.h>
+#include <torch/script.h>
+
+#include "torch_model.h"
+
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+#include <thread>
+
+#include "metadata_json.h"
+
+namespace batchscope {
+
+namespace {
+
+at::ScalarType scalar_type(DType t) {
+  switch (t) {
+    case DType::kFloat32: return at::kFloat;
+    case DType::kFloat16: return at::kHalf;
+    case DType::kFloat64: return at::kDouble;
+    case DType::kInt64: return at::kLong;
+    case DType::kInt32: return at::kInt;
+    case DType::kUInt8: return at::kByte;
+    case DType::kBool: return at::kBool;
+  }
+  return at::kFloat;
+}
+
+std::string torch_message(const std::exception& e) {
+  if (auto* c = dynamic_cast<const c10::Error*>(&e)) return c->what_without_backtrace();
+  return e.what();
+}
+
+// OpenBLAS keeps its own thread pool beside LibTorch's; match it to the
+// intra-op count so lanes x BLAS threads stay within the cores.
+void set_blas_threads(int n) {
+  using SetFn = void (*)(int);
+  static auto fn = reinterpret_cast<SetFn>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads"));
+  if (fn) fn(n);
+}
+
+std::string shape_of(const at::Tensor& t) {
+  return shape_string(Shape(t.sizes().begin(), t.sizes().end()));
+}
+
+}  // namespace
+
+struct TorchModel::Impl {
+  ModelMetadata meta;
+  torch::jit::Module module;
+  torch::Device device{torch::kCPU};
+  std::string device_name = "cpu";
+  int threads = 1;
+  int blas_threads = 1;
+  bool cuda = false;
+
+  void configure_thread() const {
+    // LibTorch's OpenMP pool size is per calling thread: set it on each.
+    thread_local int configured = -1;
+    thread_local int configured_blas = -1;
+    if (configured != threads) {
+      at::set_num_threads(threads);
+      configured = threads;
+    }
+    if (configured_blas != blas_threads) {
+      set_blas_threads(blas_threads);
+      configured_blas = blas_threads;
+    }
+  }
+
+  at::Tensor stack(std::span<Tensors> reqs, size_t k) const {
+    const TensorSpec& spec = meta.inputs[k];
+    std::vector<int64_t> shape{static_cast<int64_t>(reqs.size())};
+    for (int64_t d : spec.item_shape()) shape.push_back(d);
+    auto opts = at::TensorOptions().dtype(scalar_type(spec.dtype)).pinned_memory(cuda);
+    at::Tensor batch = at::empty(shape, opts);
+    const size_t item = static_cast<size_t>(spec.item_numel()) * dtype_size(spec.dtype);
+    auto* dst = static_cast<std::byte*>(batch.data_ptr());
+    for (size_t i = 0; i < reqs.size(); ++i) {
+      if (reqs[i].size() != meta.inputs.size() || reqs[i][k].nbytes() != item ||
+          reqs[i][k].dtype() != spec.dtype) {
+        throw std::invalid_argument("request " + std::to_string(i) +
+                                    " of the batch does not fit input '" + spec.name + "' " +
+                                    shape_string(spec.item_shape()));
+      }
+      std::memcpy(dst + i * item, reqs[i][k].data(), item);
+    }
+    return cuda ? batch.to(device, /*non_blocking=*/true) : batch;
+  }
+
+  // The module's result as one tensor per declared output, in order.
+  std::vector<at::Tensor> outputs_of(const c10::IValue& v) const {
+    std::vector<at::Tensor> out;
+    if (v.isTensor()) {
+      out.push_back(v.toTensor());
+    } else if (v.isTuple()) {
+      for (const auto& e : v.toTupleRef().elements()) out.push_back(e.toTensor());
+    } else if (v.isTensorList()) {
+      for (const at::Tensor& t : v.toTensorVector()) out.push_back(t);
+    } else if (v.isGenericDict()) {
+      auto dict = v.toGenericDict();
+      for (const TensorSpec& spec : meta.outputs) {
+        auto it = dict.find(spec.name);
+        if (it == dict.end()) {
+          throw std::runtime_error("the model's output dict has no '" + spec.name + "'");
+        }
+        out.push_back(it->value().toTensor());
+      }
+    } else {
+      throw std::runtime_error("the model returned " + v.tagKind() +
+                               "; expected a tensor, a tuple or a dict of tensors");
+    }
+    if (out.size() != meta.outputs.size()) {
+      throw std::runtime_error("the model returned " + std::to_string(out.size()) +
+                               " outputs; its metadata declares " +
+                               std::to_string(meta.outputs.size()));
+    }
+    return out;
+  }
+
+  std::vector<at::Tensor> forward(std::span<Tensors> reqs) {
+    c10::InferenceMode guard;
+    std::vector<c10::IValue> args;
+    for (size_t k = 0; k < meta.inputs.size(); ++k) args.emplace_back(stack(reqs, k));
+    std::vector<at::Tensor> outs = outputs_of(module.forward(std::move(args)));
+    for (size_t k = 0; k < outs.size(); ++k) {
+      const TensorSpec& spec = meta.outputs[k];
+      at::Tensor& t = outs[k];
+      if (t.scalar_type() != scalar_type(spec.dtype)) {
+        throw std::runtime_error("output '" + spec.name + "' has datatype " +
+                                 std::string(c10::toString(t.scalar_type())) +
+                                 ", the metadata says " + dtype_name(spec.dtype));
+      }
+      std::vector<int64_t> want{static_cast<int64_t>(reqs.size())};
+      for (int64_t d : spec.item_shape()) want.push_back(d);
+      if (t.sizes() != at::IntArrayRef(want)) {
+        throw std::runtime_error("output '" + spec.name + "' has shape " + shape_of(t) +
+                                 " for a batch of " + std::to_string(reqs.size()) +
+                                 ", the metadata says " + shape_string(spec.shape));
+      }
+      t = cuda ? t.to(torch::kCPU, /*non_blocking=*/true) : t.contiguous();
+    }
+    if (cuda) {
+      torch::cuda::synchronize(device.index());
+      for (at::Tensor& t : outs) t = t.contiguous();
+    }
+    return outs;
+  }
+
+  std::vector<Tensors> split(const std::vector<at::Tensor>& outs, size_t n) const {
+    std::vector<Tensors> per(n);
+    for (size_t k = 0; k < outs.size(); ++k) {
+      const TensorSpec& spec = meta.outputs[k];
+      const size_t item = static_cast<size_t>(spec.item_numel()) * dtype_size(spec.dtype);
+      const auto* src = static_cast<const std::byte*>(outs[k].data_ptr());
+      for (size_t i = 0; i < n; ++i) {
+        Tensor t(spec.dtype, spec.item_shape());
+        std::memcpy(t.data(), src + i * item, item);
+        per[i].push_back(std::move(t));
+      }
+    }
+    return per;
+  }
+};
+
+TorchModel::TorchModel(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+TorchModel::~TorchModel() = default;
+
+const ModelMetadata& TorchModel::metadata() const { return impl_->meta; }
+const std::string& TorchModel::device() const { return impl_->device_name; }
+int TorchModel::intra_op_threads() const { return impl_->threads; }
+int TorchModel::blas_threads() const { return impl_->blas_threads; }
+
+Expected<std::vector<Tensors>> TorchModel::run(std::span<Tensors> inputs) {
+  if (inputs.empty()) return std::vector<Tensors>{};
+  impl_->configure_thread();
+  try {
+    return impl_->split(impl_->forward(inputs), inputs.size());
+  } catch (const std::exception& e) {
+    return Error{ErrorCode::kModelError,
+                 "model '" + impl_->meta.name + "' failed: " + torch_message(e)};
+  }
+}
+
+std::vector<std::string> available_devices() {
+  std::vector<std::string> d{"cpu"};
+  if (torch::cuda::is_available()) {
+    for (size_t i = 0; i < torch::cuda::device_count(); ++i)
+      d.push_back("cuda:" + std::to_string(i));
+  }
+  return d;
+}
+
+Expected<std::unique_ptr<TorchModel>> TorchModel::load(const std::string& model_path,
+                                                       const TorchOptions& options) {
+  auto meta = load_metadata(sidecar_path(model_path));
+  if (!meta) return meta.error();
+  auto impl = std::make_unique<Impl>();
+  impl->meta = std::move(*meta);
+
+  const auto devices = available_devices();
+  if (std::find(devices.begin(), devices.end(), options.device) == devices.end()) {
+    std::string have;
+    for (const auto& d : devices) have += (have.empty() ? "" : ", ") + d;
+    return invalid_argument("device '" + options.device +
+                            "' is not available; this LibTorch offers " + have);
+  }
+  impl->device_name = options.device;
+  impl->device = torch::Device(options.device);
+  impl->cuda = impl->device.is_cuda();
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  impl->threads = std::max(1, options.intra_op_threads);
+  impl->blas_threads = options.blas_threads > 0 ? options.blas_threads
+                                                : std::max(1, cores / std::max(1, options.lanes));
+  impl->configure_thread();
+
+  try {
+    impl->module = torch::jit::load(model_path, impl->device);
+    impl->module.eval();
+  } catch (const std::exception& e) {
+    return Error{ErrorCode::kModelError,
+                 "cannot load the TorchScript model " + model_path + ": " + torch_message(e)};
+  }
+
+  auto model = std::unique_ptr<TorchModel>(new TorchModel(std::move(impl)));
+  // Dry run on zeros, which nearly every model accepts: the module must
+  // agree with its metadata before it serves.
+  const uint32_t max_batch = model->metadata().max_batch_size;
+  Tensors zeros;
+  for (const TensorSpec& spec : model->metadata().inputs) {
+    Tensor t(spec.dtype, spec.item_shape());
+    std::memset(t.data(), 0, t.nbytes());
+    zeros.push_back(std::move(t));
+  }
+  std::vector<Tensors> batch(std::min<uint32_t>(2, max_batch), zeros);
+  try {
+    model->impl_->forward(batch);
+  } catch (const std::exception& e) {
+    return invalid_argument(model_path + " does not match " + sidecar_path(model_path) +
+                            " (dry run on a batch of zeros): " + torch_message(e));
+  }
+  // Warm up over the sizes it will see, so first requests pay nothing extra.
+  const uint32_t top =
+      options.warmup_max_batch > 0 ? std::min(options.warmup_max_batch, max_batch) : max_batch;
+  for (uint32_t b = 1;; b = std::min(b * 2, top)) {
+    batch.resize(b, zeros);
+    if (auto r = model->run(batch); !r) return r.error();
+    if (b == top) break;
+  }
+  return model;
+}
+
+namespace {
+
+class TorchRunner final : public Runner {
+ public:
+  explicit TorchRunner(std::unique_ptr<TorchModel> m) : model_(std::move(m)) {}
+  Expected<std::vector<Tensors>> run(std::span<Tensors> inputs) override {
+    return model_->run(inputs);
+  }
+
+ private:
+  std::unique_ptr<TorchModel> model_;
+};
+
+}  // namespace
+
+RunnerFactory torch_runner_factory(std::string model_path, TorchOptions options) {
+  return [path = std::move(model_path), options](int) -> std::unique_ptr<Runner> {
+    auto model = TorchModel::load(path, options);
+    if (!model) throw std::runtime_error(model.error().message);
+    return std::make_unique<TorchRunner>(std::move(*model));
+  };
+}
+
+}  // namespace batchscope
