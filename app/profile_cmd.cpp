@@ -78,9 +78,10 @@ int run_profile(const std::vector<std::string>& args) {
     std::cerr << "batchscope profile: " << r.error().message << "\n";
     return 1;
   }
-  std::printf("Model %s on %s; BLAS %s, %d intra-op thread(s), %d BLAS thread(s)\n\n",
-              r->model.c_str(), r->device.c_str(), r->blas.c_str(), r->intra_op_threads,
-              r->blas_threads);
+  std::printf(
+      "Model %s on %s; BLAS %s, %d BLAS thread(s), %d intra-op and %d inter-op thread(s)\n\n",
+      r->model.c_str(), r->device.c_str(), r->blas.c_str(), r->blas_threads, r->intra_op_threads,
+      r->inter_op_threads);
   std::printf("%8s %12s %14s %9s %6s\n", "batch", "t(b) us", "per item us", "speedup", "runs");
   for (const ProfilePoint& p : r->points) {
     std::printf("%8u %12.1f %14.2f %8.2fx %6d\n", p.batch, p.median_us, p.per_item_us, p.speedup,
@@ -89,8 +90,10 @@ int run_profile(const std::vector<std::string>& args) {
   std::printf("\nfit: t(b) = %.1f + %.2f * b us", r->a_us, r->c_us);
   if (r->asymptotic_speedup > 0) {
     std::printf("; asymptotic speedup 1 + a/c = %.1fx\n", r->asymptotic_speedup);
-  } else {
+  } else if (r->c_us <= 0) {
     std::printf("; no per-item cost measured, so no asymptotic speedup\n");
+  } else {
+    std::printf("; no fixed cost for a batch to share (a <= 0): batching buys little here\n");
   }
   if (!json_path.empty()) {
     std::ofstream out(json_path);

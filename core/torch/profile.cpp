@@ -76,12 +76,13 @@ Expected<ProfileResult> profile_model(const std::string& model_path, const Profi
   const LineFit f = fit_line(r.points);
   r.a_us = f.a;
   r.c_us = f.c;
-  r.asymptotic_speedup = f.c > 0 ? 1.0 + f.a / f.c : 0.0;
+  r.asymptotic_speedup = f.c > 0 && f.a > 0 ? 1.0 + f.a / f.c : 0.0;
   const TorchInfo info = torch_info();
   r.blas = info.blas_name;
   r.blas_library = info.blas_library;
   r.intra_op_threads = model.intra_op_threads();
   r.blas_threads = model.blas_threads();
+  r.inter_op_threads = model.inter_op_threads();
   return r;
 }
 
@@ -106,6 +107,7 @@ std::string profile_json(const ProfileResult& r) {
   j["blas"] = r.blas;
   j["blas_library"] = r.blas_library;
   j["intra_op_threads"] = r.intra_op_threads;
+  j["inter_op_threads"] = r.inter_op_threads;
   j["blas_threads"] = r.blas_threads;
   return j.dump(2) + "\n";
 }

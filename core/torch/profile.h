@@ -37,10 +37,11 @@ struct ProfileResult {
   std::vector<ProfilePoint> points;
   double a_us = 0;                // fitted fixed cost per batch
   double c_us = 0;                // fitted cost per item
-  double asymptotic_speedup = 0;  // 1 + a/c; 0 when c <= 0
+  double asymptotic_speedup = 0;  // 1 + a/c; 0 unless a > 0 and c > 0
   std::string blas;
   std::string blas_library;
   int intra_op_threads = 0;
+  int inter_op_threads = 0;
   int blas_threads = 0;
 };
 
@@ -56,7 +57,7 @@ Expected<ProfileResult> profile_model(const std::string& model_path, const Profi
 // {"model", "device", "points": [{"batch", "median_us", "per_item_us",
 //  "speedup", "runs"}], "a_us", "c_us", "asymptotic_speedup",
 //  "speedup_at": {"1": .., "32": ..}, "blas", "blas_library",
-//  "intra_op_threads", "blas_threads"}
+//  "intra_op_threads", "inter_op_threads", "blas_threads"}
 std::string profile_json(const ProfileResult& r);
 
 }  // namespace batchscope

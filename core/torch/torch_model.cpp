@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <mutex>
 #include <stdexcept>
 #include <thread>
 
@@ -43,6 +44,17 @@ void set_blas_threads(int n) {
   using SetFn = void (*)(int);
   static auto fn = reinterpret_cast<SetFn>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads"));
   if (fn) fn(n);
+}
+
+void set_inter_op_threads_once(int n) {
+  static std::once_flag once;
+  std::call_once(once, [n] {
+    try {
+      at::set_num_interop_threads(n);
+    } catch (const std::exception&) {
+      // Inter-op work has already begun in this process; its count stays.
+    }
+  });
 }
 
 std::string shape_of(const at::Tensor& t) {
@@ -176,6 +188,7 @@ const ModelMetadata& TorchModel::metadata() const { return impl_->meta; }
 const std::string& TorchModel::device() const { return impl_->device_name; }
 int TorchModel::intra_op_threads() const { return impl_->threads; }
 int TorchModel::blas_threads() const { return impl_->blas_threads; }
+int TorchModel::inter_op_threads() const { return at::get_num_interop_threads(); }
 
 Expected<std::vector<Tensors>> TorchModel::run(std::span<Tensors> inputs) {
   if (inputs.empty()) return std::vector<Tensors>{};
@@ -218,6 +231,7 @@ Expected<std::unique_ptr<TorchModel>> TorchModel::load(const std::string& model_
   impl->threads = std::max(1, options.intra_op_threads);
   impl->blas_threads = options.blas_threads > 0 ? options.blas_threads
                                                 : std::max(1, cores / std::max(1, options.lanes));
+  set_inter_op_threads_once(std::max(1, options.inter_op_threads));
   impl->configure_thread();
 
   try {

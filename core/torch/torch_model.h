@@ -37,6 +37,10 @@ struct TorchOptions {
   int intra_op_threads = 0;
   // OpenBLAS threads (the matrix products); 0 picks max(1, cores / lanes).
   int blas_threads = 0;
+  // LibTorch inter-op threads (TorchScript fork/wait). Process-wide and
+  // settable once, before any inter-op work: the first model loaded sets it,
+  // later loads keep it. 0 picks 1.
+  int inter_op_threads = 0;
   // Lanes sharing the machine, for the default above.
   int lanes = 1;
   // Warm up over batch sizes 1, 2, 4, ... up to this (0: the model's maximum).
@@ -54,6 +58,7 @@ class TorchModel {
   const std::string& device() const;
   int intra_op_threads() const;
   int blas_threads() const;
+  int inter_op_threads() const;  // in force for the process
 
   // One output set per request, in order, or the error that failed the batch.
   Expected<std::vector<Tensors>> run(std::span<Tensors> inputs);

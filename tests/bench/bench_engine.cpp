@@ -15,6 +15,7 @@
 #include <random>
 #include <thread>
 
+#include "closed_loop.h"
 #include "engine.h"
 #include "synthetic_runner.h"
 
@@ -37,46 +38,12 @@ class NoopRunner final : public Runner {
   }
 };
 
-// Keeps up to `window` requests in flight: submits until the window is full,
-// then sleeps until completions bring it down to `refill_at`.
-class ClosedLoop {
- public:
-  ClosedLoop(Engine& e, size_t window, size_t refill_at)
-      : e_(e), window_(window), refill_(refill_at) {}
-
-  void run(size_t total) {
-    std::vector<float> x(4, 1.0f);
-    size_t sent = 0;
-    while (sent < total) {
-      {
-        std::unique_lock g(mu_);
-        cv_.wait(g, [&] { return in_flight_ <= refill_; });
-      }
-      while (sent < total && in_flight_.load() < window_) {
-        Tensors in;
-        in.push_back(Tensor::from_floats(x));
-        ++in_flight_;
-        ++sent;
-        e_.submit(std::move(in), [this](TensorResponse&&) {
-          const size_t n = --in_flight_;
-          if (n == refill_ || n == 0) {
-            std::lock_guard g(mu_);
-            cv_.notify_one();
-          }
-        });
-      }
-    }
-    std::unique_lock g(mu_);
-    cv_.wait(g, [&] { return in_flight_ == 0; });
-  }
-
- private:
-  Engine& e_;
-  size_t window_, refill_;
-  std::atomic<size_t> in_flight_{0};
-  std::mutex mu_;
-  std::condition_variable cv_;
-};
+Tensors small_input(size_t) {
+  static const std::vector<float> x(4, 1.0f);
+  Tensors in;
+  in.push_back(Tensor::from_floats(x));
+  return in;
+}
 
 void BM_PerRequest(benchmark::State& state) {
   const auto b = static_cast<uint32_t>(state.range(0));
@@ -87,7 +54,7 @@ void BM_PerRequest(benchmark::State& state) {
     Engine engine([](int) { return std::make_unique<NoopRunner>(); },
                   Options{.max_batch_size = b, .max_wait_us = 200, .queue_capacity = 1u << 16});
     if (!engine.start().ok()) state.SkipWithError("start failed");
-    ClosedLoop loop(engine, 8 * b, 4 * b);
+    bench::ClosedLoop loop(engine, 8 * b, 4 * b, small_input);
     const double before = process_cpu_us();
     loop.run(total);
     cpu = process_cpu_us() - before;
@@ -119,7 +86,7 @@ void BM_Efficiency(benchmark::State& state) {
     Engine engine(SyntheticRunner::factory(cost),
                   Options{.max_batch_size = b, .max_wait_us = 2000, .queue_capacity = 4096});
     if (!engine.start().ok()) state.SkipWithError("start failed");
-    ClosedLoop loop(engine, 4 * b, 2 * b);
+    bench::ClosedLoop loop(engine, 4 * b, 2 * b, small_input);
     const auto t0 = std::chrono::steady_clock::now();
     loop.run(total);
     seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -1,0 +1,52 @@
+#include "profile.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+namespace batchscope {
+namespace {
+
+const std::string kModels = std::string(BATCHSCOPE_SOURCE_DIR) + "/models/";
+
+TEST(Profile, FitRecoversAnExactLine) {
+  std::vector<ProfilePoint> pts;
+  for (uint32_t b : {1u, 2u, 4u, 8u, 16u}) pts.push_back({b, 500.0 + 20.0 * b, 0, 0, 1});
+  const LineFit f = fit_line(pts);
+  EXPECT_NEAR(f.a, 500.0, 1e-9);
+  EXPECT_NEAR(f.c, 20.0, 1e-9);
+}
+
+TEST(Profile, MeasuresAModelAndWritesTheDocumentedJson) {
+  ProfileOptions o;
+  o.max_batch = 8;
+  o.seconds_per_point = 0.01;
+  auto r = profile_model(kModels + "linear_128x64.pt", o);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_EQ(r->points.size(), 4u);  // 1, 2, 4, 8
+  EXPECT_EQ(r->points.back().batch, 8u);
+  EXPECT_DOUBLE_EQ(r->points.front().speedup, 1.0);
+  for (const ProfilePoint& p : r->points) {
+    EXPECT_GT(p.median_us, 0);
+    EXPECT_GE(p.runs, o.min_runs);
+  }
+  const auto j = nlohmann::json::parse(profile_json(*r));
+  for (const char* key : {"points", "a_us", "c_us", "speedup_at", "blas", "intra_op_threads"}) {
+    EXPECT_TRUE(j.contains(key)) << key;
+  }
+  EXPECT_EQ(j["points"][3]["batch"], 8);
+  EXPECT_DOUBLE_EQ(j["points"][3]["median_us"].get<double>(), r->points[3].median_us);
+  EXPECT_DOUBLE_EQ(j["speedup_at"]["8"].get<double>(), r->points[3].speedup);
+  EXPECT_EQ(j["model"], "linear_128x64");
+}
+
+TEST(Profile, RefusesABatchAboveTheModelsMaximum) {
+  ProfileOptions o;
+  o.max_batch = 100000;
+  auto r = profile_model(kModels + "linear_128x64.pt", o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("max_batch_size 256"), std::string::npos) << r.error().message;
+}
+
+}  // namespace
+}  // namespace batchscope
