@@ -12,6 +12,8 @@
 
 #ifdef BATCHSCOPE_WITH_QT
 #include <QtGlobal>
+
+#include "serve_cmd.h"
 #endif
 #ifdef BATCHSCOPE_WITH_TORCH
 #include "torch_info.h"
@@ -28,6 +30,7 @@ const char* kUsage =
     "  demo      serve synthetic traffic through the batching engine and print a live\n"
     "            summary each second (the default, until the workbench window exists)\n"
     "  profile   measure a model's batch cost curve t(b) and the speedup batching allows\n"
+    "  serve     serve a model over HTTP (/infer, KServe v2, /metrics), headless\n"
     "\n"
     "Run 'batchscope COMMAND --help' for a command's options.\n";
 
@@ -73,6 +76,17 @@ int main(int argc, char** argv) {
     }
     return batchscope::run_demo(args);
   }
+#ifdef BATCHSCOPE_WITH_QT
+  if (command == "serve") {
+    for (const std::string& a : args) {
+      if (a == "--help" || a == "-h") {
+        std::fputs(batchscope::serve_help().c_str(), stdout);
+        return 0;
+      }
+    }
+    return batchscope::run_serve(argc, argv, args);
+  }
+#endif
 #ifdef BATCHSCOPE_WITH_TORCH
   if (command == "profile") {
     for (const std::string& a : args) {

@@ -1,0 +1,62 @@
+#pragma once
+// Inference payloads as JSON: the simple `{"data": [...]}` body of /infer
+// and KServe v2 / Open Inference Protocol requests, decoded into tensors; and
+// tensors written back as JSON. Decoding errors carry the HTTP status that
+// fits them: 400 for a body that is not the expected JSON, 422 for values
+// that do not fit (wrong datatype, shape, length or non-finite values).
+// Writing builds the text directly with std::to_chars (shortest round-trip
+// form), which is several times faster than a DOM at the 20,000+ requests/s
+// the listener aims for.
+// Thread-safety: free functions without shared state.
+
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "model_metadata.h"
+#include "tensor.h"
+
+namespace batchscope {
+
+struct HttpError {
+  int status = 400;
+  std::string message;
+};
+
+template <class T>
+using HttpExpected = std::variant<T, HttpError>;
+
+// {"data": [numbers]} (nested arrays are flattened) for a model with one
+// input; the values are shaped to that input's per-request shape.
+HttpExpected<Tensors> parse_simple_infer(std::string_view body, const ModelMetadata& model);
+
+// One KServe v2 input, batch dimension included.
+struct V2Input {
+  std::string name;
+  Tensor tensor;  // shape as sent, [rows, ...]
+};
+
+struct V2Request {
+  std::string id;
+  bool has_id = false;
+  std::vector<V2Input> inputs;            // in the model's input order
+  std::vector<std::string> outputs;       // requested output names; empty: all
+};
+
+// Decodes and checks a v2 request against the model: every declared input
+// present once (by name), datatype as declared, shape [rows, ...item] with
+// the same rows for all inputs, data length = product of shape.
+HttpExpected<V2Request> parse_v2_request(std::string_view body, const ModelMetadata& model);
+
+// Row r of every input, as one request's tensors.
+Tensors v2_row(const V2Request& req, int64_t row);
+
+// Appends a JSON array of the tensor's values, flat.
+void append_json_values(std::string& out, const Tensor& t);
+// Appends a JSON string literal.
+void append_json_string(std::string& out, std::string_view s);
+// Appends a number in shortest round-trip form.
+void append_json_number(std::string& out, double v);
+
+}  // namespace batchscope

@@ -1,0 +1,69 @@
+#pragma once
+// The HTTP routes over one engine and its model:
+//   POST /infer                       {"data": [...]} -> {"request_id", "result", "latency_ms"}
+//   GET  /v2, /v2/health/live, /v2/health/ready
+//   GET  /v2/models/{m}[/versions/{v}]            model metadata
+//   GET  /v2/models/{m}[/versions/{v}]/ready
+//   POST /v2/models/{m}[/versions/{v}]/infer      KServe v2 / Open Inference Protocol
+//   GET  /metrics                     Prometheus text format
+//   GET  /health                      status, device, strategy, queue size, batches
+//   GET|PUT /v1/config                the options in force; PUT applies them live
+// A v2 request of several rows is split into rows that are batched like any
+// others and reassembled. Engine errors map to statuses: invalid input 422,
+// queue full 429 (with Retry-After), timed out 504, shutting down 503, model
+// error 500. A client that disconnects cancels its queued rows.
+//
+// Under load: decoding and admission run on the I/O thread; responses are
+// encoded on the lane thread that completed the batch.
+// Thread-safety: handle() on the HTTP I/O thread only (it owns the metrics
+// monitor); shutting_down() from any thread.
+
+#include <atomic>
+#include <string>
+
+#include "engine.h"
+#include "http_server.h"
+#include "model_metadata.h"
+#include "monitor.h"
+
+namespace batchscope {
+
+struct ServiceInfo {
+  ModelMetadata model;
+  std::string device = "cpu";
+  std::string version;
+};
+
+class InferenceService {
+ public:
+  InferenceService(Engine& engine, ServiceInfo info);
+
+  void handle(HttpRequest&& request, Responder responder);
+  // New inference is refused with 503 and readiness turns false.
+  void shutting_down() { shutting_down_ = true; }
+  // For the HTTP counters in /metrics.
+  void set_server(const HttpServer* server) { server_ = server; }
+  // Drains the engine's records into the metrics (call it now and then from
+  // the I/O thread so records never pile up between scrapes).
+  void poll_metrics();
+
+ private:
+  void infer_simple(const HttpRequest& req, Responder r);
+  void infer_v2(const HttpRequest& req, Responder r);
+  void model_routes(const HttpRequest& req, Responder r, std::string_view rest);
+  void metadata(Responder r);
+  void health(Responder r);
+  void config(const HttpRequest& req, Responder r);
+  void metrics(Responder r);
+
+  Engine& engine_;
+  ServiceInfo info_;
+  EngineMonitor monitor_;
+  const HttpServer* server_ = nullptr;
+  std::atomic<bool> shutting_down_{false};
+};
+
+// The HTTP status for an engine error.
+int http_status(ErrorCode code);
+
+}  // namespace batchscope

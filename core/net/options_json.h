@@ -1,0 +1,23 @@
+#pragma once
+// Batching options as JSON, for PUT /v1/config and `serve --config`:
+//   {"strategy": "fifo", "max_batch_size": 32, "max_wait_us": 2000,
+//    "queue_capacity": 1024, "request_timeout_ms": 30000, "num_lanes": 1,
+//    "target_p99_ms": 50}
+// A partial object changes only the fields it names; "max_wait_ms" is
+// accepted in place of "max_wait_us". Unknown fields and wrong types are
+// refused by name; ranges are Options::validate()'s.
+// Thread-safety: free functions without shared state.
+
+#include <string>
+#include <string_view>
+
+#include "options.h"
+#include "status.h"
+
+namespace batchscope {
+
+Expected<Options> options_from_json(std::string_view json, Options base);
+// The options as a JSON object (no surrounding whitespace).
+std::string options_to_json(const Options& o);
+
+}  // namespace batchscope
