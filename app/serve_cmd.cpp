@@ -134,7 +134,8 @@ int run_serve(int argc, char** argv, const std::vector<std::string>& args) {
   if (Status s = engine.start(); !s) return fail(s.message(), 1);
 
   InferenceService service(engine, info);
-  HttpServer server([&service](HttpRequest&& req, Responder r) { service.handle(std::move(req), r); });
+  HttpServer server(
+      [&service](HttpRequest&& req, Responder r) { service.handle(std::move(req), r); });
   service.set_server(&server);
   auto bound = server.start(host, port);
   if (!bound) return fail(bound.error().message, 1);

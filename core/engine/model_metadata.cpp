@@ -123,11 +123,7 @@ Tensors random_inputs(const ModelMetadata& model, uint64_t seed) {
         for (double& v : t.as<double>()) v = normal(rng);
         break;
       case DType::kFloat16:
-        // Normal-ish halves in [-2, 2): sign, a small exponent, random mantissa.
-        for (uint16_t& v : t.as<uint16_t>()) {
-          v = static_cast<uint16_t>(((rng() & 1u) << 15) | ((13u + rng() % 3u) << 10) |
-                                    (rng() & 0x3ffu));
-        }
+        for (uint16_t& v : t.as<uint16_t>()) v = float_to_half(normal(rng));
         break;
       case DType::kInt64:
         for (int64_t& v : t.as<int64_t>()) v = digit(rng);

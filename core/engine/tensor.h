@@ -22,6 +22,11 @@ size_t dtype_size(DType t);
 const char* dtype_name(DType t);
 std::optional<DType> parse_dtype(std::string_view name);
 
+// IEEE 754 half precision (FP16) bits to and from float; the float to half
+// conversion rounds to nearest, ties to even, and keeps infinities and NaN.
+float half_to_float(uint16_t h);
+uint16_t float_to_half(float f);
+
 using Shape = std::vector<int64_t>;
 std::string shape_string(const Shape& shape);  // "[1, 28, 28]"
 

@@ -13,7 +13,7 @@ namespace {
 constexpr size_t kMaxChunkLineBytes = 4096;
 // A drained buffer larger than this is released rather than kept for reuse,
 // so one large upload does not pin memory on an idle keep-alive connection.
-constexpr size_t kKeepCapacityBytes = 64 * 1024;
+constexpr size_t kKeepCapacityBytes = size_t{64} * 1024;
 
 // Character classes by table lookup: one load per byte instead of a chain of
 // comparisons in the per-byte loops.
@@ -43,6 +43,33 @@ unsigned char byte(char c) { return static_cast<unsigned char>(c); }
 bool is_bad_value_char(char c) {
   const unsigned char b = byte(c);
   return (b < 0x20 && b != '\t') || b == 0x7f;
+}
+
+// Eight bytes at a time while no byte is below 0x20 or is 0x7f (the common
+// case: plain text); a word that trips the test is checked byte by byte,
+// since HTAB is allowed.
+bool is_valid_value(std::string_view v) {
+  constexpr uint64_t kOnes = 0x0101010101010101ull;
+  constexpr uint64_t kHighs = 0x8080808080808080ull;
+  size_t i = 0;
+  for (; i + 8 <= v.size(); i += 8) {
+    uint64_t w = 0;
+    std::memcpy(&w, v.data() + i, 8);
+    // High bit set in a byte lane of `below` when that byte < 0x20, and of
+    // `del` when it equals 0x7f (bytes >= 0x80 are excluded by ~w).
+    const uint64_t below = (w - kOnes * 0x20) & ~w & kHighs;
+    const uint64_t x = w ^ (kOnes * 0x7f);
+    const uint64_t del = (x - kOnes) & ~x & kHighs;
+    if ((below | del) != 0) {
+      for (size_t j = i; j < i + 8; ++j) {
+        if (is_bad_value_char(v[j])) return false;
+      }
+    }
+  }
+  for (; i < v.size(); ++i) {
+    if (is_bad_value_char(v[i])) return false;
+  }
+  return true;
 }
 
 bool is_token(std::string_view s) {
@@ -152,21 +179,7 @@ std::variant<std::monostate, HttpRequest, HttpParseError> HttpParser::next() {
     switch (state_) {
       case State::kFailed: return error_;
       case State::kStart: step = skip_empty_lines(); break;
-      case State::kHead: {
-        size_t head_len = 0;
-        step = find_head_end(head_len);
-        if (step == Step::kProgress) {
-          step = parse_head(std::string_view(buf_).substr(pos_, head_len));
-          if (step == Step::kError) break;
-          // Consumed before finish_head: the framing views stay valid because
-          // buf_ itself is untouched until the next append().
-          pos_ += head_len;
-          scan_ = 0;
-          line_start_ = 0;
-          step = finish_head();
-        }
-        break;
-      }
+      case State::kHead: step = read_head_line(); break;
       case State::kBody: step = read_body(); break;
       case State::kChunkSize: step = read_chunk_size(); break;
       case State::kChunkData: step = read_chunk_data(); break;
@@ -206,17 +219,16 @@ HttpParser::Step HttpParser::fail(int status, std::string message) {
 void HttpParser::reset_message_state() {
   state_ = State::kStart;
   scan_ = 0;
-  line_start_ = 0;
-  skipped_ = 0;
+  head_bytes_ = 0;
   trailer_bytes_ = 0;
   remaining_ = 0;
   has_content_length_ = false;
   content_length_ = 0;
-  content_length_text_ = {};
+  content_length_text_.clear();
   has_transfer_encoding_ = false;
   chunked_ = false;
   unsupported_coding_ = false;
-  coding_text_ = {};
+  coding_text_.clear();
   connection_close_ = false;
   connection_keep_alive_ = false;
 }
@@ -257,10 +269,10 @@ HttpParser::Step HttpParser::skip_empty_lines() {
       break;
     }
     pos_ += n;
-    skipped_ += n;
-    if (skipped_ >= limits_.max_header_bytes) {
-      return fail(400, "more than " + std::to_string(limits_.max_header_bytes) +
-                           " bytes of empty lines before the request line");
+    head_bytes_ += n;
+    if (head_bytes_ >= limits_.max_header_bytes) {
+      return fail(400, "empty lines before the request line reach the " +
+                           std::to_string(limits_.max_header_bytes) + "-byte header limit");
     }
   }
   if (pos_ == buf_.size()) return Step::kNeedMore;
@@ -268,51 +280,24 @@ HttpParser::Step HttpParser::skip_empty_lines() {
   return Step::kProgress;
 }
 
-HttpParser::Step HttpParser::find_head_end(size_t& head_len) {
-  // skipped_ < max_header_bytes holds here (skip_empty_lines enforces it).
-  const size_t limit = limits_.max_header_bytes - skipped_;
-  const size_t avail = buf_.size() - pos_;
-  const size_t end = std::min(avail, limit);
-  const char* base = buf_.data() + pos_;
-  while (scan_ < end) {
-    const void* lf = std::memchr(base + scan_, '\n', end - scan_);
-    if (lf == nullptr) {
-      scan_ = end;
-      break;
-    }
-    const size_t i = static_cast<size_t>(static_cast<const char*>(lf) - base);
-    const size_t len = i - line_start_;
-    // An empty line ends the head; the first line is never empty here
-    // because skip_empty_lines consumed those.
-    if (line_start_ > 0 && (len == 0 || (len == 1 && base[line_start_] == '\r'))) {
-      head_len = i + 1;
-      return Step::kProgress;
-    }
-    line_start_ = i + 1;
-    scan_ = i + 1;
+HttpParser::Step HttpParser::read_head_line() {
+  // Each line is parsed once, when its LF arrives, so a bad request line is
+  // refused without waiting for the headers. head_bytes_ (leading empty lines
+  // included) plus the line being searched may not pass the limit: holding
+  // that many bytes without an LF means the head cannot fit, so fail now
+  // rather than wait for bytes we would refuse.
+  const std::optional<size_t> len = find_line(limits_.max_header_bytes - head_bytes_);
+  if (!len) {
+    return fail(431, "request line and headers exceed " + std::to_string(limits_.max_header_bytes) +
+                         " bytes");
   }
-  // Holding `limit` bytes without the blank line means the head can only end
-  // past the limit: fail now rather than wait for bytes we would refuse.
-  if (avail >= limit) {
-    return fail(431, "request line and headers exceed " +
-                         std::to_string(limits_.max_header_bytes) + " bytes");
-  }
-  return Step::kNeedMore;
-}
-
-HttpParser::Step HttpParser::parse_head(std::string_view head) {
-  cur_.headers.reserve(8);
-  bool first = true;
-  while (!head.empty()) {
-    const size_t lf = head.find('\n');  // present: head ends with an empty line
-    const std::string_view line = strip_cr(head.substr(0, lf));
-    head.remove_prefix(lf + 1);
-    if (line.empty()) break;  // the blank line
-    const Step step = first ? parse_request_line(line) : parse_header_line(line);
-    if (step == Step::kError) return step;
-    first = false;
-  }
-  return Step::kProgress;
+  if (*len == 0) return Step::kNeedMore;
+  const std::string_view line = strip_cr(std::string_view(buf_).substr(pos_, *len - 1));
+  pos_ += *len;
+  head_bytes_ += *len;
+  // The request line is never empty here: skip_empty_lines consumed those.
+  if (line.empty()) return finish_head();
+  return cur_.method.empty() ? parse_request_line(line) : parse_header_line(line);
 }
 
 HttpParser::Step HttpParser::parse_request_line(std::string_view line) {
@@ -349,30 +334,37 @@ HttpParser::Step HttpParser::parse_request_line(std::string_view line) {
   }
   cur_.method.assign(method);
   cur_.target.assign(target);
+  cur_.headers.reserve(8);  // one allocation covers typical requests
   return Step::kProgress;
 }
 
 HttpParser::Step HttpParser::parse_header_line(std::string_view line) {
   if (line.front() == ' ' || line.front() == '\t') {
-    return fail(400, "obsolete line folding (a header line starting with whitespace) is not "
-                     "supported; send each header on one line");
+    return fail(400,
+                "obsolete line folding (a header line starting with whitespace) is not "
+                "supported; send each header on one line");
   }
-  const size_t colon = line.find(':');
-  if (colon == std::string_view::npos) {
-    return fail(400, "header line " + quoted(line) + " has no colon");
-  }
-  const std::string_view name = line.substr(0, colon);
-  if (!is_token(name)) {
-    return fail(400, "header name " + quoted(name) +
+  // One pass finds the colon and validates the name: the first non-token
+  // byte must be the colon (RFC 9112 forbids space before it).
+  size_t colon = 0;
+  while (colon < line.size() && kTchar[byte(line[colon])]) ++colon;
+  if (colon == 0 || colon == line.size() || line[colon] != ':') {
+    const size_t real_colon = line.find(':');
+    if (real_colon == std::string_view::npos) {
+      return fail(400, "header line " + quoted(line) + " has no colon");
+    }
+    return fail(400, "header name " + quoted(line.substr(0, real_colon)) +
                          " is empty or has invalid characters (no space before the colon)");
   }
+  const std::string_view name = line.substr(0, colon);
   const std::string_view value = trim(line.substr(colon + 1));
-  for (char c : value) {
-    if (is_bad_value_char(c)) {
-      return fail(400, "header " + quoted(name) + " contains a control character");
-    }
+  if (!is_valid_value(value)) {
+    return fail(400, "header " + quoted(name) + " contains a control character");
   }
 
+  if (cur_.headers.size() >= limits_.max_header_fields) {
+    return fail(431, "more than " + std::to_string(limits_.max_header_fields) + " header fields");
+  }
   auto& [stored_name, stored_value] = cur_.headers.emplace_back();
   stored_name.resize(name.size());
   for (size_t i = 0; i < name.size(); ++i) stored_name[i] = kLower[byte(name[i])];
@@ -394,7 +386,7 @@ HttpParser::Step HttpParser::parse_header_line(std::string_view line) {
         // Covers "chunked, gzip" too: chunked must come last, and no other
         // coding is decoded here anyway.
         unsupported_coding_ = true;
-        coding_text_ = coding;
+        coding_text_.assign(coding);
       }
     });
     if (!any) return fail(400, "Transfer-Encoding is empty; expected 'chunked'");
@@ -436,7 +428,7 @@ HttpParser::Step HttpParser::parse_content_length(std::string_view value) {
     }
     has_content_length_ = true;
     content_length_ = n;
-    content_length_text_ = item;
+    content_length_text_.assign(item);
     any = true;
   }
   if (!any) return fail(400, "Content-Length is empty; expected a non-negative decimal number");
@@ -448,21 +440,18 @@ HttpParser::Step HttpParser::finish_head() {
     return fail(400, "both Content-Length and Transfer-Encoding are present; send only one");
   }
   if (unsupported_coding_) {
-    return fail(501, "Transfer-Encoding " + quoted(coding_text_) +
-                         " is not supported; only 'chunked' is");
+    return fail(
+        501, "Transfer-Encoding " + quoted(coding_text_) + " is not supported; only 'chunked' is");
   }
   if (has_content_length_ && content_length_ > limits_.max_body_bytes) {
     return fail(413, "Content-Length " + quoted(content_length_text_) + " exceeds the " +
                          std::to_string(limits_.max_body_bytes) + "-byte body limit");
   }
-  cur_.keep_alive = cur_.version_minor >= 1 ? !connection_close_
-                                            : connection_keep_alive_ && !connection_close_;
+  cur_.keep_alive =
+      cur_.version_minor >= 1 ? !connection_close_ : connection_keep_alive_ && !connection_close_;
   // RFC 9112 6.1: an HTTP/1.0 message with Transfer-Encoding has faulty
   // framing as far as an intermediary knows; serve it, then close.
   if (has_transfer_encoding_ && cur_.version_minor == 0) cur_.keep_alive = false;
-  // The views into buf_ die once the head is consumed.
-  content_length_text_ = {};
-  coding_text_ = {};
 
   if (chunked_) {
     state_ = State::kChunkSize;
@@ -521,9 +510,10 @@ HttpParser::Step HttpParser::read_chunk_size() {
       size = size * 16 + static_cast<uint64_t>(d);
     }
   }
+  // Whitespace is allowed only before an extension's ';' (RFC 9112 BWS).
   std::string_view tail = line.substr(i);
   while (!tail.empty() && (tail.front() == ' ' || tail.front() == '\t')) tail.remove_prefix(1);
-  const bool tail_ok = tail.empty() || tail.front() == ';';
+  const bool tail_ok = i == line.size() || (!tail.empty() && tail.front() == ';');
   if (i == 0 || !tail_ok) {
     return fail(400, "chunk size " + quoted(line) + " is not a hexadecimal number");
   }
@@ -580,8 +570,8 @@ HttpParser::Step HttpParser::read_trailers() {
   const size_t budget = limits_.max_header_bytes - trailer_bytes_;
   const std::optional<size_t> len = find_line(budget);
   if (!len) {
-    return fail(431, "chunked trailers exceed " + std::to_string(limits_.max_header_bytes) +
-                         " bytes");
+    return fail(431,
+                "chunked trailers exceed " + std::to_string(limits_.max_header_bytes) + " bytes");
   }
   if (*len == 0) return Step::kNeedMore;
   const std::string_view line = strip_cr(std::string_view(buf_).substr(pos_, *len - 1));

@@ -10,23 +10,25 @@
 // bare CR, obsolete line folding) is rejected rather than guessed at, because
 // a proxy in front of us may have guessed otherwise (request smuggling).
 //
-// Under load: parsing is a few memchr calls plus one pass over each header
-// line, on string_views into one internal buffer. Consumed bytes are skipped
-// with an offset; the buffer is cleared when drained and compacted only when
-// the live tail is no larger than the consumed head, so each byte is moved at
-// most about once. Allocations per request are those of the returned
-// HttpRequest (its strings and header vector). A drained buffer that grew past
-// 64 KiB is released so idle connections do not pin memory.
+// Under load: each line is found with memchr and parsed once, when its LF
+// arrives, on string_views into one internal buffer; so a bad request line is
+// refused before its headers come. Consumed bytes are skipped with an offset;
+// the buffer is cleared when drained and compacted only when the live tail is
+// no larger than the consumed part, so each byte moves at most about once.
+// Allocations per request are those of the returned HttpRequest (its strings
+// and header vector). A drained buffer that grew past 64 KiB is released so
+// idle keep-alive connections do not pin memory.
 //
 // Hostile input: limits are checked before memory is spent. The request line
-// plus headers may not exceed max_header_bytes (431 as soon as that many bytes
-// are held without the blank line); a Content-Length over max_body_bytes is
-// refused (413) right after the headers, before any body byte is buffered; a
-// chunked body fails (413) on the chunk-size line that would take it past the
-// limit. Body bytes move from the buffer into the request as they arrive, so
-// the buffer holds at most max_header_bytes plus one append() while the caller
-// calls next() after every append(). Leading empty lines count towards the
-// header limit, so a peer cannot keep a connection busy with CRLFs alone.
+// plus headers may not exceed max_header_bytes: 431 as soon as the head so far
+// plus an unfinished line reach the limit, without waiting for the rest. A
+// Content-Length over max_body_bytes is refused (413) right after the headers,
+// before any body byte is buffered; a chunked body fails (413) on the
+// chunk-size line that would take it past the limit. Body bytes move from the
+// buffer into the request as they arrive, so while the caller calls next()
+// after every append(), the buffer holds at most max_header_bytes (or a 4 KiB
+// chunk-size line) plus one append(). Leading empty lines count towards the
+// header limit, so a peer cannot hold a connection with CRLFs alone.
 //
 // Thread-safety: none. One parser per connection, used on the owner thread
 // (the I/O thread) only.
@@ -48,6 +50,9 @@ struct HttpLimits {
   size_t max_header_bytes = 16 * 1024;
   // Decoded body size, for Content-Length and chunked bodies alike.
   size_t max_body_bytes = 16u * 1024 * 1024;
+  // Header lines per request (431 beyond). Tiny lines ("a:\n") would
+  // otherwise turn 16 KiB of input into ~350 KiB of stored pairs.
+  size_t max_header_fields = 256;
 };
 
 struct HttpRequest {
@@ -87,26 +92,26 @@ class HttpParser {
   std::variant<std::monostate, HttpRequest, HttpParseError> next();
 
   bool failed() const { return state_ == State::kFailed; }
-  // Bytes received and not yet consumed into a request (0 after a failure).
+  // Input bytes held and not yet parsed. Body bytes already moved into the
+  // request being assembled are not counted; 0 after a failure.
   size_t buffered() const { return buf_.size() - pos_; }
 
  private:
   enum class State {
-    kStart,       // before a request line; skipping empty lines
-    kHead,        // looking for the blank line that ends the headers
-    kBody,        // Content-Length body; remaining_ bytes to go
-    kChunkSize,   // expecting a chunk-size line
-    kChunkData,   // inside a chunk; remaining_ bytes to go
-    kChunkEnd,    // expecting the CRLF after a chunk's data
-    kTrailers,    // after the last chunk, until the blank line
+    kStart,      // before a request line; skipping empty lines
+    kHead,       // reading the request line and headers, a line at a time
+    kBody,       // Content-Length body; remaining_ bytes to go
+    kChunkSize,  // expecting a chunk-size line
+    kChunkData,  // inside a chunk; remaining_ bytes to go
+    kChunkEnd,   // expecting the CRLF after a chunk's data
+    kTrailers,   // after the last chunk, until the blank line
     kFailed,
   };
   // What a step of the state machine achieved.
   enum class Step { kNeedMore, kProgress, kDone, kError };
 
   Step skip_empty_lines();
-  Step find_head_end(size_t& head_len);
-  Step parse_head(std::string_view head);
+  Step read_head_line();
   Step parse_request_line(std::string_view line);
   Step parse_header_line(std::string_view line);
   Step parse_content_length(std::string_view value);
@@ -131,22 +136,21 @@ class HttpParser {
   size_t pos_ = 0;  // start of unconsumed bytes in buf_
   State state_ = State::kStart;
 
-  // Search state, relative to pos_, so compaction need not adjust them.
-  size_t scan_ = 0;        // bytes after pos_ already searched for LF
-  size_t line_start_ = 0;  // start of the current header line (kHead)
+  // Relative to pos_, so compaction need not adjust it.
+  size_t scan_ = 0;  // bytes after pos_ already searched for LF
 
-  size_t skipped_ = 0;        // leading empty-line bytes, charged to the header limit
+  size_t head_bytes_ = 0;     // head consumed so far, leading empty lines included
   size_t trailer_bytes_ = 0;  // trailer bytes so far, charged to their own header budget
   uint64_t remaining_ = 0;    // body or chunk bytes still to come
 
   // Framing facts gathered while parsing the headers of cur_.
   bool has_content_length_ = false;
   uint64_t content_length_ = 0;
-  std::string_view content_length_text_;  // into buf_, valid until the head is consumed
+  std::string content_length_text_;  // as sent, for messages
   bool has_transfer_encoding_ = false;
   bool chunked_ = false;
   bool unsupported_coding_ = false;
-  std::string_view coding_text_;  // into buf_, like content_length_text_
+  std::string coding_text_;  // the first unsupported coding, for the 501 message
   bool connection_close_ = false;
   bool connection_keep_alive_ = false;
 

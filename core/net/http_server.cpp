@@ -177,8 +177,10 @@ class Listener : public QObject {
       c->idle->setInterval(options_.idle_timeout_ms);
       QObject::connect(c->idle, &QTimer::timeout, sock, [this, id] {
         Conn* conn = find(id);
-        if (conn && conn->pending.empty()) conn->socket->disconnectFromHost();
-        else if (conn) conn->idle->start();
+        if (conn && conn->pending.empty())
+          conn->socket->disconnectFromHost();
+        else if (conn)
+          conn->idle->start();
       });
       QObject::connect(sock, &QTcpSocket::readyRead, this, [this, id] { read(id); });
       QObject::connect(sock, &QTcpSocket::disconnected, this, [this, id] { gone(id); });
@@ -278,7 +280,8 @@ void Responder::send(HttpResponse response) const {
     l->complete(conn, seq, std::move(response));
   } else {
     QMetaObject::invokeMethod(
-        l, [l, conn, seq, r = std::move(response)]() mutable { l->complete(conn, seq, std::move(r)); },
+        l,
+        [l, conn, seq, r = std::move(response)]() mutable { l->complete(conn, seq, std::move(r)); },
         Qt::QueuedConnection);
   }
 }
@@ -310,23 +313,23 @@ Expected<uint16_t> HttpServer::start(const std::string& host, uint16_t port) {
 
 void HttpServer::stop(int drain_ms) {
   if (!thread_.isRunning()) return;
-  QMetaObject::invokeMethod(listener_, [this] { listener_->stop_accepting(); },
-                            Qt::BlockingQueuedConnection);
+  QMetaObject::invokeMethod(
+      listener_, [this] { listener_->stop_accepting(); }, Qt::BlockingQueuedConnection);
   const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(drain_ms);
   for (;;) {
     size_t left = 0;
-    QMetaObject::invokeMethod(listener_, [&] { left = listener_->unanswered(); },
-                              Qt::BlockingQueuedConnection);
+    QMetaObject::invokeMethod(
+        listener_, [&] { left = listener_->unanswered(); }, Qt::BlockingQueuedConnection);
     if (left == 0 || std::chrono::steady_clock::now() >= until) break;
     QThread::msleep(5);
   }
-  QMetaObject::invokeMethod(listener_, [this] { listener_->close_all(); },
-                            Qt::BlockingQueuedConnection);
+  QMetaObject::invokeMethod(
+      listener_, [this] { listener_->close_all(); }, Qt::BlockingQueuedConnection);
   // Let the disconnects flush what is still being written (bounded).
   for (int i = 0; i < 200; ++i) {
     size_t open = 0;
-    QMetaObject::invokeMethod(listener_, [&] { open = listener_->connections(); },
-                              Qt::BlockingQueuedConnection);
+    QMetaObject::invokeMethod(
+        listener_, [&] { open = listener_->connections(); }, Qt::BlockingQueuedConnection);
     if (open == 0) break;
     QThread::msleep(5);
   }

@@ -4,12 +4,9 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QJsonParseError>
-#include <QtNumeric>
 #include <charconv>
 #include <cmath>
 #include <cstring>
-
-#include <qfloat16.h>
 
 namespace batchscope {
 
@@ -88,20 +85,21 @@ std::optional<HttpError> fill(Tensor& t, const std::vector<QJsonValue>& vals,
         break;
       case DType::kFloat16:
         if (!v.isDouble()) return bad(i, "a number");
-        {
-          const qfloat16 h(static_cast<float>(v.toDouble()));
-          std::memcpy(&t.as<uint16_t>()[i], &h, 2);
-        }
+        t.as<uint16_t>()[i] = float_to_half(static_cast<float>(v.toDouble()));
         break;
       case DType::kInt64:
       case DType::kInt32:
       case DType::kUInt8: {
         const double d = v.toDouble();
         if (!v.isDouble() || d != std::floor(d)) return bad(i, "a whole number");
-        if (t.dtype() == DType::kInt64) t.as<int64_t>()[i] = static_cast<int64_t>(d);
-        else if (t.dtype() == DType::kInt32) t.as<int32_t>()[i] = static_cast<int32_t>(d);
-        else if (d < 0 || d > 255) return bad(i, "a whole number from 0 to 255");
-        else t.as<uint8_t>()[i] = static_cast<uint8_t>(d);
+        if (t.dtype() == DType::kInt64)
+          t.as<int64_t>()[i] = static_cast<int64_t>(d);
+        else if (t.dtype() == DType::kInt32)
+          t.as<int32_t>()[i] = static_cast<int32_t>(d);
+        else if (d < 0 || d > 255)
+          return bad(i, "a whole number from 0 to 255");
+        else
+          t.as<uint8_t>()[i] = static_cast<uint8_t>(d);
         break;
       }
       case DType::kBool:
@@ -154,7 +152,8 @@ HttpExpected<Tensors> parse_simple_infer(std::string_view body, const ModelMetad
   HttpError err;
   auto obj = parse_object(body, err);
   if (!obj) return err;
-  if (!obj->contains("data")) return malformed("the body has no 'data' field: send {\"data\": [...]}");
+  if (!obj->contains("data"))
+    return malformed("the body has no 'data' field: send {\"data\": [...]}");
   std::vector<QJsonValue> vals;
   flatten(obj->value("data"), vals);
   if (static_cast<int64_t>(vals.size()) != spec.item_numel()) {
@@ -202,7 +201,8 @@ HttpExpected<V2Request> parse_v2_request(std::string_view body, const ModelMetad
       return unfit("input '" + name + "' has datatype '" + dt + "', expected " +
                    dtype_name(spec.dtype));
     }
-    if (!in.value("shape").isArray()) return malformed("input '" + name + "' needs a 'shape' array");
+    if (!in.value("shape").isArray())
+      return malformed("input '" + name + "' needs a 'shape' array");
     Shape shape;
     for (const QJsonValue& d : in.value("shape").toArray()) {
       if (!d.isDouble() || d.toDouble() < 0 || d.toDouble() != std::floor(d.toDouble())) {
@@ -226,8 +226,8 @@ HttpExpected<V2Request> parse_v2_request(std::string_view body, const ModelMetad
     flatten(in.value("data"), vals);
     Tensor t(spec.dtype, shape);
     if (static_cast<int64_t>(vals.size()) != t.numel()) {
-      return unfit("input '" + name + "' has " + std::to_string(vals.size()) +
-                   " values; shape " + shape_string(shape) + " needs " + std::to_string(t.numel()));
+      return unfit("input '" + name + "' has " + std::to_string(vals.size()) + " values; shape " +
+                   shape_string(shape) + " needs " + std::to_string(t.numel()));
     }
     if (auto e = fill(t, vals, name)) return *e;
     req.inputs[k] = V2Input{name, std::move(t)};
@@ -316,17 +316,16 @@ void append_json_values(std::string& out, const Tensor& t) {
     case DType::kUInt8: append_values(out, t.as<uint8_t>()); break;
     case DType::kBool: {
       auto v = t.as<uint8_t>();
-      for (size_t i = 0; i < v.size(); ++i) out += (i ? "," : "") + std::string(v[i] ? "true" : "false");
+      for (size_t i = 0; i < v.size(); ++i) {
+        if (i) out += ',';
+        out += v[i] ? "true" : "false";
+      }
       break;
     }
     case DType::kFloat16: {
       auto v = t.as<uint16_t>();
       std::vector<float> f(v.size());
-      for (size_t i = 0; i < v.size(); ++i) {
-        qfloat16 h;
-        std::memcpy(&h, &v[i], 2);
-        f[i] = static_cast<float>(h);
-      }
+      for (size_t i = 0; i < v.size(); ++i) f[i] = half_to_float(v[i]);
       append_values(out, std::span<const float>(f));
       break;
     }

@@ -40,8 +40,8 @@ struct V2Input {
 struct V2Request {
   std::string id;
   bool has_id = false;
-  std::vector<V2Input> inputs;            // in the model's input order
-  std::vector<std::string> outputs;       // requested output names; empty: all
+  std::vector<V2Input> inputs;       // in the model's input order
+  std::vector<std::string> outputs;  // requested output names; empty: all
 };
 
 // Decodes and checks a v2 request against the model: every declared input

@@ -47,7 +47,10 @@ void append_spec(std::string& out, const TensorSpec& s) {
   out += ",\"datatype\":";
   append_json_string(out, dtype_name(s.dtype));
   out += ",\"shape\":[";
-  for (size_t i = 0; i < s.shape.size(); ++i) out += (i ? "," : "") + std::to_string(s.shape[i]);
+  for (size_t i = 0; i < s.shape.size(); ++i) {
+    if (i) out += ',';
+    out += std::to_string(s.shape[i]);
+  }
   out += "]}";
 }
 
@@ -86,7 +89,8 @@ void InferenceService::handle(HttpRequest&& req, Responder r) {
     return r.send(json("{\"ready\":true}"));
   }
   constexpr std::string_view kModels = "/v2/models/";
-  if (path.substr(0, kModels.size()) == kModels) return model_routes(req, r, path.substr(kModels.size()));
+  if (path.substr(0, kModels.size()) == kModels)
+    return model_routes(req, r, path.substr(kModels.size()));
   r.send(error_response(404, "no route " + std::string(path) +
                                  "; try POST /infer, POST /v2/models/" + info_.model.name +
                                  "/infer, GET /health, GET /metrics or GET /v1/config"));
@@ -146,7 +150,8 @@ void InferenceService::metadata(Responder r) {
 void InferenceService::infer_simple(const HttpRequest& req, Responder r) {
   if (shutting_down_) return r.send(error_response(503, "shutting down"));
   auto parsed = parse_simple_infer(req.body, info_.model);
-  if (auto* e = std::get_if<HttpError>(&parsed)) return r.send(error_response(e->status, e->message));
+  if (auto* e = std::get_if<HttpError>(&parsed))
+    return r.send(error_response(e->status, e->message));
   auto id = engine_.submit(std::move(std::get<Tensors>(parsed)), [r](TensorResponse&& resp) {
     if (!resp.result.ok()) return r.send(engine_error(resp.result.error()));
     std::string b = "{\"request_id\":" + std::to_string(resp.id) + ",\"result\":";
@@ -177,7 +182,8 @@ struct Gather {
 void InferenceService::infer_v2(const HttpRequest& req, Responder r) {
   if (shutting_down_) return r.send(error_response(503, "shutting down"));
   auto parsed = parse_v2_request(req.body, info_.model);
-  if (auto* e = std::get_if<HttpError>(&parsed)) return r.send(error_response(e->status, e->message));
+  if (auto* e = std::get_if<HttpError>(&parsed))
+    return r.send(error_response(e->status, e->message));
   auto g = std::make_shared<Gather>();
   g->req = std::move(std::get<V2Request>(parsed));
   g->responder = r;
@@ -214,9 +220,8 @@ void InferenceService::infer_v2(const HttpRequest& req, Responder r) {
         bool first = true;
         for (size_t k = 0; k < meta->outputs.size(); ++k) {
           const TensorSpec& spec = meta->outputs[k];
-          if (!g->req.outputs.empty() &&
-              std::find(g->req.outputs.begin(), g->req.outputs.end(), spec.name) ==
-                  g->req.outputs.end()) {
+          if (!g->req.outputs.empty() && std::find(g->req.outputs.begin(), g->req.outputs.end(),
+                                                   spec.name) == g->req.outputs.end()) {
             continue;
           }
           if (!first) b += ',';
@@ -226,7 +231,10 @@ void InferenceService::infer_v2(const HttpRequest& req, Responder r) {
           b += ",\"datatype\":";
           append_json_string(b, dtype_name(spec.dtype));
           b += ",\"shape\":[" + std::to_string(g->rows.size());
-          for (int64_t d : spec.item_shape()) b += "," + std::to_string(d);
+          for (int64_t d : spec.item_shape()) {
+            b += ',';
+            b += std::to_string(d);
+          }
           b += "],\"data\":[";
           for (size_t row = 0; row < g->rows.size(); ++row) {
             std::string vals;

@@ -30,7 +30,9 @@ Expected<Options> options_from_json(std::string_view json, Options o) {
     };
     int64_t n = 0;
     Status s;
-    auto to_u32 = [](int64_t x) { return static_cast<uint32_t>(std::clamp<int64_t>(x, 0, UINT32_MAX)); };
+    auto to_u32 = [](int64_t x) {
+      return static_cast<uint32_t>(std::clamp<int64_t>(x, 0, UINT32_MAX));
+    };
     if (key == "strategy") {
       auto k = v.isString() ? parse_strategy(v.toString().toStdString()) : std::nullopt;
       if (!k) return invalid_argument("strategy must be \"fifo\" or \"adaptive\"");

@@ -73,8 +73,7 @@ size_t utf8_length(std::string_view s, size_t i) {
 
 // Both lines of a family's preamble. HELP texts here are literals free of
 // backslashes and newlines, so they need no escaping.
-void family(std::string& out, std::string_view name, std::string_view type,
-            std::string_view help) {
+void family(std::string& out, std::string_view name, std::string_view type, std::string_view help) {
   out += "# HELP ";
   out += name;
   out += ' ';
@@ -233,8 +232,8 @@ void duration_histograms(std::string& out, const MetricsWindow& totals) {
       {"stage=\"total\"", &totals.total_ns},
   }};
   for (const Stage& st : stages) {
-    const uint64_t count =
-        bucket_lines(out, "batchscope_request_duration_seconds_bucket", st.labels, kLatencyEdges, *st.ns);
+    const uint64_t count = bucket_lines(out, "batchscope_request_duration_seconds_bucket",
+                                        st.labels, kLatencyEdges, *st.ns);
     sample_f(out, "batchscope_request_duration_seconds_sum", st.labels,
              static_cast<double>(st.ns->sum()) / 1e9);
     sample_u(out, "batchscope_request_duration_seconds_count", st.labels, count);
@@ -323,8 +322,7 @@ void option_gauges(std::string& out, const EngineStatus& e) {
   sample_u(out, "batchscope_option_strategy_info", labels, 1);
 
   gauge_f(out, "batchscope_option_target_p99_seconds",
-          "Option in force: p99 latency target of the adaptive strategy.",
-          o.target_p99_ms / 1e3);
+          "Option in force: p99 latency target of the adaptive strategy.", o.target_p99_ms / 1e3);
 
   gauge_u(out, "batchscope_effective_max_batch_size",
           "Batch cap the strategy applies now (adaptive may lower it).", e.limits.max_batch);

@@ -43,7 +43,8 @@ struct ServerInfo {
 };
 
 // The Content-Type a server should send with prometheus_text()'s body.
-inline constexpr std::string_view kPrometheusContentType = "text/plain; version=0.0.4; charset=utf-8";
+inline constexpr std::string_view kPrometheusContentType =
+    "text/plain; version=0.0.4; charset=utf-8";
 
 // Renders the snapshot's all-time totals and live gauges; ends with '\n'.
 std::string prometheus_text(const MetricsSnapshot& s, const ServerInfo& info);
