@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cstring>
 #include <limits>
 
@@ -453,6 +454,14 @@ HttpParser::Step HttpParser::finish_head() {
   // framing as far as an intermediary knows; serve it, then close.
   if (has_transfer_encoding_ && cur_.version_minor == 0) cur_.keep_alive = false;
 
+  const bool body_follows = chunked_ || (has_content_length_ && content_length_ > 0);
+  if (body_follows && cur_.version_minor >= 1 && pos_ == buf_.size()) {
+    const std::string_view expect = cur_.header("expect");
+    continue_pending_ =
+        expect.size() == 12 &&
+        std::equal(expect.begin(), expect.end(), "100-continue",
+                   [](char a, char b) { return std::tolower(static_cast<unsigned char>(a)) == b; });
+  }
   if (chunked_) {
     state_ = State::kChunkSize;
     return Step::kProgress;

@@ -92,6 +92,16 @@ class HttpParser {
   std::variant<std::monostate, HttpRequest, HttpParseError> next();
 
   bool failed() const { return state_ == State::kFailed; }
+
+  // True once for each request whose headers asked `Expect: 100-continue`
+  // and whose body has not arrived: the listener then answers
+  // "100 Continue" so that a client like curl sends the body at once
+  // instead of waiting a second for permission.
+  bool take_continue() {
+    const bool c = continue_pending_;
+    continue_pending_ = false;
+    return c;
+  }
   // Input bytes held and not yet parsed. Body bytes already moved into the
   // request being assembled are not counted; 0 after a failure.
   size_t buffered() const { return buf_.size() - pos_; }
@@ -156,6 +166,7 @@ class HttpParser {
 
   HttpRequest cur_;
   HttpParseError error_;
+  bool continue_pending_ = false;
 };
 
 }  // namespace batchscope

@@ -198,6 +198,7 @@ class Listener : public QObject {
     c->parser.append(data.constData(), static_cast<size_t>(data.size()));
     while (!c->closing) {
       auto next = c->parser.next();
+      if (c->parser.take_continue()) c->socket->write("HTTP/1.1 100 Continue\r\n\r\n");
       if (std::holds_alternative<std::monostate>(next)) break;
       Slot& s = c->pending.emplace_back();
       s.seq = c->next_seq++;

@@ -234,6 +234,36 @@ TEST_F(ServerTest, ChunkedBodiesAndKeepAlive) {
   EXPECT_TRUE(c.closed_by_peer());
 }
 
+TEST_F(ServerTest, ExpectContinueGetsA100BeforeTheBody) {
+  start();
+  TestClient c(port_);
+  const std::string body = data_body(2);
+  c.send("POST /infer HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: " +
+         std::to_string(body.size()) + "\r\n\r\n");
+  auto interim = c.read();  // sent before any body byte
+  ASSERT_TRUE(interim);
+  EXPECT_EQ(interim->status, 100);
+  c.send(body);
+  auto r = c.read();
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(numbers(parse(r->body)["result"]), expected_result(2));
+}
+
+TEST_F(ServerTest, IdleConnectionsAreClosed) {
+  meta_.name = "toy";
+  HttpServerOptions so;
+  so.idle_timeout_ms = 100;
+  HttpServer quick([](HttpRequest&&, Responder r) { r.send(HttpResponse{}); }, so);
+  auto port = quick.start("127.0.0.1", 0);
+  ASSERT_TRUE(port.ok());
+  TestClient c(*port);
+  c.send(http_request("GET", "/anything"));
+  ASSERT_TRUE(c.read());            // served, then idle
+  EXPECT_TRUE(c.closed_by_peer());  // closed after about 100 ms
+  quick.stop(100);
+}
+
 TEST_F(ServerTest, QueueFullIs429WithRetryAfterAndTimeoutIs504) {
   control_->hold = true;
   start(
