@@ -17,11 +17,15 @@ url=$(grep -o 'http://[0-9.:]*' "$log")
 [ -n "$url" ] || { echo "serve never said where it listens"; cat "$log"; exit 1; }
 body=$(python3 -c 'import json; print(json.dumps({"data": [0.25] * 128}))')
 out=$(curl -sf -X POST --data "$body" "$url/infer")
-echo "$out" | grep -q '"result":\[' || { echo "bad /infer answer: $out"; exit 1; }
+[[ "$out" == *'"result":['* ]] || { echo "bad /infer answer: $out"; exit 1; }
 code=$(curl -s -o /dev/null -w '%{http_code}' -X POST --data '{"data": [1]}' "$url/infer")
 [ "$code" = 422 ] || { echo "short input answered $code, not 422"; exit 1; }
-curl -sf "$url/v2/models/linear_128x64" | grep -q '"datatype":"FP32"'
-curl -sf "$url/metrics" | grep -q 'batchscope_requests_total{outcome="ok"} 1'
+# Captured first: `curl | grep -q` under pipefail fails when grep stops reading early.
+meta=$(curl -sf "$url/v2/models/linear_128x64")
+[[ "$meta" == *'"datatype":"FP32"'* ]] || { echo "bad metadata: $meta"; exit 1; }
+metrics=$(curl -sf "$url/metrics")
+[[ "$metrics" == *'batchscope_requests_total{outcome="ok"} 1'* ]] ||
+  { echo "metrics do not count the one ok request"; echo "$metrics" | head -20; exit 1; }
 kill -TERM $pid
 wait $pid
 grep -q "^stopped:" "$log" || { echo "no clean stop"; cat "$log"; exit 1; }
