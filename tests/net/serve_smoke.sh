@@ -26,6 +26,9 @@ meta=$(curl -sf "$url/v2/models/linear_128x64")
 metrics=$(curl -sf "$url/metrics")
 [[ "$metrics" == *'batchscope_requests_total{outcome="ok"} 1'* ]] ||
   { echo "metrics do not count the one ok request"; echo "$metrics" | head -20; exit 1; }
+if command -v promtool >/dev/null; then
+  lint=$(echo "$metrics" | promtool check metrics 2>&1) || { echo "promtool refused /metrics: $lint"; exit 1; }
+fi
 kill -TERM $pid
 wait $pid
 grep -q "^stopped:" "$log" || { echo "no clean stop"; cat "$log"; exit 1; }
