@@ -116,18 +116,27 @@ Expected<Options> take_options(std::map<std::string, std::string>& flags, Option
 }
 
 Expected<SyntheticCost> parse_synthetic(const std::string& text) {
-  const auto comma = text.find(',');
-  if (comma == std::string::npos) {
-    return invalid_argument("--synthetic: expected A_US,C_US (for example 500,20), got '" + text +
-                            "'");
+  std::vector<std::string> parts;
+  size_t from = 0;
+  for (size_t comma; (comma = text.find(',', from)) != std::string::npos; from = comma + 1) {
+    parts.push_back(text.substr(from, comma - from));
   }
-  auto a = parse_number("synthetic", text.substr(0, comma), 0, 1e7);
-  if (!a) return a.error();
-  auto c = parse_number("synthetic", text.substr(comma + 1), 0, 1e7);
-  if (!c) return c.error();
+  parts.push_back(text.substr(from));
+  if (parts.size() < 2 || parts.size() > 3) {
+    return invalid_argument(
+        "--synthetic: expected A_US,C_US or A_US,C_US,L_US (for example 500,20), got '" + text +
+        "'");
+  }
+  double v[3] = {0, 0, 0};
+  for (size_t i = 0; i < parts.size(); ++i) {
+    auto x = parse_number("synthetic", parts[i], 0, 1e7);
+    if (!x) return x.error();
+    v[i] = *x;
+  }
   SyntheticCost cost;
-  cost.fixed_us = *a;
-  cost.per_item_us = *c;
+  cost.fixed_us = v[0];
+  cost.per_item_us = v[1];
+  cost.log_us = v[2];
   return cost;
 }
 

@@ -24,7 +24,7 @@ Expected<std::map<std::string, std::string>> parse_flags(
 // them from `flags`, and validates the result.
 Expected<Options> take_options(std::map<std::string, std::string>& flags, Options base = {});
 
-// "--synthetic A_US,C_US" -> the synthetic runner's cost.
+// "--synthetic A_US,C_US[,L_US]" -> the synthetic runner's cost a + c*b + l*ln(b+1).
 Expected<SyntheticCost> parse_synthetic(const std::string& text);
 
 Expected<double> parse_number(const std::string& flag, const std::string& text, double lo,

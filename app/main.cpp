@@ -13,6 +13,7 @@
 #ifdef BATCHSCOPE_WITH_QT
 #include <QtGlobal>
 
+#include "bench_cmd.h"
 #include "serve_cmd.h"
 #endif
 #ifdef BATCHSCOPE_WITH_TORCH
@@ -31,6 +32,7 @@ const char* kUsage =
     "            summary each second (the default, until the workbench window exists)\n"
     "  profile   measure a model's batch cost curve t(b) and the speedup batching allows\n"
     "  serve     serve a model over HTTP (/infer, KServe v2, /metrics), headless\n"
+    "  bench     drive a target with an arrival pattern and record the run\n"
     "\n"
     "Run 'batchscope COMMAND --help' for a command's options.\n";
 
@@ -85,6 +87,15 @@ int main(int argc, char** argv) {
       }
     }
     return batchscope::run_serve(argc, argv, args);
+  }
+  if (command == "bench") {
+    for (const std::string& a : args) {
+      if (a == "--help" || a == "-h") {
+        std::fputs(batchscope::bench_help().c_str(), stdout);
+        return 0;
+      }
+    }
+    return batchscope::run_bench(argc, argv, args);
   }
 #endif
 #ifdef BATCHSCOPE_WITH_TORCH

@@ -11,12 +11,8 @@
 #include "engine.h"
 #include "http_server.h"
 #include "inference_service.h"
+#include "model_setup.h"
 #include "options_json.h"
-#include "synthetic_runner.h"
-#ifdef BATCHSCOPE_WITH_TORCH
-#include "metadata_json.h"
-#include "torch_model.h"
-#endif
 
 namespace batchscope {
 
@@ -35,16 +31,6 @@ std::string serve_help() {
 }
 
 namespace {
-
-ModelMetadata synthetic_metadata() {
-  ModelMetadata m;
-  m.name = "synthetic";
-  m.description = "The engine's synthetic model: every input x answers 2x + 1.";
-  m.max_batch_size = kMaxBatchSize;
-  m.inputs = {TensorSpec{"data", DType::kFloat32, {-1, 128}, false}};
-  m.outputs = {TensorSpec{"output", DType::kFloat32, {-1, 128}, false}};
-  return m;
-}
 
 int fail(const std::string& message, int code = 2) {
   std::cerr << "batchscope serve: " << message << "\n";
@@ -100,32 +86,13 @@ int run_serve(int argc, char** argv, const std::vector<std::string>& args) {
   }
   if (synthetic && flags->count("model")) return fail("--model and --synthetic exclude each other");
 
+  auto model = make_model(synthetic, model_path, device, *options);
+  if (!model) return fail(model.error().message, 1);
   ServiceInfo info;
   info.version = BATCHSCOPE_VERSION;
-  info.device = synthetic ? "cpu" : device;
-  RunnerFactory factory;
-  if (synthetic) {
-    info.model = synthetic_metadata();
-    factory = SyntheticRunner::factory(*synthetic);
-  } else {
-#ifdef BATCHSCOPE_WITH_TORCH
-    auto meta = load_metadata(sidecar_path(model_path));
-    if (!meta) return fail(meta.error().message, 1);
-    info.model = *meta;
-    TorchOptions to;
-    to.device = device;
-    to.lanes = static_cast<int>(options->num_lanes);
-    to.warmup_max_batch = options->max_batch_size;
-    factory = torch_runner_factory(model_path, to);
-#else
-    return fail("this build has no LibTorch; use --synthetic A_US,C_US", 1);
-#endif
-  }
-  if (options->max_batch_size > info.model.max_batch_size) {
-    return fail("--max-batch-size " + std::to_string(options->max_batch_size) +
-                " is above model '" + info.model.name + "''s max_batch_size " +
-                std::to_string(info.model.max_batch_size));
-  }
+  info.model = model->metadata;
+  info.device = model->device;
+  const RunnerFactory factory = model->factory;
 
   QCoreApplication app(argc, argv);
   Engine engine(factory, *options);

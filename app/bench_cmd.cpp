@@ -1,0 +1,335 @@
+#include "bench_cmd.h"
+
+#include <QApplication>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "cli_args.h"
+#include "http_server.h"
+#include "http_target.h"
+#include "inference_service.h"
+#include "load_driver.h"
+#include "model_setup.h"
+#include "run_plot.h"
+
+namespace batchscope {
+
+std::string bench_help() {
+  return "usage: batchscope bench [--model PATH | --synthetic A_US,C_US[,L_US]] [--pattern NAME]\n"
+         "                        [pattern parameters] [--duration S] [--requests N] [--seed N]\n"
+         "                        [--target inproc|self-http|URL] [--connections N] [--payload "
+         "FILE]\n"
+         "                        [serving options] [--json FILE] [--csv PREFIX] [--trace-out "
+         "FILE]\n"
+         "                        [--plot FILE.png] [--window S]\n"
+         "Patterns and their parameters:\n"
+         "  constant --rate R            evenly spaced\n"
+         "  poisson  --rate R            random arrivals at R per second (default)\n"
+         "  burst    --rate R --rate-low R2 --on S --off S   on/off periods at two rates\n"
+         "  ramp     --rate-from R0 --rate-to R1             linear over the run\n"
+         "  step     --steps \"R1:S1,R2:S2,...\"               rate levels and their seconds\n"
+         "  sine     --rate-min R0 --rate-max R1 --period S  a daily cycle compressed into S\n"
+         "  trace    --trace FILE.csv     replay timestamps or inter-arrival microseconds\n"
+         "  closed   --concurrency N      N requests in flight, each sent when one returns\n"
+         "Latency is measured from each request's intended send time (open loop), so a\n"
+         "stalled server shows as latency, not as less load. Targets: inproc (the engine\n"
+         "alone), self-http (this process's HTTP listener), or a URL ending in /infer or\n"
+         "/v2/models/{m}/infer. --csv PREFIX writes PREFIX_requests.csv and PREFIX_windows.csv.\n"
+         "--window S sets the summary windows (default: the duration / 40, 0.1 s to 10 s).\n"
+         "Serving options:\n" +
+         cli::options_help();
+}
+
+namespace {
+
+int fail(const std::string& message, int code = 2) {
+  std::cerr << "batchscope bench: " << message << "\n";
+  return code;
+}
+
+bool write_file(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+  return static_cast<bool>(out);
+}
+
+Expected<std::vector<std::pair<double, double>>> parse_steps(const std::string& text) {
+  std::vector<std::pair<double, double>> steps;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    const size_t colon = item.find(':');
+    if (colon == std::string::npos) {
+      return invalid_argument(
+          "--steps: expected RATE:SECONDS,... (for example 100:5,500:5), got '" + item + "'");
+    }
+    auto r = cli::parse_number("steps", item.substr(0, colon), 0, 1e9);
+    if (!r) return r.error();
+    auto s = cli::parse_number("steps", item.substr(colon + 1), 1e-6, 1e7);
+    if (!s) return s.error();
+    steps.emplace_back(*r, *s);
+  }
+  if (steps.empty()) return invalid_argument("--steps is empty");
+  return steps;
+}
+
+void print_summary(const RunData& run, const RunSummary& s) {
+  std::printf("\n%s -> %s, model %s\n", run.config.pattern.c_str(), run.config.target.c_str(),
+              run.config.model.c_str());
+  if (run.config.target != "inproc" && run.config.target != "self-http") {
+    std::printf("  (serving options are the remote server's own)\n");
+  } else {
+    std::printf("  %s\n", describe(run.config.options).c_str());
+  }
+  std::printf("  sent %llu   ok %llu   rejected %llu   timed out %llu   errors %llu\n",
+              static_cast<unsigned long long>(s.sent), static_cast<unsigned long long>(s.ok),
+              static_cast<unsigned long long>(s.rejected),
+              static_cast<unsigned long long>(s.timed_out),
+              static_cast<unsigned long long>(s.errors));
+  std::printf("  throughput   %.1f req/s over %.2f s\n", s.throughput_rps, s.duration_s);
+  const RunLatency& l = s.latency;
+  std::printf(
+      "  latency ms   p50 %.3f  p90 %.3f  p95 %.3f  p99 %.3f  p99.9 %.3f  max %.3f  mean %.3f\n",
+      l.p50_ms, l.p90_ms, l.p95_ms, l.p99_ms, l.p999_ms, l.max_ms, l.mean_ms);
+  std::printf("  send lag ms  p50 %.3f  p99 %.3f  max %.3f\n", s.lag_p50_ms, s.lag_p99_ms,
+              s.lag_max_ms);
+  if (!s.batch_histogram.empty()) {
+    std::printf("  batch size   mean %.2f  (", s.batch_mean);
+    int shown = 0;
+    for (auto it = s.batch_histogram.rbegin(); it != s.batch_histogram.rend() && shown < 6;
+         ++it, ++shown) {
+      std::printf("%s%u: %llu", shown ? ", " : "", it->first,
+                  static_cast<unsigned long long>(it->second));
+    }
+    std::printf("%s)\n", s.batch_histogram.size() > 6 ? ", ..." : "");
+    std::printf("  queue depth  mean %.2f  max %u\n", s.depth_mean, s.depth_max);
+  }
+}
+
+}  // namespace
+
+int run_bench(int argc, char** argv, const std::vector<std::string>& args) {
+  auto flags = cli::parse_flags(args);
+  if (!flags) return fail(flags.error().message);
+  auto options = cli::take_options(*flags);
+  if (!options) return fail(options.error().message);
+
+  ArrivalSpec spec;
+  spec.pattern = Pattern::kPoisson;
+  spec.rate = 1000;
+  spec.duration_s = 10;
+  std::string model_path = "models/linear_128x64.pt", device = "cpu", target = "inproc";
+  std::string json_out, csv_prefix, trace_out, plot_out, payload_file;
+  std::optional<SyntheticCost> synthetic;
+  int connections = 64;
+  double window_s = 0;  // 0: about 40 windows over the run
+  for (auto& [name, value] : *flags) {
+    auto num = [&](double lo, double hi) { return cli::parse_number(name, value, lo, hi); };
+    Status bad;
+    auto set = [&](double lo, double hi, auto& field) {
+      auto v = num(lo, hi);
+      if (!v)
+        bad = v.error();
+      else
+        field = static_cast<std::decay_t<decltype(field)>>(*v);
+    };
+    if (name == "model")
+      model_path = value;
+    else if (name == "synthetic") {
+      auto c = cli::parse_synthetic(value);
+      if (!c)
+        bad = c.error();
+      else
+        synthetic = *c;
+    } else if (name == "device")
+      device = value;
+    else if (name == "pattern") {
+      auto p = parse_pattern(value);
+      if (!p) {
+        bad =
+            invalid_argument("--pattern: unknown pattern '" + value +
+                             "'; known: constant, poisson, burst, ramp, step, sine, trace, closed");
+      } else {
+        spec.pattern = *p;
+      }
+    } else if (name == "rate")
+      set(-1e12, 1e12, spec.rate);
+    else if (name == "rate-low")
+      set(-1e12, 1e12, spec.rate_low);
+    else if (name == "on")
+      set(-1e12, 1e12, spec.on_s);
+    else if (name == "off")
+      set(-1e12, 1e12, spec.off_s);
+    else if (name == "rate-from")
+      set(-1e12, 1e12, spec.rate_from);
+    else if (name == "rate-to")
+      set(-1e12, 1e12, spec.rate_to);
+    else if (name == "rate-min")
+      set(-1e12, 1e12, spec.rate_min);
+    else if (name == "rate-max")
+      set(-1e12, 1e12, spec.rate_max);
+    else if (name == "period")
+      set(-1e12, 1e12, spec.period_s);
+    else if (name == "steps") {
+      auto st = parse_steps(value);
+      if (!st)
+        bad = st.error();
+      else
+        spec.steps = *st;
+    } else if (name == "trace") {
+      auto tr = load_trace_csv(value);
+      if (!tr)
+        bad = tr.error();
+      else
+        spec.trace = *tr;
+    } else if (name == "concurrency")
+      set(1, 1e6, spec.concurrency);
+    else if (name == "duration")
+      set(-1e12, 1e12, spec.duration_s);
+    else if (name == "requests")
+      set(1, 1e12, spec.max_requests);
+    else if (name == "seed")
+      set(0, 1e18, spec.seed);
+    else if (name == "target")
+      target = value;
+    else if (name == "connections")
+      set(1, 4096, connections);
+    else if (name == "payload")
+      payload_file = value;
+    else if (name == "window")
+      set(0.001, 3600, window_s);
+    else if (name == "json")
+      json_out = value;
+    else if (name == "csv")
+      csv_prefix = value;
+    else if (name == "trace-out")
+      trace_out = value;
+    else if (name == "plot")
+      plot_out = value;
+    else
+      bad = invalid_argument("unknown option --" + name + " (see batchscope bench --help)");
+    if (!bad) return fail(bad.message());
+  }
+  if (Status s = spec.validate(); !s) return fail(s.message());
+  if (synthetic && flags->count("model")) return fail("--model and --synthetic exclude each other");
+
+  const bool remote = target != "inproc" && target != "self-http";
+  std::optional<Url> url;
+  if (remote) {
+    auto u = parse_url(target);
+    if (!u) return fail("--target: " + u.error().message + "; use inproc, self-http or a URL");
+    url = *u;
+  }
+  auto model = make_model(synthetic, model_path, device, *options, !remote);
+  if (!model) return fail(model.error().message, 1);
+  std::vector<std::string> bodies;
+  if (!payload_file.empty()) {
+    std::ifstream in(payload_file);
+    if (!in) return fail("--payload: cannot read " + payload_file);
+    std::ostringstream text;
+    text << in.rdbuf();
+    bodies.push_back(text.str());
+    if (!remote && target == "inproc") {
+      return fail("--payload needs an HTTP target (self-http or a URL); inproc uses seeded inputs");
+    }
+  }
+
+  // Qt is needed for the listener (self-http) and for drawing the plot.
+  std::unique_ptr<QCoreApplication> app;
+  if (!plot_out.empty()) {
+    if (!std::getenv("QT_QPA_PLATFORM")) setenv("QT_QPA_PLATFORM", "offscreen", 1);
+    app = std::make_unique<QApplication>(argc, argv);
+  } else if (target == "self-http") {
+    app = std::make_unique<QCoreApplication>(argc, argv);
+  }
+
+  RunConfig cfg;
+  cfg.pattern = spec.describe();
+  cfg.target = target;
+  cfg.model = model->metadata.name;
+  cfg.options = *options;
+  cfg.duration_s = spec.duration_s;
+  cfg.seed = spec.seed;
+
+  std::unique_ptr<Engine> engine;
+  if (!remote) {
+    engine = std::make_unique<Engine>(model->factory, *options);
+    const ModelMetadata meta = model->metadata;
+    engine->set_validator([meta](const Tensors& in) { return check_inputs(meta, in); });
+    if (Status s = engine->start(); !s) return fail(s.message(), 1);
+  }
+
+  SteadyClock clock;
+  RunData run;
+  if (target == "inproc") {
+    std::vector<Tensors> pool;
+    for (uint64_t i = 0; i < 64; ++i) pool.push_back(random_inputs(model->metadata, spec.seed + i));
+    EngineTarget t(*engine, [&pool](uint64_t i) { return pool[i % pool.size()]; });
+    std::printf("Batchscope bench: %s -> inproc\n", cfg.pattern.c_str());
+    std::fflush(stdout);
+    run = run_load(spec, t, cfg, clock);
+  } else {
+    std::unique_ptr<InferenceService> service;
+    std::unique_ptr<HttpServer> server;
+    if (target == "self-http") {
+      service = std::make_unique<InferenceService>(
+          *engine, ServiceInfo{model->metadata, model->device, BATCHSCOPE_VERSION});
+      server = std::make_unique<HttpServer>(
+          [&service](HttpRequest&& req, Responder r) { service->handle(std::move(req), r); });
+      service->set_server(server.get());
+      auto port = server->start("127.0.0.1", 0);
+      if (!port) return fail(port.error().message, 1);
+      url = Url{"127.0.0.1", *port, "/infer"};
+    }
+    HttpTarget t(*url, model->metadata, connections, spec.seed, bodies);
+    if (Status s = t.start(); !s) return fail(s.message(), 1);
+    std::printf("Batchscope bench: %s -> %s\n", cfg.pattern.c_str(), target.c_str());
+    std::fflush(stdout);
+    run = run_load(spec, t, cfg, clock);
+    t.stop();
+    if (server) server->stop(1000);
+  }
+  if (engine) {
+    engine->stop(StopMode::kDrain);
+    RecordBatch records;
+    engine->drain_records(records);
+    run.batches = std::move(records.batches);
+    run.depth = std::move(records.depth);
+  }
+
+  if (window_s <= 0) window_s = std::clamp(spec.duration_s / 40.0, 0.1, 10.0);
+  const RunSummary summary = summarize_run(
+      run, std::chrono::duration_cast<Duration>(std::chrono::duration<double>(window_s)));
+  print_summary(run, summary);
+
+  int rc = 0;
+  auto save = [&](const std::string& path, const std::string& text, const char* what) {
+    if (path.empty()) return;
+    if (write_file(path, text)) {
+      std::printf("  wrote %s (%s)\n", path.c_str(), what);
+    } else {
+      std::cerr << "batchscope bench: cannot write " << path << "\n";
+      rc = 1;
+    }
+  };
+  save(json_out, run_summary_json(run, summary), "JSON summary");
+  if (!csv_prefix.empty()) {
+    save(csv_prefix + "_requests.csv", run_requests_csv(run), "CSV per request");
+    save(csv_prefix + "_windows.csv", run_windows_csv(summary), "CSV per window");
+  }
+  save(trace_out, run_trace_json(run), "Chrome trace; open in Perfetto or chrome://tracing");
+  if (!plot_out.empty()) {
+    if (Status s = write_run_plot(run, summary, plot_out); !s) {
+      std::cerr << "batchscope bench: " << s.message() << "\n";
+      rc = 1;
+    } else {
+      std::printf("  wrote %s (latency fan, queue depth, batch sizes)\n", plot_out.c_str());
+    }
+  }
+  return rc;
+}
+
+}  // namespace batchscope

@@ -1,0 +1,53 @@
+#include "model_setup.h"
+
+#ifdef BATCHSCOPE_WITH_TORCH
+#include "metadata_json.h"
+#include "torch_model.h"
+#endif
+
+namespace batchscope {
+
+ModelMetadata synthetic_metadata() {
+  ModelMetadata m;
+  m.name = "synthetic";
+  m.description = "The engine's synthetic model: every input x answers 2x + 1.";
+  m.max_batch_size = kMaxBatchSize;
+  m.inputs = {TensorSpec{"data", DType::kFloat32, {-1, 128}, false}};
+  m.outputs = {TensorSpec{"output", DType::kFloat32, {-1, 128}, false}};
+  return m;
+}
+
+Expected<ModelSetup> make_model(const std::optional<SyntheticCost>& synthetic,
+                                const std::string& model_path, const std::string& device,
+                                const Options& options, bool load) {
+  ModelSetup m;
+  if (synthetic) {
+    m.metadata = synthetic_metadata();
+    if (load) m.factory = SyntheticRunner::factory(*synthetic);
+  } else {
+#ifdef BATCHSCOPE_WITH_TORCH
+    auto meta = load_metadata(sidecar_path(model_path));
+    if (!meta) return meta.error();
+    m.metadata = *meta;
+    m.device = device;
+    if (load) {
+      TorchOptions to;
+      to.device = device;
+      to.lanes = static_cast<int>(options.num_lanes);
+      to.warmup_max_batch = options.max_batch_size;
+      m.factory = torch_runner_factory(model_path, to);
+    }
+#else
+    (void)model_path, (void)device;
+    return invalid_argument("this build has no LibTorch; use --synthetic A_US,C_US");
+#endif
+  }
+  if (load && options.max_batch_size > m.metadata.max_batch_size) {
+    return invalid_argument("--max-batch-size " + std::to_string(options.max_batch_size) +
+                            " is above model '" + m.metadata.name + "''s max_batch_size " +
+                            std::to_string(m.metadata.max_batch_size));
+  }
+  return m;
+}
+
+}  // namespace batchscope

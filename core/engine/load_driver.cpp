@@ -1,0 +1,139 @@
+#include "load_driver.h"
+
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+
+namespace batchscope {
+
+Outcome outcome_of(ErrorCode code) {
+  switch (code) {
+    case ErrorCode::kQueueFull: return Outcome::kRejected;
+    case ErrorCode::kTimedOut: return Outcome::kTimedOut;
+    case ErrorCode::kCancelled: return Outcome::kCancelled;
+    case ErrorCode::kShuttingDown: return Outcome::kShuttingDown;
+    case ErrorCode::kInvalidArgument: return Outcome::kInvalid;
+    case ErrorCode::kModelError:
+    case ErrorCode::kInternal: return Outcome::kModelError;
+  }
+  return Outcome::kModelError;
+}
+
+void EngineTarget::send(uint64_t index, Done done) {
+  engine_.submit(payload_(index), [done = std::move(done)](TensorResponse&& r) {
+    Result res;
+    res.outcome = r.result.ok() ? Outcome::kOk : outcome_of(r.result.error().code);
+    res.batch_id = r.batch_id;
+    res.batch_size = r.batch_size;
+    done(res);
+  });
+}
+
+namespace {
+
+// The requests of a run while it is under way; completions fill them in.
+class Ledger {
+ public:
+  explicit Ledger(Clock& clock) : clock_(clock) {}
+
+  uint64_t add(TimePoint intended, TimePoint sent) {
+    std::lock_guard g(mu_);
+    RunRequest& r = reqs_.emplace_back();
+    r.index = reqs_.size() - 1;
+    r.intended = intended;
+    r.sent = sent;
+    ++outstanding_;
+    return r.index;
+  }
+
+  void done(uint64_t index, const LoadTarget::Result& res) {
+    const TimePoint now = clock_.now();
+    std::lock_guard g(mu_);
+    RunRequest& r = reqs_[index];
+    r.done = now;
+    r.outcome = res.outcome;
+    r.http_status = res.http_status;
+    r.batch_id = res.batch_id;
+    r.batch_size = res.batch_size;
+    --outstanding_;
+    cv_.notify_all();
+  }
+
+  // Waits (through the clock) until `t`, or until fewer than `below` are
+  // outstanding when below > 0. Returns the time then.
+  TimePoint wait(TimePoint t, size_t below) {
+    std::unique_lock lk(mu_);
+    while (clock_.now() < t && (below == 0 || outstanding_ >= below)) clock_.wait_until(lk, cv_, t);
+    return clock_.now();
+  }
+
+  // Waits for every answer, at most until `until`; what is still missing is
+  // recorded as an error then.
+  void drain(TimePoint until) {
+    std::unique_lock lk(mu_);
+    while (outstanding_ > 0 && clock_.now() < until) clock_.wait_until(lk, cv_, until);
+    if (outstanding_ == 0) return;
+    const TimePoint now = clock_.now();
+    for (RunRequest& r : reqs_) {
+      if (r.done == TimePoint{}) {
+        r.done = now;
+        r.outcome = Outcome::kModelError;
+      }
+    }
+  }
+
+  std::vector<RunRequest> take() {
+    std::lock_guard g(mu_);
+    return {reqs_.begin(), reqs_.end()};
+  }
+
+ private:
+  Clock& clock_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<RunRequest> reqs_;  // stable references while it grows
+  size_t outstanding_ = 0;
+};
+
+}  // namespace
+
+RunData run_load(const ArrivalSpec& spec, LoadTarget& target, RunConfig config, Clock& clock,
+                 LoadOptions options) {
+  RunData run;
+  run.config = std::move(config);
+  run.start = clock.now();
+  const TimePoint end = run.start + std::chrono::duration_cast<Duration>(
+                                        std::chrono::duration<double>(spec.duration_s));
+  const uint64_t cap = spec.max_requests > 0 ? spec.max_requests : UINT64_MAX;
+  Ledger ledger(clock);
+  auto send = [&](TimePoint intended, TimePoint sent) {
+    const uint64_t i = ledger.add(intended, sent);
+    target.send(i, [&ledger, i](const LoadTarget::Result& r) { ledger.done(i, r); });
+  };
+
+  if (spec.pattern == Pattern::kClosed) {
+    const size_t n = std::max<uint32_t>(spec.concurrency, 1);
+    for (uint64_t sent = 0; sent < cap;) {
+      const TimePoint now = ledger.wait(end, n);  // until a slot frees, or the end
+      if (now >= end) break;
+      send(now, now);
+      ++sent;
+    }
+  } else {
+    ArrivalSchedule schedule(spec);
+    uint64_t sent = 0;
+    while (sent < cap) {
+      const std::optional<Duration> offset = schedule.next();
+      if (!offset) break;
+      const TimePoint intended = run.start + *offset;
+      if (intended >= end) break;
+      send(intended, ledger.wait(intended, 0));
+      ++sent;
+    }
+  }
+  ledger.drain(clock.now() + options.drain_timeout);
+  run.requests = ledger.take();
+  return run;
+}
+
+}  // namespace batchscope

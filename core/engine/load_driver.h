@@ -1,0 +1,63 @@
+#pragma once
+// Sends traffic to a target on a schedule and records the run.
+//
+// Open loop (every pattern but closed): each request has an intended send
+// time from the ArrivalSchedule; the driver sends it then (or at once, if it
+// is behind), and latency is measured from the intended time. A stalled
+// target therefore shows up as latency and send lag, never as less offered
+// load. Closed loop: `concurrency` requests are kept in flight, each sent
+// when one returns. All sends come from the driver's thread; completions may
+// come from any thread.
+//
+// Time goes through the injected Clock, so a test can run the driver on a
+// ManualClock and stall a target deterministically.
+// Thread-safety: run_load() blocks its caller until the run is over.
+
+#include <functional>
+
+#include "arrivals.h"
+#include "engine.h"
+#include "run_record.h"
+
+namespace batchscope {
+
+// Where a run sends its requests.
+class LoadTarget {
+ public:
+  struct Result {
+    Outcome outcome = Outcome::kOk;
+    int http_status = 0;
+    uint64_t batch_id = 0;
+    uint32_t batch_size = 0;
+  };
+  // Called exactly once per send(), from any thread.
+  using Done = std::function<void(const Result&)>;
+
+  virtual ~LoadTarget() = default;
+  virtual void send(uint64_t index, Done done) = 0;
+};
+
+// The in-process engine as a target: the core alone, no network.
+class EngineTarget final : public LoadTarget {
+ public:
+  using Payload = std::function<Tensors(uint64_t index)>;
+  EngineTarget(Engine& engine, Payload payload) : engine_(engine), payload_(std::move(payload)) {}
+  void send(uint64_t index, Done done) override;
+
+ private:
+  Engine& engine_;
+  Payload payload_;
+};
+
+Outcome outcome_of(ErrorCode code);
+
+struct LoadOptions {
+  // After the schedule ends, how long to wait for outstanding answers before
+  // recording them as errors.
+  Duration drain_timeout = std::chrono::seconds(60);
+};
+
+RunData run_load(const ArrivalSpec& spec, LoadTarget& target, RunConfig config, Clock& clock,
+                 LoadOptions options = {});
+
+}  // namespace batchscope

@@ -1,0 +1,92 @@
+#pragma once
+// A recorded traffic run: every request the generator sent (when it was meant
+// to go, when it went, when its answer came, how it ended) and, for runs
+// against the in-process engine, every batch and queue-depth sample. Latency
+// is measured from the intended send time, so a stalled server shows up as
+// latency, not as less load (no coordinated omission).
+// summarize_run() folds a run into totals and fixed windows; the exports
+// write it out as JSON, CSV and Chrome Trace Event Format.
+// Thread-safety: plain values and free functions.
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "clock.h"
+#include "options.h"
+#include "records.h"
+
+namespace batchscope {
+
+struct RunRequest {
+  uint64_t index = 0;      // 0, 1, 2, ... in intended send order
+  TimePoint intended{};    // when the schedule meant it to go
+  TimePoint sent{};        // when it went
+  TimePoint done{};        // when its answer (or error) came back
+  Outcome outcome = Outcome::kOk;
+  int http_status = 0;     // 0 for in-process runs
+  uint64_t batch_id = 0;   // in-process runs: the batch it rode in (0: none)
+  uint32_t batch_size = 0;
+};
+
+struct RunConfig {
+  std::string pattern;  // "poisson rate=2000", as given
+  std::string target;   // "inproc", "self-http", or a URL
+  std::string model;    // model name, or "synthetic"
+  Options options;      // the serving options (in-process and self-http)
+  double duration_s = 0;
+  uint64_t seed = 0;
+};
+
+struct RunData {
+  RunConfig config;
+  TimePoint start{};  // time zero of the schedule
+  std::vector<RunRequest> requests;
+  std::vector<BatchRecord> batches;  // in-process and self-http runs
+  std::vector<DepthSample> depth;    // in-process and self-http runs
+};
+
+struct RunLatency {
+  double p50_ms = 0, p90_ms = 0, p95_ms = 0, p99_ms = 0, p999_ms = 0, max_ms = 0, mean_ms = 0;
+};
+
+struct RunWindow {
+  double start_s = 0;   // since RunData::start
+  double length_s = 0;
+  uint64_t sent = 0, ok = 0, rejected = 0, timed_out = 0, errors = 0;
+  double throughput_rps = 0;  // ok per second
+  RunLatency latency;         // ok requests that finished in this window
+  double batch_mean = 0;      // batches run in this window
+  uint32_t batch_max = 0;
+  double depth_mean = 0;
+  uint32_t depth_max = 0;
+};
+
+struct RunSummary {
+  uint64_t sent = 0, ok = 0, rejected = 0, timed_out = 0, errors = 0;
+  double duration_s = 0;      // first intended send to last answer
+  double throughput_rps = 0;  // ok per second over duration_s
+  RunLatency latency;         // of ok requests, from intended send to answer
+  double lag_p50_ms = 0, lag_p99_ms = 0, lag_max_ms = 0;  // sent - intended
+  double batch_mean = 0;
+  std::map<uint32_t, uint64_t> batch_histogram;  // size -> batches
+  double depth_mean = 0;
+  uint32_t depth_max = 0;
+  std::vector<RunWindow> windows;
+};
+
+RunSummary summarize_run(const RunData& run, Duration window = std::chrono::seconds(1));
+
+// Exports. JSON summary keys: sent, ok, rejected, timed_out, errors,
+// throughput_rps, latency_ms {p50, p90, p95, p99, p999, max, mean},
+// batch_size {mean, histogram}, queue_depth {mean, max}, send_lag_ms
+// {p50, p99, max}, config, pattern, windows [...].
+std::string run_summary_json(const RunData& run, const RunSummary& s);
+std::string run_requests_csv(const RunData& run);
+std::string run_windows_csv(const RunSummary& s);
+// Chrome Trace Event Format: batches as complete events on a track per lane,
+// requests as complete events (intended send to answer) on request tracks.
+std::string run_trace_json(const RunData& run);
+
+}  // namespace batchscope

@@ -1,0 +1,40 @@
+#pragma once
+// A load run's target over HTTP: this process's listener or any server that
+// speaks `POST /infer` ({"data": [...]}) or KServe v2 `POST
+// /v2/models/{m}/infer` (Batchscope, Triton, the Python engine, ...). Bodies
+// are built once from seeded inputs that fit the model and cycled, so the
+// client spends its time sending, not encoding. HTTP statuses map back to
+// outcomes: 200 ok, 429 rejected, 504 timed out, 400/422 invalid, 503
+// shutting down, anything else (or no answer) an error.
+// Thread-safety: send() from the load driver's thread.
+
+#include <string>
+#include <vector>
+
+#include "http_client.h"
+#include "load_driver.h"
+#include "model_metadata.h"
+
+namespace batchscope {
+
+class HttpTarget final : public LoadTarget {
+ public:
+  // `url` ends in /infer (simple body) or /v2/models/{m}/infer (KServe v2).
+  // `bodies`, when given, are sent as they are, in turn.
+  HttpTarget(Url url, const ModelMetadata& model, int connections, uint64_t seed,
+             std::vector<std::string> bodies = {});
+  Status start() { return client_.start(); }
+  void send(uint64_t index, Done done) override;
+  void stop() { client_.stop(); }
+
+ private:
+  Url url_;
+  HttpLoadClient client_;
+  std::vector<std::string> requests_;  // whole HTTP requests, ready to send
+};
+
+Outcome outcome_of_http(int status);
+// One request's body for `url`'s protocol.
+std::string infer_body(const Url& url, const ModelMetadata& model, const Tensors& inputs);
+
+}  // namespace batchscope

@@ -1,0 +1,141 @@
+// The load driver on a manual clock: a stalled target raises measured
+// latency instead of lowering offered load, and a closed loop keeps exactly N
+// requests in flight. Plus a short real run against the in-process engine.
+
+#include "load_driver.h"
+
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "test_support.h"
+
+namespace batchscope::test {
+namespace {
+
+// Holds every answer until the test releases it.
+class HeldTarget final : public LoadTarget {
+ public:
+  explicit HeldTarget(Clock& clock) : clock_(clock) {}
+  void send(uint64_t index, Done done) override {
+    std::lock_guard g(mu_);
+    sends_.push_back({index, clock_.now()});
+    held_.push_back(std::move(done));
+    max_in_flight_ = std::max(max_in_flight_, held_.size());
+    cv_.notify_all();
+  }
+  bool await_sends(size_t n) {
+    std::unique_lock g(mu_);
+    return cv_.wait_for(g, kSafety, [&] { return sends_.size() >= n; });
+  }
+  void release(size_t n) {
+    std::vector<Done> go;
+    {
+      std::lock_guard g(mu_);
+      n = std::min(n, held_.size());
+      go.assign(std::make_move_iterator(held_.begin()), std::make_move_iterator(held_.begin() + n));
+      held_.erase(held_.begin(), held_.begin() + n);
+    }
+    for (Done& d : go) d(Result{});
+  }
+  size_t in_flight() {
+    std::lock_guard g(mu_);
+    return held_.size();
+  }
+  size_t max_in_flight() {
+    std::lock_guard g(mu_);
+    return max_in_flight_;
+  }
+  std::vector<std::pair<uint64_t, TimePoint>> sends() {
+    std::lock_guard g(mu_);
+    return sends_;
+  }
+
+ private:
+  Clock& clock_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<std::pair<uint64_t, TimePoint>> sends_;
+  std::vector<Done> held_;
+  size_t max_in_flight_ = 0;
+};
+
+TEST(LoadDriver, AStalledServerShowsAsLatencyNotAsLessLoad) {
+  ManualClock clock;
+  HeldTarget target(clock);
+  ArrivalSpec spec;
+  spec.pattern = Pattern::kConstant;
+  spec.rate = 1000;  // one every millisecond, at 0, 1, ..., 9 ms
+  spec.duration_s = 0.010;
+  const TimePoint t0 = clock.now();
+  RunData run;
+  std::thread driver([&] { run = run_load(spec, target, RunConfig{}, clock); });
+  // The target answers nothing, yet every request goes out on schedule.
+  for (int i = 1; i < 10; ++i) {
+    ASSERT_TRUE(target.await_sends(static_cast<size_t>(i)));
+    ASSERT_TRUE(clock.await_parked(t0 + milliseconds(i))) << "the driver is not waiting for " << i;
+    clock.advance_to(t0 + milliseconds(i));
+  }
+  ASSERT_TRUE(target.await_sends(10));
+  EXPECT_EQ(target.in_flight(), 10u);
+  clock.advance_to(t0 + milliseconds(50));  // the stall ends
+  target.release(10);
+  driver.join();
+
+  ASSERT_EQ(run.requests.size(), 10u);
+  for (size_t i = 0; i < 10; ++i) {
+    const RunRequest& r = run.requests[i];
+    EXPECT_EQ(r.intended, t0 + milliseconds(static_cast<int64_t>(i)));
+    EXPECT_EQ(r.sent, r.intended) << "request " << i << " went out late";
+    EXPECT_EQ(r.done - r.intended, milliseconds(50 - static_cast<int64_t>(i)));  // the stall
+    EXPECT_EQ(r.outcome, Outcome::kOk);
+  }
+}
+
+TEST(LoadDriver, AClosedLoopKeepsExactlyNInFlight) {
+  ManualClock clock;
+  HeldTarget target(clock);
+  ArrivalSpec spec;
+  spec.pattern = Pattern::kClosed;
+  spec.concurrency = 3;
+  spec.duration_s = 1;
+  spec.max_requests = 10;
+  RunData run;
+  std::thread driver([&] { run = run_load(spec, target, RunConfig{}, clock); });
+  ASSERT_TRUE(target.await_sends(3));
+  for (size_t sent = 3; sent < 10; ++sent) {
+    EXPECT_EQ(target.in_flight(), 3u);
+    target.release(1);  // one returns, the next goes
+    ASSERT_TRUE(target.await_sends(sent + 1));
+  }
+  target.release(3);
+  driver.join();
+  EXPECT_EQ(run.requests.size(), 10u);
+  EXPECT_EQ(target.max_in_flight(), 3u);
+}
+
+TEST(LoadDriver, RunsAgainstTheInProcessEngine) {
+  Engine engine(SyntheticRunner::factory({.fixed_us = 50, .per_item_us = 5}),
+                Options{.max_batch_size = 16, .max_wait_us = 500});
+  ASSERT_TRUE(engine.start().ok());
+  EngineTarget target(engine, [](uint64_t i) { return input_of(static_cast<float>(i)); });
+  ArrivalSpec spec;
+  spec.pattern = Pattern::kPoisson;
+  spec.rate = 2000;
+  spec.duration_s = 0.25;
+  spec.seed = 3;
+  SteadyClock clock;
+  RunData run = run_load(spec, target, RunConfig{}, clock);
+  engine.stop();
+  ASSERT_GT(run.requests.size(), 100u);
+  for (const RunRequest& r : run.requests) {
+    EXPECT_EQ(r.outcome, Outcome::kOk);
+    EXPECT_GT(r.batch_id, 0u);
+    EXPECT_GE(r.batch_size, 1u);
+    EXPECT_GE(r.done, r.sent);
+    EXPECT_GE(r.sent, r.intended);
+  }
+}
+
+}  // namespace
+}  // namespace batchscope::test
