@@ -3,6 +3,7 @@
 //   wakeups_per_batch  cross-thread wake-ups the engine sends per batch
 //   efficiency         completed/s at saturation over the ideal B/(a + c*B)
 //   added_p50_us       median end-to-end latency minus run time at 10% load
+//   arrivals_per_s     scheduled arrivals the load driver sends per second
 // Run: build/bin/bench_engine (or scripts/bench). Figures are in the README.
 
 #include <benchmark/benchmark.h>
@@ -16,6 +17,7 @@
 #include <thread>
 
 #include "closed_loop.h"
+#include "load_driver.h"
 #include "engine.h"
 #include "synthetic_runner.h"
 
@@ -142,6 +144,31 @@ void BM_AddedLatency(benchmark::State& state) {
   state.counters["offered_per_s"] = rate;
 }
 BENCHMARK(BM_AddedLatency)->Iterations(1)->UseRealTime()->Unit(benchmark::kMillisecond);
+
+// The load generator alone: a target that answers at once, so what is
+// measured is how many scheduled arrivals the driver sends per second.
+class NullTarget final : public LoadTarget {
+ public:
+  void send(uint64_t, Done done) override { done(Result{}); }
+};
+
+void BM_LoadDriverArrivals(benchmark::State& state) {
+  ArrivalSpec spec;
+  spec.pattern = Pattern::kPoisson;
+  spec.rate = 5e6;  // more than it can send: it runs flat out, behind schedule
+  spec.duration_s = 0.5;
+  double per_s = 0;
+  for (auto _ : state) {
+    NullTarget target;
+    SteadyClock clock;
+    const auto t0 = std::chrono::steady_clock::now();
+    RunData run = run_load(spec, target, RunConfig{}, clock);
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    per_s = double(run.requests.size()) / s;
+  }
+  state.counters["arrivals_per_s"] = per_s;
+}
+BENCHMARK(BM_LoadDriverArrivals)->Iterations(1)->UseRealTime()->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace batchscope

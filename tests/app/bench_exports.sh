@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# batchscope bench writes every export, and each one loads back: the JSON
+# summary has its keys and agrees with the CSV, the trace has the fields
+# Perfetto needs, and the PNG is a real image of the requested kind.
+# Usage: bench_exports.sh BATCHSCOPE WORKDIR
+set -euo pipefail
+bin=$1
+dir=$2
+mkdir -p "$dir"
+"$bin" bench --synthetic 200,10 --pattern burst --rate 3000 --rate-low 300 --on 0.2 --off 0.2 \
+  --duration 1.2 --seed 7 --json "$dir/run.json" --csv "$dir/run" --trace-out "$dir/run.trace.json" \
+  --plot "$dir/run.png" >"$dir/out.txt"
+grep -q "wrote $dir/run.png" "$dir/out.txt"
+python3 - "$dir" <<'PY'
+import csv, json, sys
+d = sys.argv[1]
+s = json.load(open(d + "/run.json"))
+for k in ["sent", "ok", "rejected", "timed_out", "errors", "throughput_rps", "latency_ms",
+          "batch_size", "queue_depth", "config", "pattern", "windows"]:
+    assert k in s, "summary lacks " + k
+for k in ["p50", "p90", "p95", "p99", "p999", "max", "mean"]:
+    assert k in s["latency_ms"], "latency_ms lacks " + k
+assert s["sent"] > 300 and s["ok"] == s["sent"], (s["sent"], s["ok"])
+assert s["pattern"].startswith("burst"), s["pattern"]
+rows = list(csv.DictReader(open(d + "/run_requests.csv")))
+assert len(rows) == s["sent"], (len(rows), s["sent"])
+assert all(r["outcome"] == "ok" and float(r["latency_ms"]) >= 0 for r in rows)
+wins = list(csv.DictReader(open(d + "/run_windows.csv")))
+assert len(wins) == len(s["windows"]) and sum(int(w["sent"]) for w in wins) == s["sent"]
+t = json.load(open(d + "/run.trace.json"))
+ev = [e for e in t["traceEvents"] if e.get("ph") == "X"]
+assert ev and all(k in e for e in ev for k in ("name", "ts", "dur", "pid", "tid")), "trace fields"
+assert any(e["name"].startswith("batch") for e in ev) and any(e["name"].startswith("request") for e in ev)
+png = open(d + "/run.png", "rb").read()
+assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 20000, len(png)
+print("exports load back:", s["sent"], "requests,", len(wins), "windows,", len(ev), "trace events")
+PY
