@@ -10,6 +10,7 @@
 #include "cli_args.h"
 #include "http_server.h"
 #include "http_target.h"
+#include "infer_json.h"
 #include "inference_service.h"
 #include "load_driver.h"
 #include "model_setup.h"
@@ -37,7 +38,9 @@ std::string bench_help() {
          "Latency is measured from each request's intended send time (open loop), so a\n"
          "stalled server shows as latency, not as less load. Targets: inproc (the engine\n"
          "alone), self-http (this process's HTTP listener), or a URL ending in /infer or\n"
-         "/v2/models/{m}/infer. --csv PREFIX writes PREFIX_requests.csv and PREFIX_windows.csv.\n"
+         "/v2/models/{m}/infer. --payload FILE sends that request body instead of seeded inputs\n"
+         "built from the model's metadata. --csv PREFIX writes PREFIX_requests.csv and\n"
+         "PREFIX_windows.csv.\n"
          "--window S sets the summary windows (default: the duration / 40, 0.1 s to 10 s).\n"
          "Serving options:\n" +
          cli::options_help();
@@ -232,9 +235,6 @@ int run_bench(int argc, char** argv, const std::vector<std::string>& args) {
     std::ostringstream text;
     text << in.rdbuf();
     bodies.push_back(text.str());
-    if (!remote && target == "inproc") {
-      return fail("--payload needs an HTTP target (self-http or a URL); inproc uses seeded inputs");
-    }
   }
 
   // Qt is needed for the listener (self-http) and for drawing the plot.
@@ -266,7 +266,16 @@ int run_bench(int argc, char** argv, const std::vector<std::string>& args) {
   RunData run;
   if (target == "inproc") {
     std::vector<Tensors> pool;
-    for (uint64_t i = 0; i < 64; ++i) pool.push_back(random_inputs(model->metadata, spec.seed + i));
+    if (!bodies.empty()) {  // the same {"data": [...]} body an HTTP target would send
+      auto parsed = parse_simple_infer(bodies[0], model->metadata);
+      if (auto* e = std::get_if<HttpError>(&parsed)) return fail("--payload: " + e->message);
+      pool.push_back(std::get<Tensors>(parsed));
+      if (Status s = check_inputs(model->metadata, pool[0]); !s)
+        return fail("--payload: " + s.message());
+    } else {
+      for (uint64_t i = 0; i < 64; ++i)
+        pool.push_back(random_inputs(model->metadata, spec.seed + i));
+    }
     EngineTarget t(*engine, [&pool](uint64_t i) { return pool[i % pool.size()]; });
     std::printf("Batchscope bench: %s -> inproc\n", cfg.pattern.c_str());
     std::fflush(stdout);
