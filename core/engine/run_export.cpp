@@ -18,33 +18,11 @@
 #include <string_view>
 
 #include "run_record.h"
+#include "text_out.h"
 
 namespace batchscope {
 
 namespace {
-
-void append_uint(std::string& out, uint64_t v) {
-  char buf[24];
-  const auto r = std::to_chars(buf, buf + sizeof buf, v);
-  out.append(buf, r.ptr);
-}
-
-void append_int(std::string& out, int64_t v) {
-  char buf[24];
-  const auto r = std::to_chars(buf, buf + sizeof buf, v);
-  out.append(buf, r.ptr);
-}
-
-// `null_text` is what stands in for NaN and infinity: "null" in JSON, "" in CSV.
-void append_double(std::string& out, double v, std::string_view null_text = "null") {
-  if (!std::isfinite(v)) {
-    out.append(null_text);
-    return;
-  }
-  char buf[32];
-  const auto r = std::to_chars(buf, buf + sizeof buf, v);
-  out.append(buf, r.ptr);
-}
 
 // Nanoseconds as exact decimal microseconds: "1234", "1234.5", "-0.001".
 void append_us(std::string& out, int64_t ns) {
@@ -65,75 +43,6 @@ void append_us(std::string& out, int64_t ns) {
 
 int64_t ns_since(TimePoint t, TimePoint start) { return (t - start).count(); }
 
-// Length of the well-formed UTF-8 sequence at s[i], or 0 if it is malformed
-// (overlong, surrogate, above U+10FFFF, or truncated).
-size_t utf8_sequence_length(std::string_view s, size_t i) {
-  const auto byte = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
-  const unsigned char b0 = byte(i);
-  size_t n;
-  unsigned char lo = 0x80, hi = 0xBF;  // allowed range of the second byte
-  if (b0 >= 0xC2 && b0 <= 0xDF) {
-    n = 2;
-  } else if (b0 >= 0xE0 && b0 <= 0xEF) {
-    n = 3;
-    if (b0 == 0xE0) lo = 0xA0;
-    if (b0 == 0xED) hi = 0x9F;
-  } else if (b0 >= 0xF0 && b0 <= 0xF4) {
-    n = 4;
-    if (b0 == 0xF0) lo = 0x90;
-    if (b0 == 0xF4) hi = 0x8F;
-  } else {
-    return 0;
-  }
-  if (i + n > s.size()) return 0;
-  if (byte(i + 1) < lo || byte(i + 1) > hi) return 0;
-  for (size_t k = 2; k < n; ++k) {
-    if (byte(i + k) < 0x80 || byte(i + k) > 0xBF) return 0;
-  }
-  return n;
-}
-
-// A JSON string literal. Config strings come from the command line (URLs,
-// pattern specs), so malformed UTF-8 is replaced by U+FFFD rather than
-// producing a file that strict parsers refuse.
-void append_json_string(std::string& out, std::string_view s) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  out.push_back('"');
-  for (size_t i = 0; i < s.size();) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    if (c >= 0x80) {
-      const size_t n = utf8_sequence_length(s, i);
-      if (n == 0) {
-        out.append("\\ufffd");
-        ++i;
-      } else {
-        out.append(s.substr(i, n));
-        i += n;
-      }
-      continue;
-    }
-    switch (c) {
-      case '"': out.append("\\\""); break;
-      case '\\': out.append("\\\\"); break;
-      case '\n': out.append("\\n"); break;
-      case '\r': out.append("\\r"); break;
-      case '\t': out.append("\\t"); break;
-      case '\b': out.append("\\b"); break;
-      case '\f': out.append("\\f"); break;
-      default:
-        if (c < 0x20) {
-          out.append("\\u00");
-          out.push_back(kHex[c >> 4]);
-          out.push_back(kHex[c & 0xF]);
-        } else {
-          out.push_back(static_cast<char>(c));
-        }
-    }
-    ++i;
-  }
-  out.push_back('"');
-}
-
 // Writes `"key":` with a leading comma for every member but the first of an
 // object. Keys here are literals that need no escaping.
 class JsonObject {
@@ -151,7 +60,7 @@ class JsonObject {
     out_.append("\":");
     return out_;
   }
-  void number(std::string_view k, double v) { append_double(key(k), v); }
+  void number(std::string_view k, double v) { append_json_number(key(k), v); }
   void uint(std::string_view k, uint64_t v) { append_uint(key(k), v); }
   void sint(std::string_view k, int64_t v) { append_int(key(k), v); }
   void string(std::string_view k, std::string_view v) { append_json_string(key(k), v); }
@@ -284,7 +193,7 @@ std::string run_requests_csv(const RunData& run) {
     csv_sep(out);
     append_us(out, ns_since(r.done, run.start));
     csv_sep(out);
-    append_double(out, to_ms(r.done - r.intended), "");
+    append_number(out, to_ms(r.done - r.intended), "");
     csv_sep(out);
     out.append(outcome_name(r.outcome));  // fixed lowercase words, no quoting needed
     csv_sep(out);
@@ -305,9 +214,9 @@ std::string run_windows_csv(const RunSummary& s) {
       "start_s,length_s,sent,ok,rejected,timed_out,errors,throughput_rps,p50_ms,p90_ms,p99_ms,"
       "max_ms,mean_ms,batch_mean,batch_max,depth_mean,depth_max\n");
   for (const RunWindow& w : s.windows) {
-    append_double(out, w.start_s, "");
+    append_number(out, w.start_s, "");
     csv_sep(out);
-    append_double(out, w.length_s, "");
+    append_number(out, w.length_s, "");
     for (uint64_t v : {w.sent, w.ok, w.rejected, w.timed_out, w.errors}) {
       csv_sep(out);
       append_uint(out, v);
@@ -315,12 +224,12 @@ std::string run_windows_csv(const RunSummary& s) {
     for (double v : {w.throughput_rps, w.latency.p50_ms, w.latency.p90_ms, w.latency.p99_ms,
                      w.latency.max_ms, w.latency.mean_ms, w.batch_mean}) {
       csv_sep(out);
-      append_double(out, v, "");
+      append_number(out, v, "");
     }
     csv_sep(out);
     append_uint(out, w.batch_max);
     csv_sep(out);
-    append_double(out, w.depth_mean, "");
+    append_number(out, w.depth_mean, "");
     csv_sep(out);
     append_uint(out, w.depth_max);
     out.push_back('\n');

@@ -1,5 +1,7 @@
 #include "http_server.h"
 
+#include "text_out.h"
+
 #include <QHostAddress>
 #include <QTcpServer>
 #include <QTcpSocket>
@@ -29,37 +31,12 @@ const char* status_reason(int status) {
   return "Unknown";
 }
 
-namespace {
-
-// A JSON string literal for `s` (quotes included).
-std::string json_quote(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", c);
-          out += buf;
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out + "\"";
-}
-
-}  // namespace
-
 HttpResponse error_response(int status, const std::string& message) {
   HttpResponse r;
   r.status = status;
-  r.body = "{\"error\":" + json_quote(message) + "}";
+  r.body = "{\"error\":";
+  append_json_string(r.body, message);
+  r.body += '}';
   return r;
 }
 

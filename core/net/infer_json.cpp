@@ -259,33 +259,6 @@ Tensors v2_row(const V2Request& req, int64_t row) {
   return out;
 }
 
-void append_json_string(std::string& out, std::string_view s) {
-  out += '"';
-  for (char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", c);
-      out += buf;
-    } else {
-      out += c;
-    }
-  }
-  out += '"';
-}
-
-void append_json_number(std::string& out, double v) {
-  if (!std::isfinite(v)) {
-    out += "null";  // JSON has no NaN or infinity
-    return;
-  }
-  char buf[32];
-  auto [p, ec] = std::to_chars(buf, buf + sizeof buf, v);
-  out.append(buf, p);
-}
-
 namespace {
 
 template <class T>

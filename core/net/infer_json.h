@@ -16,6 +16,7 @@
 
 #include "model_metadata.h"
 #include "tensor.h"
+#include "text_out.h"
 
 namespace batchscope {
 
@@ -54,9 +55,5 @@ Tensors v2_row(const V2Request& req, int64_t row);
 
 // Appends a JSON array of the tensor's values, flat.
 void append_json_values(std::string& out, const Tensor& t);
-// Appends a JSON string literal.
-void append_json_string(std::string& out, std::string_view s);
-// Appends a number in shortest round-trip form.
-void append_json_number(std::string& out, double v);
 
 }  // namespace batchscope

@@ -10,17 +10,12 @@
 #include "histogram.h"
 #include "options.h"
 #include "records.h"
+#include "text_out.h"
 
 namespace batchscope {
 namespace {
 
 // ---- number and label formatting ----
-
-void append_uint(std::string& out, uint64_t v) {
-  char buf[24];
-  const auto r = std::to_chars(buf, buf + sizeof buf, v);
-  out.append(buf, r.ptr);
-}
 
 // The shortest text that reads back as the same double, so sums and rates lose
 // nothing; the format's own spellings for the non-finite values, which Go's
@@ -36,37 +31,6 @@ void append_double(std::string& out, double v) {
     const auto r = std::to_chars(buf, buf + sizeof buf, v);
     out.append(buf, r.ptr);
   }
-}
-
-// Length of the well-formed UTF-8 sequence starting at s[i] (RFC 3629: no
-// overlong forms, no surrogates, nothing above U+10FFFF), or 0 if there is
-// none.
-size_t utf8_length(std::string_view s, size_t i) {
-  const auto byte = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
-  const unsigned char c = byte(i);
-  if (c < 0x80) return 1;
-  size_t n = 0;
-  unsigned char lo = 0x80;  // allowed range of the second byte
-  unsigned char hi = 0xBF;
-  if (c >= 0xC2 && c <= 0xDF) {
-    n = 2;
-  } else if (c >= 0xE0 && c <= 0xEF) {
-    n = 3;
-    if (c == 0xE0) lo = 0xA0;  // overlong
-    if (c == 0xED) hi = 0x9F;  // surrogates
-  } else if (c >= 0xF0 && c <= 0xF4) {
-    n = 4;
-    if (c == 0xF0) lo = 0x90;  // overlong
-    if (c == 0xF4) hi = 0x8F;  // above U+10FFFF
-  } else {
-    return 0;
-  }
-  if (s.size() - i < n) return 0;
-  if (byte(i + 1) < lo || byte(i + 1) > hi) return 0;
-  for (size_t k = 2; k < n; ++k) {
-    if (byte(i + k) < 0x80 || byte(i + k) > 0xBF) return 0;
-  }
-  return n;
 }
 
 // ---- exposition lines ----
@@ -364,7 +328,7 @@ void append_prometheus_label_value(std::string& out, std::string_view value) {
     } else if (c == '\n') {
       out += "\\n";
     } else {
-      const size_t n = utf8_length(value, i);
+      const size_t n = utf8_sequence_length(value, i);
       if (n == 0) {
         out += "\xEF\xBF\xBD";  // U+FFFD for one bad byte, then resynchronise
         ++i;

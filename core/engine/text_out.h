@@ -1,0 +1,27 @@
+#pragma once
+// Appending numbers and JSON strings to a std::string, fast (std::to_chars,
+// no streams): shared by the JSON and CSV run exports, the HTTP payloads and
+// the Prometheus text. Numbers are written in the shortest form that reads
+// back to the same value. Strings are escaped for JSON, and malformed UTF-8
+// is replaced by U+FFFD so strict parsers never refuse the output.
+// Thread-safety: free functions without shared state.
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace batchscope {
+
+void append_uint(std::string& out, uint64_t v);
+void append_int(std::string& out, int64_t v);
+// `non_finite` stands in for NaN and infinities ("null" in JSON, "" in CSV).
+void append_number(std::string& out, double v, std::string_view non_finite);
+inline void append_json_number(std::string& out, double v) { append_number(out, v, "null"); }
+// A JSON string literal, quotes included.
+void append_json_string(std::string& out, std::string_view s);
+// Length of the well-formed UTF-8 sequence at s[i] (1 for ASCII), or 0 if it
+// is malformed (overlong, surrogate, above U+10FFFF, or truncated).
+size_t utf8_sequence_length(std::string_view s, size_t i);
+
+}  // namespace batchscope
