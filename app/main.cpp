@@ -14,6 +14,7 @@
 #include <QtGlobal>
 
 #include "bench_cmd.h"
+#include "gui_cmd.h"
 #include "serve_cmd.h"
 #endif
 #ifdef BATCHSCOPE_WITH_TORCH
@@ -28,8 +29,10 @@ const char* kUsage =
     "Batchscope is a workbench for dynamic batching of model inference.\n"
     "\n"
     "Commands:\n"
-    "  demo      serve synthetic traffic through the batching engine and print a live\n"
-    "            summary each second (the default, until the workbench window exists)\n"
+    "  gui       the workbench window: live plots, batching knobs, traffic (the default\n"
+    "            where a display is available)\n"
+    "  demo      serve synthetic traffic through the engine and print a live summary each\n"
+    "            second (the default without a display)\n"
     "  profile   measure a model's batch cost curve t(b) and the speedup batching allows\n"
     "  serve     serve a model over HTTP (/infer, KServe v2, /metrics), headless\n"
     "  bench     drive a target with an arrival pattern and record the run\n"
@@ -65,6 +68,9 @@ int main(int argc, char** argv) {
     return 0;
   }
   std::string command = "demo";
+#ifdef BATCHSCOPE_WITH_QT
+  if (batchscope::display_available()) command = "gui";
+#endif
   if (!args.empty() && args[0].rfind("--", 0) != 0) {
     command = args[0];
     args.erase(args.begin());
@@ -87,6 +93,15 @@ int main(int argc, char** argv) {
       }
     }
     return batchscope::run_serve(argc, argv, args);
+  }
+  if (command == "gui") {
+    for (const std::string& a : args) {
+      if (a == "--help" || a == "-h") {
+        std::fputs(batchscope::gui_help().c_str(), stdout);
+        return 0;
+      }
+    }
+    return batchscope::run_gui(argc, argv, args);
   }
   if (command == "bench") {
     for (const std::string& a : args) {

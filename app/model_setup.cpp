@@ -19,7 +19,7 @@ ModelMetadata synthetic_metadata() {
 
 Expected<ModelSetup> make_model(const std::optional<SyntheticCost>& synthetic,
                                 const std::string& model_path, const std::string& device,
-                                const Options& options, bool load) {
+                                const Options& options, bool load, int blas_threads) {
   ModelSetup m;
   if (synthetic) {
     m.metadata = synthetic_metadata();
@@ -35,10 +35,11 @@ Expected<ModelSetup> make_model(const std::optional<SyntheticCost>& synthetic,
       to.device = device;
       to.lanes = static_cast<int>(options.num_lanes);
       to.warmup_max_batch = options.max_batch_size;
+      to.blas_threads = blas_threads;
       m.factory = torch_runner_factory(model_path, to);
     }
 #else
-    (void)model_path, (void)device;
+    (void)model_path, (void)device, (void)blas_threads;
     return invalid_argument("this build has no LibTorch; use --synthetic A_US,C_US");
 #endif
   }

@@ -22,8 +22,9 @@ struct ModelSetup {
 ModelMetadata synthetic_metadata();
 
 // With `load` false only the metadata is read (for a remote target).
+// `blas_threads` 0 lets the runner pick (the lane's share of the cores).
 Expected<ModelSetup> make_model(const std::optional<SyntheticCost>& synthetic,
                                 const std::string& model_path, const std::string& device,
-                                const Options& options, bool load = true);
+                                const Options& options, bool load = true, int blas_threads = 0);
 
 }  // namespace batchscope

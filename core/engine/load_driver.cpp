@@ -3,6 +3,7 @@
 #include <condition_variable>
 #include <deque>
 #include <mutex>
+#include <unordered_map>
 
 namespace batchscope {
 
@@ -34,21 +35,35 @@ namespace {
 // The requests of a run while it is under way; completions fill them in.
 class Ledger {
  public:
-  explicit Ledger(Clock& clock) : clock_(clock) {}
+  Ledger(Clock& clock, const LoadOptions& o)
+      : clock_(clock), keep_(o.keep_requests), counters_(o.counters) {}
 
   uint64_t add(TimePoint intended, TimePoint sent) {
     std::lock_guard g(mu_);
-    RunRequest& r = reqs_.emplace_back();
-    r.index = reqs_.size() - 1;
+    const uint64_t index = next_++;
+    RunRequest& r = keep_ ? reqs_.emplace_back() : live_[index];
+    r.index = index;
     r.intended = intended;
     r.sent = sent;
     ++outstanding_;
-    return r.index;
+    if (counters_) ++counters_->sent;
+    return index;
   }
 
   void done(uint64_t index, const LoadTarget::Result& res) {
     const TimePoint now = clock_.now();
+    if (counters_) {
+      (res.outcome == Outcome::kOk         ? counters_->ok
+       : res.outcome == Outcome::kRejected ? counters_->rejected
+                                           : counters_->failed)++;
+    }
     std::lock_guard g(mu_);
+    if (!keep_) {
+      live_.erase(index);
+      --outstanding_;
+      cv_.notify_all();
+      return;
+    }
     RunRequest& r = reqs_[index];
     r.done = now;
     r.outcome = res.outcome;
@@ -89,9 +104,13 @@ class Ledger {
 
  private:
   Clock& clock_;
+  const bool keep_;
+  LoadCounters* counters_;
   std::mutex mu_;
   std::condition_variable cv_;
-  std::deque<RunRequest> reqs_;  // stable references while it grows
+  std::deque<RunRequest> reqs_;  // every request; stable references while it grows
+  std::unordered_map<uint64_t, RunRequest> live_;  // in flight only, when not keeping
+  uint64_t next_ = 0;
   size_t outstanding_ = 0;
 };
 
@@ -105,7 +124,8 @@ RunData run_load(const ArrivalSpec& spec, LoadTarget& target, RunConfig config, 
   const TimePoint end = run.start + std::chrono::duration_cast<Duration>(
                                         std::chrono::duration<double>(spec.duration_s));
   const uint64_t cap = spec.max_requests > 0 ? spec.max_requests : UINT64_MAX;
-  Ledger ledger(clock);
+  Ledger ledger(clock, options);
+  auto stopped = [&] { return options.stop && options.stop->load(); };
   auto send = [&](TimePoint intended, TimePoint sent) {
     const uint64_t i = ledger.add(intended, sent);
     target.send(i, [&ledger, i](const LoadTarget::Result& r) { ledger.done(i, r); });
@@ -113,21 +133,23 @@ RunData run_load(const ArrivalSpec& spec, LoadTarget& target, RunConfig config, 
 
   if (spec.pattern == Pattern::kClosed) {
     const size_t n = std::max<uint32_t>(spec.concurrency, 1);
-    for (uint64_t sent = 0; sent < cap;) {
+    for (uint64_t sent = 0; sent < cap && !stopped();) {
       const TimePoint now = ledger.wait(end, n);  // until a slot frees, or the end
-      if (now >= end) break;
+      if (now >= end || stopped()) break;
       send(now, now);
       ++sent;
     }
   } else {
     ArrivalSchedule schedule(spec);
     uint64_t sent = 0;
-    while (sent < cap) {
+    while (sent < cap && !stopped()) {
       const std::optional<Duration> offset = schedule.next();
       if (!offset) break;
       const TimePoint intended = run.start + *offset;
       if (intended >= end) break;
-      send(intended, ledger.wait(intended, 0));
+      const TimePoint now = ledger.wait(intended, 0);
+      if (stopped()) break;
+      send(intended, now);
       ++sent;
     }
   }

@@ -13,6 +13,7 @@
 // ManualClock and stall a target deterministically.
 // Thread-safety: run_load() blocks its caller until the run is over.
 
+#include <atomic>
 #include <functional>
 
 #include "arrivals.h"
@@ -51,10 +52,24 @@ class EngineTarget final : public LoadTarget {
 
 Outcome outcome_of(ErrorCode code);
 
+// Live counts of a run under way, readable from any thread.
+struct LoadCounters {
+  std::atomic<uint64_t> sent{0};
+  std::atomic<uint64_t> ok{0};
+  std::atomic<uint64_t> rejected{0};
+  std::atomic<uint64_t> failed{0};  // timed out or any other error
+};
+
 struct LoadOptions {
   // After the schedule ends, how long to wait for outstanding answers before
   // recording them as errors.
   Duration drain_timeout = std::chrono::seconds(60);
+  // Ends the run early when it becomes true (checked before each send).
+  const std::atomic<bool>* stop = nullptr;
+  // False keeps no per-request records (for open-ended traffic such as the
+  // workbench's): only requests in flight are held; counts go to `counters`.
+  bool keep_requests = true;
+  LoadCounters* counters = nullptr;
 };
 
 RunData run_load(const ArrivalSpec& spec, LoadTarget& target, RunConfig config, Clock& clock,

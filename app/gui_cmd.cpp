@@ -1,0 +1,94 @@
+#include "gui_cmd.h"
+
+#include <QApplication>
+#include <cstdlib>
+#include <iostream>
+#include <thread>
+
+#include "cli_args.h"
+#include "model_setup.h"
+#include "workbench_window.h"
+#ifdef BATCHSCOPE_WITH_TORCH
+#include "torch_info.h"
+#endif
+
+namespace batchscope {
+
+std::string gui_help() {
+  return "usage: batchscope gui [--model PATH | --synthetic A_US,C_US[,L_US]] [--device "
+         "cpu|cuda:N]\n"
+         "                      [--rate R] [--no-traffic] [serving options]\n"
+         "Opens the workbench window: live latency, queue depth, batch size and throughput\n"
+         "plots, the batching options applied live, and in-process traffic. Default model\n"
+         "models/mlp.pt with Poisson traffic at 1500 req/s (--rate), started at once unless\n"
+         "--no-traffic. Space starts and stops traffic; P pauses the plots.\n"
+         "Serving options (the starting values):\n" +
+         cli::options_help();
+}
+
+bool display_available() {
+  return std::getenv("DISPLAY") || std::getenv("WAYLAND_DISPLAY") || std::getenv("QT_QPA_PLATFORM");
+}
+
+int run_gui(int argc, char** argv, const std::vector<std::string>& args) {
+  auto fail = [](const std::string& m, int code = 2) {
+    std::cerr << "batchscope gui: " << m << "\n";
+    return code;
+  };
+  auto flags = cli::parse_flags(args, {"no-traffic"});
+  if (!flags) return fail(flags.error().message);
+  auto options = cli::take_options(*flags);
+  if (!options) return fail(options.error().message);
+  std::string model_path = "models/mlp.pt", device = "cpu";
+  std::optional<SyntheticCost> synthetic;
+  WorkbenchConfig cfg;
+  for (auto& [name, value] : *flags) {
+    if (name == "model") {
+      model_path = value;
+    } else if (name == "synthetic") {
+      auto c = cli::parse_synthetic(value);
+      if (!c) return fail(c.error().message);
+      synthetic = *c;
+    } else if (name == "device") {
+      device = value;
+    } else if (name == "rate") {
+      auto r = cli::parse_number(name, value, 1, 1e6);
+      if (!r) return fail(r.error().message);
+      cfg.traffic_rate = *r;
+    } else if (name == "no-traffic") {
+      cfg.start_traffic = false;
+    } else {
+      return fail("unknown option --" + name + " (see batchscope gui --help)");
+    }
+  }
+  // The window and the traffic need a core: OpenBLAS's spinning threads would
+  // otherwise fight them for every one.
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int blas = std::max(1, (cores - 1) / static_cast<int>(options->num_lanes));
+  auto model = make_model(synthetic, model_path, device, *options, true, blas);
+  if (!model) return fail(model.error().message, 1);
+
+  QApplication app(argc, argv);
+  Engine engine(model->factory, *options);
+  const ModelMetadata meta = model->metadata;
+  engine.set_validator([meta](const Tensors& in) { return check_inputs(meta, in); });
+  if (Status s = engine.start(); !s) return fail(s.message(), 1);
+
+  cfg.model = model->metadata;
+  cfg.device = model->device;
+#ifdef BATCHSCOPE_WITH_TORCH
+  if (!synthetic) cfg.blas = torch_info().blas_name;
+#endif
+  int rc = 0;
+  {
+    WorkbenchWindow window(engine, cfg);
+    window.resize(1560, 960);
+    window.move(0, 0);
+    window.show();
+    rc = app.exec();
+  }  // the window stops its traffic before the engine stops
+  engine.stop(StopMode::kDrain);
+  return rc;
+}
+
+}  // namespace batchscope
