@@ -1,6 +1,7 @@
 #include "gui_cmd.h"
 
 #include <QApplication>
+#include <QTimer>
 #include <cstdlib>
 #include <iostream>
 #include <thread>
@@ -22,6 +23,8 @@ std::string gui_help() {
          "plots, the batching options applied live, and in-process traffic. Default model\n"
          "models/mlp.pt with Poisson traffic at 1500 req/s (--rate), started at once unless\n"
          "--no-traffic. Space starts and stops traffic; P pauses the plots.\n"
+         "--screenshot FILE.png [--after S] saves the window after S seconds (default 10)\n"
+         "and exits; with QT_QPA_PLATFORM=offscreen it needs no display.\n"
          "Serving options (the starting values):\n" +
          cli::options_help();
 }
@@ -36,6 +39,8 @@ int run_gui(int argc, char** argv, const std::vector<std::string>& args) {
     return code;
   };
   auto flags = cli::parse_flags(args, {"no-traffic"});
+  std::string screenshot;
+  double after_s = 10;
   if (!flags) return fail(flags.error().message);
   auto options = cli::take_options(*flags);
   if (!options) return fail(options.error().message);
@@ -57,6 +62,12 @@ int run_gui(int argc, char** argv, const std::vector<std::string>& args) {
       cfg.traffic_rate = *r;
     } else if (name == "no-traffic") {
       cfg.start_traffic = false;
+    } else if (name == "screenshot") {
+      screenshot = value;
+    } else if (name == "after") {
+      auto a = cli::parse_number(name, value, 0, 3600);
+      if (!a) return fail(a.error().message);
+      after_s = *a;
     } else {
       return fail("unknown option --" + name + " (see batchscope gui --help)");
     }
@@ -85,7 +96,18 @@ int run_gui(int argc, char** argv, const std::vector<std::string>& args) {
     window.resize(1560, 960);
     window.move(0, 0);
     window.show();
-    rc = app.exec();
+    if (!screenshot.empty()) {  // capture the window itself, then close
+      QTimer::singleShot(static_cast<int>(after_s * 1000), &window, [&] {
+        window.refresh();
+        if (!window.grab().save(QString::fromStdString(screenshot))) {
+          std::cerr << "batchscope gui: cannot write " << screenshot << "\n";
+          rc = 1;
+        }
+        app.quit();
+      });
+    }
+    const int exec_rc = app.exec();
+    rc = rc ? rc : exec_rc;
   }  // the window stops its traffic before the engine stops
   engine.stop(StopMode::kDrain);
   return rc;
