@@ -87,6 +87,7 @@ int run_gui(int argc, char** argv, const std::vector<std::string>& args) {
 
   cfg.model = model->metadata;
   cfg.device = model->device;
+  cfg.version = BATCHSCOPE_VERSION;
 #ifdef BATCHSCOPE_WITH_TORCH
   if (!synthetic) cfg.blas = torch_info().blas_name;
 #endif

@@ -10,6 +10,7 @@
 #include <QGroupBox>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QLineEdit>
 #include <QPushButton>
 #include <QShortcut>
 #include <QSlider>
@@ -36,6 +37,19 @@ int wait_pos_of(double ms) {
   return ms <= 0
              ? 0
              : std::clamp(static_cast<int>(std::lround(std::log10(ms / 0.01) * 200.0)), 1, 1000);
+}
+
+QString curl_example(const std::string& host, uint16_t port, const ModelMetadata& m) {
+  QString zeros;
+  const int64_t n = m.inputs.empty() ? 0 : std::min<int64_t>(m.inputs[0].item_numel(), 8);
+  for (int64_t i = 0; i < n; ++i) zeros += i ? ",0" : "0";
+  const QString more = m.inputs.empty() || m.inputs[0].item_numel() <= 8
+                           ? QString()
+                           : QString(" (with all %1 values)").arg(m.inputs[0].item_numel());
+  return QString("curl -X POST -d '{\"data\": [%1]}' http://%2:%3/infer%4")
+      .arg(zeros, QString::fromStdString(host))
+      .arg(port)
+      .arg(more);
 }
 
 QCPGraph* line(QCustomPlot* plot, QCPAxisRect* rect, const QString& name, QColor color,
@@ -81,6 +95,7 @@ WorkbenchWindow::WorkbenchWindow(Engine& engine, WorkbenchConfig config, QWidget
   auto* col = new QVBoxLayout(side);
   col->addWidget(make_batching_panel());
   col->addWidget(make_traffic_panel());
+  col->addWidget(make_server_panel());
   col->addStretch();
   dock->setWidget(side);
   addDockWidget(Qt::LeftDockWidgetArea, dock);
@@ -104,7 +119,10 @@ WorkbenchWindow::WorkbenchWindow(Engine& engine, WorkbenchConfig config, QWidget
   if (config_.start_traffic) start_traffic();
 }
 
-WorkbenchWindow::~WorkbenchWindow() { stop_traffic(); }
+WorkbenchWindow::~WorkbenchWindow() {
+  stop_traffic();
+  stop_server();
+}
 
 void WorkbenchWindow::make_plot() {
   plot_ = new QCustomPlot;
@@ -264,6 +282,66 @@ QWidget* WorkbenchWindow::make_traffic_panel() {
   return box;
 }
 
+QWidget* WorkbenchWindow::make_server_panel() {
+  auto* box = new QGroupBox("HTTP server");
+  auto* form = new QFormLayout(box);
+  host_ = new QLineEdit("127.0.0.1");
+  form->addRow("Host", host_);
+  port_ = new QSpinBox;
+  port_->setRange(0, 65535);
+  port_->setValue(8000);
+  form->addRow("Port", port_);
+  server_button_ = new QPushButton("Start listener");
+  form->addRow(server_button_);
+  server_label_ = new QLabel("Off.");
+  server_label_->setWordWrap(true);
+  server_label_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  form->addRow(server_label_);
+  connect(server_button_, &QPushButton::clicked, this, [this] {
+    if (server_running()) {
+      stop_server();
+      return;
+    }
+    auto port = start_server(host_->text().toStdString(), static_cast<uint16_t>(port_->value()));
+    if (!port) server_label_->setText(QString::fromStdString(port.error().message));
+  });
+  return box;
+}
+
+Expected<uint16_t> WorkbenchWindow::start_server(const std::string& host, uint16_t port) {
+  if (server_) return server_port_;
+  service_ = std::make_unique<InferenceService>(
+      engine_, ServiceInfo{config_.model, config_.device, config_.version});
+  server_ = std::make_unique<HttpServer>(
+      [svc = service_.get()](HttpRequest&& req, Responder r) { svc->handle(std::move(req), r); });
+  service_->set_server(server_.get());
+  auto bound = server_->start(host, port);
+  if (!bound) {
+    server_.reset();
+    service_.reset();
+    return bound.error();
+  }
+  server_port_ = *bound;
+  server_button_->setText("Stop listener");
+  host_->setEnabled(false);
+  port_->setEnabled(false);
+  return server_port_;
+}
+
+void WorkbenchWindow::stop_server() {
+  if (!server_) return;
+  service_->shutting_down();
+  server_->stop(2000);
+  server_.reset();
+  service_.reset();
+  if (server_button_) {
+    server_button_->setText("Start listener");
+    host_->setEnabled(true);
+    port_->setEnabled(true);
+    server_label_->setText("Off.");
+  }
+}
+
 void WorkbenchWindow::options_changed() {
   if (syncing_) return;
   in_force_->setText(in_force_->text().startsWith("Applying") ? in_force_->text()
@@ -413,6 +491,15 @@ void WorkbenchWindow::refresh() {
   if (!debounce_->isActive()) show_options(s.engine);
   const double secs =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - traffic_started_).count();
+  if (server_) {
+    server_label_->setText(
+        QString("Listening on http://%1:%2 · %3 answered, %4 errors. Try:\n%5")
+            .arg(host_->text())
+            .arg(server_port_)
+            .arg(server_->requests())
+            .arg(server_->errors())
+            .arg(curl_example(host_->text().toStdString(), server_port_, config_.model)));
+  }
   traffic_label_->setText(QString("%1 · %2 s · sent %3 · ok %4 · rejected %5 · failed %6")
                               .arg(traffic_running() ? "running" : "stopped")
                               .arg(traffic_running() ? secs : 0.0, 0, 'f', 0)

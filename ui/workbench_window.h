@@ -12,6 +12,8 @@
 //    applied as one options value, and the panel shows the options in force
 //    with their version; an invalid value is explained in place.
 //  - Traffic panel: pattern, rate or concurrency, start/stop, live counts.
+//  - Server panel: the HTTP listener on and off (host, port), a curl
+//    example to copy, and its request counts.
 //
 // Thread-safety: GUI thread only. The traffic runs on a thread of its own;
 // the engine is thread-safe.
@@ -23,6 +25,8 @@
 #include <thread>
 
 #include "engine.h"
+#include "http_server.h"
+#include "inference_service.h"
 #include "load_driver.h"
 #include "model_metadata.h"
 #include "monitor.h"
@@ -38,6 +42,7 @@ class QSlider;
 class QSpinBox;
 class QTimer;
 class QCheckBox;
+class QLineEdit;
 
 namespace batchscope {
 
@@ -45,6 +50,7 @@ struct WorkbenchConfig {
   ModelMetadata model;
   std::string device = "cpu";
   std::string blas;            // shown in the status bar
+  std::string version;         // reported by the HTTP listener
   double traffic_rate = 1500;  // requests/s of the traffic started at launch
   bool start_traffic = true;
 };
@@ -62,6 +68,11 @@ class WorkbenchWindow : public QMainWindow {
   // One refresh tick: pull a snapshot and repaint.
   void refresh();
   bool export_png(const QString& path);
+  // Starts the HTTP listener on host:port (0 picks a free port); the error
+  // says why it could not. Returns the bound port.
+  Expected<uint16_t> start_server(const std::string& host, uint16_t port);
+  void stop_server();
+  bool server_running() const { return server_ != nullptr; }
 
   QSlider* batch_slider() const { return batch_slider_; }
   QSlider* wait_slider() const { return wait_slider_; }
@@ -72,6 +83,7 @@ class WorkbenchWindow : public QMainWindow {
  private:
   QWidget* make_batching_panel();
   QWidget* make_traffic_panel();
+  QWidget* make_server_panel();
   void make_plot();
   void options_changed();
   void show_options(const EngineStatus& s);
@@ -108,6 +120,14 @@ class WorkbenchWindow : public QMainWindow {
   QSpinBox* concurrency_ = nullptr;
   QPushButton* start_stop_ = nullptr;
   QLabel* traffic_label_ = nullptr;
+
+  QLineEdit* host_ = nullptr;
+  QSpinBox* port_ = nullptr;
+  QPushButton* server_button_ = nullptr;
+  QLabel* server_label_ = nullptr;
+  std::unique_ptr<InferenceService> service_;
+  std::unique_ptr<HttpServer> server_;
+  uint16_t server_port_ = 0;
 
   std::thread traffic_;
   std::atomic<bool> traffic_stop_{false};

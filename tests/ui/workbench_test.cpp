@@ -14,6 +14,7 @@
 #include <QSlider>
 #include <thread>
 
+#include "../net/test_client.h"
 #include "synthetic_runner.h"
 
 namespace batchscope {
@@ -105,6 +106,31 @@ TEST_F(WorkbenchTest, TheWindowRendersToAPictureThatIsNotBlank) {
   const QString path = QDir::temp().filePath("batchscope_workbench_test.png");
   ASSERT_TRUE(window_->export_png(path));
   EXPECT_FALSE(QImage(path).isNull());
+}
+
+}  // namespace
+}  // namespace batchscope
+
+namespace batchscope {
+namespace {
+
+TEST_F(WorkbenchTest, TheServerPanelServesHttpWhileOn) {
+  auto port = window_->start_server("127.0.0.1", 0);
+  ASSERT_TRUE(port.ok()) << port.error().message;
+  ASSERT_TRUE(window_->server_running());
+  {
+    test::TestClient c(*port);
+    ASSERT_TRUE(c.connected());
+    c.send(test::http_request("POST", "/infer", "{\"data\": [1, 2, 3, 4]}"));
+    auto r = c.read();
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 200) << r->body;
+    EXPECT_NE(r->body.find("\"result\":[3,5,7,9]"), std::string::npos) << r->body;
+  }
+  window_->stop_server();
+  EXPECT_FALSE(window_->server_running());
+  test::TestClient after(*port);
+  EXPECT_FALSE(after.connected());  // the listener is gone
 }
 
 }  // namespace
