@@ -124,9 +124,10 @@ int run_bench(int argc, char** argv, const std::vector<std::string>& args) {
   spec.pattern = Pattern::kPoisson;
   spec.rate = 1000;
   spec.duration_s = 10;
-  std::string model_path = "models/linear_128x64.pt", device = "cpu", target = "inproc";
+  auto choice = take_model_flags(*flags, "models/linear_128x64.pt");
+  if (!choice) return fail(choice.error().message);
+  std::string target = "inproc";
   std::string json_out, csv_prefix, trace_out, plot_out, payload_file;
-  std::optional<SyntheticCost> synthetic;
   int connections = 64;
   double window_s = 0;  // 0: about 40 windows over the run
   for (auto& [name, value] : *flags) {
@@ -139,17 +140,7 @@ int run_bench(int argc, char** argv, const std::vector<std::string>& args) {
       else
         field = static_cast<std::decay_t<decltype(field)>>(*v);
     };
-    if (name == "model")
-      model_path = value;
-    else if (name == "synthetic") {
-      auto c = cli::parse_synthetic(value);
-      if (!c)
-        bad = c.error();
-      else
-        synthetic = *c;
-    } else if (name == "device")
-      device = value;
-    else if (name == "pattern") {
+    if (name == "pattern") {
       auto p = parse_pattern(value);
       if (!p) {
         bad =
@@ -217,7 +208,6 @@ int run_bench(int argc, char** argv, const std::vector<std::string>& args) {
     if (!bad) return fail(bad.message());
   }
   if (Status s = spec.validate(); !s) return fail(s.message());
-  if (synthetic && flags->count("model")) return fail("--model and --synthetic exclude each other");
 
   const bool remote = target != "inproc" && target != "self-http";
   std::optional<Url> url;
@@ -226,7 +216,7 @@ int run_bench(int argc, char** argv, const std::vector<std::string>& args) {
     if (!u) return fail("--target: " + u.error().message + "; use inproc, self-http or a URL");
     url = *u;
   }
-  auto model = make_model(synthetic, model_path, device, *options, !remote);
+  auto model = make_model(*choice, *options, !remote);
   if (!model) return fail(model.error().message, 1);
   std::vector<std::string> bodies;
   if (!payload_file.empty()) {

@@ -44,19 +44,11 @@ int run_gui(int argc, char** argv, const std::vector<std::string>& args) {
   if (!flags) return fail(flags.error().message);
   auto options = cli::take_options(*flags);
   if (!options) return fail(options.error().message);
-  std::string model_path = "models/mlp.pt", device = "cpu";
-  std::optional<SyntheticCost> synthetic;
+  auto choice = take_model_flags(*flags, "models/mlp.pt");
+  if (!choice) return fail(choice.error().message);
   WorkbenchConfig cfg;
   for (auto& [name, value] : *flags) {
-    if (name == "model") {
-      model_path = value;
-    } else if (name == "synthetic") {
-      auto c = cli::parse_synthetic(value);
-      if (!c) return fail(c.error().message);
-      synthetic = *c;
-    } else if (name == "device") {
-      device = value;
-    } else if (name == "rate") {
+    if (name == "rate") {
       auto r = cli::parse_number(name, value, 1, 1e6);
       if (!r) return fail(r.error().message);
       cfg.traffic_rate = *r;
@@ -76,7 +68,7 @@ int run_gui(int argc, char** argv, const std::vector<std::string>& args) {
   // otherwise fight them for every one.
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   const int blas = std::max(1, (cores - 1) / static_cast<int>(options->num_lanes));
-  auto model = make_model(synthetic, model_path, device, *options, true, blas);
+  auto model = make_model(*choice, *options, true, blas);
   if (!model) return fail(model.error().message, 1);
 
   QApplication app(argc, argv);
@@ -89,7 +81,7 @@ int run_gui(int argc, char** argv, const std::vector<std::string>& args) {
   cfg.device = model->device;
   cfg.version = BATCHSCOPE_VERSION;
 #ifdef BATCHSCOPE_WITH_TORCH
-  if (!synthetic) cfg.blas = torch_info().blas_name;
+  if (!choice->synthetic) cfg.blas = torch_info().blas_name;
 #endif
   int rc = 0;
   {

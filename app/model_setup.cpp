@@ -1,5 +1,7 @@
 #include "model_setup.h"
 
+#include "cli_args.h"
+
 #ifdef BATCHSCOPE_WITH_TORCH
 #include "metadata_json.h"
 #include "torch_model.h"
@@ -17,9 +19,34 @@ ModelMetadata synthetic_metadata() {
   return m;
 }
 
-Expected<ModelSetup> make_model(const std::optional<SyntheticCost>& synthetic,
-                                const std::string& model_path, const std::string& device,
-                                const Options& options, bool load, int blas_threads) {
+Expected<ModelChoice> take_model_flags(std::map<std::string, std::string>& flags,
+                                       std::string default_path) {
+  ModelChoice c;
+  c.path = std::move(default_path);
+  if (auto it = flags.find("model"); it != flags.end()) {
+    c.path = it->second;
+    flags.erase(it);
+    if (flags.count("synthetic"))
+      return invalid_argument("--model and --synthetic exclude each other");
+  }
+  if (auto it = flags.find("synthetic"); it != flags.end()) {
+    auto cost = cli::parse_synthetic(it->second);
+    if (!cost) return cost.error();
+    c.synthetic = *cost;
+    flags.erase(it);
+  }
+  if (auto it = flags.find("device"); it != flags.end()) {
+    c.device = it->second;
+    flags.erase(it);
+  }
+  return c;
+}
+
+Expected<ModelSetup> make_model(const ModelChoice& choice, const Options& options, bool load,
+                                int blas_threads) {
+  const auto& synthetic = choice.synthetic;
+  const std::string& model_path = choice.path;
+  const std::string& device = choice.device;
   ModelSetup m;
   if (synthetic) {
     m.metadata = synthetic_metadata();

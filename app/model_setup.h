@@ -3,6 +3,7 @@
 // or the synthetic stand-in, as metadata plus the runner factory for the
 // engine. Shared by `serve` and `bench`.
 
+#include <map>
 #include <optional>
 #include <string>
 
@@ -18,13 +19,22 @@ struct ModelSetup {
   std::string device = "cpu";
 };
 
+// Which model a command was asked for: --model PATH, --synthetic A,C[,L],
+// --device. take_model_flags() removes these from `flags`.
+struct ModelChoice {
+  std::string path;
+  std::optional<SyntheticCost> synthetic;
+  std::string device = "cpu";
+};
+Expected<ModelChoice> take_model_flags(std::map<std::string, std::string>& flags,
+                                       std::string default_path);
+
 // The synthetic model: 128 FP32 inputs, each answered 2x + 1.
 ModelMetadata synthetic_metadata();
 
 // With `load` false only the metadata is read (for a remote target).
 // `blas_threads` 0 lets the runner pick (the lane's share of the cores).
-Expected<ModelSetup> make_model(const std::optional<SyntheticCost>& synthetic,
-                                const std::string& model_path, const std::string& device,
-                                const Options& options, bool load = true, int blas_threads = 0);
+Expected<ModelSetup> make_model(const ModelChoice& choice, const Options& options, bool load = true,
+                                int blas_threads = 0);
 
 }  // namespace batchscope

@@ -62,31 +62,23 @@ int run_serve(int argc, char** argv, const std::vector<std::string>& args) {
   }
   auto options = cli::take_options(*flags, base);
   if (!options) return fail(options.error().message);
-  std::string model_path = "models/linear_128x64.pt", host = "127.0.0.1", device = "cpu";
-  std::optional<SyntheticCost> synthetic;
+  auto choice = take_model_flags(*flags, "models/linear_128x64.pt");
+  if (!choice) return fail(choice.error().message);
+  std::string host = "127.0.0.1";
   uint16_t port = 8000;
   for (auto& [name, value] : *flags) {
-    if (name == "model") {
-      model_path = value;
-    } else if (name == "synthetic") {
-      auto c = cli::parse_synthetic(value);
-      if (!c) return fail(c.error().message);
-      synthetic = *c;
-    } else if (name == "host") {
+    if (name == "host") {
       host = value;
     } else if (name == "port") {
       auto p = cli::parse_number(name, value, 0, 65535);
       if (!p) return fail(p.error().message);
       port = static_cast<uint16_t>(*p);
-    } else if (name == "device") {
-      device = value;
     } else {
       return fail("unknown option --" + name + " (see batchscope serve --help)");
     }
   }
-  if (synthetic && flags->count("model")) return fail("--model and --synthetic exclude each other");
 
-  auto model = make_model(synthetic, model_path, device, *options);
+  auto model = make_model(*choice, *options);
   if (!model) return fail(model.error().message, 1);
   ServiceInfo info;
   info.version = BATCHSCOPE_VERSION;

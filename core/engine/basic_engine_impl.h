@@ -2,5 +2,6 @@
 // Definitions of BasicEngine's members. Included by the few files that
 // instantiate the template (engine.cpp, batched_fn.h), not by its users.
 
+#include "basic_engine_control.h"
 #include "basic_engine_lanes.h"
 #include "basic_engine_queue.h"

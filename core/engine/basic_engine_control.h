@@ -1,0 +1,123 @@
+#pragma once
+// BasicEngine, the controls: validator, options, status, records and stop.
+// Included through basic_engine_impl.h.
+
+#include <algorithm>
+#include <string>
+#include <utility>
+
+#include "basic_engine.h"
+
+namespace batchscope {
+
+template <class In, class Out>
+Status BasicEngine<In, Out>::set_validator(Validator v) {
+  std::lock_guard g(mu_);
+  if (started_) return invalid_argument("the validator must be set before start()");
+  validator_ = std::move(v);
+  return Status::Ok();
+}
+
+template <class In, class Out>
+Status BasicEngine<In, Out>::set_options(const Options& o) {
+  if (Status s = o.validate(); !s) return s;
+  bool grow = false;
+  {
+    std::lock_guard g(mu_);
+    if (o.strategy != options_.strategy) strategy_ = make_strategy(o.strategy);
+    const bool shrink = o.num_lanes < target_lanes_;
+    options_ = o;
+    ++version_;
+    if (started_ && !stopping_) {
+      grow = o.num_lanes > target_lanes_;
+      target_lanes_ = o.num_lanes;
+    }
+    wake_leader_locked();
+    if (shrink) follower_cv_.notify_all();
+  }
+  if (grow) spawn_lanes(o.num_lanes, {});
+  return Status::Ok();
+}
+
+template <class In, class Out>
+EngineStatus BasicEngine<In, Out>::status() const {
+  const TimePoint now = clock_->now();
+  std::lock_guard g(mu_);
+  EngineStatus s;
+  s.options = options_;
+  s.options_version = version_;
+  const QueueView q = view(now);
+  s.limits = strategy_->limits(q, options_);
+  s.queue_depth = queue_.size();
+  s.busy_lanes = busy_lanes_;
+  s.live_lanes = live_lanes_;
+  s.arrival_rate_per_s = q.arrival_rate_per_s;
+  s.running = started_ && !stopping_;
+  s.quiescent = busy_lanes_ == 0 && leader_parked_ && !wake_pending_ && !promote_pending_ &&
+                leader_until_ > now && reaper_parked_ && !reaper_wake_pending_ &&
+                reaper_until_ > now;
+  s.idle_until = s.quiescent ? std::min(leader_until_, reaper_until_) : now;
+  s.lane_error = lane_error_;
+  s.counters = counters_;
+  return s;
+}
+
+template <class In, class Out>
+void BasicEngine<In, Out>::drain_records(RecordBatch& out) {
+  out.clear();
+  const TimePoint now = clock_->now();
+  std::lock_guard g(mu_);
+  std::swap(out, records_);
+  const uint32_t depth = engine_detail::u32(queue_.size());
+  out.depth.push_back({now, depth, std::max(peak_depth_, depth)});
+  peak_depth_ = depth;
+}
+
+template <class In, class Out>
+void BasicEngine<In, Out>::set_record_capacity(size_t n) {
+  std::lock_guard g(mu_);
+  record_capacity_ = n;
+}
+
+template <class In, class Out>
+void BasicEngine<In, Out>::stop(StopMode mode) {
+  std::vector<Pending> failed;
+  const TimePoint now = clock_->now();
+  {
+    std::lock_guard g(mu_);
+    if (!stopping_) {
+      stopping_ = true;
+      stop_mode_ = mode;
+    }
+    if (stop_mode_ == StopMode::kFail) {
+      for (Pending& p : queue_) failed.push_back(std::move(p));
+      queue_.clear();
+      expiries_.clear();
+    }
+    leader_cv_.notify_all();
+    follower_cv_.notify_all();
+  }
+  std::unique_lock lg(lanes_mu_);
+  for (std::thread& t : threads_) {
+    if (t.joinable()) t.join();
+  }
+  lg.unlock();
+  {
+    std::lock_guard g(mu_);
+    reaper_exit_ = true;
+    reaper_cv_.notify_all();
+  }
+  if (reaper_.joinable()) reaper_.join();
+  // Whatever no lane was left to run (none could start, say) fails now.
+  {
+    std::lock_guard g(mu_);
+    for (Pending& p : queue_) failed.push_back(std::move(p));
+    queue_.clear();
+    expiries_.clear();
+    for (const Pending& p : failed) record_unrun(p, Outcome::kShuttingDown, now);
+    counters_.shutdown += failed.size();
+  }
+  fail_all(failed, ErrorCode::kShuttingDown, "the engine stopped before this request ran", now);
+}
+
+}  // namespace batchscope
