@@ -18,6 +18,7 @@
 #include <QStatusBar>
 #include <QTimer>
 #include <QToolBar>
+#include <QToolTip>
 #include <QVBoxLayout>
 #include <cmath>
 #include <limits>
@@ -174,6 +175,23 @@ void WorkbenchWindow::make_plot() {
     for (QCPGraph* g : r->graphs()) legend->addItem(new QCPPlottableLegendItem(legend, g));
   }
   plot_->setInteractions(QCP::iRangeZoom);
+  plot_->setMouseTracking(true);
+  // Hover read-out: the exact values of every line in the panel under the
+  // mouse, at the window nearest the pointer.
+  connect(plot_, &QCustomPlot::mouseMove, this, [this](QMouseEvent* e) {
+    QCPAxisRect* rect = plot_->axisRectAt(e->pos());
+    if (!rect) return QToolTip::hideText();
+    const double t = rect->axis(QCPAxis::atBottom)->pixelToCoord(e->pos().x());
+    QString text = QString("%1 s ago").arg(-t, 0, 'f', 1);
+    for (QCPGraph* g : rect->graphs()) {
+      if (!g->visible() || g->data()->isEmpty()) continue;
+      auto it = g->data()->findBegin(t);
+      if (it == g->data()->constEnd()) continue;
+      if (!std::isnan(it->value))
+        text += QString("\n%1: %2").arg(g->name()).arg(it->value, 0, 'g', 4);
+    }
+    QToolTip::showText(e->globalPosition().toPoint(), text, plot_);
+  });
 }
 
 QWidget* WorkbenchWindow::make_batching_panel() {
@@ -514,5 +532,7 @@ bool WorkbenchWindow::export_png(const QString& path) { return plot_->savePng(pa
 QString WorkbenchWindow::problem() const { return problem_->text(); }
 
 int WorkbenchWindow::plotted_windows() const { return p50_->data()->size(); }
+
+QWidget* WorkbenchWindow::plot_widget() const { return plot_; }
 
 }  // namespace batchscope

@@ -79,6 +79,7 @@ class WorkbenchWindow : public QMainWindow {
   const LoadCounters& traffic_counters() const { return counters_; }
   QString problem() const;      // the panel's explanation of a refused value, if any
   int plotted_windows() const;  // points in the latency fan's p50 line
+  QWidget* plot_widget() const;
 
  private:
   QWidget* make_batching_panel();

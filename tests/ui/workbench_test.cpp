@@ -10,8 +10,10 @@
 #include <QApplication>
 #include <QDir>
 #include <QImage>
+#include <QMouseEvent>
 #include <QSet>
 #include <QSlider>
+#include <QToolTip>
 #include <thread>
 
 #include "../net/test_client.h"
@@ -84,6 +86,15 @@ TEST_F(WorkbenchTest, TrafficStartsStopsAndReachesThePlots) {
             sent);  // every request it sent came back
   window_->refresh();
   EXPECT_GT(window_->plotted_windows(), 0);
+
+  // Hovering over the latency panel reads out the exact values there.
+  window_->show();
+  QWidget* plot = window_->plot_widget();
+  const QPoint at(plot->width() - 40, plot->height() / 8);
+  QMouseEvent move(QEvent::MouseMove, QPointF(at), QPointF(plot->mapToGlobal(at)), Qt::NoButton,
+                   Qt::NoButton, Qt::NoModifier);
+  QApplication::sendEvent(plot, &move);
+  EXPECT_TRUE(QToolTip::text().contains("p50: ")) << QToolTip::text().toStdString();
 }
 
 TEST_F(WorkbenchTest, TheWindowRendersToAPictureThatIsNotBlank) {
