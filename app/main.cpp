@@ -29,13 +29,19 @@ const char* kUsage =
     "Batchscope is a workbench for dynamic batching of model inference.\n"
     "\n"
     "Commands:\n"
+#ifdef BATCHSCOPE_WITH_QT
     "  gui       the workbench window: live plots, batching knobs, traffic (the default\n"
     "            where a display is available)\n"
+#endif
     "  demo      serve synthetic traffic through the engine and print a live summary each\n"
     "            second (the default without a display)\n"
+#ifdef BATCHSCOPE_WITH_TORCH
     "  profile   measure a model's batch cost curve t(b) and the speedup batching allows\n"
+#endif
+#ifdef BATCHSCOPE_WITH_QT
     "  serve     serve a model over HTTP (/infer, KServe v2, /metrics), headless\n"
     "  bench     drive a target with an arrival pattern and record the run\n"
+#endif
     "\n"
     "Run 'batchscope COMMAND --help' for a command's options.\n";
 
