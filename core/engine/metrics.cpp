@@ -16,10 +16,6 @@ TimePoint request_time(const RequestRecord& r) {
   return std::max({t.arrival, t.admitted, t.batched, t.run_start, t.run_end});
 }
 
-TimePoint batch_time(const BatchRecord& b) {
-  return b.run_end != TimePoint{} ? b.run_end : b.batched;
-}
-
 void add_request_to(MetricsWindow& w, const RequestRecord& r) {
   const int outcome = static_cast<int>(r.outcome);
   if (outcome < 0 || outcome >= kOutcomeCount) return;
@@ -106,6 +102,7 @@ LatencySummary summarize(const LogHistogram& ns) {
   s.p90_us = ns_to_us(ns.quantile(0.90));
   s.p95_us = ns_to_us(ns.quantile(0.95));
   s.p99_us = ns_to_us(ns.quantile(0.99));
+  s.p999_us = ns_to_us(ns.quantile(0.999));
   s.max_us = ns_to_us(ns.max());
   s.mean_us = ns.mean() / 1000.0;
   return s;
@@ -191,7 +188,7 @@ void MetricsAggregator::add_request(const RequestRecord& r) {
 
 void MetricsAggregator::add_batch(const BatchRecord& b) {
   add_batch_to(totals_, b);
-  if (MetricsWindow* w = slot(window_key(batch_time(b)))) {
+  if (MetricsWindow* w = slot(window_key(finished_at(b)))) {
     add_batch_to(*w, b);
   } else {
     ++late_;
@@ -214,7 +211,7 @@ void MetricsAggregator::fold(const RecordBatch& batch) {
     if (!newest || key > *newest) newest = key;
   };
   for (const RequestRecord& r : batch.requests) see(request_time(r));
-  for (const BatchRecord& b : batch.batches) see(batch_time(b));
+  for (const BatchRecord& b : batch.batches) see(finished_at(b));
   for (const DepthSample& d : batch.depth) see(d.time);
   if (newest) advance_to(*newest);
 

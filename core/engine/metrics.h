@@ -80,6 +80,7 @@ struct LatencySummary {
   double p90_us = 0;
   double p95_us = 0;
   double p99_us = 0;
+  double p999_us = 0;
   double max_us = 0;
   double mean_us = 0;
 };

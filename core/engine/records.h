@@ -66,6 +66,12 @@ struct BatchRecord {
   TimePoint run_end{};
 };
 
+// When a batch finished, or when it was cut if it never ran: the moment
+// windows file it under.
+inline TimePoint finished_at(const BatchRecord& b) {
+  return b.run_end != TimePoint{} ? b.run_end : b.batched;
+}
+
 // Queue depth at an instant, and the peak since the previous sample.
 struct DepthSample {
   TimePoint time{};

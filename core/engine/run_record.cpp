@@ -14,29 +14,18 @@
 #include "histogram.h"
 #include "run_record.h"
 
+#include "metrics.h"
+
 namespace batchscope {
 
 namespace {
 
 double ns_to_ms(uint64_t ns) { return static_cast<double>(ns) / 1e6; }
 
-RunLatency latency_of(const LogHistogram& h) {
-  RunLatency l;
-  if (h.empty()) return l;
-  l.p50_ms = ns_to_ms(h.quantile(0.50));
-  l.p90_ms = ns_to_ms(h.quantile(0.90));
-  l.p95_ms = ns_to_ms(h.quantile(0.95));
-  l.p99_ms = ns_to_ms(h.quantile(0.99));
-  l.p999_ms = ns_to_ms(h.quantile(0.999));
-  l.max_ms = ns_to_ms(h.max());
-  l.mean_ms = h.mean() / 1e6;
-  return l;
-}
-
-// A batch is filed under the moment it finished; one that never ran (its
-// run_end is unset) under the moment it was cut, as the metrics aggregator does.
-TimePoint batch_time(const BatchRecord& b) {
-  return b.run_end != TimePoint{} ? b.run_end : b.batched;
+RunLatency latency_of(const LogHistogram& ns) {
+  const LatencySummary u = summarize(ns);
+  return {u.p50_us / 1e3,  u.p90_us / 1e3, u.p95_us / 1e3, u.p99_us / 1e3,
+          u.p999_us / 1e3, u.max_us / 1e3, u.mean_us / 1e3};
 }
 
 // Per-window accumulators that are not already RunWindow fields.
@@ -90,7 +79,7 @@ TimePoint span_end(const RunData& run) {
     for (const RunRequest& r : run.requests) end = std::max({end, r.done, r.intended});
     return end;
   }
-  for (const BatchRecord& b : run.batches) end = std::max(end, batch_time(b));
+  for (const BatchRecord& b : run.batches) end = std::max(end, finished_at(b));
   for (const DepthSample& d : run.depth) end = std::max(end, d.time);
   return end;
 }
@@ -181,7 +170,7 @@ void fold_windows(const RunData& run, Duration window, RunSummary& s) {
     if (r.outcome == Outcome::kOk) acc[k].latency_ns.record(r.done - r.intended);
   }
   for (const BatchRecord& b : run.batches) {
-    const size_t k = index(batch_time(b));
+    const size_t k = index(finished_at(b));
     ++acc[k].batches;
     acc[k].batch_size_sum += b.size;
     s.windows[k].batch_max = std::max(s.windows[k].batch_max, b.size);
