@@ -80,6 +80,7 @@ void MetricsWindow::merge(const MetricsWindow& other) {
     }
   }
   for (int i = 0; i < kOutcomeCount; ++i) outcomes[i] += other.outcomes[i];
+  arrivals += other.arrivals;
   queue_wait_ns.merge(other.queue_wait_ns);
   run_ns.merge(other.run_ns);
   total_ns.merge(other.total_ns);
@@ -179,11 +180,14 @@ MetricsWindow* MetricsAggregator::slot(int64_t key) {
 
 void MetricsAggregator::add_request(const RequestRecord& r) {
   add_request_to(totals_, r);
+  ++totals_.arrivals;
   if (MetricsWindow* w = slot(window_key(request_time(r)))) {
     add_request_to(*w, r);
   } else {
     ++late_;
   }
+  if (r.times.arrival == TimePoint{}) return;
+  if (MetricsWindow* w = slot(window_key(r.times.arrival))) ++w->arrivals;
 }
 
 void MetricsAggregator::add_batch(const BatchRecord& b) {

@@ -36,8 +36,13 @@ struct MetricsWindow {
   TimePoint start{};   // first instant covered
   Duration length{0};  // time covered; 0 for a window that covers nothing yet
 
-  // Requests by Outcome, indexed by static_cast<int>(Outcome).
+  // Requests by Outcome, indexed by static_cast<int>(Outcome), filed under
+  // the window they finished in.
   std::array<uint64_t, kOutcomeCount> outcomes{};
+  // Requests that arrived in this window, whatever became of them: the
+  // offered load. A request is counted once it has finished, so the newest
+  // windows fill in as their requests complete.
+  uint64_t arrivals = 0;
   // Latencies in nanoseconds, requests with Outcome::kOk only.
   LogHistogram queue_wait_ns;  // batched - arrival
   LogHistogram run_ns;         // run_end - run_start
@@ -95,7 +100,8 @@ class MetricsAggregator {
 
   // Where each record goes:
   //   request -> the window of times.completed (when it is unset, the latest
-  //              stage time the request reached)
+  //              stage time the request reached); its arrival also counts in
+  //              the window of times.arrival while that one is kept
   //   batch   -> the window of run_end (batched when run_end is unset)
   //   depth   -> the window of its time
   //   dropped -> the newest window after this fold, and the totals

@@ -38,6 +38,9 @@ class EngineMonitor {
 
   MetricsSnapshot snapshot(EngineStatus status, size_t recent = SIZE_MAX) const;
   const MetricsAggregator& aggregator() const { return aggregator_; }
+  // The records the last poll() drained (valid until the next poll), for
+  // views that keep individual batches and requests.
+  const RecordBatch& last_records() const { return buffer_; }
 
  private:
   MetricsAggregator aggregator_;
