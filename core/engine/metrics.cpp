@@ -180,14 +180,11 @@ MetricsWindow* MetricsAggregator::slot(int64_t key) {
 
 void MetricsAggregator::add_request(const RequestRecord& r) {
   add_request_to(totals_, r);
-  ++totals_.arrivals;
   if (MetricsWindow* w = slot(window_key(request_time(r)))) {
     add_request_to(*w, r);
   } else {
     ++late_;
   }
-  if (r.times.arrival == TimePoint{}) return;
-  if (MetricsWindow* w = slot(window_key(r.times.arrival))) ++w->arrivals;
 }
 
 void MetricsAggregator::add_batch(const BatchRecord& b) {
@@ -222,6 +219,19 @@ void MetricsAggregator::fold(const RecordBatch& batch) {
   for (const RequestRecord& r : batch.requests) add_request(r);
   for (const BatchRecord& b : batch.batches) add_batch(b);
   for (const DepthSample& d : batch.depth) add_depth(d);
+  // Arrivals last, once every record has been placed, and only into windows
+  // already kept: they never open one, so the kept span stays what the other
+  // records made it, whatever their order.
+  if (!windows_.empty()) {
+    const int64_t oldest = newest_key_ - static_cast<int64_t>(windows_.size()) + 1;
+    for (const RequestRecord& r : batch.requests) {
+      ++totals_.arrivals;
+      if (r.times.arrival == TimePoint{}) continue;
+      const int64_t key = window_key(r.times.arrival);
+      if (key >= oldest && key <= newest_key_)
+        ++windows_[static_cast<size_t>(key - oldest)].arrivals;
+    }
+  }
 
   totals_.dropped += batch.dropped;
   if (!windows_.empty()) windows_.back().dropped += batch.dropped;

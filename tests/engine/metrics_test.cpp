@@ -513,3 +513,34 @@ TEST(MetricsAggregatorTest, RandomTrafficAgreesWithGroundTruth) {
 
 }  // namespace
 }  // namespace batchscope
+
+namespace batchscope {
+namespace {
+
+TEST(MetricsArrivals, CountInTheWindowTheRequestArrivedInWhateverItsOutcome) {
+  MetricsAggregator agg(std::chrono::seconds(1), 10);
+  const TimePoint t0 = TimePoint(std::chrono::seconds(1000));
+  RecordBatch b;
+  // Arrived in window 0, finished in window 1.
+  RequestRecord slow;
+  slow.outcome = Outcome::kOk;
+  slow.times.arrival = t0 + std::chrono::milliseconds(900);
+  slow.times.batched = slow.times.run_start = slow.times.arrival;
+  slow.times.run_end = slow.times.completed = t0 + std::chrono::milliseconds(1200);
+  b.requests.push_back(slow);
+  RequestRecord rejected;
+  rejected.outcome = Outcome::kRejected;
+  rejected.times.arrival = rejected.times.completed = t0 + std::chrono::milliseconds(100);
+  b.requests.push_back(rejected);
+  agg.fold(b);
+  ASSERT_EQ(agg.windows().size(), 2u);
+  EXPECT_EQ(agg.windows()[0].arrivals, 2u);  // offered: both arrived in window 0
+  EXPECT_EQ(agg.windows()[1].arrivals, 0u);
+  EXPECT_EQ(agg.windows()[0].count(Outcome::kOk), 0u);  // the ok one finished in window 1
+  EXPECT_EQ(agg.windows()[1].count(Outcome::kOk), 1u);
+  EXPECT_EQ(agg.totals().arrivals, 2u);
+  EXPECT_EQ(agg.merged(t0, t0 + std::chrono::seconds(2)).arrivals, 2u);
+}
+
+}  // namespace
+}  // namespace batchscope
