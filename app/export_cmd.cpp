@@ -1,0 +1,246 @@
+#include "export_cmd.h"
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "cli_args.h"
+#include "export_config.h"
+#include "model_setup.h"
+
+namespace batchscope {
+
+std::string export_help() {
+  return "usage: batchscope export --format FORMAT [--config FILE] [--model PATH | --synthetic "
+         "A_US,C_US]\n"
+         "                         [--device cpu|cuda:N] [--out PATH] [serving options]\n"
+         "                         [--batch-sizes N,N,...] [--traffic TEXT]\n"
+         "                         [--p50-ms X --p99-ms X --throughput RPS]\n"
+         "Writes the options as a production server's configuration. Formats:\n"
+         "  triton      config.pbtxt (input and output come from --model; without it they are\n"
+         "              missing, and the file says so)\n"
+         "  tfserving   batching_parameters.txt\n"
+         "  torchserve  config.properties and model-config.yaml\n"
+         "  rayserve    deployment.py and serve_config.yaml\n"
+         "  dbie        dbie.env, the Python engine's environment file\n"
+         "  json        batchscope.json, what serve --config and the window load\n"
+         "--config reads options from Batchscope JSON or a Triton config.pbtxt; serving flags\n"
+         "override it. Without --out the files go to stdout (several files each under a\n"
+         "'==> NAME <==' line); with --out, one file is written to PATH (or into PATH if it is a\n"
+         "directory), and several into the directory PATH, made if missing.\n"
+         "--batch-sizes gives the sizes the model runs best at (Triton preferred_batch_size,\n"
+         "TF Serving allowed_batch_sizes). --traffic and the measured p50, p99 and throughput\n"
+         "are written as comments where the format has comments. What a target cannot express\n"
+         "exactly is said in a comment; docs/export.md has the mapping table.\n"
+         "Serving options:\n" +
+         cli::options_help();
+}
+
+std::string import_help() {
+  return "usage: batchscope import --from FILE [--out FILE.json] [--config BASE.json]\n"
+         "Reads a Triton config.pbtxt (max_batch_size, dynamic_batching, instance_group) or\n"
+         "Batchscope JSON and writes Batchscope JSON (to stdout without --out), which\n"
+         "serve --config and the window load. What the file does not say comes from\n"
+         "--config, or the defaults; what does not carry over exactly is listed on stderr.\n";
+}
+
+namespace {
+
+int fail(const char* command, const std::string& message, int code = 2) {
+  std::cerr << "batchscope " << command << ": " << message << "\n";
+  return code;
+}
+
+Expected<std::string> read_text(const std::string& flag, const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return invalid_argument("--" + flag + ": cannot read " + path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+bool write_text(const std::filesystem::path& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+  out.close();
+  return static_cast<bool>(out);
+}
+
+// The files to stdout, or under `out` (see export_help()).
+int emit(const char* command, const std::vector<ExportFile>& files, const std::string& out) {
+  namespace fs = std::filesystem;
+  if (out.empty()) {
+    for (const ExportFile& f : files) {
+      if (files.size() > 1) std::cout << "==> " << f.name << " <==\n";
+      std::cout << f.text;
+      if (files.size() > 1 && &f != &files.back()) std::cout << "\n";
+    }
+    std::cout.flush();
+    return std::cout ? 0 : 1;
+  }
+  std::error_code ec;
+  const bool into_dir = files.size() > 1 || fs::is_directory(out, ec);
+  if (files.size() > 1) {
+    fs::create_directories(out, ec);
+    if (ec) {
+      return fail(command, "--out: cannot make the directory " + out + ": " + ec.message(), 1);
+    }
+  }
+  for (const ExportFile& f : files) {
+    const fs::path path = into_dir ? fs::path(out) / f.name : fs::path(out);
+    if (!write_text(path, f.text)) return fail(command, "cannot write " + path.string(), 1);
+    std::cout << "wrote " << path.string() << "\n";
+  }
+  return 0;
+}
+
+Expected<std::vector<uint32_t>> parse_sizes(const std::string& text) {
+  std::vector<uint32_t> sizes;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    auto v = cli::parse_number("batch-sizes", item, 1, kMaxBatchSize);
+    if (!v) return v.error();
+    if (*v != static_cast<double>(static_cast<uint32_t>(*v))) {
+      return invalid_argument("--batch-sizes: expected whole numbers, got '" + item + "'");
+    }
+    sizes.push_back(static_cast<uint32_t>(*v));
+  }
+  if (sizes.empty()) return invalid_argument("--batch-sizes is empty");
+  return sizes;
+}
+
+void print_notes(const char* command, const ImportResult& r) {
+  for (const std::string& n : r.notes) {
+    std::cerr << "batchscope " << command << ": note: " << n << "\n";
+  }
+}
+
+}  // namespace
+
+int run_export(const std::vector<std::string>& args) {
+  const char* cmd = "export";
+  auto flags = cli::parse_flags(args);
+  if (!flags) return fail(cmd, flags.error().message);
+  auto take = [&](const char* name) -> std::optional<std::string> {
+    auto it = flags->find(name);
+    if (it == flags->end()) return std::nullopt;
+    std::string v = it->second;
+    flags->erase(it);
+    return v;
+  };
+
+  const auto format_name = take("format");
+  if (!format_name) {
+    return fail(cmd, "--format is required: triton, tfserving, torchserve, rayserve, dbie or json");
+  }
+  auto format = parse_export_format(*format_name);
+  if (!format) return fail(cmd, "--format: " + format.error().message);
+
+  ExportInput in;
+  std::optional<std::string> config_device;
+  if (auto path = take("config")) {
+    auto text = read_text("config", *path);
+    if (!text) return fail(cmd, text.error().message);
+    auto imported = import_config(*text, Options{});
+    if (!imported) return fail(cmd, "--config " + *path + ": " + imported.error().message);
+    print_notes(cmd, *imported);
+    in.options = imported->options;
+    config_device = imported->device;
+    in.batch_sizes = imported->batch_sizes;
+  }
+  auto options = cli::take_options(*flags, in.options);
+  if (!options) return fail(cmd, options.error().message);
+  in.options = *options;
+
+  const bool device_given = flags->count("device") > 0;
+  auto choice = take_model_flags(*flags, "");
+  if (!choice) return fail(cmd, choice.error().message);
+  in.device = device_given ? choice->device : config_device.value_or("cpu");
+  if (!choice->path.empty() || choice->synthetic) {
+    choice->device = in.device;
+    auto model = make_model(*choice, in.options, /*load=*/false);
+    if (!model) return fail(cmd, model.error().message);
+    in.model = model->metadata;
+  }
+
+  if (auto v = take("batch-sizes")) {
+    auto sizes = parse_sizes(*v);
+    if (!sizes) return fail(cmd, sizes.error().message);
+    in.batch_sizes = *sizes;
+  }
+  if (auto v = take("traffic")) in.tuning.traffic = *v;
+  const auto p50 = take("p50-ms");
+  const auto p99 = take("p99-ms");
+  const auto rps = take("throughput");
+  if (p50 || p99 || rps) {
+    if (!p50 || !p99 || !rps) return fail(cmd, "--p50-ms, --p99-ms and --throughput go together");
+    auto a = cli::parse_number("p50-ms", *p50, 0, 1e9);
+    if (!a) return fail(cmd, a.error().message);
+    auto b = cli::parse_number("p99-ms", *p99, 0, 1e9);
+    if (!b) return fail(cmd, b.error().message);
+    auto c = cli::parse_number("throughput", *rps, 0, 1e12);
+    if (!c) return fail(cmd, c.error().message);
+    in.tuning.measured = true;
+    in.tuning.p50_ms = *a;
+    in.tuning.p99_ms = *b;
+    in.tuning.throughput_rps = *c;
+  }
+  const std::string out = take("out").value_or("");
+  if (!flags->empty()) {
+    return fail(cmd,
+                "unknown option --" + flags->begin()->first + " (see batchscope export --help)");
+  }
+
+  auto files = export_config(*format, in);
+  if (!files) return fail(cmd, files.error().message);
+  if (*format == ExportFormat::kTriton && !in.model) {
+    std::cerr << "batchscope export: note: no --model, so config.pbtxt has no input and output; "
+                 "add them before Triton loads it\n";
+  }
+  return emit(cmd, *files, out);
+}
+
+int run_import(const std::vector<std::string>& args) {
+  const char* cmd = "import";
+  auto flags = cli::parse_flags(args);
+  if (!flags) return fail(cmd, flags.error().message);
+  std::string from, out, config;
+  for (const auto& [name, value] : *flags) {
+    if (name == "from")
+      from = value;
+    else if (name == "out")
+      out = value;
+    else if (name == "config")
+      config = value;
+    else
+      return fail(cmd, "unknown option --" + name + " (see batchscope import --help)");
+  }
+  if (from.empty()) return fail(cmd, "--from FILE is required (a Triton config.pbtxt or JSON)");
+  Options base;
+  if (!config.empty()) {
+    auto text = read_text("config", config);
+    if (!text) return fail(cmd, text.error().message);
+    auto imported = import_config(*text, base);
+    if (!imported) return fail(cmd, "--config " + config + ": " + imported.error().message);
+    base = imported->options;
+  }
+  auto text = read_text("from", from);
+  if (!text) return fail(cmd, text.error().message);
+  auto imported = import_config(*text, base);
+  if (!imported) return fail(cmd, from + ": " + imported.error().message);
+  print_notes(cmd, *imported);
+  if (imported->device) {
+    std::cerr << "batchscope import: note: the instances run on " << *imported->device
+              << "; Batchscope JSON has no device: give serve --device " << *imported->device
+              << "\n";
+  }
+  ExportInput in;
+  in.options = imported->options;
+  auto files = export_config(ExportFormat::kJson, in);
+  if (!files) return fail(cmd, files.error().message);
+  return emit(cmd, *files, out);
+}
+
+}  // namespace batchscope

@@ -14,6 +14,7 @@
 #include <QtGlobal>
 
 #include "bench_cmd.h"
+#include "export_cmd.h"
 #include "gui_cmd.h"
 #include "serve_cmd.h"
 #endif
@@ -41,6 +42,9 @@ const char* kUsage =
 #ifdef BATCHSCOPE_WITH_QT
     "  serve     serve a model over HTTP (/infer, KServe v2, /metrics), headless\n"
     "  bench     drive a target with an arrival pattern and record the run\n"
+    "  export    write the options as a Triton, TF Serving, TorchServe, Ray Serve, Python\n"
+    "            engine or Batchscope JSON configuration\n"
+    "  import    read a Triton config.pbtxt or Batchscope JSON into Batchscope JSON\n"
 #endif
     "\n"
     "Run 'batchscope COMMAND --help' for a command's options.\n";
@@ -117,6 +121,17 @@ int main(int argc, char** argv) {
       }
     }
     return batchscope::run_bench(argc, argv, args);
+  }
+  if (command == "export" || command == "import") {
+    const bool is_export = command == "export";
+    for (const std::string& a : args) {
+      if (a == "--help" || a == "-h") {
+        std::fputs((is_export ? batchscope::export_help() : batchscope::import_help()).c_str(),
+                   stdout);
+        return 0;
+      }
+    }
+    return is_export ? batchscope::run_export(args) : batchscope::run_import(args);
   }
 #endif
 #ifdef BATCHSCOPE_WITH_TORCH

@@ -1,0 +1,109 @@
+#include "export_config.h"
+
+#include "export_text.h"
+#include "options_json.h"
+
+namespace batchscope {
+
+namespace {
+
+struct FormatInfo {
+  ExportFormat format;
+  const char* name;
+  const char* title;
+};
+
+constexpr FormatInfo kFormats[] = {
+    {ExportFormat::kTriton, "triton", "Triton config.pbtxt"},
+    {ExportFormat::kTfServing, "tfserving", "TF Serving batching_parameters.txt"},
+    {ExportFormat::kTorchServe, "torchserve", "TorchServe config.properties and model-config.yaml"},
+    {ExportFormat::kRayServe, "rayserve", "Ray Serve deployment.py and serve_config.yaml"},
+    {ExportFormat::kDbie, "dbie", "Python engine (dbie) environment file"},
+    {ExportFormat::kJson, "json", "Batchscope JSON"},
+};
+
+const FormatInfo& info(ExportFormat f) {
+  for (const FormatInfo& i : kFormats) {
+    if (i.format == f) return i;
+  }
+  return kFormats[0];
+}
+
+// One option a line, so that the file reads well and diffs well.
+std::string json_file(const Options& o) {
+  std::string out;
+  for (char c : options_to_json(o)) {
+    if (c == '{')
+      out += "{\n  ";
+    else if (c == ',')
+      out += ",\n  ";
+    else if (c == '}')
+      out += "\n}\n";
+    else if (c == ':')
+      out += ": ";
+    else
+      out += c;
+  }
+  return out;
+}
+
+}  // namespace
+
+const char* export_format_name(ExportFormat format) { return info(format).name; }
+
+const char* export_format_title(ExportFormat format) { return info(format).title; }
+
+Expected<ExportFormat> parse_export_format(std::string_view name) {
+  std::string known;
+  for (const FormatInfo& i : kFormats) {
+    if (name == i.name) return i.format;
+    known += (known.empty() ? "" : ", ") + std::string(i.name);
+  }
+  return invalid_argument("format '" + std::string(name) + "' is unknown; known: " + known);
+}
+
+std::vector<ExportFormat> export_formats() {
+  std::vector<ExportFormat> out;
+  for (const FormatInfo& i : kFormats) out.push_back(i.format);
+  return out;
+}
+
+Expected<std::vector<ExportFile>> export_config(ExportFormat format, const ExportInput& input) {
+  auto checked = export_detail::check_input(input);
+  if (!checked) return checked.error();
+  const export_detail::Checked& c = *checked;
+  switch (format) {
+    case ExportFormat::kTriton: return export_detail::triton_files(c);
+    case ExportFormat::kTfServing: return export_detail::tfserving_files(c);
+    case ExportFormat::kTorchServe: return export_detail::torchserve_files(c);
+    case ExportFormat::kRayServe: return export_detail::rayserve_files(c);
+    case ExportFormat::kDbie: return export_detail::dbie_files(c);
+    case ExportFormat::kJson:
+      return std::vector<ExportFile>{ExportFile{"batchscope.json", json_file(c.o())}};
+  }
+  return invalid_argument("export format " + std::to_string(static_cast<int>(format)) +
+                          " is unknown");
+}
+
+Expected<ImportResult> import_config(std::string_view text, const Options& base) {
+  if (text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);  // a UTF-8 byte order mark
+  size_t first = 0;
+  while (first < text.size() && (text[first] == ' ' || text[first] == '\t' || text[first] == '\n' ||
+                                 text[first] == '\r')) {
+    ++first;
+  }
+  if (first < text.size() && text[first] == '{') {
+    auto o = options_from_json(text, base);
+    if (!o) return invalid_argument("Batchscope JSON: " + o.error().message);
+    ImportResult r;
+    r.options = *o;
+    r.source = ExportFormat::kJson;
+    return r;
+  }
+  if (first == text.size()) {
+    return invalid_argument("the file is empty; expected Batchscope JSON or a Triton config.pbtxt");
+  }
+  return export_detail::import_triton(text, base);
+}
+
+}  // namespace batchscope

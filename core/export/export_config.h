@@ -1,0 +1,95 @@
+#pragma once
+// Carrying tuned options to production servers and back. export_config()
+// writes the options in force, for one model on one device, as the
+// configuration files of Triton, TF Serving, TorchServe, Ray Serve, the
+// Python engine (dbie) or Batchscope itself; import_config() reads a Triton
+// config.pbtxt or Batchscope JSON back into options, so that tuning can begin
+// from a production configuration. Where a target cannot express an option
+// exactly, the file says so in a comment (where its format has comments) and
+// docs/export.md has the mapping table.
+// Output depends on the input alone (no clock, no locale), so it is byte for
+// byte the same on every run.
+// Thread-safety: free functions without shared state.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "model_metadata.h"
+#include "options.h"
+#include "status.h"
+
+namespace batchscope {
+
+enum class ExportFormat : uint8_t {
+  kTriton,      // config.pbtxt
+  kTfServing,   // batching_parameters.txt
+  kTorchServe,  // config.properties and model-config.yaml
+  kRayServe,    // deployment.py and serve_config.yaml
+  kDbie,        // dbie.env, the Python engine's environment file
+  kJson,        // batchscope.json, what `serve --config` and the window load
+};
+
+// "triton", "tfserving", "torchserve", "rayserve", "dbie", "json".
+const char* export_format_name(ExportFormat format);
+// For menus and messages: "Triton config.pbtxt", ...
+const char* export_format_title(ExportFormat format);
+// The names above; the error lists them.
+Expected<ExportFormat> parse_export_format(std::string_view name);
+// Every format, in the order of the enum.
+std::vector<ExportFormat> export_formats();
+
+// What the options were tuned under, written as comments where the format
+// has comments. Free text is kept to one line.
+struct TuningContext {
+  std::string traffic;    // "poisson 1500 req/s"; empty: not said
+  bool measured = false;  // the three figures below were measured
+  double p50_ms = 0;      // end-to-end latency quantiles
+  double p99_ms = 0;
+  double throughput_rps = 0;  // completed requests per second
+};
+
+struct ExportInput {
+  Options options;
+  // The model's name, inputs and outputs. Triton needs them for input and
+  // output; without a model its export says they are missing.
+  std::optional<ModelMetadata> model;
+  // "cpu", "cuda" or "cuda:N": where each lane's model instance runs.
+  std::string device = "cpu";
+  // Batch sizes the model runs best at (for instance TensorRT profiles).
+  // Batchscope's engine has no such option and does not use them; they are
+  // exported as Triton's preferred_batch_size and TF Serving's
+  // allowed_batch_sizes. Empty: neither is written. Each in 1..max_batch_size.
+  std::vector<uint32_t> batch_sizes;
+  TuningContext tuning;
+};
+
+struct ExportFile {
+  std::string name;  // "config.pbtxt": a file name without directories
+  std::string text;
+};
+
+// The files of one format, in a fixed order: one file, or two for TorchServe
+// and Ray Serve. Refuses invalid options, an unknown device, batch sizes out
+// of range, and max_batch_size above the model's own, naming the field.
+Expected<std::vector<ExportFile>> export_config(ExportFormat format, const ExportInput& input);
+
+struct ImportResult {
+  Options options;
+  ExportFormat source = ExportFormat::kJson;  // kTriton or kJson
+  // Triton only: the device its instance_group names, when it names one.
+  std::optional<std::string> device;
+  // Triton only: preferred_batch_size, when given.
+  std::vector<uint32_t> batch_sizes;
+  // What did not carry over exactly, one sentence each.
+  std::vector<std::string> notes;
+};
+
+// Reads Batchscope JSON (text that begins with '{') or a Triton config.pbtxt
+// over `base`, which supplies what the file does not say. Malformed input is
+// refused with the field named, and for config.pbtxt the line.
+Expected<ImportResult> import_config(std::string_view text, const Options& base);
+
+}  // namespace batchscope

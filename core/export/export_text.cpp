@@ -1,0 +1,191 @@
+#include "export_text.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+
+namespace batchscope::export_detail {
+
+Expected<Device> parse_device(std::string_view text) {
+  Device d;
+  if (text == "cpu") {
+    d.name = "cpu";
+    return d;
+  }
+  if (text == "cuda") {
+    d.gpu = true;
+    d.name = "cuda:0";
+    return d;
+  }
+  if (text.substr(0, 5) == "cuda:" && text.size() > 5 && text.size() <= 8) {
+    const std::string_view digits = text.substr(5);
+    int index = 0;
+    const auto r = std::from_chars(digits.data(), digits.data() + digits.size(), index);
+    if (r.ec == std::errc() && r.ptr == digits.data() + digits.size() && index >= 0) {
+      d.gpu = true;
+      d.index = index;
+      d.name = "cuda:" + std::to_string(index);
+      return d;
+    }
+  }
+  return invalid_argument("device '" + std::string(text) +
+                          "' is not one of cpu, cuda, cuda:N (N a GPU index)");
+}
+
+Expected<Checked> check_input(const ExportInput& in) {
+  if (Status s = in.options.validate(); !s) return s.error();
+  auto device = parse_device(in.device);
+  if (!device) return device.error();
+  const Options& o = in.options;
+  if (in.model) {
+    if (Status s = in.model->validate(); !s) {
+      return invalid_argument("model '" + in.model->name + "': " + s.message());
+    }
+    if (o.max_batch_size > in.model->max_batch_size) {
+      return invalid_argument("max_batch_size = " + std::to_string(o.max_batch_size) +
+                              " is above model '" + in.model->name + "''s max_batch_size " +
+                              std::to_string(in.model->max_batch_size));
+    }
+  }
+  std::vector<uint32_t> sizes = in.batch_sizes;
+  for (uint32_t b : sizes) {
+    if (b < 1 || b > o.max_batch_size) {
+      return invalid_argument(
+          "batch_sizes: " + std::to_string(b) +
+          " is out of range; allowed 1 to max_batch_size = " + std::to_string(o.max_batch_size));
+    }
+  }
+  std::sort(sizes.begin(), sizes.end());
+  sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+  return Checked{in, *device, std::move(sizes)};
+}
+
+std::string model_name(const ExportInput& in, std::string_view fallback) {
+  return in.model && !in.model->name.empty() ? in.model->name : std::string(fallback);
+}
+
+std::string fixed(double v, int decimals) {
+  if (!std::isfinite(v)) return "?";
+  char buf[64];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::fixed, decimals);
+  if (r.ec != std::errc()) return "?";
+  return std::string(buf, r.ptr);
+}
+
+std::string shortest(double v) {
+  if (!std::isfinite(v)) return "?";
+  char buf[64];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v);
+  return std::string(buf, r.ptr);
+}
+
+std::string whole(int64_t v) { return std::to_string(v); }
+
+std::string exact_decimal(int64_t value, int digits) {
+  int64_t scale = 1;
+  for (int i = 0; i < digits; ++i) scale *= 10;
+  const bool negative = value < 0;
+  const uint64_t mag = negative ? 0 - static_cast<uint64_t>(value) : static_cast<uint64_t>(value);
+  std::string out = (negative ? "-" : "") + std::to_string(mag / static_cast<uint64_t>(scale));
+  uint64_t frac = mag % static_cast<uint64_t>(scale);
+  if (frac == 0) return out;
+  std::string f = std::to_string(frac);
+  f.insert(0, static_cast<size_t>(digits) - f.size(), '0');
+  while (!f.empty() && f.back() == '0') f.pop_back();
+  return out + "." + f;
+}
+
+int64_t nearest_ms(int64_t us) { return (us + 500) / 1000; }
+
+int64_t ceil_seconds(int64_t ms) { return std::max<int64_t>(1, (ms + 999) / 1000); }
+
+std::string comment(std::string_view text, std::string_view marker, size_t width) {
+  std::string out;
+  std::string line(marker);
+  bool empty_line = true;
+  size_t i = 0;
+  while (i < text.size()) {
+    while (i < text.size() && (text[i] == ' ' || text[i] == '\n')) ++i;
+    if (i >= text.size()) break;
+    size_t j = i;
+    while (j < text.size() && text[j] != ' ' && text[j] != '\n') ++j;
+    const std::string_view word = text.substr(i, j - i);
+    if (!empty_line && line.size() + 1 + word.size() > width) {
+      out += line + "\n";
+      line = std::string(marker);
+      empty_line = true;
+    }
+    if (!empty_line) line += ' ';
+    line += word;
+    empty_line = false;
+    i = j;
+  }
+  if (!empty_line) out += line + "\n";
+  return out;
+}
+
+namespace {
+
+// Free text kept to one line of printable characters.
+std::string one_line(std::string_view s) {
+  std::string out;
+  for (char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
+    out += (c < 0x20 || c == 0x7f) ? ' ' : ch;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> context_paragraphs(const Checked& c) {
+  std::vector<std::string> p;
+  p.push_back("Batchscope options in force: " + describe(c.o()) + ".");
+  std::string where;
+  if (c.in.model)
+    where = "Model " + one_line(c.in.model->name) + " on " + c.device.name + ".";
+  else
+    where = "Device " + c.device.name + "; no model was given.";
+  p.push_back(where);
+  const TuningContext& t = c.in.tuning;
+  if (!t.traffic.empty()) p.push_back("Tuned under traffic: " + one_line(t.traffic) + ".");
+  if (t.measured) {
+    p.push_back("Measured there: p50 " + fixed(t.p50_ms, 2) + " ms, p99 " + fixed(t.p99_ms, 2) +
+                " ms, throughput " + fixed(t.throughput_rps, 1) + " requests/s.");
+  }
+  return p;
+}
+
+std::string context_block(const Checked& c, std::string_view marker) {
+  std::string bare(marker);
+  while (!bare.empty() && bare.back() == ' ') bare.pop_back();
+  std::string out = bare + "\n";
+  for (const std::string& p : context_paragraphs(c)) out += comment(p, marker);
+  return out + bare + "\n";
+}
+
+std::string pbtxt_string(std::string_view s) {
+  static constexpr char kOct[] = "01234567";
+  std::string out = "\"";
+  for (char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (c < 0x20 || c == 0x7f) {
+          out += '\\';
+          out += kOct[(c >> 6) & 7];
+          out += kOct[(c >> 3) & 7];
+          out += kOct[c & 7];
+        } else {
+          out += ch;
+        }
+    }
+  }
+  return out + "\"";
+}
+
+}  // namespace batchscope::export_detail

@@ -1,0 +1,69 @@
+#pragma once
+// What the format writers share: the checked export input, exact and
+// locale-free numbers, and comment paragraphs. Internal to core/export.
+// Thread-safety: free functions without shared state.
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "export_config.h"
+
+namespace batchscope::export_detail {
+
+struct Device {
+  bool gpu = false;
+  int index = 0;     // the GPU's index ("cuda" alone is LibTorch's cuda:0)
+  std::string name;  // "cpu" or "cuda:N"
+};
+// "cpu", "cuda", "cuda:N"; anything else is refused naming the device.
+Expected<Device> parse_device(std::string_view text);
+
+// An export input that passed its checks.
+struct Checked {
+  const ExportInput& in;
+  Device device;
+  std::vector<uint32_t> batch_sizes;  // sorted, without duplicates
+  const Options& o() const { return in.options; }
+};
+Expected<Checked> check_input(const ExportInput& in);
+
+// The model's name, or `fallback` without a model.
+std::string model_name(const ExportInput& in, std::string_view fallback);
+
+// Numbers written with std::to_chars: the same under every locale.
+std::string fixed(double v, int decimals);
+// The shortest form that reads back to the same value: 7.5, 50, 0.01.
+std::string shortest(double v);
+std::string whole(int64_t v);
+// `value` / 10^digits written exactly, trailing zeros dropped: (2500, 3)
+// gives "2.5", (2000, 3) gives "2", (2000, 6) gives "0.002".
+std::string exact_decimal(int64_t value, int digits);
+// Microseconds to whole milliseconds, to nearest (halves up).
+int64_t nearest_ms(int64_t us);
+// Milliseconds to whole seconds, rounded up, at least 1.
+int64_t ceil_seconds(int64_t ms);
+
+// `text` word-wrapped to lines of at most `width` characters, each starting
+// with `marker` ("# ", "  # "). A word longer than the line stays whole.
+std::string comment(std::string_view text, std::string_view marker = "# ", size_t width = 90);
+
+// The comment paragraphs every export opens with: the options in force, the
+// model and device, the traffic and measured figures when known.
+std::vector<std::string> context_paragraphs(const Checked& c);
+// The paragraphs above as "# " comments between two "#" lines.
+std::string context_block(const Checked& c, std::string_view marker = "# ");
+
+// A protobuf text-format string literal, quotes included.
+std::string pbtxt_string(std::string_view s);
+
+std::vector<ExportFile> triton_files(const Checked& c);
+std::vector<ExportFile> tfserving_files(const Checked& c);
+std::vector<ExportFile> torchserve_files(const Checked& c);
+std::vector<ExportFile> rayserve_files(const Checked& c);
+std::vector<ExportFile> dbie_files(const Checked& c);
+
+Expected<ImportResult> import_triton(std::string_view text, const Options& base);
+
+}  // namespace batchscope::export_detail

@@ -1,0 +1,56 @@
+#pragma once
+// The export inputs the golden files are made from, by name (the golden
+// directory's name): fixed options, a hand-built copy of models/mlp.json's
+// metadata, and a tuning context.
+
+#include <string>
+
+#include "export_config.h"
+
+namespace batchscope {
+
+// models/mlp.json, built by hand so that these tests need no LibTorch.
+inline ModelMetadata mlp_metadata() {
+  ModelMetadata m;
+  m.name = "mlp";
+  m.description = "A multilayer perceptron, 512 -> 1024 -> 1024 -> 1024 -> 16 with ReLU.";
+  m.max_batch_size = 128;
+  m.inputs = {TensorSpec{"features", DType::kFloat32, {-1, 512}, true}};
+  m.outputs = {TensorSpec{"logits", DType::kFloat32, {-1, 16}, false}};
+  return m;
+}
+
+// "fifo_cpu": the defaults with a whole-millisecond wait, on the CPU, with
+// measured figures. "adaptive_gpu": values that no target expresses exactly
+// (2.5 ms wait, a queue of 1000 for batches of 64, 1.5 s timeout), two lanes
+// on cuda:1 and preferred sizes. "no_model": the defaults, no model.
+inline ExportInput fixture_input(const std::string& name) {
+  ExportInput in;
+  if (name == "fifo_cpu") {
+    in.model = mlp_metadata();
+    in.options.max_batch_size = 32;
+    in.options.max_wait_us = 2000;
+    in.options.queue_capacity = 1024;
+    in.options.request_timeout_ms = 30000;
+    in.tuning.traffic = "poisson 1500 req/s";
+    in.tuning.measured = true;
+    in.tuning.p50_ms = 2.03;
+    in.tuning.p99_ms = 2.76;
+    in.tuning.throughput_rps = 1498.2;
+  } else if (name == "adaptive_gpu") {
+    in.model = mlp_metadata();
+    in.device = "cuda:1";
+    in.options.strategy = StrategyKind::kAdaptive;
+    in.options.target_p99_ms = 7.5;
+    in.options.max_batch_size = 64;
+    in.options.max_wait_us = 2500;
+    in.options.queue_capacity = 1000;
+    in.options.request_timeout_ms = 1500;
+    in.options.num_lanes = 2;
+    in.batch_sizes = {32, 16};
+    in.tuning.traffic = "burst 3000/300 req/s, 0.2 s on, 0.2 s off";
+  }
+  return in;
+}
+
+}  // namespace batchscope

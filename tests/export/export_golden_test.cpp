@@ -1,0 +1,229 @@
+// Every format's export compared byte for byte with tests/export/golden/.
+// To regenerate the goldens after a deliberate change, run
+//   BATCHSCOPE_UPDATE_GOLDEN=1 build/bin/export_tests --gtest_filter='*ExportGolden*'
+// and review the difference with git diff tests/export/golden.
+
+#include <gtest/gtest.h>
+
+#include <clocale>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "export_config.h"
+#include "export_fixtures.h"
+
+namespace batchscope {
+namespace {
+
+namespace fs = std::filesystem;
+
+bool updating() {
+  const char* v = std::getenv("BATCHSCOPE_UPDATE_GOLDEN");
+  return v && *v && std::string(v) != "0";
+}
+
+std::string read(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// Comment paragraphs joined back into one line each, to search for phrases
+// that the word wrap may have split.
+std::string flat(const std::string& text) {
+  std::string out;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '\n') {
+      size_t j = i + 1;
+      while (j < text.size() && text[j] == ' ') ++j;
+      if (text.compare(j, 2, "# ") == 0 && !out.empty() &&
+          out.find('#', out.rfind('\n') + 1) != std::string::npos) {
+        out += ' ';
+        i = j + 1;
+        continue;
+      }
+    }
+    out += text[i];
+  }
+  return out;
+}
+
+struct GoldenCase {
+  const char* dir;
+  ExportFormat format;
+};
+
+std::string case_name(const ::testing::TestParamInfo<GoldenCase>& info) {
+  return std::string(info.param.dir) + "_" + export_format_name(info.param.format);
+}
+
+class ExportGolden : public ::testing::TestWithParam<GoldenCase> {};
+
+TEST_P(ExportGolden, MatchesTheGoldenFiles) {
+  const GoldenCase& gc = GetParam();
+  auto files = export_config(gc.format, fixture_input(gc.dir));
+  ASSERT_TRUE(files.ok()) << files.error().message;
+  ASSERT_FALSE(files->empty());
+  const fs::path dir = fs::path(BATCHSCOPE_EXPORT_GOLDEN_DIR) / gc.dir;
+  for (const ExportFile& f : *files) {
+    const fs::path golden = dir / f.name;
+    if (updating()) {
+      fs::create_directories(dir);
+      std::ofstream(golden, std::ios::binary) << f.text;
+      continue;
+    }
+    ASSERT_TRUE(fs::exists(golden))
+        << golden << " is missing; regenerate with BATCHSCOPE_UPDATE_GOLDEN=1";
+    EXPECT_EQ(f.text, read(golden))
+        << "differs from " << golden << "; if intended, regenerate with BATCHSCOPE_UPDATE_GOLDEN=1";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Formats, ExportGolden,
+                         ::testing::Values(GoldenCase{"fifo_cpu", ExportFormat::kTriton},
+                                           GoldenCase{"fifo_cpu", ExportFormat::kTfServing},
+                                           GoldenCase{"fifo_cpu", ExportFormat::kTorchServe},
+                                           GoldenCase{"fifo_cpu", ExportFormat::kRayServe},
+                                           GoldenCase{"fifo_cpu", ExportFormat::kDbie},
+                                           GoldenCase{"fifo_cpu", ExportFormat::kJson},
+                                           GoldenCase{"adaptive_gpu", ExportFormat::kTriton},
+                                           GoldenCase{"adaptive_gpu", ExportFormat::kTfServing},
+                                           GoldenCase{"adaptive_gpu", ExportFormat::kTorchServe},
+                                           GoldenCase{"adaptive_gpu", ExportFormat::kRayServe},
+                                           GoldenCase{"adaptive_gpu", ExportFormat::kDbie},
+                                           GoldenCase{"adaptive_gpu", ExportFormat::kJson},
+                                           GoldenCase{"no_model", ExportFormat::kTriton},
+                                           GoldenCase{"no_model", ExportFormat::kRayServe},
+                                           GoldenCase{"no_model", ExportFormat::kDbie}),
+                         case_name);
+
+TEST(Export, FileNamesAndCountsPerFormat) {
+  const ExportInput in = fixture_input("fifo_cpu");
+  auto names = [&](ExportFormat f) {
+    std::vector<std::string> out;
+    auto files = export_config(f, in);
+    for (const ExportFile& file : files.value()) out.push_back(file.name);
+    return out;
+  };
+  using V = std::vector<std::string>;
+  EXPECT_EQ(names(ExportFormat::kTriton), V{"config.pbtxt"});
+  EXPECT_EQ(names(ExportFormat::kTfServing), V{"batching_parameters.txt"});
+  EXPECT_EQ(names(ExportFormat::kTorchServe), (V{"config.properties", "model-config.yaml"}));
+  EXPECT_EQ(names(ExportFormat::kRayServe), (V{"deployment.py", "serve_config.yaml"}));
+  EXPECT_EQ(names(ExportFormat::kDbie), V{"dbie.env"});
+  EXPECT_EQ(names(ExportFormat::kJson), V{"batchscope.json"});
+}
+
+TEST(Export, IsTheSameEveryTimeAndUnderAnyNumericLocale) {
+  const ExportInput in = fixture_input("adaptive_gpu");
+  for (ExportFormat f : export_formats()) {
+    auto a = export_config(f, in);
+    auto b = export_config(f, in);
+    ASSERT_TRUE(a.ok() && b.ok());
+    ASSERT_EQ(a->size(), b->size());
+    for (size_t i = 0; i < a->size(); ++i) EXPECT_EQ((*a)[i].text, (*b)[i].text);
+  }
+  // A decimal comma in the C locale must not reach the files (skipped where
+  // no such locale is installed).
+  const std::string saved = std::setlocale(LC_NUMERIC, nullptr);
+  for (const char* name : {"de_DE.UTF-8", "fr_FR.UTF-8", "de_DE", "fr_FR"}) {
+    if (!std::setlocale(LC_NUMERIC, name)) continue;
+    for (ExportFormat f : export_formats()) {
+      auto files = export_config(f, in);
+      std::setlocale(LC_NUMERIC, "C");
+      auto plain = export_config(f, in);
+      std::setlocale(LC_NUMERIC, name);
+      ASSERT_TRUE(files.ok() && plain.ok());
+      for (size_t i = 0; i < files->size(); ++i) EXPECT_EQ((*files)[i].text, (*plain)[i].text);
+    }
+    break;
+  }
+  std::setlocale(LC_NUMERIC, saved.c_str());
+}
+
+TEST(Export, TuningContextIsWrittenWhereTheFormatHasComments) {
+  const ExportInput in = fixture_input("fifo_cpu");
+  for (ExportFormat f : export_formats()) {
+    if (f == ExportFormat::kJson) continue;
+    auto files = export_config(f, in);
+    ASSERT_TRUE(files.ok());
+    for (const ExportFile& file : *files) {
+      const std::string t = flat(file.text);
+      EXPECT_NE(t.find("poisson 1500 req/s"), std::string::npos) << file.name;
+      EXPECT_NE(t.find("p99 2.76 ms"), std::string::npos) << file.name;
+      EXPECT_NE(t.find("throughput 1498.2 requests/s"), std::string::npos) << file.name;
+    }
+  }
+}
+
+TEST(Export, TritonWithoutModelSaysInputAndOutputAreMissing) {
+  auto files = export_config(ExportFormat::kTriton, fixture_input("no_model"));
+  ASSERT_TRUE(files.ok());
+  const std::string t = flat((*files)[0].text);
+  EXPECT_NE(t.find("input and output are missing"), std::string::npos);
+  EXPECT_EQ(t.find("\ninput ["), std::string::npos);
+  EXPECT_EQ(t.find("\nname:"), std::string::npos);
+}
+
+TEST(Export, LossyMappingsAreSaidInComments) {
+  const ExportInput in = fixture_input("adaptive_gpu");  // 2500 us, queue 1000 of 64, 1500 ms
+  auto text = [&](ExportFormat f, size_t i = 0) {
+    return flat(export_config(f, in).value()[i].text);
+  };
+  EXPECT_NE(text(ExportFormat::kTriton).find("preferred_batch_size: [ 16, 32 ]"),
+            std::string::npos);
+  EXPECT_NE(text(ExportFormat::kTriton).find("adaptive strategy"), std::string::npos);
+  EXPECT_NE(text(ExportFormat::kTfServing).find("max_enqueued_batches { value: 16 }"),
+            std::string::npos);
+  EXPECT_NE(text(ExportFormat::kTfServing).find("24 more than Batchscope admits"),
+            std::string::npos);
+  EXPECT_NE(text(ExportFormat::kTfServing).find("allowed_batch_sizes: 64"), std::string::npos);
+  EXPECT_NE(text(ExportFormat::kTorchServe, 1).find("maxBatchDelay: 3"), std::string::npos);
+  EXPECT_NE(text(ExportFormat::kTorchServe, 1).find("(2.5 ms) is written to the nearest, 3 ms"),
+            std::string::npos);
+  EXPECT_NE(text(ExportFormat::kTorchServe, 1).find("responseTimeout: 2"), std::string::npos);
+  EXPECT_NE(text(ExportFormat::kTorchServe, 1).find("TorchServe has no queue timeout"),
+            std::string::npos);
+  EXPECT_NE(text(ExportFormat::kRayServe).find("batch_wait_timeout_s=0.0025"), std::string::npos);
+  EXPECT_NE(text(ExportFormat::kRayServe).find("Ray Serve has no queue timeout"),
+            std::string::npos);
+  EXPECT_NE(text(ExportFormat::kRayServe).find("max_ongoing_requests=128"), std::string::npos);
+  EXPECT_NE(text(ExportFormat::kDbie).find("MAX_WAIT_MS=2.5"), std::string::npos);
+}
+
+TEST(Export, ModelsOfSeveralTensorsAndScalarsPerRequest) {
+  ExportInput in;
+  ModelMetadata m;
+  m.name = "ranker";
+  m.max_batch_size = 16;
+  m.inputs = {TensorSpec{"ids", DType::kInt64, {-1, 4}, false},
+              TensorSpec{"mask", DType::kBool, {-1}, false}};
+  m.outputs = {TensorSpec{"score", DType::kFloat16, {-1}, false},
+               TensorSpec{"rank", DType::kInt32, {-1, 2, 3}, false}};
+  in.model = m;
+  in.options.max_batch_size = 16;
+  const std::string triton = export_config(ExportFormat::kTriton, in).value()[0].text;
+  EXPECT_NE(triton.find("name: \"ids\"\n    data_type: TYPE_INT64\n    dims: [ 4 ]"),
+            std::string::npos)
+      << triton;
+  EXPECT_NE(triton.find("data_type: TYPE_BOOL\n    dims: [ 1 ]\n"), std::string::npos);
+  EXPECT_NE(triton.find("reshape: { shape: [ ] }"), std::string::npos);
+  EXPECT_NE(triton.find("data_type: TYPE_FP16"), std::string::npos);
+  EXPECT_NE(triton.find("dims: [ 2, 3 ]"), std::string::npos);
+  auto back = import_config(triton, Options{});
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->options, in.options);
+
+  const std::string ray = flat(export_config(ExportFormat::kRayServe, in).value()[0].text);
+  EXPECT_NE(ray.find("dtype=torch.int64).reshape(4)"), std::string::npos) << ray;
+  EXPECT_NE(ray.find("first input and returns its first output"), std::string::npos);
+  const std::string dbie = flat(export_config(ExportFormat::kDbie, in).value()[0].text);
+  EXPECT_NE(dbie.find("Not expressible: model ranker's inputs and outputs"), std::string::npos);
+  EXPECT_EQ(dbie.find("INPUT_DIM="), std::string::npos);
+}
+
+}  // namespace
+}  // namespace batchscope

@@ -1,0 +1,310 @@
+// Importing back: Batchscope JSON round trips exactly, the Triton importer
+// reads what the Triton exporter writes, hand-written config.pbtxt files are
+// read as Triton reads them, and malformed input is refused with the field
+// (and for config.pbtxt the line) named.
+
+#include <gtest/gtest.h>
+
+#include "export_config.h"
+#include "export_fixtures.h"
+#include "options_json.h"
+
+namespace batchscope {
+namespace {
+
+Options make(StrategyKind s, uint32_t batch, int64_t wait_us, uint32_t queue, int64_t timeout_ms,
+             uint32_t lanes, double target) {
+  Options o;
+  o.strategy = s;
+  o.max_batch_size = batch;
+  o.max_wait_us = wait_us;
+  o.queue_capacity = queue;
+  o.request_timeout_ms = timeout_ms;
+  o.num_lanes = lanes;
+  o.target_p99_ms = target;
+  return o;
+}
+
+std::vector<Options> option_values() {
+  using S = StrategyKind;
+  return {
+      Options{},
+      make(S::kFifo, 32, 0, 1024, 30000, 1, 50),
+      make(S::kAdaptive, 64, 2500, 1000, 1500, 2, 7.5),
+      make(S::kAdaptive, 1, 0, 1, 1, 1, 0.01),
+      make(S::kFifo, 128, 10'000'000, 1u << 24, 3'600'000, 64, 600000),
+      make(S::kAdaptive, 17, 1, 3, 999, 5, 0.1 + 0.2),
+      make(S::kFifo, 100, 123456, 77, 61000, 3, 12345.678),
+  };
+}
+
+// A base unlike every value above, so that nothing passes by coincidence.
+Options other_base() { return make(StrategyKind::kAdaptive, 9, 4321, 55, 4444, 7, 3.25); }
+
+std::string exported(ExportFormat f, const ExportInput& in, size_t i = 0) {
+  auto files = export_config(f, in);
+  EXPECT_TRUE(files.ok()) << files.error().message;
+  return files.ok() ? (*files)[i].text : std::string();
+}
+
+TEST(JsonRoundTrip, OptionsComeBackExactlyThroughOptionsFromJson) {
+  for (const Options& o : option_values()) {
+    ExportInput in;
+    in.options = o;
+    const std::string text = exported(ExportFormat::kJson, in);
+    auto back = options_from_json(text, other_base());
+    ASSERT_TRUE(back.ok()) << back.error().message << "\n" << text;
+    EXPECT_EQ(*back, o) << text;
+    auto imported = import_config(text, other_base());
+    ASSERT_TRUE(imported.ok()) << imported.error().message;
+    EXPECT_EQ(imported->options, o);
+    EXPECT_EQ(imported->source, ExportFormat::kJson);
+    EXPECT_TRUE(imported->notes.empty());
+  }
+}
+
+TEST(JsonRoundTrip, PartialJsonChangesOnlyWhatItNames) {
+  auto r = import_config(R"({"max_batch_size": 8, "max_wait_ms": 0.5})", other_base());
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  Options want = other_base();
+  want.max_batch_size = 8;
+  want.max_wait_us = 500;
+  EXPECT_EQ(r->options, want);
+}
+
+TEST(TritonRoundTrip, TheImporterReadsWhatTheExporterWrites) {
+  for (const Options& o : option_values()) {
+    for (const char* device : {"cpu", "cuda:3"}) {
+      ExportInput in;
+      in.options = o;
+      in.device = device;
+      if (o.max_batch_size <= 128) in.model = mlp_metadata();
+      const std::string text = exported(ExportFormat::kTriton, in);
+      auto back = import_config(text, other_base());
+      ASSERT_TRUE(back.ok()) << back.error().message << "\n" << text;
+      EXPECT_EQ(back->source, ExportFormat::kTriton);
+      EXPECT_EQ(back->options, o) << describe(back->options) << "\n" << text;
+      ASSERT_TRUE(back->device.has_value());
+      EXPECT_EQ(*back->device, device);
+      EXPECT_TRUE(back->batch_sizes.empty());
+    }
+  }
+}
+
+TEST(TritonRoundTrip, PreferredBatchSizesComeBack) {
+  ExportInput in = fixture_input("adaptive_gpu");
+  auto back = import_config(exported(ExportFormat::kTriton, in), Options{});
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->options, in.options);
+  EXPECT_EQ(back->batch_sizes, (std::vector<uint32_t>{16, 32}));
+  EXPECT_EQ(back->device, "cuda:1");
+}
+
+TEST(TritonRoundTrip, ExportWithoutModelImportsToo) {
+  ExportInput in = fixture_input("no_model");
+  in.options.strategy = StrategyKind::kAdaptive;
+  in.options.max_wait_us = 0;
+  auto back = import_config(exported(ExportFormat::kTriton, in), other_base());
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->options, in.options);
+}
+
+const char* kHandWritten = R"(# A production configuration, written by hand.
+name: "resnet"
+platform: "pytorch_libtorch"
+max_batch_size: 64
+input [ { name: "INPUT__0", data_type: TYPE_FP32, dims: [ 3, 224, 224 ] } ]
+output [ { name: "OUTPUT__0" data_type: TYPE_FP32 dims: [ 1000 ] } ]
+instance_group [
+  { count: 2, kind: KIND_GPU, gpus: [ 0 ] }
+]
+dynamic_batching {
+  preferred_batch_size: [ 16, 32 ]
+  max_queue_delay_microseconds: 100
+  default_queue_policy: <
+    max_queue_size: 256;
+    default_timeout_microseconds: 1500
+    timeout_action: DELAY
+    allow_timeout_override: true
+  >
+}
+optimization { execution_accelerators { gpu_execution_accelerator: [ { name: "tensorrt" } ] } }
+)";
+
+TEST(TritonImport, ReadsAHandWrittenConfigAsTritonDoes) {
+  auto r = import_config(kHandWritten, Options{});
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->options.max_batch_size, 64u);
+  EXPECT_EQ(r->options.max_wait_us, 100);
+  EXPECT_EQ(r->options.queue_capacity, 256u);
+  EXPECT_EQ(r->options.request_timeout_ms, 2);  // 1500 us, rounded up
+  EXPECT_EQ(r->options.num_lanes, 2u);
+  EXPECT_EQ(r->options.strategy, StrategyKind::kFifo);
+  EXPECT_EQ(r->device, "cuda:0");
+  EXPECT_EQ(r->batch_sizes, (std::vector<uint32_t>{16, 32}));
+  std::string notes;
+  for (const std::string& n : r->notes) notes += n + "\n";
+  EXPECT_NE(notes.find("rounded up"), std::string::npos) << notes;
+  EXPECT_NE(notes.find("DELAY"), std::string::npos) << notes;
+  EXPECT_NE(notes.find("preferred_batch_size [16, 32]"), std::string::npos) << notes;
+}
+
+TEST(TritonImport, TritonDefaultsAndWhatTheFileDoesNotSay) {
+  // No delay: Triton's default 0. No queue policy: the base's queue and timeout stay.
+  auto r = import_config("max_batch_size: 8\ndynamic_batching { }\n", other_base());
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  Options want = other_base();
+  want.max_batch_size = 8;
+  want.max_wait_us = 0;
+  EXPECT_EQ(r->options, want);
+  EXPECT_FALSE(r->device.has_value());
+  EXPECT_FALSE(r->notes.empty());
+}
+
+TEST(TritonImport, WithoutDynamicBatchingTheWaitIsZero) {
+  auto r = import_config("max_batch_size: 16\ninstance_group [ { kind: KIND_CPU count: 3 } ]\n",
+                         other_base());
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->options.max_wait_us, 0);
+  EXPECT_EQ(r->options.num_lanes, 3u);
+  EXPECT_EQ(r->device, "cpu");
+  ASSERT_FALSE(r->notes.empty());
+  EXPECT_NE(r->notes.back().find("no dynamic_batching"), std::string::npos);
+}
+
+TEST(TritonImport, InstancesOverSeveralGpusCountEach) {
+  auto r = import_config(
+      "max_batch_size: 4\ninstance_group [ { count: 2 kind: KIND_GPU gpus: [ 0, 1 ] } ]\n",
+      Options{});
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->options.num_lanes, 4u);
+  EXPECT_FALSE(r->device.has_value());
+}
+
+struct Bad {
+  const char* text;
+  std::vector<const char*> names;  // each must appear in the message
+};
+
+class ImportBad : public ::testing::TestWithParam<Bad> {};
+
+TEST_P(ImportBad, IsRefusedNamingTheFieldAndLine) {
+  auto r = import_config(GetParam().text, Options{});
+  ASSERT_FALSE(r.ok()) << GetParam().text;
+  for (const char* name : GetParam().names) {
+    EXPECT_NE(r.error().message.find(name), std::string::npos)
+        << "'" << name << "' not in: " << r.error().message;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Table, ImportBad,
+    ::testing::Values(
+        // Malformed text format.
+        Bad{"max_batch_size: 8\ndynamic_batching {\n  max_queue_delay_microseconds: 5\n",
+            {"line 4", "opened on line 2", "not closed"}},
+        Bad{"max_batch_size: 8\n}\n", {"line 2", "unexpected '}'"}},
+        Bad{"max_batch_size 8\n", {"line 1", "max_batch_size", "expected ':' or '{'"}},
+        Bad{"max_batch_size: 8 @\n", {"line 1", "unexpected character '@'"}},
+        Bad{"name: \"mlp\nmax_batch_size: 8\n", {"line 1", "unterminated string"}},
+        Bad{"max_batch_size: 8\ndims: [ 1, 2\n", {"line 3", "dims", "not closed"}},
+        Bad{"max_batch_size: 12abc\n", {"line 1", "'12abc' is not a number"}},
+        Bad{"max_batch_size:\n", {"line 2", "max_batch_size", "has no value"}},
+        Bad{"[ext.field]: 1\n", {"line 1", "extensions"}},
+        // max_batch_size negative, missing, not a number, zero, twice, too large.
+        Bad{"max_batch_size: -4\n", {"line 1", "max_batch_size", "-4", "out of range"}},
+        Bad{"name: \"m\"\ndynamic_batching { }\n", {"max_batch_size is missing"}},
+        Bad{"max_batch_size: \"32\"\n", {"line 1", "max_batch_size", "whole number"}},
+        Bad{"\n\nmax_batch_size: 3.5\n", {"line 3", "max_batch_size", "whole number", "3.5"}},
+        Bad{"max_batch_size: big\n", {"line 1", "max_batch_size", "whole number", "'big'"}},
+        Bad{"max_batch_size: { }\n", {"line 1", "max_batch_size", "whole number", "a block"}},
+        Bad{"max_batch_size: 0\n", {"line 1", "max_batch_size", "batching off"}},
+        Bad{"max_batch_size: 8\nmax_batch_size: 9\n", {"max_batch_size", "twice", "1 and 2"}},
+        Bad{"max_batch_size: 5000\n", {"max_batch_size", "5000", "out of range"}},
+        Bad{"max_batch_size: 99999999999999999999999\n", {"max_batch_size", "out of range"}},
+        // The dynamic_batching block.
+        Bad{"max_batch_size: 8\ndynamic_batching: 5\n", {"line 2", "dynamic_batching", "block"}},
+        Bad{"max_batch_size: 8\ndynamic_batching {\n max_queue_delay_microseconds: 20000000\n}\n",
+            {"line 3", "dynamic_batching.max_queue_delay_microseconds", "out of range"}},
+        Bad{"max_batch_size: 8\ndynamic_batching {\n max_queue_delay_microseconds: -1\n}\n",
+            {"line 3", "max_queue_delay_microseconds", "out of range"}},
+        Bad{"max_batch_size: 8\ndynamic_batching { preferred_batch_size: [ 4, 16 ] }\n",
+            {"line 2", "preferred_batch_size", "16", "max_batch_size = 8"}},
+        Bad{"max_batch_size: 8\ndynamic_batching {\n  default_queue_policy {\n"
+            "    timeout_action: DROP\n  }\n}\n",
+            {"line 4", "dynamic_batching.default_queue_policy.timeout_action", "REJECT or DELAY",
+             "DROP"}},
+        Bad{"max_batch_size: 8\ndynamic_batching { default_queue_policy { timeout_action: "
+            "\"REJECT\" } }\n",
+            {"timeout_action", "REJECT or DELAY"}},
+        Bad{"max_batch_size: 8\ndynamic_batching { default_queue_policy { max_queue_size: "
+            "20000000 } }\n",
+            {"line 2", "max_queue_size", "out of range", "16777216"}},
+        Bad{"max_batch_size: 8\ndynamic_batching { default_queue_policy { "
+            "default_timeout_microseconds: 3600000001000 } }\n",
+            {"default_timeout_microseconds", "out of range"}},
+        // instance_group.
+        Bad{"max_batch_size: 8\ninstance_group [ { count: 100 } ]\n",
+            {"line 2", "instance_group.count", "out of range", "64"}},
+        Bad{"max_batch_size: 8\ninstance_group [ { count: 40 }, { count: 40 } ]\n",
+            {"instance_group", "80 instances", "64"}},
+        Bad{"max_batch_size: 8\ninstance_group [ { kind: KIND_TPU } ]\n",
+            {"line 2", "instance_group.kind", "KIND_TPU"}},
+        // The exporter's comment, edited badly.
+        Bad{"# batchscope-options: {\"strategy\": \"greedy\"}\nmax_batch_size: 8\n",
+            {"line 1", "batchscope-options", "strategy"}},
+        // Batchscope JSON.
+        Bad{R"({"max_batch_size": "big"})", {"Batchscope JSON", "max_batch_size"}},
+        Bad{R"({"max_batch_size": 0})", {"max_batch_size", "out of range"}},
+        Bad{R"({"batch": 3})", {"unknown option 'batch'"}}, Bad{R"({"strategy": 3})", {"strategy"}},
+        Bad{R"({"max_batch_size": 8,})", {"not valid JSON"}}, Bad{"   \n", {"empty"}}));
+
+TEST(ExportRefuses, BadInputNamingTheField) {
+  ExportInput in = fixture_input("fifo_cpu");
+  in.device = "tpu:0";
+  auto e = export_config(ExportFormat::kTriton, in);
+  ASSERT_FALSE(e.ok());
+  EXPECT_NE(e.error().message.find("device 'tpu:0'"), std::string::npos) << e.error().message;
+
+  in = fixture_input("fifo_cpu");
+  in.options.max_batch_size = 256;  // the model takes 128
+  e = export_config(ExportFormat::kTorchServe, in);
+  ASSERT_FALSE(e.ok());
+  EXPECT_NE(e.error().message.find("max_batch_size = 256"), std::string::npos);
+
+  in = fixture_input("fifo_cpu");
+  in.options.queue_capacity = 0;
+  e = export_config(ExportFormat::kJson, in);
+  ASSERT_FALSE(e.ok());
+  EXPECT_NE(e.error().message.find("queue_capacity"), std::string::npos);
+
+  in = fixture_input("fifo_cpu");
+  in.batch_sizes = {8, 64};  // max_batch_size is 32
+  e = export_config(ExportFormat::kTfServing, in);
+  ASSERT_FALSE(e.ok());
+  EXPECT_NE(e.error().message.find("batch_sizes: 64"), std::string::npos);
+
+  auto f = parse_export_format("yaml");
+  ASSERT_FALSE(f.ok());
+  EXPECT_NE(f.error().message.find("triton, tfserving, torchserve, rayserve, dbie, json"),
+            std::string::npos);
+}
+
+TEST(ExportFormats, NamesParseBack) {
+  for (ExportFormat f : export_formats()) {
+    auto back = parse_export_format(export_format_name(f));
+    ASSERT_TRUE(back.ok());
+    EXPECT_EQ(*back, f);
+    EXPECT_NE(std::string(export_format_title(f)), "");
+  }
+}
+
+TEST(ExportDevice, CudaAloneIsTheFirstGpu) {
+  ExportInput in = fixture_input("fifo_cpu");
+  in.device = "cuda";
+  const std::string t = exported(ExportFormat::kTriton, in);
+  EXPECT_NE(t.find("kind: KIND_GPU\n    gpus: [ 0 ]"), std::string::npos) << t;
+}
+
+}  // namespace
+}  // namespace batchscope
