@@ -1,0 +1,218 @@
+#include "model_loader.h"
+
+#include <algorithm>
+#include <atomic>
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "cli_args.h"
+#include "model_setup.h"
+#include "text_out.h"
+
+#ifdef BATCHSCOPE_WITH_TORCH
+#include "metadata_json.h"
+#include "profile.h"
+#include "torch_info.h"
+#include "torch_model.h"
+#endif
+
+namespace batchscope {
+
+namespace {
+
+// Sizes beyond this add little to the curve and seconds to the wait.
+constexpr uint32_t kProfileMaxBatch = 256;
+constexpr double kSecondsPerPoint = 0.03;
+
+bool is_synthetic(const std::string& path) {
+  return path.empty() || path == "synthetic" || path.rfind("synthetic:", 0) == 0;
+}
+
+std::string lanes_text(uint32_t lanes) {
+  return std::to_string(lanes) + (lanes == 1 ? " lane" : " lanes");
+}
+
+// Least squares through (b, t(b)); sets a, c and 1 + a/c.
+void fit(LoadedModel& m) {
+  const double n = static_cast<double>(m.profile.size());
+  double sb = 0, st = 0, sbb = 0, sbt = 0;
+  for (const CostPoint& p : m.profile) {
+    sb += p.batch;
+    st += p.median_us;
+    sbb += static_cast<double>(p.batch) * p.batch;
+    sbt += p.batch * p.median_us;
+  }
+  const double var = n * sbb - sb * sb;
+  if (m.profile.size() < 2 || var <= 0) return;
+  m.c_us = (n * sbt - sb * st) / var;
+  m.a_us = (st - m.c_us * sb) / n;
+  m.asymptotic_speedup = m.a_us > 0 && m.c_us > 0 ? 1.0 + m.a_us / m.c_us : 0.0;
+}
+
+Expected<LoadedModel> load_synthetic(const ModelRequest& r, const LoadProgress& progress) {
+  SyntheticCost cost{.fixed_us = 500, .per_item_us = 20};
+  if (const size_t colon = r.path.find(':'); colon != std::string::npos) {
+    auto c = cli::parse_synthetic(r.path.substr(colon + 1));
+    if (!c) return invalid_argument("model '" + r.path + "': " + c.error().message);
+    cost = *c;
+  }
+  if (r.device != "cpu") {
+    return invalid_argument("the synthetic model runs on the CPU only, not on '" + r.device + "'");
+  }
+  progress(0, "Making the synthetic model");
+  ModelChoice choice;
+  choice.synthetic = cost;
+  auto setup = make_model(choice, r.options);
+  if (!setup) return setup.error();
+  LoadedModel m;
+  m.metadata = setup->metadata;
+  m.factory = setup->factory;
+  m.path = synthetic_path(cost);
+  m.blas = "none (the synthetic model only spins)";
+  m.threads = "one busy-spinning thread per lane · " + lanes_text(r.options.num_lanes);
+  // Its cost is a formula: t(b) is computed, not measured.
+  const uint32_t top = std::min(m.metadata.max_batch_size, kProfileMaxBatch);
+  for (uint32_t b = 1;; b = std::min(b * 2, top)) {
+    m.profile.push_back({b, cost.cost_us(b)});
+    if (b == top) break;
+  }
+  fit(m);
+  progress(100, "Ready");
+  return m;
+}
+
+#ifdef BATCHSCOPE_WITH_TORCH
+
+// Engine runners made ahead of the engine: the factory hands lane i the
+// instance warmed for it, once.
+struct WarmRunners {
+  std::mutex mu;
+  std::vector<std::unique_ptr<Runner>> lanes;
+};
+
+Expected<LoadedModel> load_torch(const ModelRequest& r, const LoadProgress& progress,
+                                 int blas_threads) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(r.path, ec)) {
+    return invalid_argument("no model file at " + r.path);
+  }
+  const auto devices = available_devices();
+  if (std::find(devices.begin(), devices.end(), r.device) == devices.end()) {
+    std::string have;
+    for (const auto& d : devices) have += (have.empty() ? "" : ", ") + d;
+    return invalid_argument("device '" + r.device + "' is not available; this LibTorch offers " +
+                            have);
+  }
+  const uint32_t lanes = std::max<uint32_t>(1, r.options.num_lanes);
+  const std::string file = std::filesystem::path(r.path).filename().string();
+  progress(0, "Reading " + std::filesystem::path(sidecar_path(r.path)).filename().string());
+
+  // The factory reports warm-up only while this loader runs: lanes the
+  // engine adds later load without a progress bar to report to.
+  auto live = std::make_shared<std::atomic<bool>>(true);
+  struct EndReports {
+    std::shared_ptr<std::atomic<bool>> live;
+    ~EndReports() { live->store(false); }
+  } end_reports{live};
+  auto lane_now = std::make_shared<std::atomic<uint32_t>>(0);
+  WarmupCallback on_warmup = [live, lane_now, lanes, progress](uint32_t b, uint32_t top) {
+    if (!live->load()) return;
+    const uint32_t lane = lane_now->load();
+    const double done = (lane + static_cast<double>(b) / std::max(1u, top)) / lanes;
+    progress(5 + static_cast<int>(55 * done),
+             "Warming up" +
+                 (lanes > 1 ? " lane " + std::to_string(lane + 1) + " of " + std::to_string(lanes)
+                            : std::string()) +
+                 ": batch " + std::to_string(b) + " of " + std::to_string(top));
+  };
+  ModelChoice choice;
+  choice.path = r.path;
+  choice.device = r.device;
+  auto setup = make_model(choice, r.options, true, blas_threads, on_warmup);
+  if (!setup) return setup.error();
+
+  progress(5, "Loading " + file + " on " + r.device);
+  auto warm = std::make_shared<WarmRunners>();
+  for (uint32_t i = 0; i < lanes; ++i) {
+    lane_now->store(i);
+    try {
+      warm->lanes.push_back(setup->factory(static_cast<int>(i)));
+    } catch (const std::exception& e) {
+      return Error{ErrorCode::kModelError, e.what()};
+    }
+  }
+
+  LoadedModel m;
+  m.metadata = setup->metadata;
+  m.path = r.path;
+  m.device = r.device;
+  m.factory = [warm, fresh = setup->factory](int lane) -> std::unique_ptr<Runner> {
+    {
+      std::lock_guard g(warm->mu);
+      const auto i = static_cast<size_t>(lane);
+      if (lane >= 0 && i < warm->lanes.size() && warm->lanes[i]) return std::move(warm->lanes[i]);
+    }
+    return fresh(lane);
+  };
+
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  ProfileOptions po;
+  po.device = r.device;
+  po.max_batch = std::min(m.metadata.max_batch_size, kProfileMaxBatch);
+  po.blas_threads = blas_threads > 0 ? blas_threads : std::max(1, cores / static_cast<int>(lanes));
+  po.seconds_per_point = kSecondsPerPoint;
+  progress(60, "Measuring t(b) for b = 1 … " + std::to_string(po.max_batch));
+  auto prof = profile_model(r.path, po);
+  if (!prof) return prof.error();
+  for (const ProfilePoint& p : prof->points) m.profile.push_back({p.batch, p.median_us});
+  m.a_us = prof->a_us;
+  m.c_us = prof->c_us;
+  m.asymptotic_speedup = prof->asymptotic_speedup;
+
+  m.blas = prof->blas + " · LibTorch " + torch_info().torch_version;
+  m.threads = "intra-op " + std::to_string(prof->intra_op_threads) + " · inter-op " +
+              std::to_string(prof->inter_op_threads) + " · BLAS " +
+              std::to_string(prof->blas_threads) + " per lane · " + lanes_text(lanes);
+  progress(100, "Ready");
+  return m;
+}
+
+#endif
+
+Expected<LoadedModel> load_model(const ModelRequest& r, const LoadProgress& progress,
+                                 int blas_threads) {
+  if (is_synthetic(r.path)) return load_synthetic(r, progress);
+#ifdef BATCHSCOPE_WITH_TORCH
+  return load_torch(r, progress, blas_threads);
+#else
+  (void)blas_threads;
+  return invalid_argument("this build has no LibTorch, so it cannot load " + r.path +
+                          "; choose the synthetic model");
+#endif
+}
+
+}  // namespace
+
+std::string synthetic_path(const SyntheticCost& cost) {
+  std::string s = "synthetic:";
+  append_number(s, cost.fixed_us, "0");
+  s += ',';
+  append_number(s, cost.per_item_us, "0");
+  if (cost.log_us > 0) {
+    s += ',';
+    append_number(s, cost.log_us, "0");
+  }
+  return s;
+}
+
+ModelLoader make_model_loader(int blas_threads) {
+  return [blas_threads](const ModelRequest& r, const LoadProgress& progress) {
+    const LoadProgress quiet = [](int, const std::string&) {};
+    return load_model(r, progress ? progress : quiet, blas_threads);
+  };
+}
+
+}  // namespace batchscope

@@ -43,7 +43,7 @@ Expected<ModelChoice> take_model_flags(std::map<std::string, std::string>& flags
 }
 
 Expected<ModelSetup> make_model(const ModelChoice& choice, const Options& options, bool load,
-                                int blas_threads) {
+                                int blas_threads, WarmupCallback on_warmup) {
   const auto& synthetic = choice.synthetic;
   const std::string& model_path = choice.path;
   const std::string& device = choice.device;
@@ -63,10 +63,11 @@ Expected<ModelSetup> make_model(const ModelChoice& choice, const Options& option
       to.lanes = static_cast<int>(options.num_lanes);
       to.warmup_max_batch = options.max_batch_size;
       to.blas_threads = blas_threads;
+      to.on_warmup = std::move(on_warmup);
       m.factory = torch_runner_factory(model_path, to);
     }
 #else
-    (void)model_path, (void)device, (void)blas_threads;
+    (void)model_path, (void)device, (void)blas_threads, (void)on_warmup;
     return invalid_argument("this build has no LibTorch; use --synthetic A_US,C_US");
 #endif
   }

@@ -3,6 +3,8 @@
 // or the synthetic stand-in, as metadata plus the runner factory for the
 // engine. Shared by `serve` and `bench`.
 
+#include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -34,7 +36,10 @@ ModelMetadata synthetic_metadata();
 
 // With `load` false only the metadata is read (for a remote target).
 // `blas_threads` 0 lets the runner pick (the lane's share of the cores).
+// `on_warmup`, if set, is called by the factory after each warm-up batch
+// size of a TorchScript model (on the thread that calls the factory).
+using WarmupCallback = std::function<void(uint32_t batch, uint32_t max_batch)>;
 Expected<ModelSetup> make_model(const ModelChoice& choice, const Options& options, bool load = true,
-                                int blas_threads = 0);
+                                int blas_threads = 0, WarmupCallback on_warmup = {});
 
 }  // namespace batchscope

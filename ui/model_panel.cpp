@@ -1,0 +1,451 @@
+#include "model_panel.h"
+
+#include <qcustomplot.h>
+
+#include <QApplication>
+#include <QComboBox>
+#include <QDir>
+#include <QFile>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QFormLayout>
+#include <QHBoxLayout>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QLabel>
+#include <QPointer>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QToolButton>
+#include <QToolTip>
+#include <QVBoxLayout>
+#include <algorithm>
+#include <cmath>
+
+namespace batchscope {
+
+namespace {
+
+const QColor kTimeColor(30, 90, 180);
+const QColor kFitColor(120, 150, 200);
+const QColor kSpeedupColor(210, 110, 20);
+
+bool is_synthetic(const QString& path) {
+  return path.isEmpty() || path == "synthetic" || path.startsWith("synthetic:");
+}
+
+// "synthetic:500,20" -> "Synthetic 500+20·b µs", short enough for a narrow box.
+QString synthetic_label(const QString& path) {
+  const QStringList v = path.section(':', 1).split(',', Qt::SkipEmptyParts);
+  if (v.size() < 2) return "Synthetic";
+  QString cost = v[0] + "+" + v[1] + "·b";
+  if (v.size() > 2 && v[2].toDouble() > 0) cost += "+" + v[2] + "·ln(b+1)";
+  return "Synthetic " + cost + " µs";
+}
+
+// Microseconds with as many decimals as they deserve.
+QString us_text(double us) {
+  const double a = std::abs(us);
+  return QString::number(us, 'f', a >= 100 ? 0 : a >= 10 ? 1 : 2);
+}
+
+QString times_text(double x) { return QString::number(x, 'f', x >= 100 ? 0 : 1) + "×"; }
+
+// Per-item speedup at point i over a batch of one.
+double speedup_at(const std::vector<CostPoint>& p, size_t i) {
+  if (p.empty() || p[i].median_us <= 0) return 0;
+  return p[0].median_us / p[0].batch / (p[i].median_us / p[i].batch);
+}
+
+QLabel* wrapped_label() {
+  auto* l = new QLabel;
+  l->setWordWrap(true);
+  l->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  return l;
+}
+
+}  // namespace
+
+// ---- ModelListModel ----
+
+ModelListModel::ModelListModel(QString dir, QObject* parent)
+    : QAbstractListModel(parent), dir_(std::move(dir)) {
+  entries_ = scan();
+}
+
+std::vector<ModelListModel::Entry> ModelListModel::scan() const {
+  std::vector<Entry> found;
+  const QDir d(dir_);
+  for (const QFileInfo& f : d.entryInfoList({"*.pt"}, QDir::Files | QDir::Readable, QDir::Name)) {
+    const QString sidecar = f.absolutePath() + "/" + f.completeBaseName() + ".json";
+    QFile json(sidecar);
+    if (!json.open(QIODevice::ReadOnly)) continue;
+    Entry e;
+    e.name = f.completeBaseName();
+    e.path = f.absoluteFilePath();
+    // A sidecar is a few hundred bytes; a broken one is reported on loading.
+    const QJsonDocument doc = QJsonDocument::fromJson(json.read(1 << 20));
+    e.description = doc.isObject() ? doc.object().value("description").toString()
+                                   : QString("(%1 does not parse as JSON)").arg(sidecar);
+    found.push_back(std::move(e));
+  }
+  return found;
+}
+
+void ModelListModel::refresh() {
+  std::vector<Entry> found = scan();
+  beginResetModel();
+  entries_ = std::move(found);
+  endResetModel();
+}
+
+QString ModelListModel::path(int row) const {
+  return row >= 0 && row < rowCount() ? entries_[static_cast<size_t>(row)].path : QString();
+}
+
+int ModelListModel::row_of(const QString& path) const {
+  const QString want = QFileInfo(path).absoluteFilePath();
+  for (size_t i = 0; i < entries_.size(); ++i)
+    if (entries_[i].path == want) return static_cast<int>(i);
+  return -1;
+}
+
+int ModelListModel::rowCount(const QModelIndex& parent) const {
+  return parent.isValid() ? 0 : static_cast<int>(entries_.size());
+}
+
+QVariant ModelListModel::data(const QModelIndex& index, int role) const {
+  if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid))
+    return {};
+  const Entry& e = entries_[static_cast<size_t>(index.row())];
+  switch (role) {
+    case Qt::DisplayRole: return e.name;
+    case Qt::ToolTipRole: return e.description.isEmpty() ? e.path : e.path + "\n" + e.description;
+    case kPathRole: return e.path;
+    case kDescriptionRole: return e.description;
+    default: return {};
+  }
+}
+
+// ---- ModelPanel ----
+
+ModelPanel::ModelPanel(QString models_dir, std::vector<std::string> devices, QWidget* parent)
+    : QGroupBox("Model", parent) {
+  list_ = new ModelListModel(std::move(models_dir), this);
+  auto* col = new QVBoxLayout(this);
+
+  model_ = new QComboBox;
+  model_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+  model_->setMinimumContentsLength(10);
+  rescan_ = new QToolButton;
+  rescan_->setText("↻");
+  rescan_->setToolTip("Look again for models in " + list_->dir());
+  open_ = new QPushButton("Open…");
+  auto* row = new QHBoxLayout;
+  row->addWidget(model_, 1);
+  row->addWidget(rescan_);
+  row->addWidget(open_);
+  col->addLayout(row);
+
+  device_ = new QComboBox;
+  if (devices.empty()) devices.push_back("cpu");
+  for (const std::string& d : devices) device_->addItem(QString::fromStdString(d));
+  load_ = new QPushButton("Load");
+  auto* row2 = new QHBoxLayout;
+  row2->addWidget(new QLabel("Device"));
+  row2->addWidget(device_, 1);
+  row2->addWidget(load_);
+  col->addLayout(row2);
+
+  bar_ = new QProgressBar;
+  bar_->setRange(0, 100);
+  bar_->setVisible(false);
+  col->addWidget(bar_);
+  status_ = wrapped_label();
+  col->addWidget(status_);
+  about_ = wrapped_label();
+  col->addWidget(about_);
+
+  plot_ = new QCustomPlot;
+  plot_->setMinimumSize(260, 160);
+  plot_->setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Preferred);
+  col->addWidget(plot_, 1);
+  speedup_ = wrapped_label();
+  col->addWidget(speedup_);
+  fit_ = wrapped_label();
+  fit_->setStyleSheet("color: #555");
+  col->addWidget(fit_);
+  auto* form = new QFormLayout;
+  form->setContentsMargins(0, 0, 0, 0);
+  blas_ = wrapped_label();
+  threads_ = wrapped_label();
+  form->addRow("BLAS", blas_);
+  form->addRow("Threads", threads_);
+  col->addLayout(form);
+
+  QFont small = font();
+  small.setPointSizeF(std::max(7.0, small.pointSizeF() - 1));
+  for (QLabel* l : {about_, fit_, blas_, threads_}) l->setFont(small);
+
+  rebuild_choices();
+  plot_profile(LoadedModel{});
+  plot_->setMouseTracking(true);
+  // Hover read-out: the measured point nearest the pointer.
+  connect(plot_, &QCustomPlot::mouseMove, this, [this](QMouseEvent* e) {
+    if (shown_.empty()) return QToolTip::hideText();
+    size_t best = 0;
+    double best_px = 1e9;
+    for (size_t i = 0; i < shown_.size(); ++i) {
+      const double px = std::abs(plot_->xAxis->coordToPixel(shown_[i].batch) - e->pos().x());
+      if (px < best_px) best_px = px, best = i;
+    }
+    const CostPoint& p = shown_[best];
+    QToolTip::showText(e->globalPosition().toPoint(),
+                       QString("b = %1: t(b) = %2 µs, %3 µs per item, speedup %4")
+                           .arg(p.batch)
+                           .arg(us_text(p.median_us), us_text(p.median_us / p.batch),
+                                times_text(speedup_at(shown_, best))),
+                       plot_);
+  });
+
+  connect(list_, &QAbstractItemModel::modelReset, this, [this] { rebuild_choices(); });
+  connect(rescan_, &QToolButton::clicked, this, [this] { list_->refresh(); });
+  connect(open_, &QPushButton::clicked, this, [this] { open_file(); });
+  connect(model_, qOverload<int>(&QComboBox::currentIndexChanged), this,
+          [this] { choice_changed(); });
+  connect(load_, &QPushButton::clicked, this, [this] {
+    if (!on_load_) return;
+    ModelRequest r;
+    r.path = model_->currentData().toString().toStdString();
+    r.device = is_synthetic(model_->currentData().toString())
+                   ? "cpu"
+                   : device_->currentText().toStdString();
+    error_.clear();
+    set_loading(true);
+    on_load_(std::move(r));
+  });
+}
+
+void ModelPanel::rebuild_choices() {
+  const QString current = model_->currentData().toString();
+  {
+    const QSignalBlocker block(model_);
+    model_->clear();
+    for (int i = 0; i < list_->rowCount(); ++i) {
+      const QModelIndex ix = list_->index(i);
+      model_->addItem(ix.data().toString(), ix.data(ModelListModel::kPathRole));
+      model_->setItemData(i, ix.data(Qt::ToolTipRole), Qt::ToolTipRole);
+    }
+    for (const QString& f : opened_) {
+      if (list_->row_of(f) >= 0) continue;
+      model_->addItem(QFileInfo(f).completeBaseName() + " (opened)", f);
+      model_->setItemData(model_->count() - 1, f, Qt::ToolTipRole);
+    }
+    if (model_->count() > 0) model_->insertSeparator(model_->count());
+    model_->addItem(synthetic_label(synthetic_path_), synthetic_path_);
+    model_->setItemData(model_->count() - 1,
+                        "A stand-in costing A + C·b µs per batch of b, with 128 FP32 inputs",
+                        Qt::ToolTipRole);
+  }
+  // Keep the choice where it is still offered; a model gone from the folder
+  // falls back to the first.
+  const int i = current.isEmpty() ? -1 : model_->findData(current);
+  model_->setCurrentIndex(std::max(i, 0));
+  choice_changed();
+}
+
+void ModelPanel::select_path(const QString& path) {
+  int i = -1;
+  if (is_synthetic(path)) {
+    i = model_->findData(synthetic_path_);
+    if (!path.isEmpty() && path != synthetic_path_) {
+      synthetic_path_ = path;
+      model_->setItemText(i, synthetic_label(path));
+      model_->setItemData(i, path);
+    }
+  } else {
+    const QString abs = QFileInfo(path).absoluteFilePath();
+    i = model_->findData(abs);
+    if (i < 0) {
+      opened_.push_back(abs);
+      rebuild_choices();
+      i = model_->findData(abs);
+    }
+  }
+  model_->setCurrentIndex(i);
+  choice_changed();
+}
+
+void ModelPanel::choice_changed() {
+  const bool synthetic = is_synthetic(model_->currentData().toString());
+  device_->setEnabled(!synthetic && load_->isEnabled());
+  device_->setToolTip(synthetic ? "The synthetic model runs on the CPU" : QString());
+}
+
+void ModelPanel::open_file() {
+  const QString path = QFileDialog::getOpenFileName(this, "Open a TorchScript model", list_->dir(),
+                                                    "TorchScript models (*.pt)");
+  if (!path.isEmpty()) select_path(path);
+}
+
+void ModelPanel::set_loading(bool on) {
+  load_->setEnabled(!on);
+  model_->setEnabled(!on);
+  rescan_->setEnabled(!on);
+  open_->setEnabled(!on);
+  choice_changed();
+  if (on) bar_->setValue(0);
+  bar_->setVisible(on);
+}
+
+void ModelPanel::set_progress(int percent, const QString& what) {
+  bar_->setValue(std::clamp(percent, 0, 100));
+  status_->setStyleSheet(QString());
+  status_->setText(what);
+}
+
+LoadProgress ModelPanel::progress_callback() {
+  QPointer<ModelPanel> self(this);
+  return [self](int percent, const std::string& what) {
+    QMetaObject::invokeMethod(
+        qApp,
+        [self, percent, text = QString::fromStdString(what)] {
+          if (self) self->set_progress(percent, text);
+        },
+        Qt::QueuedConnection);
+  };
+}
+
+void ModelPanel::show_model(const LoadedModel& m) {
+  error_.clear();
+  const QString path = QString::fromStdString(m.path);
+  select_path(path);
+  const int d = device_->findText(QString::fromStdString(m.device));
+  if (d >= 0 && !is_synthetic(path)) device_->setCurrentIndex(d);
+
+  const ModelMetadata& meta = m.metadata;
+  status_->setStyleSheet(QString());
+  status_->setText(QString("%1 loaded on %2.")
+                       .arg(QString::fromStdString(meta.name), QString::fromStdString(m.device)));
+  QStringList ins, outs;
+  for (const TensorSpec& s : meta.inputs) ins << QString::fromStdString(s.describe());
+  for (const TensorSpec& s : meta.outputs) outs << QString::fromStdString(s.describe());
+  about_->setText(QString("%1 → %2; batches up to %3")
+                      .arg(ins.join(", "), outs.join(", "))
+                      .arg(meta.max_batch_size));
+  about_->setToolTip(QString::fromStdString(meta.description));
+
+  plot_profile(m);
+  if (m.profile.empty()) {
+    speedup_->setText("No cost profile was measured.");
+  } else {
+    // Quote b = 32 where it was measured, a common serving cap; else the largest.
+    size_t at = m.profile.size() - 1;
+    for (size_t i = 0; i < m.profile.size(); ++i)
+      if (m.profile[i].batch == 32) at = i;
+    const QString here = QString("at b = %1 it is %2")
+                             .arg(m.profile[at].batch)
+                             .arg(times_text(speedup_at(m.profile, at)));
+    speedup_->setText(m.asymptotic_speedup > 0
+                          ? QString("Batching can make each item up to %1 cheaper; %2.")
+                                .arg(times_text(m.asymptotic_speedup), here)
+                          : QString("Batching buys little here: a batch has no fixed cost to "
+                                    "share (%1).")
+                                .arg(here));
+  }
+  fit_->setText(m.profile.empty()
+                    ? QString()
+                    : QString("Fit: t(b) ≈ %1 + %2·b µs").arg(us_text(m.a_us), us_text(m.c_us)));
+  blas_->setText(QString::fromStdString(m.blas.empty() ? "n/a" : m.blas));
+  threads_->setText(QString::fromStdString(m.threads.empty() ? "n/a" : m.threads));
+}
+
+void ModelPanel::show_error(const QString& message) {
+  error_ = message;
+  status_->setStyleSheet("color: #b00020");
+  status_->setText(message);
+}
+
+void ModelPanel::plot_profile(const LoadedModel& m) {
+  plot_->clearGraphs();
+  plot_->clearItems();
+  shown_ = m.profile;
+  const QFont small(font().family(), 8);
+  QCPAxis* x = plot_->xAxis;
+  QCPAxis* y = plot_->yAxis;
+  QCPAxis* y2 = plot_->yAxis2;
+  y2->setVisible(true);
+  for (QCPAxis* a : {x, y, y2}) {
+    a->setLabelFont(small);
+    a->setTickLabelFont(small);
+    a->setPadding(2);
+    a->setLabelPadding(2);
+  }
+  x->setLabel("batch size b");
+  x->setScaleType(QCPAxis::stLogarithmic);
+  y->setLabelColor(kTimeColor);
+  y->setTickLabelColor(kTimeColor);
+  y2->setLabel("speedup per item");
+  y->setTickLabels(!shown_.empty());
+  y2->setTickLabels(!shown_.empty());
+  y2->setLabelColor(kSpeedupColor);
+  y2->setTickLabelColor(kSpeedupColor);
+
+  // Ticks at the measured sizes (powers of two), every other one when many.
+  auto ticker = QSharedPointer<QCPAxisTickerText>::create();
+  const size_t step = shown_.size() > 6 ? 2 : 1;
+  for (size_t i = 0; i < shown_.size(); i += step)
+    ticker->addTick(shown_[i].batch, QString::number(shown_[i].batch));
+  if (shown_.empty()) ticker->addTicks({1, 8, 64}, {"1", "8", "64"});
+  x->setTicker(ticker);
+
+  double top_us = 0, top_speedup = 1;
+  for (size_t i = 0; i < shown_.size(); ++i) {
+    top_us = std::max(top_us, shown_[i].median_us);
+    top_speedup = std::max(top_speedup, speedup_at(shown_, i));
+  }
+  const bool ms = top_us >= 2000;
+  const double unit = ms ? 1000.0 : 1.0;
+  y->setLabel(ms ? "t(b) ms" : "t(b) µs");
+  const double max_b = shown_.empty() ? 64 : shown_.back().batch;
+  x->setRange(0.75, max_b * 1.35);
+  y->setRange(0, top_us > 0 ? top_us / unit * 1.12 : 1);
+  y2->setRange(0, top_speedup * 1.15);
+
+  if (shown_.empty()) {
+    auto* note = new QCPItemText(plot_);
+    note->position->setType(QCPItemPosition::ptAxisRectRatio);
+    note->position->setCoords(0.5, 0.5);
+    note->setFont(small);
+    note->setColor(QColor(110, 110, 110));
+    note->setText("Load a model to see its cost t(b)");
+    plot_->replot();
+    return;
+  }
+  if (m.c_us != 0 || m.a_us != 0) {
+    QCPGraph* fit = plot_->addGraph(x, y);
+    fit->setPen(QPen(kFitColor, 1.2, Qt::DashLine));
+    for (int i = 0; i <= 60; ++i) {
+      const double b = std::pow(max_b, i / 60.0);
+      fit->addData(b, (m.a_us + m.c_us * b) / unit);
+    }
+  }
+  QCPGraph* times = plot_->addGraph(x, y);
+  times->setLineStyle(QCPGraph::lsNone);
+  times->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, kTimeColor, 5));
+  QCPGraph* speedup = plot_->addGraph(x, y2);
+  speedup->setPen(QPen(kSpeedupColor, 1.4));
+  speedup->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, kSpeedupColor, 4));
+  for (size_t i = 0; i < shown_.size(); ++i) {
+    times->addData(shown_[i].batch, shown_[i].median_us / unit);
+    speedup->addData(shown_[i].batch, speedup_at(shown_, i));
+  }
+  plot_->replot();
+}
+
+QString ModelPanel::speedup_text() const { return speedup_->text(); }
+QString ModelPanel::status_text() const { return status_->text(); }
+QString ModelPanel::blas_text() const { return blas_->text(); }
+QString ModelPanel::threads_text() const { return threads_->text(); }
+
+}  // namespace batchscope

@@ -265,6 +265,7 @@ Expected<std::unique_ptr<TorchModel>> TorchModel::load(const std::string& model_
   for (uint32_t b = 1;; b = std::min(b * 2, top)) {
     batch.resize(b, zeros);
     if (auto r = model->run(batch); !r) return r.error();
+    if (options.on_warmup) options.on_warmup(b, top);
     if (b == top) break;
   }
   return model;

@@ -17,6 +17,8 @@
 // leaks out of this target.
 // Thread-safety: a TorchModel is used by one thread at a time (one per lane).
 
+#include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -45,6 +47,9 @@ struct TorchOptions {
   int lanes = 1;
   // Warm up over batch sizes 1, 2, 4, ... up to this (0: the model's maximum).
   uint32_t warmup_max_batch = 0;
+  // Called on the loading thread after each warm-up batch size, with that
+  // size and the largest, so a caller can show how far loading has got.
+  std::function<void(uint32_t batch, uint32_t max_batch)> on_warmup;
 };
 
 class TorchModel {

@@ -238,3 +238,21 @@ TEST_F(TorchEngine, AModelThatThrowsFailsOnlyItsBatch) {
 
 }  // namespace
 }  // namespace batchscope
+
+namespace batchscope {
+namespace {
+
+TEST(TorchModel, WarmUpReportsEachBatchSizeInTurn) {
+  std::vector<std::pair<uint32_t, uint32_t>> seen;
+  TorchOptions o;
+  o.warmup_max_batch = 12;  // not a power of two: the last size is 12 itself
+  o.on_warmup = [&seen](uint32_t b, uint32_t top) { seen.emplace_back(b, top); };
+  auto m = TorchModel::load(kModels + "linear_128x64.pt", o);
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  const std::vector<std::pair<uint32_t, uint32_t>> want{
+      {1, 12}, {2, 12}, {4, 12}, {8, 12}, {12, 12}};
+  EXPECT_EQ(seen, want);
+}
+
+}  // namespace
+}  // namespace batchscope
