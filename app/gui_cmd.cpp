@@ -1,16 +1,19 @@
 #include "gui_cmd.h"
 
 #include <QApplication>
+#include <QSettings>
 #include <QTimer>
 #include <cstdlib>
 #include <iostream>
 #include <thread>
 
 #include "cli_args.h"
+#include "model_loader.h"
 #include "model_setup.h"
+#include "options_json.h"
 #include "workbench_window.h"
 #ifdef BATCHSCOPE_WITH_TORCH
-#include "torch_info.h"
+#include "torch_model.h"
 #endif
 
 namespace batchscope {
@@ -18,13 +21,18 @@ namespace batchscope {
 std::string gui_help() {
   return "usage: batchscope gui [--model PATH | --synthetic A_US,C_US[,L_US]] [--device "
          "cpu|cuda:N]\n"
-         "                      [--rate R] [--no-traffic] [serving options]\n"
+         "                      [--rate R] [--no-traffic] [--listen PORT] [--fresh] [serving "
+         "options]\n"
          "Opens the workbench window: live latency, queue depth, batch size and throughput\n"
-         "plots, the batching options applied live, and in-process traffic. Default model\n"
-         "models/mlp.pt with Poisson traffic at 1500 req/s (--rate), started at once unless\n"
-         "--no-traffic. Space starts and stops traffic; P pauses the plots.\n"
-         "--screenshot FILE.png [--after S] saves the window after S seconds (default 10)\n"
-         "and exits; with QT_QPA_PLATFORM=offscreen it needs no display.\n"
+         "plots, the batching options applied live, traffic, the model and its cost profile,\n"
+         "an HTTP listener, a batch inspector and recorded runs. Default model models/mlp.pt\n"
+         "with Poisson traffic at 1500 req/s (--rate), started once the model is loaded\n"
+         "unless --no-traffic. --listen PORT starts the HTTP listener at once.\n"
+         "The window remembers its layout, traffic, server, model and options between starts;\n"
+         "flags given here win, and --fresh ignores what was saved.\n"
+         "Space starts and stops traffic; P pauses the plots.\n"
+         "--screenshot FILE.png [--after S] saves the window S seconds after the model is\n"
+         "ready (default 10) and exits; with QT_QPA_PLATFORM=offscreen it needs no display.\n"
          "Serving options (the starting values):\n" +
          cli::options_help();
 }
@@ -38,15 +46,19 @@ int run_gui(int argc, char** argv, const std::vector<std::string>& args) {
     std::cerr << "batchscope gui: " << m << "\n";
     return code;
   };
-  auto flags = cli::parse_flags(args, {"no-traffic"});
-  std::string screenshot;
-  double after_s = 10;
+  auto flags = cli::parse_flags(args, {"no-traffic", "fresh"});
   if (!flags) return fail(flags.error().message);
+  const bool model_given = flags->count("model") || flags->count("synthetic");
+  const size_t before = flags->size();
   auto options = cli::take_options(*flags);
   if (!options) return fail(options.error().message);
+  const bool options_given = flags->size() != before;
   auto choice = take_model_flags(*flags, "models/mlp.pt");
   if (!choice) return fail(choice.error().message);
   WorkbenchConfig cfg;
+  std::string screenshot;
+  double after_s = 10;
+  bool fresh = false;
   for (auto& [name, value] : *flags) {
     if (name == "rate") {
       auto r = cli::parse_number(name, value, 1, 1e6);
@@ -54,6 +66,12 @@ int run_gui(int argc, char** argv, const std::vector<std::string>& args) {
       cfg.traffic_rate = *r;
     } else if (name == "no-traffic") {
       cfg.start_traffic = false;
+    } else if (name == "fresh") {
+      fresh = true;
+    } else if (name == "listen") {
+      auto p = cli::parse_number(name, value, 0, 65535);
+      if (!p) return fail(p.error().message);
+      cfg.listen_port = static_cast<int>(*p);
     } else if (name == "screenshot") {
       screenshot = value;
     } else if (name == "after") {
@@ -64,45 +82,66 @@ int run_gui(int argc, char** argv, const std::vector<std::string>& args) {
       return fail("unknown option --" + name + " (see batchscope gui --help)");
     }
   }
+
+  QApplication app(argc, argv);
+  QApplication::setOrganizationName("Batchscope");
+  QApplication::setApplicationName("batchscope");
+  // A screenshot shows the defaults, whatever this machine saved.
+  const bool remember = !fresh && screenshot.empty();
+  cfg.restore_settings = remember;
+  cfg.model.path = choice->synthetic ? synthetic_path(*choice->synthetic) : choice->path;
+  cfg.model.device = choice->device;
+  cfg.options = *options;
+  if (remember) {
+    QSettings saved;
+    if (!model_given && saved.contains("model/path")) {
+      cfg.model.path = saved.value("model/path").toString().toStdString();
+      cfg.model.device = saved.value("model/device", "cpu").toString().toStdString();
+    }
+    if (!options_given && saved.contains("options/json")) {
+      auto o = options_from_json(saved.value("options/json").toString().toStdString(), *options);
+      if (o) cfg.options = *o;
+    }
+  }
   // The window and the traffic need a core: OpenBLAS's spinning threads would
   // otherwise fight them for every one.
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  const int blas = std::max(1, (cores - 1) / static_cast<int>(options->num_lanes));
-  auto model = make_model(*choice, *options, true, blas);
-  if (!model) return fail(model.error().message, 1);
-
-  QApplication app(argc, argv);
-  Engine engine(model->factory, *options);
-  const ModelMetadata meta = model->metadata;
-  engine.set_validator([meta](const Tensors& in) { return check_inputs(meta, in); });
-  if (Status s = engine.start(); !s) return fail(s.message(), 1);
-
-  cfg.model = model->metadata;
-  cfg.device = model->device;
-  cfg.version = BATCHSCOPE_VERSION;
+  const int blas = std::max(1, (cores - 1) / static_cast<int>(cfg.options.num_lanes));
+  cfg.loader = make_model_loader(blas);
 #ifdef BATCHSCOPE_WITH_TORCH
-  if (!choice->synthetic) cfg.blas = torch_info().blas_name;
+  cfg.devices = available_devices();
 #endif
+  cfg.version = BATCHSCOPE_VERSION;
+
   int rc = 0;
   {
-    WorkbenchWindow window(engine, cfg);
-    window.resize(1560, 960);
-    window.move(0, 0);
+    WorkbenchWindow window(cfg);
+    if (!remember) {
+      window.resize(1700, 1000);
+      window.move(0, 0);
+    }
     window.show();
-    if (!screenshot.empty()) {  // capture the window itself, then close
-      QTimer::singleShot(static_cast<int>(after_s * 1000), &window, [&] {
-        window.refresh();
-        if (!window.grab().save(QString::fromStdString(screenshot))) {
-          std::cerr << "batchscope gui: cannot write " << screenshot << "\n";
+    if (!screenshot.empty()) {  // capture the window itself once it has run a while, then close
+      QTimer::singleShot(0, &window, [&] {
+        if (!window.wait_loaded(120'000) || !window.engine()) {
+          std::cerr << "batchscope gui: the model did not load\n";
           rc = 1;
+          app.quit();
+          return;
         }
-        app.quit();
+        QTimer::singleShot(static_cast<int>(after_s * 1000), &window, [&] {
+          window.refresh();
+          if (!window.grab().save(QString::fromStdString(screenshot))) {
+            std::cerr << "batchscope gui: cannot write " << screenshot << "\n";
+            rc = 1;
+          }
+          app.quit();
+        });
       });
     }
     const int exec_rc = app.exec();
     rc = rc ? rc : exec_rc;
-  }  // the window stops its traffic before the engine stops
-  engine.stop(StopMode::kDrain);
+  }  // the window stops its traffic, listener and engine
   return rc;
 }
 

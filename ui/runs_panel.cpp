@@ -1,0 +1,547 @@
+#include "runs_panel.h"
+
+#include <qcustomplot.h>
+
+#include <QDir>
+#include <QFile>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QLineEdit>
+#include <QLocale>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QSplitter>
+#include <QTableView>
+#include <QVBoxLayout>
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "run_plot.h"
+
+namespace batchscope {
+
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr int kExportFiles = 5;  // four text files, then the PNG
+const QColor kRunColours[2] = {QColor(0x1f, 0x5f, 0xbf), QColor(0xd9, 0x60, 0x0b)};
+
+QString number(double v, int decimals) {
+  if (!std::isfinite(v)) return QStringLiteral("-");
+  return QLocale(QLocale::English).toString(v, 'f', decimals);
+}
+
+// Milliseconds with as many decimals as their size deserves.
+QString ms_text(double ms) { return number(ms, ms < 1 ? 3 : ms < 100 ? 2 : 1); }
+
+// A run's name as a file name: letters, digits, '.', '-' and '_' kept, the
+// rest made '_', so a name cannot leave the chosen directory.
+QString file_base(const QString& name) {
+  QString base;
+  for (QChar c : name.trimmed()) {
+    const bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                       c == '.' || c == '-' || c == '_';
+    base += plain ? c : QChar('_');
+  }
+  while (base.startsWith('.')) base.remove(0, 1);
+  return base.isEmpty() ? QStringLiteral("run") : base;
+}
+
+// The summary window length `batchscope bench` picks for a run this long:
+// about 40 windows, 0.1 s to 10 s each.
+Duration window_for(double duration_s) {
+  const double w = std::clamp(duration_s / 40.0, 0.1, 10.0);
+  return std::chrono::duration_cast<Duration>(std::chrono::duration<double>(w));
+}
+
+Status write_file(const QString& path, const std::string& text) {
+  QFile f(path);
+  if (!f.open(QIODevice::WriteOnly | QIODevice::Truncate) ||
+      f.write(text.data(), static_cast<qint64>(text.size())) != static_cast<qint64>(text.size())) {
+    return invalid_argument("cannot write " + path.toStdString() + ": " +
+                            f.errorString().toStdString());
+  }
+  return Status::Ok();
+}
+
+// Writes the four text files of a run, calling progress(k, file) before the
+// k-th. Safe on any thread: it reads only the run, which nobody changes.
+Status write_text_files(const RecordedRun& run, const QString& dir,
+                        const std::function<void(int, const QString&)>& progress,
+                        const std::atomic<bool>* cancel = nullptr) {
+  if (!QDir().mkpath(dir)) return invalid_argument("cannot make directory " + dir.toStdString());
+  const QString base = QDir(dir).filePath(file_base(run.name));
+  const RunData& data = *run.data;
+  const struct {
+    QString path;
+    std::function<std::string()> text;
+  } files[] = {
+      {base + ".json", [&] { return run_summary_json(data, run.summary); }},
+      {base + "-requests.csv", [&] { return run_requests_csv(data); }},
+      {base + "-windows.csv", [&] { return run_windows_csv(run.summary); }},
+      {base + "-trace.json", [&] { return run_trace_json(data); }},
+  };
+  int k = 0;
+  for (const auto& file : files) {
+    if (cancel && cancel->load()) return Error{ErrorCode::kCancelled, "export cancelled"};
+    progress(k++, QFileInfo(file.path).fileName());
+    if (Status s = write_file(file.path, file.text()); !s) return s;
+  }
+  return Status::Ok();
+}
+
+// Puts the plot's legend in a row above the axis rect, or takes it out.
+void place_legend(QCustomPlot& plot, bool shown) {
+  QCPLayoutGrid* layout = plot.plotLayout();
+  const bool placed = layout->rowCount() > 1;
+  if (shown && !placed) {
+    layout->insertRow(0);
+    layout->addElement(0, 0, plot.legend);
+    layout->setRowStretchFactor(0, 0.001);
+  } else if (!shown && placed) {
+    layout->take(plot.legend);
+    layout->simplify();
+  }
+  plot.legend->setVisible(shown);
+}
+
+QString png_path(const RecordedRun& run, const QString& dir) {
+  return QDir(dir).filePath(file_base(run.name) + ".png");
+}
+
+}  // namespace
+
+// ---- RunListModel ---------------------------------------------------------
+
+int RunListModel::add(RecordedRun run) {
+  const int row = size();
+  beginInsertRows(QModelIndex(), row, row);
+  runs_.push_back(std::move(run));
+  endInsertRows();
+  return row;
+}
+
+void RunListModel::remove(int row) {
+  if (row < 0 || row >= size()) return;
+  beginRemoveRows(QModelIndex(), row, row);
+  runs_.erase(runs_.begin() + row);
+  endRemoveRows();
+}
+
+int RunListModel::rowCount(const QModelIndex& parent) const {
+  return parent.isValid() ? 0 : size();
+}
+
+int RunListModel::columnCount(const QModelIndex& parent) const {
+  return parent.isValid() ? 0 : kColumnCount;
+}
+
+QVariant RunListModel::data(const QModelIndex& index, int role) const {
+  if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid))
+    return {};
+  const RecordedRun& r = runs_[static_cast<size_t>(index.row())];
+  const RunSummary& s = r.summary;
+  const int column = index.column();
+  if (role == Qt::EditRole && column == kName) return r.name;
+  if (role == Qt::TextAlignmentRole) {
+    return column == kName ? int(Qt::AlignLeft | Qt::AlignVCenter)
+                           : int(Qt::AlignRight | Qt::AlignVCenter);
+  }
+  if (role == Qt::ToolTipRole) {
+    const RunConfig& c = r.data->config;
+    return QString("%1\npattern: %2 · target: %3 · model: %4\n%5")
+        .arg(r.name, QString::fromStdString(c.pattern.empty() ? "-" : c.pattern),
+             QString::fromStdString(c.target.empty() ? "-" : c.target),
+             QString::fromStdString(c.model.empty() ? "-" : c.model),
+             QString::fromStdString(describe(c.options)));
+  }
+  if (role != Qt::DisplayRole) return {};
+  switch (column) {
+    case kName: return r.name;
+    case kDuration: return number(r.data->config.duration_s, 1);
+    case kSent: return QVariant::fromValue<qulonglong>(s.sent);
+    case kOk: return QVariant::fromValue<qulonglong>(s.ok);
+    case kRejected: return QVariant::fromValue<qulonglong>(s.rejected);
+    case kP50: return s.ok ? ms_text(s.latency.p50_ms) : QStringLiteral("-");
+    case kP99: return s.ok ? ms_text(s.latency.p99_ms) : QStringLiteral("-");
+    case kThroughput: return QString::number(s.throughput_rps, 'f', 0);
+    case kBatchMean: return number(s.batch_mean, 1);
+  }
+  return {};
+}
+
+QVariant RunListModel::headerData(int section, Qt::Orientation orientation, int role) const {
+  if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return {};
+  switch (section) {
+    case kName: return QStringLiteral("name");
+    case kDuration: return QStringLiteral("duration (s)");
+    case kSent: return QStringLiteral("sent");
+    case kOk: return QStringLiteral("ok");
+    case kRejected: return QStringLiteral("rejected");
+    case kP50: return QStringLiteral("p50 ms");
+    case kP99: return QStringLiteral("p99 ms");
+    case kThroughput: return QStringLiteral("req/s");
+    case kBatchMean: return QStringLiteral("mean batch");
+  }
+  return {};
+}
+
+Qt::ItemFlags RunListModel::flags(const QModelIndex& index) const {
+  Qt::ItemFlags f = QAbstractTableModel::flags(index);
+  if (index.isValid() && index.column() == kName) f |= Qt::ItemIsEditable;
+  return f;
+}
+
+bool RunListModel::setData(const QModelIndex& index, const QVariant& value, int role) {
+  if (role != Qt::EditRole || index.column() != kName ||
+      !checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid))
+    return false;
+  const QString name = value.toString().trimmed();
+  if (name.isEmpty()) return false;
+  runs_[static_cast<size_t>(index.row())].name = name;
+  emit dataChanged(index, index, {Qt::DisplayRole, Qt::EditRole});
+  return true;
+}
+
+// ---- RunsPanel ------------------------------------------------------------
+
+RunsPanel::RunsPanel(QWidget* parent) : QWidget(parent), model_(new RunListModel(this)) {
+  config_ = [] {
+    RunConfig c;
+    c.target = "inproc";
+    return c;
+  };
+  now_ = [] { return SteadyClock().now(); };
+
+  auto* split = new QSplitter(Qt::Horizontal, this);
+  auto* outer = new QHBoxLayout(this);
+  outer->setContentsMargins(4, 4, 4, 4);
+  outer->addWidget(split);
+
+  auto* left = new QWidget;
+  auto* col = new QVBoxLayout(left);
+  col->setContentsMargins(0, 0, 4, 0);
+  auto* rec_row = new QHBoxLayout;
+  name_ = new QLineEdit;
+  name_->setPlaceholderText("name of the next run (optional)");
+  record_ = new QPushButton("Record");
+  rec_row->addWidget(name_, 1);
+  rec_row->addWidget(record_);
+  col->addLayout(rec_row);
+  rec_status_ = new QLabel("Record a stretch of the live traffic to keep, compare and export it.");
+  rec_status_->setWordWrap(true);
+  col->addWidget(rec_status_);
+
+  table_ = new QTableView;
+  table_->setModel(model_);
+  table_->setSelectionBehavior(QAbstractItemView::SelectRows);
+  table_->setSelectionMode(QAbstractItemView::ExtendedSelection);
+  table_->setEditTriggers(QAbstractItemView::DoubleClicked | QAbstractItemView::EditKeyPressed);
+  table_->verticalHeader()->setVisible(false);
+  table_->verticalHeader()->setDefaultSectionSize(table_->fontMetrics().height() + 6);
+  table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  table_->horizontalHeader()->setSectionResizeMode(RunListModel::kName, QHeaderView::Stretch);
+  col->addWidget(table_, 1);
+
+  auto* buttons = new QHBoxLayout;
+  compare_ = new QPushButton("Compare");
+  compare_->setToolTip("Overlay the latency fans of the two selected runs");
+  export_ = new QPushButton("Export…");
+  export_->setToolTip("Write the selected run as JSON, CSV, trace and PNG into a directory");
+  remove_ = new QPushButton("Remove");
+  buttons->addWidget(compare_);
+  buttons->addWidget(export_);
+  buttons->addWidget(remove_);
+  buttons->addStretch();
+  col->addLayout(buttons);
+  progress_ = new QProgressBar;
+  progress_->setRange(0, kExportFiles);
+  progress_->setVisible(false);
+  col->addWidget(progress_);
+  status_ = new QLabel;
+  status_->setWordWrap(true);
+  status_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  col->addWidget(status_);
+  split->addWidget(left);
+
+  compare_plot_ = new QCustomPlot;
+  compare_plot_->setMinimumSize(320, 180);
+  compare_plot_->xAxis->setLabel("time since run start (s)");
+  compare_plot_->yAxis->setLabel("latency (ms)");
+  // The legend sits in a row of its own above the plot, two runs side by
+  // side, so that it never covers a fan.
+  // It is placed only while a comparison shows: an empty legend in the
+  // layout would pin the plot to its own (zero) width.
+  QCPLegend* legend = compare_plot_->legend;
+  compare_plot_->axisRect()->insetLayout()->take(legend);
+  compare_plot_->axisRect()->insetLayout()->simplify();
+  compare_plot_->plotLayout()->setRowSpacing(0);
+  legend->setFillOrder(QCPLayoutGrid::foRowsFirst);
+  legend->setWrap(2);
+  legend->setFont(QFont(font().family(), 8));
+  legend->setBorderPen(Qt::NoPen);
+  legend->setMargins(QMargins(0, 2, 0, 0));
+  auto* note = new QCPItemText(compare_plot_);
+  note->setObjectName("note");
+  note->position->setType(QCPItemPosition::ptAxisRectRatio);
+  note->position->setAxisRect(compare_plot_->axisRect());
+  note->position->setCoords(0.5, 0.5);
+  note->setColor(QColor(0x55, 0x55, 0x55));
+  split->addWidget(compare_plot_);
+  split->setStretchFactor(0, 1);
+  split->setStretchFactor(1, 1);
+  split->setSizes({600, 400});
+  clear_compare("Select two runs and press Compare\nto overlay their latency fans.");
+
+  connect(record_, &QPushButton::clicked, this, [this] {
+    if (recording())
+      stop_recording();
+    else
+      start_recording(name_->text());
+  });
+  connect(compare_, &QPushButton::clicked, this, [this] {
+    const std::vector<int> rows = selected_rows();
+    if (rows.size() != 2 || !compare(rows[0], rows[1]))
+      status_->setText("Select exactly two runs (Ctrl+click) to compare them.");
+  });
+  connect(export_, &QPushButton::clicked, this, [this] {
+    const std::vector<int> rows = selected_rows();
+    if (rows.size() != 1) return status_->setText("Select one run to export.");
+    const QString dir = QFileDialog::getExistingDirectory(this, "Export the run into");
+    if (!dir.isEmpty()) export_run(rows[0], dir);
+  });
+  connect(remove_, &QPushButton::clicked, this, [this] {
+    std::vector<int> rows = selected_rows();
+    std::sort(rows.rbegin(), rows.rend());
+    for (int r : rows) remove_run(r);
+  });
+}
+
+RunsPanel::~RunsPanel() {
+  // The thread checks the flag between files; what it posts after this is
+  // dropped with this object's pending events.
+  export_cancel_ = true;
+  if (export_thread_.joinable()) export_thread_.join();
+  // A legend out of the layout has no owner to delete it.
+  if (compare_plot_->plotLayout()->rowCount() < 2) delete compare_plot_->legend;
+}
+
+void RunsPanel::set_config_provider(std::function<RunConfig()> provider) {
+  if (provider) config_ = std::move(provider);
+}
+
+void RunsPanel::set_clock(std::function<TimePoint()> now) {
+  if (now) now_ = std::move(now);
+}
+
+void RunsPanel::add(const RecordBatch& records) {
+  if (!recorder_.recording()) return;
+  recorder_.add(records);
+  const double secs = std::chrono::duration<double>(now_() - recorder_.start_time()).count();
+  rec_status_->setText(
+      QString("Recording \"%1\" · %2 s · %3 requests · %4 batches")
+          .arg(recording_name_, number(std::max(secs, 0.0), 1),
+               QLocale(QLocale::English).toString(qulonglong(recorder_.requests())),
+               QLocale(QLocale::English).toString(qulonglong(recorder_.batches()))));
+}
+
+void RunsPanel::start_recording(const QString& name) {
+  if (recording()) return;
+  ++runs_made_;
+  recording_name_ = name.trimmed().isEmpty() ? QString("run %1").arg(runs_made_) : name.trimmed();
+  recorder_.start(config_(), now_());
+  record_->setText("Stop");
+  name_->setEnabled(false);
+  rec_status_->setText(QString("Recording \"%1\"…").arg(recording_name_));
+}
+
+int RunsPanel::stop_recording() {
+  if (!recording()) return -1;
+  const uint64_t dropped = recorder_.dropped();
+  RunData data = recorder_.finish(now_());
+  RunSummary summary = summarize_run(data, window_for(data.config.duration_s));
+  const QString name = recording_name_;
+  const int row = model_->add({name, std::make_shared<const RunData>(std::move(data)), summary});
+  record_->setText("Record");
+  name_->setEnabled(true);
+  name_->clear();
+  QString text = QString("Recorded \"%1\": %2 requests in %3 s.")
+                     .arg(name, QLocale(QLocale::English).toString(qulonglong(summary.sent)),
+                          number(run(row).data->config.duration_s, 1));
+  if (dropped > 0) {
+    text += QString(" The engine dropped %1 records while it ran, so the run is incomplete.")
+                .arg(dropped);
+  }
+  rec_status_->setText(text);
+  table_->selectRow(row);
+  return row;
+}
+
+bool RunsPanel::rename(int i, const QString& name) {
+  return model_->setData(model_->index(i, RunListModel::kName), name, Qt::EditRole);
+}
+
+void RunsPanel::remove_run(int i) {
+  if (i < 0 || i >= run_count()) return;
+  const RunData* gone = run(i).data.get();
+  if (std::find(compared_.begin(), compared_.end(), gone) != compared_.end())
+    clear_compare("A compared run was removed.\nSelect two runs and press Compare.");
+  model_->remove(i);
+}
+
+std::vector<int> RunsPanel::selected_rows() const {
+  std::vector<int> rows;
+  for (const QModelIndex& i : table_->selectionModel()->selectedRows()) rows.push_back(i.row());
+  std::sort(rows.begin(), rows.end());
+  return rows;
+}
+
+void RunsPanel::clear_compare(const QString& note) {
+  compare_plot_->clearGraphs();
+  compared_.clear();
+  place_legend(*compare_plot_, false);
+  compare_plot_->xAxis->setRange(0, 1);
+  compare_plot_->yAxis->setRange(0, 1);
+  compare_plot_->xAxis->setTickLabels(false);
+  compare_plot_->yAxis->setTickLabels(false);
+  auto* text = compare_plot_->findChild<QCPItemText*>("note");
+  text->setText(note);
+  text->setVisible(true);
+  compare_plot_->replot(QCustomPlot::rpQueuedReplot);
+}
+
+bool RunsPanel::compare(int i, int j) {
+  if (i < 0 || j < 0 || i >= run_count() || j >= run_count() || i == j) return false;
+  compare_plot_->clearGraphs();
+  compared_.clear();
+  double x_max = 0, y_max = 0;
+  int colour = 0;
+  for (int k : {i, j}) {
+    const RecordedRun& r = run(k);
+    compared_.push_back(r.data.get());
+    // Step lines over the windows, closed at the last window's end; windows
+    // without an answer are gaps, not zeros.
+    QVector<double> t, p50, p90, p99;
+    for (const RunWindow& w : r.summary.windows) {
+      t << w.start_s;
+      p50 << (w.ok ? w.latency.p50_ms : kNaN);
+      p90 << (w.ok ? w.latency.p90_ms : kNaN);
+      p99 << (w.ok ? w.latency.p99_ms : kNaN);
+      if (w.ok) y_max = std::max(y_max, w.latency.p99_ms);
+    }
+    if (!r.summary.windows.empty()) {
+      const RunWindow& last = r.summary.windows.back();
+      t << last.start_s + last.length_s;
+      p50 << p50.back();
+      p90 << p90.back();
+      p99 << p99.back();
+      x_max = std::max(x_max, t.back());
+    }
+    const QColor c = kRunColours[colour++];
+    QColor band = c;
+    band.setAlpha(55);
+    QColor edge = c;
+    edge.setAlpha(110);
+    QCPGraph* upper = compare_plot_->addGraph();
+    upper->setData(t, p99, true);
+    upper->setLineStyle(QCPGraph::lsStepLeft);
+    upper->setPen(QPen(edge, 1));
+    upper->setName(r.name + " p99");
+    upper->removeFromLegend();
+    QCPGraph* lower = compare_plot_->addGraph();
+    lower->setData(t, p90, true);
+    lower->setLineStyle(QCPGraph::lsStepLeft);
+    lower->setPen(QPen(edge, 1));
+    lower->setBrush(band);
+    lower->setChannelFillGraph(upper);
+    lower->setName(r.name + " p90–p99");
+    QCPGraph* median = compare_plot_->addGraph();
+    median->setData(t, p50, true);
+    median->setLineStyle(QCPGraph::lsStepLeft);
+    median->setPen(QPen(c, 2.2));
+    median->setName(r.name + " p50");
+  }
+  compare_plot_->findChild<QCPItemText*>("note")->setVisible(false);
+  place_legend(*compare_plot_, true);
+  compare_plot_->xAxis->setTickLabels(true);
+  compare_plot_->yAxis->setTickLabels(true);
+  compare_plot_->xAxis->setRange(0, x_max > 0 ? x_max : 1);
+  compare_plot_->yAxis->setRange(0, y_max > 0 ? y_max * 1.15 : 1);
+  compare_plot_->replot(QCustomPlot::rpQueuedReplot);
+  status_->setText(
+      QString("Comparing \"%1\" (blue) with \"%2\" (orange).").arg(run(i).name, run(j).name));
+  return true;
+}
+
+Status RunsPanel::export_run_sync(int i, const QString& dir) {
+  if (i < 0 || i >= run_count()) return invalid_argument("no run " + std::to_string(i));
+  const RecordedRun& r = run(i);
+  if (Status s = write_text_files(r, dir, [](int, const QString&) {}); !s) return s;
+  return write_run_plot(*r.data, r.summary, png_path(r, dir).toStdString());
+}
+
+bool RunsPanel::export_run(int i, const QString& dir) {
+  if (exporting_ || i < 0 || i >= run_count()) return false;
+  if (export_thread_.joinable()) export_thread_.join();
+  exporting_ = true;
+  export_->setEnabled(false);
+  progress_->setValue(0);
+  progress_->setVisible(true);
+  const RecordedRun r = run(i);  // shares the run; a rename or removal does not touch it
+  status_->setText(QString("Exporting \"%1\"…").arg(r.name));
+  export_cancel_ = false;
+  export_thread_ = std::thread([this, r, dir] {
+    const Status s = write_text_files(
+        r, dir,
+        [this, name = r.name](int k, const QString& file) {
+          QMetaObject::invokeMethod(
+              this,
+              [this, name, k, file] {
+                progress_->setValue(k);
+                status_->setText(QString("Exporting \"%1\": writing %2 (%3 of %4)")
+                                     .arg(name, file)
+                                     .arg(k + 1)
+                                     .arg(kExportFiles));
+              },
+              Qt::QueuedConnection);
+        },
+        &export_cancel_);
+    QMetaObject::invokeMethod(
+        this, [this, r, dir, s] { finish_export(r, dir, s); }, Qt::QueuedConnection);
+  });
+  return true;
+}
+
+void RunsPanel::finish_export(const RecordedRun& r, const QString& dir, const Status& text_files) {
+  // The thread's last act was to post this call; it is done or about to be.
+  if (export_thread_.joinable()) export_thread_.join();
+  Status s = text_files;
+  if (s) {
+    const QString png = png_path(r, dir);
+    progress_->setValue(kExportFiles - 1);
+    status_->setText(QString("Exporting \"%1\": drawing %2 (%3 of %3)")
+                         .arg(r.name, QFileInfo(png).fileName())
+                         .arg(kExportFiles));
+    // Drawing blocks this thread for a moment: show the step first.
+    progress_->repaint();
+    status_->repaint();
+    s = write_run_plot(*r.data, r.summary, png.toStdString());
+  }
+  progress_->setValue(kExportFiles);
+  progress_->setVisible(false);
+  export_->setEnabled(true);
+  exporting_ = false;
+  status_->setText(
+      s ? QString("Exported \"%1\" to %2 (%3.json, -requests.csv, -windows.csv, "
+                  "-trace.json, .png).")
+              .arg(r.name, QDir::toNativeSeparators(dir), file_base(r.name))
+        : QString("Export of \"%1\" failed: %2").arg(r.name, QString::fromStdString(s.message())));
+}
+
+QString RunsPanel::export_status() const { return status_->text(); }
+
+}  // namespace batchscope

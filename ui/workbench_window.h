@@ -1,126 +1,143 @@
 #pragma once
 // The workbench window: live plots of what the batcher is doing, the knobs
-// that retune it while traffic flows, and the traffic that drives it.
+// that retune it while traffic flows, the traffic that drives it, the model
+// it serves, an HTTP listener, an inspector of recent batches, and recorded
+// runs.
 //
-//  - Plots (one QCustomPlot, four panels sharing the time axis): latency fan
-//    p50/p90/p99/max with the p99 target; queue depth; batch sizes; completed
-//    and rejected requests per second. One ~30 Hz timer pulls an engine
-//    snapshot and repaints; nothing is pushed per request. Span 10 s, 60 s or
-//    5 min; pause; PNG export.
-//  - Batching panel: strategy, max_batch_size, max_wait (log slider), queue
-//    capacity, timeout, lanes, p99 target. Changes are debounced (100 ms),
-//    applied as one options value, and the panel shows the options in force
-//    with their version; an invalid value is explained in place.
-//  - Traffic panel: pattern, rate or concurrency, start/stop, live counts.
-//  - Server panel: the HTTP listener on and off (host, port), a curl
-//    example to copy, and its request counts.
+//  - Centre: LivePlots (latency fan, queue depth, batch sizes and their
+//    histogram, offered/completed/rejected per second), refreshed by one
+//    ~30 Hz timer from an engine snapshot; span 10 s, 60 s or 5 min; pause.
+//  - Left: BatchingPanel and TrafficPanel.
+//  - Right, tabbed: ModelPanel, the HTTP server panel, RunsPanel.
+//  - Bottom: BatchInspector.
+//  - File menu: open a model, load and save a configuration (Batchscope
+//    JSON, or a Triton config.pbtxt to start from), export the
+//    configuration for a production server, export the plots as PNG.
 //
-// Thread-safety: GUI thread only. The traffic runs on a thread of its own;
-// the engine is thread-safe.
+// The window owns the engine. Loading a model (and starting an engine over
+// it, which loads and warms up the runners) happens on a thread of its own
+// with progress in the model panel; the GUI thread only swaps the ready
+// engine in. Settings (geometry, span, traffic, server, model, options)
+// persist through QSettings.
+// Thread-safety: GUI thread only; the engine is thread-safe.
 
 #include <QMainWindow>
-#include <atomic>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 
+#include "config_io.h"
 #include "engine.h"
 #include "http_server.h"
 #include "inference_service.h"
-#include "load_driver.h"
-#include "model_metadata.h"
+#include "model_panel.h"
 #include "monitor.h"
 
-class QCustomPlot;
-class QCPGraph;
-class QCPAxisRect;
+class QCheckBox;
 class QComboBox;
-class QDoubleSpinBox;
 class QLabel;
+class QLineEdit;
 class QPushButton;
 class QSlider;
 class QSpinBox;
 class QTimer;
-class QCheckBox;
-class QLineEdit;
 
 namespace batchscope {
 
+class BatchInspector;
+class BatchingPanel;
+class LivePlots;
+class RunsPanel;
+class TrafficPanel;
+
 struct WorkbenchConfig {
-  ModelMetadata model;
-  std::string device = "cpu";
-  std::string blas;            // shown in the status bar
-  std::string version;         // reported by the HTTP listener
-  double traffic_rate = 1500;  // requests/s of the traffic started at launch
-  bool start_traffic = true;
+  ModelRequest model;                 // loaded through `loader` at start
+  std::optional<LoadedModel> loaded;  // or one ready to serve: no loader call at start
+  ModelLoader loader;                 // for the model panel and File > Open model
+  Options options;                    // the starting options
+  std::vector<std::string> devices = {"cpu"};
+  QString models_dir = "models";
+  std::string version;          // reported by the HTTP listener
+  double traffic_rate = 1500;   // requests/s of the traffic started at launch
+  bool start_traffic = true;    // once the first model is ready
+  int listen_port = -1;         // >= 0: start the HTTP listener at launch (0: any free port)
+  bool restore_settings = false;  // apply the saved view, traffic and server settings
 };
 
 class WorkbenchWindow : public QMainWindow {
  public:
-  WorkbenchWindow(Engine& engine, WorkbenchConfig config, QWidget* parent = nullptr);
+  explicit WorkbenchWindow(WorkbenchConfig config, QWidget* parent = nullptr);
   ~WorkbenchWindow() override;
 
-  void start_traffic();
+  // The engine in force; null until the first model is ready.
+  Engine* engine() const { return engine_.get(); }
+  const LoadedModel& model() const { return model_; }
+  bool loading() const { return load_thread_.joinable(); }
+  // Loads a model off the GUI thread and swaps it in when ready; traffic and
+  // the listener pause for the swap and resume on the new engine.
+  void load_model(ModelRequest request);
+  // Processes events until no load is under way; false on timeout or when
+  // no model could be loaded.
+  bool wait_loaded(int timeout_ms);
+
+  Status start_traffic();
   void stop_traffic();
-  bool traffic_running() const { return traffic_.joinable(); }
-  // Applies the panel's values now instead of after the debounce.
-  void apply_now();
-  // One refresh tick: pull a snapshot and repaint.
-  void refresh();
+  bool traffic_running() const;
+  void apply_now();  // the batching panel's values, now instead of after the debounce
+  void refresh();    // one tick: pull a snapshot and repaint
   bool export_png(const QString& path);
-  // Starts the HTTP listener on host:port (0 picks a free port); the error
-  // says why it could not. Returns the bound port.
+  // Starts the HTTP listener on host:port (0 picks a free port).
   Expected<uint16_t> start_server(const std::string& host, uint16_t port);
   void stop_server();
   bool server_running() const { return server_ != nullptr; }
+  // Options from a Batchscope JSON file or a Triton config.pbtxt, applied.
+  Status load_config(const QString& path);
+  Status save_config(const QString& path) const;
+  void save_settings() const;
 
-  QSlider* batch_slider() const { return batch_slider_; }
-  QSlider* wait_slider() const { return wait_slider_; }
-  const LoadCounters& traffic_counters() const { return counters_; }
-  QString problem() const;      // the panel's explanation of a refused value, if any
-  int plotted_windows() const;  // points in the latency fan's p50 line
+  BatchingPanel* batching() const { return batching_; }
+  TrafficPanel* traffic() const { return traffic_; }
+  ModelPanel* model_panel() const { return model_panel_; }
+  LivePlots* plots() const { return plots_; }
+  BatchInspector* inspector() const { return inspector_; }
+  RunsPanel* runs() const { return runs_; }
+  QSlider* batch_slider() const;
+  QString problem() const;
+  int plotted_windows() const;
   QWidget* plot_widget() const;
 
+ protected:
+  void closeEvent(QCloseEvent* e) override;
+
  private:
-  QWidget* make_batching_panel();
-  QWidget* make_traffic_panel();
+  struct Loaded;
+  void make_menus();
   QWidget* make_server_panel();
-  void make_plot();
-  void options_changed();
-  void show_options(const EngineStatus& s);
+  void restore_settings();
+  void swap_in(std::shared_ptr<Loaded> loaded);
+  void update_titles();
+  Status apply(const Options& o);
+  double span_s() const;
+  ExportInput export_input() const;
 
-  Engine& engine_;
   WorkbenchConfig config_;
-  EngineMonitor monitor_;
+  std::unique_ptr<Engine> engine_;
+  LoadedModel model_;
+  std::unique_ptr<EngineMonitor> monitor_;
+  std::thread load_thread_;
+  bool first_model_ = true;
 
-  QCustomPlot* plot_ = nullptr;
-  QCPAxisRect* lat_rect_ = nullptr;
-  QCPGraph *p50_ = nullptr, *p90_ = nullptr, *p99_ = nullptr, *max_ = nullptr, *target_ = nullptr;
-  QCPGraph *depth_mean_ = nullptr, *depth_max_ = nullptr;
-  QCPGraph *batch_mean_ = nullptr, *batch_max_ = nullptr;
-  QCPGraph *tput_ok_ = nullptr, *tput_rejected_ = nullptr;
+  LivePlots* plots_ = nullptr;
+  BatchingPanel* batching_ = nullptr;
+  TrafficPanel* traffic_ = nullptr;
+  ModelPanel* model_panel_ = nullptr;
+  BatchInspector* inspector_ = nullptr;
+  RunsPanel* runs_ = nullptr;
   QTimer* tick_ = nullptr;
-  QTimer* debounce_ = nullptr;
   QComboBox* span_ = nullptr;
   QCheckBox* pause_ = nullptr;
-
-  QComboBox* strategy_ = nullptr;
-  QSlider* batch_slider_ = nullptr;
-  QSpinBox* batch_spin_ = nullptr;
-  QSlider* wait_slider_ = nullptr;
-  QDoubleSpinBox* wait_spin_ = nullptr;
-  QSpinBox* capacity_ = nullptr;
-  QSpinBox* timeout_ = nullptr;
-  QSpinBox* lanes_ = nullptr;
-  QDoubleSpinBox* target_p99_ = nullptr;
-  QLabel* in_force_ = nullptr;
-  QLabel* problem_ = nullptr;
-
-  QComboBox* pattern_ = nullptr;
-  QDoubleSpinBox* rate_ = nullptr;
-  QSpinBox* concurrency_ = nullptr;
-  QPushButton* start_stop_ = nullptr;
-  QLabel* traffic_label_ = nullptr;
+  QLabel* status_label_ = nullptr;
 
   QLineEdit* host_ = nullptr;
   QSpinBox* port_ = nullptr;
@@ -129,12 +146,6 @@ class WorkbenchWindow : public QMainWindow {
   std::unique_ptr<InferenceService> service_;
   std::unique_ptr<HttpServer> server_;
   uint16_t server_port_ = 0;
-
-  std::thread traffic_;
-  std::atomic<bool> traffic_stop_{false};
-  LoadCounters counters_;
-  std::chrono::steady_clock::time_point traffic_started_;
-  bool syncing_ = false;  // setting widgets from the engine; not a user change
 };
 
 }  // namespace batchscope

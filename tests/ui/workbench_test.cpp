@@ -1,91 +1,135 @@
-// The workbench window, offscreen, over a real engine with the synthetic
+// The workbench window, offscreen, over real engines with the synthetic
 // model: the batch-size slider changes the options in force, an invalid
 // value is explained in place, traffic starts and stops and reaches the
-// plots, and the window renders to a picture that is not blank.
+// plots, the inspector and a recorded run, the window renders to a picture
+// that is not blank, the server panel serves HTTP, a model loaded off the
+// GUI thread replaces the engine (and a failed load leaves the old one
+// serving), configurations load and save, and settings persist.
 
 #include "workbench_window.h"
 
 #include <gtest/gtest.h>
 
+#include <QAbstractItemModel>
 #include <QApplication>
 #include <QDir>
+#include <QFile>
 #include <QImage>
 #include <QMouseEvent>
 #include <QSet>
+#include <QSettings>
 #include <QSlider>
+#include <QTemporaryDir>
 #include <QToolTip>
 #include <thread>
 
 #include "../net/test_client.h"
+#include "batch_inspector.h"
+#include "batching_panel.h"
+#include "live_plots.h"
+#include "runs_panel.h"
 #include "synthetic_runner.h"
+#include "traffic_panel.h"
 
 namespace batchscope {
 namespace {
 
-ModelMetadata toy_model() {
+ModelMetadata toy_model(const std::string& name = "toy", uint32_t max_batch = 64) {
   ModelMetadata m;
-  m.name = "toy";
-  m.max_batch_size = 64;
+  m.name = name;
+  m.max_batch_size = max_batch;
   m.inputs = {TensorSpec{"data", DType::kFloat32, {-1, 4}, false}};
   m.outputs = {TensorSpec{"output", DType::kFloat32, {-1, 4}, false}};
   return m;
 }
 
+LoadedModel toy_loaded(const std::string& name = "toy", uint32_t max_batch = 64) {
+  LoadedModel m;
+  m.metadata = toy_model(name, max_batch);
+  m.factory = SyntheticRunner::factory({.fixed_us = 100, .per_item_us = 5});
+  m.path = "synthetic:100,5";
+  m.profile = {{1, 105}, {2, 110}, {4, 120}, {8, 140}};
+  m.a_us = 100;
+  m.c_us = 5;
+  m.asymptotic_speedup = 21;
+  return m;
+}
+
+// Loads "toy8" (max batch 8) for any path but "missing.pt", which fails.
+ModelLoader toy_loader(std::atomic<int>* calls) {
+  return [calls](const ModelRequest& r, const LoadProgress& progress) -> Expected<LoadedModel> {
+    ++*calls;
+    progress(50, "half way");
+    if (r.path == "missing.pt") return invalid_argument("cannot open missing.pt");
+    return toy_loaded("toy8", 8);
+  };
+}
+
+WorkbenchConfig toy_config() {
+  WorkbenchConfig cfg;
+  cfg.loaded = toy_loaded();
+  cfg.options = Options{.max_batch_size = 16, .max_wait_us = 1000};
+  cfg.traffic_rate = 2000;
+  cfg.start_traffic = false;
+  return cfg;
+}
+
+void wait_for_ok(WorkbenchWindow& w, uint64_t n) {
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (w.traffic()->counters().ok.load() < n) {
+    ASSERT_LT(std::chrono::steady_clock::now(), give_up) << "no traffic completed";
+    QApplication::processEvents();
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+}
+
 class WorkbenchTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    engine_ =
-        std::make_unique<Engine>(SyntheticRunner::factory({.fixed_us = 100, .per_item_us = 5}),
-                                 Options{.max_batch_size = 16, .max_wait_us = 1000});
-    ASSERT_TRUE(engine_->start().ok());
-    WorkbenchConfig cfg;
-    cfg.model = toy_model();
-    cfg.traffic_rate = 2000;
-    cfg.start_traffic = false;
-    window_ = std::make_unique<WorkbenchWindow>(*engine_, cfg);
-    window_->resize(1400, 900);
+    window_ = std::make_unique<WorkbenchWindow>(toy_config());
+    window_->resize(1500, 950);
+    ASSERT_NE(window_->engine(), nullptr);
   }
-  void TearDown() override {
-    window_.reset();
-    engine_->stop();
-  }
-  std::unique_ptr<Engine> engine_;
+  void TearDown() override { window_.reset(); }
+  Engine& engine() { return *window_->engine(); }
   std::unique_ptr<WorkbenchWindow> window_;
 };
 
 TEST_F(WorkbenchTest, TheBatchSizeSliderChangesTheOptionsInForce) {
-  const uint64_t v0 = engine_->status().options_version;
+  const uint64_t v0 = engine().status().options_version;
   window_->batch_slider()->setValue(40);
   window_->apply_now();  // what the debounce would do 100 ms later
-  EXPECT_EQ(engine_->status().options.max_batch_size, 40u);
-  EXPECT_EQ(engine_->status().options_version, v0 + 1);
+  EXPECT_EQ(engine().status().options.max_batch_size, 40u);
+  EXPECT_EQ(engine().status().options_version, v0 + 1);
   EXPECT_TRUE(window_->problem().isEmpty());
+  window_->refresh();  // the next tick confirms the edit
+  EXPECT_TRUE(window_->batching()->pending().empty());
 }
 
 TEST_F(WorkbenchTest, AValueAboveTheModelsLimitIsExplainedAndNotApplied) {
   window_->batch_slider()->setValue(100);  // the toy model takes at most 64
   window_->apply_now();
-  EXPECT_EQ(engine_->status().options.max_batch_size, 16u);
+  EXPECT_EQ(engine().status().options.max_batch_size, 16u);
   EXPECT_TRUE(window_->problem().contains("limit of 64")) << window_->problem().toStdString();
   EXPECT_EQ(window_->batch_slider()->value(), 16);  // the panel shows what is in force
 }
 
-TEST_F(WorkbenchTest, TrafficStartsStopsAndReachesThePlots) {
-  window_->start_traffic();
+TEST_F(WorkbenchTest, TrafficReachesThePlotsTheInspectorAndARecordedRun) {
+  window_->runs()->start_recording("first");
+  ASSERT_TRUE(window_->start_traffic().ok());
   ASSERT_TRUE(window_->traffic_running());
-  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-  while (window_->traffic_counters().ok.load() < 200) {
-    ASSERT_LT(std::chrono::steady_clock::now(), give_up) << "no traffic completed";
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
+  wait_for_ok(*window_, 300);
   window_->stop_traffic();
   EXPECT_FALSE(window_->traffic_running());
-  const uint64_t sent = window_->traffic_counters().sent.load();
-  EXPECT_EQ(window_->traffic_counters().ok.load() + window_->traffic_counters().rejected.load() +
-                window_->traffic_counters().failed.load(),
-            sent);  // every request it sent came back
+  const LoadCounters& c = window_->traffic()->counters();
+  EXPECT_EQ(c.ok.load() + c.rejected.load() + c.failed.load(), c.sent.load());
   window_->refresh();
   EXPECT_GT(window_->plotted_windows(), 0);
+  EXPECT_GT(window_->plots()->batches_in_span(), 0u);
+  EXPECT_GT(window_->inspector()->model()->rowCount(), 0);
+  window_->runs()->stop_recording();
+  ASSERT_EQ(window_->runs()->run_count(), 1);
+  EXPECT_EQ(window_->runs()->run(0).summary.ok, c.ok.load());
 
   // Hovering over the latency panel reads out the exact values there.
   window_->show();
@@ -98,17 +142,13 @@ TEST_F(WorkbenchTest, TrafficStartsStopsAndReachesThePlots) {
 }
 
 TEST_F(WorkbenchTest, TheWindowRendersToAPictureThatIsNotBlank) {
-  window_->start_traffic();
-  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-  while (window_->traffic_counters().ok.load() < 300) {
-    ASSERT_LT(std::chrono::steady_clock::now(), give_up);
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
+  ASSERT_TRUE(window_->start_traffic().ok());
+  wait_for_ok(*window_, 300);
   window_->refresh();
   window_->stop_traffic();
   window_->show();
   const QImage img = window_->grab().toImage();
-  ASSERT_EQ(img.width(), 1400);
+  ASSERT_EQ(img.width(), 1500);
   QSet<QRgb> colours;
   for (int y = 0; y < img.height(); y += 3) {
     for (int x = 0; x < img.width(); x += 3) colours.insert(img.pixel(x, y));
@@ -118,12 +158,6 @@ TEST_F(WorkbenchTest, TheWindowRendersToAPictureThatIsNotBlank) {
   ASSERT_TRUE(window_->export_png(path));
   EXPECT_FALSE(QImage(path).isNull());
 }
-
-}  // namespace
-}  // namespace batchscope
-
-namespace batchscope {
-namespace {
 
 TEST_F(WorkbenchTest, TheServerPanelServesHttpWhileOn) {
   auto port = window_->start_server("127.0.0.1", 0);
@@ -142,6 +176,114 @@ TEST_F(WorkbenchTest, TheServerPanelServesHttpWhileOn) {
   EXPECT_FALSE(window_->server_running());
   test::TestClient after(*port);
   EXPECT_FALSE(after.connected());  // the listener is gone
+}
+
+TEST_F(WorkbenchTest, ConfigurationsSaveAndLoadInBothFormats) {
+  QTemporaryDir dir;
+  const QString json = dir.filePath("c.json");
+  window_->batch_slider()->setValue(24);
+  window_->apply_now();
+  ASSERT_TRUE(window_->save_config(json).ok());
+  window_->batch_slider()->setValue(8);
+  window_->apply_now();
+  ASSERT_TRUE(window_->load_config(json).ok());
+  EXPECT_EQ(engine().status().options.max_batch_size, 24u);
+
+  const QString pbtxt = dir.filePath("config.pbtxt");
+  QFile f(pbtxt);
+  ASSERT_TRUE(f.open(QIODevice::WriteOnly));
+  f.write("max_batch_size: 32\ndynamic_batching {\n  max_queue_delay_microseconds: 750\n}\n");
+  f.close();
+  const Status s = window_->load_config(pbtxt);
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(engine().status().options.max_batch_size, 32u);
+  EXPECT_EQ(engine().status().options.max_wait_us, 750);
+
+  QFile bad(dir.filePath("bad.json"));
+  ASSERT_TRUE(bad.open(QIODevice::WriteOnly));
+  bad.write("{\"max_batch_size\": \"many\"}");
+  bad.close();
+  const Status refused = window_->load_config(bad.fileName());
+  EXPECT_FALSE(refused.ok());
+  EXPECT_NE(refused.message().find("max_batch_size"), std::string::npos) << refused.message();
+  EXPECT_EQ(engine().status().options.max_batch_size, 32u);  // unchanged
+}
+
+TEST(WorkbenchLoad, AModelLoadedOffTheGuiThreadReplacesTheEngineAndTrafficResumes) {
+  std::atomic<int> calls{0};
+  WorkbenchConfig cfg = toy_config();
+  cfg.loader = toy_loader(&calls);
+  WorkbenchWindow w(cfg);
+  ASSERT_TRUE(w.start_traffic().ok());
+  wait_for_ok(w, 50);
+  Engine* before = w.engine();
+  ModelRequest r;
+  r.path = "toy8.pt";
+  w.load_model(r);
+  ASSERT_TRUE(w.wait_loaded(20'000));
+  EXPECT_EQ(calls.load(), 1);
+  EXPECT_NE(w.engine(), before);
+  EXPECT_EQ(w.model().metadata.name, "toy8");
+  EXPECT_EQ(w.engine()->status().options.max_batch_size, 8u);  // clamped to the new model's
+  EXPECT_TRUE(w.windowTitle().contains("toy8"));
+  ASSERT_TRUE(w.traffic_running());  // it resumed on the new engine
+  const uint64_t ok_before = w.engine()->status().counters.ok;
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (w.engine()->status().counters.ok < ok_before + 50) {
+    ASSERT_LT(std::chrono::steady_clock::now(), give_up);
+    QApplication::processEvents();
+  }
+  w.stop_traffic();
+}
+
+TEST(WorkbenchLoad, AFailedLoadIsShownAndTheOldEngineKeepsServing) {
+  std::atomic<int> calls{0};
+  WorkbenchConfig cfg = toy_config();
+  cfg.loader = toy_loader(&calls);
+  WorkbenchWindow w(cfg);
+  Engine* before = w.engine();
+  ModelRequest r;
+  r.path = "missing.pt";
+  w.load_model(r);
+  EXPECT_TRUE(w.wait_loaded(20'000));
+  EXPECT_EQ(w.engine(), before);
+  EXPECT_EQ(w.model().metadata.name, "toy");
+  EXPECT_TRUE(w.model_panel()->error_text().contains("missing.pt"))
+      << w.model_panel()->error_text().toStdString();
+}
+
+TEST(WorkbenchLoad, TheFirstModelLoadsOffTheGuiThreadAndTrafficStarts) {
+  std::atomic<int> calls{0};
+  WorkbenchConfig cfg;
+  cfg.loader = toy_loader(&calls);
+  cfg.model.path = "toy8.pt";
+  cfg.start_traffic = true;
+  cfg.traffic_rate = 500;
+  WorkbenchWindow w(cfg);
+  EXPECT_EQ(w.engine(), nullptr);  // the window is up before the model
+  ASSERT_TRUE(w.wait_loaded(20'000));
+  EXPECT_TRUE(w.traffic_running());
+  w.stop_traffic();
+}
+
+TEST(WorkbenchSettings, TrafficServerAndViewSettingsPersist) {
+  QSettings().clear();
+  {
+    WorkbenchConfig cfg = toy_config();
+    cfg.restore_settings = true;
+    WorkbenchWindow w(cfg);
+    w.traffic()->set_rate(1234);
+    w.traffic()->set_pattern("burst");
+    w.save_settings();
+  }
+  WorkbenchConfig cfg = toy_config();
+  cfg.restore_settings = true;
+  WorkbenchWindow w(cfg);
+  EXPECT_DOUBLE_EQ(w.traffic()->rate(), 1234);
+  EXPECT_EQ(w.traffic()->pattern(), "burst");
+  EXPECT_EQ(QSettings().value("options/json").toString().contains("\"max_batch_size\":16"), true)
+      << QSettings().value("options/json").toString().toStdString();
+  QSettings().clear();
 }
 
 }  // namespace

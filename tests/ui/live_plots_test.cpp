@@ -1,0 +1,108 @@
+// The live plots: how a monitor snapshot maps onto the panels (times, the
+// latency fan, offered/completed/rejected rates, the batch-size histogram)
+// and that the widget draws those series, with every batch as a point.
+
+#include "live_plots.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+namespace batchscope {
+namespace {
+
+using std::chrono::microseconds;
+using std::chrono::milliseconds;
+
+const TimePoint kT0 = TimePoint(std::chrono::seconds(5000));
+
+RequestRecord request(TimePoint arrival, Duration latency, Outcome o = Outcome::kOk) {
+  RequestRecord r;
+  r.outcome = o;
+  r.times.arrival = r.times.admitted = arrival;
+  r.times.batched = r.times.run_start = arrival;
+  r.times.run_end = r.times.completed = arrival + latency;
+  return r;
+}
+
+BatchRecord batch(TimePoint end, uint32_t size) {
+  BatchRecord b;
+  b.size = size;
+  b.oldest_arrival = end - milliseconds(2);
+  b.batched = b.run_start = end - milliseconds(1);
+  b.run_end = end;
+  return b;
+}
+
+// Three 100 ms windows: 10 requests of 1..10 ms in the first, 4 rejected in
+// the second, nothing but a batch in the third.
+RecordBatch records() {
+  RecordBatch rb;
+  for (int i = 1; i <= 10; ++i)
+    rb.requests.push_back(request(kT0 + milliseconds(10), milliseconds(i)));
+  for (int i = 0; i < 4; ++i)
+    rb.requests.push_back(
+        request(kT0 + milliseconds(150), microseconds(1), Outcome::kRejected));
+  rb.batches = {batch(kT0 + milliseconds(50), 4), batch(kT0 + milliseconds(60), 6),
+                batch(kT0 + milliseconds(250), 6)};
+  rb.depth = {DepthSample{kT0 + milliseconds(20), 3, 7}};
+  return rb;
+}
+
+MetricsSnapshot snapshot(const RecordBatch& rb) {
+  MetricsAggregator agg(milliseconds(100), 100);
+  agg.fold(rb);
+  MetricsSnapshot s;
+  s.windows.assign(agg.windows().begin(), agg.windows().end());
+  s.window_length = milliseconds(100);
+  s.engine.options.target_p99_ms = 7.5;
+  return s;
+}
+
+TEST(PlotSeries, WindowsMapToSecondsAgoWithTheirFiguresPerSecond) {
+  const PlotSeries p = plot_series(snapshot(records()), 60);
+  ASSERT_EQ(p.x.size(), 3u);
+  EXPECT_DOUBLE_EQ(p.x[0], -0.3);  // window starts, before the end of the newest
+  EXPECT_DOUBLE_EQ(p.x[2], -0.1);
+  EXPECT_NEAR(p.p50_ms[0], 5.0, 0.05);
+  EXPECT_NEAR(p.max_ms[0], 10.0, 0.05);
+  EXPECT_TRUE(std::isnan(p.p50_ms[1]));  // nothing completed ok there
+  EXPECT_DOUBLE_EQ(p.target_ms[1], 7.5);
+  EXPECT_DOUBLE_EQ(p.offered[0], 100.0);    // 10 arrivals in 0.1 s
+  EXPECT_DOUBLE_EQ(p.offered[1], 40.0);     // 4 arrivals, all rejected
+  EXPECT_DOUBLE_EQ(p.completed[0], 100.0);  // the ok ones finished in window 0 too
+  EXPECT_DOUBLE_EQ(p.rejected[1], 40.0);
+  EXPECT_DOUBLE_EQ(p.batch_mean[0], 5.0);
+  EXPECT_TRUE(std::isnan(p.batch_mean[1]));
+  EXPECT_DOUBLE_EQ(p.depth_max[0], 7.0);
+  EXPECT_EQ(p.batch_histogram.at(4), 1u);
+  EXPECT_EQ(p.batch_histogram.at(6), 2u);
+}
+
+TEST(PlotSeries, WindowsBeforeTheSpanAreLeftOut) {
+  RecordBatch rb = records();
+  rb.requests.push_back(request(kT0 + std::chrono::seconds(20), milliseconds(1)));
+  const PlotSeries p = plot_series(snapshot(rb), 10);
+  ASSERT_FALSE(p.x.empty());
+  EXPECT_GE(p.x.front(), -11.0);
+  EXPECT_TRUE(p.batch_histogram.empty());  // every batch was 20 s ago
+}
+
+TEST(LivePlots, DrawEveryBatchAsAPointAndTheHistogram) {
+  LivePlots plots;
+  plots.resize(1000, 700);
+  const RecordBatch rb = records();
+  plots.add_batches(rb);
+  plots.draw(snapshot(rb), 1);  // 1 s over >= 100 columns: every batch its own point
+  EXPECT_EQ(plots.plotted_windows(), 3);
+  EXPECT_EQ(plots.plotted_batches(), 3);
+  EXPECT_EQ(plots.batches_in_span(), 3u);
+  EXPECT_DOUBLE_EQ(plots.histogram_count(6), 2.0);
+  EXPECT_DOUBLE_EQ(plots.histogram_count(5), 0.0);
+  plots.clear();
+  EXPECT_EQ(plots.plotted_windows(), 0);
+  EXPECT_EQ(plots.plotted_batches(), 0);
+}
+
+}  // namespace
+}  // namespace batchscope

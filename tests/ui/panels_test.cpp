@@ -1,0 +1,161 @@
+// The batching and traffic panels on their own, over a real engine with the
+// synthetic model: an edited control stays marked until the engine confirms
+// its value; a refused value is explained and the controls return to what is
+// in force; traffic reaches the engine in-process, through this process's
+// HTTP listener, and through a URL.
+
+#include <gtest/gtest.h>
+
+#include <QApplication>
+#include <QComboBox>
+#include <QSlider>
+#include <thread>
+
+#include "batching_panel.h"
+#include "http_server.h"
+#include "inference_service.h"
+#include "synthetic_runner.h"
+#include "traffic_panel.h"
+
+namespace batchscope {
+namespace {
+
+ModelMetadata toy_model() {
+  ModelMetadata m;
+  m.name = "toy";
+  m.max_batch_size = 64;
+  m.inputs = {TensorSpec{"data", DType::kFloat32, {-1, 4}, false}};
+  m.outputs = {TensorSpec{"output", DType::kFloat32, {-1, 4}, false}};
+  return m;
+}
+
+std::unique_ptr<Engine> started_engine() {
+  auto e = std::make_unique<Engine>(SyntheticRunner::factory({.fixed_us = 50, .per_item_us = 2}),
+                                    Options{.max_batch_size = 16, .max_wait_us = 1000});
+  EXPECT_TRUE(e->start().ok());
+  return e;
+}
+
+TEST(BatchingPanel, AnEditStaysMarkedUntilTheEngineConfirmsIt) {
+  auto engine = started_engine();
+  BatchingPanel panel([&](const Options& o) { return engine->set_options(o); });
+  panel.set_model_limit(64);
+  panel.show_status(engine->status());
+  EXPECT_TRUE(panel.pending().empty());
+
+  panel.batch_slider()->setValue(40);
+  EXPECT_EQ(panel.pending(), std::set<std::string>{"max_batch_size"});
+  panel.show_status(engine->status());  // not applied yet: still marked, value kept
+  EXPECT_EQ(panel.batch_slider()->value(), 40);
+  EXPECT_EQ(panel.pending().size(), 1u);
+
+  panel.apply_now();
+  EXPECT_EQ(engine->status().options.max_batch_size, 40u);
+  EXPECT_EQ(panel.pending().size(), 1u);  // marked until a status shows it in force
+  panel.show_status(engine->status());
+  EXPECT_TRUE(panel.pending().empty());
+  EXPECT_TRUE(panel.in_force_text().contains("batch ≤ 40")) << panel.in_force_text().toStdString();
+}
+
+TEST(BatchingPanel, ARefusedValueIsExplainedAndTheControlsReturnToWhatIsInForce) {
+  auto engine = started_engine();
+  BatchingPanel panel([&](const Options& o) { return engine->set_options(o); });
+  panel.set_model_limit(64);
+  panel.show_status(engine->status());
+  panel.batch_slider()->setValue(100);
+  panel.apply_now();
+  EXPECT_TRUE(panel.problem().contains("limit of 64")) << panel.problem().toStdString();
+  EXPECT_EQ(panel.batch_slider()->value(), 16);
+  EXPECT_TRUE(panel.pending().empty());
+  EXPECT_EQ(engine->status().options.max_batch_size, 16u);
+
+  panel.strategy()->setCurrentIndex(1);  // adaptive: accepted
+  panel.apply_now();
+  EXPECT_TRUE(panel.problem().isEmpty());
+  EXPECT_EQ(engine->status().options.strategy, StrategyKind::kAdaptive);
+}
+
+// Runs traffic until `n` requests came back ok, then stops it.
+void run_until_ok(TrafficPanel& t, uint64_t n) {
+  ASSERT_TRUE(t.start().ok()) << t.error().toStdString();
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (t.counters().ok.load() < n) {
+    ASSERT_LT(std::chrono::steady_clock::now(), give_up) << "no traffic completed";
+    QApplication::processEvents();
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  t.stop();
+  EXPECT_EQ(t.counters().ok + t.counters().rejected + t.counters().failed, t.counters().sent);
+}
+
+class TrafficPanelTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    engine_ = started_engine();
+    service_ = std::make_unique<InferenceService>(*engine_, ServiceInfo{toy_model(), "cpu", "t"});
+    server_ = std::make_unique<HttpServer>(
+        [this](HttpRequest&& req, Responder r) { service_->handle(std::move(req), r); });
+    service_->set_server(server_.get());
+  }
+  void TearDown() override {
+    server_->stop(1000);
+    engine_->stop();
+  }
+  TrafficHooks hooks() {
+    return TrafficHooks{[this] { return engine_.get(); }, [] { return toy_model(); },
+                        [this]() -> Expected<uint16_t> {
+                          ++listen_calls_;
+                          return server_->start("127.0.0.1", 0);
+                        }};
+  }
+  std::unique_ptr<Engine> engine_;
+  std::unique_ptr<InferenceService> service_;
+  std::unique_ptr<HttpServer> server_;
+  int listen_calls_ = 0;
+};
+
+TEST_F(TrafficPanelTest, InProcessTrafficReachesTheEngine) {
+  TrafficPanel t(hooks(), 2000);
+  run_until_ok(t, 200);
+  EXPECT_GE(engine_->status().counters.ok, 200u);
+  EXPECT_EQ(t.target_name(), "inproc");
+  EXPECT_EQ(server_->requests(), 0u);
+}
+
+TEST_F(TrafficPanelTest, SelfHttpStartsTheListenerAndGoesThroughIt) {
+  TrafficPanel t(hooks(), 2000);
+  t.set_target(TrafficPanel::kSelfHttp);
+  run_until_ok(t, 200);
+  EXPECT_EQ(listen_calls_, 1);
+  EXPECT_GE(server_->requests(), 200u);
+}
+
+TEST_F(TrafficPanelTest, AUrlTargetSpeaksHttpToThatServer) {
+  auto port = server_->start("127.0.0.1", 0);
+  ASSERT_TRUE(port.ok());
+  TrafficPanel t(hooks(), 2000);
+  t.set_target(TrafficPanel::kUrl, QString("http://127.0.0.1:%1/infer").arg(*port));
+  run_until_ok(t, 200);
+  EXPECT_GE(server_->requests(), 200u);
+  EXPECT_EQ(listen_calls_, 0);
+}
+
+TEST_F(TrafficPanelTest, ABadUrlOrPatternIsRefusedWithAReason) {
+  TrafficPanel t(hooks(), 2000);
+  t.set_target(TrafficPanel::kUrl, "ftp://nowhere");
+  const Status s = t.start();
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("URL"), std::string::npos) << s.message();
+  EXPECT_FALSE(t.running());
+}
+
+TEST_F(TrafficPanelTest, ClosedLoopKeepsRequestsInFlight) {
+  TrafficPanel t(hooks(), 2000);
+  t.set_pattern("closed");
+  t.set_concurrency(8);
+  run_until_ok(t, 300);
+  EXPECT_NE(t.pattern_text().find("closed"), std::string::npos) << t.pattern_text();
+}
+
+}  // namespace
+}  // namespace batchscope

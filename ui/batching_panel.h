@@ -1,0 +1,81 @@
+#pragma once
+// The batching panel: strategy, max batch size (slider and spin box),
+// max wait (log slider 0–1000 ms and spin box), queue capacity, request
+// timeout, lanes and the p99 target. Edits are debounced (100 ms) and applied
+// as one options value through the `apply` callback. A control the user has
+// changed stays marked until the engine's status shows its value in force;
+// a refused value is explained in place and the controls return to what is
+// in force. The panel also states the options in force and their version.
+// Thread-safety: GUI thread only.
+
+#include <QGroupBox>
+#include <functional>
+#include <set>
+
+#include "engine_types.h"
+#include "status.h"
+
+class QComboBox;
+class QDoubleSpinBox;
+class QLabel;
+class QSlider;
+class QSpinBox;
+class QTimer;
+
+namespace batchscope {
+
+class BatchingPanel : public QGroupBox {
+ public:
+  using Apply = std::function<Status(const Options&)>;
+  explicit BatchingPanel(Apply apply, QWidget* parent = nullptr);
+
+  // The model's max_batch_size: larger values are explained, not applied.
+  void set_model_limit(uint32_t max_batch);
+  // The engine's status, each tick: the controls follow it unless the user
+  // is in the middle of an edit; confirmed edits lose their mark.
+  void show_status(const EngineStatus& s);
+  // Applies the edited values now instead of after the debounce.
+  void apply_now();
+  // The edited values over `base` (fields the panel has no control for).
+  Options edited(const Options& base) const;
+
+  QString problem() const;
+  QString in_force_text() const;
+  // Names of the controls still waiting for the engine to confirm them.
+  std::set<std::string> pending() const { return pending_; }
+  QSlider* batch_slider() const { return batch_slider_; }
+  QSlider* wait_slider() const { return wait_slider_; }
+  QComboBox* strategy() const { return strategy_; }
+
+ private:
+  void changed(const std::string& field);
+  void mark(const std::string& field, bool on);
+  QWidget* control(const std::string& field) const;
+  void set_controls(const Options& o);
+
+  Apply apply_;
+  uint32_t model_limit_ = 1024;
+  Options in_force_;
+  bool syncing_ = false;  // setting controls from the engine; not a user edit
+  std::set<std::string> pending_;
+
+  QComboBox* strategy_ = nullptr;
+  QSlider* batch_slider_ = nullptr;
+  QSpinBox* batch_spin_ = nullptr;
+  QSlider* wait_slider_ = nullptr;
+  QDoubleSpinBox* wait_spin_ = nullptr;
+  QSpinBox* capacity_ = nullptr;
+  QSpinBox* timeout_ = nullptr;
+  QSpinBox* lanes_ = nullptr;
+  QDoubleSpinBox* target_p99_ = nullptr;
+  QLabel* in_force_label_ = nullptr;
+  QLabel* problem_ = nullptr;
+  QTimer* debounce_ = nullptr;
+};
+
+// The max_wait slider's log scale: position 0 is 0 ms, 1..1000 span 0.01 ms
+// to 1000 ms.
+double wait_ms_at(int pos);
+int wait_pos_of(double ms);
+
+}  // namespace batchscope

@@ -1,0 +1,363 @@
+#include "live_plots.h"
+
+#include <qcustomplot.h>
+
+#include <QToolTip>
+#include <QVBoxLayout>
+#include <cmath>
+#include <limits>
+
+namespace batchscope {
+
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr auto kKeep = std::chrono::seconds(301);  // batch points: the longest span, and a second
+constexpr size_t kMaxBatches = 300'000;  // batch points kept
+constexpr size_t kMaxSteps = 300;  // line points per span: a step every few pixels
+
+double seconds(Duration d) { return std::chrono::duration<double>(d).count(); }
+
+QCPGraph* line(QCustomPlot* plot, QCPAxisRect* rect, const QString& name, QColor color,
+               Qt::PenStyle style = Qt::SolidLine, double width = 1.6) {
+  QCPGraph* g = plot->addGraph(rect->axis(QCPAxis::atBottom), rect->axis(QCPAxis::atLeft));
+  g->setName(name);
+  g->setPen(QPen(color, width, style));
+  g->setLineStyle(QCPGraph::lsStepLeft);
+  return g;
+}
+
+void set(QCPGraph* g, const std::vector<double>& x, const std::vector<double>& y) {
+  g->setData(QVector<double>(x.begin(), x.end()), QVector<double>(y.begin(), y.end()), true);
+}
+
+// The y range that shows every visible plottable of `rect` over [-span, 0].
+void fit_y(QCPAxisRect* rect, double span) {
+  double upper = 0;
+  for (QCPAbstractPlottable* p : rect->plottables()) {
+    if (!p->visible()) continue;
+    bool found = false;
+    const QCPRange r = p->getValueRange(found, QCP::sdBoth, QCPRange(-span, 0));
+    if (found) upper = std::max(upper, r.upper);
+  }
+  rect->axis(QCPAxis::atLeft)->setRange(0, std::max(1.0, upper * 1.15));
+}
+
+}  // namespace
+
+namespace {
+
+// Grows whenever any count of the windows [i, j) grows (counts never shrink).
+uint64_t fingerprint(const MetricsSnapshot& s, size_t i, size_t j) {
+  uint64_t f = 0;
+  for (size_t w = i; w < j; ++w) {
+    const MetricsWindow& m = s.windows[w];
+    f += m.requests() + m.arrivals + m.batches + m.depth_samples + 1;
+  }
+  return f;
+}
+
+PlotBin make_bin(const MetricsSnapshot& s, size_t i, size_t j, double per_s) {
+  LogHistogram total, sizes;
+  uint64_t arrivals = 0, ok = 0, rejected = 0, batches = 0, batch_sum = 0, depth_n = 0,
+           depth_sum = 0;
+  uint32_t depth_max = 0;
+  for (size_t w = i; w < j; ++w) {
+    const MetricsWindow& m = s.windows[w];
+    total.merge(m.total_ns);
+    sizes.merge(m.batch_sizes);
+    arrivals += m.arrivals;
+    ok += m.count(Outcome::kOk);
+    rejected += m.count(Outcome::kRejected);
+    batches += m.batches;
+    batch_sum += m.batch_size_sum;
+    depth_n += m.depth_samples;
+    depth_sum += m.depth_sum;
+    depth_max = std::max(depth_max, m.max_queue_depth);
+  }
+  PlotBin b;
+  const bool has = !total.empty();
+  const LatencySummary l = summarize(total);
+  b.p50_ms = has ? l.p50_us / 1000 : kNaN;
+  b.p90_ms = has ? l.p90_us / 1000 : kNaN;
+  b.p99_ms = has ? l.p99_us / 1000 : kNaN;
+  b.max_ms = has ? l.max_us / 1000 : kNaN;
+  b.depth_mean = depth_n ? static_cast<double>(depth_sum) / static_cast<double>(depth_n) : kNaN;
+  b.depth_max = depth_n ? depth_max : kNaN;
+  b.batch_mean = batches ? static_cast<double>(batch_sum) / static_cast<double>(batches) : kNaN;
+  b.offered = static_cast<double>(arrivals) * per_s;
+  b.completed = static_cast<double>(ok) * per_s;
+  b.rejected = static_cast<double>(rejected) * per_s;
+  sizes.for_each_bucket([&](uint64_t lower, uint64_t, uint64_t c) {
+    b.sizes.emplace_back(static_cast<uint32_t>(lower), c);
+  });
+  return b;
+}
+
+}  // namespace
+
+PlotSeries plot_series(const MetricsSnapshot& s, double span_s, size_t max_points,
+                       PlotBinCache* cache) {
+  PlotSeries out;
+  if (s.windows.empty()) return out;
+  const double length_s = seconds(s.window_length);
+  out.newest = s.windows.back().start + s.window_length;
+  // The windows in the span, and the one before it so that lines reach the edge.
+  size_t first = s.windows.size();
+  while (first > 0 && seconds(s.windows[first - 1].start - out.newest) >= -span_s - length_s)
+    --first;
+  const auto in_span = static_cast<size_t>(std::ceil(span_s / length_s));
+  const int64_t k = static_cast<int64_t>(
+      std::max<size_t>(1, (in_span + max_points - 1) / std::max<size_t>(1, max_points)));
+  const auto key = [&](size_t w) { return s.windows[w].start.time_since_epoch() / s.window_length; };
+  PlotBinCache fresh;
+  size_t i = first;
+  while (i < s.windows.size()) {
+    size_t j = i + 1;  // bins are aligned to multiples of k windows since the epoch
+    while (j < s.windows.size() && key(j) % k != 0) ++j;
+    // A partial bin at either edge covers fewer windows: rates over what it covers.
+    const double per_s = 1.0 / (length_s * static_cast<double>(j - i));
+    const uint64_t f = fingerprint(s, i, j) * 1000003 + static_cast<uint64_t>(j - i);
+    const int64_t bin_key = key(i) * 4096 + k;
+    PlotBin bin;
+    auto hit = cache ? cache->find(bin_key) : nullptr;
+    if (hit && hit->fingerprint == f) {
+      bin = *hit;
+    } else {
+      bin = make_bin(s, i, j, per_s);
+      bin.fingerprint = f;
+    }
+    const double t = seconds(s.windows[i].start - out.newest);
+    out.x.push_back(t);
+    out.p50_ms.push_back(bin.p50_ms);
+    out.p90_ms.push_back(bin.p90_ms);
+    out.p99_ms.push_back(bin.p99_ms);
+    out.max_ms.push_back(bin.max_ms);
+    out.target_ms.push_back(s.engine.options.target_p99_ms);
+    out.depth_mean.push_back(bin.depth_mean);
+    out.depth_max.push_back(bin.depth_max);
+    out.batch_mean.push_back(bin.batch_mean);
+    out.offered.push_back(bin.offered);
+    out.completed.push_back(bin.completed);
+    out.rejected.push_back(bin.rejected);
+    if (t >= -span_s)
+      for (const auto& [size, n] : bin.sizes) out.batch_histogram[size] += n;
+    if (cache) fresh.store(bin_key, std::move(bin));
+    i = j;
+  }
+  if (cache) *cache = std::move(fresh);
+  return out;
+}
+
+LivePlots::LivePlots(QWidget* parent) : QWidget(parent) {
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  plot_ = new QCustomPlot;
+  layout->addWidget(plot_);
+  make_panels();
+}
+
+void LivePlots::make_panels() {
+  plot_->setAutoAddPlottableToLegend(false);  // each panel has a legend of its own
+  plot_->plotLayout()->clear();
+  plot_->setMinimumSize(640, 440);
+  // Plain polylines without antialiasing: a tick with five minutes of
+  // history stays within a few milliseconds (bench_ui).
+  plot_->setPlottingHint(QCP::phFastPolylines, true);
+  plot_->setNotAntialiasedElements(QCP::aePlottables | QCP::aeFills);
+  auto add_rect = [&](const QString& ylabel) {
+    auto* r = new QCPAxisRect(plot_);
+    r->axis(QCPAxis::atLeft)->setLabel(ylabel);
+    r->axis(QCPAxis::atBottom)->setRange(-60, 0);
+    r->setRangeZoom(Qt::Vertical);
+    auto* legend = new QCPLegend;
+    r->insetLayout()->addElement(legend, Qt::AlignTop | Qt::AlignLeft);
+    legend->setLayer("legend");
+    legend->setFont(QFont(font().family(), 8));
+    legend->setRowSpacing(0);
+    legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
+    legend->setBrush(QColor(255, 255, 255, 200));
+    r->setProperty("legend", QVariant::fromValue(static_cast<void*>(legend)));
+    return r;
+  };
+  lat_ = add_rect("latency (ms)");
+  depth_ = add_rect("queue depth");
+  batch_ = add_rect("batch size");
+  hist_ = add_rect("batches");
+  tput_ = add_rect("requests / s");
+  tput_->axis(QCPAxis::atBottom)->setLabel("seconds ago");
+  hist_->axis(QCPAxis::atBottom)->setLabel("batch size (span)");
+  // Row 2 holds the batch points and, beside them, the histogram.
+  auto* batch_row = new QCPLayoutGrid;
+  batch_row->addElement(0, 0, batch_);
+  batch_row->addElement(0, 1, hist_);
+  batch_row->setColumnStretchFactors({4.0, 1.0});
+  auto* layout = plot_->plotLayout();
+  layout->addElement(0, 0, lat_);
+  layout->addElement(1, 0, depth_);
+  layout->addElement(2, 0, batch_row);
+  layout->addElement(3, 0, tput_);
+  layout->setRowStretchFactors({1.3, 1.0, 1.1, 1.0});
+  auto* group = new QCPMarginGroup(plot_);
+  for (QCPAxisRect* r : {lat_, depth_, batch_, tput_}) r->setMarginGroup(QCP::msLeft, group);
+  auto* right = new QCPMarginGroup(plot_);
+  for (QCPAxisRect* r : {lat_, depth_, hist_, tput_}) r->setMarginGroup(QCP::msRight, right);
+
+  max_ = line(plot_, lat_, "max", QColor(120, 120, 120), Qt::DashLine, 1.0);
+  p99_ = line(plot_, lat_, "p99", QColor(110, 160, 220));
+  p90_ = line(plot_, lat_, "p90", QColor(40, 100, 190));
+  p50_ = line(plot_, lat_, "p50", QColor(10, 40, 120), Qt::SolidLine, 2.0);
+  p99_->setBrush(QColor(110, 160, 220, 60));
+  p99_->setChannelFillGraph(p90_);
+  p90_->setBrush(QColor(40, 100, 190, 70));
+  p90_->setChannelFillGraph(p50_);
+  target_ = line(plot_, lat_, "p99 target", QColor(200, 40, 40), Qt::DotLine, 1.4);
+  depth_mean_ = line(plot_, depth_, "mean", QColor(20, 130, 90), Qt::SolidLine, 1.8);
+  depth_mean_->setBrush(QColor(20, 130, 90, 40));
+  depth_max_ = line(plot_, depth_, "max", QColor(120, 120, 120), Qt::DashLine, 1.0);
+  batch_points_ = line(plot_, batch_, "each batch", QColor(200, 100, 20, 90));
+  batch_points_->setLineStyle(QCPGraph::lsNone);
+  // A small pixmap per batch: far cheaper to draw than antialiased discs.
+  QPixmap dot(3, 3);
+  dot.fill(QColor(200, 100, 20, 120));
+  batch_points_->setScatterStyle(QCPScatterStyle(dot));
+  batch_mean_ = line(plot_, batch_, "mean", QColor(120, 50, 0), Qt::SolidLine, 1.8);
+  histogram_ = new QCPBars(hist_->axis(QCPAxis::atBottom), hist_->axis(QCPAxis::atLeft));
+  histogram_->setName("batches by size");
+  histogram_->setPen(Qt::NoPen);
+  histogram_->setBrush(QColor(200, 100, 20, 170));
+  histogram_->setWidthType(QCPBars::wtPlotCoords);
+  histogram_->setWidth(1.0);
+  hist_->axis(QCPAxis::atBottom)->setRange(0, 33);
+  hist_->axis(QCPAxis::atBottom)->ticker()->setTickCount(3);
+  offered_ = line(plot_, tput_, "offered", QColor(130, 130, 130), Qt::DashLine, 1.4);
+  completed_ = line(plot_, tput_, "completed", QColor(30, 30, 30), Qt::SolidLine, 1.6);
+  rejected_ = line(plot_, tput_, "rejected", QColor(210, 40, 40), Qt::SolidLine, 1.6);
+  for (QCPAxisRect* r : {lat_, depth_, batch_, tput_}) {
+    auto* legend = static_cast<QCPLegend*>(r->property("legend").value<void*>());
+    for (QCPGraph* g : r->graphs()) legend->addItem(new QCPPlottableLegendItem(legend, g));
+  }
+  auto* hist_legend = static_cast<QCPLegend*>(hist_->property("legend").value<void*>());
+  hist_legend->setVisible(false);
+  plot_->setInteractions(QCP::iRangeZoom);
+  plot_->setMouseTracking(true);
+  connect(plot_, &QCustomPlot::mouseMove, this,
+          [this](QMouseEvent* e) { hover(e->pos(), e->globalPosition().toPoint()); });
+}
+
+void LivePlots::hover(const QPoint& pos, const QPoint& global) {
+  QCPAxisRect* rect = plot_->axisRectAt(pos);
+  if (!rect) return QToolTip::hideText();
+  const double at = rect->axis(QCPAxis::atBottom)->pixelToCoord(pos.x());
+  QString text;
+  if (rect == hist_) {
+    const auto size = static_cast<uint32_t>(std::lround(std::max(0.0, at)));
+    text = QString("batch size %1: %2 batches").arg(size).arg(histogram_count(size));
+  } else {
+    text = QString("%1 s ago").arg(-at, 0, 'f', 1);
+    for (QCPGraph* g : rect->graphs()) {
+      if (!g->visible() || g->data()->isEmpty() || g == batch_points_) continue;
+      auto it = g->data()->findBegin(at);
+      if (it == g->data()->constEnd()) continue;
+      if (!std::isnan(it->value))
+        text += QString("\n%1: %2").arg(g->name()).arg(it->value, 0, 'g', 4);
+    }
+  }
+  QToolTip::showText(global, text, plot_);
+}
+
+void LivePlots::add_batches(const RecordBatch& drained) {
+  for (const BatchRecord& b : drained.batches) {
+    if (b.failed || b.size == 0) continue;
+    const BatchPoint p{finished_at(b), b.size};
+    // Lanes finish out of order by a little: insert from the back.
+    auto it = batches_.end();
+    while (it != batches_.begin() && std::prev(it)->at > p.at) --it;
+    batches_.insert(it, p);
+  }
+  while (batches_.size() > kMaxBatches) batches_.pop_front();
+}
+
+void LivePlots::draw(const MetricsSnapshot& s, double span_s) {
+  const PlotSeries p = plot_series(s, span_s, kMaxSteps, &cache_);
+  if (p.x.empty()) return;
+  set(p50_, p.x, p.p50_ms);
+  set(p90_, p.x, p.p90_ms);
+  set(p99_, p.x, p.p99_ms);
+  set(max_, p.x, p.max_ms);
+  set(target_, p.x, p.target_ms);
+  target_->setVisible(s.engine.options.strategy == StrategyKind::kAdaptive);
+  set(depth_mean_, p.x, p.depth_mean);
+  set(depth_max_, p.x, p.depth_max);
+  set(batch_mean_, p.x, p.batch_mean);
+  set(offered_, p.x, p.offered);
+  set(completed_, p.x, p.completed);
+  set(rejected_, p.x, p.rejected);
+
+  while (!batches_.empty() && batches_.front().at < p.newest - kKeep) batches_.pop_front();
+  // Every batch in the span, but one point per size per pixel column: more
+  // would land on the same pixels and only cost time to draw.
+  // Columns two pixels wide: a point is three.
+  const double columns = std::max(50, batch_->axis(QCPAxis::atBottom)->axisRect()->width() / 2);
+  std::vector<int64_t> last_column;
+  QVector<double> bx, by;
+  batches_in_span_ = 0;
+  for (const BatchPoint& b : batches_) {
+    const double t = seconds(b.at - p.newest);
+    if (t < -span_s) continue;
+    ++batches_in_span_;
+    const auto column = static_cast<int64_t>((t + span_s) / span_s * columns);
+    if (b.size >= last_column.size()) last_column.resize(b.size + 1, -1);
+    if (last_column[b.size] == column) continue;
+    last_column[b.size] = column;
+    bx << t;
+    by << b.size;
+  }
+  batch_points_->setData(bx, by, true);
+
+  QVector<double> hk, hv;
+  uint32_t largest = 1;
+  for (const auto& [size, n] : p.batch_histogram) {
+    hk << size;
+    hv << static_cast<double>(n);
+    largest = std::max(largest, size);
+  }
+  histogram_->setData(hk, hv, true);
+  hist_->axis(QCPAxis::atBottom)
+      ->setRange(0, std::max<double>(s.engine.options.max_batch_size, largest) + 1);
+
+  for (QCPAxisRect* r : {lat_, depth_, batch_, tput_}) {
+    r->axis(QCPAxis::atBottom)->setRange(-span_s, 0);
+    fit_y(r, span_s);
+  }
+  bool found = false;
+  const QCPRange hr = histogram_->getValueRange(found);
+  hist_->axis(QCPAxis::atLeft)->setRange(0, std::max(1.0, (found ? hr.upper : 0) * 1.15));
+  plot_->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void LivePlots::clear() {
+  batches_.clear();
+  cache_ = PlotBinCache{};
+  batches_in_span_ = 0;
+  for (QCPGraph* g : {p50_, p90_, p99_, max_, target_, depth_mean_, depth_max_, batch_points_,
+                      batch_mean_, offered_, completed_, rejected_})
+    g->data()->clear();
+  histogram_->data()->clear();
+  plot_->replot(QCustomPlot::rpQueuedReplot);
+}
+
+bool LivePlots::save_png(const QString& path) { return plot_->savePng(path, 0, 0, 1.0); }
+
+int LivePlots::plotted_windows() const { return p50_->data()->size(); }
+
+int LivePlots::plotted_batches() const { return batch_points_->data()->size(); }
+
+uint64_t LivePlots::batches_in_span() const { return batches_in_span_; }
+
+double LivePlots::histogram_count(uint32_t size) const {
+  auto it = histogram_->data()->findBegin(size - 0.5, false);
+  return it != histogram_->data()->constEnd() && it->key == size ? it->value : 0;
+}
+
+}  // namespace batchscope

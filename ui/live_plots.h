@@ -1,0 +1,111 @@
+#pragma once
+// The workbench's live plots: four panels sharing the time axis (seconds
+// ago) — the latency fan p50/p90/p99/max with the p99 target; queue depth;
+// batch sizes (every batch as a point, the mean per window, and a histogram
+// over the span beside it); offered, completed and rejected requests per
+// second. draw() maps one monitor snapshot plus the batches drained since
+// the last one onto the panels; plot_series() is that mapping without the
+// widget, so it can be tested on its own. Hovering reads out exact values.
+// Thread-safety: GUI thread only.
+
+#include <QWidget>
+#include <deque>
+#include <map>
+#include <unordered_map>
+#include <vector>
+
+#include "monitor.h"
+#include "records.h"
+
+class QCustomPlot;
+class QCPGraph;
+class QCPBars;
+class QCPAxisRect;
+
+namespace batchscope {
+
+// What the panels draw for one snapshot: one entry per bin of windows in the
+// span, x in seconds before the end of the newest window (the bin's start);
+// NaN where a bin has nothing to show (no completed request, no batch, no
+// depth sample). Windows are binned so that there are at most `max_points`
+// entries: a bin merges k consecutive windows (aligned to multiples of k
+// since the epoch, so bins do not shift as time moves), and its quantiles
+// are those of the merged histogram, not an average of per-window figures.
+struct PlotSeries {
+  std::vector<double> x;
+  std::vector<double> p50_ms, p90_ms, p99_ms, max_ms, target_ms;
+  std::vector<double> depth_mean, depth_max;
+  std::vector<double> batch_mean;
+  std::vector<double> offered, completed, rejected;  // requests per second
+  std::map<uint32_t, uint64_t> batch_histogram;      // size -> batches in the span
+  TimePoint newest{};                                // end of the newest window
+};
+
+// One bin's figures, kept between ticks: a bin whose windows' counts have
+// not changed since is not merged again.
+struct PlotBin {
+  uint64_t fingerprint = 0;
+  double p50_ms = 0, p90_ms = 0, p99_ms = 0, max_ms = 0;
+  double depth_mean = 0, depth_max = 0, batch_mean = 0;
+  double offered = 0, completed = 0, rejected = 0;
+  std::vector<std::pair<uint32_t, uint64_t>> sizes;  // batch size -> batches
+};
+class PlotBinCache {
+ public:
+  const PlotBin* find(int64_t key) const {
+    auto it = bins_.find(key);
+    return it == bins_.end() ? nullptr : &it->second;
+  }
+  void store(int64_t key, PlotBin bin) { bins_[key] = std::move(bin); }
+  size_t size() const { return bins_.size(); }
+
+ private:
+  std::unordered_map<int64_t, PlotBin> bins_;
+};
+
+// `cache`, when given, holds the bins of the previous call and is replaced
+// by this call's.
+PlotSeries plot_series(const MetricsSnapshot& s, double span_s, size_t max_points = 600,
+                       PlotBinCache* cache = nullptr);
+
+class LivePlots : public QWidget {
+ public:
+  explicit LivePlots(QWidget* parent = nullptr);
+
+  // Keeps the batches in `drained` as points (the last 5 minutes of them).
+  void add_batches(const RecordBatch& drained);
+  // Maps `s` onto the panels over the last `span_s` seconds and repaints.
+  void draw(const MetricsSnapshot& s, double span_s);
+  // Forgets every point (a new engine, a new model).
+  void clear();
+  bool save_png(const QString& path);
+
+  QCustomPlot* plot() const { return plot_; }
+  int plotted_windows() const;  // points in the p50 line
+  int plotted_batches() const;       // points drawn: one per size per pixel column
+  uint64_t batches_in_span() const;  // batches those points stand for
+  double histogram_count(uint32_t size) const;
+
+ private:
+  void make_panels();
+  void hover(const QPoint& pos, const QPoint& global);
+
+  QCustomPlot* plot_ = nullptr;
+  QCPAxisRect *lat_ = nullptr, *depth_ = nullptr, *batch_ = nullptr, *hist_ = nullptr,
+              *tput_ = nullptr;
+  QCPGraph *p50_ = nullptr, *p90_ = nullptr, *p99_ = nullptr, *max_ = nullptr, *target_ = nullptr;
+  QCPGraph *depth_mean_ = nullptr, *depth_max_ = nullptr;
+  QCPGraph *batch_points_ = nullptr, *batch_mean_ = nullptr;
+  QCPBars* histogram_ = nullptr;
+  QCPGraph *offered_ = nullptr, *completed_ = nullptr, *rejected_ = nullptr;
+
+  struct BatchPoint {
+    TimePoint at;
+    uint32_t size;
+  };
+  std::deque<BatchPoint> batches_;  // oldest first, sorted by time
+  uint64_t batches_in_span_ = 0;
+  PlotBinCache cache_;
+};
+
+}  // namespace batchscope

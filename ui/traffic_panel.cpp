@@ -1,0 +1,208 @@
+#include "traffic_panel.h"
+
+#include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QFormLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QShortcut>
+#include <QSpinBox>
+
+#include "http_target.h"
+
+namespace batchscope {
+
+namespace {
+
+QDoubleSpinBox* number(double lo, double hi, double value, const QString& suffix, int decimals) {
+  auto* s = new QDoubleSpinBox;
+  s->setRange(lo, hi);
+  s->setDecimals(decimals);
+  s->setValue(value);
+  s->setSuffix(suffix);
+  return s;
+}
+
+}  // namespace
+
+TrafficPanel::TrafficPanel(TrafficHooks hooks, double rate, QWidget* parent)
+    : QGroupBox("Traffic", parent), hooks_(std::move(hooks)) {
+  auto* form = new QFormLayout(this);
+  pattern_ = new QComboBox;
+  pattern_->addItems({"poisson", "constant", "burst", "sine", "closed"});
+  form->addRow("Pattern", pattern_);
+  rate_ = number(1, 1e6, rate, " req/s", 0);
+  form->addRow("Rate (peak)", rate_);
+  low_ = number(0, 1e6, rate / 10, " req/s", 0);
+  form->addRow("Low rate", low_);
+  on_s_ = number(0.01, 3600, 2, " s", 2);
+  off_s_ = number(0, 3600, 2, " s", 2);
+  form->addRow("Burst on", on_s_);
+  form->addRow("Burst off", off_s_);
+  period_ = number(0.1, 86400, 20, " s", 1);
+  form->addRow("Sine period", period_);
+  concurrency_ = new QSpinBox;
+  concurrency_->setRange(1, 4096);
+  concurrency_->setValue(16);
+  form->addRow("In flight (closed)", concurrency_);
+  target_ = new QComboBox;
+  target_->addItems({"in-process engine", "this server over HTTP", "a URL"});
+  form->addRow("Target", target_);
+  url_ = new QLineEdit("http://127.0.0.1:8000/infer");
+  url_->setToolTip("A URL ending in /infer or /v2/models/NAME/infer");
+  form->addRow("URL", url_);
+  connections_ = new QSpinBox;
+  connections_->setRange(1, 1024);
+  connections_->setValue(32);
+  form->addRow("Connections", connections_);
+  start_stop_ = new QPushButton("Start (Space)");
+  form->addRow(start_stop_);
+  label_ = new QLabel;
+  label_->setWordWrap(true);
+  form->addRow(label_);
+  error_ = new QLabel;
+  error_->setStyleSheet("color: #b00020");
+  error_->setWordWrap(true);
+  form->addRow(error_);
+
+  connect(pattern_, &QComboBox::currentTextChanged, this, [this] { update_fields(); });
+  connect(target_, qOverload<int>(&QComboBox::currentIndexChanged), this,
+          [this] { update_fields(); });
+  connect(start_stop_, &QPushButton::clicked, this, [this] {
+    if (running()) {
+      stop();
+    } else if (Status s = start(); !s) {
+      error_->setText(QString::fromStdString(s.message()));
+    }
+  });
+  new QShortcut(QKeySequence(Qt::Key_Space), this, [this] { start_stop_->click(); },
+                Qt::WindowShortcut);
+  update_fields();
+}
+
+TrafficPanel::~TrafficPanel() { stop(); }
+
+void TrafficPanel::update_fields() {
+  const QString p = pattern_->currentText();
+  rate_->setEnabled(p != "closed");
+  low_->setEnabled(p == "burst" || p == "sine");
+  on_s_->setEnabled(p == "burst");
+  off_s_->setEnabled(p == "burst");
+  period_->setEnabled(p == "sine");
+  concurrency_->setEnabled(p == "closed");
+  url_->setEnabled(target_->currentIndex() == kUrl);
+  connections_->setEnabled(target_->currentIndex() != kInProcess);
+}
+
+ArrivalSpec TrafficPanel::spec() const {
+  ArrivalSpec s;
+  s.pattern = parse_pattern(pattern_->currentText().toStdString()).value_or(Pattern::kPoisson);
+  s.rate = rate_->value();
+  s.rate_low = low_->value();
+  s.on_s = on_s_->value();
+  s.off_s = off_s_->value();
+  s.period_s = period_->value();
+  s.rate_min = std::min(low_->value(), rate_->value());
+  s.rate_max = rate_->value();
+  s.concurrency = static_cast<uint32_t>(concurrency_->value());
+  s.duration_s = 1e6;  // until stopped
+  s.seed = 1;
+  return s;
+}
+
+std::string TrafficPanel::pattern_text() const { return spec().describe(); }
+
+std::string TrafficPanel::target_name() const {
+  switch (target_->currentIndex()) {
+    case kInProcess: return "inproc";
+    case kSelfHttp: return "self-http";
+    default: return url_->text().toStdString();
+  }
+}
+
+Status TrafficPanel::start() {
+  if (running()) return {};
+  error_->clear();
+  const ArrivalSpec s = spec();
+  if (Status v = s.validate(); !v) return v;
+  const ModelMetadata meta = hooks_.model();
+  Engine* engine = hooks_.engine();
+  std::optional<Url> url;
+  if (target_->currentIndex() == kInProcess) {
+    if (!engine) return invalid_argument("the model is still loading");
+  } else if (target_->currentIndex() == kSelfHttp) {
+    auto port = hooks_.listen();
+    if (!port) return port.error();
+    url = Url{"127.0.0.1", *port, "/infer"};
+  } else {
+    auto u = parse_url(url_->text().toStdString());
+    if (!u) return invalid_argument("URL: " + u.error().message);
+    url = *u;
+  }
+  std::unique_ptr<HttpTarget> http;
+  if (url) {
+    http = std::make_unique<HttpTarget>(*url, meta, connections_->value(), s.seed);
+    if (Status st = http->start(); !st) return st;
+  }
+  stop_ = false;
+  counters_.sent = counters_.ok = counters_.rejected = counters_.failed = 0;
+  started_ = std::chrono::steady_clock::now();
+  thread_ = std::thread([this, s, meta, engine, http = std::move(http)] {
+    SteadyClock clock;
+    LoadOptions lo;
+    lo.stop = &stop_;
+    lo.keep_requests = false;
+    lo.counters = &counters_;
+    lo.drain_timeout = std::chrono::seconds(5);
+    if (http) {
+      run_load(s, *http, RunConfig{}, clock, lo);
+      http->stop();
+      return;
+    }
+    std::vector<Tensors> pool;
+    for (uint64_t i = 0; i < 64; ++i) pool.push_back(random_inputs(meta, i + 1));
+    EngineTarget target(*engine, [&pool](uint64_t i) { return pool[i % pool.size()]; });
+    run_load(s, target, RunConfig{}, clock, lo);
+  });
+  start_stop_->setText("Stop (Space)");
+  return {};
+}
+
+void TrafficPanel::stop() {
+  if (!running()) return;
+  stop_ = true;
+  thread_.join();
+  start_stop_->setText("Start (Space)");
+}
+
+void TrafficPanel::refresh() {
+  const double secs =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+  label_->setText(QString("%1 · %2 s · sent %3 · ok %4 · rejected %5 · failed %6")
+                      .arg(running() ? "running" : "stopped")
+                      .arg(running() ? secs : 0.0, 0, 'f', 0)
+                      .arg(counters_.sent.load())
+                      .arg(counters_.ok.load())
+                      .arg(counters_.rejected.load())
+                      .arg(counters_.failed.load()));
+}
+
+void TrafficPanel::set_target(Target t, const QString& url) {
+  target_->setCurrentIndex(t);
+  if (!url.isEmpty()) url_->setText(url);
+}
+void TrafficPanel::set_pattern(const QString& name) {
+  const int i = pattern_->findText(name);
+  if (i >= 0) pattern_->setCurrentIndex(i);
+}
+void TrafficPanel::set_rate(double per_s) { rate_->setValue(per_s); }
+QString TrafficPanel::error() const { return error_->text(); }
+QString TrafficPanel::pattern() const { return pattern_->currentText(); }
+double TrafficPanel::rate() const { return rate_->value(); }
+int TrafficPanel::target() const { return target_->currentIndex(); }
+QString TrafficPanel::url() const { return url_->text(); }
+int TrafficPanel::concurrency() const { return concurrency_->value(); }
+void TrafficPanel::set_concurrency(int n) { concurrency_->setValue(n); }
+
+}  // namespace batchscope

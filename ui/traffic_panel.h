@@ -1,0 +1,90 @@
+#pragma once
+// The traffic panel: an arrival pattern and its parameters (poisson,
+// constant, burst, sine, closed), a target (the in-process engine, this
+// window's HTTP listener, or any URL speaking /infer or KServe v2), start and
+// stop, elapsed time and sent/ok/rejected/failed counts. The traffic runs on
+// a thread of its own through the load driver, open-ended until stopped.
+// Thread-safety: GUI thread only; the traffic thread touches only the
+// engine (thread-safe), its own HTTP client and the atomic counters.
+
+#include <QGroupBox>
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "engine.h"
+#include "load_driver.h"
+#include "model_metadata.h"
+
+class QComboBox;
+class QDoubleSpinBox;
+class QLabel;
+class QLineEdit;
+class QPushButton;
+class QSpinBox;
+
+namespace batchscope {
+
+struct TrafficHooks {
+  std::function<Engine*()> engine;           // the in-process engine, or null while loading
+  std::function<ModelMetadata()> model;      // what the payloads must fit
+  std::function<Expected<uint16_t>()> listen;  // this window's listener, started if off
+};
+
+class TrafficPanel : public QGroupBox {
+ public:
+  enum Target { kInProcess = 0, kSelfHttp = 1, kUrl = 2 };
+  TrafficPanel(TrafficHooks hooks, double rate, QWidget* parent = nullptr);
+  ~TrafficPanel() override;
+
+  Status start();
+  void stop();
+  bool running() const { return thread_.joinable(); }
+  // Updates the elapsed time and counts.
+  void refresh();
+
+  void set_target(Target t, const QString& url = {});
+  void set_pattern(const QString& name);
+  void set_rate(double per_s);
+  const LoadCounters& counters() const { return counters_; }
+  std::string target_name() const;  // "inproc", "self-http" or the URL
+  std::string pattern_text() const;  // "poisson rate=1500/s ..."
+  QString error() const;
+
+  // What the window saves between starts.
+  QString pattern() const;
+  double rate() const;
+  int target() const;
+  QString url() const;
+  int concurrency() const;
+  void set_concurrency(int n);
+
+ private:
+  ArrivalSpec spec() const;
+  void update_fields();
+
+  TrafficHooks hooks_;
+  QComboBox* pattern_ = nullptr;
+  QDoubleSpinBox* rate_ = nullptr;
+  QDoubleSpinBox* low_ = nullptr;
+  QDoubleSpinBox* on_s_ = nullptr;
+  QDoubleSpinBox* off_s_ = nullptr;
+  QDoubleSpinBox* period_ = nullptr;
+  QSpinBox* concurrency_ = nullptr;
+  QComboBox* target_ = nullptr;
+  QLineEdit* url_ = nullptr;
+  QSpinBox* connections_ = nullptr;
+  QPushButton* start_stop_ = nullptr;
+  QLabel* label_ = nullptr;
+  QLabel* error_ = nullptr;
+
+  std::thread thread_;
+  std::atomic<bool> stop_{false};
+  LoadCounters counters_;
+  std::chrono::steady_clock::time_point started_;
+};
+
+}  // namespace batchscope
