@@ -362,6 +362,7 @@ BatchInspector::BatchInspector(size_t capacity, QWidget* parent)
 void BatchInspector::make_timeline() {
   timeline_ = new QCustomPlot;
   timeline_->setMinimumHeight(150);
+  timeline_->layer("overlay")->setMode(QCPLayer::lmLogical);  // one paint buffer
   timeline_->setMouseTracking(true);
   timeline_->xAxis->setLabel("ms (0 = end of the newest batch)");
   timeline_->yAxis->setRangeReversed(true);

@@ -164,6 +164,7 @@ void BatchingPanel::apply_now() {
     pending_.clear();
     set_controls(in_force_);
   }
+  shown_.reset();
 }
 
 void BatchingPanel::set_controls(const Options& o) {
@@ -202,7 +203,8 @@ void BatchingPanel::show_status(const EngineStatus& s) {
     for (const auto& [field, confirmed] : same) {
       if (confirmed && pending_.erase(field)) mark(field, false);
     }
-    set_controls(o);
+    if (!shown_ || !(*shown_ == o) || !pending_.empty()) set_controls(o);  // not every tick
+    shown_ = o;
   }
   QString text = QString("In force: version %1 · %2 · batch ≤ %3 · wait ≤ %4 ms")
                      .arg(s.options_version)

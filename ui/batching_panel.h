@@ -10,6 +10,7 @@
 
 #include <QGroupBox>
 #include <functional>
+#include <optional>
 #include <set>
 
 #include "engine_types.h"
@@ -56,6 +57,7 @@ class BatchingPanel : public QGroupBox {
   Apply apply_;
   uint32_t model_limit_ = 1024;
   Options in_force_;
+  std::optional<Options> shown_;  // what the controls were last set to
   bool syncing_ = false;  // setting controls from the engine; not a user edit
   std::set<std::string> pending_;
 

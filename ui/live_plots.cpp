@@ -14,7 +14,7 @@ namespace {
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr auto kKeep = std::chrono::seconds(301);  // batch points: the longest span, and a second
 constexpr size_t kMaxBatches = 300'000;  // batch points kept
-constexpr size_t kMaxSteps = 300;  // line points per span: a step every few pixels
+constexpr size_t kMaxSteps = 200;  // line points per span: a step every few pixels
 
 double seconds(Duration d) { return std::chrono::duration<double>(d).count(); }
 
@@ -48,22 +48,24 @@ void fit_y(QCPAxisRect* rect, double span) {
 namespace {
 
 // Grows whenever any count of the windows [i, j) grows (counts never shrink).
-uint64_t fingerprint(const MetricsSnapshot& s, size_t i, size_t j) {
+template <class Windows>
+uint64_t fingerprint(const Windows& windows, size_t i, size_t j) {
   uint64_t f = 0;
   for (size_t w = i; w < j; ++w) {
-    const MetricsWindow& m = s.windows[w];
+    const MetricsWindow& m = windows[w];
     f += m.requests() + m.arrivals + m.batches + m.depth_samples + 1;
   }
   return f;
 }
 
-PlotBin make_bin(const MetricsSnapshot& s, size_t i, size_t j, double per_s) {
+template <class Windows>
+PlotBin make_bin(const Windows& windows, size_t i, size_t j, double per_s) {
   LogHistogram total, sizes;
   uint64_t arrivals = 0, ok = 0, rejected = 0, batches = 0, batch_sum = 0, depth_n = 0,
            depth_sum = 0;
   uint32_t depth_max = 0;
   for (size_t w = i; w < j; ++w) {
-    const MetricsWindow& m = s.windows[w];
+    const MetricsWindow& m = windows[w];
     total.merge(m.total_ns);
     sizes.merge(m.batch_sizes);
     arrivals += m.arrivals;
@@ -94,46 +96,48 @@ PlotBin make_bin(const MetricsSnapshot& s, size_t i, size_t j, double per_s) {
   return b;
 }
 
-}  // namespace
-
-PlotSeries plot_series(const MetricsSnapshot& s, double span_s, size_t max_points,
-                       PlotBinCache* cache) {
+// Windows: any random-access container of MetricsWindow (a snapshot's
+// vector, the aggregator's deque), so neither has to be copied.
+template <class Windows>
+PlotSeries series(const Windows& windows, Duration length, double target, double span_s,
+                  size_t max_points, PlotBinCache* cache, size_t skip_newest) {
   PlotSeries out;
-  if (s.windows.empty()) return out;
-  const double length_s = seconds(s.window_length);
-  out.newest = s.windows.back().start + s.window_length;
+  if (windows.size() <= skip_newest) return out;
+  const size_t end = windows.size() - skip_newest;
+  const double length_s = seconds(length);
+  out.newest = windows[end - 1].start + length;
   // The windows in the span, and the one before it so that lines reach the edge.
-  size_t first = s.windows.size();
-  while (first > 0 && seconds(s.windows[first - 1].start - out.newest) >= -span_s - length_s)
+  size_t first = end;
+  while (first > 0 && seconds(windows[first - 1].start - out.newest) >= -span_s - length_s)
     --first;
   const auto in_span = static_cast<size_t>(std::ceil(span_s / length_s));
   const int64_t k = static_cast<int64_t>(
       std::max<size_t>(1, (in_span + max_points - 1) / std::max<size_t>(1, max_points)));
-  const auto key = [&](size_t w) { return s.windows[w].start.time_since_epoch() / s.window_length; };
+  const auto key = [&](size_t w) { return windows[w].start.time_since_epoch() / length; };
   PlotBinCache fresh;
   size_t i = first;
-  while (i < s.windows.size()) {
+  while (i < end) {
     size_t j = i + 1;  // bins are aligned to multiples of k windows since the epoch
-    while (j < s.windows.size() && key(j) % k != 0) ++j;
+    while (j < end && key(j) % k != 0) ++j;
     // A partial bin at either edge covers fewer windows: rates over what it covers.
     const double per_s = 1.0 / (length_s * static_cast<double>(j - i));
-    const uint64_t f = fingerprint(s, i, j) * 1000003 + static_cast<uint64_t>(j - i);
+    const uint64_t f = fingerprint(windows, i, j) * 1000003 + static_cast<uint64_t>(j - i);
     const int64_t bin_key = key(i) * 4096 + k;
     PlotBin bin;
     auto hit = cache ? cache->find(bin_key) : nullptr;
     if (hit && hit->fingerprint == f) {
       bin = *hit;
     } else {
-      bin = make_bin(s, i, j, per_s);
+      bin = make_bin(windows, i, j, per_s);
       bin.fingerprint = f;
     }
-    const double t = seconds(s.windows[i].start - out.newest);
+    const double t = seconds(windows[i].start - out.newest);
     out.x.push_back(t);
     out.p50_ms.push_back(bin.p50_ms);
     out.p90_ms.push_back(bin.p90_ms);
     out.p99_ms.push_back(bin.p99_ms);
     out.max_ms.push_back(bin.max_ms);
-    out.target_ms.push_back(s.engine.options.target_p99_ms);
+    out.target_ms.push_back(target);
     out.depth_mean.push_back(bin.depth_mean);
     out.depth_max.push_back(bin.depth_max);
     out.batch_mean.push_back(bin.batch_mean);
@@ -147,6 +151,20 @@ PlotSeries plot_series(const MetricsSnapshot& s, double span_s, size_t max_point
   }
   if (cache) *cache = std::move(fresh);
   return out;
+}
+
+}  // namespace
+
+PlotSeries plot_series(const MetricsSnapshot& s, double span_s, size_t max_points,
+                       PlotBinCache* cache, size_t skip_newest) {
+  return series(s.windows, s.window_length, s.engine.options.target_p99_ms, span_s, max_points,
+                cache, skip_newest);
+}
+
+PlotSeries plot_series(const MetricsAggregator& a, double target_p99_ms, double span_s,
+                       size_t max_points, PlotBinCache* cache, size_t skip_newest) {
+  return series(a.windows(), a.window_length(), target_p99_ms, span_s, max_points, cache,
+                skip_newest);
 }
 
 LivePlots::LivePlots(QWidget* parent) : QWidget(parent) {
@@ -164,6 +182,9 @@ void LivePlots::make_panels() {
   // Plain polylines without antialiasing: a tick with five minutes of
   // history stays within a few milliseconds (bench_ui).
   plot_->setPlottingHint(QCP::phFastPolylines, true);
+  // One paint buffer, not two: nothing is drawn on the overlay layer, and each
+  // buffer costs a clear and a blend of the whole plot per replot.
+  plot_->layer("overlay")->setMode(QCPLayer::lmLogical);
   plot_->setNotAntialiasedElements(QCP::aePlottables | QCP::aeFills);
   auto add_rect = [&](const QString& ylabel) {
     auto* r = new QCPAxisRect(plot_);
@@ -278,15 +299,41 @@ void LivePlots::add_batches(const RecordBatch& drained) {
   while (batches_.size() > kMaxBatches) batches_.pop_front();
 }
 
-void LivePlots::draw(const MetricsSnapshot& s, double span_s) {
-  const PlotSeries p = plot_series(s, span_s, kMaxSteps, &cache_);
-  if (p.x.empty()) return;
+bool LivePlots::draw(const MetricsSnapshot& s, double span_s) {
+  return draw_windows(s.windows, s.window_length, s.engine.options, span_s,
+                      [&] { return plot_series(s, span_s, kMaxSteps, &cache_, 1); });
+}
+
+bool LivePlots::draw(const MetricsAggregator& a, const Options& in_force, double span_s) {
+  return draw_windows(a.windows(), a.window_length(), in_force, span_s, [&] {
+    return plot_series(a, in_force.target_p99_ms, span_s, kMaxSteps, &cache_, 1);
+  });
+}
+
+template <class Windows, class Map>
+bool LivePlots::draw_windows(const Windows& windows, Duration, const Options& in_force,
+                             double span_s, Map map) {
+  // The newest window is still filling: draw up to the one before it, and
+  // only when that one is new (ten times a second with 100 ms windows).
+  if (windows.size() < 2) return false;
+  const TimePoint newest = windows[windows.size() - 2].start;
+  if (newest == drawn_newest_ && span_s == drawn_span_ && !dirty_) return false;
+  const PlotSeries p = map();
+  if (p.x.empty()) return false;
+  drawn_newest_ = newest;
+  drawn_span_ = span_s;
+  dirty_ = false;
+  show_series(p, in_force, span_s);
+  return true;
+}
+
+void LivePlots::show_series(const PlotSeries& p, const Options& in_force, double span_s) {
   set(p50_, p.x, p.p50_ms);
   set(p90_, p.x, p.p90_ms);
   set(p99_, p.x, p.p99_ms);
   set(max_, p.x, p.max_ms);
   set(target_, p.x, p.target_ms);
-  target_->setVisible(s.engine.options.strategy == StrategyKind::kAdaptive);
+  target_->setVisible(in_force.strategy == StrategyKind::kAdaptive);
   set(depth_mean_, p.x, p.depth_mean);
   set(depth_max_, p.x, p.depth_max);
   set(batch_mean_, p.x, p.batch_mean);
@@ -304,7 +351,7 @@ void LivePlots::draw(const MetricsSnapshot& s, double span_s) {
   batches_in_span_ = 0;
   for (const BatchPoint& b : batches_) {
     const double t = seconds(b.at - p.newest);
-    if (t < -span_s) continue;
+    if (t < -span_s || t > 0) continue;
     ++batches_in_span_;
     const auto column = static_cast<int64_t>((t + span_s) / span_s * columns);
     if (b.size >= last_column.size()) last_column.resize(b.size + 1, -1);
@@ -324,7 +371,7 @@ void LivePlots::draw(const MetricsSnapshot& s, double span_s) {
   }
   histogram_->setData(hk, hv, true);
   hist_->axis(QCPAxis::atBottom)
-      ->setRange(0, std::max<double>(s.engine.options.max_batch_size, largest) + 1);
+      ->setRange(0, std::max<double>(in_force.max_batch_size, largest) + 1);
 
   for (QCPAxisRect* r : {lat_, depth_, batch_, tput_}) {
     r->axis(QCPAxis::atBottom)->setRange(-span_s, 0);
@@ -338,6 +385,8 @@ void LivePlots::draw(const MetricsSnapshot& s, double span_s) {
 
 void LivePlots::clear() {
   batches_.clear();
+  drawn_newest_ = TimePoint{};
+  dirty_ = true;
   cache_ = PlotBinCache{};
   batches_in_span_ = 0;
   for (QCPGraph* g : {p50_, p90_, p99_, max_, target_, depth_mean_, depth_max_, batch_points_,

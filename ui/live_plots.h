@@ -64,9 +64,13 @@ class PlotBinCache {
 };
 
 // `cache`, when given, holds the bins of the previous call and is replaced
-// by this call's.
+// by this call's. The newest `skip_newest` windows are left out.
 PlotSeries plot_series(const MetricsSnapshot& s, double span_s, size_t max_points = 600,
-                       PlotBinCache* cache = nullptr);
+                       PlotBinCache* cache = nullptr, size_t skip_newest = 0);
+// The same over an aggregator's kept windows, without copying them.
+PlotSeries plot_series(const MetricsAggregator& a, double target_p99_ms, double span_s,
+                       size_t max_points = 600, PlotBinCache* cache = nullptr,
+                       size_t skip_newest = 0);
 
 class LivePlots : public QWidget {
  public:
@@ -74,8 +78,16 @@ class LivePlots : public QWidget {
 
   // Keeps the batches in `drained` as points (the last 5 minutes of them).
   void add_batches(const RecordBatch& drained);
-  // Maps `s` onto the panels over the last `span_s` seconds and repaints.
-  void draw(const MetricsSnapshot& s, double span_s);
+  // Maps `s` onto the panels over the last `span_s` seconds and repaints,
+  // leaving out the newest window (still filling). Draws only when a window
+  // has completed since the last draw, the span changed, or after clear();
+  // returns whether it drew.
+  bool draw(const MetricsSnapshot& s, double span_s);
+  // The same from the monitor's aggregator (no copy of its windows), with
+  // the options in force for the target line and the histogram's range.
+  bool draw(const MetricsAggregator& a, const Options& in_force, double span_s);
+  // Makes the next draw() draw even if no window completed since.
+  void invalidate() { dirty_ = true; }
   // Forgets every point (a new engine, a new model).
   void clear();
   bool save_png(const QString& path);
@@ -88,6 +100,10 @@ class LivePlots : public QWidget {
 
  private:
   void make_panels();
+  template <class Windows, class Map>
+  bool draw_windows(const Windows& windows, Duration length, const Options& in_force,
+                    double span_s, Map map);
+  void show_series(const PlotSeries& p, const Options& in_force, double span_s);
   void hover(const QPoint& pos, const QPoint& global);
 
   QCustomPlot* plot_ = nullptr;
@@ -106,6 +122,9 @@ class LivePlots : public QWidget {
   std::deque<BatchPoint> batches_;  // oldest first, sorted by time
   uint64_t batches_in_span_ = 0;
   PlotBinCache cache_;
+  TimePoint drawn_newest_{};  // start of the newest window drawn
+  double drawn_span_ = 0;
+  bool dirty_ = true;
 };
 
 }  // namespace batchscope

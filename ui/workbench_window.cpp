@@ -53,6 +53,12 @@ QString curl_example(const std::string& host, uint16_t port, const ModelMetadata
       .arg(more);
 }
 
+void append(RecordBatch& to, const RecordBatch& from) {
+  to.requests.insert(to.requests.end(), from.requests.begin(), from.requests.end());
+  to.batches.insert(to.batches.end(), from.batches.begin(), from.batches.end());
+  to.dropped += from.dropped;
+}
+
 QDockWidget* dock(const QString& title, const QString& name, QWidget* content, QMainWindow* w) {
   auto* d = new QDockWidget(title, w);
   d->setObjectName(name);  // for saveState()
@@ -128,7 +134,10 @@ WorkbenchWindow::WorkbenchWindow(WorkbenchConfig config, QWidget* parent)
   bottom->addTab(runs_, "Runs");
   addDockWidget(Qt::BottomDockWidgetArea, dock("Batches and runs", "bottom", bottom, this));
   resizeDocks({findChild<QDockWidget*>("bottom")}, {330}, Qt::Vertical);
-  connect(pause_, &QCheckBox::toggled, this, [this](bool on) { inspector_->set_paused(on); });
+  connect(pause_, &QCheckBox::toggled, this, [this](bool on) {
+    inspector_->set_paused(on);
+    plots_->invalidate();
+  });
 
   status_label_ = new QLabel;
   statusBar()->addWidget(status_label_, 1);
@@ -288,6 +297,7 @@ void WorkbenchWindow::swap_in(std::shared_ptr<Loaded> loaded) {
   monitor_ = std::make_unique<EngineMonitor>(kWindow, kHistory);
   plots_->clear();
   inspector_->clear();
+  inspector_buffer_.clear();
   batching_->set_model_limit(model_.metadata.max_batch_size);
   batching_->show_status(engine_->status());
   model_panel_->show_model(model_);
@@ -383,19 +393,36 @@ double WorkbenchWindow::span_s() const {
 }
 
 void WorkbenchWindow::refresh() {
-  traffic_->refresh();
+  // Labels at about 5 Hz: the counts they show are not worth a relayout per tick.
+  const bool labels = ticks_++ % 6 == 0;
+  if (labels) traffic_->refresh();
   if (!engine_) return;
-  const MetricsSnapshot s = monitor_->poll(*engine_);
+  // Status and the records drained; the windows are read in place, not copied.
+  const MetricsSnapshot s = monitor_->poll(*engine_, 0);
   const RecordBatch& drained = monitor_->last_records();
   plots_->add_batches(drained);
-  inspector_->add(drained);
   runs_->add(drained);
-  if (!pause_->isChecked()) {
-    plots_->draw(s, span_s());
-    inspector_->refresh();
+  // The inspector takes its batches (and their requests, for the waits) in
+  // one go when the plots redraw, while it can be seen; paused, it holds
+  // what arrives itself.
+  if (pause_->isChecked()) {
+    inspector_->add(drained);
+    return finish_tick(s.engine, labels);
   }
-  batching_->show_status(s.engine);
-  if (server_) {
+  append(inspector_buffer_, drained);
+  if (plots_->draw(monitor_->aggregator(), s.engine.options, span_s())) {
+    if (inspector_->isVisible()) {
+      inspector_->add(inspector_buffer_);
+      inspector_->refresh();
+    }
+    inspector_buffer_.clear();
+  }
+  finish_tick(s.engine, labels);
+}
+
+void WorkbenchWindow::finish_tick(const EngineStatus& status, bool labels) {
+  batching_->show_status(status);
+  if (server_ && labels) {
     server_label_->setText(
         QString("Listening on http://%1:%2 · %3 answered, %4 errors. Try:\n%5")
             .arg(host_->text())

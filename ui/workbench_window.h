@@ -117,6 +117,7 @@ class WorkbenchWindow : public QMainWindow {
   void restore_settings();
   void swap_in(std::shared_ptr<Loaded> loaded);
   void update_titles();
+  void finish_tick(const EngineStatus& status, bool labels);
   Status apply(const Options& o);
   double span_s() const;
   ExportInput export_input() const;
@@ -127,6 +128,8 @@ class WorkbenchWindow : public QMainWindow {
   std::unique_ptr<EngineMonitor> monitor_;
   std::thread load_thread_;
   bool first_model_ = true;
+  uint64_t ticks_ = 0;
+  RecordBatch inspector_buffer_;  // drained since the inspector last took records
 
   LivePlots* plots_ = nullptr;
   BatchingPanel* batching_ = nullptr;

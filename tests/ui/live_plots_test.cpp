@@ -88,17 +88,22 @@ TEST(PlotSeries, WindowsBeforeTheSpanAreLeftOut) {
   EXPECT_TRUE(p.batch_histogram.empty());  // every batch was 20 s ago
 }
 
-TEST(LivePlots, DrawEveryBatchAsAPointAndTheHistogram) {
+TEST(LivePlots, DrawEveryBatchAsAPointAndTheHistogramUpToTheNewestCompleteWindow) {
   LivePlots plots;
   plots.resize(1000, 700);
   const RecordBatch rb = records();
   plots.add_batches(rb);
-  plots.draw(snapshot(rb), 1);  // 1 s over >= 100 columns: every batch its own point
-  EXPECT_EQ(plots.plotted_windows(), 3);
-  EXPECT_EQ(plots.plotted_batches(), 3);
-  EXPECT_EQ(plots.batches_in_span(), 3u);
-  EXPECT_DOUBLE_EQ(plots.histogram_count(6), 2.0);
+  // 1 s over >= 50 columns: every batch its own point. The third window is
+  // the newest, still filling: it is left out, and so is its batch.
+  EXPECT_TRUE(plots.draw(snapshot(rb), 1));
+  EXPECT_EQ(plots.plotted_windows(), 2);
+  EXPECT_EQ(plots.plotted_batches(), 2);
+  EXPECT_EQ(plots.batches_in_span(), 2u);
+  EXPECT_DOUBLE_EQ(plots.histogram_count(6), 1.0);
+  EXPECT_DOUBLE_EQ(plots.histogram_count(4), 1.0);
   EXPECT_DOUBLE_EQ(plots.histogram_count(5), 0.0);
+  EXPECT_FALSE(plots.draw(snapshot(rb), 1));  // no window completed since
+  EXPECT_TRUE(plots.draw(snapshot(rb), 10));  // but a new span draws
   plots.clear();
   EXPECT_EQ(plots.plotted_windows(), 0);
   EXPECT_EQ(plots.plotted_batches(), 0);

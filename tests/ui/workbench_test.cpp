@@ -115,6 +115,7 @@ TEST_F(WorkbenchTest, AValueAboveTheModelsLimitIsExplainedAndNotApplied) {
 }
 
 TEST_F(WorkbenchTest, TrafficReachesThePlotsTheInspectorAndARecordedRun) {
+  window_->show();  // the inspector takes records only while it can be seen
   window_->runs()->start_recording("first");
   ASSERT_TRUE(window_->start_traffic().ok());
   ASSERT_TRUE(window_->traffic_running());
@@ -132,7 +133,6 @@ TEST_F(WorkbenchTest, TrafficReachesThePlotsTheInspectorAndARecordedRun) {
   EXPECT_EQ(window_->runs()->run(0).summary.ok, c.ok.load());
 
   // Hovering over the latency panel reads out the exact values there.
-  window_->show();
   QWidget* plot = window_->plot_widget();
   const QPoint at(plot->width() - 40, plot->height() / 8);
   QMouseEvent move(QEvent::MouseMove, QPointF(at), QPointF(plot->mapToGlobal(at)), Qt::NoButton,
