@@ -36,7 +36,7 @@ namespace {
 class Ledger {
  public:
   Ledger(Clock& clock, const LoadOptions& o)
-      : clock_(clock), keep_(o.keep_requests), counters_(o.counters) {}
+      : clock_(clock), keep_(o.keep_requests), counters_(o.counters), stop_(o.stop) {}
 
   uint64_t add(TimePoint intended, TimePoint sent) {
     std::lock_guard g(mu_);
@@ -51,13 +51,14 @@ class Ledger {
   }
 
   void done(uint64_t index, const LoadTarget::Result& res) {
-    const TimePoint now = clock_.now();
+    std::lock_guard g(mu_);
+    if (closed_) return;  // an answer after the drain gave up: already counted as failed
+    const TimePoint now = clock_.now();  // the clock may be gone once closed
     if (counters_) {
       (res.outcome == Outcome::kOk         ? counters_->ok
        : res.outcome == Outcome::kRejected ? counters_->rejected
                                            : counters_->failed)++;
     }
-    std::lock_guard g(mu_);
     if (!keep_) {
       live_.erase(index);
       --outstanding_;
@@ -75,19 +76,26 @@ class Ledger {
   }
 
   // Waits (through the clock) until `t`, or until fewer than `below` are
-  // outstanding when below > 0. Returns the time then.
+  // outstanding when below > 0, or until a stop is asked for (looked at
+  // every kStopPoll). Returns the time then.
   TimePoint wait(TimePoint t, size_t below) {
     std::unique_lock lk(mu_);
-    while (clock_.now() < t && (below == 0 || outstanding_ >= below)) clock_.wait_until(lk, cv_, t);
+    while (clock_.now() < t && (below == 0 || outstanding_ >= below) && !stopping()) {
+      clock_.wait_until(lk, cv_, stop_ ? std::min(t, clock_.now() + kStopPoll) : t);
+    }
     return clock_.now();
   }
 
   // Waits for every answer, at most until `until`; what is still missing is
   // recorded as an error then.
+  // Afterwards late answers are ignored, so the ledger may go while the
+  // target still holds callbacks into it (they share ownership).
   void drain(TimePoint until) {
     std::unique_lock lk(mu_);
     while (outstanding_ > 0 && clock_.now() < until) clock_.wait_until(lk, cv_, until);
+    closed_ = true;
     if (outstanding_ == 0) return;
+    if (counters_) counters_->failed += outstanding_;
     const TimePoint now = clock_.now();
     for (RunRequest& r : reqs_) {
       if (r.done == TimePoint{}) {
@@ -106,12 +114,16 @@ class Ledger {
   Clock& clock_;
   const bool keep_;
   LoadCounters* counters_;
+  const std::atomic<bool>* stop_;
+  static constexpr Duration kStopPoll = std::chrono::milliseconds(20);
+  bool stopping() const { return stop_ && stop_->load(); }
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<RunRequest> reqs_;  // every request; stable references while it grows
   std::unordered_map<uint64_t, RunRequest> live_;  // in flight only, when not keeping
   uint64_t next_ = 0;
   size_t outstanding_ = 0;
+  bool closed_ = false;
 };
 
 }  // namespace
@@ -124,11 +136,12 @@ RunData run_load(const ArrivalSpec& spec, LoadTarget& target, RunConfig config, 
   const TimePoint end = run.start + std::chrono::duration_cast<Duration>(
                                         std::chrono::duration<double>(spec.duration_s));
   const uint64_t cap = spec.max_requests > 0 ? spec.max_requests : UINT64_MAX;
-  Ledger ledger(clock, options);
+  auto ledger_ptr = std::make_shared<Ledger>(clock, options);
+  Ledger& ledger = *ledger_ptr;
   auto stopped = [&] { return options.stop && options.stop->load(); };
   auto send = [&](TimePoint intended, TimePoint sent) {
     const uint64_t i = ledger.add(intended, sent);
-    target.send(i, [&ledger, i](const LoadTarget::Result& r) { ledger.done(i, r); });
+    target.send(i, [ledger_ptr, i](const LoadTarget::Result& r) { ledger_ptr->done(i, r); });
   };
 
   if (spec.pattern == Pattern::kClosed) {

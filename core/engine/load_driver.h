@@ -62,9 +62,11 @@ struct LoadCounters {
 
 struct LoadOptions {
   // After the schedule ends, how long to wait for outstanding answers before
-  // recording them as errors.
+  // recording them as errors (and counting them as failed). Answers that come
+  // later are ignored, safely: the target may outlive run_load().
   Duration drain_timeout = std::chrono::seconds(60);
-  // Ends the run early when it becomes true (checked before each send).
+  // Ends the run early when it becomes true: checked before each send and at
+  // least every 20 ms while waiting for the next one.
   const std::atomic<bool>* stop = nullptr;
   // False keeps no per-request records (for open-ended traffic such as the
   // workbench's): only requests in flight are held; counts go to `counters`.

@@ -139,3 +139,61 @@ TEST(LoadDriver, RunsAgainstTheInProcessEngine) {
 
 }  // namespace
 }  // namespace batchscope::test
+
+namespace batchscope::test {
+namespace {
+
+TEST(LoadDriver, AStopWakesTheDriverDuringALongGap) {
+  ManualClock clock;
+  HeldTarget target(clock);
+  ArrivalSpec spec;
+  spec.pattern = Pattern::kConstant;
+  spec.rate = 0.001;  // one at 0 s, the next 1000 s later
+  spec.duration_s = 5000;
+  std::atomic<bool> stop{false};
+  LoadOptions lo;
+  lo.stop = &stop;
+  lo.drain_timeout = std::chrono::milliseconds(0);
+  const TimePoint t0 = clock.now();
+  std::thread driver([&] { run_load(spec, target, RunConfig{}, clock, lo); });
+  ASSERT_TRUE(target.await_sends(1));
+  // Waiting for the 1000 s arrival, it looks at the stop flag every 20 ms.
+  ASSERT_TRUE(clock.await_parked(t0 + milliseconds(20)));
+  stop = true;
+  clock.advance_to(t0 + milliseconds(20));
+  driver.join();  // returns without the clock reaching 1000 s
+  EXPECT_EQ(target.sends().size(), 1u);
+  target.release(1);
+}
+
+TEST(LoadDriver, AnswersAfterTheDrainGaveUpAreIgnoredSafely) {
+  ManualClock clock;
+  auto target = std::make_unique<HeldTarget>(clock);
+  ArrivalSpec spec;
+  spec.pattern = Pattern::kConstant;
+  spec.rate = 1000;
+  spec.duration_s = 0.003;  // three requests, at 0, 1 and 2 ms
+  LoadCounters counters;
+  LoadOptions lo;
+  lo.drain_timeout = std::chrono::milliseconds(0);
+  lo.counters = &counters;
+  const TimePoint t0 = clock.now();
+  RunData run;
+  std::thread driver([&] { run = run_load(spec, *target, RunConfig{}, clock, lo); });
+  for (int i = 1; i < 3; ++i) {
+    ASSERT_TRUE(target->await_sends(static_cast<size_t>(i)));
+    ASSERT_TRUE(clock.await_parked(t0 + milliseconds(i)));
+    clock.advance_to(t0 + milliseconds(i));
+  }
+  ASSERT_TRUE(target->await_sends(3));
+  driver.join();  // the drain gave up at once: all three are failures
+  EXPECT_EQ(counters.failed.load(), 3u);
+  ASSERT_EQ(run.requests.size(), 3u);
+  for (const RunRequest& r : run.requests) EXPECT_EQ(r.outcome, Outcome::kModelError);
+  target->release(3);  // the run is over and its ledger is gone from run_load
+  EXPECT_EQ(counters.ok.load(), 0u);
+  EXPECT_EQ(counters.failed.load(), 3u);
+}
+
+}  // namespace
+}  // namespace batchscope::test
