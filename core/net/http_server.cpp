@@ -94,7 +94,11 @@ class Listener : public QObject {
   size_t connections() const { return conns_.size(); }
 
   void close_all() {
-    for (auto& [id, c] : conns_) c->socket->disconnectFromHost();
+    // disconnectFromHost() may report the disconnect at once, and gone()
+    // erases from conns_: take the sockets first (deleted later, not now).
+    std::vector<QTcpSocket*> sockets;
+    for (auto& [id, c] : conns_) sockets.push_back(c->socket);
+    for (QTcpSocket* s : sockets) s->disconnectFromHost();
   }
 
   void complete(uint64_t conn, uint64_t seq, HttpResponse r) {

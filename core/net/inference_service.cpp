@@ -59,7 +59,9 @@ void append_spec(std::string& out, const TensorSpec& s) {
 InferenceService::InferenceService(Engine& engine, ServiceInfo info)
     : engine_(engine), info_(std::move(info)), monitor_(std::chrono::seconds(1), 600) {}
 
-void InferenceService::poll_metrics() { monitor_.poll(engine_, 0); }
+void InferenceService::poll_metrics() {
+  if (!source_) monitor_.poll(engine_, 0);
+}
 
 void InferenceService::handle(HttpRequest&& req, Responder r) {
   const std::string_view path = req.path();
@@ -290,7 +292,13 @@ void InferenceService::config(const HttpRequest& req, Responder r) {
 }
 
 void InferenceService::metrics(Responder r) {
-  const MetricsSnapshot snap = monitor_.poll(engine_, 0);
+  MetricsSnapshot snap;
+  if (source_) {
+    snap.engine = engine_.status();
+    snap.totals = source_();
+  } else {
+    snap = monitor_.poll(engine_, 0);
+  }
   ServerInfo si;
   si.model = info_.model.name;
   si.device = info_.device;

@@ -19,6 +19,7 @@
 // monitor); shutting_down() from any thread.
 
 #include <atomic>
+#include <functional>
 #include <string>
 
 #include "engine.h"
@@ -46,6 +47,12 @@ class InferenceService {
   // Drains the engine's records into the metrics (call it now and then from
   // the I/O thread so records never pile up between scrapes).
   void poll_metrics();
+  // Where another part of the process already drains the engine (the
+  // workbench window), /metrics takes the all-time totals from `source`
+  // instead of draining records itself, which would take them from that
+  // owner. `source` is called on the I/O thread. Set before serving.
+  using MetricsSource = std::function<MetricsWindow()>;
+  void set_metrics_source(MetricsSource source) { source_ = std::move(source); }
 
  private:
   void infer_simple(const HttpRequest& req, Responder r);
@@ -59,6 +66,7 @@ class InferenceService {
   Engine& engine_;
   ServiceInfo info_;
   EngineMonitor monitor_;
+  MetricsSource source_;
   const HttpServer* server_ = nullptr;
   std::atomic<bool> shutting_down_{false};
 };

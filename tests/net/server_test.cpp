@@ -414,3 +414,36 @@ TEST_F(ServerTest, RetuningUnderLoadTakesEffectAndLosesNothing) {
 
 }  // namespace
 }  // namespace batchscope::test
+
+namespace batchscope::test {
+namespace {
+
+TEST_F(ServerTest, StoppingWithIdleKeepAliveConnectionsClosesEachOnce) {
+  start();
+  std::vector<std::unique_ptr<TestClient>> clients;
+  for (int i = 0; i < 4; ++i) {
+    clients.push_back(std::make_unique<TestClient>(port_));
+    ASSERT_TRUE(clients.back()->connected());
+    clients.back()->send(http_request("GET", "/health", ""));
+    ASSERT_TRUE(clients.back()->read().has_value());  // the connection stays open
+  }
+  server_->stop(2000);
+  server_.reset();
+  for (auto& c : clients) EXPECT_FALSE(c->read().has_value());  // closed by the server
+}
+
+TEST_F(ServerTest, MetricsCanComeFromTheOwnersMonitorInsteadOfDrainingTheEngine) {
+  start();
+  MetricsWindow totals;
+  for (int i = 0; i < 42; ++i) totals.batch_sizes.record(3);
+  totals.batches = 42;
+  totals.batch_size_sum = 126;
+  service_->set_metrics_source([&] { return totals; });
+  ClientResponse r = call(http_request("GET", "/metrics", ""));
+  ASSERT_EQ(r.status, 200);
+  EXPECT_NE(r.body.find("batchscope_batch_size_sum 126"), std::string::npos)
+      << r.body.substr(0, 3000);
+}
+
+}  // namespace
+}  // namespace batchscope::test
