@@ -47,7 +47,7 @@ BatchingPanel::BatchingPanel(Apply apply, QWidget* parent)
   wait_slider_->setRange(0, 1000);
   wait_slider_->setToolTip("Logarithmic: 0, then 0.01 ms to 1000 ms");
   wait_spin_ = new QDoubleSpinBox;
-  wait_spin_->setRange(0, 1000);
+  wait_spin_->setRange(0, 10'000);  // the engine takes up to 10 s; the slider stops at 1 s
   wait_spin_->setDecimals(2);
   wait_spin_->setSuffix(" ms");
   auto* wrow = new QHBoxLayout;
@@ -148,7 +148,17 @@ Options BatchingPanel::edited(const Options& base) const {
 
 void BatchingPanel::apply_now() {
   debounce_->stop();
-  const Options o = edited(in_force_);
+  // Only the edited fields: a control that cannot show the value in force
+  // exactly (out of its range, finer than its decimals) must not change it.
+  const Options mine = edited(in_force_);
+  Options o = in_force_;
+  if (pending_.count("strategy")) o.strategy = mine.strategy;
+  if (pending_.count("max_batch_size")) o.max_batch_size = mine.max_batch_size;
+  if (pending_.count("max_wait")) o.max_wait_us = mine.max_wait_us;
+  if (pending_.count("queue_capacity")) o.queue_capacity = mine.queue_capacity;
+  if (pending_.count("request_timeout")) o.request_timeout_ms = mine.request_timeout_ms;
+  if (pending_.count("lanes")) o.num_lanes = mine.num_lanes;
+  if (pending_.count("target_p99")) o.target_p99_ms = mine.target_p99_ms;
   Status s;
   if (o.max_batch_size > model_limit_) {
     s = invalid_argument(QString("Max batch size %1 is above the model's limit of %2.")
@@ -164,6 +174,7 @@ void BatchingPanel::apply_now() {
     pending_.clear();
     set_controls(in_force_);
   }
+  settle_ = s.ok();
   shown_.reset();
 }
 
@@ -201,8 +212,11 @@ void BatchingPanel::show_status(const EngineStatus& s) {
         {"lanes", mine.num_lanes == o.num_lanes},
         {"target_p99", mine.target_p99_ms == o.target_p99_ms}};
     for (const auto& [field, confirmed] : same) {
-      if (confirmed && pending_.erase(field)) mark(field, false);
+      // The first status after an apply shows it or a later change (another
+      // client, a new engine): either way the edit is settled.
+      if ((confirmed || settle_) && pending_.erase(field)) mark(field, false);
     }
+    settle_ = false;
     if (!shown_ || !(*shown_ == o) || !pending_.empty()) set_controls(o);  // not every tick
     shown_ = o;
   }

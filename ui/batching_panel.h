@@ -2,10 +2,12 @@
 // The batching panel: strategy, max batch size (slider and spin box),
 // max wait (log slider 0–1000 ms and spin box), queue capacity, request
 // timeout, lanes and the p99 target. Edits are debounced (100 ms) and applied
-// as one options value through the `apply` callback. A control the user has
-// changed stays marked until the engine's status shows its value in force;
-// a refused value is explained in place and the controls return to what is
-// in force. The panel also states the options in force and their version.
+// through the `apply` callback as the options in force with the edited fields
+// changed. A control the user has changed stays marked until the engine's
+// status shows its value in force (or, after the apply, a later value that
+// replaced it); a refused value is explained in place and the controls
+// return to what is in force. The panel also states the options in force and
+// their version.
 // Thread-safety: GUI thread only.
 
 #include <QGroupBox>
@@ -59,6 +61,7 @@ class BatchingPanel : public QGroupBox {
   Options in_force_;
   std::optional<Options> shown_;  // what the controls were last set to
   bool syncing_ = false;  // setting controls from the engine; not a user edit
+  bool settle_ = false;   // applied: the next status settles every pending edit
   std::set<std::string> pending_;
 
   QComboBox* strategy_ = nullptr;

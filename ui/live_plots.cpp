@@ -114,11 +114,15 @@ PlotSeries series(const Windows& windows, Duration length, double target, double
   const int64_t k = static_cast<int64_t>(
       std::max<size_t>(1, (in_span + max_points - 1) / std::max<size_t>(1, max_points)));
   const auto key = [&](size_t w) { return windows[w].start.time_since_epoch() / length; };
+  // The first window in the span: the one before it is a bin of its own, so
+  // that no bin straddles the span's start and the histogram has all of it.
+  size_t lead = first;
+  while (lead < end && seconds(windows[lead].start - out.newest) < -span_s) ++lead;
   PlotBinCache fresh;
   size_t i = first;
   while (i < end) {
     size_t j = i + 1;  // bins are aligned to multiples of k windows since the epoch
-    while (j < end && key(j) % k != 0) ++j;
+    while (j < end && j != lead && key(j) % k != 0) ++j;
     // A partial bin at either edge covers fewer windows: rates over what it covers.
     const double per_s = 1.0 / (length_s * static_cast<double>(j - i));
     const uint64_t f = fingerprint(windows, i, j) * 1000003 + static_cast<uint64_t>(j - i);

@@ -29,8 +29,9 @@ namespace batchscope {
 // NaN where a bin has nothing to show (no completed request, no batch, no
 // depth sample). Windows are binned so that there are at most `max_points`
 // entries: a bin merges k consecutive windows (aligned to multiples of k
-// since the epoch, so bins do not shift as time moves), and its quantiles
-// are those of the merged histogram, not an average of per-window figures.
+// since the epoch, so bins do not shift as time moves; the window before the
+// span is a bin of its own), and its quantiles are those of the merged
+// histogram, not an average of per-window figures.
 struct PlotSeries {
   std::vector<double> x;
   std::vector<double> p50_ms, p90_ms, p99_ms, max_ms, target_ms;

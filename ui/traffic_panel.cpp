@@ -70,11 +70,10 @@ TrafficPanel::TrafficPanel(TrafficHooks hooks, double rate, QWidget* parent)
   connect(target_, qOverload<int>(&QComboBox::currentIndexChanged), this,
           [this] { update_fields(); });
   connect(start_stop_, &QPushButton::clicked, this, [this] {
-    if (running()) {
+    if (running())
       stop();
-    } else if (Status s = start(); !s) {
-      error_->setText(QString::fromStdString(s.message()));
-    }
+    else
+      (void)start();  // a refusal shows in the panel
   });
   new QShortcut(QKeySequence(Qt::Key_Space), this, [this] { start_stop_->click(); },
                 Qt::WindowShortcut);
@@ -84,15 +83,20 @@ TrafficPanel::TrafficPanel(TrafficHooks hooks, double rate, QWidget* parent)
 TrafficPanel::~TrafficPanel() { stop(); }
 
 void TrafficPanel::update_fields() {
+  // While traffic runs the fields show what it runs with: they take effect
+  // only at a start, and the window asks target() which traffic it has.
+  const bool idle = !running();
   const QString p = pattern_->currentText();
-  rate_->setEnabled(p != "closed");
-  low_->setEnabled(p == "burst" || p == "sine");
-  on_s_->setEnabled(p == "burst");
-  off_s_->setEnabled(p == "burst");
-  period_->setEnabled(p == "sine");
-  concurrency_->setEnabled(p == "closed");
-  url_->setEnabled(target_->currentIndex() == kUrl);
-  connections_->setEnabled(target_->currentIndex() != kInProcess);
+  pattern_->setEnabled(idle);
+  rate_->setEnabled(idle && p != "closed");
+  low_->setEnabled(idle && (p == "burst" || p == "sine"));
+  on_s_->setEnabled(idle && p == "burst");
+  off_s_->setEnabled(idle && p == "burst");
+  period_->setEnabled(idle && p == "sine");
+  concurrency_->setEnabled(idle && p == "closed");
+  target_->setEnabled(idle);
+  url_->setEnabled(idle && target_->currentIndex() == kUrl);
+  connections_->setEnabled(idle && target_->currentIndex() != kInProcess);
 }
 
 ArrivalSpec TrafficPanel::spec() const {
@@ -124,9 +128,18 @@ std::string TrafficPanel::target_name() const {
 Status TrafficPanel::start() {
   if (running()) return {};
   error_->clear();
+  Status s = start_thread();
+  if (!s) error_->setText(QString::fromStdString(s.message()));
+  update_fields();
+  return s;
+}
+
+Status TrafficPanel::start_thread() {
   const ArrivalSpec s = spec();
   if (Status v = s.validate(); !v) return v;
   const ModelMetadata meta = hooks_.model();
+  // The payloads, for any target, are made to fit the model's inputs.
+  if (meta.inputs.empty()) return invalid_argument("no model is loaded yet");
   Engine* engine = hooks_.engine();
   std::optional<Url> url;
   if (target_->currentIndex() == kInProcess) {
@@ -174,6 +187,7 @@ void TrafficPanel::stop() {
   stop_ = true;
   thread_.join();
   start_stop_->setText("Start (Space)");
+  update_fields();
 }
 
 void TrafficPanel::refresh() {

@@ -40,6 +40,8 @@ class TrafficPanel : public QGroupBox {
   TrafficPanel(TrafficHooks hooks, double rate, QWidget* parent = nullptr);
   ~TrafficPanel() override;
 
+  // Starts the traffic; a refusal is also shown in the panel (error()).
+  // The pattern and target fields are locked while it runs.
   Status start();
   void stop();
   bool running() const { return thread_.joinable(); }
@@ -64,6 +66,7 @@ class TrafficPanel : public QGroupBox {
 
  private:
   ArrivalSpec spec() const;
+  Status start_thread();
   void update_fields();
 
   TrafficHooks hooks_;

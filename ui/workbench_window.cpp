@@ -135,6 +135,10 @@ WorkbenchWindow::WorkbenchWindow(WorkbenchConfig config, QWidget* parent)
   addDockWidget(Qt::BottomDockWidgetArea, dock("Batches and runs", "bottom", bottom, this));
   resizeDocks({findChild<QDockWidget*>("bottom")}, {330}, Qt::Vertical);
   connect(pause_, &QCheckBox::toggled, this, [this](bool on) {
+    if (on) {  // what waited for a redraw goes in first, ahead of what arrives paused
+      inspector_->add(inspector_buffer_);
+      inspector_buffer_.clear();
+    }
     inspector_->set_paused(on);
     plots_->invalidate();
   });
@@ -153,7 +157,9 @@ WorkbenchWindow::WorkbenchWindow(WorkbenchConfig config, QWidget* parent)
     auto ready = std::make_shared<Loaded>();
     ready->model = std::move(*config_.loaded);
     config_.loaded.reset();
-    ready->engine = std::make_unique<Engine>(ready->model->factory, config_.options);
+    Options o = config_.options;
+    o.max_batch_size = std::min(o.max_batch_size, ready->model->metadata.max_batch_size);
+    ready->engine = std::make_unique<Engine>(ready->model->factory, o);
     const ModelMetadata meta = ready->model->metadata;
     ready->engine->set_validator([meta](const Tensors& in) { return check_inputs(meta, in); });
     ready->status = ready->engine->start();
@@ -169,6 +175,7 @@ WorkbenchWindow::~WorkbenchWindow() {
   traffic_->stop();
   stop_server();
   if (engine_) engine_->stop(StopMode::kDrain);
+  retired_services_.clear();  // no request of theirs is left in the engine
 }
 
 void WorkbenchWindow::make_menus() {
@@ -237,7 +244,16 @@ QWidget* WorkbenchWindow::make_server_panel() {
 }
 
 void WorkbenchWindow::load_model(ModelRequest request) {
-  if (loading() || !config_.loader) return;
+  if (loading()) {  // the panel's Load is disabled meanwhile; File > Open is not
+    statusBar()->showMessage("A model is still loading; open the next one when it is ready.",
+                             10000);
+    return;
+  }
+  if (!config_.loader) {
+    model_panel_->set_loading(false);
+    model_panel_->show_error("This window cannot load models.");
+    return;
+  }
   request.options = engine_ ? engine_->status().options : config_.options;
   model_panel_->set_loading(true);
   model_panel_->set_progress(0, QString("Loading %1…").arg(QString::fromStdString(request.path)));
@@ -288,10 +304,17 @@ void WorkbenchWindow::swap_in(std::shared_ptr<Loaded> loaded) {
   const uint16_t port = server_running() ? server_port_
                         : config_.listen_port >= 0 ? static_cast<uint16_t>(config_.listen_port)
                                                    : 0;
+  if (engine_) {
+    // Options applied while the model loaded (panel, config file, HTTP) carry over.
+    Options now = engine_->status().options;
+    now.max_batch_size = std::min(now.max_batch_size, loaded->model->metadata.max_batch_size);
+    if (!(now == loaded->engine->status().options)) (void)loaded->engine->set_options(now);
+  }
   if (runs_->recording()) runs_->stop_recording();
   traffic_->stop();
   stop_server();
   if (engine_) engine_->stop(StopMode::kDrain);
+  retired_services_.clear();  // no request of theirs is left in the engine
   engine_ = std::move(loaded->engine);
   model_ = std::move(*loaded->model);
   monitor_ = std::make_unique<EngineMonitor>(kWindow, kHistory);
@@ -307,7 +330,7 @@ void WorkbenchWindow::swap_in(std::shared_ptr<Loaded> loaded) {
     auto p = start_server(host_->text().toStdString(), port);
     if (!p) server_label_->setText(QString::fromStdString(p.error().message));
   }
-  if (had_traffic) (void)traffic_->start();
+  if (had_traffic) (void)traffic_->start();  // a refusal shows in the traffic panel
 }
 
 void WorkbenchWindow::update_titles() {
@@ -321,8 +344,12 @@ void WorkbenchWindow::update_titles() {
                QString::fromStdString(model_.threads)));
 }
 
+Status WorkbenchWindow::no_engine() const {
+  return invalid_argument(loading() ? "the model is still loading" : "no model is loaded");
+}
+
 Status WorkbenchWindow::apply(const Options& o) {
-  if (!engine_) return invalid_argument("the model is still loading");
+  if (!engine_) return no_engine();
   return engine_->set_options(o);
 }
 
@@ -334,12 +361,18 @@ bool WorkbenchWindow::traffic_running() const { return traffic_->running(); }
 
 Expected<uint16_t> WorkbenchWindow::start_server(const std::string& host, uint16_t port) {
   if (server_) return server_port_;
-  if (!engine_) return invalid_argument("the model is still loading");
+  if (!engine_) return no_engine().error();
   service_ = std::make_unique<InferenceService>(
       *engine_, ServiceInfo{model_.metadata, model_.device, config_.version});
   server_ = std::make_unique<HttpServer>(
       [svc = service_.get()](HttpRequest&& req, Responder r) { svc->handle(std::move(req), r); });
   service_->set_server(server_.get());
+  // The window drains the engine's records; /metrics reads its totals.
+  publish_totals();
+  service_->set_metrics_source([this] {
+    std::lock_guard g(published_mu_);
+    return published_totals_;
+  });
   auto bound = server_->start(host, port);
   if (!bound) {
     server_.reset();
@@ -359,7 +392,10 @@ void WorkbenchWindow::stop_server() {
   service_->shutting_down();
   server_->stop(2000);
   server_.reset();
-  service_.reset();
+  // Requests it admitted may still be queued or running (the drain above is
+  // bounded), and their completions use the service: it lives until the
+  // engine stops.
+  retired_services_.push_back(std::move(service_));
   server_button_->setText("Start listener");
   host_->setEnabled(true);
   port_->setEnabled(true);
@@ -399,6 +435,7 @@ void WorkbenchWindow::refresh() {
   if (!engine_) return;
   // Status and the records drained; the windows are read in place, not copied.
   const MetricsSnapshot s = monitor_->poll(*engine_, 0);
+  if (server_) publish_totals();
   const RecordBatch& drained = monitor_->last_records();
   plots_->add_batches(drained);
   runs_->add(drained);
@@ -420,6 +457,11 @@ void WorkbenchWindow::refresh() {
   finish_tick(s.engine, labels);
 }
 
+void WorkbenchWindow::publish_totals() {
+  std::lock_guard g(published_mu_);
+  published_totals_ = monitor_->aggregator().totals();
+}
+
 void WorkbenchWindow::finish_tick(const EngineStatus& status, bool labels) {
   batching_->show_status(status);
   if (server_ && labels) {
@@ -434,12 +476,12 @@ void WorkbenchWindow::finish_tick(const EngineStatus& status, bool labels) {
 }
 
 Status WorkbenchWindow::load_config(const QString& path) {
+  if (!engine_) return no_engine();
   std::ifstream in(path.toStdString());
   if (!in) return invalid_argument("cannot read " + path.toStdString());
   std::ostringstream text;
   text << in.rdbuf();
-  const Options base = engine_ ? engine_->status().options : config_.options;
-  auto imported = import_config(text.str(), base);
+  auto imported = import_config(text.str(), engine_->status().options);
   if (!imported) return invalid_argument(path.toStdString() + ": " + imported.error().message);
   const Options& o = imported->options;
   if (o.max_batch_size > model_.metadata.max_batch_size)

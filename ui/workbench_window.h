@@ -23,9 +23,11 @@
 
 #include <QMainWindow>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "config_io.h"
 #include "engine.h"
@@ -75,7 +77,9 @@ class WorkbenchWindow : public QMainWindow {
   const LoadedModel& model() const { return model_; }
   bool loading() const { return load_thread_.joinable(); }
   // Loads a model off the GUI thread and swaps it in when ready; traffic and
-  // the listener pause for the swap and resume on the new engine.
+  // the listener pause for the swap and resume on the new engine, which takes
+  // the options in force then (max_batch_size clamped to the new model's).
+  // While a load is under way another request is turned away.
   void load_model(ModelRequest request);
   // Processes events until no load is under way; false on timeout or when
   // no model could be loaded.
@@ -118,7 +122,9 @@ class WorkbenchWindow : public QMainWindow {
   void swap_in(std::shared_ptr<Loaded> loaded);
   void update_titles();
   void finish_tick(const EngineStatus& status, bool labels);
+  void publish_totals();
   Status apply(const Options& o);
+  Status no_engine() const;  // why there is no engine to act on
   double span_s() const;
   ExportInput export_input() const;
 
@@ -148,6 +154,13 @@ class WorkbenchWindow : public QMainWindow {
   QLabel* server_label_ = nullptr;
   std::unique_ptr<InferenceService> service_;
   std::unique_ptr<HttpServer> server_;
+  // Services of stopped listeners, kept until the engine they submitted to
+  // stops: a request still queued or running there answers through its
+  // service.
+  std::vector<std::unique_ptr<InferenceService>> retired_services_;
+  // The monitor's all-time totals for the listener's /metrics (I/O thread).
+  std::mutex published_mu_;
+  MetricsWindow published_totals_;
   uint16_t server_port_ = 0;
 };
 

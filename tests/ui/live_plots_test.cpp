@@ -88,6 +88,22 @@ TEST(PlotSeries, WindowsBeforeTheSpanAreLeftOut) {
   EXPECT_TRUE(p.batch_histogram.empty());  // every batch was 20 s ago
 }
 
+TEST(PlotSeries, TheHistogramHoldsEveryBatchInTheSpanWhenWindowsAreBinned) {
+  // One batch of 2 in each of 20 windows of 100 ms; over the last 1.1 s with
+  // at most 4 points, bins hold 3 windows and the span starts inside one.
+  MetricsAggregator agg(milliseconds(100), 100);
+  RecordBatch rb;
+  for (int w = 0; w < 20; ++w) rb.batches.push_back(batch(kT0 + milliseconds(100 * w + 50), 2));
+  agg.fold(rb);
+  ASSERT_EQ(agg.windows().size(), 20u);
+  const PlotSeries p = plot_series(agg, 10, 1.1, 4);
+  EXPECT_EQ(p.batch_histogram.at(2), 11u);  // windows 9..19
+  ASSERT_FALSE(p.x.empty());
+  EXPECT_NEAR(p.x[0], -1.2, 1e-9);  // the window before the span, on its own
+  ASSERT_GE(p.x.size(), 2u);
+  EXPECT_NEAR(p.x[1], -1.1, 1e-9);  // a bin starts where the span does
+}
+
 TEST(LivePlots, DrawEveryBatchAsAPointAndTheHistogramUpToTheNewestCompleteWindow) {
   LivePlots plots;
   plots.resize(1000, 700);

@@ -1,8 +1,10 @@
 // The batching and traffic panels on their own, over a real engine with the
 // synthetic model: an edited control stays marked until the engine confirms
-// its value; a refused value is explained and the controls return to what is
-// in force; traffic reaches the engine in-process, through this process's
-// HTTP listener, and through a URL.
+// its value (or a later change replaces it); a refused value is explained
+// and the controls return to what is in force; an apply changes only the
+// edited fields; traffic reaches the engine in-process, through this
+// process's HTTP listener, and through a URL; without a model it is refused;
+// its pattern and target are locked while it runs.
 
 #include <gtest/gtest.h>
 
@@ -73,6 +75,48 @@ TEST(BatchingPanel, ARefusedValueIsExplainedAndTheControlsReturnToWhatIsInForce)
   panel.apply_now();
   EXPECT_TRUE(panel.problem().isEmpty());
   EXPECT_EQ(engine->status().options.strategy, StrategyKind::kAdaptive);
+}
+
+TEST(BatchingPanel, AnApplyChangesOnlyTheEditedFields) {
+  // Values the controls cannot show exactly: 2505 µs (two decimals of a ms)
+  // and a queue capacity the panel never touched.
+  auto engine = std::make_unique<Engine>(
+      SyntheticRunner::factory({.fixed_us = 50, .per_item_us = 2}),
+      Options{.max_batch_size = 16, .max_wait_us = 2505, .queue_capacity = 777});
+  ASSERT_TRUE(engine->start().ok());
+  BatchingPanel panel([&](const Options& o) { return engine->set_options(o); });
+  panel.set_model_limit(64);
+  panel.show_status(engine->status());
+  panel.batch_slider()->setValue(40);
+  panel.apply_now();
+  EXPECT_TRUE(panel.problem().isEmpty()) << panel.problem().toStdString();
+  const Options o = engine->status().options;
+  EXPECT_EQ(o.max_batch_size, 40u);
+  EXPECT_EQ(o.max_wait_us, 2505);
+  EXPECT_EQ(o.queue_capacity, 777u);
+
+  // A max_wait above the slider's 1 s stays what it is too.
+  ASSERT_TRUE(engine->set_options(Options{.max_batch_size = 40, .max_wait_us = 5'000'000}).ok());
+  panel.show_status(engine->status());
+  panel.strategy()->setCurrentIndex(1);
+  panel.apply_now();
+  EXPECT_EQ(engine->status().options.max_wait_us, 5'000'000);
+  EXPECT_EQ(engine->status().options.strategy, StrategyKind::kAdaptive);
+}
+
+TEST(BatchingPanel, AnEditReplacedByAnotherChangeIsNotLeftMarked) {
+  auto engine = started_engine();
+  BatchingPanel panel([&](const Options& o) { return engine->set_options(o); });
+  panel.set_model_limit(64);
+  panel.show_status(engine->status());
+  panel.batch_slider()->setValue(40);
+  panel.apply_now();
+  // Someone else (an HTTP client, a configuration file) sets 24 before the tick.
+  ASSERT_TRUE(engine->set_options(Options{.max_batch_size = 24, .max_wait_us = 1000}).ok());
+  panel.show_status(engine->status());
+  EXPECT_TRUE(panel.pending().empty());
+  EXPECT_EQ(panel.batch_slider()->value(), 24);  // the control shows what is in force
+  EXPECT_FALSE(panel.in_force_text().contains("applying")) << panel.in_force_text().toStdString();
 }
 
 // Runs traffic until `n` requests came back ok, then stops it.
@@ -147,6 +191,44 @@ TEST_F(TrafficPanelTest, ABadUrlOrPatternIsRefusedWithAReason) {
   EXPECT_FALSE(s.ok());
   EXPECT_NE(s.message().find("URL"), std::string::npos) << s.message();
   EXPECT_FALSE(t.running());
+}
+
+TEST_F(TrafficPanelTest, ARefusalIsShownInThePanel) {
+  TrafficPanel t(hooks(), 2000);
+  t.set_target(TrafficPanel::kUrl, "ftp://nowhere");
+  EXPECT_FALSE(t.start().ok());
+  EXPECT_TRUE(t.error().contains("URL")) << t.error().toStdString();
+}
+
+TEST(TrafficPanel, WithoutAModelEveryTargetIsRefused) {
+  // No engine and no model yet (the first load still under way, or failed).
+  TrafficPanel t(TrafficHooks{[] { return static_cast<Engine*>(nullptr); },
+                              [] { return ModelMetadata{}; },
+                              []() -> Expected<uint16_t> { return invalid_argument("no engine"); }},
+                 100);
+  for (TrafficPanel::Target target :
+       {TrafficPanel::kInProcess, TrafficPanel::kSelfHttp, TrafficPanel::kUrl}) {
+    t.set_target(target, "http://127.0.0.1:9/infer");
+    const Status s = t.start();
+    EXPECT_FALSE(s.ok()) << target;
+    EXPECT_FALSE(t.running()) << target;
+    EXPECT_FALSE(t.error().isEmpty()) << target;
+  }
+}
+
+TEST_F(TrafficPanelTest, ThePatternAndTargetAreLockedWhileTrafficRuns) {
+  TrafficPanel t(hooks(), 2000);
+  QComboBox *pattern = nullptr, *target = nullptr;
+  for (QComboBox* c : t.findChildren<QComboBox*>())
+    (c->findText("poisson") >= 0 ? pattern : target) = c;
+  ASSERT_TRUE(pattern && target);
+  ASSERT_TRUE(target->isEnabled());
+  ASSERT_TRUE(t.start().ok());
+  EXPECT_FALSE(target->isEnabled());  // what target() reports is what runs
+  EXPECT_FALSE(pattern->isEnabled());
+  t.stop();
+  EXPECT_TRUE(target->isEnabled());
+  EXPECT_TRUE(pattern->isEnabled());
 }
 
 TEST_F(TrafficPanelTest, ClosedLoopKeepsRequestsInFlight) {

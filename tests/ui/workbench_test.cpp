@@ -4,7 +4,10 @@
 // plots, the inspector and a recorded run, the window renders to a picture
 // that is not blank, the server panel serves HTTP, a model loaded off the
 // GUI thread replaces the engine (and a failed load leaves the old one
-// serving), configurations load and save, and settings persist.
+// serving; options changed during the load carry over; a failed first load
+// leaves a window that copes without an engine), a stopped listener's
+// requests are still answered safely, configurations load and save, and
+// settings persist.
 
 #include "workbench_window.h"
 
@@ -16,6 +19,7 @@
 #include <QFile>
 #include <QImage>
 #include <QMouseEvent>
+#include <QPushButton>
 #include <QSet>
 #include <QSettings>
 #include <QSlider>
@@ -178,6 +182,29 @@ TEST_F(WorkbenchTest, TheServerPanelServesHttpWhileOn) {
   EXPECT_FALSE(after.connected());  // the listener is gone
 }
 
+TEST_F(WorkbenchTest, MetricsScrapesDoNotTakeRecordsFromThePlots) {
+  auto port = window_->start_server("127.0.0.1", 0);
+  ASSERT_TRUE(port.ok()) << port.error().message;
+  window_->show();
+  ASSERT_TRUE(window_->start_traffic().ok());
+  wait_for_ok(*window_, 300);
+  window_->stop_traffic();
+  window_->refresh();
+  test::TestClient c(*port);
+  ASSERT_TRUE(c.connected());
+  c.send(test::http_request("GET", "/metrics", ""));
+  auto r = c.read();
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200);
+  // The scrape reports the window's totals...
+  const auto at = r->body.find("batchscope_batch_size_count ");
+  ASSERT_NE(at, std::string::npos);
+  EXPECT_GT(std::stoull(r->body.substr(at + 28)), 0u);
+  // ...and the plots still see every batch.
+  window_->refresh();
+  EXPECT_GT(window_->plots()->batches_in_span(), 0u);
+}
+
 TEST_F(WorkbenchTest, ConfigurationsSaveAndLoadInBothFormats) {
   QTemporaryDir dir;
   const QString json = dir.filePath("c.json");
@@ -264,6 +291,116 @@ TEST(WorkbenchLoad, TheFirstModelLoadsOffTheGuiThreadAndTrafficStarts) {
   ASSERT_TRUE(w.wait_loaded(20'000));
   EXPECT_TRUE(w.traffic_running());
   w.stop_traffic();
+}
+
+TEST(WorkbenchLoad, StartingOptionsAreClampedToAReadyModelsLimit) {
+  WorkbenchConfig cfg = toy_config();
+  cfg.options.max_batch_size = 128;  // the toy model takes at most 64
+  WorkbenchWindow w(cfg);
+  ASSERT_NE(w.engine(), nullptr);
+  EXPECT_EQ(w.engine()->status().options.max_batch_size, 64u);
+}
+
+TEST(WorkbenchLoad, OptionsChangedWhileAModelLoadsCarryOverToIt) {
+  std::atomic<bool> release{false};
+  WorkbenchConfig cfg = toy_config();
+  cfg.loader = [&release](const ModelRequest&, const LoadProgress&) -> Expected<LoadedModel> {
+    while (!release) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    return toy_loaded("toy8", 8);
+  };
+  WorkbenchWindow w(cfg);
+  struct Release {  // a failed assertion must not leave the loader waiting
+    std::atomic<bool>& release;
+    ~Release() { release = true; }
+  } guard{release};
+  ModelRequest r;
+  r.path = "toy8.pt";
+  w.load_model(r);
+  ASSERT_TRUE(w.loading());
+  w.load_model(r);  // a second request while one loads is turned away, not queued
+  // Changed while it loads, as the panel, a configuration file or HTTP would.
+  ASSERT_TRUE(w.engine()->set_options(Options{.max_batch_size = 16,
+                                              .max_wait_us = 250,
+                                              .strategy = StrategyKind::kAdaptive})
+                  .ok());
+  release = true;
+  ASSERT_TRUE(w.wait_loaded(20'000));
+  const Options o = w.engine()->status().options;
+  EXPECT_EQ(o.max_wait_us, 250);
+  EXPECT_EQ(o.strategy, StrategyKind::kAdaptive);
+  EXPECT_EQ(o.max_batch_size, 8u);  // clamped to the new model's limit
+  w.refresh();
+  EXPECT_TRUE(w.batching()->pending().empty());
+}
+
+TEST(WorkbenchLoad, AWindowWithoutALoaderSaysSoAndKeepsTheModelPanelUsable) {
+  WorkbenchWindow w(toy_config());  // a ready model and no loader
+  w.model_panel()->load_button()->click();
+  EXPECT_FALSE(w.loading());
+  EXPECT_TRUE(w.model_panel()->load_button()->isEnabled());
+  EXPECT_FALSE(w.model_panel()->error_text().isEmpty());
+}
+
+TEST(WorkbenchLoad, AFailedFirstLoadLeavesAWindowThatCopesWithoutAnEngine) {
+  std::atomic<int> calls{0};
+  WorkbenchConfig cfg;
+  cfg.loader = toy_loader(&calls);
+  cfg.model.path = "missing.pt";
+  cfg.start_traffic = true;
+  cfg.listen_port = 0;
+  WorkbenchWindow w(cfg);
+  EXPECT_FALSE(w.wait_loaded(20'000));
+  ASSERT_EQ(w.engine(), nullptr);
+  w.show();
+  w.refresh();
+  for (int t : {TrafficPanel::kInProcess, TrafficPanel::kSelfHttp, TrafficPanel::kUrl}) {
+    w.traffic()->set_target(static_cast<TrafficPanel::Target>(t), "http://127.0.0.1:9/infer");
+    EXPECT_FALSE(w.start_traffic().ok()) << t;
+    EXPECT_FALSE(w.traffic_running()) << t;
+  }
+  EXPECT_FALSE(w.start_server("127.0.0.1", 0).ok());
+  QTemporaryDir dir;
+  const QString json = dir.filePath("c.json");
+  EXPECT_TRUE(w.save_config(json).ok());
+  const Status loaded = w.load_config(json);
+  EXPECT_FALSE(loaded.ok());
+  EXPECT_NE(loaded.message().find("no model"), std::string::npos) << loaded.message();
+  w.batch_slider()->setValue(4);
+  w.apply_now();
+  EXPECT_FALSE(w.problem().isEmpty());
+  w.refresh();
+}
+
+TEST(WorkbenchServer, ARequestStillRunningWhenTheListenerStopsIsAnsweredSafely) {
+  WorkbenchConfig cfg = toy_config();
+  // A batch takes 0.8 s (sleeping): the listener stops while it runs.
+  cfg.loaded->factory =
+      SyntheticRunner::factory({.fixed_us = 800'000, .per_item_us = 0, .busy_spin = false});
+  cfg.options.max_wait_us = 0;
+  WorkbenchWindow w(cfg);
+  auto port = w.start_server("127.0.0.1", 0);
+  ASSERT_TRUE(port.ok()) << port.error().message;
+  {
+    test::TestClient c(*port);
+    ASSERT_TRUE(c.connected());
+    c.send(test::http_request(
+        "POST", "/v2/models/toy/infer",
+        R"({"inputs":[{"name":"data","shape":[1,4],"datatype":"FP32","data":[1,2,3,4]}]})"));
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (w.engine()->status().busy_lanes == 0) {
+      ASSERT_LT(std::chrono::steady_clock::now(), give_up) << "the batch never ran";
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  }  // the client leaves; a running batch cannot be cancelled
+  w.stop_server();
+  // The batch returns after the listener and its service are gone from the
+  // window; its completion still builds the KServe answer through the service.
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  for (EngineStatus st = w.engine()->status(); st.counters.ok == 0 || st.busy_lanes > 0;
+       st = w.engine()->status()) {
+    ASSERT_LT(std::chrono::steady_clock::now(), give_up) << "the batch never returned";
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
 }
 
 TEST(WorkbenchSettings, TrafficServerAndViewSettingsPersist) {
