@@ -283,7 +283,7 @@ BatchInspector::BatchInspector(size_t capacity, QWidget* parent)
   auto* legend = new QLabel(
       "Pale: forming, from the oldest arrival to the cut · dark: running "
       "· cut because: " +
-      swatch(kFullColour, "full") + " &nbsp;" + swatch(kTimeoutColour, "max_wait") + " &nbsp;" +
+      swatch(kFullColour, "full") + " &nbsp;" + swatch(kTimeoutColour, "timeout (max_wait reached)") + " &nbsp;" +
       swatch(kDrainColour, "drain") + " &nbsp;" + swatch(kFailedColour, "failed (runner error)"));
   legend->setTextFormat(Qt::RichText);
   header->addWidget(legend);
@@ -308,13 +308,13 @@ BatchInspector::BatchInspector(size_t capacity, QWidget* parent)
   // Fixed widths from the header and a wide sample value: measuring rows
   // that change 30 times a second would cost more than it shows.
   const QFontMetrics fm = table_->fontMetrics();
-  const char* widest[] = {"0000000", "00", "0000", "", "0000.00", "000.00", "00000"};
+  const char* widest[] = {"0000000", "00", "0000", "timeout, failed", "0000.00", "000.00", "00000"};
   for (int c = 0; c < BatchTableModel::kColumnCount; ++c) {
     const QString head = model_->headerData(c, Qt::Horizontal).toString();
     table_->setColumnWidth(
         c, std::max(fm.horizontalAdvance(head), fm.horizontalAdvance(widest[c])) + 12);
   }
-  table_->horizontalHeader()->setSectionResizeMode(BatchTableModel::kReason, QHeaderView::Stretch);
+  table_->horizontalHeader()->setStretchLastSection(true);
   table_->setAlternatingRowColors(true);
   split->addWidget(table_);
 

@@ -337,7 +337,16 @@ void LivePlots::show_series(const PlotSeries& p, const Options& in_force, double
   set(p99_, p.x, p.p99_ms);
   set(max_, p.x, p.max_ms);
   set(target_, p.x, p.target_ms);
-  target_->setVisible(in_force.strategy == StrategyKind::kAdaptive);
+  // The target line, and its legend entry, only where a strategy aims at it.
+  const bool aims = in_force.strategy == StrategyKind::kAdaptive;
+  if (aims != target_->visible()) {
+    target_->setVisible(aims);
+    auto* legend = static_cast<QCPLegend*>(lat_->property("legend").value<void*>());
+    if (aims)
+      target_->addToLegend(legend);
+    else
+      target_->removeFromLegend(legend);
+  }
   set(depth_mean_, p.x, p.depth_mean);
   set(depth_max_, p.x, p.depth_max);
   set(batch_mean_, p.x, p.batch_mean);
