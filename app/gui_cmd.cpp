@@ -1,6 +1,7 @@
 #include "gui_cmd.h"
 
 #include <QApplication>
+#include <QScreen>
 #include <QSettings>
 #include <QTimer>
 #include <cstdlib>
@@ -116,8 +117,12 @@ int run_gui(int argc, char** argv, const std::vector<std::string>& args) {
   int rc = 0;
   {
     WorkbenchWindow window(cfg);
-    if (!remember) {
-      window.resize(1700, 1000);
+    if (!remember || !QSettings().contains("window/geometry")) {  // else the saved geometry
+      QSize size(1700, 1000);
+      const QString platform = QGuiApplication::platformName();
+      if (platform != "offscreen" && platform != "minimal")  // these report a small screen
+        size = size.boundedTo(QGuiApplication::primaryScreen()->availableGeometry().size());
+      window.resize(size);
       window.move(0, 0);
     }
     window.show();

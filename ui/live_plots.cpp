@@ -216,7 +216,7 @@ void LivePlots::make_panels() {
   auto* batch_row = new QCPLayoutGrid;
   batch_row->addElement(0, 0, batch_);
   batch_row->addElement(0, 1, hist_);
-  batch_row->setColumnStretchFactors({4.0, 1.0});
+  batch_row->setColumnStretchFactors({3.0, 1.0});
   auto* layout = plot_->plotLayout();
   layout->addElement(0, 0, lat_);
   layout->addElement(1, 0, depth_);

@@ -13,6 +13,7 @@
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QPushButton>
+#include <QScrollArea>
 #include <QSettings>
 #include <QShortcut>
 #include <QSpinBox>
@@ -109,7 +110,14 @@ WorkbenchWindow::WorkbenchWindow(WorkbenchConfig config, QWidget* parent)
   col->addWidget(batching_);
   col->addWidget(traffic_);
   col->addStretch();
-  addDockWidget(Qt::LeftDockWidgetArea, dock("Batching and traffic", "left", left, this));
+  // Scrolls rather than forcing the window taller than a laptop screen.
+  auto* left_scroll = new QScrollArea;
+  left_scroll->setWidget(left);
+  left_scroll->setWidgetResizable(true);
+  left_scroll->setFrameShape(QFrame::NoFrame);
+  left_scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+  left_scroll->setMinimumWidth(left->sizeHint().width() + 16);
+  addDockWidget(Qt::LeftDockWidgetArea, dock("Batching and traffic", "left", left_scroll, this));
 
   model_panel_ = new ModelPanel(config_.models_dir, config_.devices);
   model_panel_->set_on_load([this](ModelRequest r) { load_model(std::move(r)); });
