@@ -145,9 +145,9 @@ Status TrafficPanel::start_thread() {
   if (target_->currentIndex() == kInProcess) {
     if (!engine) return invalid_argument("the model is still loading");
   } else if (target_->currentIndex() == kSelfHttp) {
-    auto port = hooks_.listen();
-    if (!port) return port.error();
-    url = Url{"127.0.0.1", *port, "/infer"};
+    auto self = hooks_.listen();
+    if (!self) return self.error();
+    url = *self;
   } else {
     auto u = parse_url(url_->text().toStdString());
     if (!u) return invalid_argument("URL: " + u.error().message);

@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "engine.h"
+#include "http_client.h"
 #include "load_driver.h"
 #include "model_metadata.h"
 
@@ -31,7 +32,7 @@ namespace batchscope {
 struct TrafficHooks {
   std::function<Engine*()> engine;           // the in-process engine, or null while loading
   std::function<ModelMetadata()> model;      // what the payloads must fit
-  std::function<Expected<uint16_t>()> listen;  // this window's listener, started if off
+  std::function<Expected<Url>()> listen;  // this window's listener (started if off): its /infer
 };
 
 class TrafficPanel : public QGroupBox {

@@ -99,10 +99,16 @@ WorkbenchWindow::WorkbenchWindow(WorkbenchConfig config, QWidget* parent)
   batching_ = new BatchingPanel([this](const Options& o) { return apply(o); });
   traffic_ = new TrafficPanel(
       TrafficHooks{[this] { return engine_.get(); }, [this] { return model_.metadata; },
-                   [this]() -> Expected<uint16_t> {
-                     return server_running() ? server_port_
-                                             : start_server(host_->text().toStdString(),
-                                                            static_cast<uint16_t>(port_->value()));
+                   [this]() -> Expected<Url> {
+                     auto port = server_running()
+                                     ? Expected<uint16_t>(server_port_)
+                                     : start_server(host_->text().toStdString(),
+                                                    static_cast<uint16_t>(port_->value()));
+                     if (!port) return port.error();
+                     // A wildcard address is reached over loopback; any other as bound.
+                     std::string host = host_->text().toStdString();
+                     if (host == "0.0.0.0" || host == "::" || host.empty()) host = "127.0.0.1";
+                     return Url{host, *port, "/infer"};
                    }},
       config_.traffic_rate);
   auto* left = new QWidget;

@@ -147,9 +147,11 @@ class TrafficPanelTest : public ::testing::Test {
   }
   TrafficHooks hooks() {
     return TrafficHooks{[this] { return engine_.get(); }, [] { return toy_model(); },
-                        [this]() -> Expected<uint16_t> {
+                        [this]() -> Expected<Url> {
                           ++listen_calls_;
-                          return server_->start("127.0.0.1", 0);
+                          auto port = server_->start("127.0.0.1", 0);
+                          if (!port) return port.error();
+                          return Url{"127.0.0.1", *port, "/infer"};
                         }};
   }
   std::unique_ptr<Engine> engine_;
@@ -204,7 +206,7 @@ TEST(TrafficPanel, WithoutAModelEveryTargetIsRefused) {
   // No engine and no model yet (the first load still under way, or failed).
   TrafficPanel t(TrafficHooks{[] { return static_cast<Engine*>(nullptr); },
                               [] { return ModelMetadata{}; },
-                              []() -> Expected<uint16_t> { return invalid_argument("no engine"); }},
+                              []() -> Expected<Url> { return invalid_argument("no engine"); }},
                  100);
   for (TrafficPanel::Target target :
        {TrafficPanel::kInProcess, TrafficPanel::kSelfHttp, TrafficPanel::kUrl}) {
