@@ -80,18 +80,13 @@ int emit(const char* command, const std::vector<ExportFile>& files, const std::s
     return std::cout ? 0 : 1;
   }
   std::error_code ec;
-  const bool into_dir = files.size() > 1 || fs::is_directory(out, ec);
-  if (files.size() > 1) {
-    fs::create_directories(out, ec);
-    if (ec) {
-      return fail(command, "--out: cannot make the directory " + out + ": " + ec.message(), 1);
-    }
+  if (files.size() > 1 || fs::is_directory(out, ec)) {
+    if (Status s = write_export(files, out); !s) return fail(command, "--out: " + s.message(), 1);
+    for (const ExportFile& f : files) std::cout << "wrote " << (fs::path(out) / f.name).string() << "\n";
+    return 0;
   }
-  for (const ExportFile& f : files) {
-    const fs::path path = into_dir ? fs::path(out) / f.name : fs::path(out);
-    if (!write_text(path, f.text)) return fail(command, "cannot write " + path.string(), 1);
-    std::cout << "wrote " << path.string() << "\n";
-  }
+  if (!write_text(out, files[0].text)) return fail(command, "cannot write " + out, 1);
+  std::cout << "wrote " << out << "\n";
   return 0;
 }
 

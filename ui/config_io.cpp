@@ -3,8 +3,6 @@
 #include <QComboBox>
 #include <QDialog>
 #include <QDialogButtonBox>
-#include <QDir>
-#include <QFile>
 #include <QFileDialog>
 #include <QFontDatabase>
 #include <QLabel>
@@ -13,19 +11,6 @@
 #include <QVBoxLayout>
 
 namespace batchscope {
-
-Status write_export(const std::vector<ExportFile>& files, const QString& dir) {
-  if (!QDir().mkpath(dir)) return invalid_argument("cannot create " + dir.toStdString());
-  for (const ExportFile& f : files) {
-    const QString path = QDir(dir).filePath(QString::fromStdString(f.name));
-    QFile out(path);
-    if (!out.open(QIODevice::WriteOnly | QIODevice::Truncate) ||
-        out.write(f.text.data(), static_cast<qint64>(f.text.size())) !=
-            static_cast<qint64>(f.text.size()))
-      return invalid_argument("cannot write " + path.toStdString());
-  }
-  return {};
-}
 
 void export_config_dialog(QWidget* parent, const ExportInput& input) {
   QDialog dialog(parent);
@@ -64,7 +49,7 @@ void export_config_dialog(QWidget* parent, const ExportInput& input) {
   QObject::connect(buttons, &QDialogButtonBox::accepted, &dialog, [&] {
     const QString dir = QFileDialog::getExistingDirectory(&dialog, "Export into folder");
     if (dir.isEmpty()) return;
-    const Status s = write_export(files, dir);
+    const Status s = write_export(files, dir.toStdString());
     status->setText(s ? QString("Wrote %1 file(s) into %2").arg(files.size()).arg(dir)
                       : QString::fromStdString(s.message()));
   });

@@ -3,6 +3,9 @@
 #include "export_text.h"
 #include "options_json.h"
 
+#include <filesystem>
+#include <fstream>
+
 namespace batchscope {
 
 namespace {
@@ -83,6 +86,22 @@ Expected<std::vector<ExportFile>> export_config(ExportFormat format, const Expor
   }
   return invalid_argument("export format " + std::to_string(static_cast<int>(format)) +
                           " is unknown");
+}
+
+Status write_export(const std::vector<ExportFile>& files, const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec || !fs::is_directory(dir))
+    return invalid_argument("cannot make the folder " + dir + (ec ? ": " + ec.message() : ""));
+  for (const ExportFile& f : files) {
+    const fs::path path = fs::path(dir) / f.name;
+    std::ofstream out(path, std::ios::binary);
+    out << f.text;
+    out.close();
+    if (!out) return invalid_argument("cannot write " + path.string());
+  }
+  return {};
 }
 
 Expected<ImportResult> import_config(std::string_view text, const Options& base) {

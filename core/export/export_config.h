@@ -76,6 +76,10 @@ struct ExportFile {
 // of range, and max_batch_size above the model's own, naming the field.
 Expected<std::vector<ExportFile>> export_config(ExportFormat format, const ExportInput& input);
 
+// Writes `files` into the folder `dir`, made (with its parents) if missing.
+// The error names the folder or file that could not be made or written.
+Status write_export(const std::vector<ExportFile>& files, const std::string& dir);
+
 struct ImportResult {
   Options options;
   ExportFormat source = ExportFormat::kJson;  // kTriton or kJson

@@ -1,4 +1,5 @@
-// Every format's export compared byte for byte with tests/export/golden/.
+// Every format's export compared byte for byte with tests/export/golden/, and
+// write_export() putting a format's files into a folder.
 // To regenerate the goldens after a deliberate change, run
 //   BATCHSCOPE_UPDATE_GOLDEN=1 build/bin/export_tests --gtest_filter='*ExportGolden*'
 // and review the difference with git diff tests/export/golden.
@@ -10,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <unistd.h>
 
 #include "export_config.h"
 #include "export_fixtures.h"
@@ -223,6 +225,36 @@ TEST(Export, ModelsOfSeveralTensorsAndScalarsPerRequest) {
   const std::string dbie = flat(export_config(ExportFormat::kDbie, in).value()[0].text);
   EXPECT_NE(dbie.find("Not expressible: model ranker's inputs and outputs"), std::string::npos);
   EXPECT_EQ(dbie.find("INPUT_DIM="), std::string::npos);
+}
+
+}  // namespace
+}  // namespace batchscope
+
+namespace batchscope {
+namespace {
+
+TEST(WriteExport, WritesEveryFileIntoAFolderItMakes) {
+  auto files = export_config(ExportFormat::kTorchServe, fixture_input("fifo_cpu"));
+  ASSERT_TRUE(files.ok()) << files.error().message;
+  ASSERT_EQ(files->size(), 2u);
+  const std::filesystem::path root =
+      std::filesystem::temp_directory_path() /
+      ("batchscope_write_export_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(root);
+  const std::filesystem::path dir = root / "torchserve" / "mlp";
+  ASSERT_TRUE(write_export(*files, dir.string()).ok());
+  for (const ExportFile& f : *files) {
+    std::ifstream in(dir / f.name, std::ios::binary);
+    std::ostringstream text;
+    text << in.rdbuf();
+    EXPECT_EQ(text.str(), f.text) << f.name;
+  }
+  // A folder that cannot be made (a file is in the way) is named in the error.
+  std::ofstream(root / "file") << "x";
+  const Status s = write_export(*files, (root / "file" / "sub").string());
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("file/sub"), std::string::npos) << s.message();
+  std::filesystem::remove_all(root);
 }
 
 }  // namespace

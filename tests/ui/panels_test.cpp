@@ -4,21 +4,16 @@
 // and the controls return to what is in force; an apply changes only the
 // edited fields; traffic reaches the engine in-process, through this
 // process's HTTP listener, and through a URL; without a model it is refused;
-// its pattern and target are locked while it runs. And the window's config
-// export writes every file of a format.
+// its pattern and target are locked while it runs.
 
 #include <gtest/gtest.h>
 
 #include <QApplication>
-#include <QDir>
-#include <QFile>
-#include <QTemporaryDir>
 #include <QComboBox>
 #include <QSlider>
 #include <thread>
 
 #include "batching_panel.h"
-#include "config_io.h"
 #include "http_server.h"
 #include "inference_service.h"
 #include "synthetic_runner.h"
@@ -244,36 +239,6 @@ TEST_F(TrafficPanelTest, ClosedLoopKeepsRequestsInFlight) {
   t.set_concurrency(8);
   run_until_ok(t, 300);
   EXPECT_NE(t.pattern_text().find("closed"), std::string::npos) << t.pattern_text();
-}
-
-}  // namespace
-}  // namespace batchscope
-
-namespace batchscope {
-namespace {
-
-TEST(ConfigExport, TheWindowsExportWritesEveryFileOfTheFormat) {
-  ExportInput in;
-  in.options = Options{.max_batch_size = 16, .max_wait_us = 1500};
-  in.model = toy_model();
-  auto files = export_config(ExportFormat::kTorchServe, in);
-  ASSERT_TRUE(files.ok()) << files.error().message;
-  ASSERT_EQ(files->size(), 2u);
-  QTemporaryDir dir;
-  const QString out = QDir(dir.path()).filePath("torchserve");
-  ASSERT_TRUE(write_export(*files, out).ok());
-  for (const ExportFile& f : *files) {
-    QFile written(QDir(out).filePath(QString::fromStdString(f.name)));
-    ASSERT_TRUE(written.open(QIODevice::ReadOnly)) << f.name;
-    EXPECT_EQ(written.readAll().toStdString(), f.text);
-  }
-  // A folder that cannot be made is named in the error.
-  QFile blocker(QDir(dir.path()).filePath("file"));
-  ASSERT_TRUE(blocker.open(QIODevice::WriteOnly));
-  blocker.close();
-  const Status s = write_export(*files, QDir(dir.path()).filePath("file/sub"));
-  EXPECT_FALSE(s.ok());
-  EXPECT_NE(s.message().find("file/sub"), std::string::npos) << s.message();
 }
 
 }  // namespace
