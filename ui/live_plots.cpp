@@ -304,18 +304,18 @@ void LivePlots::add_batches(const RecordBatch& drained) {
 }
 
 bool LivePlots::draw(const MetricsSnapshot& s, double span_s) {
-  return draw_windows(s.windows, s.window_length, s.engine.options, span_s,
+  return draw_windows(s.windows, s.engine.options, span_s,
                       [&] { return plot_series(s, span_s, kMaxSteps, &cache_, 1); });
 }
 
 bool LivePlots::draw(const MetricsAggregator& a, const Options& in_force, double span_s) {
-  return draw_windows(a.windows(), a.window_length(), in_force, span_s, [&] {
+  return draw_windows(a.windows(), in_force, span_s, [&] {
     return plot_series(a, in_force.target_p99_ms, span_s, kMaxSteps, &cache_, 1);
   });
 }
 
 template <class Windows, class Map>
-bool LivePlots::draw_windows(const Windows& windows, Duration, const Options& in_force,
+bool LivePlots::draw_windows(const Windows& windows, const Options& in_force,
                              double span_s, Map map) {
   // The newest window is still filling: draw up to the one before it, and
   // only when that one is new (ten times a second with 100 ms windows).

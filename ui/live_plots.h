@@ -102,7 +102,7 @@ class LivePlots : public QWidget {
  private:
   void make_panels();
   template <class Windows, class Map>
-  bool draw_windows(const Windows& windows, Duration length, const Options& in_force,
+  bool draw_windows(const Windows& windows, const Options& in_force,
                     double span_s, Map map);
   void show_series(const PlotSeries& p, const Options& in_force, double span_s);
   void hover(const QPoint& pos, const QPoint& global);

@@ -460,13 +460,14 @@ void WorkbenchWindow::refresh() {
     inspector_->add(drained);
     return finish_tick(s.engine, labels);
   }
-  append(inspector_buffer_, drained);
+  const bool inspecting = inspector_->isVisible();
+  if (inspecting) append(inspector_buffer_, drained);
   if (plots_->draw(monitor_->aggregator(), s.engine.options, span_s())) {
-    if (inspector_->isVisible()) {
+    if (inspecting) {
       inspector_->add(inspector_buffer_);
       inspector_->refresh();
+      inspector_buffer_.clear();
     }
-    inspector_buffer_.clear();
   }
   finish_tick(s.engine, labels);
 }
