@@ -171,12 +171,7 @@ WorkbenchWindow::WorkbenchWindow(WorkbenchConfig config, QWidget* parent)
     auto ready = std::make_shared<Loaded>();
     ready->model = std::move(*config_.loaded);
     config_.loaded.reset();
-    Options o = config_.options;
-    o.max_batch_size = std::min(o.max_batch_size, ready->model->metadata.max_batch_size);
-    ready->engine = std::make_unique<Engine>(ready->model->factory, o);
-    const ModelMetadata meta = ready->model->metadata;
-    ready->engine->set_validator([meta](const Tensors& in) { return check_inputs(meta, in); });
-    ready->status = ready->engine->start();
+    start_engine(*ready, config_.options);
     swap_in(ready);
   } else {
     load_model(config_.model);
@@ -271,27 +266,20 @@ void WorkbenchWindow::load_model(ModelRequest request) {
   request.options = engine_ ? engine_->status().options : config_.options;
   model_panel_->set_loading(true);
   model_panel_->set_progress(0, QString("Loading %1…").arg(QString::fromStdString(request.path)));
-  load_thread_ = std::thread([this, request] {
+  load_thread_ = std::thread([this, request, progress = model_panel_->progress_callback()] {
     auto result = std::make_shared<Loaded>();
-    auto progress = [this](int percent, const std::string& what) {
-      QMetaObject::invokeMethod(
-          this,
-          [this, percent, w = QString::fromStdString(what)] {
-            model_panel_->set_progress(percent, w);
-          },
-          Qt::QueuedConnection);
-    };
     result->model = config_.loader(request, progress);
-    if (result->model) {
-      Options o = request.options;
-      o.max_batch_size = std::min(o.max_batch_size, result->model->metadata.max_batch_size);
-      result->engine = std::make_unique<Engine>(result->model->factory, o);
-      const ModelMetadata meta = result->model->metadata;
-      result->engine->set_validator([meta](const Tensors& in) { return check_inputs(meta, in); });
-      result->status = result->engine->start();  // loads and warms up each lane's runner
-    }
+    if (result->model) start_engine(*result, request.options);
     QMetaObject::invokeMethod(this, [this, result] { swap_in(result); }, Qt::QueuedConnection);
   });
+}
+
+void WorkbenchWindow::start_engine(Loaded& loaded, Options options) {
+  const ModelMetadata& meta = loaded.model->metadata;
+  options.max_batch_size = std::min(options.max_batch_size, meta.max_batch_size);
+  loaded.engine = std::make_unique<Engine>(loaded.model->factory, options);
+  loaded.engine->set_validator([meta](const Tensors& in) { return check_inputs(meta, in); });
+  loaded.status = loaded.engine->start();  // hands each lane its warmed-up runner
 }
 
 bool WorkbenchWindow::wait_loaded(int timeout_ms) {

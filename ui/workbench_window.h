@@ -119,6 +119,8 @@ class WorkbenchWindow : public QMainWindow {
   void make_menus();
   QWidget* make_server_panel();
   void restore_settings();
+  // Starts an engine over loaded.model (any thread); the outcome goes in `loaded`.
+  static void start_engine(Loaded& loaded, Options options);
   void swap_in(std::shared_ptr<Loaded> loaded);
   void update_titles();
   void finish_tick(const EngineStatus& status, bool labels);
