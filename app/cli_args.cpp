@@ -48,68 +48,43 @@ Expected<double> parse_number(const std::string& flag, const std::string& text, 
   return v;
 }
 
-namespace {
-
-Expected<int64_t> parse_int(const std::string& flag, const std::string& text) {
-  int64_t v = 0;
-  const char* end = text.data() + text.size();
-  auto [p, ec] = std::from_chars(text.data(), end, v);
-  if (ec != std::errc() || p != end) {
-    return invalid_argument("--" + flag + ": expected a whole number, got '" + text + "'");
-  }
-  return v;
-}
-
-}  // namespace
-
 Expected<Options> take_options(std::map<std::string, std::string>& flags, Options o) {
-  auto take = [&](const char* name) -> std::optional<std::string> {
-    auto it = flags.find(name);
-    if (it == flags.end()) return std::nullopt;
-    std::string v = it->second;
+  // Each flag is range-checked as written, before it is converted to its
+  // field, so that "--max-batch-size 99999999999" is quoted back as given.
+  struct Flag {
+    const char* flag;
+    const char* option;
+  };
+  constexpr Flag kFlags[] = {
+      {"max-batch-size", "max_batch_size"}, {"max-wait-ms", "max_wait_ms"},
+      {"queue-capacity", "queue_capacity"}, {"timeout-ms", "request_timeout_ms"},
+      {"lanes", "num_lanes"},               {"target-p99-ms", "target_p99_ms"},
+  };
+  for (const Flag& f : kFlags) {
+    auto it = flags.find(f.flag);
+    if (it == flags.end()) continue;
+    const std::string text = it->second;
     flags.erase(it);
-    return v;
-  };
-  // Range checks are Options::validate()'s; here only the syntax. Values that
-  // do not fit the field are clamped so validate() reports them as out of range.
-  auto as_u32 = [](int64_t v) {
-    return static_cast<uint32_t>(std::clamp<int64_t>(v, 0, int64_t{UINT32_MAX}));
-  };
-  if (auto v = take("max-batch-size")) {
-    auto n = parse_int("max-batch-size", *v);
-    if (!n) return n.error();
-    o.max_batch_size = as_u32(*n);
+    const bool whole = find_numeric_option(f.option)->whole;
+    double v = 0;
+    const char* end = text.data() + text.size();
+    auto [p, ec] = std::from_chars(text.data(), end, v);
+    if (ec == std::errc::result_out_of_range) v = text[0] == '-' ? -HUGE_VAL : HUGE_VAL;
+    if ((ec != std::errc() && ec != std::errc::result_out_of_range) || p != end) {
+      return invalid_argument("--" + std::string(f.flag) + ": expected " +
+                              (whole ? "a whole number" : "a number") + ", got '" + text + "'");
+    }
+    if (Status s = set_numeric_option(o, f.option, v, text, "--" + std::string(f.flag)); !s)
+      return s.error();
   }
-  if (auto v = take("max-wait-ms")) {
-    auto x = parse_number("max-wait-ms", *v, -1e12, 1e12);
-    if (!x) return x.error();
-    o.max_wait_us = static_cast<int64_t>(std::llround(*x * 1000.0));
-  }
-  if (auto v = take("queue-capacity")) {
-    auto n = parse_int("queue-capacity", *v);
-    if (!n) return n.error();
-    o.queue_capacity = as_u32(*n);
-  }
-  if (auto v = take("timeout-ms")) {
-    auto n = parse_int("timeout-ms", *v);
-    if (!n) return n.error();
-    o.request_timeout_ms = *n;
-  }
-  if (auto v = take("lanes")) {
-    auto n = parse_int("lanes", *v);
-    if (!n) return n.error();
-    o.num_lanes = as_u32(*n);
-  }
-  if (auto v = take("strategy")) {
-    auto s = parse_strategy(*v);
-    if (!s)
-      return invalid_argument("--strategy: unknown strategy '" + *v + "'; allowed fifo, adaptive");
+  if (auto it = flags.find("strategy"); it != flags.end()) {
+    auto s = parse_strategy(it->second);
+    if (!s) {
+      return invalid_argument("--strategy: unknown strategy '" + it->second +
+                              "'; allowed fifo, adaptive");
+    }
     o.strategy = *s;
-  }
-  if (auto v = take("target-p99-ms")) {
-    auto x = parse_number("target-p99-ms", *v, -1e12, 1e12);
-    if (!x) return x.error();
-    o.target_p99_ms = *x;
+    flags.erase(it);
   }
   if (Status s = o.validate(); !s) return s.error();
   return o;

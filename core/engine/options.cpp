@@ -2,6 +2,9 @@
 
 #include <cmath>
 #include <sstream>
+#include <utility>
+
+#include "text_out.h"
 
 namespace batchscope {
 
@@ -21,31 +24,84 @@ std::optional<StrategyKind> parse_strategy(std::string_view name) {
 
 namespace {
 
-template <class T>
-std::optional<Error> check_range(const char* field, T value, T lo, T hi) {
-  if (value >= lo && value <= hi) return std::nullopt;
-  std::ostringstream m;
-  m << field << " = " << value << " is out of range; allowed " << lo << " to " << hi;
-  return invalid_argument(m.str());
+constexpr NumericOption kNumeric[] = {
+    {"max_batch_size", 1, kMaxBatchSize, true},
+    {"max_wait_us", 0, 10'000'000, true},
+    {"max_wait_ms", 0, 10'000, false},
+    {"queue_capacity", 1, 1u << 24, true},
+    {"request_timeout_ms", 1, 3'600'000, true},
+    {"num_lanes", 1, 64, true},
+    {"target_p99_ms", 0.01, 600'000, false},
+};
+
+std::string shortest(double v) {
+  std::string s;
+  append_number(s, v, v != v ? "NaN" : v > 0 ? "Infinity" : "-Infinity");
+  return s;
+}
+
+// A range's ends read plainly: 10000000, not 1e+07.
+std::string bound(double v) {
+  if (v != std::floor(v)) return shortest(v);
+  return std::to_string(static_cast<int64_t>(v));
+}
+
+Error out_of_range(std::string_view label, std::string_view shown, const NumericOption& f) {
+  return invalid_argument(std::string(label) + " = " + std::string(shown) +
+                          " is out of range; allowed " + bound(f.lo) + " to " + bound(f.hi));
 }
 
 }  // namespace
 
+std::span<const NumericOption> numeric_options() { return kNumeric; }
+
+const NumericOption* find_numeric_option(std::string_view name) {
+  for (const NumericOption& f : kNumeric) {
+    if (name == f.name) return &f;
+  }
+  return nullptr;
+}
+
+Status set_numeric_option(Options& o, std::string_view name, double value, std::string_view shown,
+                          std::string_view label) {
+  const NumericOption* f = find_numeric_option(name);
+  if (!f) return invalid_argument("unknown option '" + std::string(name) + "'");
+  if (label.empty()) label = name;
+  // NaN fails both comparisons, so it is refused here too.
+  if (!(value >= f->lo && value <= f->hi)) return out_of_range(label, shown, *f);
+  if (f->whole && value != std::floor(value)) {
+    return invalid_argument(std::string(label) + " must be a whole number, got " +
+                            std::string(shown));
+  }
+  // In range, so every conversion below is exact or rounds a fraction.
+  if (name == "max_batch_size") o.max_batch_size = static_cast<uint32_t>(value);
+  if (name == "max_wait_us") o.max_wait_us = static_cast<int64_t>(value);
+  if (name == "max_wait_ms") o.max_wait_us = std::llround(value * 1000.0);
+  if (name == "queue_capacity") o.queue_capacity = static_cast<uint32_t>(value);
+  if (name == "request_timeout_ms") o.request_timeout_ms = static_cast<int64_t>(value);
+  if (name == "num_lanes") o.num_lanes = static_cast<uint32_t>(value);
+  if (name == "target_p99_ms") o.target_p99_ms = value;
+  return Status::Ok();
+}
+
 Status Options::validate() const {
-  if (auto e = check_range<uint32_t>("max_batch_size", max_batch_size, 1, kMaxBatchSize)) return *e;
-  if (auto e = check_range<int64_t>("max_wait_us", max_wait_us, 0, 10'000'000)) return *e;
-  if (auto e = check_range<uint32_t>("queue_capacity", queue_capacity, 1, 1u << 24)) return *e;
-  if (auto e = check_range<int64_t>("request_timeout_ms", request_timeout_ms, 1, 3'600'000))
-    return *e;
-  if (auto e = check_range<uint32_t>("num_lanes", num_lanes, 1, 64)) return *e;
+  // Each field against its row of the table, quoting the field's own value.
+  const std::pair<const char*, double> fields[] = {
+      {"max_batch_size", static_cast<double>(max_batch_size)},
+      {"max_wait_us", static_cast<double>(max_wait_us)},
+      {"queue_capacity", static_cast<double>(queue_capacity)},
+      {"request_timeout_ms", static_cast<double>(request_timeout_ms)},
+      {"num_lanes", static_cast<double>(num_lanes)},
+      {"target_p99_ms", target_p99_ms},
+  };
+  for (const auto& [name, value] : fields) {
+    const NumericOption& f = *find_numeric_option(name);
+    if (!(value >= f.lo && value <= f.hi)) return out_of_range(name, shortest(value), f);
+  }
   if (strategy != StrategyKind::kFifo && strategy != StrategyKind::kAdaptive) {
     return invalid_argument("strategy = " + std::to_string(static_cast<int>(strategy)) +
                             " is unknown; allowed fifo, adaptive");
   }
-  if (!std::isfinite(target_p99_ms)) {
-    return invalid_argument("target_p99_ms is not a finite number; allowed 0.01 to 600000");
-  }
-  if (auto e = check_range<double>("target_p99_ms", target_p99_ms, 0.01, 600000.0)) return *e;
   return Status::Ok();
 }
 

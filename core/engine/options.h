@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -46,6 +47,27 @@ struct Options {
 };
 
 inline constexpr uint32_t kMaxBatchSize = 4096;
+
+// The numeric options by name with their allowed ranges, in the units their
+// names carry. One table serves validate(), the JSON reader and the command
+// line, so a value from outside is range-checked as a double before it is
+// converted to its field's type (a double out of an integer's range converts
+// to garbage), and every message quotes the value as it was given.
+struct NumericOption {
+  const char* name;  // "max_batch_size"; "max_wait_ms" is max_wait_us in milliseconds
+  double lo;
+  double hi;
+  bool whole;  // integers only
+};
+std::span<const NumericOption> numeric_options();
+const NumericOption* find_numeric_option(std::string_view name);
+
+// Checks `value` against the option `name` (a whole number where it must be
+// one, within range) and sets it. The error reads "LABEL = SHOWN is out of
+// range; allowed LO to HI", LABEL being `label` or else the name, and SHOWN
+// the value as the caller received it (the flag's text, the JSON number).
+Status set_numeric_option(Options& o, std::string_view name, double value, std::string_view shown,
+                          std::string_view label = {});
 
 // "max_batch_size=32 max_wait_us=2000 ..." for logs and summaries.
 std::string describe(const Options& o);

@@ -17,7 +17,10 @@
 #include <deque>
 #include <mutex>
 #include <thread>
+#include <variant>
 #include <vector>
+
+#include "http_response.h"
 
 namespace batchscope {
 
@@ -70,53 +73,6 @@ struct Conn {
   std::string in;  // bytes read, not yet a whole response
   HttpLoadClient::Done done;
 };
-
-// Length of a whole response at the front of `in`, with its status and body,
-// or 0 when more bytes are needed. Content-Length framing (what inference
-// servers send); chunked answers are decoded too.
-size_t complete_response(const std::string& in, int& status, std::string& body) {
-  const size_t head = in.find("\r\n\r\n");
-  if (head == std::string::npos || in.size() < 12) return 0;
-  status = std::atoi(in.c_str() + 9);
-  auto header = [&](std::string_view name) -> std::string_view {
-    size_t pos = 0;
-    while ((pos = in.find("\r\n", pos)) != std::string::npos && pos < head) {
-      pos += 2;
-      if (in.size() - pos >= name.size() &&
-          strncasecmp(in.data() + pos, name.data(), name.size()) == 0) {
-        const size_t v = in.find_first_not_of(' ', pos + name.size());
-        return std::string_view(in).substr(v, in.find("\r\n", v) - v);
-      }
-    }
-    return {};
-  };
-  const std::string_view cl = header("content-length:");
-  if (!cl.empty()) {
-    const size_t len = std::strtoull(std::string(cl).c_str(), nullptr, 10);
-    if (in.size() < head + 4 + len) return 0;
-    body.assign(in, head + 4, len);
-    return head + 4 + len;
-  }
-  if (header("transfer-encoding:").find("chunked") != std::string_view::npos) {
-    size_t pos = head + 4;
-    body.clear();
-    for (;;) {
-      const size_t eol = in.find("\r\n", pos);
-      if (eol == std::string::npos) return 0;
-      const size_t n = std::strtoull(in.c_str() + pos, nullptr, 16);
-      if (n == 0) {
-        const size_t end = in.find("\r\n\r\n", eol);
-        return end == std::string::npos ? (in.compare(eol, 4, "\r\n\r\n") == 0 ? eol + 4 : 0)
-                                        : end + 4;
-      }
-      if (in.size() < eol + 2 + n + 2) return 0;
-      body.append(in, eol + 2, n);
-      pos = eol + 2 + n + 2;
-    }
-  }
-  body.clear();  // no body framing: an empty body (204, 304, ...)
-  return head + 4;
-}
 
 }  // namespace
 
@@ -233,24 +189,45 @@ struct HttpLoadClient::Impl {
       const ssize_t n = ::recv(c.fd, buf, sizeof buf, 0);
       if (n > 0) {
         c.in.append(buf, static_cast<size_t>(n));
+        // Parsed after every read, so a server cannot grow the buffer past
+        // the response limit by sending faster than we parse.
+        if (!take_responses(c, false)) return;
         continue;
       }
-      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
+      if (n < 0 && errno == EINTR) continue;
+      // A response without a length ends where the connection does.
+      if (n == 0 && !take_responses(c, true)) return;
       return fail(c, n == 0 ? "the server closed the connection" : std::strerror(errno));
     }
-    int status = 0;
-    std::string body;
-    const size_t used = complete_response(c.in, status, body);
-    if (used == 0) return;
-    if (status == 100) {  // an interim answer; the real one follows
-      c.in.erase(0, used);
-      return readable(c);
+  }
+
+  // Hands over each whole response in c.in; false once the connection has
+  // been closed (a malformed response, or the server said it closes).
+  bool take_responses(Conn& c, bool eof) {
+    for (;;) {
+      HttpResponseParse r = parse_response(c.in, eof);
+      if (std::holds_alternative<std::monostate>(r)) return true;
+      if (const auto* e = std::get_if<HttpResponseError>(&r)) {
+        fail(c, "malformed response: " + e->message);
+        return false;
+      }
+      const HttpResponse& resp = std::get<HttpResponse>(r);
+      c.in.erase(0, resp.size);
+      if (resp.status < 200) continue;  // interim (100 Continue); the real answer follows
+      if (!c.busy) {
+        fail(c, "the server sent a response to no request");
+        return false;
+      }
+      Done done = std::move(c.done);
+      c.busy = false;
+      c.done = nullptr;
+      done(resp.status, resp.body);
+      if (!resp.keep_alive) {
+        fail(c, "the server closed the connection");
+        return false;
+      }
     }
-    c.in.erase(0, used);
-    Done done = std::move(c.done);
-    c.busy = false;
-    c.done = nullptr;
-    done(status, body);
   }
 
   void loop() {
@@ -265,12 +242,11 @@ struct HttpLoadClient::Impl {
         }
         Conn& c = conns[events[i].data.u32];
         if (c.fd < 0) continue;
-        if (events[i].events & (EPOLLERR | EPOLLHUP)) {
-          fail(c, "connection error");
-          continue;
-        }
-        if (events[i].events & EPOLLOUT) flush(c);
-        if (c.fd >= 0 && (events[i].events & EPOLLIN)) readable(c);
+        // Read before acting on a hang-up: a response that ends with the
+        // connection is complete only once its last bytes are read. recv()
+        // then reports the close or the error itself.
+        if (events[i].events & (EPOLLIN | EPOLLERR | EPOLLHUP)) readable(c);
+        if (c.fd >= 0 && (events[i].events & EPOLLOUT)) flush(c);
       }
       dispatch();
     }

@@ -5,6 +5,8 @@
 // carries one request at a time; requests wait in a FIFO for a free
 // connection (that wait counts in the caller's latency, as it should).
 // Plain POSIX sockets: no Qt, no event loop of the caller's.
+// Responses are read with parse_response (http_response.h): a malformed one,
+// or one past its size limits, fails its request and closes the connection.
 //
 // Thread-safety: send() from any thread; callbacks run on the client's
 // thread and must not block.

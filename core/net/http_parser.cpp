@@ -234,7 +234,17 @@ void HttpParser::reset_message_state() {
   connection_keep_alive_ = false;
 }
 
+HttpPhase HttpParser::phase() const {
+  switch (state_) {
+    case State::kStart: return pos_ < buf_.size() ? HttpPhase::kHead : HttpPhase::kIdle;
+    case State::kHead: return HttpPhase::kHead;
+    case State::kFailed: return HttpPhase::kIdle;
+    default: return HttpPhase::kBody;
+  }
+}
+
 HttpRequest HttpParser::take_request() {
+  ++messages_;
   HttpRequest out = std::move(cur_);
   cur_ = HttpRequest{};
   reset_message_state();

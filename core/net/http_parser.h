@@ -71,6 +71,13 @@ struct HttpRequest {
   std::string_view path() const;
 };
 
+// Where the message being read stands, for the listener's read deadlines.
+enum class HttpPhase {
+  kIdle,  // between messages: nothing of the next one has arrived
+  kHead,  // its request line and headers are arriving
+  kBody,  // its body (or chunked trailers) is arriving
+};
+
 struct HttpParseError {
   // 400 bad syntax or framing, 413 body too large, 431 headers too large,
   // 501 unsupported Transfer-Encoding, 505 not HTTP/1.x.
@@ -105,6 +112,13 @@ class HttpParser {
   // Input bytes held and not yet parsed. Body bytes already moved into the
   // request being assembled are not counted; 0 after a failure.
   size_t buffered() const { return buf_.size() - pos_; }
+
+  HttpPhase phase() const;
+  // Decoded body bytes of the message being read, so far.
+  uint64_t body_bytes() const { return cur_.body.size(); }
+  // Requests completed so far: a change tells a new message apart from the
+  // previous one when both are in the same phase.
+  uint64_t messages() const { return messages_; }
 
  private:
   enum class State {
@@ -165,6 +179,7 @@ class HttpParser {
   bool connection_keep_alive_ = false;
 
   HttpRequest cur_;
+  uint64_t messages_ = 0;
   HttpParseError error_;
   bool continue_pending_ = false;
 };

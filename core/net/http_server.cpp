@@ -1,14 +1,20 @@
 #include "http_server.h"
 
-#include "text_out.h"
+#include <sys/socket.h>
 
 #include <QHostAddress>
 #include <QTcpServer>
 #include <QTcpSocket>
 #include <QTimer>
+#include <algorithm>
+#include <array>
+#include <cstdio>
 #include <deque>
 #include <mutex>
 #include <unordered_map>
+
+#include "read_watch.h"
+#include "text_out.h"
 
 namespace batchscope {
 
@@ -16,8 +22,11 @@ const char* status_reason(int status) {
   switch (status) {
     case 200: return "OK";
     case 400: return "Bad Request";
+    case 401: return "Unauthorized";
+    case 403: return "Forbidden";
     case 404: return "Not Found";
     case 405: return "Method Not Allowed";
+    case 408: return "Request Timeout";
     case 413: return "Content Too Large";
     case 422: return "Unprocessable Content";
     case 429: return "Too Many Requests";
@@ -40,6 +49,32 @@ HttpResponse error_response(int status, const std::string& message) {
   return r;
 }
 
+bool is_loopback_host(const std::string& host) {
+  QHostAddress a;
+  return a.setAddress(QString::fromStdString(host)) && a.isLoopback();
+}
+
+namespace {
+
+TimePoint steady_now() {
+  return std::chrono::time_point_cast<Duration>(std::chrono::steady_clock::now());
+}
+
+// The answer to a request whose handling threw: the listener keeps serving.
+HttpResponse exception_response(std::exception_ptr e) {
+  try {
+    std::rethrow_exception(e);
+  } catch (const std::bad_alloc&) {
+    return error_response(500, "the server ran out of memory handling this request");
+  } catch (const std::exception& x) {
+    return error_response(500, std::string("internal error handling this request: ") + x.what());
+  } catch (...) {
+  }
+  return error_response(500, "internal error handling this request");
+}
+
+}  // namespace
+
 // Where Responders post to; outlives the Listener so a late answer is dropped
 // instead of reaching a deleted object.
 struct Hub {
@@ -52,12 +87,32 @@ struct Responder::Shared {
   uint64_t conn = 0;
   uint64_t seq = 0;
   std::atomic<bool> sent{false};
+  ~Shared();
 };
+
+namespace {
+void deliver(const std::shared_ptr<Hub>& hub, uint64_t conn, uint64_t seq, HttpResponse r);
+}
+
+Responder::Shared::~Shared() {
+  // The last copy went unanswered (a callback the engine never ran, a path
+  // that forgot to answer): the client still gets exactly one response.
+  if (!sent.exchange(true)) {
+    try {
+      deliver(hub, conn, seq, error_response(500, "the server produced no answer to this request"));
+    } catch (...) {
+    }
+  }
+}
 
 class Listener : public QObject {
  public:
   Listener(HttpServer::Handler handler, HttpServerOptions options)
-      : handler_(std::move(handler)), options_(options), hub_(std::make_shared<Hub>()) {
+      : handler_(std::move(handler)),
+        options_(options),
+        timeouts_{std::chrono::milliseconds(options.header_timeout_ms),
+                  options.min_body_bytes_per_s, std::chrono::milliseconds(options.body_grace_ms)},
+        hub_(std::make_shared<Hub>()) {
     hub_->listener = this;
   }
   ~Listener() override {
@@ -67,7 +122,8 @@ class Listener : public QObject {
 
   Expected<uint16_t> listen(const std::string& host, uint16_t port) {
     server_ = new QTcpServer(this);
-    QObject::connect(server_, &QTcpServer::newConnection, this, [this] { accept(); });
+    QObject::connect(server_, &QTcpServer::newConnection, this,
+                     [this] { guarded([this] { accept(); }); });
     QHostAddress addr;
     if (!addr.setAddress(QString::fromStdString(host))) {
       return invalid_argument("--host " + host + " is not an IP address (for example 127.0.0.1)");
@@ -76,6 +132,14 @@ class Listener : public QObject {
       return invalid_argument("cannot listen on " + host + ":" + std::to_string(port) + ": " +
                               server_->errorString().toStdString());
     }
+    // One timer checks every connection's deadlines; a quarter of the
+    // shortest one keeps a 408 within 25% of its deadline.
+    const int shortest = std::min({options_.header_timeout_ms, options_.body_grace_ms,
+                                   options_.linger_ms});
+    ticker_ = new QTimer(this);
+    ticker_->setInterval(std::clamp(shortest / 4, 10, 250));
+    QObject::connect(ticker_, &QTimer::timeout, this, [this] { guarded([this] { tick(); }); });
+    ticker_->start();
     return static_cast<uint16_t>(server_->serverPort());
   }
 
@@ -94,6 +158,10 @@ class Listener : public QObject {
   size_t connections() const { return conns_.size(); }
 
   void close_all() {
+    // Timers belong to this thread: the ticker goes here, not with the
+    // Listener, which is deleted on the controlling thread.
+    delete ticker_;
+    ticker_ = nullptr;
     // disconnectFromHost() may report the disconnect at once, and gone()
     // erases from conns_: take the sockets first (deleted later, not now).
     std::vector<QTcpSocket*> sockets;
@@ -105,10 +173,19 @@ class Listener : public QObject {
     Conn* c = find(conn);
     if (!c || c->pending.empty() || seq < c->pending.front().seq) return;
     Slot& s = c->pending[seq - c->pending.front().seq];
-    s.bytes = serialize(r, s.close);
+    if (s.ready) return;
+    try {
+      s.bytes = serialize(r, s.close);
+      s.status = r.status;
+    } catch (...) {
+      ++handler_exceptions_;
+      s.bytes = serialize(error_response(500, "the answer could not be written"), s.close);
+      s.status = 500;
+    }
     s.ready = true;
-    s.error = r.status >= 400;
-    s.hooks.clear();
+    // The hooks die after the flush: a hook's destructor may answer another
+    // request, which must not move the queue under `s`.
+    const auto hooks = std::move(s.hooks);
     flush(*c);
   }
 
@@ -119,16 +196,28 @@ class Listener : public QObject {
     if (!s.ready) s.hooks.push_back(std::move(f));
   }
 
-  std::shared_ptr<Hub> hub() const { return hub_; }
-  std::atomic<uint64_t> requests{0};
-  std::atomic<uint64_t> errors{0};
+  uint64_t written() const { return written_.load(); }
+  uint64_t errors() const { return errors_.load(); }
+
+  HttpCounters counters() const {
+    HttpCounters c;
+    c.parsed = parsed_.load();
+    c.written = written_.load();
+    c.errors = errors_.load();
+    c.dropped = dropped_.load();
+    c.handler_exceptions = handler_exceptions_.load();
+    for (size_t code = 0; code < by_status_.size(); ++code) {
+      if (const uint64_t n = by_status_[code].load()) c.by_status.emplace_back(code, n);
+    }
+    return c;
+  }
 
  private:
   struct Slot {
     uint64_t seq = 0;
     bool ready = false;
     bool close = false;  // close the connection after this response
-    bool error = false;
+    int status = 0;
     QByteArray bytes;
     std::vector<std::function<void()>> hooks;
   };
@@ -136,11 +225,32 @@ class Listener : public QObject {
     QTcpSocket* socket = nullptr;
     QTimer* idle = nullptr;
     HttpParser parser;
+    ReadWatch watch;
     std::deque<Slot> pending;
     uint64_t next_seq = 0;
-    bool closing = false;  // no further requests are read
-    explicit Conn(HttpLimits l) : parser(l) {}
+    bool closing = false;      // no further requests are read
+    bool paused = false;       // not read until answers drain (backpressure)
+    bool lingering = false;    // the last answer is out; discarding input until close
+    bool half_closed = false;  // our side shut for writing
+    uint64_t discarded = 0;    // bytes read and dropped while lingering
+    TimePoint linger_until{};
+    uint64_t id = 0;
+    Conn(uint64_t i, HttpLimits l, ReadTimeouts t) : parser(l), watch(t), id(i) {}
   };
+
+  // Runs an event handler's work; nothing may escape into Qt's event loop.
+  template <class F>
+  void guarded(F f) noexcept {
+    try {
+      f();
+    } catch (const std::exception& e) {
+      ++handler_exceptions_;
+      std::fprintf(stderr, "batchscope: http: caught %s\n", e.what());
+    } catch (...) {
+      ++handler_exceptions_;
+      std::fprintf(stderr, "batchscope: http: caught an unknown exception\n");
+    }
+  }
 
   Conn* find(uint64_t id) {
     auto it = conns_.find(id);
@@ -150,9 +260,12 @@ class Listener : public QObject {
   void accept() {
     while (QTcpSocket* sock = server_->nextPendingConnection()) {
       const uint64_t id = ++next_conn_;
-      auto c = std::make_unique<Conn>(options_.limits);
+      auto c = std::make_unique<Conn>(id, options_.limits, timeouts_);
       c->socket = sock;
       sock->setSocketOption(QAbstractSocket::LowDelayOption, 1);
+      // Bounded, so that a connection we stop reading pushes back on its
+      // client through TCP instead of filling our memory.
+      sock->setReadBufferSize(qint64{1} << 20);
       c->idle = new QTimer(sock);
       c->idle->setSingleShot(true);
       c->idle->setInterval(options_.idle_timeout_ms);
@@ -164,58 +277,165 @@ class Listener : public QObject {
           conn->idle->start();
       });
       QObject::connect(sock, &QTcpSocket::readyRead, this, [this, id] { read(id); });
-      QObject::connect(sock, &QTcpSocket::disconnected, this, [this, id] { gone(id); });
+      QObject::connect(sock, &QTcpSocket::bytesWritten, this,
+                       [this, id] { guarded([&] { on_written(id); }); });
+      QObject::connect(sock, &QTcpSocket::disconnected, this,
+                       [this, id] { guarded([&] { gone(id); }); });
       c->idle->start();
       conns_.emplace(id, std::move(c));
     }
   }
 
   void read(uint64_t id) {
+    try {
+      read_requests(id);
+    } catch (...) {
+      // Reading or parsing itself failed (memory): answer and close.
+      ++handler_exceptions_;
+      const std::exception_ptr e = std::current_exception();
+      guarded([&] {
+        if (Conn* c = find(id); c && !c->closing) answer_and_close(*c, id, exception_response(e));
+      });
+    }
+  }
+
+  void read_requests(uint64_t id) {
     Conn* c = find(id);
     if (!c) return;
+    if (c->closing) return discard(*c);
+    if (over_backlog(*c)) {
+      c->paused = true;
+      return;
+    }
     const QByteArray data = c->socket->readAll();
-    if (c->closing) return;
     c->idle->start();
     c->parser.append(data.constData(), static_cast<size_t>(data.size()));
     while (!c->closing) {
       auto next = c->parser.next();
       if (c->parser.take_continue()) c->socket->write("HTTP/1.1 100 Continue\r\n\r\n");
       if (std::holds_alternative<std::monostate>(next)) break;
-      Slot& s = c->pending.emplace_back();
-      s.seq = c->next_seq++;
-      const uint64_t seq = s.seq;
       if (auto* err = std::get_if<HttpParseError>(&next)) {
-        s.close = true;
-        c->closing = true;
-        complete(id, seq, error_response(err->status, err->message));
-        return;
+        return answer_and_close(*c, id, error_response(err->status, err->message));
       }
       HttpRequest& req = std::get<HttpRequest>(next);
+      Slot& s = new_slot(*c);
       s.close = !req.keep_alive;
       if (s.close) c->closing = true;
       Responder r;
       r.shared_ = std::make_shared<Responder::Shared>();
       r.shared_->hub = hub_;
       r.shared_->conn = id;
-      r.shared_->seq = seq;
-      handler_(std::move(req), r);
+      r.shared_->seq = s.seq;
+      try {
+        handler_(std::move(req), r);
+      } catch (...) {
+        ++handler_exceptions_;
+        r.send(exception_response(std::current_exception()));
+      }
       c = find(id);  // the handler may have answered and closed
       if (!c) return;
+      if (!c->closing && over_backlog(*c)) {
+        c->paused = true;  // the rest stays in the parser until answers drain
+        return;
+      }
     }
+    if (!c->closing) check_deadlines(*c, id, steady_now());
+  }
+
+  Slot& new_slot(Conn& c) {
+    Slot& s = c.pending.emplace_back();
+    s.seq = c.next_seq++;
+    ++parsed_;
+    return s;
+  }
+
+  // An answer of the server's own (a refused request, a deadline) that ends
+  // the connection.
+  void answer_and_close(Conn& c, uint64_t id, HttpResponse r) {
+    Slot& s = new_slot(c);
+    s.close = true;
+    c.closing = true;
+    complete(id, s.seq, std::move(r));
+  }
+
+  void check_deadlines(Conn& c, uint64_t id, TimePoint now) {
+    if (c.closing || c.paused) return;
+    auto why = c.watch.check(now, c.parser.phase(), c.parser.body_bytes(), c.parser.messages());
+    if (why) answer_and_close(c, id, error_response(408, *why));
+  }
+
+  bool over_backlog(const Conn& c) const {
+    return c.pending.size() >= options_.max_pending_responses ||
+           static_cast<size_t>(c.socket->bytesToWrite()) > options_.max_unwritten_bytes;
+  }
+
+  // Input after the connection's last request: read (so the kernel does not
+  // answer it with a reset) and dropped, up to the linger limit.
+  void discard(Conn& c) {
+    c.discarded += static_cast<uint64_t>(c.socket->readAll().size());
+    if (c.lingering && c.discarded > options_.linger_bytes) c.socket->abort();
   }
 
   void flush(Conn& c) {
     while (!c.pending.empty() && c.pending.front().ready) {
       Slot& s = c.pending.front();
       c.socket->write(s.bytes);
-      ++requests;
-      if (s.error) ++errors;
+      ++written_;
+      if (s.status >= 400) ++errors_;
+      if (s.status >= 0 && static_cast<size_t>(s.status) < by_status_.size()) ++by_status_[s.status];
       const bool close = s.close;
       c.pending.pop_front();
-      if (close) {
-        c.socket->disconnectFromHost();
-        return;
+      if (close) return linger(c);
+    }
+    resume_if_drained(c);
+  }
+
+  // Graceful close: the answer goes out, our side is shut once it is
+  // written, and input is discarded until the client closes or the linger
+  // limits pass (tick() then aborts).
+  void linger(Conn& c) {
+    c.lingering = true;
+    c.closing = true;
+    c.linger_until = steady_now() + std::chrono::milliseconds(options_.linger_ms);
+    c.socket->flush();
+    if (c.socket->bytesToWrite() == 0) half_close(c);
+  }
+
+  void half_close(Conn& c) {
+    if (c.half_closed) return;
+    c.half_closed = true;
+    ::shutdown(static_cast<int>(c.socket->socketDescriptor()), SHUT_WR);
+  }
+
+  void on_written(uint64_t id) {
+    Conn* c = find(id);
+    if (!c) return;
+    if (c->lingering && c->socket->bytesToWrite() == 0) half_close(*c);
+    resume_if_drained(*c);
+  }
+
+  void resume_if_drained(Conn& c) {
+    if (!c.paused || c.closing || over_backlog(c)) return;
+    c.paused = false;
+    c.watch.restart(steady_now());  // our pause is not the client's delay
+    // Queued, not called: this may run inside a handler of this connection.
+    QMetaObject::invokeMethod(this, [this, id = c.id] { read(id); }, Qt::QueuedConnection);
+  }
+
+  void tick() {
+    const TimePoint now = steady_now();
+    std::vector<uint64_t> ids;
+    ids.reserve(conns_.size());
+    for (const auto& [id, c] : conns_) ids.push_back(id);
+    // Each step may close a connection (and erase it): look each up afresh.
+    for (uint64_t id : ids) {
+      Conn* c = find(id);
+      if (!c) continue;
+      if (c->lingering) {
+        if (now >= c->linger_until) c->socket->abort();
+        continue;
       }
+      check_deadlines(*c, id, now);
     }
   }
 
@@ -224,8 +444,10 @@ class Listener : public QObject {
     if (it == conns_.end()) return;
     std::unique_ptr<Conn> c = std::move(it->second);
     conns_.erase(it);
+    dropped_ += c->pending.size();  // answers that will never be written
     for (Slot& s : c->pending) {
-      for (auto& hook : s.hooks) hook();
+      const auto hooks = std::move(s.hooks);
+      for (const auto& hook : hooks) guarded(hook);
     }
     c->socket->deleteLater();
   }
@@ -246,26 +468,47 @@ class Listener : public QObject {
 
   HttpServer::Handler handler_;
   HttpServerOptions options_;
+  ReadTimeouts timeouts_;
   std::shared_ptr<Hub> hub_;
   QTcpServer* server_ = nullptr;
+  QTimer* ticker_ = nullptr;
   std::unordered_map<uint64_t, std::unique_ptr<Conn>> conns_;
   uint64_t next_conn_ = 0;
+
+  std::atomic<uint64_t> parsed_{0};
+  std::atomic<uint64_t> written_{0};
+  std::atomic<uint64_t> errors_{0};
+  std::atomic<uint64_t> dropped_{0};
+  std::atomic<uint64_t> handler_exceptions_{0};
+  std::array<std::atomic<uint64_t>, 600> by_status_{};
 };
+
+namespace {
+
+void deliver(const std::shared_ptr<Hub>& hub, uint64_t conn, uint64_t seq, HttpResponse r) {
+  Listener* l = nullptr;
+  {
+    std::lock_guard g(hub->mu);
+    l = hub->listener;
+    if (!l) return;
+    if (QThread::currentThread() != l->thread()) {
+      QMetaObject::invokeMethod(
+          l, [l, conn, seq, r = std::move(r)]() mutable { l->complete(conn, seq, std::move(r)); },
+          Qt::QueuedConnection);
+      return;
+    }
+  }
+  // On the I/O thread the listener lives as long as the thread runs, and
+  // completing may close a connection whose other answers deliver again:
+  // no lock is held here.
+  l->complete(conn, seq, std::move(r));
+}
+
+}  // namespace
 
 void Responder::send(HttpResponse response) const {
   if (!shared_ || shared_->sent.exchange(true)) return;
-  std::lock_guard g(shared_->hub->mu);
-  Listener* l = shared_->hub->listener;
-  if (!l) return;
-  const uint64_t conn = shared_->conn, seq = shared_->seq;
-  if (QThread::currentThread() == l->thread()) {
-    l->complete(conn, seq, std::move(response));
-  } else {
-    QMetaObject::invokeMethod(
-        l,
-        [l, conn, seq, r = std::move(response)]() mutable { l->complete(conn, seq, std::move(r)); },
-        Qt::QueuedConnection);
-  }
+  deliver(shared_->hub, shared_->conn, shared_->seq, std::move(response));
 }
 
 void Responder::on_disconnect(std::function<void()> f) const {
@@ -323,7 +566,8 @@ void HttpServer::post(std::function<void()> f) {
   QMetaObject::invokeMethod(listener_, std::move(f), Qt::QueuedConnection);
 }
 
-uint64_t HttpServer::requests() const { return listener_->requests.load(); }
-uint64_t HttpServer::errors() const { return listener_->errors.load(); }
+uint64_t HttpServer::requests() const { return listener_->written(); }
+uint64_t HttpServer::errors() const { return listener_->errors(); }
+HttpCounters HttpServer::counters() const { return listener_->counters(); }
 
 }  // namespace batchscope

@@ -5,14 +5,33 @@
 // Each parsed request goes to the handler on the I/O thread together with a
 // Responder, which any thread may complete exactly once (an engine lane
 // completes it when the batch returns). Responses go out in request order,
-// so pipelined requests are answered in order. Keep-alive, an idle timeout,
-// and the parser's limits (431 for headers over 16 KiB, 413 for bodies over
-// the limit, before they are buffered) hold per connection. A client that
-// disconnects runs the cancel hooks of its unanswered requests, so queued
-// work for it is cancelled.
+// so pipelined requests are answered in order. A client that disconnects
+// runs the cancel hooks of its unanswered requests, so queued work for it is
+// cancelled.
+//
+// Hostile and careless clients (each rule per connection):
+//  - limits before memory: 431 for a head over 16 KiB, 413 for a body over
+//    the limit, before either is buffered (HttpParser);
+//  - deadlines: 408 when a request's head does not arrive within
+//    header_timeout_ms of its first byte, or its body arrives slower than
+//    min_body_bytes_per_s after a grace period (ReadWatch); an idle
+//    keep-alive connection is closed after idle_timeout_ms;
+//  - backpressure: while max_pending_responses answers wait or
+//    max_unwritten_bytes are unwritten, the connection is not read, so a
+//    client that pipelines without reading cannot grow the server's memory;
+//  - graceful close: an answer that ends the connection (an error, or
+//    Connection: close) is written, the socket half-closed, and what the
+//    client still sends read and discarded for at most linger_ms and
+//    linger_bytes, so a client busy writing a refused body reads the 413
+//    instead of a connection reset;
+//  - no exception escapes an event handler: one thrown while a request is
+//    handled answers it 500 (naming the cause) and serving goes on; a
+//    Responder dropped unanswered answers 500, so every request parsed gets
+//    exactly one response.
 //
 // Thread-safety: start() and stop() from one controlling thread; Responder
-// from any thread; the handler runs on the I/O thread only.
+// from any thread; the handler runs on the I/O thread only; the counters may
+// be read from any thread.
 
 #include <QObject>
 #include <QThread>
@@ -21,6 +40,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "http_parser.h"
@@ -39,10 +59,14 @@ struct HttpResponse {
 HttpResponse error_response(int status, const std::string& message);
 const char* status_reason(int status);
 
+// True for 127.0.0.0/8 and ::1: addresses no other machine can reach.
+bool is_loopback_host(const std::string& host);
+
 class Listener;
 
 // Completes one request. Copyable; the first send() wins, later ones are
-// ignored. If the client has gone, the response is dropped.
+// ignored. If the client has gone, the response is dropped. When the last
+// copy goes without a send(), the request is answered 500.
 class Responder {
  public:
   Responder() = default;
@@ -59,7 +83,30 @@ class Responder {
 
 struct HttpServerOptions {
   HttpLimits limits;
-  int idle_timeout_ms = 60'000;  // an idle keep-alive connection is closed after this
+  int idle_timeout_ms = 60'000;    // an idle keep-alive connection is closed after this
+  int header_timeout_ms = 10'000;  // a request's line and headers must arrive within this
+  // After body_grace_ms, a body must arrive at least this fast on average
+  // (bytes per second; 0: no minimum).
+  double min_body_bytes_per_s = 1024;
+  int body_grace_ms = 5'000;
+  // After an answer that closes the connection: read and discard for at
+  // most this long and this much, then close.
+  int linger_ms = 5'000;
+  uint64_t linger_bytes = uint64_t{64} << 20;
+  // Backpressure thresholds: answers waiting (pipelined) and bytes not yet
+  // written, beyond which the connection is not read until they drain.
+  size_t max_pending_responses = 64;
+  size_t max_unwritten_bytes = size_t{8} << 20;
+};
+
+// Counts of one server since it was made.
+struct HttpCounters {
+  uint64_t parsed = 0;   // requests read (or refused while reading): each is answered once
+  uint64_t written = 0;  // answers written to their connection
+  uint64_t errors = 0;   // of which with status >= 400
+  uint64_t dropped = 0;  // answers never written: the client had gone
+  uint64_t handler_exceptions = 0;  // exceptions caught at the connection boundary
+  std::vector<std::pair<int, uint64_t>> by_status;  // written answers per status, ascending
 };
 
 class HttpServer {
@@ -78,8 +125,9 @@ class HttpServer {
   // Runs `f` on the I/O thread (for work that must live there, like timers).
   void post(std::function<void()> f);
 
-  uint64_t requests() const;  // answered, all routes
-  uint64_t errors() const;    // answered with a status >= 400
+  uint64_t requests() const;  // answers written, all routes
+  uint64_t errors() const;    // of which with a status >= 400
+  HttpCounters counters() const;
 
  private:
   QThread thread_;

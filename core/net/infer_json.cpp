@@ -4,9 +4,11 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QJsonParseError>
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 namespace batchscope {
 
@@ -15,9 +17,10 @@ namespace {
 HttpError unfit(std::string m) { return HttpError{422, std::move(m)}; }
 HttpError malformed(std::string m) { return HttpError{400, std::move(m)}; }
 
-// The fast path for {"data": [n, n, ...]}: returns false (and leaves `out`
+// The fast path for {"data": [n, n, ...]}: the first `limit` values go to
+// `out`, all of them are counted. Returns false (and leaves `out` and `count`
 // unspecified) on anything else, which then goes through the full parser.
-bool scan_simple(std::string_view s, std::vector<float>& out) {
+bool scan_simple(std::string_view s, std::vector<float>& out, size_t limit, uint64_t& count) {
   size_t i = 0;
   auto ws = [&] {
     while (i < s.size() && (s[i] == ' ' || s[i] == '\n' || s[i] == '\r' || s[i] == '\t')) ++i;
@@ -39,7 +42,10 @@ bool scan_simple(std::string_view s, std::vector<float>& out) {
       auto [p, ec] = std::from_chars(s.data() + i, s.data() + s.size(), v);
       if (ec != std::errc()) return false;
       i = static_cast<size_t>(p - s.data());
-      out.push_back(v);
+      // Stored up to what the model takes; beyond it only counted, so a
+      // body of millions of values costs no memory on the way to its 422.
+      if (out.size() < limit) out.push_back(v);
+      ++count;
       ws();
       if (i < s.size() && s[i] == ',') {
         ++i;
@@ -57,58 +63,103 @@ bool scan_simple(std::string_view s, std::vector<float>& out) {
   return i == s.size();
 }
 
-void flatten(const QJsonValue& v, std::vector<QJsonValue>& out) {
-  if (v.isArray()) {
-    for (const QJsonValue& e : v.toArray()) flatten(e, out);
-  } else {
-    out.push_back(v);
-  }
+// The values of a (possibly nested) array, counted in place: nothing is
+// copied, so a body's values are held once, by the JSON document. Depth is
+// bounded by the JSON parser's nesting limit.
+uint64_t count_values(const QJsonValue& v) {
+  if (!v.isArray()) return 1;
+  uint64_t n = 0;
+  for (const QJsonValue& e : v.toArray()) n += count_values(e);
+  return n;
 }
 
-// Writes JSON values into a tensor of `dtype`; an element of the wrong kind
-// is an error naming the input and the index.
-std::optional<HttpError> fill(Tensor& t, const std::vector<QJsonValue>& vals,
-                              const std::string& input) {
-  auto bad = [&](size_t i, const char* want) {
+// A double beyond float's range becomes an infinity explicitly (the plain
+// conversion is undefined there); the model's finite check then refuses it.
+float to_float(double d) {
+  // 2^128 - 2^103: from here on a double rounds to infinity; below it, to
+  // at most FLT_MAX (so numpy's printed float32 max, 3.4028235e+38, fits).
+  constexpr double kOverflow = 340282356779733661637539395458142568448.0;
+  if (d >= kOverflow) return std::numeric_limits<float>::infinity();
+  if (d <= -kOverflow) return -std::numeric_limits<float>::infinity();
+  return static_cast<float>(d);
+}
+
+// Writes one JSON value into element i of a tensor; an element of the wrong
+// kind is an error naming the input and the index.
+std::optional<HttpError> put(Tensor& t, size_t i, const QJsonValue& v, const std::string& input) {
+  auto bad = [&](const char* want) {
     return unfit("input '" + input + "' element " + std::to_string(i) + " is not " + want);
   };
-  for (size_t i = 0; i < vals.size(); ++i) {
-    const QJsonValue& v = vals[i];
-    switch (t.dtype()) {
-      case DType::kFloat32:
-        if (!v.isDouble()) return bad(i, "a number");
-        t.as<float>()[i] = static_cast<float>(v.toDouble());
-        break;
-      case DType::kFloat64:
-        if (!v.isDouble()) return bad(i, "a number");
-        t.as<double>()[i] = v.toDouble();
-        break;
-      case DType::kFloat16:
-        if (!v.isDouble()) return bad(i, "a number");
-        t.as<uint16_t>()[i] = float_to_half(static_cast<float>(v.toDouble()));
-        break;
-      case DType::kInt64:
-      case DType::kInt32:
-      case DType::kUInt8: {
-        const double d = v.toDouble();
-        if (!v.isDouble() || d != std::floor(d)) return bad(i, "a whole number");
-        if (t.dtype() == DType::kInt64)
-          t.as<int64_t>()[i] = static_cast<int64_t>(d);
-        else if (t.dtype() == DType::kInt32)
-          t.as<int32_t>()[i] = static_cast<int32_t>(d);
-        else if (d < 0 || d > 255)
-          return bad(i, "a whole number from 0 to 255");
-        else
-          t.as<uint8_t>()[i] = static_cast<uint8_t>(d);
-        break;
+  switch (t.dtype()) {
+    case DType::kFloat32:
+      if (!v.isDouble()) return bad("a number");
+      t.as<float>()[i] = to_float(v.toDouble());
+      break;
+    case DType::kFloat64:
+      if (!v.isDouble()) return bad("a number");
+      t.as<double>()[i] = v.toDouble();
+      break;
+    case DType::kFloat16:
+      if (!v.isDouble()) return bad("a number");
+      t.as<uint16_t>()[i] = float_to_half(to_float(v.toDouble()));
+      break;
+    case DType::kInt64:
+    case DType::kInt32:
+    case DType::kUInt8: {
+      const double d = v.toDouble();
+      if (!v.isDouble() || d != std::floor(d)) return bad("a whole number");
+      // Range-checked before the conversion, which is undefined outside it.
+      if (t.dtype() == DType::kInt64) {
+        if (d < -9223372036854775808.0 || d >= 9223372036854775808.0)
+          return bad("a whole number within INT64's range");
+        t.as<int64_t>()[i] = static_cast<int64_t>(d);
+      } else if (t.dtype() == DType::kInt32) {
+        if (d < -2147483648.0 || d > 2147483647.0)
+          return bad("a whole number within INT32's range");
+        t.as<int32_t>()[i] = static_cast<int32_t>(d);
+      } else if (d < 0 || d > 255) {
+        return bad("a whole number from 0 to 255");
+      } else {
+        t.as<uint8_t>()[i] = static_cast<uint8_t>(d);
       }
-      case DType::kBool:
-        if (!v.isBool()) return bad(i, "true or false");
-        t.as<uint8_t>()[i] = v.toBool() ? 1 : 0;
-        break;
+      break;
     }
+    case DType::kBool:
+      if (!v.isBool()) return bad("true or false");
+      t.as<uint8_t>()[i] = v.toBool() ? 1 : 0;
+      break;
   }
   return std::nullopt;
+}
+
+// Writes the values of a (possibly nested) array into the tensor in order;
+// the caller has checked with count_values() that they fill it exactly.
+std::optional<HttpError> fill(Tensor& t, const QJsonValue& v, size_t& i, const std::string& input) {
+  if (!v.isArray()) return put(t, i++, v, input);
+  for (const QJsonValue& e : v.toArray()) {
+    if (auto err = fill(t, e, i, input)) return err;
+  }
+  return std::nullopt;
+}
+
+std::optional<HttpError> fill(Tensor& t, const QJsonValue& v, const std::string& input) {
+  size_t i = 0;
+  return fill(t, v, i, input);
+}
+
+// "[3000000000, 128]", or for a shape of absurd rank its length alone.
+std::string shape_text(const Shape& shape) {
+  if (shape.size() <= 16) return shape_string(shape);
+  return "of " + std::to_string(shape.size()) + " dimensions";
+}
+
+std::string decimal(unsigned __int128 v) {
+  std::string s;
+  do {
+    s.insert(s.begin(), static_cast<char>('0' + static_cast<int>(v % 10)));
+    v /= 10;
+  } while (v != 0);
+  return s;
 }
 
 std::optional<QJsonObject> parse_object(std::string_view body, HttpError& err) {
@@ -137,10 +188,12 @@ HttpExpected<Tensors> parse_simple_infer(std::string_view body, const ModelMetad
   const TensorSpec& spec = model.inputs[0];
   Tensor t(spec.dtype, spec.item_shape());
   std::vector<float> fast;
-  fast.reserve(static_cast<size_t>(spec.item_numel()));
-  if (spec.dtype == DType::kFloat32 && scan_simple(body, fast)) {
-    if (static_cast<int64_t>(fast.size()) != spec.item_numel()) {
-      return unfit("'data' has " + std::to_string(fast.size()) + " values, expected " +
+  const auto want = static_cast<size_t>(spec.item_numel());
+  fast.reserve(want);
+  uint64_t count = 0;
+  if (spec.dtype == DType::kFloat32 && scan_simple(body, fast, want, count)) {
+    if (count != want) {
+      return unfit("'data' has " + std::to_string(count) + " values, expected " +
                    std::to_string(spec.item_numel()) + " (input '" + spec.name + "' " +
                    shape_string(spec.item_shape()) + ")");
     }
@@ -154,14 +207,14 @@ HttpExpected<Tensors> parse_simple_infer(std::string_view body, const ModelMetad
   if (!obj) return err;
   if (!obj->contains("data"))
     return malformed("the body has no 'data' field: send {\"data\": [...]}");
-  std::vector<QJsonValue> vals;
-  flatten(obj->value("data"), vals);
-  if (static_cast<int64_t>(vals.size()) != spec.item_numel()) {
-    return unfit("'data' has " + std::to_string(vals.size()) + " values, expected " +
+  const QJsonValue data = obj->value("data");
+  const uint64_t n = count_values(data);
+  if (n != want) {
+    return unfit("'data' has " + std::to_string(n) + " values, expected " +
                  std::to_string(spec.item_numel()) + " (input '" + spec.name + "' " +
                  shape_string(spec.item_shape()) + ")");
   }
-  if (auto e = fill(t, vals, spec.name)) return *e;
+  if (auto e = fill(t, data, spec.name)) return *e;
   Tensors in;
   in.push_back(std::move(t));
   return in;
@@ -203,17 +256,32 @@ HttpExpected<V2Request> parse_v2_request(std::string_view body, const ModelMetad
     }
     if (!in.value("shape").isArray())
       return malformed("input '" + name + "' needs a 'shape' array");
+    // Every size here comes from the client: the shape is checked against
+    // the model and the data's length before a byte is allocated for it.
+    const QJsonArray dims = in.value("shape").toArray();
+    if (static_cast<size_t>(dims.size()) > spec.shape.size() + 16) {
+      return unfit("input '" + name + "' has a shape of " + std::to_string(dims.size()) +
+                   " dimensions, expected " + shape_string(spec.shape));
+    }
     Shape shape;
-    for (const QJsonValue& d : in.value("shape").toArray()) {
-      if (!d.isDouble() || d.toDouble() < 0 || d.toDouble() != std::floor(d.toDouble())) {
+    for (const QJsonValue& d : dims) {
+      const double x = d.toDouble();
+      if (!d.isDouble() || x < 0 || x != std::floor(x)) {
         return malformed("input '" + name + "' shape must hold whole numbers >= 0");
       }
-      shape.push_back(static_cast<int64_t>(d.toDouble()));
+      // 2^53: the largest whole number a JSON double holds exactly; also
+      // keeps the conversion below defined.
+      if (x > 9007199254740992.0) {
+        std::string v;
+        append_json_number(v, x);
+        return unfit("input '" + name + "' has a dimension of " + v + ", beyond any tensor");
+      }
+      shape.push_back(static_cast<int64_t>(x));
     }
     Shape want = spec.item_shape();
     want.insert(want.begin(), shape.empty() ? 0 : shape[0]);
     if (shape.empty() || shape != want || shape[0] < 1) {
-      return unfit("input '" + name + "' has shape " + shape_string(shape) + ", expected " +
+      return unfit("input '" + name + "' has shape " + shape_text(shape) + ", expected " +
                    shape_string(spec.shape) + " with at least one row (rows first, then " +
                    shape_string(spec.item_shape()) + ")");
     }
@@ -222,14 +290,17 @@ HttpExpected<V2Request> parse_v2_request(std::string_view body, const ModelMetad
                    " rows; the other inputs have " + std::to_string(rows));
     }
     rows = shape[0];
-    std::vector<QJsonValue> vals;
-    flatten(in.value("data"), vals);
-    Tensor t(spec.dtype, shape);
-    if (static_cast<int64_t>(vals.size()) != t.numel()) {
-      return unfit("input '" + name + "' has " + std::to_string(vals.size()) + " values; shape " +
-                   shape_string(shape) + " needs " + std::to_string(t.numel()));
+    const QJsonValue data = in.value("data");
+    const uint64_t n = count_values(data);
+    // rows < 2^53 and the item's size is the model's: the product fits.
+    const unsigned __int128 needed =
+        static_cast<unsigned __int128>(shape[0]) * static_cast<uint64_t>(spec.item_numel());
+    if (n != needed) {
+      return unfit("input '" + name + "' has " + std::to_string(n) + " values; shape " +
+                   shape_string(shape) + " needs " + decimal(needed));
     }
-    if (auto e = fill(t, vals, name)) return *e;
+    Tensor t(spec.dtype, shape);  // no larger than the values already in the body
+    if (auto e = fill(t, data, name)) return *e;
     req.inputs[k] = V2Input{name, std::move(t)};
   }
   for (size_t k = 0; k < seen.size(); ++k) {
@@ -238,10 +309,13 @@ HttpExpected<V2Request> parse_v2_request(std::string_view body, const ModelMetad
   if (obj->contains("outputs")) {
     if (!obj->value("outputs").isArray()) return malformed("'outputs' must be an array");
     for (const QJsonValue& ov : obj->value("outputs").toArray()) {
+      if (!ov.isObject()) return malformed("each entry of 'outputs' must be an object");
       const std::string name = ov.toObject().value("name").toString().toStdString();
       bool known = false;
       for (const TensorSpec& s : model.outputs) known = known || s.name == name;
       if (!known) return unfit("model '" + model.name + "' has no output '" + name + "'");
+      if (std::find(req.outputs.begin(), req.outputs.end(), name) != req.outputs.end())
+        return malformed("output '" + name + "' is requested twice");
       req.outputs.push_back(name);
     }
   }

@@ -1,5 +1,6 @@
 #include "inference_service.h"
 
+#include <algorithm>
 #include <mutex>
 
 #include "infer_json.h"
@@ -19,6 +20,21 @@ int http_status(ErrorCode code) {
     case ErrorCode::kInternal: return 500;
   }
   return 500;
+}
+
+std::string exposure_warning(const std::string& host, const ServiceAccess& access) {
+  std::string w = "warning: listening on " + host +
+                  ", which other machines can reach: anyone who can connect may ";
+  if (access.token.empty()) {
+    w += "run the model";
+    w += access.remote_config ? " and retune it (PUT /v1/config)" : "";
+    w += "; set a token (--token, or BATCHSCOPE_TOKEN) to require 'Authorization: Bearer'";
+  } else {
+    w += "probe /health; every other route needs the bearer token";
+    if (access.remote_config) w += ", which also lets its holder retune the server";
+  }
+  if (access.remote_config) w += ", and --no-remote-config to make the options read-only";
+  return w + ". Traffic is plain HTTP: put TLS in front for anything beyond a trusted network.";
 }
 
 namespace {
@@ -57,14 +73,46 @@ void append_spec(std::string& out, const TensorSpec& s) {
 }  // namespace
 
 InferenceService::InferenceService(Engine& engine, ServiceInfo info)
-    : engine_(engine), info_(std::move(info)), monitor_(std::chrono::seconds(1), 600) {}
+    // /metrics reads the all-time totals only; a few windows of history keep
+    // a long-running server's memory flat.
+    : engine_(engine), info_(std::move(info)), monitor_(std::chrono::seconds(1), 4) {}
 
 void InferenceService::poll_metrics() {
   if (!source_) monitor_.poll(engine_, 0);
 }
 
+namespace {
+
+// Health checks stay open so that load balancers and probes need no token.
+bool is_public(std::string_view path) {
+  return path == "/health" || path.substr(0, 11) == "/v2/health/";
+}
+
+// Compares every byte whatever the first difference, so that the time taken
+// does not tell a client how much of a guessed token was right.
+bool same_secret(std::string_view a, std::string_view b) {
+  unsigned diff = a.size() == b.size() ? 0u : 1u;
+  const size_t n = std::min(a.size(), b.size());
+  for (size_t i = 0; i < n; ++i) diff |= static_cast<unsigned char>(a[i] ^ b[i]);
+  return diff == 0;
+}
+
+}  // namespace
+
 void InferenceService::handle(HttpRequest&& req, Responder r) {
   const std::string_view path = req.path();
+  if (!access_.token.empty() && !is_public(path)) {
+    const std::string_view auth = req.header("authorization");
+    constexpr std::string_view kBearer = "Bearer ";
+    const bool bearer = auth.substr(0, kBearer.size()) == kBearer;
+    if (!bearer || !same_secret(auth.substr(kBearer.size()), access_.token)) {
+      HttpResponse resp = error_response(
+          401, bearer ? "the bearer token is not this server's"
+                      : "this server needs an 'Authorization: Bearer TOKEN' header (its --token)");
+      resp.headers.emplace_back("WWW-Authenticate", "Bearer realm=\"batchscope\"");
+      return r.send(std::move(resp));
+    }
+  }
   const bool get = req.method == "GET", post = req.method == "POST";
   if (path == "/infer") {
     if (!post) return r.send(method_not_allowed("POST"));
@@ -282,6 +330,11 @@ void InferenceService::health(Responder r) {
 
 void InferenceService::config(const HttpRequest& req, Responder r) {
   if (req.method == "PUT") {
+    if (!access_.remote_config) {
+      return r.send(error_response(403,
+                                   "this server's options cannot be changed over HTTP (it runs "
+                                   "with --no-remote-config); GET /v1/config reads them"));
+    }
     auto o = options_from_json(req.body, engine_.status().options);
     if (!o) return r.send(error_response(400, o.error().message));
     if (Status s = engine_.set_options(*o); !s) return r.send(error_response(400, s.message()));
@@ -304,8 +357,12 @@ void InferenceService::metrics(Responder r) {
   si.device = info_.device;
   si.version = info_.version;
   if (server_) {
-    si.http_requests = server_->requests();
-    si.http_errors = server_->errors();
+    const HttpCounters c = server_->counters();
+    si.http_requests = c.written;
+    si.http_errors = c.errors;
+    si.http_by_status = c.by_status;
+    si.http_dropped = c.dropped;
+    si.http_parsed = c.parsed;
   }
   HttpResponse resp;
   resp.content_type = "text/plain; version=0.0.4; charset=utf-8";

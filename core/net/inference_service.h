@@ -8,6 +8,7 @@
 //   GET  /metrics                     Prometheus text format
 //   GET  /health                      status, device, strategy, queue size, batches
 //   GET|PUT /v1/config                the options in force; PUT applies them live
+// Access: see ServiceAccess (bearer token, read-only configuration).
 // A v2 request of several rows is split into rows that are batched like any
 // others and reassembled. Engine errors map to statuses: invalid input 422,
 // queue full 429 (with Retry-After), timed out 504, shutting down 503, model
@@ -35,6 +36,15 @@ struct ServiceInfo {
   std::string version;
 };
 
+// Who may use the routes. With a token, every route but /health and
+// /v2/health/* needs "Authorization: Bearer TOKEN" (401 otherwise), so a
+// listener bound beyond loopback is not open to anyone who can reach it.
+// Without remote_config, PUT /v1/config answers 403 (GET still reads).
+struct ServiceAccess {
+  std::string token;  // empty: no authentication
+  bool remote_config = true;
+};
+
 class InferenceService {
  public:
   InferenceService(Engine& engine, ServiceInfo info);
@@ -44,6 +54,8 @@ class InferenceService {
   void shutting_down() { shutting_down_ = true; }
   // For the HTTP counters in /metrics.
   void set_server(const HttpServer* server) { server_ = server; }
+  // Set before serving.
+  void set_access(ServiceAccess access) { access_ = std::move(access); }
   // Drains the engine's records into the metrics (call it now and then from
   // the I/O thread so records never pile up between scrapes).
   void poll_metrics();
@@ -68,10 +80,15 @@ class InferenceService {
   EngineMonitor monitor_;
   MetricsSource source_;
   const HttpServer* server_ = nullptr;
+  ServiceAccess access_;
   std::atomic<bool> shutting_down_{false};
 };
 
 // The HTTP status for an engine error.
 int http_status(ErrorCode code);
+
+// What to tell a person who binds `host` beyond loopback: who can reach the
+// server and what they can do there, given `access`.
+std::string exposure_warning(const std::string& host, const ServiceAccess& access);
 
 }  // namespace batchscope

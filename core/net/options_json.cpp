@@ -3,62 +3,77 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QJsonParseError>
-#include <cmath>
 
-#include "infer_json.h"
+#include "text_out.h"
 
 namespace batchscope {
+
+namespace {
+
+// A JSON number as it reads back: what the client sent, in shortest form.
+std::string shown(double v) {
+  std::string s;
+  append_json_number(s, v);
+  return s;
+}
+
+const char* kKnown =
+    "known: strategy, max_batch_size, max_wait_us (or max_wait_ms), queue_capacity, "
+    "request_timeout_ms, num_lanes, target_p99_ms";
+
+// The GET /v1/config document, {"version": N, "options": {...}}: its options.
+Expected<QJsonObject> unwrap(const QJsonObject& obj) {
+  if (!obj.contains("options")) return obj;
+  for (auto it = obj.begin(); it != obj.end(); ++it) {
+    if (it.key() != "options" && it.key() != "version") {
+      return invalid_argument("unknown field '" + it.key().toStdString() +
+                              "' beside 'options'; a configuration document holds "
+                              "\"version\" and \"options\" only");
+    }
+  }
+  if (!obj.value("options").isObject()) {
+    return invalid_argument("'options' must be a JSON object of options (" + std::string(kKnown) +
+                            ")");
+  }
+  if (obj.contains("version") && !obj.value("version").isDouble()) {
+    return invalid_argument("'version' must be a number");
+  }
+  return obj.value("options").toObject();
+}
+
+}  // namespace
 
 Expected<Options> options_from_json(std::string_view json, Options o) {
   QJsonParseError pe{};
   const QJsonDocument doc =
       QJsonDocument::fromJson(QByteArray(json.data(), static_cast<qsizetype>(json.size())), &pe);
   if (pe.error != QJsonParseError::NoError) {
-    return invalid_argument("the options are not valid JSON: " + pe.errorString().toStdString());
+    return invalid_argument("the options are not valid JSON: " + pe.errorString().toStdString() +
+                            " at offset " + std::to_string(pe.offset));
   }
   if (!doc.isObject()) return invalid_argument("the options must be a JSON object");
-  const QJsonObject obj = doc.object();
-  for (auto it = obj.begin(); it != obj.end(); ++it) {
+  auto obj = unwrap(doc.object());
+  if (!obj) return obj.error();
+  for (auto it = obj->begin(); it != obj->end(); ++it) {
     const std::string key = it.key().toStdString();
     const QJsonValue v = it.value();
-    auto whole = [&](int64_t& out) -> Status {
-      if (!v.isDouble() || v.toDouble() != std::floor(v.toDouble())) {
-        return invalid_argument(key + " must be a whole number");
-      }
-      out = static_cast<int64_t>(v.toDouble());
-      return Status::Ok();
-    };
-    int64_t n = 0;
-    Status s;
-    auto to_u32 = [](int64_t x) {
-      return static_cast<uint32_t>(std::clamp<int64_t>(x, 0, UINT32_MAX));
-    };
     if (key == "strategy") {
       auto k = v.isString() ? parse_strategy(v.toString().toStdString()) : std::nullopt;
-      if (!k) return invalid_argument("strategy must be \"fifo\" or \"adaptive\"");
+      if (!k) {
+        const std::string got = v.isString() ? "\"" + v.toString().toStdString() + "\"" : "not a string";
+        return invalid_argument("strategy must be \"fifo\" or \"adaptive\", got " + got);
+      }
       o.strategy = *k;
-    } else if (key == "max_batch_size") {
-      if (s = whole(n); s) o.max_batch_size = to_u32(n);
-    } else if (key == "max_wait_us") {
-      if (s = whole(n); s) o.max_wait_us = n;
-    } else if (key == "max_wait_ms") {
-      if (!v.isDouble()) return invalid_argument("max_wait_ms must be a number");
-      o.max_wait_us = std::llround(v.toDouble() * 1000.0);
-    } else if (key == "queue_capacity") {
-      if (s = whole(n); s) o.queue_capacity = to_u32(n);
-    } else if (key == "request_timeout_ms") {
-      if (s = whole(n); s) o.request_timeout_ms = n;
-    } else if (key == "num_lanes") {
-      if (s = whole(n); s) o.num_lanes = to_u32(n);
-    } else if (key == "target_p99_ms") {
-      if (!v.isDouble()) return invalid_argument("target_p99_ms must be a number");
-      o.target_p99_ms = v.toDouble();
-    } else {
-      return invalid_argument("unknown option '" + key +
-                              "'; known: strategy, max_batch_size, max_wait_us (or max_wait_ms), "
-                              "queue_capacity, request_timeout_ms, num_lanes, target_p99_ms");
+      continue;
     }
-    if (!s) return s.error();
+    const NumericOption* f = find_numeric_option(key);
+    if (!f) return invalid_argument("unknown option '" + key + "'; " + kKnown);
+    if (!v.isDouble()) {
+      return invalid_argument(key + " must be " + (f->whole ? "a whole number" : "a number"));
+    }
+    if (Status s = set_numeric_option(o, key, v.toDouble(), shown(v.toDouble())); !s) {
+      return s.error();
+    }
   }
   if (Status s = o.validate(); !s) return s.error();
   return o;

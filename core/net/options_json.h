@@ -1,11 +1,16 @@
 #pragma once
-// Batching options as JSON, for PUT /v1/config and `serve --config`:
+// Batching options as JSON, for PUT /v1/config, `serve --config`, the
+// window's saved configuration and `export --format json`:
 //   {"strategy": "fifo", "max_batch_size": 32, "max_wait_us": 2000,
 //    "queue_capacity": 1024, "request_timeout_ms": 30000, "num_lanes": 1,
 //    "target_p99_ms": 50}
 // A partial object changes only the fields it names; "max_wait_ms" is
-// accepted in place of "max_wait_us". Unknown fields and wrong types are
-// refused by name; ranges are Options::validate()'s.
+// accepted in place of "max_wait_us". What GET /v1/config answers,
+// {"version": N, "options": {...}}, is read as its "options", so every
+// document any part of Batchscope writes can be read back anywhere.
+// Unknown fields and wrong types are refused by name. Numbers are checked
+// against their ranges (Options' table) before they are converted, and a
+// refusal quotes the number as sent.
 // Thread-safety: free functions without shared state.
 
 #include <string>

@@ -313,6 +313,15 @@ void server_families(std::string& out, const ServerInfo& info) {
           info.http_requests);
   counter(out, "batchscope_http_errors_total", "HTTP requests answered with status >= 400.",
           info.http_errors);
+  counter(out, "batchscope_http_received_total",
+          "HTTP requests read, or refused while being read; each is answered or dropped.",
+          info.http_parsed);
+  counter(out, "batchscope_http_dropped_total",
+          "HTTP answers never written because the client had disconnected.", info.http_dropped);
+  family(out, "batchscope_http_responses_total", "counter", "HTTP answers written, by status code.");
+  for (const auto& [code, n] : info.http_by_status) {
+    sample_u(out, "batchscope_http_responses_total", "code=\"" + std::to_string(code) + "\"", n);
+  }
 }
 
 }  // namespace

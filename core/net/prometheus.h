@@ -28,6 +28,8 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "monitor.h"
 
@@ -40,6 +42,9 @@ struct ServerInfo {
   std::string version;         // batchscope version
   uint64_t http_requests = 0;  // HTTP requests answered, all routes
   uint64_t http_errors = 0;    // of which answered with status >= 400
+  uint64_t http_parsed = 0;    // requests read (each answered, or dropped when the client left)
+  uint64_t http_dropped = 0;   // answers never written: the client had gone
+  std::vector<std::pair<int, uint64_t>> http_by_status;  // answers written per status
 };
 
 // The Content-Type a server should send with prometheus_text()'s body.

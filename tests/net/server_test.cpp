@@ -4,88 +4,10 @@
 // a manual clock with a runner the test can hold, so queue-full and timeouts
 // are produced deliberately, not by racing the clock.
 
-#include <gtest/gtest.h>
-
-#include <QJsonArray>
-#include <QJsonDocument>
-#include <QJsonObject>
-#include <thread>
-
-#include "../engine/test_support.h"
-#include "inference_service.h"
-#include "test_client.h"
+#include "server_fixture.h"
 
 namespace batchscope::test {
 namespace {
-
-QJsonObject parse(const std::string& body) {
-  return QJsonDocument::fromJson(QByteArray::fromStdString(body)).object();
-}
-
-std::string data_body(float v) {
-  return "{\"data\": [" + std::to_string(v) + ", " + std::to_string(v + 1) + ", " +
-         std::to_string(v + 2) + ", " + std::to_string(v + 3) + "]}";
-}
-
-// Result of the test runner: 2x + 1 for each input element.
-std::vector<double> expected_result(float v) {
-  return {2.0 * v + 1, 2.0 * (v + 1) + 1, 2.0 * (v + 2) + 1, 2.0 * (v + 3) + 1};
-}
-
-std::vector<double> numbers(const QJsonValue& arr) {
-  std::vector<double> out;
-  for (const QJsonValue& x : arr.toArray()) out.push_back(x.toDouble());
-  return out;
-}
-
-class ServerTest : public ::testing::Test {
- protected:
-  void start(Options o = Options{.max_batch_size = 8, .max_wait_us = 0}) {
-    meta_.name = "toy";
-    meta_.max_batch_size = 64;
-    meta_.inputs = {TensorSpec{"data", DType::kFloat32, {-1, 4}, true}};
-    meta_.outputs = {TensorSpec{"output", DType::kFloat32, {-1, 4}, false}};
-    engine_ = std::make_unique<Engine>(TestRunner::factory(control_), o, clock_);
-    const ModelMetadata m = meta_;
-    ASSERT_TRUE(
-        engine_->set_validator([m](const Tensors& in) { return check_inputs(m, in); }).ok());
-    ASSERT_TRUE(engine_->start().ok());
-    service_ = std::make_unique<InferenceService>(*engine_, ServiceInfo{meta_, "cpu", "test"});
-    HttpServerOptions so;
-    so.limits.max_body_bytes = 4096;
-    server_ = std::make_unique<HttpServer>(
-        [this](HttpRequest&& req, Responder r) { service_->handle(std::move(req), r); }, so);
-    service_->set_server(server_.get());
-    auto port = server_->start("127.0.0.1", 0);
-    ASSERT_TRUE(port.ok()) << port.error().message;
-    port_ = *port;
-  }
-  void TearDown() override {
-    {
-      std::lock_guard g(control_->mu);
-      control_->hold = false;
-    }
-    control_->release(100000);
-    if (engine_) engine_->stop(StopMode::kDrain);
-    if (server_) server_->stop(2000);
-  }
-  ClientResponse call(const std::string& raw) {
-    TestClient c(port_);
-    EXPECT_TRUE(c.connected());
-    c.send(raw);
-    auto r = c.read();
-    EXPECT_TRUE(r.has_value()) << "no response to " << raw.substr(0, 60);
-    return r.value_or(ClientResponse{});
-  }
-
-  std::shared_ptr<ManualClock> clock_ = std::make_shared<ManualClock>();
-  std::shared_ptr<TestRunner::Control> control_ = std::make_shared<TestRunner::Control>();
-  ModelMetadata meta_;
-  std::unique_ptr<Engine> engine_;
-  std::unique_ptr<InferenceService> service_;
-  std::unique_ptr<HttpServer> server_;
-  uint16_t port_ = 0;
-};
 
 TEST_F(ServerTest, InferAnswersWithItsOwnResult) {
   start();

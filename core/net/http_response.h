@@ -1,0 +1,62 @@
+#pragma once
+// parse_response: one HTTP/1.x response at the front of a buffer, for the
+// load client. `batchscope bench --target URL` reads answers from any server,
+// so everything here is outside input: malformed or hostile bytes are refused
+// with a message, never thrown at or trusted for an allocation size.
+//
+// Stateless: the client appends what recv() gave and calls it again on the
+// whole buffer; std::monostate means more bytes are needed. The answer for a
+// buffer never depends on how its bytes arrived: a prefix of a complete
+// response asks for more, and a prefix of a malformed one asks for more or is
+// refused. Framing follows RFC 9112 section 6.3: 1xx, 204 and 304 have no
+// body; Transfer-Encoding ending in chunked is decoded; any other
+// Transfer-Encoding, or neither header, runs to the end of the connection
+// (`eof`); otherwise Content-Length, where values that differ are refused.
+// Bare LF is accepted as a line end.
+//
+// Under load: a Content-Length response costs a scan of its head per call,
+// whatever the body's size; a chunked one a walk over its chunk-size lines,
+// and its body is copied once, when complete.
+//
+// Hostile input: the head (and chunked trailers) may not exceed
+// max_head_bytes, and the whole response as received (head, body, chunk
+// framing, trailers) max_response_bytes. A declared size past the limit is
+// refused at once, before its bytes arrive; so a caller that parses after
+// each read holds at most max_response_bytes plus one read.
+//
+// Thread-safety: a free function without shared state.
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <variant>
+
+namespace batchscope {
+
+struct HttpResponseLimits {
+  // Status line + header lines + the blank line; chunked trailers likewise.
+  size_t max_head_bytes = 64 * 1024;
+  // One response as received, framing included.
+  size_t max_response_bytes = 64u * 1024 * 1024;
+};
+
+struct HttpResponse {
+  int status = 0;          // 100..999
+  std::string body;        // chunk framing removed
+  bool keep_alive = true;  // false: the server closes the connection after this response
+  size_t size = 0;         // bytes it took at the front of the buffer
+};
+
+struct HttpResponseError {
+  std::string message;  // a sentence, e.g. "status line 'FOO' is not 'HTTP/1.1 200 OK'"
+};
+
+using HttpResponseParse = std::variant<std::monostate, HttpResponse, HttpResponseError>;
+
+// `eof`: the server closed the connection after these bytes, which ends a
+// body framed by neither Content-Length nor chunked. An error means the
+// connection can no longer be read and is to be closed.
+HttpResponseParse parse_response(std::string_view in, bool eof = false,
+                                 const HttpResponseLimits& limits = {});
+
+}  // namespace batchscope

@@ -1,0 +1,68 @@
+// Options as JSON: every document Batchscope writes reads back, and values
+// out of range are refused as sent, before any conversion.
+
+#include <gtest/gtest.h>
+
+#include "options_json.h"
+
+namespace batchscope {
+namespace {
+
+TEST(OptionsJson, TheConfigDocumentReadsAsItsOptions) {
+  Options o;
+  o.max_batch_size = 7;
+  o.strategy = StrategyKind::kAdaptive;
+  const std::string doc = "{\"version\": 12, \"options\": " + options_to_json(o) + "}";
+  auto back = options_from_json(doc, Options{});
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(*back, o);
+  // A partial document changes only what it names.
+  auto partial = options_from_json(R"({"options": {"num_lanes": 2}})", o);
+  ASSERT_TRUE(partial.ok());
+  EXPECT_EQ(partial->num_lanes, 2u);
+  EXPECT_EQ(partial->max_batch_size, 7u);
+}
+
+TEST(OptionsJson, AMalformedDocumentIsRefusedByName) {
+  EXPECT_NE(options_from_json(R"({"options": 3})", {}).error().message.find("'options' must be"),
+            std::string::npos);
+  EXPECT_NE(options_from_json(R"({"version": "x", "options": {}})", {})
+                .error()
+                .message.find("'version' must be a number"),
+            std::string::npos);
+  EXPECT_NE(options_from_json(R"({"options": {}, "extra": 1})", {})
+                .error()
+                .message.find("unknown field 'extra'"),
+            std::string::npos);
+  // Without "options", "version" is just an unknown option.
+  EXPECT_NE(options_from_json(R"({"version": 1})", {}).error().message.find("unknown option"),
+            std::string::npos);
+}
+
+TEST(OptionsJson, NumbersAreRangeCheckedBeforeConversion) {
+  struct Case {
+    const char* json;
+    const char* says;
+  };
+  const Case cases[] = {
+      {R"({"max_wait_us": 1e300})", "max_wait_us = 1e+300 is out of range; allowed 0 to 10000000"},
+      {R"({"max_wait_us": -1e300})", "max_wait_us = -1e+300 is out of range"},
+      {R"({"max_batch_size": -3})", "max_batch_size = -3 is out of range"},
+      {R"({"max_batch_size": 4294967297})", "max_batch_size = 4294967297 is out of range"},
+      {R"({"max_wait_ms": 10000.5})", "max_wait_ms = 10000.5 is out of range; allowed 0 to 10000"},
+      {R"({"num_lanes": 1.5})", "num_lanes must be a whole number, got 1.5"},
+      {R"({"max_batch_size": "8"})", "max_batch_size must be a whole number"},
+      {R"({"target_p99_ms": 1e999})", "not valid JSON"},
+  };
+  for (const Case& c : cases) {
+    auto r = options_from_json(c.json, Options{});
+    ASSERT_FALSE(r.ok()) << c.json;
+    EXPECT_NE(r.error().message.find(c.says), std::string::npos) << r.error().message;
+  }
+  auto edge = options_from_json(R"({"max_wait_ms": 10000, "max_batch_size": 4096})", Options{});
+  ASSERT_TRUE(edge.ok());
+  EXPECT_EQ(edge->max_wait_us, 10'000'000);
+}
+
+}  // namespace
+}  // namespace batchscope
