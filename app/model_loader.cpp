@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <bit>
 #include <filesystem>
 #include <memory>
 #include <mutex>
@@ -29,6 +30,13 @@ constexpr double kSecondsPerPoint = 0.03;
 
 bool is_synthetic(const std::string& path) {
   return path.empty() || path == "synthetic" || path.rfind("synthetic:", 0) == 0;
+}
+
+// One message for a load stopped at any step, naming what was loading.
+Error cancelled(const ModelRequest& r) {
+  return Error{ErrorCode::kCancelled,
+               "loading " + (r.path.empty() ? std::string("the synthetic model") : r.path) +
+                   " was cancelled"};
 }
 
 std::string lanes_text(uint32_t lanes) {
@@ -62,6 +70,7 @@ Expected<LoadedModel> load_synthetic(const ModelRequest& r, const LoadProgress& 
   if (r.device != "cpu") {
     return invalid_argument("the synthetic model runs on the CPU only, not on '" + r.device + "'");
   }
+  if (r.cancel.cancelled()) return cancelled(r);
   progress(0, "Making the synthetic model");
   ModelChoice choice;
   choice.synthetic = cost;
@@ -110,8 +119,9 @@ Expected<LoadedModel> load_torch(const ModelRequest& r, const LoadProgress& prog
   const std::string file = std::filesystem::path(r.path).filename().string();
   progress(0, "Reading " + std::filesystem::path(sidecar_path(r.path)).filename().string());
 
-  // The factory reports warm-up only while this loader runs: lanes the
-  // engine adds later load without a progress bar to report to.
+  // The factory reports warm-up and heeds the cancel only while this loader
+  // runs: lanes the engine adds later load without a progress bar to report
+  // to, and the token belongs to this load, not to the engine's life.
   auto live = std::make_shared<std::atomic<bool>>(true);
   struct EndReports {
     std::shared_ptr<std::atomic<bool>> live;
@@ -128,19 +138,23 @@ Expected<LoadedModel> load_torch(const ModelRequest& r, const LoadProgress& prog
                             : std::string()) +
                  ": batch " + std::to_string(b) + " of " + std::to_string(top));
   };
+  CancelCheck stop = [live, token = r.cancel] { return live->load() && token.cancelled(); };
   ModelChoice choice;
   choice.path = r.path;
   choice.device = r.device;
-  auto setup = make_model(choice, r.options, true, blas_threads, on_warmup);
+  auto setup = make_model(choice, r.options, true, blas_threads, on_warmup, stop);
   if (!setup) return setup.error();
 
   progress(5, "Loading " + file + " on " + r.device);
   auto warm = std::make_shared<WarmRunners>();
   for (uint32_t i = 0; i < lanes; ++i) {
+    if (r.cancel.cancelled()) return cancelled(r);
     lane_now->store(i);
     try {
       warm->lanes.push_back(setup->factory(static_cast<int>(i)));
     } catch (const std::exception& e) {
+      // The factory speaks in exceptions; a cancelled warm-up is one too.
+      if (r.cancel.cancelled()) return cancelled(r);
       return Error{ErrorCode::kModelError, e.what()};
     }
   }
@@ -164,8 +178,17 @@ Expected<LoadedModel> load_torch(const ModelRequest& r, const LoadProgress& prog
   po.max_batch = std::min(m.metadata.max_batch_size, kProfileMaxBatch);
   po.blas_threads = blas_threads > 0 ? blas_threads : std::max(1, cores / static_cast<int>(lanes));
   po.seconds_per_point = kSecondsPerPoint;
+  po.cancelled = stop;
+  const uint32_t points = std::bit_width(po.max_batch - 1) + 1;  // 1, 2, 4, ... and the top
+  po.on_point = [progress, points, top = po.max_batch, done = 0u](const ProfilePoint& p) mutable {
+    ++done;
+    progress(60 + static_cast<int>(40.0 * done / points),
+             "Measuring t(b): batch " + std::to_string(p.batch) + " of " + std::to_string(top));
+  };
+  if (r.cancel.cancelled()) return cancelled(r);
   progress(60, "Measuring t(b) for b = 1 … " + std::to_string(po.max_batch));
   auto prof = profile_model(r.path, po);
+  if (!prof && prof.error().code == ErrorCode::kCancelled) return cancelled(r);
   if (!prof) return prof.error();
   for (const ProfilePoint& p : prof->points) m.profile.push_back({p.batch, p.median_us});
   m.a_us = prof->a_us;

@@ -7,8 +7,15 @@
 // instances to the engine's lanes, and loads fresh ones for lanes added
 // later), then measures the cost profile t(b) for b = 1, 2, 4, ... up to
 // min(the model's maximum, 256) and fits t(b) ≈ a + c·b. Progress runs 0..100:
-// sidecar, warm-up, profile. The synthetic model's t(b) is its cost formula,
-// not a measurement, so it loads at once.
+// sidecar, warm-up (each lane, each batch size), profile (each point). The
+// synthetic model's t(b) is its cost formula, not a measurement, so it loads
+// at once.
+//
+// The request's cancel token is checked between steps: between lanes,
+// between warm-up batch sizes, before the profile and between its runs. Once
+// it is set the load stops there and returns kCancelled naming the file; the
+// token stops mattering when the load returns, so lanes the engine adds
+// later still load.
 //
 // Errors come back as values naming the file, device or field: a missing
 // file, a bad sidecar, an unavailable device, a max_batch_size above the

@@ -43,7 +43,7 @@ Expected<ModelChoice> take_model_flags(std::map<std::string, std::string>& flags
 }
 
 Expected<ModelSetup> make_model(const ModelChoice& choice, const Options& options, bool load,
-                                int blas_threads, WarmupCallback on_warmup) {
+                                int blas_threads, WarmupCallback on_warmup, CancelCheck cancelled) {
   const auto& synthetic = choice.synthetic;
   const std::string& model_path = choice.path;
   const std::string& device = choice.device;
@@ -64,10 +64,11 @@ Expected<ModelSetup> make_model(const ModelChoice& choice, const Options& option
       to.warmup_max_batch = options.max_batch_size;
       to.blas_threads = blas_threads;
       to.on_warmup = std::move(on_warmup);
+      to.cancelled = std::move(cancelled);
       m.factory = torch_runner_factory(model_path, to);
     }
 #else
-    (void)model_path, (void)device, (void)blas_threads, (void)on_warmup;
+    (void)model_path, (void)device, (void)blas_threads, (void)on_warmup, (void)cancelled;
     return invalid_argument("this build has no LibTorch; use --synthetic A_US,C_US");
 #endif
   }

@@ -38,8 +38,13 @@ ModelMetadata synthetic_metadata();
 // `blas_threads` 0 lets the runner pick (the lane's share of the cores).
 // `on_warmup`, if set, is called by the factory after each warm-up batch
 // size of a TorchScript model (on the thread that calls the factory).
+// `cancelled`, if set, is asked by the factory before it loads a TorchScript
+// model and between warm-up sizes (on the same thread); once it says true the
+// factory stops there and throws, naming the cancellation.
 using WarmupCallback = std::function<void(uint32_t batch, uint32_t max_batch)>;
+using CancelCheck = std::function<bool()>;
 Expected<ModelSetup> make_model(const ModelChoice& choice, const Options& options, bool load = true,
-                                int blas_threads = 0, WarmupCallback on_warmup = {});
+                                int blas_threads = 0, WarmupCallback on_warmup = {},
+                                CancelCheck cancelled = {});
 
 }  // namespace batchscope

@@ -12,13 +12,16 @@
 //    the BLAS and threads in use.
 //
 // Thread-safety: GUI thread only, except the function progress_callback()
-// returns, which may be called from any thread. The plain structs are values.
+// returns, which may be called from any thread. The plain structs are values;
+// a CancelToken is thread-safe.
 
 #include <QAbstractListModel>
 #include <QGroupBox>
 #include <QString>
+#include <chrono>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -60,13 +63,35 @@ struct LoadedModel {
 // from any thread.
 using LoadProgress = std::function<void(int percent, const std::string& what)>;
 
+// Asks a load to stop at its next step (a lane, a warm-up batch size, a run
+// of the profile) instead of at its end, so that closing the window need not
+// wait for a large model. Copies share one flag: the window keeps one and the
+// loader sees the other. Cancelling cannot be undone.
+// Thread-safety: thread-safe.
+class CancelToken {
+ public:
+  CancelToken();
+  void cancel() const;
+  bool cancelled() const;
+  // Blocks until cancelled or `timeout` passes: true if cancelled. For a
+  // step that waits on something else, so that it wakes at once.
+  bool wait_for(std::chrono::milliseconds timeout) const;
+
+ private:
+  struct State;
+  std::shared_ptr<State> state_;
+};
+
 // What the user asked to load. `path` "" or "synthetic:A,C[,L]" is the
 // synthetic model. `options` gives the lanes to load and the largest batch to
-// warm up for; the panel leaves it default and the window fills it.
+// warm up for; the panel leaves it default and the window fills it. The
+// loader checks `cancel` between its steps and, once it is set, returns
+// kCancelled; the window gives each load a token of its own.
 struct ModelRequest {
   std::string path;
   std::string device = "cpu";
   Options options;
+  CancelToken cancel;
 };
 
 // Loads a model with its profile; runs off the GUI thread and may take seconds.

@@ -180,7 +180,11 @@ WorkbenchWindow::WorkbenchWindow(WorkbenchConfig config, QWidget* parent)
 }
 
 WorkbenchWindow::~WorkbenchWindow() {
+  load_cancel_.cancel();  // a load under way stops at its next step
   if (load_thread_.joinable()) load_thread_.join();
+  // A load that finished before it saw the cancel has posted its swap_in:
+  // dropped now, with the engine it holds, rather than when QObject goes.
+  QCoreApplication::removePostedEvents(this, QEvent::MetaCall);
   traffic_->stop();
   stop_server();
   if (engine_) engine_->stop(StopMode::kDrain);
@@ -264,12 +268,23 @@ void WorkbenchWindow::load_model(ModelRequest request) {
     return;
   }
   request.options = engine_ ? engine_->status().options : config_.options;
+  request.cancel = CancelToken();  // a fresh one: the last load's may be cancelled, for good
+  load_cancel_ = request.cancel;
   model_panel_->set_loading(true);
   model_panel_->set_progress(0, QString("Loading %1…").arg(QString::fromStdString(request.path)));
   load_thread_ = std::thread([this, request, progress = model_panel_->progress_callback()] {
     auto result = std::make_shared<Loaded>();
     result->model = config_.loader(request, progress);
-    if (result->model) start_engine(*result, request.options);
+    if (result->model && !request.cancel.cancelled()) start_engine(*result, request.options);
+    // Asked again after the start: an engine started for a window that has
+    // closed meanwhile stops here, not when someone gets round to it.
+    if (request.cancel.cancelled()) {
+      result->engine.reset();  // stops it; no request has reached it
+      if (result->model) {
+        result->model = Error{ErrorCode::kCancelled, "loading " + request.path + " was cancelled"};
+      }
+    }
+    // The destructor joins this thread before it drops what was posted here.
     QMetaObject::invokeMethod(this, [this, result] { swap_in(result); }, Qt::QueuedConnection);
   });
 }
@@ -542,6 +557,9 @@ void WorkbenchWindow::save_settings() const {
 
 void WorkbenchWindow::closeEvent(QCloseEvent* e) {
   if (config_.restore_settings) save_settings();
+  // The model on its way is not wanted any more; stopping it now, while the
+  // application winds down, shortens the destructor's join.
+  load_cancel_.cancel();
   QMainWindow::closeEvent(e);
 }
 

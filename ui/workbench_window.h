@@ -17,8 +17,11 @@
 // The window owns the engine. Loading a model (and starting an engine over
 // it, which loads and warms up the runners) happens on a thread of its own
 // with progress in the model panel; the GUI thread only swaps the ready
-// engine in. Settings (geometry, span, traffic, server, model, options)
-// persist through QSettings.
+// engine in. Closing or destroying the window cancels a load under way: it
+// stops at its next step (a lane, a warm-up batch size, a profile run), so
+// the destructor's join waits for one step, not for the whole load, and a
+// cancelled load never leaves an engine running. Settings (geometry, span,
+// traffic, server, model, options) persist through QSettings.
 // Thread-safety: GUI thread only; the engine is thread-safe.
 
 #include <QMainWindow>
@@ -79,7 +82,9 @@ class WorkbenchWindow : public QMainWindow {
   // Loads a model off the GUI thread and swaps it in when ready; traffic and
   // the listener pause for the swap and resume on the new engine, which takes
   // the options in force then (max_batch_size clamped to the new model's).
-  // While a load is under way another request is turned away.
+  // While a load is under way another request is turned away: replacing it
+  // would have to wait for the cancelled one's current step on the GUI
+  // thread, or leave threads behind.
   void load_model(ModelRequest request);
   // Processes events until no load is under way; false on timeout or when
   // no model could be loaded.
@@ -135,6 +140,7 @@ class WorkbenchWindow : public QMainWindow {
   LoadedModel model_;
   std::unique_ptr<EngineMonitor> monitor_;
   std::thread load_thread_;
+  CancelToken load_cancel_;  // the load under way's (or the last one's)
   bool first_model_ = true;
   uint64_t ticks_ = 0;
   RecordBatch inspector_buffer_;  // drained since the inspector last took records

@@ -34,6 +34,7 @@ Expected<ProfileResult> profile_model(const std::string& model_path, const Profi
   to.intra_op_threads = o.intra_op_threads;
   to.blas_threads = o.blas_threads;
   to.warmup_max_batch = o.max_batch;
+  to.cancelled = o.cancelled;
   auto loaded = TorchModel::load(model_path, to);
   if (!loaded) return loaded.error();
   TorchModel& model = **loaded;
@@ -56,6 +57,9 @@ Expected<ProfileResult> profile_model(const std::string& model_path, const Profi
     const auto until = Clock::now() + std::chrono::duration<double>(o.seconds_per_point);
     while (static_cast<int>(us.size()) < o.max_runs &&
            (static_cast<int>(us.size()) < o.min_runs || Clock::now() < until)) {
+      if (o.cancelled && o.cancelled()) {
+        return Error{ErrorCode::kCancelled, "profiling " + model_path + " was cancelled"};
+      }
       const auto t0 = Clock::now();
       auto out = model.run(batch);
       const auto t1 = Clock::now();
@@ -68,11 +72,11 @@ Expected<ProfileResult> profile_model(const std::string& model_path, const Profi
     p.median_us = us[us.size() / 2];
     p.per_item_us = p.median_us / b;
     p.runs = static_cast<int>(us.size());
+    p.speedup = r.points.empty() ? 1.0 : r.points.front().per_item_us / p.per_item_us;
     r.points.push_back(p);
+    if (o.on_point) o.on_point(p);
     if (b == top) break;
   }
-  const double one = r.points.front().per_item_us;
-  for (ProfilePoint& p : r.points) p.speedup = one / p.per_item_us;
   const LineFit f = fit_line(r.points);
   r.a_us = f.a;
   r.c_us = f.c;

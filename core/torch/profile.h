@@ -3,15 +3,27 @@
 // through the same run path the engine uses (stack, forward, split), and fits
 // t(b) ~ a + c*b. The fit says what batching can buy: per-item time falls
 // from a + c towards c, an asymptotic speedup of 1 + a/c.
-// Thread-safety: profile_model() runs on the calling thread.
+// A caller that gives up (a window closing) stops it between runs: it
+// returns kCancelled after the run in progress, never a partial curve.
+// Thread-safety: profile_model() runs on the calling thread, and calls the
+// options' callbacks there.
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "status.h"
 
 namespace batchscope {
+
+struct ProfilePoint {
+  uint32_t batch = 0;
+  double median_us = 0;
+  double per_item_us = 0;
+  double speedup = 0;  // per-item time at b = 1 over per-item time here
+  int runs = 0;
+};
 
 struct ProfileOptions {
   std::string device = "cpu";
@@ -21,14 +33,12 @@ struct ProfileOptions {
   double seconds_per_point = 0.3;  // time spent measuring each batch size
   int min_runs = 7;
   int max_runs = 2000;
-};
-
-struct ProfilePoint {
-  uint32_t batch = 0;
-  double median_us = 0;
-  double per_item_us = 0;
-  double speedup = 0;  // per-item time at b = 1 over per-item time here
-  int runs = 0;
+  // Called after each point is measured (its speedup against b = 1 filled
+  // in), so a caller can show how far the curve has got.
+  std::function<void(const ProfilePoint&)> on_point;
+  // Asked before the model loads, between its warm-up sizes and before each
+  // run; once it says true the profile stops and returns kCancelled.
+  std::function<bool()> cancelled;
 };
 
 struct ProfileResult {

@@ -38,6 +38,10 @@ std::string torch_message(const std::exception& e) {
   return e.what();
 }
 
+Error load_cancelled(const std::string& model_path) {
+  return Error{ErrorCode::kCancelled, "loading " + model_path + " was cancelled"};
+}
+
 // OpenBLAS keeps its own thread pool beside LibTorch's; match it to the
 // intra-op count so lanes x BLAS threads stay within the cores.
 void set_blas_threads(int n) {
@@ -234,6 +238,8 @@ Expected<std::unique_ptr<TorchModel>> TorchModel::load(const std::string& model_
   set_inter_op_threads_once(std::max(1, options.inter_op_threads));
   impl->configure_thread();
 
+  const auto cancelled = [&options] { return options.cancelled && options.cancelled(); };
+  if (cancelled()) return load_cancelled(model_path);
   try {
     impl->module = torch::jit::load(model_path, impl->device);
     impl->module.eval();
@@ -263,6 +269,7 @@ Expected<std::unique_ptr<TorchModel>> TorchModel::load(const std::string& model_
   const uint32_t top =
       options.warmup_max_batch > 0 ? std::min(options.warmup_max_batch, max_batch) : max_batch;
   for (uint32_t b = 1;; b = std::min(b * 2, top)) {
+    if (cancelled()) return load_cancelled(model_path);
     batch.resize(b, zeros);
     if (auto r = model->run(batch); !r) return r.error();
     if (options.on_warmup) options.on_warmup(b, top);

@@ -50,11 +50,16 @@ struct TorchOptions {
   // Called on the loading thread after each warm-up batch size, with that
   // size and the largest, so a caller can show how far loading has got.
   std::function<void(uint32_t batch, uint32_t max_batch)> on_warmup;
+  // Asked on the loading thread before the module loads and between warm-up
+  // batch sizes; once it says true, load() stops there and returns
+  // kCancelled, so a caller that gives up waits for one step at most.
+  std::function<bool()> cancelled;
 };
 
 class TorchModel {
  public:
-  // Loads `model_path` and its sidecar; errors name the file and what is wrong.
+  // Loads `model_path` and its sidecar; errors name the file and what is
+  // wrong. A load that options.cancelled stops returns kCancelled.
   static Expected<std::unique_ptr<TorchModel>> load(const std::string& model_path,
                                                     const TorchOptions& options = {});
   ~TorchModel();

@@ -1,7 +1,8 @@
 // The LibTorch runner on the shipped models and the test models: loading and
 // metadata checks, batched results against single-input forwards, output
-// splitting for tuples and dicts, refusal of bad input before admission, and
-// model errors that fail only their batch.
+// splitting for tuples and dicts, refusal of bad input before admission,
+// model errors that fail only their batch, and warm-up that reports each size
+// and stops between sizes once cancelled.
 
 #include <gtest/gtest.h>
 
@@ -252,6 +253,35 @@ TEST(TorchModel, WarmUpReportsEachBatchSizeInTurn) {
   const std::vector<std::pair<uint32_t, uint32_t>> want{
       {1, 12}, {2, 12}, {4, 12}, {8, 12}, {12, 12}};
   EXPECT_EQ(seen, want);
+}
+
+TEST(TorchModel, ACancelledLoadStopsBetweenWarmUpSizes) {
+  std::vector<uint32_t> seen;
+  bool cancel = false;
+  TorchOptions o;
+  o.warmup_max_batch = 8;
+  o.on_warmup = [&](uint32_t b, uint32_t) {
+    seen.push_back(b);
+    cancel = true;  // as a window closing during the first size would
+  };
+  o.cancelled = [&cancel] { return cancel; };
+  auto m = TorchModel::load(kModels + "linear_128x64.pt", o);
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.error().code, ErrorCode::kCancelled);
+  EXPECT_NE(m.error().message.find("linear_128x64.pt was cancelled"), std::string::npos)
+      << m.error().message;
+  EXPECT_EQ(seen, std::vector<uint32_t>{1});  // 2, 4 and 8 never ran
+}
+
+TEST(TorchModel, ALoadCancelledBeforeItBeginsWarmsNothingUp) {
+  int warmed = 0;
+  TorchOptions o;
+  o.on_warmup = [&warmed](uint32_t, uint32_t) { ++warmed; };
+  o.cancelled = [] { return true; };
+  auto m = TorchModel::load(kModels + "linear_128x64.pt", o);
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.error().code, ErrorCode::kCancelled);
+  EXPECT_EQ(warmed, 0);
 }
 
 }  // namespace

@@ -40,6 +40,40 @@ TEST(Profile, MeasuresAModelAndWritesTheDocumentedJson) {
   EXPECT_EQ(j["model"], "linear_128x64");
 }
 
+TEST(Profile, ReportsEachPointAsItIsMeasured) {
+  std::vector<ProfilePoint> seen;
+  ProfileOptions o;
+  o.max_batch = 8;
+  o.seconds_per_point = 0.01;
+  o.on_point = [&seen](const ProfilePoint& p) { seen.push_back(p); };
+  auto r = profile_model(kModels + "linear_128x64.pt", o);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_EQ(seen.size(), r->points.size());
+  for (size_t i = 0; i < seen.size(); ++i) {
+    EXPECT_EQ(seen[i].batch, r->points[i].batch);
+    EXPECT_DOUBLE_EQ(seen[i].median_us, r->points[i].median_us);
+    EXPECT_DOUBLE_EQ(seen[i].speedup, r->points[i].speedup);  // known when reported
+  }
+}
+
+TEST(Profile, StopsBetweenPointsOnceCancelled) {
+  std::vector<uint32_t> seen;
+  bool cancel = false;
+  ProfileOptions o;
+  o.max_batch = 8;
+  o.seconds_per_point = 0.01;
+  o.on_point = [&](const ProfilePoint& p) {
+    seen.push_back(p.batch);
+    cancel = true;  // as a window closing while b = 1 is measured would
+  };
+  o.cancelled = [&cancel] { return cancel; };
+  auto r = profile_model(kModels + "linear_128x64.pt", o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, ErrorCode::kCancelled);
+  EXPECT_NE(r.error().message.find("cancelled"), std::string::npos) << r.error().message;
+  EXPECT_EQ(seen, std::vector<uint32_t>{1});  // b = 2, 4, 8 never measured
+}
+
 TEST(Profile, RefusesABatchAboveTheModelsMaximum) {
   ProfileOptions o;
   o.max_batch = 100000;

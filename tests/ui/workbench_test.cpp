@@ -5,9 +5,10 @@
 // that is not blank, the server panel serves HTTP, a model loaded off the
 // GUI thread replaces the engine (and a failed load leaves the old one
 // serving; options changed during the load carry over; a failed first load
-// leaves a window that copes without an engine), a stopped listener's
-// requests are still answered safely, configurations load and save, and
-// settings persist.
+// leaves a window that copes without an engine; closing or destroying the
+// window cancels a load instead of waiting for it, and a cancelled load
+// starts no engine), a stopped listener's requests are still answered
+// safely, configurations load and save, and settings persist.
 
 #include "workbench_window.h"
 
@@ -25,6 +26,7 @@
 #include <QSlider>
 #include <QTemporaryDir>
 #include <QToolTip>
+#include <future>
 #include <thread>
 
 #include "../net/test_client.h"
@@ -369,6 +371,89 @@ TEST(WorkbenchLoad, AFailedFirstLoadLeavesAWindowThatCopesWithoutAnEngine) {
   w.apply_now();
   EXPECT_FALSE(w.problem().isEmpty());
   w.refresh();
+}
+
+// A loader that stands for a large model: it holds its step until the load
+// is cancelled, or gives up after a real-time safety limit (the window then
+// waited for the whole load, and the test fails). `model` is what it returns
+// either way, as a loader does whose last step was already done.
+struct BlockingLoader {
+  std::promise<void> started;
+  std::promise<bool> saw_cancel;
+  std::optional<LoadedModel> model;
+
+  ModelLoader loader() {
+    return [this](const ModelRequest& r, const LoadProgress&) -> Expected<LoadedModel> {
+      started.set_value();
+      const bool cancelled = r.cancel.wait_for(std::chrono::seconds(20));
+      saw_cancel.set_value(cancelled);
+      if (model) return *model;
+      if (cancelled) return Error{ErrorCode::kCancelled, "loading " + r.path + " was cancelled"};
+      return toy_loaded("toy8", 8);
+    };
+  }
+};
+
+TEST(WorkbenchLoad, DestroyingTheWindowWhileAModelLoadsCancelsTheLoadInsteadOfWaitingForIt) {
+  BlockingLoader slow;
+  auto started = slow.started.get_future();
+  auto saw_cancel = slow.saw_cancel.get_future();
+  WorkbenchConfig cfg = toy_config();
+  cfg.loader = slow.loader();
+  auto w = std::make_unique<WorkbenchWindow>(cfg);
+  ModelRequest r;
+  r.path = "large.pt";
+  w->load_model(r);
+  ASSERT_EQ(started.wait_for(std::chrono::seconds(20)), std::future_status::ready);
+  ASSERT_TRUE(w->loading());
+  w.reset();  // joins the load thread: returns once the loader has seen the token
+  ASSERT_EQ(saw_cancel.wait_for(std::chrono::seconds(0)), std::future_status::ready);
+  EXPECT_TRUE(saw_cancel.get()) << "the window waited for the whole load";
+  QApplication::processEvents();  // nothing posted by the load reaches the window that went
+}
+
+TEST(WorkbenchLoad, AModelReadyAfterTheCancelStartsNoEngine) {
+  std::atomic<int> runners{0};
+  BlockingLoader late;
+  late.model = toy_loaded("toy8", 8);
+  late.model->factory = [&runners, inner = late.model->factory](int lane) {
+    ++runners;
+    return inner(lane);
+  };
+  auto started = late.started.get_future();
+  auto saw_cancel = late.saw_cancel.get_future();
+  WorkbenchConfig cfg;  // the first model: the window has no engine yet
+  cfg.loader = late.loader();
+  cfg.model.path = "large.pt";
+  cfg.start_traffic = true;
+  auto w = std::make_unique<WorkbenchWindow>(cfg);
+  ASSERT_EQ(started.wait_for(std::chrono::seconds(20)), std::future_status::ready);
+  w.reset();
+  EXPECT_TRUE(saw_cancel.get());
+  EXPECT_EQ(runners.load(), 0);  // the engine that would have served it never started
+}
+
+TEST(WorkbenchLoad, ClosingTheWindowCancelsTheLoadAndTheOldEngineKeepsServing) {
+  BlockingLoader slow;
+  auto started = slow.started.get_future();
+  auto saw_cancel = slow.saw_cancel.get_future();
+  WorkbenchConfig cfg = toy_config();
+  cfg.loader = slow.loader();
+  WorkbenchWindow w(cfg);
+  w.show();
+  Engine* before = w.engine();
+  ModelRequest r;
+  r.path = "large.pt";
+  w.load_model(r);
+  ASSERT_EQ(started.wait_for(std::chrono::seconds(20)), std::future_status::ready);
+  w.close();
+  EXPECT_TRUE(w.wait_loaded(20'000));  // the old engine is still there
+  EXPECT_TRUE(saw_cancel.get());
+  EXPECT_EQ(w.engine(), before);
+  EXPECT_EQ(w.model().metadata.name, "toy");
+  EXPECT_TRUE(w.model_panel()->error_text().contains("cancelled"))
+      << w.model_panel()->error_text().toStdString();
+  EXPECT_TRUE(w.model_panel()->load_button()->isEnabled());
 }
 
 TEST(WorkbenchServer, ARequestStillRunningWhenTheListenerStopsIsAnsweredSafely) {
