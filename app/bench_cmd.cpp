@@ -38,9 +38,10 @@ std::string bench_help() {
          "Latency is measured from each request's intended send time (open loop), so a\n"
          "stalled server shows as latency, not as less load. Targets: inproc (the engine\n"
          "alone), self-http (this process's HTTP listener), or a URL ending in /infer or\n"
-         "/v2/models/{m}/infer. --payload FILE sends that request body instead of seeded inputs\n"
-         "built from the model's metadata. --csv PREFIX writes PREFIX_requests.csv and\n"
-         "PREFIX_windows.csv.\n"
+         "/v2/models/{m}/infer (--token TOKEN, default $BATCHSCOPE_TOKEN, is sent to a URL\n"
+         "target as 'Authorization: Bearer TOKEN'). --payload FILE sends that request body\n"
+         "instead of seeded inputs built from the model's metadata. --csv PREFIX writes\n"
+         "PREFIX_requests.csv and PREFIX_windows.csv.\n"
          "--window S sets the summary windows (default: the duration / 40, 0.1 s to 10 s).\n"
          "Serving options:\n" +
          cli::options_help();
@@ -127,6 +128,7 @@ int run_bench(int argc, char** argv, const std::vector<std::string>& args) {
   auto choice = take_model_flags(*flags, "models/linear_128x64.pt");
   if (!choice) return fail(choice.error().message);
   std::string target = "inproc";
+  std::string token = std::getenv("BATCHSCOPE_TOKEN") ? std::getenv("BATCHSCOPE_TOKEN") : "";
   std::string json_out, csv_prefix, trace_out, plot_out, payload_file;
   int connections = 64;
   double window_s = 0;  // 0: about 40 windows over the run
@@ -189,6 +191,8 @@ int run_bench(int argc, char** argv, const std::vector<std::string>& args) {
       set(0, 1e18, spec.seed);
     else if (name == "target")
       target = value;
+    else if (name == "token")
+      token = value;
     else if (name == "connections")
       set(1, 4096, connections);
     else if (name == "payload")
@@ -215,6 +219,7 @@ int run_bench(int argc, char** argv, const std::vector<std::string>& args) {
     auto u = parse_url(target);
     if (!u) return fail("--target: " + u.error().message + "; use inproc, self-http or a URL");
     url = *u;
+    url->bearer_token = token;
   }
   auto model = make_model(*choice, *options, !remote);
   if (!model) return fail(model.error().message, 1);
@@ -281,7 +286,7 @@ int run_bench(int argc, char** argv, const std::vector<std::string>& args) {
       service->set_server(server.get());
       auto port = server->start("127.0.0.1", 0);
       if (!port) return fail(port.error().message, 1);
-      url = Url{"127.0.0.1", *port, "/infer"};
+      url = Url{"127.0.0.1", *port, "/infer", ""};
     }
     HttpTarget t(*url, model->metadata, connections, spec.seed, bodies);
     if (Status s = t.start(); !s) return fail(s.message(), 1);

@@ -22,13 +22,14 @@ namespace batchscope {
 std::string gui_help() {
   return "usage: batchscope gui [--model PATH | --synthetic A_US,C_US[,L_US]] [--device "
          "cpu|cuda:N]\n"
-         "                      [--rate R] [--no-traffic] [--listen PORT] [--fresh] [serving "
-         "options]\n"
+         "                      [--rate R] [--no-traffic] [--listen PORT] [--token TOKEN]\n"
+         "                      [--no-remote-config] [--fresh] [serving options]\n"
          "Opens the workbench window: live latency, queue depth, batch size and throughput\n"
          "plots, the batching options applied live, traffic, the model and its cost profile,\n"
          "an HTTP listener, a batch inspector and recorded runs. Default model models/mlp.pt\n"
          "with Poisson traffic at 1500 req/s (--rate), started once the model is loaded\n"
-         "unless --no-traffic. --listen PORT starts the HTTP listener at once.\n"
+         "unless --no-traffic. --listen PORT starts the HTTP listener at once; --token TOKEN\n"
+         "(default $BATCHSCOPE_TOKEN) and --no-remote-config guard it as they do serve's.\n"
          "The window remembers its layout, traffic, server, model and options between starts;\n"
          "flags given here win, and --fresh ignores what was saved.\n"
          "Space starts and stops traffic; P pauses the plots.\n"
@@ -47,7 +48,7 @@ int run_gui(int argc, char** argv, const std::vector<std::string>& args) {
     std::cerr << "batchscope gui: " << m << "\n";
     return code;
   };
-  auto flags = cli::parse_flags(args, {"no-traffic", "fresh"});
+  auto flags = cli::parse_flags(args, {"no-traffic", "fresh", "no-remote-config"});
   if (!flags) return fail(flags.error().message);
   const bool model_given = flags->count("model") || flags->count("synthetic");
   const size_t before = flags->size();
@@ -57,6 +58,7 @@ int run_gui(int argc, char** argv, const std::vector<std::string>& args) {
   auto choice = take_model_flags(*flags, "models/mlp.pt");
   if (!choice) return fail(choice.error().message);
   WorkbenchConfig cfg;
+  if (const char* env = std::getenv("BATCHSCOPE_TOKEN")) cfg.access.token = env;
   std::string screenshot;
   double after_s = 10;
   bool fresh = false;
@@ -73,6 +75,10 @@ int run_gui(int argc, char** argv, const std::vector<std::string>& args) {
       auto p = cli::parse_number(name, value, 0, 65535);
       if (!p) return fail(p.error().message);
       cfg.listen_port = static_cast<int>(*p);
+    } else if (name == "token") {
+      cfg.access.token = value;
+    } else if (name == "no-remote-config") {
+      cfg.access.remote_config = false;
     } else if (name == "screenshot") {
       screenshot = value;
     } else if (name == "after") {

@@ -24,6 +24,7 @@
 #include <QVBoxLayout>
 #include <qcustomplot.h>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "batch_inspector.h"
@@ -41,17 +42,33 @@ namespace {
 constexpr auto kWindow = std::chrono::milliseconds(100);  // one plotted point per window
 constexpr size_t kHistory = 3000;                          // 5 minutes of windows
 
-QString curl_example(const std::string& host, uint16_t port, const ModelMetadata& m) {
+QString curl_example(const std::string& host, uint16_t port, const ModelMetadata& m,
+                     bool token) {
   QString zeros;
   const int64_t n = m.inputs.empty() ? 0 : std::min<int64_t>(m.inputs[0].item_numel(), 8);
   for (int64_t i = 0; i < n; ++i) zeros += i ? ",0" : "0";
   const QString more = m.inputs.empty() || m.inputs[0].item_numel() <= 8
                            ? QString()
                            : QString(" (with all %1 values)").arg(m.inputs[0].item_numel());
-  return QString("curl -X POST -d '{\"data\": [%1]}' http://%2:%3/infer%4")
-      .arg(zeros, QString::fromStdString(host))
+  // The token itself stays off the screen: the example reads it from where
+  // serve and bench read it.
+  const QString auth = token ? "-H \"Authorization: Bearer $BATCHSCOPE_TOKEN\" " : "";
+  return QString("curl %1-X POST -d '{\"data\": [%2]}' http://%3:%4/infer%5")
+      .arg(auth, zeros, QString::fromStdString(host))
       .arg(port)
       .arg(more);
+}
+
+HttpCounters sum(HttpCounters a, const HttpCounters& b) {
+  a.parsed += b.parsed;
+  a.written += b.written;
+  a.errors += b.errors;
+  a.dropped += b.dropped;
+  a.handler_exceptions += b.handler_exceptions;
+  std::map<int, uint64_t> codes(a.by_status.begin(), a.by_status.end());
+  for (const auto& [code, n] : b.by_status) codes[code] += n;
+  a.by_status.assign(codes.begin(), codes.end());
+  return a;
 }
 
 void append(RecordBatch& to, const RecordBatch& from) {
@@ -108,7 +125,7 @@ WorkbenchWindow::WorkbenchWindow(WorkbenchConfig config, QWidget* parent)
                      // A wildcard address is reached over loopback; any other as bound.
                      std::string host = host_->text().toStdString();
                      if (host == "0.0.0.0" || host == "::" || host.empty()) host = "127.0.0.1";
-                     return Url{host, *port, "/infer"};
+                     return Url{host, *port, "/infer", config_.access.token};
                    }},
       config_.traffic_rate);
   auto* left = new QWidget;
@@ -381,6 +398,7 @@ Expected<uint16_t> WorkbenchWindow::start_server(const std::string& host, uint16
   if (!engine_) return no_engine().error();
   service_ = std::make_unique<InferenceService>(
       *engine_, ServiceInfo{model_.metadata, model_.device, config_.version});
+  service_->set_access(config_.access);
   server_ = std::make_unique<HttpServer>(
       [svc = service_.get()](HttpRequest&& req, Responder r) { svc->handle(std::move(req), r); });
   service_->set_server(server_.get());
@@ -408,6 +426,8 @@ void WorkbenchWindow::stop_server() {
   if (traffic_->running() && traffic_->target() == TrafficPanel::kSelfHttp) traffic_->stop();
   service_->shutting_down();
   server_->stop(2000);
+  const HttpCounters c = server_->counters();
+  retired_http_ = sum(retired_http_, c);
   server_.reset();
   // Requests it admitted may still be queued or running (the drain above is
   // bounded), and their completions use the service: it lives until the
@@ -417,6 +437,10 @@ void WorkbenchWindow::stop_server() {
   host_->setEnabled(true);
   port_->setEnabled(true);
   server_label_->setText("Off.");
+}
+
+HttpCounters WorkbenchWindow::http_counters() const {
+  return server_ ? sum(retired_http_, server_->counters()) : retired_http_;
 }
 
 ExportInput WorkbenchWindow::export_input() const {
@@ -483,13 +507,18 @@ void WorkbenchWindow::publish_totals() {
 void WorkbenchWindow::finish_tick(const EngineStatus& status, bool labels) {
   batching_->show_status(status);
   if (server_ && labels) {
-    server_label_->setText(
+    const std::string host = host_->text().toStdString();
+    QString text =
         QString("Listening on http://%1:%2 · %3 answered, %4 errors. Try:\n%5")
             .arg(host_->text())
             .arg(server_port_)
             .arg(server_->requests())
             .arg(server_->errors())
-            .arg(curl_example(host_->text().toStdString(), server_port_, model_.metadata)));
+            .arg(curl_example(host, server_port_, model_.metadata, !config_.access.token.empty()));
+    if (!is_loopback_host(host)) {
+      text += "\n\n" + QString::fromStdString(exposure_warning(host, config_.access));
+    }
+    server_label_->setText(text);
   }
 }
 

@@ -67,6 +67,7 @@ struct WorkbenchConfig {
   double traffic_rate = 1500;   // requests/s of the traffic started at launch
   bool start_traffic = true;    // once the first model is ready
   int listen_port = -1;         // >= 0: start the HTTP listener at launch (0: any free port)
+  ServiceAccess access;         // the listener's bearer token and read-only configuration
   bool restore_settings = false;  // apply the saved view, traffic and server settings
 };
 
@@ -100,6 +101,8 @@ class WorkbenchWindow : public QMainWindow {
   Expected<uint16_t> start_server(const std::string& host, uint16_t port);
   void stop_server();
   bool server_running() const { return server_ != nullptr; }
+  // The counts of every listener this window has run, the one running included.
+  HttpCounters http_counters() const;
   // Options from a Batchscope JSON file or a Triton config.pbtxt, applied.
   Status load_config(const QString& path);
   Status save_config(const QString& path) const;
@@ -166,6 +169,7 @@ class WorkbenchWindow : public QMainWindow {
   // stops: a request still queued or running there answers through its
   // service.
   std::vector<std::unique_ptr<InferenceService>> retired_services_;
+  HttpCounters retired_http_;  // of the listeners stopped so far
   // The monitor's all-time totals for the listener's /metrics (I/O thread).
   std::mutex published_mu_;
   MetricsWindow published_totals_;

@@ -53,7 +53,9 @@ std::string json_post(const Url& url, std::string_view body) {
   std::string r =
       "POST " + url.path + " HTTP/1.1\r\nHost: " + url.host + ":" + std::to_string(url.port) +
       "\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
-      "\r\n\r\n";
+      "\r\n";
+  if (!url.bearer_token.empty()) r += "Authorization: Bearer " + url.bearer_token + "\r\n";
+  r += "\r\n";
   r.append(body);
   return r;
 }

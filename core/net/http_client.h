@@ -25,6 +25,7 @@ struct Url {
   std::string host;
   uint16_t port = 80;
   std::string path = "/";
+  std::string bearer_token;  // sent as "Authorization: Bearer ..." when not empty
 };
 // "http://127.0.0.1:8000/infer"; only http.
 Expected<Url> parse_url(std::string_view text);
@@ -52,8 +53,8 @@ class HttpLoadClient {
   std::unique_ptr<Impl> impl_;
 };
 
-// "POST PATH HTTP/1.1" with Host, Content-Type: application/json and
-// Content-Length.
+// "POST PATH HTTP/1.1" with Host, Content-Type: application/json,
+// Content-Length, and Authorization when the URL carries a bearer token.
 std::string json_post(const Url& url, std::string_view body);
 
 }  // namespace batchscope

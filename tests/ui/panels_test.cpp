@@ -151,7 +151,7 @@ class TrafficPanelTest : public ::testing::Test {
                           ++listen_calls_;
                           auto port = server_->start("127.0.0.1", 0);
                           if (!port) return port.error();
-                          return Url{"127.0.0.1", *port, "/infer"};
+                          return Url{"127.0.0.1", *port, "/infer", ""};
                         }};
   }
   std::unique_ptr<Engine> engine_;

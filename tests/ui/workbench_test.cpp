@@ -35,59 +35,11 @@
 #include "live_plots.h"
 #include "runs_panel.h"
 #include "synthetic_runner.h"
+#include "toy_window.h"
 #include "traffic_panel.h"
 
 namespace batchscope {
 namespace {
-
-ModelMetadata toy_model(const std::string& name = "toy", uint32_t max_batch = 64) {
-  ModelMetadata m;
-  m.name = name;
-  m.max_batch_size = max_batch;
-  m.inputs = {TensorSpec{"data", DType::kFloat32, {-1, 4}, false}};
-  m.outputs = {TensorSpec{"output", DType::kFloat32, {-1, 4}, false}};
-  return m;
-}
-
-LoadedModel toy_loaded(const std::string& name = "toy", uint32_t max_batch = 64) {
-  LoadedModel m;
-  m.metadata = toy_model(name, max_batch);
-  m.factory = SyntheticRunner::factory({.fixed_us = 100, .per_item_us = 5});
-  m.path = "synthetic:100,5";
-  m.profile = {{1, 105}, {2, 110}, {4, 120}, {8, 140}};
-  m.a_us = 100;
-  m.c_us = 5;
-  m.asymptotic_speedup = 21;
-  return m;
-}
-
-// Loads "toy8" (max batch 8) for any path but "missing.pt", which fails.
-ModelLoader toy_loader(std::atomic<int>* calls) {
-  return [calls](const ModelRequest& r, const LoadProgress& progress) -> Expected<LoadedModel> {
-    ++*calls;
-    progress(50, "half way");
-    if (r.path == "missing.pt") return invalid_argument("cannot open missing.pt");
-    return toy_loaded("toy8", 8);
-  };
-}
-
-WorkbenchConfig toy_config() {
-  WorkbenchConfig cfg;
-  cfg.loaded = toy_loaded();
-  cfg.options = Options{.max_batch_size = 16, .max_wait_us = 1000};
-  cfg.traffic_rate = 2000;
-  cfg.start_traffic = false;
-  return cfg;
-}
-
-void wait_for_ok(WorkbenchWindow& w, uint64_t n) {
-  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-  while (w.traffic()->counters().ok.load() < n) {
-    ASSERT_LT(std::chrono::steady_clock::now(), give_up) << "no traffic completed";
-    QApplication::processEvents();
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-}
 
 class WorkbenchTest : public ::testing::Test {
  protected:
