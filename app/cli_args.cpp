@@ -56,9 +56,12 @@ Expected<Options> take_options(std::map<std::string, std::string>& flags, Option
     const char* option;
   };
   constexpr Flag kFlags[] = {
-      {"max-batch-size", "max_batch_size"}, {"max-wait-ms", "max_wait_ms"},
-      {"queue-capacity", "queue_capacity"}, {"timeout-ms", "request_timeout_ms"},
-      {"lanes", "num_lanes"},               {"target-p99-ms", "target_p99_ms"},
+      {"max-batch-size", "max_batch_size"},
+      {"max-wait-ms", "max_wait_ms"},
+      {"queue-capacity", "queue_capacity"},
+      {"timeout-ms", "request_timeout_ms"},
+      {"lanes", "num_lanes"},
+      {"target-p99-ms", "target_p99_ms"},
   };
   for (const Flag& f : kFlags) {
     auto it = flags.find(f.flag);

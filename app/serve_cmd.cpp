@@ -4,9 +4,9 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
-#include <map>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <sstream>
 
 #include "cli_args.h"
@@ -164,15 +164,16 @@ int run_serve(int argc, char** argv, const std::vector<std::string>& args) {
   const EngineCounters c = engine.status().counters;
   const HttpCounters h = server.counters();
   auto u = [](uint64_t v) { return static_cast<unsigned long long>(v); };
-  std::printf("stopped: %llu requests answered over HTTP, %llu ok, %llu rejected\n",
-              u(h.written), u(c.ok), u(c.rejected + c.invalid));
+  std::printf("stopped: %llu requests answered over HTTP, %llu ok, %llu rejected\n", u(h.written),
+              u(c.ok), u(c.rejected + c.invalid));
   // The exact accounting a test of stopping under load checks: every
   // request read was answered (written, or dropped because its client left),
   // and every request the engine admitted completed.
-  std::printf("accounting: http received %llu = written %llu + dropped %llu + unanswered %llu; "
-              "engine admitted %llu = completed %llu\n",
-              u(h.parsed), u(h.written), u(h.dropped), u(h.parsed - h.written - h.dropped),
-              u(c.admitted), u(c.completed()));
+  std::printf(
+      "accounting: http received %llu = written %llu + dropped %llu + unanswered %llu; "
+      "engine admitted %llu = completed %llu\n",
+      u(h.parsed), u(h.written), u(h.dropped), u(h.parsed - h.written - h.dropped), u(c.admitted),
+      u(c.completed()));
   return 0;
 }
 

@@ -25,12 +25,9 @@ std::optional<StrategyKind> parse_strategy(std::string_view name) {
 namespace {
 
 constexpr NumericOption kNumeric[] = {
-    {"max_batch_size", 1, kMaxBatchSize, true},
-    {"max_wait_us", 0, 10'000'000, true},
-    {"max_wait_ms", 0, 10'000, false},
-    {"queue_capacity", 1, 1u << 24, true},
-    {"request_timeout_ms", 1, 3'600'000, true},
-    {"num_lanes", 1, 64, true},
+    {"max_batch_size", 1, kMaxBatchSize, true}, {"max_wait_us", 0, 10'000'000, true},
+    {"max_wait_ms", 0, 10'000, false},          {"queue_capacity", 1, 1u << 24, true},
+    {"request_timeout_ms", 1, 3'600'000, true}, {"num_lanes", 1, 64, true},
     {"target_p99_ms", 0.01, 600'000, false},
 };
 

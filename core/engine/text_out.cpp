@@ -95,4 +95,14 @@ void append_json_string(std::string& out, std::string_view s) {
   out.push_back('"');
 }
 
+std::string quoted_excerpt(std::string_view s, size_t max) {
+  std::string out = "'";
+  for (size_t i = 0; i < s.size() && i < max; ++i) {
+    const auto b = static_cast<unsigned char>(s[i]);
+    out += b < 0x20 || b == 0x7f ? '?' : s[i];
+  }
+  if (s.size() > max) out += "...";
+  return out + "'";
+}
+
 }  // namespace batchscope

@@ -20,6 +20,10 @@ void append_number(std::string& out, double v, std::string_view non_finite);
 inline void append_json_number(std::string& out, double v) { append_number(out, v, "null"); }
 // A JSON string literal, quotes included.
 void append_json_string(std::string& out, std::string_view s);
+// Text from outside quoted for a message: in single quotes, at most `max`
+// bytes of it (then "..."), control bytes shown as '?', so an error never
+// echoes kilobytes or terminal escapes back.
+std::string quoted_excerpt(std::string_view s, size_t max = 64);
 // Length of the well-formed UTF-8 sequence at s[i] (1 for ASCII), or 0 if it
 // is malformed (overlong, surrogate, above U+10FFFF, or truncated).
 size_t utf8_sequence_length(std::string_view s, size_t i);

@@ -135,7 +135,7 @@ class Listener : public QObject {
     // One timer checks every connection's deadlines; a quarter of the
     // shortest one keeps a 408 within 25% of its deadline.
     const int shortest = std::min({options_.header_timeout_ms, options_.body_grace_ms,
-                                   options_.linger_ms});
+                                   options_.linger_ms, options_.send_timeout_ms});
     ticker_ = new QTimer(this);
     ticker_->setInterval(std::clamp(shortest / 4, 10, 250));
     QObject::connect(ticker_, &QTimer::timeout, this, [this] { guarded([this] { tick(); }); });
@@ -156,6 +156,33 @@ class Listener : public QObject {
   }
 
   size_t connections() const { return conns_.size(); }
+
+  // Stopping: no new request is read; a connection closes after its last
+  // answer (at once when it has none), so the drain converges.
+  void begin_drain() {
+    std::vector<uint64_t> ids;
+    for (const auto& [id, c] : conns_) ids.push_back(id);
+    for (uint64_t id : ids) {
+      Conn* c = find(id);
+      if (!c || c->lingering) continue;
+      c->closing = true;
+      if (c->pending.empty()) {
+        linger(*c);
+      } else {
+        c->close_when_answered = true;
+      }
+    }
+  }
+
+  // The last resort when stopping: whatever is still open is cut, and its
+  // unwritten answers are counted as dropped.
+  void abort_all() {
+    std::vector<uint64_t> ids;
+    for (const auto& [id, c] : conns_) ids.push_back(id);
+    for (uint64_t id : ids) {
+      if (Conn* c = find(id)) c->socket->abort();
+    }
+  }
 
   void close_all() {
     // Timers belong to this thread: the ticker goes here, not with the
@@ -221,19 +248,27 @@ class Listener : public QObject {
     QByteArray bytes;
     std::vector<std::function<void()>> hooks;
   };
+  // Bytes of one write not yet handed to the kernel; status 0: not an answer.
+  struct Unsent {
+    int64_t bytes = 0;
+    int status = 0;
+  };
   struct Conn {
     QTcpSocket* socket = nullptr;
     QTimer* idle = nullptr;
     HttpParser parser;
     ReadWatch watch;
     std::deque<Slot> pending;
+    std::deque<Unsent> unsent;  // in write order
     uint64_t next_seq = 0;
-    bool closing = false;      // no further requests are read
-    bool paused = false;       // not read until answers drain (backpressure)
-    bool lingering = false;    // the last answer is out; discarding input until close
-    bool half_closed = false;  // our side shut for writing
-    uint64_t discarded = 0;    // bytes read and dropped while lingering
-    TimePoint linger_until{};
+    bool closing = false;              // no further requests are read
+    bool paused = false;               // not read until answers drain (backpressure)
+    bool lingering = false;            // the last answer is out; discarding input until close
+    bool half_closed = false;          // our side shut for writing
+    bool close_when_answered = false;  // stopping: linger once nothing is pending
+    uint64_t discarded = 0;            // bytes read and dropped while lingering
+    TimePoint linger_until = kNever;   // from the half-close
+    TimePoint last_progress{};         // when bytes last left for the client
     uint64_t id = 0;
     Conn(uint64_t i, HttpLimits l, ReadTimeouts t) : parser(l), watch(t), id(i) {}
   };
@@ -271,17 +306,20 @@ class Listener : public QObject {
       c->idle->setInterval(options_.idle_timeout_ms);
       QObject::connect(c->idle, &QTimer::timeout, sock, [this, id] {
         Conn* conn = find(id);
-        if (conn && conn->pending.empty())
+        // Answers still owed or being written: not idle (the send timeout
+        // deals with a client that does not read them).
+        if (conn && conn->pending.empty() && conn->socket->bytesToWrite() == 0)
           conn->socket->disconnectFromHost();
         else if (conn)
           conn->idle->start();
       });
       QObject::connect(sock, &QTcpSocket::readyRead, this, [this, id] { read(id); });
       QObject::connect(sock, &QTcpSocket::bytesWritten, this,
-                       [this, id] { guarded([&] { on_written(id); }); });
+                       [this, id](qint64 n) { guarded([&] { on_written(id, n); }); });
       QObject::connect(sock, &QTcpSocket::disconnected, this,
                        [this, id] { guarded([&] { gone(id); }); });
       c->idle->start();
+      c->last_progress = steady_now();
       conns_.emplace(id, std::move(c));
     }
   }
@@ -312,7 +350,11 @@ class Listener : public QObject {
     c->parser.append(data.constData(), static_cast<size_t>(data.size()));
     while (!c->closing) {
       auto next = c->parser.next();
-      if (c->parser.take_continue()) c->socket->write("HTTP/1.1 100 Continue\r\n\r\n");
+      // An interim answer may not overtake earlier answers still owed; a
+      // client waits a moment without it and then sends the body anyway.
+      if (c->parser.take_continue() && c->pending.empty()) {
+        send_bytes(*c, QByteArrayLiteral("HTTP/1.1 100 Continue\r\n\r\n"), 0);
+      }
       if (std::holds_alternative<std::monostate>(next)) break;
       if (auto* err = std::get_if<HttpParseError>(&next)) {
         return answer_and_close(*c, id, error_response(err->status, err->message));
@@ -321,18 +363,20 @@ class Listener : public QObject {
       Slot& s = new_slot(*c);
       s.close = !req.keep_alive;
       if (s.close) c->closing = true;
-      Responder r;
-      r.shared_ = std::make_shared<Responder::Shared>();
-      r.shared_->hub = hub_;
-      r.shared_->conn = id;
-      r.shared_->seq = s.seq;
-      try {
-        handler_(std::move(req), r);
-      } catch (...) {
-        ++handler_exceptions_;
-        r.send(exception_response(std::current_exception()));
-      }
-      c = find(id);  // the handler may have answered and closed
+      {
+        Responder r;
+        r.shared_ = std::make_shared<Responder::Shared>();
+        r.shared_->hub = hub_;
+        r.shared_->conn = id;
+        r.shared_->seq = s.seq;
+        try {
+          handler_(std::move(req), r);
+        } catch (...) {
+          ++handler_exceptions_;
+          r.send(exception_response(std::current_exception()));
+        }
+      }              // the last copy of an unanswered Responder answers here
+      c = find(id);  // answering may have closed the connection
       if (!c) return;
       if (!c->closing && over_backlog(*c)) {
         c->paused = true;  // the rest stays in the parser until answers drain
@@ -379,37 +423,62 @@ class Listener : public QObject {
   void flush(Conn& c) {
     while (!c.pending.empty() && c.pending.front().ready) {
       Slot& s = c.pending.front();
-      c.socket->write(s.bytes);
-      ++written_;
-      if (s.status >= 400) ++errors_;
-      if (s.status >= 0 && static_cast<size_t>(s.status) < by_status_.size()) ++by_status_[s.status];
+      send_bytes(c, s.bytes, s.status);
       const bool close = s.close;
       c.pending.pop_front();
       if (close) return linger(c);
     }
+    if (c.pending.empty() && c.close_when_answered) return linger(c);
     resume_if_drained(c);
   }
 
+  // Buffered: write() does not emit signals, so callers' `c` stays valid.
+  // The send timeout counts from when bytes start waiting. An answer
+  // (`status` > 0) counts as written once its last byte has left for the
+  // kernel (on_written), not when it is handed to the socket: one still in
+  // the socket's buffer when the connection goes is counted as dropped.
+  void send_bytes(Conn& c, const QByteArray& bytes, int status) {
+    if (c.socket->bytesToWrite() == 0) c.last_progress = steady_now();
+    c.unsent.push_back({static_cast<int64_t>(bytes.size()), status});
+    c.socket->write(bytes);
+  }
+
+  void count_written(int status) {
+    ++written_;
+    if (status >= 400) ++errors_;
+    if (static_cast<size_t>(status) < by_status_.size()) ++by_status_[status];
+  }
+
   // Graceful close: the answer goes out, our side is shut once it is
-  // written, and input is discarded until the client closes or the linger
-  // limits pass (tick() then aborts).
+  // written (not before: the linger time starts then), and input is
+  // discarded until the client closes or the linger limits pass (tick()
+  // then aborts). Nothing here may emit a signal: callers hold `c`.
   void linger(Conn& c) {
     c.lingering = true;
     c.closing = true;
-    c.linger_until = steady_now() + std::chrono::milliseconds(options_.linger_ms);
-    c.socket->flush();
     if (c.socket->bytesToWrite() == 0) half_close(c);
   }
 
   void half_close(Conn& c) {
     if (c.half_closed) return;
     c.half_closed = true;
+    c.linger_until = steady_now() + std::chrono::milliseconds(options_.linger_ms);
     ::shutdown(static_cast<int>(c.socket->socketDescriptor()), SHUT_WR);
   }
 
-  void on_written(uint64_t id) {
+  void on_written(uint64_t id, qint64 n) {
     Conn* c = find(id);
     if (!c) return;
+    c->last_progress = steady_now();
+    while (n > 0 && !c->unsent.empty()) {
+      Unsent& u = c->unsent.front();
+      const int64_t take = std::min<int64_t>(n, u.bytes);
+      u.bytes -= take;
+      n -= take;
+      if (u.bytes > 0) break;
+      if (u.status > 0) count_written(u.status);
+      c->unsent.pop_front();
+    }
     if (c->lingering && c->socket->bytesToWrite() == 0) half_close(*c);
     resume_if_drained(*c);
   }
@@ -419,7 +488,8 @@ class Listener : public QObject {
     c.paused = false;
     c.watch.restart(steady_now());  // our pause is not the client's delay
     // Queued, not called: this may run inside a handler of this connection.
-    QMetaObject::invokeMethod(this, [this, id = c.id] { read(id); }, Qt::QueuedConnection);
+    QMetaObject::invokeMethod(
+        this, [this, id = c.id] { read(id); }, Qt::QueuedConnection);
   }
 
   void tick() {
@@ -431,6 +501,12 @@ class Listener : public QObject {
     for (uint64_t id : ids) {
       Conn* c = find(id);
       if (!c) continue;
+      // A client that stopped reading its answers holds buffers until this.
+      if (c->socket->bytesToWrite() > 0 &&
+          now - c->last_progress >= std::chrono::milliseconds(options_.send_timeout_ms)) {
+        c->socket->abort();  // gone() counts what it still owed as dropped
+        continue;
+      }
       if (c->lingering) {
         if (now >= c->linger_until) c->socket->abort();
         continue;
@@ -444,7 +520,9 @@ class Listener : public QObject {
     if (it == conns_.end()) return;
     std::unique_ptr<Conn> c = std::move(it->second);
     conns_.erase(it);
-    dropped_ += c->pending.size();  // answers that will never be written
+    // Answers that will never be written: owed, or still in the socket's buffer.
+    dropped_ += c->pending.size();
+    for (const Unsent& u : c->unsent) dropped_ += u.status > 0 ? 1 : 0;
     for (Slot& s : c->pending) {
       const auto hooks = std::move(s.hooks);
       for (const auto& hook : hooks) guarded(hook);
@@ -539,7 +617,12 @@ Expected<uint16_t> HttpServer::start(const std::string& host, uint16_t port) {
 void HttpServer::stop(int drain_ms) {
   if (!thread_.isRunning()) return;
   QMetaObject::invokeMethod(
-      listener_, [this] { listener_->stop_accepting(); }, Qt::BlockingQueuedConnection);
+      listener_,
+      [this] {
+        listener_->stop_accepting();
+        listener_->begin_drain();
+      },
+      Qt::BlockingQueuedConnection);
   const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(drain_ms);
   for (;;) {
     size_t left = 0;
@@ -550,7 +633,8 @@ void HttpServer::stop(int drain_ms) {
   }
   QMetaObject::invokeMethod(
       listener_, [this] { listener_->close_all(); }, Qt::BlockingQueuedConnection);
-  // Let the disconnects flush what is still being written (bounded).
+  // Let the disconnects flush what is still being written (bounded), then
+  // cut the rest here, on the I/O thread, so that gone() counts it.
   for (int i = 0; i < 200; ++i) {
     size_t open = 0;
     QMetaObject::invokeMethod(
@@ -558,6 +642,8 @@ void HttpServer::stop(int drain_ms) {
     if (open == 0) break;
     QThread::msleep(5);
   }
+  QMetaObject::invokeMethod(
+      listener_, [this] { listener_->abort_all(); }, Qt::BlockingQueuedConnection);
   thread_.quit();
   thread_.wait();
 }

@@ -19,11 +19,19 @@
 //  - backpressure: while max_pending_responses answers wait or
 //    max_unwritten_bytes are unwritten, the connection is not read, so a
 //    client that pipelines without reading cannot grow the server's memory;
+//  - a send timeout: an answer that makes no progress for send_timeout_ms
+//    (its client does not read) closes the connection;
 //  - graceful close: an answer that ends the connection (an error, or
 //    Connection: close) is written, the socket half-closed, and what the
 //    client still sends read and discarded for at most linger_ms and
 //    linger_bytes, so a client busy writing a refused body reads the 413
 //    instead of a connection reset;
+//  - stopping: idle connections close at once, busy ones after their last
+//    answer, and no new request is read; what is left when the drain time
+//    is up is aborted and its answers counted as dropped.
+// A client that half-closes its side before reading its answers is taken
+// for gone (QTcpSocket cannot tell the two apart): its queued requests are
+// cancelled and the answers counted as dropped.
 //  - no exception escapes an event handler: one thrown while a request is
 //    handled answers it 500 (naming the cause) and serving goes on; a
 //    Responder dropped unanswered answers 500, so every request parsed gets
@@ -89,8 +97,11 @@ struct HttpServerOptions {
   // (bytes per second; 0: no minimum).
   double min_body_bytes_per_s = 1024;
   int body_grace_ms = 5'000;
-  // After an answer that closes the connection: read and discard for at
-  // most this long and this much, then close.
+  // An answer that makes no progress for this long (the client is not
+  // reading it) closes the connection.
+  int send_timeout_ms = 30'000;
+  // After an answer that closes the connection has been written: read and
+  // discard for at most this long and this much, then close.
   int linger_ms = 5'000;
   uint64_t linger_bytes = uint64_t{64} << 20;
   // Backpressure thresholds: answers waiting (pipelined) and bytes not yet
@@ -102,10 +113,10 @@ struct HttpServerOptions {
 // Counts of one server since it was made.
 struct HttpCounters {
   uint64_t parsed = 0;   // requests read (or refused while reading): each is answered once
-  uint64_t written = 0;  // answers written to their connection
+  uint64_t written = 0;  // answers whose last byte has left for the client's kernel
   uint64_t errors = 0;   // of which with status >= 400
-  uint64_t dropped = 0;  // answers never written: the client had gone
-  uint64_t handler_exceptions = 0;  // exceptions caught at the connection boundary
+  uint64_t dropped = 0;  // answers never written in full: the connection went first
+  uint64_t handler_exceptions = 0;                  // exceptions caught at the connection boundary
   std::vector<std::pair<int, uint64_t>> by_status;  // written answers per status, ascending
 };
 

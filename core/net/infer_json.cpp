@@ -244,14 +244,15 @@ HttpExpected<V2Request> parse_v2_request(std::string_view body, const ModelMetad
     if (k == model.inputs.size()) {
       std::string names;
       for (const TensorSpec& s : model.inputs) names += (names.empty() ? "" : ", ") + s.name;
-      return unfit("model '" + model.name + "' has no input '" + name + "'; its inputs: " + names);
+      return unfit("model '" + model.name + "' has no input " + quoted_excerpt(name) +
+                   "; its inputs: " + names);
     }
     if (seen[k]) return malformed("input '" + name + "' appears twice");
     seen[k] = true;
     const TensorSpec& spec = model.inputs[k];
     const std::string dt = in.value("datatype").toString().toStdString();
     if (dt != dtype_name(spec.dtype)) {
-      return unfit("input '" + name + "' has datatype '" + dt + "', expected " +
+      return unfit("input '" + name + "' has datatype " + quoted_excerpt(dt) + ", expected " +
                    dtype_name(spec.dtype));
     }
     if (!in.value("shape").isArray())
@@ -313,7 +314,7 @@ HttpExpected<V2Request> parse_v2_request(std::string_view body, const ModelMetad
       const std::string name = ov.toObject().value("name").toString().toStdString();
       bool known = false;
       for (const TensorSpec& s : model.outputs) known = known || s.name == name;
-      if (!known) return unfit("model '" + model.name + "' has no output '" + name + "'");
+      if (!known) return unfit("model '" + model.name + "' has no output " + quoted_excerpt(name));
       if (std::find(req.outputs.begin(), req.outputs.end(), name) != req.outputs.end())
         return malformed("output '" + name + "' is requested twice");
       req.outputs.push_back(name);

@@ -1,7 +1,9 @@
 #include "inference_service.h"
 
 #include <algorithm>
+#include <cctype>
 #include <mutex>
+#include <optional>
 
 #include "infer_json.h"
 #include "options_json.h"
@@ -23,18 +25,20 @@ int http_status(ErrorCode code) {
 }
 
 std::string exposure_warning(const std::string& host, const ServiceAccess& access) {
-  std::string w = "warning: listening on " + host +
-                  ", which other machines can reach: anyone who can connect may ";
+  std::string w = "warning: listening on " + host + ", which other machines can reach. ";
   if (access.token.empty()) {
-    w += "run the model";
-    w += access.remote_config ? " and retune it (PUT /v1/config)" : "";
-    w += "; set a token (--token, or BATCHSCOPE_TOKEN) to require 'Authorization: Bearer'";
+    w += access.remote_config ? "Anyone who can connect can run the model and retune it "
+                                "(PUT /v1/config). "
+                              : "Anyone who can connect can run the model. ";
+    w += "Set a token (--token or BATCHSCOPE_TOKEN) to require 'Authorization: Bearer'";
+    w += access.remote_config ? ", and --no-remote-config to make the options read-only. " : ". ";
   } else {
-    w += "probe /health; every other route needs the bearer token";
-    if (access.remote_config) w += ", which also lets its holder retune the server";
+    w += "Without the bearer token a client reaches only /health and /v2/health/*; ";
+    w += access.remote_config ? "with it, it can also retune the server (--no-remote-config "
+                                "makes the options read-only). "
+                              : "with it, it can run the model but not retune it. ";
   }
-  if (access.remote_config) w += ", and --no-remote-config to make the options read-only";
-  return w + ". Traffic is plain HTTP: put TLS in front for anything beyond a trusted network.";
+  return w + "Traffic is plain HTTP: put TLS in front of it beyond a trusted network.";
 }
 
 namespace {
@@ -83,18 +87,34 @@ void InferenceService::poll_metrics() {
 
 namespace {
 
-// Health checks stay open so that load balancers and probes need no token.
+// Health checks stay open so that load balancers and probes need no token;
+// exact paths only, so that no other answer (a 404 naming the model) leaks.
 bool is_public(std::string_view path) {
-  return path == "/health" || path.substr(0, 11) == "/v2/health/";
+  return path == "/health" || path == "/v2/health/live" || path == "/v2/health/ready";
 }
 
-// Compares every byte whatever the first difference, so that the time taken
-// does not tell a client how much of a guessed token was right.
-bool same_secret(std::string_view a, std::string_view b) {
-  unsigned diff = a.size() == b.size() ? 0u : 1u;
-  const size_t n = std::min(a.size(), b.size());
-  for (size_t i = 0; i < n; ++i) diff |= static_cast<unsigned char>(a[i] ^ b[i]);
+// Runs over the whole secret whatever was sent, so that the time taken tells
+// a client neither how much of a guess was right nor how long the secret is.
+bool same_secret(std::string_view sent, std::string_view secret) {
+  unsigned diff = sent.size() == secret.size() ? 0u : 1u;
+  for (size_t i = 0; i < secret.size(); ++i) {
+    const char c = i < sent.size() ? sent[i] : '\0';
+    diff |= static_cast<unsigned char>(c ^ secret[i]);
+  }
   return diff == 0;
+}
+
+// "Bearer TOKEN", the scheme in any case (RFC 9110 11.1): the token, or
+// nullopt for another scheme or none.
+std::optional<std::string_view> bearer_token(std::string_view auth) {
+  constexpr std::string_view kScheme = "bearer ";
+  if (auth.size() < kScheme.size()) return std::nullopt;
+  for (size_t i = 0; i < kScheme.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(auth[i])) != kScheme[i]) return std::nullopt;
+  }
+  auth.remove_prefix(kScheme.size());
+  while (!auth.empty() && auth.front() == ' ') auth.remove_prefix(1);
+  return auth;
 }
 
 }  // namespace
@@ -102,13 +122,11 @@ bool same_secret(std::string_view a, std::string_view b) {
 void InferenceService::handle(HttpRequest&& req, Responder r) {
   const std::string_view path = req.path();
   if (!access_.token.empty() && !is_public(path)) {
-    const std::string_view auth = req.header("authorization");
-    constexpr std::string_view kBearer = "Bearer ";
-    const bool bearer = auth.substr(0, kBearer.size()) == kBearer;
-    if (!bearer || !same_secret(auth.substr(kBearer.size()), access_.token)) {
+    const auto token = bearer_token(req.header("authorization"));
+    if (!token || !same_secret(*token, access_.token)) {
       HttpResponse resp = error_response(
-          401, bearer ? "the bearer token is not this server's"
-                      : "this server needs an 'Authorization: Bearer TOKEN' header (its --token)");
+          401, token ? "the bearer token is not this server's"
+                     : "this server needs an 'Authorization: Bearer TOKEN' header (its --token)");
       resp.headers.emplace_back("WWW-Authenticate", "Bearer realm=\"batchscope\"");
       return r.send(std::move(resp));
     }
@@ -141,7 +159,7 @@ void InferenceService::handle(HttpRequest&& req, Responder r) {
   constexpr std::string_view kModels = "/v2/models/";
   if (path.substr(0, kModels.size()) == kModels)
     return model_routes(req, r, path.substr(kModels.size()));
-  r.send(error_response(404, "no route " + std::string(path) +
+  r.send(error_response(404, "no route " + quoted_excerpt(path) +
                                  "; try POST /infer, POST /v2/models/" + info_.model.name +
                                  "/infer, GET /health, GET /metrics or GET /v1/config"));
 }
@@ -152,8 +170,8 @@ void InferenceService::model_routes(const HttpRequest& req, Responder r, std::st
   const std::string_view name = rest.substr(0, slash);
   std::string_view tail = slash == std::string_view::npos ? "" : rest.substr(slash);
   if (name != info_.model.name) {
-    return r.send(error_response(404, "unknown model '" + std::string(name) +
-                                          "'; this server serves '" + info_.model.name + "'"));
+    return r.send(error_response(404, "unknown model " + quoted_excerpt(name) +
+                                          "; this server serves '" + info_.model.name + "'"));
   }
   constexpr std::string_view kVersions = "/versions/";
   if (tail.substr(0, kVersions.size()) == kVersions) {
@@ -161,8 +179,8 @@ void InferenceService::model_routes(const HttpRequest& req, Responder r, std::st
     const size_t s = tail.find('/');
     const std::string_view version = tail.substr(0, s);
     if (version != "1") {
-      return r.send(error_response(404, "model '" + info_.model.name + "' has no version '" +
-                                            std::string(version) + "'; it has version 1"));
+      return r.send(error_response(404, "model '" + info_.model.name + "' has no version " +
+                                            quoted_excerpt(version) + "; it has version 1"));
     }
     tail = s == std::string_view::npos ? "" : tail.substr(s);
   }
@@ -177,7 +195,7 @@ void InferenceService::model_routes(const HttpRequest& req, Responder r, std::st
   if (tail == "/infer") {
     return req.method == "POST" ? infer_v2(req, r) : r.send(method_not_allowed("POST"));
   }
-  r.send(error_response(404, "no route " + std::string(req.path())));
+  r.send(error_response(404, "no route " + quoted_excerpt(req.path())));
 }
 
 void InferenceService::metadata(Responder r) {

@@ -26,8 +26,8 @@ Expected<QJsonObject> unwrap(const QJsonObject& obj) {
   if (!obj.contains("options")) return obj;
   for (auto it = obj.begin(); it != obj.end(); ++it) {
     if (it.key() != "options" && it.key() != "version") {
-      return invalid_argument("unknown field '" + it.key().toStdString() +
-                              "' beside 'options'; a configuration document holds "
+      return invalid_argument("unknown field " + quoted_excerpt(it.key().toStdString()) +
+                              " beside 'options'; a configuration document holds "
                               "\"version\" and \"options\" only");
     }
   }
@@ -60,14 +60,15 @@ Expected<Options> options_from_json(std::string_view json, Options o) {
     if (key == "strategy") {
       auto k = v.isString() ? parse_strategy(v.toString().toStdString()) : std::nullopt;
       if (!k) {
-        const std::string got = v.isString() ? "\"" + v.toString().toStdString() + "\"" : "not a string";
+        const std::string got =
+            v.isString() ? quoted_excerpt(v.toString().toStdString()) : "not a string";
         return invalid_argument("strategy must be \"fifo\" or \"adaptive\", got " + got);
       }
       o.strategy = *k;
       continue;
     }
     const NumericOption* f = find_numeric_option(key);
-    if (!f) return invalid_argument("unknown option '" + key + "'; " + kKnown);
+    if (!f) return invalid_argument("unknown option " + quoted_excerpt(key) + "; " + kKnown);
     if (!v.isDouble()) {
       return invalid_argument(key + " must be " + (f->whole ? "a whole number" : "a number"));
     }

@@ -231,6 +231,11 @@ void engine_counters(std::string& out, const EngineCounters& c) {
     sample_u(out, "batchscope_requests_total", labels, outcome_count(c, o));
   }
 
+  counter(out, "batchscope_requests_admitted_total",
+          "Requests admitted to the queue; each finishes as ok, timeout, cancelled, error or "
+          "shutdown.",
+          c.admitted);
+
   family(out, "batchscope_batches_total", "counter",
          "Batches cut since start, by reason: full, timeout (max wait reached), drain (stopping).");
   for (int i = 0; i < kBatchReasonCount; ++i) {
@@ -318,7 +323,8 @@ void server_families(std::string& out, const ServerInfo& info) {
           info.http_parsed);
   counter(out, "batchscope_http_dropped_total",
           "HTTP answers never written because the client had disconnected.", info.http_dropped);
-  family(out, "batchscope_http_responses_total", "counter", "HTTP answers written, by status code.");
+  family(out, "batchscope_http_responses_total", "counter",
+         "HTTP answers written, by status code.");
   for (const auto& [code, n] : info.http_by_status) {
     sample_u(out, "batchscope_http_responses_total", "code=\"" + std::to_string(code) + "\"", n);
   }

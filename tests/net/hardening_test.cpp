@@ -13,8 +13,8 @@ namespace batchscope::test {
 namespace {
 
 std::string v2_body(const std::string& shape, const std::string& data) {
-  return R"({"inputs": [{"name": "data", "datatype": "FP32", "shape": )" + shape +
-         R"(, "data": )" + data + "}]}";
+  return R"({"inputs": [{"name": "data", "datatype": "FP32", "shape": )" + shape + R"(, "data": )" +
+         data + "}]}";
 }
 
 std::string error_of(const ClientResponse& r) {
@@ -35,7 +35,8 @@ TEST_F(ServerTest, AHugeShapeIsRefusedBeforeAnythingIsAllocated) {
       {"[1, 4, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1]", "22 dimensions"},
   };
   for (const Case& c : cases) {
-    ClientResponse r = call(http_request("POST", "/v2/models/toy/infer", v2_body(c.shape, "[1, 2, 3, 4]")));
+    ClientResponse r =
+        call(http_request("POST", "/v2/models/toy/infer", v2_body(c.shape, "[1, 2, 3, 4]")));
     EXPECT_EQ(r.status, 422) << c.shape;
     EXPECT_NE(error_of(r).find(c.says), std::string::npos) << r.body;
   }
@@ -58,7 +59,7 @@ TEST_F(ServerTest, OptionErrorsQuoteTheValueAsSent) {
       {R"({"num_lanes": 2.5})", "num_lanes must be a whole number, got 2.5"},
       {R"({"request_timeout_ms": -1e19})", "request_timeout_ms = -1e+19 is out of range"},
       {R"({"target_p99_ms": 0})", "target_p99_ms = 0 is out of range; allowed 0.01 to 600000"},
-      {R"({"strategy": "lifo"})", "got \"lifo\""},
+      {R"({"strategy": "lifo"})", "got 'lifo'"},
   };
   for (const Case& c : cases) {
     ClientResponse r = call(http_request("PUT", "/v1/config", c.body));
@@ -193,7 +194,8 @@ TEST_F(ServerTest, AClientThatPipelinesWithoutReadingIsHeldBackAndFullyAnswered)
 }
 
 TEST_F(ServerTest, ATokenGuardsEveryRouteButHealth) {
-  start(Options{.max_batch_size = 8, .max_wait_us = 0}, small_body(), ServiceAccess{"s3cret", true});
+  start(Options{.max_batch_size = 8, .max_wait_us = 0}, small_body(),
+        ServiceAccess{"s3cret", true});
   ClientResponse none = call(http_request("POST", "/infer", data_body(1)));
   EXPECT_EQ(none.status, 401);
   EXPECT_EQ(none.headers["www-authenticate"], "Bearer realm=\"batchscope\"");
@@ -202,9 +204,9 @@ TEST_F(ServerTest, ATokenGuardsEveryRouteButHealth) {
             401);
   EXPECT_EQ(call(http_request("GET", "/v1/config", "", "Authorization: Basic s3cret\r\n")).status,
             401);
-  EXPECT_EQ(call(http_request("POST", "/infer", data_body(1), "Authorization: Bearer s3cret\r\n"))
-                .status,
-            200);
+  EXPECT_EQ(
+      call(http_request("POST", "/infer", data_body(1), "Authorization: Bearer s3cret\r\n")).status,
+      200);
   EXPECT_EQ(call(http_request("GET", "/health")).status, 200);
   EXPECT_EQ(call(http_request("GET", "/v2/health/live")).status, 200);
   EXPECT_EQ(call(http_request("GET", "/v2/health/ready")).status, 200);
@@ -246,13 +248,160 @@ TEST_F(ServerTest, MetricsCountAnswersPerStatusAndTheOnesDropped) {
   call(http_request("POST", "/infer", "{\"data\": [1]}"));  // 422
   call(http_request("GET", "/nowhere"));                    // 404
   ClientResponse m = call(http_request("GET", "/metrics"));
-  auto has = [&](const std::string& line) { return m.body.find("\n" + line + "\n") != std::string::npos; };
+  auto has = [&](const std::string& line) {
+    return m.body.find("\n" + line + "\n") != std::string::npos;
+  };
   EXPECT_TRUE(has("batchscope_http_responses_total{code=\"200\"} 1")) << m.body;
   EXPECT_TRUE(has("batchscope_http_responses_total{code=\"404\"} 1"));
   EXPECT_TRUE(has("batchscope_http_responses_total{code=\"422\"} 1"));
   EXPECT_TRUE(has("batchscope_http_dropped_total 1"));
   // Read so far: a, gone, the 422, the 404 and this scrape.
   EXPECT_TRUE(has("batchscope_http_received_total 5"));
+}
+
+}  // namespace
+}  // namespace batchscope::test
+
+namespace batchscope::test {
+namespace {
+
+TEST(Exposure, OnlyLoopbackAddressesCountAsPrivate) {
+  for (const char* h : {"127.0.0.1", "127.8.9.10", "::1"}) EXPECT_TRUE(is_loopback_host(h)) << h;
+  for (const char* h : {"0.0.0.0", "::", "192.168.1.20", "10.0.0.1", "localhost", ""}) {
+    EXPECT_FALSE(is_loopback_host(h)) << h;
+  }
+}
+
+TEST(Exposure, TheWarningSaysWhatAClientCanDoAndHowToLimitIt) {
+  const std::string open = exposure_warning("0.0.0.0", ServiceAccess{});
+  EXPECT_NE(open.find("run the model and retune it"), std::string::npos) << open;
+  EXPECT_NE(open.find("--token"), std::string::npos);
+  EXPECT_NE(open.find("--no-remote-config"), std::string::npos);
+  const std::string guarded = exposure_warning("0.0.0.0", ServiceAccess{"t", false});
+  EXPECT_NE(guarded.find("only /health"), std::string::npos) << guarded;
+  EXPECT_NE(guarded.find("not retune it"), std::string::npos);
+  EXPECT_EQ(guarded.find("--token"), std::string::npos);
+  EXPECT_EQ(guarded.find("\"t\""), std::string::npos);  // never the token itself
+}
+
+}  // namespace
+}  // namespace batchscope::test
+
+namespace batchscope::test {
+namespace {
+
+TEST_F(ServerTest, AClientThatResetsAfterConnectionCloseLeavesTheServerServing) {
+  start();
+  // Each answer ends its connection and the client resets at once: the
+  // answer's write and the linger meet a connection that is already gone.
+  for (int i = 0; i < 200; ++i) {
+    TestClient c(port_);
+    c.send(http_request("GET", "/health", "", "Connection: close\r\n"));
+    c.reset();
+  }
+  EXPECT_EQ(call(http_request("GET", "/health")).status, 200);
+}
+
+TEST_F(ServerTest, AClientThatNeverReadsIsClosedAfterTheSendTimeout) {
+  HttpServerOptions so = small_body();
+  so.send_timeout_ms = 300;
+  start(Options{.max_batch_size = 8, .max_wait_us = 0}, so);
+  TestClient c(port_);
+  // ~10 KiB answers, far more than the kernel's socket buffers hold, never
+  // read. Sent from a thread: backpressure blocks the sender.
+  std::string many;
+  for (int i = 0; i < 20000; ++i) many += http_request("GET", "/metrics");
+  std::thread sender([&] { c.send(many); });
+  const auto give_up = std::chrono::steady_clock::now() + kSafety;
+  while (server_->counters().dropped == 0) {
+    ASSERT_LT(std::chrono::steady_clock::now(), give_up) << "a stalled reader was never cut off";
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  sender.join();  // the server closed the connection, so the send ends
+  EXPECT_EQ(call(http_request("GET", "/health")).status, 200);  // others are served meanwhile
+  const HttpCounters h = settled_counters();
+  EXPECT_EQ(h.parsed, h.written + h.dropped);  // nothing left owed
+}
+
+TEST_F(ServerTest, AnAnswerThatClosesTheConnectionArrivesWholeHoweverSlowlyItIsRead) {
+  HttpServerOptions so;
+  so.linger_ms = 100;  // far shorter than the client takes to read
+  const std::string big(8u << 20, 'b');
+  HttpServer server(
+      [&](HttpRequest&&, Responder r) {
+        r.send(HttpResponse{200, "text/plain", big, {}});
+      },
+      so);
+  auto port = server.start("127.0.0.1", 0);
+  ASSERT_TRUE(port.ok());
+  TestClient c(*port);
+  c.send(http_request("GET", "/big", "", "Connection: close\r\n"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));  // a slow reader, not a check
+  auto r = c.read(20000);
+  ASSERT_TRUE(r) << "the answer was cut off";
+  EXPECT_EQ(r->body.size(), big.size());
+  server.stop(1000);
+}
+
+TEST_F(ServerTest, OneHundredContinueNeverOvertakesAnEarlierAnswer) {
+  control_->hold = true;
+  start(Options{.max_batch_size = 1, .max_wait_us = 0});
+  TestClient c(port_);
+  const std::string body = data_body(2);
+  c.send(http_request("POST", "/infer", data_body(1)) +
+         "POST /infer HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: " +
+         std::to_string(body.size()) + "\r\n\r\n");
+  ASSERT_TRUE(control_->await_entered(1));  // the first is held in the model
+  control_->release(1);
+  auto first = c.read();
+  ASSERT_TRUE(first);
+  EXPECT_EQ(first->status, 200) << "an interim 100 came before the first request's answer";
+  control_->release(1);
+  c.send(body);
+  auto second = c.read();
+  ASSERT_TRUE(second);
+  EXPECT_EQ(second->status, 200);
+}
+
+TEST_F(ServerTest, AfterStoppingEveryRequestReadIsAccountedFor) {
+  start();
+  std::vector<std::unique_ptr<TestClient>> clients;
+  for (int i = 0; i < 8; ++i) {
+    clients.push_back(std::make_unique<TestClient>(port_));
+    std::string many;
+    for (int k = 0; k < 50; ++k) many += http_request("GET", "/metrics");
+    clients.back()->send(many);  // some read nothing back
+  }
+  server_->stop(500);
+  const HttpCounters h = server_->counters();
+  EXPECT_EQ(h.parsed, h.written + h.dropped);
+  server_.reset();
+}
+
+TEST_F(ServerTest, TheTokenSchemeIsCaseInsensitiveAndOnlyHealthIsOpen) {
+  start(Options{.max_batch_size = 8, .max_wait_us = 0}, small_body(),
+        ServiceAccess{"s3cret", true});
+  EXPECT_EQ(call(http_request("GET", "/v1/config", "", "Authorization: bearer s3cret\r\n")).status,
+            200);
+  EXPECT_EQ(call(http_request("GET", "/v1/config", "", "Authorization: BEARER s3cret\r\n")).status,
+            200);
+  ClientResponse probe = call(http_request("GET", "/v2/health/other"));
+  EXPECT_EQ(probe.status, 401);  // not a 404 that names the model
+  EXPECT_EQ(probe.body.find("toy"), std::string::npos);
+  EXPECT_EQ(call(http_request("GET", "/v1/config", "", "Authorization: Bearer s3cret-and-more\r\n"))
+                .status,
+            401);
+}
+
+TEST_F(ServerTest, ClientTextEchoedInErrorsIsClipped) {
+  start();
+  const std::string long_name(3000, 'n');
+  ClientResponse r = call(http_request("PUT", "/v1/config", "{\"" + long_name + "\": 1}"));
+  EXPECT_EQ(r.status, 400);
+  EXPECT_LT(r.body.size(), 600u) << r.body.size();
+  ClientResponse route = call(http_request("GET", "/" + std::string(3000, 'r')));
+  EXPECT_EQ(route.status, 404);
+  EXPECT_LT(route.body.size(), 600u);
 }
 
 }  // namespace

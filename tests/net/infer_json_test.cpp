@@ -35,14 +35,15 @@ TEST(InferJson, WholeNumbersOutsideTheirTypeAreRefusedNotConverted) {
   auto i32 = parse_v2_request(v2("INT32", "[1, 2]", "[2147483648, 2]"), model_of(DType::kInt32));
   ASSERT_TRUE(error_of(i32));
   EXPECT_NE(error_of(i32)->message.find("INT32's range"), std::string::npos);
-  auto fits = parse_v2_request(v2("INT32", "[1, 2]", "[-2147483648, 2147483647]"),
-                               model_of(DType::kInt32));
+  auto fits =
+      parse_v2_request(v2("INT32", "[1, 2]", "[-2147483648, 2147483647]"), model_of(DType::kInt32));
   ASSERT_FALSE(error_of(fits));
   EXPECT_EQ(std::get<V2Request>(fits).inputs[0].tensor.as<int32_t>()[1], 2147483647);
 }
 
 TEST(InferJson, FloatsBeyondFp32BecomeInfinityAndFp32MaxAsPrintedFits) {
-  auto r = parse_v2_request(v2("FP32", "[1, 2]", "[3.4028235e+38, 1e39]"), model_of(DType::kFloat32));
+  auto r =
+      parse_v2_request(v2("FP32", "[1, 2]", "[3.4028235e+38, 1e39]"), model_of(DType::kFloat32));
   ASSERT_FALSE(error_of(r));
   auto v = std::get<V2Request>(r).inputs[0].tensor.as<float>();
   EXPECT_EQ(v[0], std::numeric_limits<float>::max());
@@ -50,13 +51,13 @@ TEST(InferJson, FloatsBeyondFp32BecomeInfinityAndFp32MaxAsPrintedFits) {
 }
 
 TEST(InferJson, AShapeIsCheckedAgainstTheDataBeforeAllocation) {
-  auto r = parse_v2_request(v2("FP32", "[4611686018427387904, 2]", "[1, 2]"),
-                            model_of(DType::kFloat32));
+  auto r =
+      parse_v2_request(v2("FP32", "[4611686018427387904, 2]", "[1, 2]"), model_of(DType::kFloat32));
   ASSERT_TRUE(error_of(r));
   EXPECT_NE(error_of(r)->message.find("a dimension of 4611686018427387904"), std::string::npos)
       << error_of(r)->message;
-  auto big = parse_v2_request(v2("FP32", "[9007199254740992, 2]", "[1, 2]"),
-                              model_of(DType::kFloat32));
+  auto big =
+      parse_v2_request(v2("FP32", "[9007199254740992, 2]", "[1, 2]"), model_of(DType::kFloat32));
   ASSERT_TRUE(error_of(big));
   EXPECT_NE(error_of(big)->message.find("has 2 values; shape [9007199254740992, 2] needs "
                                         "18014398509481984"),

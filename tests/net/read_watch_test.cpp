@@ -29,8 +29,7 @@ TEST(ReadWatch, IdleTimeIsNotCounted) {
   EXPECT_FALSE(w.check(t0 + std::chrono::hours(1), HttpPhase::kIdle, 0, 0));
   // The head's clock starts when its first byte is seen.
   EXPECT_FALSE(w.check(t0 + std::chrono::hours(1), HttpPhase::kHead, 0, 0));
-  EXPECT_FALSE(
-      w.check(t0 + std::chrono::hours(1) + milliseconds(299), HttpPhase::kHead, 0, 0));
+  EXPECT_FALSE(w.check(t0 + std::chrono::hours(1) + milliseconds(299), HttpPhase::kHead, 0, 0));
 }
 
 TEST(ReadWatch, ANewMessageStartsItsOwnClock) {

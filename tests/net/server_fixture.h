@@ -73,6 +73,17 @@ class ServerTest : public ::testing::Test {
     if (engine_) engine_->stop(StopMode::kDrain);
     if (server_) server_->stop(2000);
   }
+  // The server's counts once nothing is in flight: an answer is counted
+  // when its last byte has left for the kernel, which the I/O thread learns
+  // a moment after a client may already have read it.
+  HttpCounters settled_counters() {
+    const auto give_up = std::chrono::steady_clock::now() + kSafety;
+    for (;;) {
+      HttpCounters h = server_->counters();
+      if (h.parsed == h.written + h.dropped || std::chrono::steady_clock::now() > give_up) return h;
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  }
   ClientResponse call(const std::string& raw) {
     TestClient c(port_);
     EXPECT_TRUE(c.connected());

@@ -37,7 +37,7 @@ TEST_F(ServerTest, BadInputGetsAClearErrorAndServingGoesOn) {
       {http_request("POST", "/infer", "[1, 2, 3, 4]"), 400, "JSON object"},
       {http_request("POST", "/infer", "{\"values\": [1]}"), 400, "no 'data'"},
       {http_request("GET", "/infer"), 405, "use POST"},
-      {http_request("GET", "/nowhere"), 404, "no route /nowhere"},
+      {http_request("GET", "/nowhere"), 404, "no route '/nowhere'"},
       {http_request("GET", "/v2/models/other"), 404, "unknown model 'other'"},
       {http_request("GET", "/v2/models/toy/versions/7"), 404, "no version '7'"},
       {http_request("PUT", "/v1/config", "{\"max_batch_size\": 0}"), 400, "max_batch_size = 0"},

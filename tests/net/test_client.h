@@ -52,6 +52,14 @@ class TestClient {
   TestClient& operator=(const TestClient&) = delete;
 
   bool connected() const { return connected_; }
+  // Closes with a reset (SO_LINGER 0) instead of a FIN: what a client that
+  // crashes or gives up looks like to the server.
+  void reset() {
+    if (fd_ < 0) return;
+    linger l{1, 0};
+    ::setsockopt(fd_, SOL_SOCKET, SO_LINGER, &l, sizeof l);
+    close();
+  }
   void close() {
     if (fd_ >= 0) ::close(fd_);
     fd_ = -1;

@@ -61,12 +61,12 @@ void oversized_client(const Target& t, Tally& tally, const std::atomic<bool>& st
   for (int i = 0; !stop.load(); ++i) {
     if (i % 2 == 0) {
       exchange(t, tally, Kind::kOversize,
-               "POST /infer HTTP/1.1\r\nHost: " + t.host + "\r\nContent-Length: " +
-                   std::to_string(body.size()) + "\r\n\r\n" + body);
+               "POST /infer HTTP/1.1\r\nHost: " + t.host +
+                   "\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body);
     } else {
       exchange(t, tally, Kind::kHugeHeader,
-               "GET /health HTTP/1.1\r\nHost: " + t.host + "\r\nX-Big: " +
-                   std::string(1u << 20, 'a') + "\r\n\r\n");
+               "GET /health HTTP/1.1\r\nHost: " + t.host +
+                   "\r\nX-Big: " + std::string(1u << 20, 'a') + "\r\n\r\n");
     }
     pause_unless_stopped(stop, std::chrono::milliseconds(1000));
   }
@@ -107,7 +107,8 @@ void slow_client(const Target& t, Tally& tally, const std::atomic<bool>& stop, b
 
 void disconnecting_client(const Target& t, Tally& tally, const std::atomic<bool>& stop) {
   std::mt19937_64 rng(5);
-  const std::string one = http_request(t.host, t.auth, "POST", "/infer", "{\"data\":" + row_json(t) + "}");
+  const std::string one =
+      http_request(t.host, t.auth, "POST", "/infer", "{\"data\":" + row_json(t) + "}");
   while (!stop.load()) {
     TestClient c(t.port);
     if (!c.connected()) continue;
@@ -138,13 +139,14 @@ void retune_client(const Target& t, Tally& tally, const std::atomic<bool>& stop,
       kind = Kind::kBadRetune;
       body = invalid[pick(0, 4)];
     } else {
-      body = "{\"max_batch_size\": " + std::to_string(pick(std::min(4, t.model_max_batch), t.model_max_batch)) +
+      body = "{\"max_batch_size\": " +
+             std::to_string(pick(std::min(4, t.model_max_batch), t.model_max_batch)) +
              ", \"max_wait_ms\": " + waits[pick(0, 5)] +
              ", \"queue_capacity\": " + std::to_string(pick(16, 4096)) +
              ", \"request_timeout_ms\": " + std::to_string(pick(50, 30000)) +
              ", \"num_lanes\": " + std::to_string(pick(1, 2)) + ", \"strategy\": \"" +
-             (pick(0, 1) ? "fifo" : "adaptive") + "\", \"target_p99_ms\": " +
-             std::to_string(pick(1, 50)) + "}";
+             (pick(0, 1) ? "fifo" : "adaptive") +
+             "\", \"target_p99_ms\": " + std::to_string(pick(1, 50)) + "}";
     }
     tally.sent(kind);
     if (!c.send(http_request(t.host, t.auth, "PUT", "/v1/config", body))) {
@@ -158,6 +160,42 @@ void retune_client(const Target& t, Tally& tally, const std::atomic<bool>& stop,
       return;
     }
     pause_unless_stopped(stop, std::chrono::milliseconds(100));
+  }
+}
+
+void resetting_client(const Target& t, Tally& tally, const std::atomic<bool>& stop) {
+  const std::string one = http_request(t.host, t.auth, "GET", "/health");
+  const std::string closing = one.substr(0, one.size() - 2) + "Connection: close\r\n\r\n";
+  while (!stop.load()) {
+    TestClient c(t.port);
+    if (!c.connected()) continue;
+    if (c.send(closing)) tally.reset_sent(1);
+    c.reset();
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+void stalled_reader(const Target& t, Tally& tally, const std::atomic<bool>& stop) {
+  constexpr int kRequests = 300;
+  std::string many;
+  for (int i = 0; i < kRequests; ++i) many += http_request(t.host, t.auth, "GET", "/metrics");
+  while (!stop.load()) {
+    TestClient c(t.port);
+    if (!c.connected()) continue;
+    tally.sent(Kind::kStalledRead, kRequests);
+    // Written from a thread: the server stops reading once answers pile up.
+    std::thread writer([&] { c.send(many); });
+    std::this_thread::sleep_for(std::chrono::seconds(2));
+    int got = 0;
+    for (; got < kRequests; ++got) {
+      auto r = c.read(15000);
+      if (!r) break;
+      tally.answered(Kind::kStalledRead, r->status, r->status == 200 ? "" : r->body);
+    }
+    writer.join();
+    for (int i = got; i < kRequests; ++i)
+      tally.lost(Kind::kStalledRead, "a stalled reader lost an answer");
+    pause_unless_stopped(stop, std::chrono::milliseconds(1000));
   }
 }
 

@@ -7,6 +7,10 @@
 //  - slow: a head or a body trickled a byte every 250 ms (408);
 //  - disconnecting: 1..3 complete requests (and now and then half of one)
 //    sent, then the connection closed without reading;
+//  - resetting: a request with Connection: close, then a reset instead of a
+//    FIN (the server may or may not have read it);
+//  - stalled reader: 300 requests pipelined, two seconds without reading,
+//    then every answer read (backpressure, then recovery);
 //  - retune: PUT /v1/config every 100 ms, now and then out of range (400).
 // Thread-safety: each function runs on its own thread; they share a Tally.
 
@@ -31,6 +35,8 @@ void oversized_client(const Target& t, Tally& tally, const std::atomic<bool>& st
 void slow_client(const Target& t, Tally& tally, const std::atomic<bool>& stop, bool body);
 void disconnecting_client(const Target& t, Tally& tally, const std::atomic<bool>& stop);
 void retune_client(const Target& t, Tally& tally, const std::atomic<bool>& stop, uint64_t seed);
+void resetting_client(const Target& t, Tally& tally, const std::atomic<bool>& stop);
+void stalled_reader(const Target& t, Tally& tally, const std::atomic<bool>& stop);
 
 // One request on a connection of its own: the answer's status (0: none).
 int one_request(const Target& t, const std::string& raw, std::string* body = nullptr);

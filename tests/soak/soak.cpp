@@ -98,9 +98,13 @@ Scrape scrape(const Target& t, Tally& tally) {
     pos = end == std::string::npos ? body.size() : end + 1;
     if (std::regex_match(line, m, code)) s.by_status[std::stoi(m[1])] = std::stoull(m[2]);
     if (std::regex_match(line, m, outcome)) s.outcomes[m[1]] = std::stoull(m[2]);
-    if (line.rfind("batchscope_http_received_total ", 0) == 0) s.received = std::stoull(line.substr(31));
-    if (line.rfind("batchscope_http_dropped_total ", 0) == 0) s.dropped = std::stoull(line.substr(30));
+    if (line.rfind("batchscope_http_received_total ", 0) == 0)
+      s.received = std::stoull(line.substr(31));
+    if (line.rfind("batchscope_http_dropped_total ", 0) == 0)
+      s.dropped = std::stoull(line.substr(30));
     if (line.rfind("batchscope_queue_depth ", 0) == 0) s.queue_depth = std::stod(line.substr(23));
+    if (line.rfind("batchscope_requests_admitted_total ", 0) == 0)
+      s.admitted = std::stoull(line.substr(35));
   }
   s.ok = status == 200;
   return s;
@@ -122,7 +126,10 @@ std::optional<ModelShape> discover(const Target& t) {
   std::string body;
   if (one_request(t, http_request(t.host, t.auth, "GET", "/health"), &body) != 200) return {};
   ModelShape m;
-  m.name = QJsonDocument::fromJson(QByteArray::fromStdString(body)).object()["model"].toString().toStdString();
+  m.name = QJsonDocument::fromJson(QByteArray::fromStdString(body))
+               .object()["model"]
+               .toString()
+               .toStdString();
   if (one_request(t, http_request(t.host, t.auth, "GET", "/v2/models/" + m.name), &body) != 200)
     return {};
   const QJsonObject meta = QJsonDocument::fromJson(QByteArray::fromStdString(body)).object();
@@ -147,7 +154,8 @@ int run(const Args& a) {
   t.in = model->in;
   std::string meta;
   one_request(t, http_request(t.host, t.auth, "GET", "/v2/models/" + model->name), &meta);
-  t.model_max_batch = QJsonDocument::fromJson(QByteArray::fromStdString(meta)).object()["max_batch_size"].toInt(16);
+  t.model_max_batch =
+      QJsonDocument::fromJson(QByteArray::fromStdString(meta)).object()["max_batch_size"].toInt(16);
   std::printf("soak: %s at %s:%u, model %s (%lld in, %lld out), %.0f s\n", a.server[0].c_str(),
               t.host.c_str(), t.port, model->name.c_str(), static_cast<long long>(model->in),
               static_cast<long long>(model->out), a.seconds);
@@ -161,6 +169,8 @@ int run(const Args& a) {
   const double rate = a.load * capacity;
   std::printf("soak: capacity %.0f answers/s (closed loop, 32 in flight); driving at %.0f/s\n",
               capacity, rate);
+  check(tally.problem_count() == 0 && tally.lost_total() == 0,
+        "the capacity run's " + std::to_string(tally.answered_total()) + " answers were all 200");
   tally.reset_status_counts();
   // A quarter second of arrivals may wait in the client; beyond that, skip.
   const auto backlog_cap = static_cast<int64_t>(std::max(64.0, rate / 4));
@@ -174,18 +184,22 @@ int run(const Args& a) {
   faults.emplace_back([&] { slow_client(t, tally, stop_faults, true); });
   faults.emplace_back([&] { disconnecting_client(t, tally, stop_faults); });
   faults.emplace_back([&] { retune_client(t, tally, stop_faults, 17); });
-  std::thread load([&] { traffic.open_loop(rate, Mix{}, stop_traffic, Kind::kValid, backlog_cap); });
+  faults.emplace_back([&] { resetting_client(t, tally, stop_faults); });
+  faults.emplace_back([&] { stalled_reader(t, tally, stop_faults); });
+  std::thread load(
+      [&] { traffic.open_loop(rate, Mix{}, stop_traffic, Kind::kValid, backlog_cap); });
 
   const auto start = std::chrono::steady_clock::now();
   using Clock = std::chrono::steady_clock;
-  const Clock::time_point warm =
-      start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(a.seconds * 0.25));
+  const Clock::time_point warm = start + std::chrono::duration_cast<Clock::duration>(
+                                             std::chrono::duration<double>(a.seconds * 0.25));
   const Clock::time_point end =
       start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(a.seconds));
   uint64_t rss_warm = 0, rss_max = 0, rss_end = 0;
   int64_t backlog_max = 0;
   for (int second = 1; std::chrono::steady_clock::now() < end; ++second) {
-    std::this_thread::sleep_until(std::min<Clock::time_point>(end, start + std::chrono::seconds(second)));
+    std::this_thread::sleep_until(
+        std::min<Clock::time_point>(end, start + std::chrono::seconds(second)));
     if (!server.alive()) break;
     const uint64_t rss = server.rss_kib();
     if (rss_warm == 0 && std::chrono::steady_clock::now() >= warm) rss_warm = rss;
@@ -196,7 +210,8 @@ int run(const Args& a) {
       std::printf("  %4d s: sent %llu, answered %llu, in flight %lld, RSS %llu KiB\n", second,
                   static_cast<unsigned long long>(tally.sent_total()),
                   static_cast<unsigned long long>(tally.answered_total()),
-                  static_cast<long long>(traffic.in_flight()), static_cast<unsigned long long>(rss));
+                  static_cast<long long>(traffic.in_flight()),
+                  static_cast<unsigned long long>(rss));
       std::fflush(stdout);
     }
   }
@@ -213,24 +228,35 @@ int run(const Args& a) {
   Scrape after;
   for (int i = 0; i < 100; ++i) {
     after = scrape(t, tally);
-    // The scrape itself is read but not yet answered when it is rendered.
-    if (!after.ok || after.received == sum(after.by_status) + after.dropped + 1) break;
+    // The scrape itself is read but not yet answered when it is rendered;
+    // the engine is idle once everything it admitted has completed.
+    uint64_t done = 0;
+    for (const char* o : {"ok", "timeout", "cancelled", "error", "shutdown"}) {
+      done += after.outcomes.count(o) ? after.outcomes.at(o) : 0;
+    }
+    if (!after.ok || (after.received == sum(after.by_status) + after.dropped + 1 &&
+                      after.admitted == done && after.queue_depth == 0)) {
+      break;
+    }
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   // Its own answer is written after it was rendered: not in its counts.
   std::map<int, uint64_t> client = tally.by_status();
   client[200] -= 1;
 
-  std::printf("\nsoak: main phase, %.0f s at %.0f requests/s; %llu arrivals skipped while %lld "
-              "were in flight (the server fell behind)\n",
-              a.seconds, rate, static_cast<unsigned long long>(traffic.skipped()),
-              static_cast<long long>(backlog_cap));
+  std::printf(
+      "\nsoak: main phase, %.0f s at %.0f requests/s; %llu arrivals skipped while %lld "
+      "were in flight (the server fell behind)\n",
+      a.seconds, rate, static_cast<unsigned long long>(traffic.skipped()),
+      static_cast<long long>(backlog_cap));
   std::printf("  %-22s %12s\n", "request kind", "sent");
   for (const auto& [k, n] : tally.sent_by_kind()) {
     std::printf("  %-22s %12llu\n", kind_name(k), static_cast<unsigned long long>(n));
   }
   std::printf("  %-22s %12llu  (sent complete, then the client left)\n", "abandoned",
               static_cast<unsigned long long>(tally.abandoned_total()));
+  std::printf("  %-22s %12llu  (sent complete, then the client reset; read or not)\n", "reset",
+              static_cast<unsigned long long>(tally.reset_total()));
   std::printf("\n  %6s %-10s %12s %12s %10s\n", "status", "bucket", "clients read", "/metrics",
               "abandoned");
   std::map<int, uint64_t> server_delta;
@@ -243,13 +269,13 @@ int run(const Args& a) {
   std::map<int, bool> codes;
   for (const auto& [c, n] : server_delta) codes[c] = true;
   for (const auto& [c, n] : client) codes[c] = true;
-  std::map<std::string, uint64_t> buckets;
+  std::map<std::string, uint64_t> buckets;  // the server's answers, by the issue's buckets
   for (const auto& [c, unused] : codes) {
     const uint64_t s = server_delta.count(c) ? server_delta[c] : 0;
     const uint64_t k = client.count(c) ? client[c] : 0;
     if (s < k) per_status = false;
     to_abandoned += s >= k ? s - k : 0;
-    buckets[bucket_of(c)] += k;
+    buckets[bucket_of(c)] += s;
     std::printf("  %6d %-10s %12llu %12llu %10llu\n", c, bucket_of(c),
                 static_cast<unsigned long long>(k), static_cast<unsigned long long>(s),
                 static_cast<unsigned long long>(s >= k ? s - k : 0));
@@ -261,56 +287,72 @@ int run(const Args& a) {
   check(alive, "the server is alive after the main phase");
   check(drained, "every request sent got its answer (or failed) within 60 s of the end");
   check(per_status, "per status, /metrics counts at least what the clients read");
-  check(to_abandoned + dropped == abandoned,
-        "answers beyond what the clients read (" + std::to_string(to_abandoned) +
-            ") + dropped (" + std::to_string(dropped) + ") = requests of clients that left (" +
-            std::to_string(abandoned) + ")");
-  const uint64_t sent = tally.sent_total() - 1;  // the last scrape's answer is not counted
-  check(sent == buckets["ok"] + buckets["rejected"] + buckets["timed out"] + buckets["invalid"] +
-                    buckets["errors"] + tally.lost_total(),
-        "sent " + std::to_string(sent) + " = ok " + std::to_string(buckets["ok"]) + " + rejected " +
+  // A reset client's request may or may not have been read: each of these
+  // holds exactly, within the number of such requests.
+  const uint64_t resets = tally.reset_total();
+  auto within = [&](uint64_t have, uint64_t want) { return have >= want && have <= want + resets; };
+  check(within(to_abandoned + dropped, abandoned),
+        "answers beyond what the clients read (" + std::to_string(to_abandoned) + ") + dropped (" +
+            std::to_string(dropped) + ") = requests of clients that left (" +
+            std::to_string(abandoned) + ") + those of the " + std::to_string(resets) +
+            " resets the server read");
+  // Client side against server side: what the clients sent (the last
+  // scrape's answer is outside the delta) and what the server answered.
+  const uint64_t sent = tally.sent_total() - 1;
+  const uint64_t answered_by_server = buckets["ok"] + buckets["rejected"] + buckets["timed out"] +
+                                      buckets["invalid"] + buckets["errors"];
+  check(within(answered_by_server + dropped, sent + abandoned),
+        "sent " + std::to_string(sent) + " + abandoned " + std::to_string(abandoned) +
+            " = the server's ok " + std::to_string(buckets["ok"]) + " + rejected " +
             std::to_string(buckets["rejected"]) + " + timed out " +
-            std::to_string(buckets["timed out"]) + " + invalid " + std::to_string(buckets["invalid"]) +
-            " + errors " + std::to_string(buckets["errors"]) + " + unanswered " +
-            std::to_string(tally.lost_total()));
+            std::to_string(buckets["timed out"]) + " + invalid " +
+            std::to_string(buckets["invalid"]) + " + errors " + std::to_string(buckets["errors"]) +
+            " + dropped " + std::to_string(dropped) + " (less the resets it read)");
   check(tally.lost_total() == 0, "no request went unanswered");
   // Read between the scrapes: what the clients read (less the first scrape,
   // read before it) plus the last scrape, plus the abandoned requests.
-  check(after.received - before.received == sum(client) + abandoned,
+  check(within(after.received - before.received, sum(client) + abandoned),
         "requests the server read (" + std::to_string(after.received - before.received) +
-            ") = those sent complete between the scrapes");
-  check(traffic.wrong_outputs() == 0,
-        std::to_string(traffic.checked_outputs()) + " outputs checked: right length, same for the "
-        "same input (" + std::to_string(traffic.wrong_outputs()) + " wrong)");
+            ") = those sent complete between the scrapes (less the resets it never read)");
+  check(traffic.wrong_outputs() == 0, std::to_string(traffic.checked_outputs()) +
+                                          " outputs checked: right length, same for the "
+                                          "same input (" +
+                                          std::to_string(traffic.wrong_outputs()) + " wrong)");
   check(tally.problem_count() == 0,
         std::to_string(tally.problem_count()) + " answers a request of its kind may not get");
   for (const std::string& p : tally.problems()) std::printf("         %s\n", p.c_str());
   const double growth = rss_warm ? (double(rss_end) - double(rss_warm)) / double(rss_warm) : 1;
   char rss_text[160];
-  std::snprintf(rss_text, sizeof rss_text,
-                "RSS after warm-up %llu KiB, at the end %llu KiB (max %llu): growth %.2f%% (limit %.0f%%)",
-                static_cast<unsigned long long>(rss_warm), static_cast<unsigned long long>(rss_end),
-                static_cast<unsigned long long>(rss_max), 100 * growth, 100 * a.rss_growth);
+  std::snprintf(
+      rss_text, sizeof rss_text,
+      "RSS after warm-up %llu KiB, at the end %llu KiB (max %llu): growth %.2f%% (limit %.0f%%)",
+      static_cast<unsigned long long>(rss_warm), static_cast<unsigned long long>(rss_end),
+      static_cast<unsigned long long>(rss_max), 100 * growth, 100 * a.rss_growth);
   check(growth < a.rss_growth, rss_text);
   uint64_t completed = 0;
-  for (const char* o : {"ok", "timed_out", "cancelled", "model_error", "shutdown"}) {
+  for (const char* o : {"ok", "timeout", "cancelled", "error", "shutdown"}) {
     completed += after.outcomes.count(o) ? after.outcomes.at(o) : 0;
   }
-  std::printf("  engine: %llu ok, %llu rejected, %llu invalid, %llu timed out, %llu cancelled, "
-              "%llu model errors; client backlog at most %lld\n",
-              static_cast<unsigned long long>(after.outcomes["ok"]),
-              static_cast<unsigned long long>(after.outcomes["rejected"]),
-              static_cast<unsigned long long>(after.outcomes["invalid"]),
-              static_cast<unsigned long long>(after.outcomes["timed_out"]),
-              static_cast<unsigned long long>(after.outcomes["cancelled"]),
-              static_cast<unsigned long long>(after.outcomes["model_error"]),
-              static_cast<long long>(backlog_max));
+  check(after.admitted == completed, "the engine completed every request it admitted (" +
+                                         std::to_string(after.admitted) + " = " +
+                                         std::to_string(completed) + ")");
+  std::printf(
+      "  engine: %llu ok, %llu rejected, %llu invalid, %llu timed out, %llu cancelled, "
+      "%llu model errors; client backlog at most %lld\n",
+      static_cast<unsigned long long>(after.outcomes["ok"]),
+      static_cast<unsigned long long>(after.outcomes["rejected"]),
+      static_cast<unsigned long long>(after.outcomes["invalid"]),
+      static_cast<unsigned long long>(after.outcomes["timeout"]),
+      static_cast<unsigned long long>(after.outcomes["cancelled"]),
+      static_cast<unsigned long long>(after.outcomes["error"]),
+      static_cast<long long>(backlog_max));
 
   // ---- SIGTERM while traffic flows ----
   std::printf("\nsoak: SIGTERM while traffic flows\n");
   tally.reset_status_counts();
   std::atomic<bool> stop_stopping{false};
-  std::thread stopping([&] { traffic.open_loop(rate, Mix{}, stop_stopping, Kind::kStopping, backlog_cap); });
+  std::thread stopping(
+      [&] { traffic.open_loop(rate, Mix{}, stop_stopping, Kind::kStopping, backlog_cap); });
   std::this_thread::sleep_for(std::chrono::milliseconds(1000));
   server.signal(SIGTERM);
   std::this_thread::sleep_for(std::chrono::milliseconds(1000));
@@ -319,14 +361,16 @@ int run(const Args& a) {
   const bool stop_drained = traffic.drain(std::chrono::seconds(30));
   const auto code = server.wait(std::chrono::seconds(60));
   uint64_t answered = tally.answered_total();
-  std::printf("  sent %llu while stopping; answers:", static_cast<unsigned long long>(tally.sent_total()));
+  std::printf("  sent %llu while stopping; answers:",
+              static_cast<unsigned long long>(tally.sent_total()));
   for (const auto& [c, n] : tally.by_status()) {
     std::printf(" %d x %llu", c, static_cast<unsigned long long>(n));
   }
   std::printf("; refused or closed before being read: %llu\n",
               static_cast<unsigned long long>(tally.lost_total()));
   check(stop_drained, "every request sent while stopping got an answer or a closed connection");
-  check(code && *code == 0, "the server exited 0 (" + (code ? std::to_string(*code) : "no exit") + ")");
+  check(code && *code == 0,
+        "the server exited 0 (" + (code ? std::to_string(*code) : "no exit") + ")");
   const std::regex acct(
       R"(accounting: http received (\d+) = written (\d+) \+ dropped (\d+) \+ unanswered (\d+); engine admitted (\d+) = completed (\d+))");
   std::smatch m;
@@ -338,7 +382,8 @@ int run(const Args& a) {
                    dropped_all = std::stoull(m[3]), unanswered = std::stoull(m[4]);
     check(unanswered == 0 && std::stoull(m[5]) == std::stoull(m[6]),
           "the server answered every request it read, and the engine completed every request "
-          "it admitted (" + m[0].str() + ")");
+          "it admitted (" +
+              m[0].str() + ")");
     // Since the last scrape was rendered: its answer, and the stop phase's.
     const uint64_t written_since = written - sum(after.by_status) - 1;
     check(written_since == answered && dropped_all == after.dropped,

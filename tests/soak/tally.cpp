@@ -20,6 +20,7 @@ const char* kind_name(Kind k) {
     case Kind::kSlowHead: return "slow head";
     case Kind::kSlowBody: return "slow body";
     case Kind::kScrape: return "metrics scrape";
+    case Kind::kStalledRead: return "stalled reader";
     case Kind::kStopping: return "while stopping";
   }
   return "?";
@@ -28,8 +29,7 @@ const char* kind_name(Kind k) {
 bool allowed(Kind k, int status) {
   switch (k) {
     case Kind::kValid:
-    case Kind::kRows:
-      return status == 200 || status == 429 || status == 504 || status == 500;
+    case Kind::kRows: return status == 200 || status == 429 || status == 504 || status == 500;
     case Kind::kNegative: return status == 500 || status == 429 || status == 504;
     case Kind::kMalformed: return status == 400;
     case Kind::kShortData:
@@ -38,14 +38,14 @@ bool allowed(Kind k, int status) {
     case Kind::kWrongMethod: return status == 405;
     case Kind::kWrongToken: return status == 401;
     case Kind::kRetune:
-    case Kind::kScrape: return status == 200;
+    case Kind::kScrape:
+    case Kind::kStalledRead: return status == 200;
     case Kind::kBadRetune: return status == 400;
     case Kind::kOversize: return status == 413;
     case Kind::kHugeHeader: return status == 431;
     case Kind::kSlowHead:
     case Kind::kSlowBody: return status == 408;
-    case Kind::kStopping:
-      return status == 200 || status == 503 || status == 429 || status == 504;
+    case Kind::kStopping: return status == 200 || status == 503 || status == 429 || status == 504;
   }
   return false;
 }
@@ -95,6 +95,16 @@ void Tally::abandoned(uint64_t n) {
   abandoned_ += n;
 }
 
+void Tally::reset_sent(uint64_t n) {
+  std::lock_guard g(mu_);
+  reset_ += n;
+}
+
+uint64_t Tally::reset_total() const {
+  std::lock_guard g(mu_);
+  return reset_;
+}
+
 void Tally::problem(const std::string& what) {
   std::lock_guard g(mu_);
   ++problem_count_;
@@ -139,7 +149,8 @@ void Tally::reset_status_counts() {
   std::lock_guard g(mu_);
   by_status_.clear();
   sent_.clear();
-  answered_ = lost_ = abandoned_ = 0;
+  answered_ = lost_ = abandoned_ = reset_ = problem_count_ = 0;
+  problems_.clear();
 }
 
 }  // namespace batchscope::soak

@@ -31,6 +31,7 @@ enum class Kind {
   kSlowHead,      // headers trickled a byte at a time
   kSlowBody,      // a body trickled a byte at a time
   kScrape,        // GET /metrics
+  kStalledRead,   // GET /metrics pipelined by a client that pauses before reading
   kStopping,      // valid traffic while the server stops
 };
 
@@ -52,6 +53,9 @@ class Tally {
   void lost(Kind k, const std::string& why);
   // Requests sent complete by a client that left without reading.
   void abandoned(uint64_t n);
+  // Requests sent complete by a client that then reset the connection: the
+  // server may have read them or not.
+  void reset_sent(uint64_t n);
   void problem(const std::string& what);
 
   std::map<int, uint64_t> by_status() const;
@@ -60,9 +64,10 @@ class Tally {
   uint64_t answered_total() const;
   uint64_t lost_total() const;
   uint64_t abandoned_total() const;
+  uint64_t reset_total() const;
   uint64_t problem_count() const;
   std::vector<std::string> problems() const;  // the first ones, for the report
-  void reset_status_counts();                  // for a new phase
+  void reset_status_counts();                 // for a new phase: problems too
 
  private:
   mutable std::mutex mu_;
@@ -71,6 +76,7 @@ class Tally {
   uint64_t answered_ = 0;
   uint64_t lost_ = 0;
   uint64_t abandoned_ = 0;
+  uint64_t reset_ = 0;
   uint64_t problem_count_ = 0;
   std::vector<std::string> problems_;
 };

@@ -36,7 +36,12 @@ std::string http_request(const std::string& host, const std::string& auth, std::
                          std::string_view path, std::string_view body) {
   std::string r;
   r.reserve(160 + body.size());
-  r.append(method).append(" ").append(path).append(" HTTP/1.1\r\nHost: ").append(host).append("\r\n");
+  r.append(method)
+      .append(" ")
+      .append(path)
+      .append(" HTTP/1.1\r\nHost: ")
+      .append(host)
+      .append("\r\n");
   if (!auth.empty()) r.append("Authorization: Bearer ").append(auth).append("\r\n");
   if (!body.empty() || method == "POST" || method == "PUT") {
     r.append("Content-Type: application/json\r\nContent-Length: ")
@@ -100,10 +105,8 @@ std::string Traffic::build(Kind kind, std::mt19937_64& rng, std::vector<int>& ro
       for (int64_t i = 1; i < model_.in; ++i) data += ",1";
       return http_request(host_, auth_, "POST", "/infer", "{\"data\":" + data + "]}");
     }
-    case Kind::kMalformed:
-      return http_request(host_, auth_, "POST", "/infer", "{\"data\": [1, 2,");
-    case Kind::kShortData:
-      return http_request(host_, auth_, "POST", "/infer", "{\"data\": [1]}");
+    case Kind::kMalformed: return http_request(host_, auth_, "POST", "/infer", "{\"data\": [1, 2,");
+    case Kind::kShortData: return http_request(host_, auth_, "POST", "/infer", "{\"data\": [1]}");
     case Kind::kWrongType:
       return http_request(host_, auth_, "POST", v2,
                           R"({"inputs":[{"name":")" + model_.input +
@@ -123,16 +126,16 @@ void Traffic::send(Kind kind, std::mt19937_64& rng) {
   std::string raw = build(kind, rng, rows);
   tally_.sent(kind);
   ++in_flight_;
-  client_->send(std::move(raw), [this, kind, rows = std::move(rows)](int status,
-                                                                      std::string_view body) {
-    if (status == 0) {
-      tally_.lost(kind, std::string(body));
-    } else {
-      tally_.answered(kind, status, std::string(body));
-      check(kind, rows, status, body);
-    }
-    --in_flight_;
-  });
+  client_->send(std::move(raw),
+                [this, kind, rows = std::move(rows)](int status, std::string_view body) {
+                  if (status == 0) {
+                    tally_.lost(kind, std::string(body));
+                  } else {
+                    tally_.answered(kind, status, std::string(body));
+                    check(kind, rows, status, body);
+                  }
+                  --in_flight_;
+                });
 }
 
 void Traffic::check(Kind kind, const std::vector<int>& rows, int status, std::string_view body) {
@@ -204,12 +207,13 @@ double Traffic::closed_loop(int concurrency, std::chrono::milliseconds d) {
     std::this_thread::sleep_for(std::chrono::microseconds(200));
   }
   const uint64_t done = tally_.answered_total() + tally_.lost_total() - before;
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return static_cast<double>(done) / seconds;
 }
 
-void Traffic::open_loop(double rate, const Mix& mix, const std::atomic<bool>& stop,
-                        Kind valid_kind, int64_t max_backlog) {
+void Traffic::open_loop(double rate, const Mix& mix, const std::atomic<bool>& stop, Kind valid_kind,
+                        int64_t max_backlog) {
   std::mt19937_64 rng(11);
   std::exponential_distribution<double> gap(rate);
   std::uniform_real_distribution<double> u(0, 1);
@@ -220,8 +224,8 @@ void Traffic::open_loop(double rate, const Mix& mix, const std::atomic<bool>& st
   while (!stop.load()) {
     const auto now = std::chrono::steady_clock::now();
     if (now < due) {
-      std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(
-          due - now, std::chrono::milliseconds(1)));
+      std::this_thread::sleep_for(
+          std::min<std::chrono::steady_clock::duration>(due - now, std::chrono::milliseconds(1)));
       continue;
     }
     const double x = u(rng);

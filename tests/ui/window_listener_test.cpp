@@ -107,8 +107,15 @@ TEST(WindowListener, ServesAcrossAModelSwapAndAccountsForEveryRequest) {
   EXPECT_TRUE(wait_ok(ok_at_swap + 200)) << "the new listener served nothing";
   stop = true;
   for (std::thread& t : clients) t.join();
-  // Every client is done (answered or gone): the counts are final.
-  const HttpCounters h = w.http_counters();
+  // Every client is done (answered or gone). An answer is counted when its
+  // last byte has left for the kernel, which the listener learns a moment
+  // after its client may have read it: wait for the counts to settle.
+  HttpCounters h = w.http_counters();
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (h.parsed != h.written + h.dropped && std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    h = w.http_counters();
+  }
   std::lock_guard g(counts.mu);
   uint64_t answered = 0;
   for (const auto& [code, n] : counts.by_status) {
