@@ -84,6 +84,14 @@ class ServerTest : public ::testing::Test {
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
   }
+  // Waits (with the safety timeout) until `n` requests are queued.
+  void await_queued(size_t n) {
+    const auto give_up = std::chrono::steady_clock::now() + kSafety;
+    while (engine_->status().queue_depth < n) {
+      ASSERT_LT(std::chrono::steady_clock::now(), give_up) << "never " << n << " queued";
+      std::this_thread::yield();
+    }
+  }
   ClientResponse call(const std::string& raw) {
     TestClient c(port_);
     EXPECT_TRUE(c.connected());

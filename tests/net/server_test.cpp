@@ -194,11 +194,7 @@ TEST_F(ServerTest, QueueFullIs429WithRetryAfterAndTimeoutIs504) {
   a.send(http_request("POST", "/infer", data_body(1)));
   ASSERT_TRUE(control_->await_entered(1));  // a runs, held
   b.send(http_request("POST", "/infer", data_body(2)));
-  const auto give_up = std::chrono::steady_clock::now() + kSafety;
-  while (engine_->status().queue_depth < 1) {  // b is queued
-    ASSERT_LT(std::chrono::steady_clock::now(), give_up);
-    std::this_thread::yield();
-  }
+  await_queued(1);  // b is queued
   c.send(http_request("POST", "/infer", data_body(3)));
   auto full = c.read();
   ASSERT_TRUE(full);
@@ -224,11 +220,7 @@ TEST_F(ServerTest, ADisconnectWhileQueuedCancels) {
   {
     TestClient gone(port_);
     gone.send(http_request("POST", "/infer", data_body(2)));
-    const auto give_up = std::chrono::steady_clock::now() + kSafety;
-    while (engine_->status().queue_depth < 1) {
-      ASSERT_LT(std::chrono::steady_clock::now(), give_up);
-      std::this_thread::yield();
-    }
+    await_queued(1);
   }  // closes while its request waits
   const auto give_up = std::chrono::steady_clock::now() + kSafety;
   while (engine_->status().counters.cancelled < 1) {

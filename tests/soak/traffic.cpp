@@ -197,13 +197,27 @@ bool Traffic::same_as_before(int row, const std::vector<double>& got) {
   return true;
 }
 
-double Traffic::closed_loop(int concurrency, std::chrono::milliseconds d) {
+Kind Traffic::pick(const Mix& mix, Kind valid_kind, std::mt19937_64& rng) const {
+  if (valid_kind != Kind::kValid) return valid_kind;
+  const Kind invalid[] = {Kind::kMalformed,    Kind::kShortData,   Kind::kWrongType,
+                          Kind::kUnknownModel, Kind::kWrongMethod, Kind::kWrongToken};
+  const int kinds = auth_.empty() ? 5 : 6;
+  const double x = std::uniform_real_distribution<double>(0, 1)(rng);
+  if (x < mix.negative) return Kind::kNegative;
+  if (x < mix.negative + mix.invalid) {
+    return invalid[std::uniform_int_distribution<int>(0, kinds - 1)(rng)];
+  }
+  if (x < mix.negative + mix.invalid + mix.rows) return Kind::kRows;
+  return Kind::kValid;
+}
+
+double Traffic::closed_loop(int concurrency, const Mix& mix, std::chrono::milliseconds d) {
   std::mt19937_64 rng(7);
   const auto start = std::chrono::steady_clock::now();
   const uint64_t before = tally_.answered_total() + tally_.lost_total();
   const auto until = start + d;
   while (std::chrono::steady_clock::now() < until) {
-    while (in_flight_.load() < concurrency) send(Kind::kValid, rng);
+    while (in_flight_.load() < concurrency) send(pick(mix, Kind::kValid, rng), rng);
     std::this_thread::sleep_for(std::chrono::microseconds(200));
   }
   const uint64_t done = tally_.answered_total() + tally_.lost_total() - before;
@@ -216,10 +230,6 @@ void Traffic::open_loop(double rate, const Mix& mix, const std::atomic<bool>& st
                         int64_t max_backlog) {
   std::mt19937_64 rng(11);
   std::exponential_distribution<double> gap(rate);
-  std::uniform_real_distribution<double> u(0, 1);
-  const Kind invalid[] = {Kind::kMalformed,    Kind::kShortData,   Kind::kWrongType,
-                          Kind::kUnknownModel, Kind::kWrongMethod, Kind::kWrongToken};
-  const int kinds = auth_.empty() ? 5 : 6;
   auto due = std::chrono::steady_clock::now();
   while (!stop.load()) {
     const auto now = std::chrono::steady_clock::now();
@@ -228,17 +238,7 @@ void Traffic::open_loop(double rate, const Mix& mix, const std::atomic<bool>& st
           std::min<std::chrono::steady_clock::duration>(due - now, std::chrono::milliseconds(1)));
       continue;
     }
-    const double x = u(rng);
-    Kind k = valid_kind;
-    if (valid_kind == Kind::kValid) {
-      if (x < mix.negative) {
-        k = Kind::kNegative;
-      } else if (x < mix.negative + mix.invalid) {
-        k = invalid[std::uniform_int_distribution<int>(0, kinds - 1)(rng)];
-      } else if (x < mix.negative + mix.invalid + mix.rows) {
-        k = Kind::kRows;
-      }
-    }
+    const Kind k = pick(mix, valid_kind, rng);
     if (in_flight_.load() < max_backlog) {
       send(k, rng);
     } else {

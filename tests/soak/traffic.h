@@ -50,8 +50,9 @@ class Traffic {
           uint64_t seed, int connections);
   ~Traffic();
   bool start();
-  // Valid requests only, `concurrency` in flight, for `d`: answers per second.
-  double closed_loop(int concurrency, std::chrono::milliseconds d);
+  // Requests of the same mix as open_loop(), `concurrency` in flight, for
+  // `d`: answers per second, the capacity the open loop takes a share of.
+  double closed_loop(int concurrency, const Mix& mix, std::chrono::milliseconds d);
   // Poisson arrivals at `rate` until `stop` is set, with the given mix. An
   // arrival due while `max_backlog` requests are in flight is skipped and
   // counted, so an overloaded server shows as skips, not as a client queue
@@ -70,6 +71,7 @@ class Traffic {
 
  private:
   void send(Kind kind, std::mt19937_64& rng);
+  Kind pick(const Mix& mix, Kind valid_kind, std::mt19937_64& rng) const;
   void check(Kind kind, const std::vector<int>& rows, int status, std::string_view body);
   bool same_as_before(int row, const std::vector<double>& got);
 
