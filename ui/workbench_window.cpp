@@ -24,7 +24,6 @@
 #include <QVBoxLayout>
 #include <qcustomplot.h>
 #include <fstream>
-#include <map>
 #include <sstream>
 
 #include "batch_inspector.h"
@@ -57,18 +56,6 @@ QString curl_example(const std::string& host, uint16_t port, const ModelMetadata
       .arg(auth, zeros, QString::fromStdString(host))
       .arg(port)
       .arg(more);
-}
-
-HttpCounters sum(HttpCounters a, const HttpCounters& b) {
-  a.parsed += b.parsed;
-  a.written += b.written;
-  a.errors += b.errors;
-  a.dropped += b.dropped;
-  a.handler_exceptions += b.handler_exceptions;
-  std::map<int, uint64_t> codes(a.by_status.begin(), a.by_status.end());
-  for (const auto& [code, n] : b.by_status) codes[code] += n;
-  a.by_status.assign(codes.begin(), codes.end());
-  return a;
 }
 
 void append(RecordBatch& to, const RecordBatch& from) {
@@ -415,6 +402,9 @@ Expected<uint16_t> WorkbenchWindow::start_server(const std::string& host, uint16
     return bound.error();
   }
   server_port_ = *bound;
+  server_warning_ = is_loopback_host(host)
+                        ? QString()
+                        : "\n\n" + QString::fromStdString(exposure_warning(host, config_.access));
   server_button_->setText("Stop listener");
   host_->setEnabled(false);
   port_->setEnabled(false);
@@ -427,7 +417,7 @@ void WorkbenchWindow::stop_server() {
   service_->shutting_down();
   server_->stop(2000);
   const HttpCounters c = server_->counters();
-  retired_http_ = sum(retired_http_, c);
+  retired_http_ += c;
   server_.reset();
   // Requests it admitted may still be queued or running (the drain above is
   // bounded), and their completions use the service: it lives until the
@@ -440,7 +430,9 @@ void WorkbenchWindow::stop_server() {
 }
 
 HttpCounters WorkbenchWindow::http_counters() const {
-  return server_ ? sum(retired_http_, server_->counters()) : retired_http_;
+  HttpCounters all = retired_http_;
+  if (server_) all += server_->counters();
+  return all;
 }
 
 ExportInput WorkbenchWindow::export_input() const {
@@ -515,10 +507,7 @@ void WorkbenchWindow::finish_tick(const EngineStatus& status, bool labels) {
             .arg(server_->requests())
             .arg(server_->errors())
             .arg(curl_example(host, server_port_, model_.metadata, !config_.access.token.empty()));
-    if (!is_loopback_host(host)) {
-      text += "\n\n" + QString::fromStdString(exposure_warning(host, config_.access));
-    }
-    server_label_->setText(text);
+    server_label_->setText(text + server_warning_);
   }
 }
 

@@ -174,6 +174,7 @@ class WorkbenchWindow : public QMainWindow {
   std::mutex published_mu_;
   MetricsWindow published_totals_;
   uint16_t server_port_ = 0;
+  QString server_warning_;  // shown under the listener's address when it is not loopback
 };
 
 }  // namespace batchscope

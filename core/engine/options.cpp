@@ -2,7 +2,7 @@
 
 #include <cmath>
 #include <sstream>
-#include <utility>
+#include <type_traits>
 
 #include "text_out.h"
 
@@ -24,11 +24,28 @@ std::optional<StrategyKind> parse_strategy(std::string_view name) {
 
 namespace {
 
+// The field of each row, read and written as a double: the one place that
+// converts between the wire's numbers and Options' types.
+template <class T, T Options::*F>
+constexpr NumericOption row(const char* name, double lo, double hi) {
+  return {name,
+          lo,
+          hi,
+          std::is_integral_v<T>,
+          [](const Options& o) { return static_cast<double>(o.*F); },
+          [](Options& o, double v) { o.*F = static_cast<T>(v); },
+          false};
+}
+
 constexpr NumericOption kNumeric[] = {
-    {"max_batch_size", 1, kMaxBatchSize, true}, {"max_wait_us", 0, 10'000'000, true},
-    {"max_wait_ms", 0, 10'000, false},          {"queue_capacity", 1, 1u << 24, true},
-    {"request_timeout_ms", 1, 3'600'000, true}, {"num_lanes", 1, 64, true},
-    {"target_p99_ms", 0.01, 600'000, false},
+    row<uint32_t, &Options::max_batch_size>("max_batch_size", 1, kMaxBatchSize),
+    row<int64_t, &Options::max_wait_us>("max_wait_us", 0, 10'000'000),
+    {"max_wait_ms", 0, 10'000, false, [](const Options& o) { return o.max_wait_us / 1000.0; },
+     [](Options& o, double v) { o.max_wait_us = std::llround(v * 1000.0); }, true},
+    row<uint32_t, &Options::queue_capacity>("queue_capacity", 1, 1u << 24),
+    row<int64_t, &Options::request_timeout_ms>("request_timeout_ms", 1, 3'600'000),
+    row<uint32_t, &Options::num_lanes>("num_lanes", 1, 64),
+    row<double, &Options::target_p99_ms>("target_p99_ms", 0.01, 600'000),
 };
 
 std::string shortest(double v) {
@@ -50,13 +67,20 @@ Error out_of_range(std::string_view label, std::string_view shown, const Numeric
 
 }  // namespace
 
-std::span<const NumericOption> numeric_options() { return kNumeric; }
-
 const NumericOption* find_numeric_option(std::string_view name) {
   for (const NumericOption& f : kNumeric) {
     if (name == f.name) return &f;
   }
   return nullptr;
+}
+
+std::string numeric_option_names() {
+  std::string out;
+  for (const NumericOption& f : kNumeric) {
+    out += f.alias ? std::string(" (or ") + f.name + ")"
+                   : (out.empty() ? "" : ", ") + std::string(f.name);
+  }
+  return out;
 }
 
 Status set_numeric_option(Options& o, std::string_view name, double value, std::string_view shown,
@@ -70,30 +94,15 @@ Status set_numeric_option(Options& o, std::string_view name, double value, std::
     return invalid_argument(std::string(label) + " must be a whole number, got " +
                             std::string(shown));
   }
-  // In range, so every conversion below is exact or rounds a fraction.
-  if (name == "max_batch_size") o.max_batch_size = static_cast<uint32_t>(value);
-  if (name == "max_wait_us") o.max_wait_us = static_cast<int64_t>(value);
-  if (name == "max_wait_ms") o.max_wait_us = std::llround(value * 1000.0);
-  if (name == "queue_capacity") o.queue_capacity = static_cast<uint32_t>(value);
-  if (name == "request_timeout_ms") o.request_timeout_ms = static_cast<int64_t>(value);
-  if (name == "num_lanes") o.num_lanes = static_cast<uint32_t>(value);
-  if (name == "target_p99_ms") o.target_p99_ms = value;
+  f->set(o, value);  // in range, so the conversion is exact or rounds a fraction
   return Status::Ok();
 }
 
 Status Options::validate() const {
-  // Each field against its row of the table, quoting the field's own value.
-  const std::pair<const char*, double> fields[] = {
-      {"max_batch_size", static_cast<double>(max_batch_size)},
-      {"max_wait_us", static_cast<double>(max_wait_us)},
-      {"queue_capacity", static_cast<double>(queue_capacity)},
-      {"request_timeout_ms", static_cast<double>(request_timeout_ms)},
-      {"num_lanes", static_cast<double>(num_lanes)},
-      {"target_p99_ms", target_p99_ms},
-  };
-  for (const auto& [name, value] : fields) {
-    const NumericOption& f = *find_numeric_option(name);
-    if (!(value >= f.lo && value <= f.hi)) return out_of_range(name, shortest(value), f);
+  for (const NumericOption& f : kNumeric) {
+    if (f.alias) continue;
+    const double value = f.get(*this);
+    if (!(value >= f.lo && value <= f.hi)) return out_of_range(f.name, shortest(value), f);
   }
   if (strategy != StrategyKind::kFifo && strategy != StrategyKind::kAdaptive) {
     return invalid_argument("strategy = " + std::to_string(static_cast<int>(strategy)) +

@@ -58,9 +58,13 @@ struct NumericOption {
   double lo;
   double hi;
   bool whole;  // integers only
+  double (*get)(const Options&);
+  void (*set)(Options&, double);  // the value in range (and whole where it must be)
+  bool alias;                     // another name for a field that has a row of its own
 };
-std::span<const NumericOption> numeric_options();
 const NumericOption* find_numeric_option(std::string_view name);
+// "max_batch_size, max_wait_us (or max_wait_ms), ...", for messages.
+std::string numeric_option_names();
 
 // Checks `value` against the option `name` (a whole number where it must be
 // one, within range) and sets it. The error reads "LABEL = SHOWN is out of

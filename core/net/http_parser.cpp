@@ -1,5 +1,7 @@
 #include "http_parser.h"
 
+#include "text_out.h"
+
 #include <algorithm>
 #include <array>
 #include <cctype>
@@ -132,17 +134,7 @@ void for_each_list_item(std::string_view list, F f) {
 
 // Peer input echoed into a message: short, printable, quoted, so an error
 // response never carries control bytes or kilobytes of junk back.
-std::string quoted(std::string_view s) {
-  constexpr size_t kMax = 40;
-  std::string out = "'";
-  for (size_t i = 0; i < s.size() && i < kMax; ++i) {
-    const unsigned char b = byte(s[i]);
-    out += (b >= 0x20 && b < 0x7f) ? s[i] : '?';
-  }
-  if (s.size() > kMax) out += "...";
-  out += "'";
-  return out;
-}
+std::string quoted(std::string_view s) { return quoted_excerpt(s, 40); }
 
 }  // namespace
 

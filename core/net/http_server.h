@@ -118,6 +118,9 @@ struct HttpCounters {
   uint64_t dropped = 0;  // answers never written in full: the connection went first
   uint64_t handler_exceptions = 0;                  // exceptions caught at the connection boundary
   std::vector<std::pair<int, uint64_t>> by_status;  // written answers per status, ascending
+
+  // Adds another server's counts (a listener restarted over a new engine).
+  HttpCounters& operator+=(const HttpCounters& other);
 };
 
 class HttpServer {

@@ -17,9 +17,7 @@ std::string shown(double v) {
   return s;
 }
 
-const char* kKnown =
-    "known: strategy, max_batch_size, max_wait_us (or max_wait_ms), queue_capacity, "
-    "request_timeout_ms, num_lanes, target_p99_ms";
+std::string known() { return "known: strategy, " + numeric_option_names(); }
 
 // The GET /v1/config document, {"version": N, "options": {...}}: its options.
 Expected<QJsonObject> unwrap(const QJsonObject& obj) {
@@ -32,8 +30,7 @@ Expected<QJsonObject> unwrap(const QJsonObject& obj) {
     }
   }
   if (!obj.value("options").isObject()) {
-    return invalid_argument("'options' must be a JSON object of options (" + std::string(kKnown) +
-                            ")");
+    return invalid_argument("'options' must be a JSON object of options (" + known() + ")");
   }
   if (obj.contains("version") && !obj.value("version").isDouble()) {
     return invalid_argument("'version' must be a number");
@@ -68,7 +65,7 @@ Expected<Options> options_from_json(std::string_view json, Options o) {
       continue;
     }
     const NumericOption* f = find_numeric_option(key);
-    if (!f) return invalid_argument("unknown option " + quoted_excerpt(key) + "; " + kKnown);
+    if (!f) return invalid_argument("unknown option " + quoted_excerpt(key) + "; " + known());
     if (!v.isDouble()) {
       return invalid_argument(key + " must be " + (f->whole ? "a whole number" : "a number"));
     }

@@ -152,9 +152,6 @@ TEST_F(ServerTest, ATricklingHeadIsAnswered408) {
   EXPECT_EQ(r->status, 408);
   EXPECT_NE(error_of(*r).find("did not arrive within 200 ms"), std::string::npos) << r->body;
   EXPECT_TRUE(c.closed_by_peer());
-  // A connection that sends nothing is the idle timeout's, not a 408.
-  TestClient quiet(port_);
-  EXPECT_EQ(call(http_request("GET", "/health")).status, 200);
 }
 
 TEST_F(ServerTest, ASlowBodyIsAnswered408) {
@@ -273,11 +270,11 @@ TEST(Exposure, TheWarningSaysWhatAClientCanDoAndHowToLimitIt) {
   EXPECT_NE(open.find("run the model and retune it"), std::string::npos) << open;
   EXPECT_NE(open.find("--token"), std::string::npos);
   EXPECT_NE(open.find("--no-remote-config"), std::string::npos);
-  const std::string guarded = exposure_warning("0.0.0.0", ServiceAccess{"t", false});
+  const std::string guarded = exposure_warning("0.0.0.0", ServiceAccess{"s3cret-4711", false});
   EXPECT_NE(guarded.find("only /health"), std::string::npos) << guarded;
   EXPECT_NE(guarded.find("not retune it"), std::string::npos);
   EXPECT_EQ(guarded.find("--token"), std::string::npos);
-  EXPECT_EQ(guarded.find("\"t\""), std::string::npos);  // never the token itself
+  EXPECT_EQ(guarded.find("s3cret-4711"), std::string::npos);  // never the token itself
 }
 
 }  // namespace

@@ -107,8 +107,7 @@ void slow_client(const Target& t, Tally& tally, const std::atomic<bool>& stop, b
 
 void disconnecting_client(const Target& t, Tally& tally, const std::atomic<bool>& stop) {
   std::mt19937_64 rng(5);
-  const std::string one =
-      http_request(t.host, t.auth, "POST", "/infer", "{\"data\":" + row_json(t) + "}");
+  const std::string one = http_request(t.auth, "POST", "/infer", "{\"data\":" + row_json(t) + "}");
   while (!stop.load()) {
     TestClient c(t.port);
     if (!c.connected()) continue;
@@ -149,7 +148,7 @@ void retune_client(const Target& t, Tally& tally, const std::atomic<bool>& stop,
              "\", \"target_p99_ms\": " + std::to_string(pick(1, 50)) + "}";
     }
     tally.sent(kind);
-    if (!c.send(http_request(t.host, t.auth, "PUT", "/v1/config", body))) {
+    if (!c.send(http_request(t.auth, "PUT", "/v1/config", body))) {
       tally.lost(kind, "the retune connection failed");
       return;
     }
@@ -164,7 +163,7 @@ void retune_client(const Target& t, Tally& tally, const std::atomic<bool>& stop,
 }
 
 void resetting_client(const Target& t, Tally& tally, const std::atomic<bool>& stop) {
-  const std::string one = http_request(t.host, t.auth, "GET", "/health");
+  const std::string one = http_request(t.auth, "GET", "/health");
   const std::string closing = one.substr(0, one.size() - 2) + "Connection: close\r\n\r\n";
   while (!stop.load()) {
     TestClient c(t.port);
@@ -178,7 +177,7 @@ void resetting_client(const Target& t, Tally& tally, const std::atomic<bool>& st
 void stalled_reader(const Target& t, Tally& tally, const std::atomic<bool>& stop) {
   constexpr int kRequests = 300;
   std::string many;
-  for (int i = 0; i < kRequests; ++i) many += http_request(t.host, t.auth, "GET", "/metrics");
+  for (int i = 0; i < kRequests; ++i) many += http_request(t.auth, "GET", "/metrics");
   while (!stop.load()) {
     TestClient c(t.port);
     if (!c.connected()) continue;

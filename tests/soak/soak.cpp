@@ -82,7 +82,7 @@ Scrape scrape(const Target& t, Tally& tally) {
   Scrape s;
   std::string body;
   tally.sent(Kind::kScrape);
-  const int status = one_request(t, http_request(t.host, t.auth, "GET", "/metrics"), &body);
+  const int status = one_request(t, http_request(t.auth, "GET", "/metrics"), &body);
   if (status == 0) {
     tally.lost(Kind::kScrape, "no answer to GET /metrics");
     return s;
@@ -124,14 +124,13 @@ void check(bool ok, const std::string& what) {
 
 std::optional<ModelShape> discover(const Target& t) {
   std::string body;
-  if (one_request(t, http_request(t.host, t.auth, "GET", "/health"), &body) != 200) return {};
+  if (one_request(t, http_request(t.auth, "GET", "/health"), &body) != 200) return {};
   ModelShape m;
   m.name = QJsonDocument::fromJson(QByteArray::fromStdString(body))
                .object()["model"]
                .toString()
                .toStdString();
-  if (one_request(t, http_request(t.host, t.auth, "GET", "/v2/models/" + m.name), &body) != 200)
-    return {};
+  if (one_request(t, http_request(t.auth, "GET", "/v2/models/" + m.name), &body) != 200) return {};
   const QJsonObject meta = QJsonDocument::fromJson(QByteArray::fromStdString(body)).object();
   const QJsonObject in = meta["inputs"].toArray()[0].toObject();
   const QJsonObject out = meta["outputs"].toArray()[0].toObject();
@@ -153,7 +152,7 @@ int run(const Args& a) {
   }
   t.in = model->in;
   std::string meta;
-  one_request(t, http_request(t.host, t.auth, "GET", "/v2/models/" + model->name), &meta);
+  one_request(t, http_request(t.auth, "GET", "/v2/models/" + model->name), &meta);
   t.model_max_batch =
       QJsonDocument::fromJson(QByteArray::fromStdString(meta)).object()["max_batch_size"].toInt(16);
   std::printf("soak: %s at %s:%u, model %s (%lld in, %lld out), %.0f s\n", a.server[0].c_str(),
@@ -163,13 +162,14 @@ int run(const Args& a) {
   Tally tally;
   Traffic traffic(t.host, t.port, *model, a.token, tally, 3, 32);
   if (!traffic.start()) return std::fprintf(stderr, "soak: cannot connect\n"), 1;
-  one_request(t, http_request(t.host, t.auth, "PUT", "/v1/config", calm_options()));
+  one_request(t, http_request(t.auth, "PUT", "/v1/config", calm_options()));
   const double capacity = traffic.closed_loop(32, Mix{}, std::chrono::milliseconds(5000));
   traffic.drain(std::chrono::seconds(30));
   const double rate = a.load * capacity;
-  std::printf("soak: capacity %.0f answers/s (closed loop, 32 in flight, the main phase's mix of "
-              "requests); driving at %.0f/s\n",
-              capacity, rate);
+  std::printf(
+      "soak: capacity %.0f answers/s (closed loop, 32 in flight, the main phase's mix of "
+      "requests); driving at %.0f/s\n",
+      capacity, rate);
   check(tally.problem_count() == 0 && tally.lost_total() == 0,
         "the capacity run's " + std::to_string(tally.answered_total()) +
             " answers were each one its request may get");
@@ -226,7 +226,7 @@ int run(const Args& a) {
   // Quiet options, then wait until every request read has been answered.
   tally.sent(Kind::kRetune);
   tally.answered(Kind::kRetune,
-                 one_request(t, http_request(t.host, t.auth, "PUT", "/v1/config", calm_options())));
+                 one_request(t, http_request(t.auth, "PUT", "/v1/config", calm_options())));
   Scrape after;
   for (int i = 0; i < 100; ++i) {
     after = scrape(t, tally);

@@ -7,6 +7,8 @@
 #include <cmath>
 #include <thread>
 
+#include "../net/test_client.h"
+
 namespace batchscope::soak {
 
 namespace {
@@ -32,24 +34,10 @@ std::vector<double> numbers(const QJsonValue& v) {
 
 }  // namespace
 
-std::string http_request(const std::string& host, const std::string& auth, std::string_view method,
-                         std::string_view path, std::string_view body) {
-  std::string r;
-  r.reserve(160 + body.size());
-  r.append(method)
-      .append(" ")
-      .append(path)
-      .append(" HTTP/1.1\r\nHost: ")
-      .append(host)
-      .append("\r\n");
-  if (!auth.empty()) r.append("Authorization: Bearer ").append(auth).append("\r\n");
-  if (!body.empty() || method == "POST" || method == "PUT") {
-    r.append("Content-Type: application/json\r\nContent-Length: ")
-        .append(std::to_string(body.size()))
-        .append("\r\n");
-  }
-  r.append("\r\n").append(body);
-  return r;
+std::string http_request(const std::string& auth, std::string_view method, std::string_view path,
+                         std::string_view body) {
+  return test::http_request(std::string(method), std::string(path), std::string(body),
+                            auth.empty() ? "" : "Authorization: Bearer " + auth + "\r\n");
 }
 
 Traffic::Traffic(std::string host, uint16_t port, ModelShape model, std::string auth, Tally& tally,
@@ -86,7 +74,7 @@ std::string Traffic::build(Kind kind, std::mt19937_64& rng, std::vector<int>& ro
     case Kind::kValid:
     case Kind::kStopping: {
       rows = {pick(rng)};
-      return http_request(host_, auth_, "POST", "/infer", "{\"data\":" + pool_json_[rows[0]] + "}");
+      return http_request(auth_, "POST", "/infer", "{\"data\":" + pool_json_[rows[0]] + "}");
     }
     case Kind::kRows: {
       const int n = std::uniform_int_distribution<int>(1, 3)(rng);
@@ -98,24 +86,24 @@ std::string Traffic::build(Kind kind, std::mt19937_64& rng, std::vector<int>& ro
       const std::string body = R"({"inputs":[{"name":")" + model_.input +
                                R"(","datatype":"FP32","shape":[)" + std::to_string(n) + "," +
                                std::to_string(model_.in) + "],\"data\":" + data + "]}]}";
-      return http_request(host_, auth_, "POST", v2, body);
+      return http_request(auth_, "POST", v2, body);
     }
     case Kind::kNegative: {
       std::string data = "[-1";
       for (int64_t i = 1; i < model_.in; ++i) data += ",1";
-      return http_request(host_, auth_, "POST", "/infer", "{\"data\":" + data + "]}");
+      return http_request(auth_, "POST", "/infer", "{\"data\":" + data + "]}");
     }
-    case Kind::kMalformed: return http_request(host_, auth_, "POST", "/infer", "{\"data\": [1, 2,");
-    case Kind::kShortData: return http_request(host_, auth_, "POST", "/infer", "{\"data\": [1]}");
+    case Kind::kMalformed: return http_request(auth_, "POST", "/infer", "{\"data\": [1, 2,");
+    case Kind::kShortData: return http_request(auth_, "POST", "/infer", "{\"data\": [1]}");
     case Kind::kWrongType:
-      return http_request(host_, auth_, "POST", v2,
+      return http_request(auth_, "POST", v2,
                           R"({"inputs":[{"name":")" + model_.input +
                               R"(","datatype":"INT64","shape":[1,1],"data":[1]}]})");
     case Kind::kUnknownModel:
-      return http_request(host_, auth_, "POST", "/v2/models/no_such_model/infer", "{}");
-    case Kind::kWrongMethod: return http_request(host_, auth_, "GET", "/infer");
+      return http_request(auth_, "POST", "/v2/models/no_such_model/infer", "{}");
+    case Kind::kWrongMethod: return http_request(auth_, "GET", "/infer");
     case Kind::kWrongToken:
-      return http_request(host_, "not-" + auth_, "POST", "/infer",
+      return http_request("not-" + auth_, "POST", "/infer",
                           "{\"data\":" + pool_json_[pick(rng)] + "}");
     default: return {};
   }

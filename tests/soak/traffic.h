@@ -34,9 +34,10 @@ struct ModelShape {
   int64_t out = 0;    // values per row out
 };
 
-// A whole HTTP/1.1 request, with the bearer token when there is one.
-std::string http_request(const std::string& host, const std::string& auth, std::string_view method,
-                         std::string_view path, std::string_view body = {});
+// A whole HTTP/1.1 request to 127.0.0.1 (test_client.h's), with the bearer
+// token when there is one.
+std::string http_request(const std::string& auth, std::string_view method, std::string_view path,
+                         std::string_view body = {});
 
 struct Mix {
   double negative = 0.005;  // share of requests with a negative input

@@ -1,0 +1,181 @@
+#pragma once
+// The listener behind HttpServer: a QTcpServer and its connections, on the
+// I/O thread. Internal to core/net: HttpServer (http_server.h) is the API.
+// Each connection parses requests (HttpParser), hands them to the handler
+// with a Responder, writes the answers in request order, and applies the
+// rules http_server.h lists: deadlines (ReadWatch), backpressure, the send
+// timeout, graceful close, and the drain when stopping; it counts every
+// request read and every answer written or dropped.
+// Thread-safety: everything on the I/O thread, except the counters (any
+// thread) and deliver() (any thread; it posts to the I/O thread).
+
+#include <QByteArray>
+#include <QObject>
+#include <array>
+#include <atomic>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+#include "http_server.h"
+#include "read_watch.h"
+
+class QTcpServer;
+class QTcpSocket;
+class QTimer;
+
+namespace batchscope {
+
+// Where Responders post to; outlives the Listener so a late answer is dropped
+// instead of reaching a deleted object.
+struct Hub {
+  std::mutex mu;
+  Listener* listener = nullptr;
+};
+
+// One request's answer slot, shared by the copies of its Responder: the
+// first send() wins, and the last copy to go answers 500 if none was sent.
+struct Responder::Shared {
+  std::shared_ptr<Hub> hub;
+  uint64_t conn = 0;
+  uint64_t seq = 0;
+  std::atomic<bool> sent{false};
+  ~Shared();
+};
+
+// Completes request `seq` of connection `conn` on the I/O thread, from any thread.
+void deliver(const std::shared_ptr<Hub>& hub, uint64_t conn, uint64_t seq, HttpResponse r);
+
+class Listener : public QObject {
+ public:
+  Listener(HttpServer::Handler handler, HttpServerOptions options);
+  ~Listener() override;
+
+  Expected<uint16_t> listen(const std::string& host, uint16_t port);
+  void stop_accepting();
+  size_t unanswered() const;
+
+  size_t connections() const { return conns_.size(); }
+
+  // Stopping: no new request is read; a connection closes after its last
+  // answer (at once when it has none), so the drain converges.
+  void begin_drain();
+
+  // The last resort when stopping: whatever is still open is cut, and its
+  // unwritten answers are counted as dropped.
+  void abort_all();
+  void close_all();
+  void complete(uint64_t conn, uint64_t seq, HttpResponse r);
+  void add_hook(uint64_t conn, uint64_t seq, std::function<void()> f);
+
+  uint64_t written() const { return written_.load(); }
+  uint64_t errors() const { return errors_.load(); }
+
+  HttpCounters counters() const;
+
+ private:
+  struct Slot {
+    uint64_t seq = 0;
+    bool ready = false;
+    bool close = false;  // close the connection after this response
+    int status = 0;
+    QByteArray bytes;
+    std::vector<std::function<void()>> hooks;
+  };
+  // Bytes of one write not yet handed to the kernel; status 0: not an answer.
+  struct Unsent {
+    int64_t bytes = 0;
+    int status = 0;
+  };
+  struct Conn {
+    QTcpSocket* socket = nullptr;
+    QTimer* idle = nullptr;
+    HttpParser parser;
+    ReadWatch watch;
+    std::deque<Slot> pending;
+    std::deque<Unsent> unsent;  // in write order
+    uint64_t next_seq = 0;
+    bool closing = false;              // no further requests are read
+    bool paused = false;               // not read until answers drain (backpressure)
+    bool lingering = false;            // the last answer is out; discarding input until close
+    bool half_closed = false;          // our side shut for writing
+    bool close_when_answered = false;  // stopping: linger once nothing is pending
+    uint64_t discarded = 0;            // bytes read and dropped while lingering
+    TimePoint linger_until = kNever;   // from the half-close
+    TimePoint last_progress{};         // when bytes last left for the client
+    uint64_t id = 0;
+    Conn(uint64_t i, HttpLimits l, ReadTimeouts t) : parser(l), watch(t), id(i) {}
+  };
+
+  // Runs an event handler's work; nothing may escape into Qt's event loop.
+  template <class F>
+  void guarded(F f) noexcept {
+    try {
+      f();
+    } catch (const std::exception& e) {
+      ++handler_exceptions_;
+      std::fprintf(stderr, "batchscope: http: caught %s\n", e.what());
+    } catch (...) {
+      ++handler_exceptions_;
+      std::fprintf(stderr, "batchscope: http: caught an unknown exception\n");
+    }
+  }
+
+  Conn* find(uint64_t id);
+  void accept();
+  void read(uint64_t id);
+  void read_requests(uint64_t id);
+  Slot& new_slot(Conn& c);
+
+  // An answer of the server's own (a refused request, a deadline) that ends
+  // the connection.
+  void answer_and_close(Conn& c, uint64_t id, HttpResponse r);
+  void check_deadlines(Conn& c, uint64_t id, TimePoint now);
+  bool over_backlog(const Conn& c) const;
+
+  // Input after the connection's last request: read (so the kernel does not
+  // answer it with a reset) and dropped, up to the linger limit.
+  void discard(Conn& c);
+  void flush(Conn& c);
+
+  // Buffered: write() does not emit signals, so callers' `c` stays valid.
+  // The send timeout counts from when bytes start waiting. An answer
+  // (`status` > 0) counts as written once its last byte has left for the
+  // kernel (on_written), not when it is handed to the socket: one still in
+  // the socket's buffer when the connection goes is counted as dropped.
+  void send_bytes(Conn& c, const QByteArray& bytes, int status);
+  void count_written(int status);
+
+  // Graceful close: the answer goes out, our side is shut once it is
+  // written (not before: the linger time starts then), and input is
+  // discarded until the client closes or the linger limits pass (tick()
+  // then aborts). Nothing here may emit a signal: callers hold `c`.
+  void linger(Conn& c);
+  void half_close(Conn& c);
+  void on_written(uint64_t id, qint64 n);
+  void resume_if_drained(Conn& c);
+  void tick();
+  void gone(uint64_t id);
+  QByteArray serialize(const HttpResponse& r, bool close) const;
+
+  HttpServer::Handler handler_;
+  HttpServerOptions options_;
+  ReadTimeouts timeouts_;
+  std::shared_ptr<Hub> hub_;
+  QTcpServer* server_ = nullptr;
+  QTimer* ticker_ = nullptr;
+  std::unordered_map<uint64_t, std::unique_ptr<Conn>> conns_;
+  uint64_t next_conn_ = 0;
+
+  std::atomic<uint64_t> parsed_{0};
+  std::atomic<uint64_t> written_{0};
+  std::atomic<uint64_t> errors_{0};
+  std::atomic<uint64_t> dropped_{0};
+  std::atomic<uint64_t> handler_exceptions_{0};
+  std::array<std::atomic<uint64_t>, 600> by_status_{};
+};
+
+}  // namespace batchscope
