@@ -22,6 +22,20 @@ std::optional<StrategyKind> parse_strategy(std::string_view name) {
   return std::nullopt;
 }
 
+const char* scheduling_name(Scheduling s) {
+  switch (s) {
+    case Scheduling::kContinuous: return "continuous";
+    case Scheduling::kStatic: return "static";
+  }
+  return "?";
+}
+
+std::optional<Scheduling> parse_scheduling(std::string_view name) {
+  if (name == "continuous") return Scheduling::kContinuous;
+  if (name == "static") return Scheduling::kStatic;
+  return std::nullopt;
+}
+
 namespace {
 
 // The field of each row, read and written as a double: the one place that
@@ -46,6 +60,8 @@ constexpr NumericOption kNumeric[] = {
     row<int64_t, &Options::request_timeout_ms>("request_timeout_ms", 1, 3'600'000),
     row<uint32_t, &Options::num_lanes>("num_lanes", 1, 64),
     row<double, &Options::target_p99_ms>("target_p99_ms", 0.01, 600'000),
+    row<uint32_t, &Options::max_num_seqs>("max_num_seqs", 1, 4096),
+    row<uint32_t, &Options::max_num_batched_tokens>("max_num_batched_tokens", 1, 1u << 20),
 };
 
 std::string shortest(double v) {
@@ -108,6 +124,15 @@ Status Options::validate() const {
     return invalid_argument("strategy = " + std::to_string(static_cast<int>(strategy)) +
                             " is unknown; allowed fifo, adaptive");
   }
+  if (scheduling != Scheduling::kContinuous && scheduling != Scheduling::kStatic) {
+    return invalid_argument("scheduling = " + std::to_string(static_cast<int>(scheduling)) +
+                            " is unknown; allowed continuous, static");
+  }
+  if (max_num_batched_tokens < max_num_seqs) {
+    return invalid_argument("max_num_batched_tokens = " + std::to_string(max_num_batched_tokens) +
+                            " is less than max_num_seqs = " + std::to_string(max_num_seqs) +
+                            "; every running sequence decodes one token per step");
+  }
   return Status::Ok();
 }
 
@@ -117,6 +142,15 @@ std::string describe(const Options& o) {
     << " max_wait_us=" << o.max_wait_us << " queue_capacity=" << o.queue_capacity
     << " request_timeout_ms=" << o.request_timeout_ms << " num_lanes=" << o.num_lanes;
   if (o.strategy == StrategyKind::kAdaptive) s << " target_p99_ms=" << o.target_p99_ms;
+  return s.str();
+}
+
+std::string describe_generation(const Options& o) {
+  std::ostringstream s;
+  s << "scheduling=" << scheduling_name(o.scheduling) << " max_num_seqs=" << o.max_num_seqs
+    << " max_num_batched_tokens=" << o.max_num_batched_tokens;
+  if (o.scheduling == Scheduling::kStatic) s << " max_wait_us=" << o.max_wait_us;
+  s << " queue_capacity=" << o.queue_capacity << " request_timeout_ms=" << o.request_timeout_ms;
   return s.str();
 }
 

@@ -21,6 +21,15 @@ enum class StrategyKind : uint8_t {
 const char* strategy_name(StrategyKind kind);
 std::optional<StrategyKind> parse_strategy(std::string_view name);
 
+// How a generative model's sequences are batched (generation only).
+enum class Scheduling : uint8_t {
+  kContinuous,  // the batch is re-formed every step: finished sequences leave, waiting ones join
+  kStatic,      // a batch is admitted, prefilled together, and runs until all of it finishes
+};
+
+const char* scheduling_name(Scheduling s);
+std::optional<Scheduling> parse_scheduling(std::string_view name);
+
 struct Options {
   // Largest batch handed to the model. Range 1..kMaxBatchSize.
   uint32_t max_batch_size = 32;
@@ -40,6 +49,17 @@ struct Options {
   // Adaptive strategy only: the end-to-end p99 latency it steers towards, in
   // milliseconds. Range 0.01..600,000.
   double target_p99_ms = 50.0;
+
+  // Generation only (a generative model), where queue_capacity bounds the
+  // waiting sequences, request_timeout_ms a request's whole life, and
+  // max_wait_us how long a static batch waits to fill.
+  Scheduling scheduling = Scheduling::kContinuous;
+  // Sequences running at once (vLLM's max_num_seqs). Range 1..4096.
+  uint32_t max_num_seqs = 32;
+  // Tokens one step processes: a decode counts one, a prefill chunk its
+  // length (vLLM's max_num_batched_tokens). At least max_num_seqs, so every
+  // running sequence decodes every step. Range 1..1,048,576.
+  uint32_t max_num_batched_tokens = 512;
 
   // Ok, or kInvalidArgument naming the field, its value and the allowed range.
   Status validate() const;
@@ -75,5 +95,7 @@ Status set_numeric_option(Options& o, std::string_view name, double value, std::
 
 // "max_batch_size=32 max_wait_us=2000 ..." for logs and summaries.
 std::string describe(const Options& o);
+// "scheduling=continuous max_num_seqs=32 ..." for a generative model's runs.
+std::string describe_generation(const Options& o);
 
 }  // namespace batchscope

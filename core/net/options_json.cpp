@@ -17,7 +17,7 @@ std::string shown(double v) {
   return s;
 }
 
-std::string known() { return "known: strategy, " + numeric_option_names(); }
+std::string known() { return "known: strategy, scheduling, " + numeric_option_names(); }
 
 // The GET /v1/config document, {"version": N, "options": {...}}: its options.
 Expected<QJsonObject> unwrap(const QJsonObject& obj) {
@@ -64,6 +64,16 @@ Expected<Options> options_from_json(std::string_view json, Options o) {
       o.strategy = *k;
       continue;
     }
+    if (key == "scheduling") {
+      auto k = v.isString() ? parse_scheduling(v.toString().toStdString()) : std::nullopt;
+      if (!k) {
+        const std::string got =
+            v.isString() ? quoted_excerpt(v.toString().toStdString()) : "not a string";
+        return invalid_argument("scheduling must be \"continuous\" or \"static\", got " + got);
+      }
+      o.scheduling = *k;
+      continue;
+    }
     const NumericOption* f = find_numeric_option(key);
     if (!f) return invalid_argument("unknown option " + quoted_excerpt(key) + "; " + known());
     if (!v.isDouble()) {
@@ -87,6 +97,10 @@ std::string options_to_json(const Options& o) {
   out += ",\"num_lanes\":" + std::to_string(o.num_lanes);
   out += ",\"target_p99_ms\":";
   append_json_number(out, o.target_p99_ms);
+  out += ",\"scheduling\":";
+  append_json_string(out, scheduling_name(o.scheduling));
+  out += ",\"max_num_seqs\":" + std::to_string(o.max_num_seqs);
+  out += ",\"max_num_batched_tokens\":" + std::to_string(o.max_num_batched_tokens);
   return out + "}";
 }
 

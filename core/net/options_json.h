@@ -3,7 +3,9 @@
 // window's saved configuration and `export --format json`:
 //   {"strategy": "fifo", "max_batch_size": 32, "max_wait_us": 2000,
 //    "queue_capacity": 1024, "request_timeout_ms": 30000, "num_lanes": 1,
-//    "target_p99_ms": 50}
+//    "target_p99_ms": 50, "scheduling": "continuous", "max_num_seqs": 32,
+//    "max_num_batched_tokens": 512}
+// (the last three apply to generative models)
 // A partial object changes only the fields it names; "max_wait_ms" is
 // accepted in place of "max_wait_us". What GET /v1/config answers,
 // {"version": N, "options": {...}}, is read as its "options", so every

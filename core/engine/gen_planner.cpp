@@ -1,0 +1,102 @@
+#include "gen_planner.h"
+
+#include <algorithm>
+
+namespace batchscope {
+
+namespace {
+
+struct Planning {
+  const PlanInput& in;
+  Plan plan;
+  uint32_t budget;
+  uint32_t free;
+  std::vector<const RunningSeq*> live;  // not preempted, admission order
+
+  // Gives up the newest live sequence.
+  void preempt_newest() {
+    const RunningSeq* s = live.back();
+    live.pop_back();
+    free += s->blocks;
+    plan.preempt.push_back(s->id);
+  }
+
+  // The largest chunk of `s`'s prompt the budget and the free blocks allow.
+  uint32_t chunk(uint32_t to_prefill, uint32_t cached, uint32_t blocks) const {
+    const uint64_t room = uint64_t{blocks + free} * in.block_size - cached;
+    return static_cast<uint32_t>(std::min<uint64_t>({to_prefill, budget, room}));
+  }
+
+  void add(uint64_t id, uint32_t tokens, uint32_t cached, uint32_t blocks) {
+    const uint32_t need = blocks_for(cached + std::max(tokens, 1u), in.block_size) - blocks;
+    free -= need;
+    budget -= std::max(tokens, 1u);
+    plan.items.push_back({id, tokens, need});
+  }
+
+  void decodes() {
+    for (size_t i = 0; i < live.size(); ++i) {
+      const RunningSeq* s = live[i];
+      if (s->to_prefill > 0) continue;
+      if (budget == 0) return;  // more running than the budget (lowered live): they wait a step
+      const uint32_t need = blocks_for(s->cached + 1, in.block_size) - s->blocks;
+      while (need > free && live.size() > i + 1) preempt_newest();
+      if (need > free) {
+        preempt_newest();  // itself: nothing newer is left to give up
+        return;
+      }
+      add(s->id, 0, s->cached, s->blocks);
+    }
+  }
+
+  void prefills() {
+    for (const RunningSeq* s : live) {
+      if (s->to_prefill == 0) continue;
+      const uint32_t n = chunk(s->to_prefill, s->cached, s->blocks);
+      if (n > 0) add(s->id, n, s->cached, s->blocks);
+    }
+  }
+
+  // Waiting requests join from the head while they fit.
+  void joins(const Options& o, bool need_work) {
+    for (const WaitingSeq& w : in.waiting) {
+      if (live.size() + plan.admitted >= o.max_num_seqs) return;
+      const uint32_t n = chunk(w.to_prefill, 0, 0);
+      if (n == 0 && need_work) return;
+      ++plan.admitted;
+      if (n > 0) add(w.id, n, 0, 0);
+    }
+  }
+};
+
+}  // namespace
+
+Plan plan_step(const PlanInput& in, const Options& o) {
+  Planning p{in, {}, o.max_num_batched_tokens, in.free_blocks, {}};
+  p.live.reserve(in.running.size());
+  for (const RunningSeq& s : in.running) p.live.push_back(&s);
+
+  p.decodes();
+  p.prefills();
+  if (!p.plan.preempt.empty()) {
+    // The cache ran out at this step: nothing new joins until it has room.
+  } else if (o.scheduling == Scheduling::kContinuous) {
+    p.joins(o, true);
+  } else if (in.running.empty() && !in.waiting.empty()) {
+    // A static batch forms when it is full or its oldest has waited long
+    // enough; its members all join now, prefilled as budget allows.
+    const bool full = in.waiting.size() >= o.max_num_seqs;
+    const TimePoint due = in.waiting.front().arrival + microseconds(o.max_wait_us);
+    if (full || in.now >= due) {
+      p.joins(o, false);
+    } else {
+      p.plan.wake = due;
+    }
+  }
+  // Sequences that hold blocks but cannot move (their prefills found no free
+  // block): give up the newest, so the older ones go on at the next step.
+  if (p.plan.items.empty() && p.plan.admitted == 0 && !p.live.empty()) p.preempt_newest();
+  return std::move(p.plan);
+}
+
+}  // namespace batchscope
