@@ -8,6 +8,8 @@
 #include <sstream>
 
 #include "cli_args.h"
+#include "gen_bench.h"
+#include "lm_setup.h"
 #include "http_server.h"
 #include "http_target.h"
 #include "infer_json.h"
@@ -44,7 +46,7 @@ std::string bench_help() {
          "PREFIX_requests.csv and PREFIX_windows.csv.\n"
          "--window S sets the summary windows (default: the duration / 40, 0.1 s to 10 s).\n"
          "Serving options:\n" +
-         cli::options_help();
+         cli::options_help() + lm_flags_help() + gen_bench_help();
 }
 
 namespace {
@@ -115,9 +117,72 @@ void print_summary(const RunData& run, const RunSummary& s) {
 
 }  // namespace
 
+// The arrival pattern's flags; false when `name` is not one of them.
+bool take_arrival_flag(const std::string& name, const std::string& value, ArrivalSpec& spec,
+                       Status& bad) {
+  auto num = [&](double lo, double hi) { return cli::parse_number(name, value, lo, hi); };
+  auto set = [&](double lo, double hi, auto& field) {
+    auto v = num(lo, hi);
+    if (!v)
+      bad = v.error();
+    else
+      field = static_cast<std::decay_t<decltype(field)>>(*v);
+  };
+  if (name == "pattern") {
+    auto p = parse_pattern(value);
+    if (!p) {
+      bad = invalid_argument("--pattern: unknown pattern '" + value +
+                             "'; known: constant, poisson, burst, ramp, step, sine, trace, closed");
+    } else {
+      spec.pattern = *p;
+    }
+  } else if (name == "rate")
+    set(-1e12, 1e12, spec.rate);
+  else if (name == "rate-low")
+    set(-1e12, 1e12, spec.rate_low);
+  else if (name == "on")
+    set(-1e12, 1e12, spec.on_s);
+  else if (name == "off")
+    set(-1e12, 1e12, spec.off_s);
+  else if (name == "rate-from")
+    set(-1e12, 1e12, spec.rate_from);
+  else if (name == "rate-to")
+    set(-1e12, 1e12, spec.rate_to);
+  else if (name == "rate-min")
+    set(-1e12, 1e12, spec.rate_min);
+  else if (name == "rate-max")
+    set(-1e12, 1e12, spec.rate_max);
+  else if (name == "period")
+    set(-1e12, 1e12, spec.period_s);
+  else if (name == "steps") {
+    auto st = parse_steps(value);
+    if (!st)
+      bad = st.error();
+    else
+      spec.steps = *st;
+  } else if (name == "trace") {
+    auto tr = load_trace_csv(value);
+    if (!tr)
+      bad = tr.error();
+    else
+      spec.trace = *tr;
+  } else if (name == "concurrency")
+    set(1, 1e6, spec.concurrency);
+  else if (name == "duration")
+    set(-1e12, 1e12, spec.duration_s);
+  else if (name == "requests")
+    set(1, 1e12, spec.max_requests);
+  else if (name == "seed")
+    set(0, 1e18, spec.seed);
+  else
+    return false;
+  return true;
+}
+
 int run_bench(int argc, char** argv, const std::vector<std::string>& args) {
   auto flags = cli::parse_flags(args);
   if (!flags) return fail(flags.error().message);
+  if (wants_lm(*flags, "models/linear_128x64.pt")) return run_gen_bench(argc, argv, *flags);
   auto options = cli::take_options(*flags);
   if (!options) return fail(options.error().message);
 
@@ -142,54 +207,8 @@ int run_bench(int argc, char** argv, const std::vector<std::string>& args) {
       else
         field = static_cast<std::decay_t<decltype(field)>>(*v);
     };
-    if (name == "pattern") {
-      auto p = parse_pattern(value);
-      if (!p) {
-        bad =
-            invalid_argument("--pattern: unknown pattern '" + value +
-                             "'; known: constant, poisson, burst, ramp, step, sine, trace, closed");
-      } else {
-        spec.pattern = *p;
-      }
-    } else if (name == "rate")
-      set(-1e12, 1e12, spec.rate);
-    else if (name == "rate-low")
-      set(-1e12, 1e12, spec.rate_low);
-    else if (name == "on")
-      set(-1e12, 1e12, spec.on_s);
-    else if (name == "off")
-      set(-1e12, 1e12, spec.off_s);
-    else if (name == "rate-from")
-      set(-1e12, 1e12, spec.rate_from);
-    else if (name == "rate-to")
-      set(-1e12, 1e12, spec.rate_to);
-    else if (name == "rate-min")
-      set(-1e12, 1e12, spec.rate_min);
-    else if (name == "rate-max")
-      set(-1e12, 1e12, spec.rate_max);
-    else if (name == "period")
-      set(-1e12, 1e12, spec.period_s);
-    else if (name == "steps") {
-      auto st = parse_steps(value);
-      if (!st)
-        bad = st.error();
-      else
-        spec.steps = *st;
-    } else if (name == "trace") {
-      auto tr = load_trace_csv(value);
-      if (!tr)
-        bad = tr.error();
-      else
-        spec.trace = *tr;
-    } else if (name == "concurrency")
-      set(1, 1e6, spec.concurrency);
-    else if (name == "duration")
-      set(-1e12, 1e12, spec.duration_s);
-    else if (name == "requests")
-      set(1, 1e12, spec.max_requests);
-    else if (name == "seed")
-      set(0, 1e18, spec.seed);
-    else if (name == "target")
+    if (take_arrival_flag(name, value, spec, bad)) {
+    } else if (name == "target")
       target = value;
     else if (name == "token")
       token = value;

@@ -62,6 +62,8 @@ Expected<Options> take_options(std::map<std::string, std::string>& flags, Option
       {"timeout-ms", "request_timeout_ms"},
       {"lanes", "num_lanes"},
       {"target-p99-ms", "target_p99_ms"},
+      {"max-num-seqs", "max_num_seqs"},
+      {"max-num-batched-tokens", "max_num_batched_tokens"},
   };
   for (const Flag& f : kFlags) {
     auto it = flags.find(f.flag);
@@ -87,6 +89,15 @@ Expected<Options> take_options(std::map<std::string, std::string>& flags, Option
                               "'; allowed fifo, adaptive");
     }
     o.strategy = *s;
+    flags.erase(it);
+  }
+  if (auto it = flags.find("scheduling"); it != flags.end()) {
+    auto s = parse_scheduling(it->second);
+    if (!s) {
+      return invalid_argument("--scheduling: unknown scheduling '" + it->second +
+                              "'; allowed continuous, static");
+    }
+    o.scheduling = *s;
     flags.erase(it);
   }
   if (Status s = o.validate(); !s) return s.error();
@@ -126,7 +137,12 @@ std::string options_help() {
          "  --queue-capacity N        requests queued before new ones are refused (default 1024)\n"
          "  --timeout-ms N            a request still queued after this fails (default 30000)\n"
          "  --lanes N                 runner lanes, each with its own model instance (default 1)\n"
-         "  --target-p99-ms X         adaptive strategy's p99 latency target (default 50)\n";
+         "  --target-p99-ms X         adaptive strategy's p99 latency target (default 50)\n"
+         "Generative models (max-wait-ms is a static batch's wait to fill; timeout-ms a\n"
+         "request's whole life):\n"
+         "  --scheduling continuous|static  iteration-level or request-level (default continuous)\n"
+         "  --max-num-seqs N          sequences running at once (default 32)\n"
+         "  --max-num-batched-tokens N  tokens per step, prefill chunks and decodes (default 512)\n";
 }
 
 }  // namespace batchscope::cli

@@ -9,11 +9,14 @@
 #include <thread>
 
 #include "cli_args.h"
+#include "gen_main_window.h"
+#include "lm_setup.h"
 #include "model_loader.h"
 #include "model_setup.h"
 #include "options_json.h"
 #include "workbench_window.h"
 #ifdef BATCHSCOPE_WITH_TORCH
+#include "torch_lm.h"
 #include "torch_model.h"
 #endif
 
@@ -35,13 +38,118 @@ std::string gui_help() {
          "Space starts and stops traffic; P pauses the plots.\n"
          "--screenshot FILE.png [--after S] saves the window S seconds after the model is\n"
          "ready (default 10) and exits; with QT_QPA_PLATFORM=offscreen it needs no display.\n"
-         "Serving options (the starting values):\n" +
-         cli::options_help();
+         "A generative model (a --model whose sidecar says \"kind\": \"generative\", or\n"
+         "--synthetic-lm S,T) opens the generation view instead: TTFT and ITL fans, tokens/s,\n"
+         "sequences and cache, a step inspector, the scheduling applied live, a prompt box and\n"
+         "generation traffic (--rate, default 40 req/s, started unless --no-traffic);\n"
+         "--prompt TEXT generates TEXT's completion at once.\n" +
+         lm_flags_help() + "Serving options (the starting values):\n" + cli::options_help();
 }
 
 bool display_available() {
   return std::getenv("DISPLAY") || std::getenv("WAYLAND_DISPLAY") || std::getenv("QT_QPA_PLATFORM");
 }
+
+namespace {
+
+// The generation view over a generative model, in a window of its own.
+int run_gen_gui(int argc, char** argv, std::map<std::string, std::string> flags) {
+  auto fail = [](const std::string& m, int code = 2) {
+    std::cerr << "batchscope gui: " << m << "\n";
+    return code;
+  };
+  auto options = cli::take_options(flags);
+  if (!options) return fail(options.error().message);
+  auto choice = take_lm_flags(flags, "models/tiny_lm.pt");
+  if (!choice) return fail(choice.error().message);
+  GenViewConfig cfg;
+  cfg.start_traffic = true;
+  std::string screenshot;
+  double after_s = 10;
+  for (auto& [name, value] : flags) {
+    if (name == "rate") {
+      auto r = cli::parse_number(name, value, 0.1, 1e5);
+      if (!r) return fail(r.error().message);
+      cfg.traffic_rate = *r;
+    } else if (name == "no-traffic") {
+      cfg.start_traffic = false;
+    } else if (name == "fresh") {  // this window saves nothing between starts
+    } else if (name == "prompt") {
+      cfg.prompt = value;
+    } else if (name == "screenshot") {
+      screenshot = value;
+    } else if (name == "after") {
+      auto a = cli::parse_number(name, value, 0, 3600);
+      if (!a) return fail(a.error().message);
+      after_s = *a;
+    } else {
+      return fail("unknown option --" + name +
+                  " for a generative model (see batchscope gui --help)");
+    }
+  }
+  QApplication app(argc, argv);
+  QApplication::setOrganizationName("Batchscope");
+  QApplication::setApplicationName("batchscope");
+  auto lm = make_lm(*choice);
+  if (!lm) return fail(lm.error().message, 1);
+  cfg.model_text = lm->runner->info().name + " (" + lm->device + ")";
+  auto engine = std::make_unique<GenEngine>(std::move(lm->runner), *options);
+  if (Status s = engine->start(); !s) return fail(s.message(), 1);
+  int rc = 0;
+  {
+    GenMainWindow window(std::move(engine), cfg);
+    QSize size(1600, 1000);
+    const QString platform = QGuiApplication::platformName();
+    if (platform != "offscreen" && platform != "minimal")
+      size = size.boundedTo(QGuiApplication::primaryScreen()->availableGeometry().size());
+    window.resize(size);
+    window.move(0, 0);
+    window.show();
+    if (!screenshot.empty()) {
+      QTimer::singleShot(static_cast<int>(after_s * 1000), &window, [&] {
+        window.view()->refresh();
+        if (!window.grab().save(QString::fromStdString(screenshot))) {
+          std::cerr << "batchscope gui: cannot write " << screenshot << "\n";
+          rc = 1;
+        }
+        app.quit();
+      });
+    }
+    const int exec_rc = app.exec();
+    rc = rc ? rc : exec_rc;
+  }
+  return rc;
+}
+
+// A generative model asked for in the workbench (model panel, File > Open)
+// opens in a generation window of its own, a child of the workbench.
+std::optional<Status> open_generative(const ModelRequest& r, QWidget* parent) {
+#ifdef BATCHSCOPE_WITH_TORCH
+  if (!is_generative_sidecar(r.path)) return std::nullopt;
+  LmChoice choice;
+  choice.path = r.path;
+  choice.device = r.device;
+  auto lm = make_lm(choice);
+  if (!lm) return Status(lm.error());
+  GenViewConfig cfg;
+  cfg.model_text = lm->runner->info().name + " (" + lm->device + ")";
+  cfg.start_traffic = false;
+  auto engine = std::make_unique<GenEngine>(std::move(lm->runner), Options{});
+  if (Status s = engine->start(); !s) return s;
+  auto* window = new GenMainWindow(std::move(engine), cfg, parent);
+  window->setWindowFlag(Qt::Window);
+  window->setAttribute(Qt::WA_DeleteOnClose);
+  window->resize(1500, 950);
+  window->show();
+  return Status::Ok();
+#else
+  (void)r;
+  (void)parent;
+  return std::nullopt;
+#endif
+}
+
+}  // namespace
 
 int run_gui(int argc, char** argv, const std::vector<std::string>& args) {
   auto fail = [](const std::string& m, int code = 2) {
@@ -50,6 +158,7 @@ int run_gui(int argc, char** argv, const std::vector<std::string>& args) {
   };
   auto flags = cli::parse_flags(args, {"no-traffic", "fresh", "no-remote-config"});
   if (!flags) return fail(flags.error().message);
+  if (wants_lm(*flags, "models/mlp.pt")) return run_gen_gui(argc, argv, std::move(*flags));
   const bool model_given = flags->count("model") || flags->count("synthetic");
   const size_t before = flags->size();
   auto options = cli::take_options(*flags);
@@ -119,6 +228,7 @@ int run_gui(int argc, char** argv, const std::vector<std::string>& args) {
   cfg.devices = available_devices();
 #endif
   cfg.version = BATCHSCOPE_VERSION;
+  cfg.open_generative = open_generative;
 
   int rc = 0;
   {

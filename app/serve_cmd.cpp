@@ -13,8 +13,10 @@
 #include "engine.h"
 #include "http_server.h"
 #include "inference_service.h"
+#include "lm_setup.h"
 #include "model_setup.h"
 #include "options_json.h"
+#include "serve_gen.h"
 
 namespace batchscope {
 
@@ -42,10 +44,14 @@ std::string serve_help() {
          "  --idle-timeout-ms N       an idle keep-alive connection is closed after this\n"
          "                            (default 60000)\n"
          "Serving options:\n" +
-         cli::options_help();
+         cli::options_help() + lm_flags_help() +
+         "A generative model serves POST /v1/completions (OpenAI; \"stream\": true for Server-Sent\n"
+         "Events) and Triton's POST /v2/models/NAME/generate and /generate_stream instead.\n";
 }
 
 namespace {
+
+constexpr const char* kDefaultModel = "models/linear_128x64.pt";
 
 int fail(const std::string& message, int code = 2) {
   std::cerr << "batchscope serve: " << message << "\n";
@@ -111,20 +117,30 @@ int run_serve(int argc, char** argv, const std::vector<std::string>& args) {
   }
   auto options = cli::take_options(*flags, base);
   if (!options) return fail(options.error().message);
-  auto choice = take_model_flags(*flags, "models/linear_128x64.pt");
-  if (!choice) return fail(choice.error().message);
   std::string host = "127.0.0.1";
   uint16_t port = 8000;
-  for (auto& [name, value] : *flags) {
-    if (name == "host") {
-      host = value;
-    } else if (name == "port") {
-      auto p = cli::parse_number(name, value, 0, 65535);
-      if (!p) return fail(p.error().message);
-      port = static_cast<uint16_t>(*p);
-    } else {
-      return fail("unknown option --" + name + " (see batchscope serve --help)");
+  if (auto it = flags->find("host"); it != flags->end()) {
+    host = it->second;
+    flags->erase(it);
+  }
+  if (auto it = flags->find("port"); it != flags->end()) {
+    auto p = cli::parse_number("port", it->second, 0, 65535);
+    if (!p) return fail(p.error().message);
+    port = static_cast<uint16_t>(*p);
+    flags->erase(it);
+  }
+  if (wants_lm(*flags, kDefaultModel)) {
+    auto lm = take_lm_flags(*flags, kDefaultModel);
+    if (!lm) return fail(lm.error().message);
+    if (!flags->empty()) {
+      return fail("unknown option --" + flags->begin()->first + " (see batchscope serve --help)");
     }
+    return serve_generation(argc, argv, {*lm, *options, access, listener, host, port}, stop_signals);
+  }
+  auto choice = take_model_flags(*flags, kDefaultModel);
+  if (!choice) return fail(choice.error().message);
+  if (!flags->empty()) {
+    return fail("unknown option --" + flags->begin()->first + " (see batchscope serve --help)");
   }
 
   auto model = make_model(*choice, *options);

@@ -266,6 +266,12 @@ void WorkbenchWindow::load_model(ModelRequest request) {
                              10000);
     return;
   }
+  if (auto taken =
+          config_.open_generative ? config_.open_generative(request, this) : std::nullopt) {
+    model_panel_->set_loading(false);
+    if (!taken->ok()) model_panel_->show_error(QString::fromStdString(taken->message()));
+    return;
+  }
   if (!config_.loader) {
     model_panel_->set_loading(false);
     model_panel_->show_error("This window cannot load models.");

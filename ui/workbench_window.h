@@ -25,6 +25,7 @@
 // Thread-safety: GUI thread only; the engine is thread-safe.
 
 #include <QMainWindow>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -69,6 +70,11 @@ struct WorkbenchConfig {
   int listen_port = -1;         // >= 0: start the HTTP listener at launch (0: any free port)
   ServiceAccess access;         // the listener's bearer token and read-only configuration
   bool restore_settings = false;  // apply the saved view, traffic and server settings
+  // Offered every model request first, with this window as the parent for
+  // what it opens: nullopt leaves the request to `loader`; a Status says it
+  // took the request (a generative model, opened in a generation window of
+  // its own) and how that went. Null: every request goes to `loader`.
+  std::function<std::optional<Status>(const ModelRequest&, QWidget* parent)> open_generative;
 };
 
 class WorkbenchWindow : public QMainWindow {

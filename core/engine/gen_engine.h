@@ -97,7 +97,9 @@ class GenEngine {
   std::vector<Arrival> inbox_;
   std::vector<uint64_t> cancels_;
   uint64_t next_id_ = 1;
-  uint32_t queued_ = 0;  // inbox + waiting, against queue_capacity
+  // Inbox + waiting, against queue_capacity: a request counts until the end
+  // of the step that admits it.
+  uint32_t queued_ = 0;
   uint32_t running_ = 0;
   uint32_t blocks_used_ = 0;
   GenStatus counts_;

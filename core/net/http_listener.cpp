@@ -36,11 +36,15 @@ HttpResponse exception_response(std::exception_ptr e) {
 Responder::Shared::~Shared() {
   // The last copy went unanswered (a callback the engine never ran, a path
   // that forgot to answer): the client still gets exactly one response.
-  if (!sent.exchange(true)) {
-    try {
+  // A stream it began and never ended is incomplete: the connection closes
+  // without the last chunk, so the client cannot take it for whole.
+  try {
+    if (!sent.exchange(true)) {
       deliver(hub, conn, seq, error_response(500, "the server produced no answer to this request"));
-    } catch (...) {
+    } else if (streaming.load() && !ended.exchange(true)) {
+      deliver_part(hub, conn, seq, StreamPart{StreamPart::Kind::kCut, {}, {}});
     }
+  } catch (...) {
   }
 }
 
@@ -142,16 +146,24 @@ void Listener::close_all() {
   ticker_ = nullptr;
   // disconnectFromHost() may report the disconnect at once, and gone()
   // erases from conns_: take the sockets first (deleted later, not now).
-  std::vector<QTcpSocket*> sockets;
-  for (auto& [id, c] : conns_) sockets.push_back(c->socket);
-  for (QTcpSocket* s : sockets) s->disconnectFromHost();
+  // A stream still running when the drain time is up is cut at once:
+  // flushing part of it would not make it whole.
+  std::vector<std::pair<QTcpSocket*, bool>> sockets;
+  for (auto& [id, c] : conns_) sockets.emplace_back(c->socket, live_stream(*c));
+  for (auto [s, cut] : sockets) {
+    if (cut) {
+      s->abort();
+    } else {
+      s->disconnectFromHost();
+    }
+  }
 }
 
 void Listener::complete(uint64_t conn, uint64_t seq, HttpResponse r) {
   Conn* c = find(conn);
-  if (!c || c->pending.empty() || seq < c->pending.front().seq) return;
-  Slot& s = c->pending[seq - c->pending.front().seq];
-  if (s.ready) return;
+  Slot* slot_ptr = c ? slot(*c, seq) : nullptr;
+  if (!slot_ptr || slot_ptr->ready || slot_ptr->streaming) return;
+  Slot& s = *slot_ptr;
   try {
     s.bytes = serialize(r, s.close);
     s.status = r.status;
@@ -169,9 +181,7 @@ void Listener::complete(uint64_t conn, uint64_t seq, HttpResponse r) {
 
 void Listener::add_hook(uint64_t conn, uint64_t seq, std::function<void()> f) {
   Conn* c = find(conn);
-  if (!c || c->pending.empty() || seq < c->pending.front().seq) return;
-  Slot& s = c->pending[seq - c->pending.front().seq];
-  if (!s.ready) s.hooks.push_back(std::move(f));
+  if (Slot* s = c ? slot(*c, seq) : nullptr; s && !s->ready) s->hooks.push_back(std::move(f));
 }
 
 HttpCounters Listener::counters() const {
@@ -190,6 +200,12 @@ HttpCounters Listener::counters() const {
 Listener::Conn* Listener::find(uint64_t id) {
   auto it = conns_.find(id);
   return it == conns_.end() ? nullptr : it->second.get();
+}
+
+Listener::Slot* Listener::slot(Conn& c, uint64_t seq) {
+  if (c.pending.empty() || seq < c.pending.front().seq) return nullptr;
+  const uint64_t i = seq - c.pending.front().seq;
+  return i < c.pending.size() ? &c.pending[static_cast<size_t>(i)] : nullptr;
 }
 
 void Listener::accept() {
@@ -262,6 +278,7 @@ void Listener::read_requests(uint64_t id) {
     HttpRequest& req = std::get<HttpRequest>(next);
     Slot& s = new_slot(*c);
     s.close = !req.keep_alive;
+    s.head_only = req.method == "HEAD";
     if (s.close) c->closing = true;
     {
       Responder r;
@@ -269,6 +286,7 @@ void Listener::read_requests(uint64_t id) {
       r.shared_->hub = hub_;
       r.shared_->conn = id;
       r.shared_->seq = s.seq;
+      s.responder = r.shared_;
       try {
         handler_(std::move(req), r);
       } catch (...) {
@@ -301,7 +319,7 @@ void Listener::answer_and_close(Conn& c, uint64_t id, HttpResponse r) {
 }
 
 void Listener::check_deadlines(Conn& c, uint64_t id, TimePoint now) {
-  if (c.closing || c.paused) return;
+  if (c.closing || c.paused || live_stream(c)) return;
   auto why = c.watch.check(now, c.parser.phase(), c.parser.body_bytes(), c.parser.messages());
   if (why) answer_and_close(c, id, error_response(408, *why));
 }
@@ -317,9 +335,25 @@ void Listener::discard(Conn& c) {
 }
 
 void Listener::flush(Conn& c) {
-  while (!c.pending.empty() && c.pending.front().ready) {
+  if (c.lingering) return;  // the connection's last answer has gone out
+  while (!c.pending.empty()) {
     Slot& s = c.pending.front();
-    send_bytes(c, s.bytes, s.status);
+    if (s.cut) return cut_stream(c);
+    // A live stream writes what it has; a HEAD request's stream waits for
+    // its end (its head is all it sends, and counts once written).
+    const bool partial = s.streaming && !s.ready && !s.head_only;
+    if (!s.ready && !partial) break;
+    // The last write of an answer carries its status, so that it counts
+    // as written when that write has left for the kernel.
+    if (!s.bytes.isEmpty()) send_bytes(c, s.bytes, s.ready ? s.status : 0);
+    s.bytes = QByteArray();
+    if (!s.ready) break;  // answers behind a live stream wait for its end
+    // The read deadlines and the idle timer were off during the stream:
+    // the client's time for whatever it sends next starts now.
+    if (s.streaming) {
+      c.watch.restart(steady_now());
+      c.idle->start();
+    }
     const bool close = s.close;
     c.pending.pop_front();
     if (close) return linger(c);
@@ -408,12 +442,8 @@ void Listener::gone(uint64_t id) {
   std::unique_ptr<Conn> c = std::move(it->second);
   conns_.erase(it);
   // Answers that will never be written: owed, or still in the socket's buffer.
-  dropped_ += c->pending.size();
   for (const Unsent& u : c->unsent) dropped_ += u.status > 0 ? 1 : 0;
-  for (Slot& s : c->pending) {
-    const auto hooks = std::move(s.hooks);
-    for (const auto& hook : hooks) guarded(hook);
-  }
+  drop_slots(c->pending);
   c->socket->deleteLater();
 }
 

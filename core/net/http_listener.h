@@ -5,9 +5,13 @@
 // with a Responder, writes the answers in request order, and applies the
 // rules http_server.h lists: deadlines (ReadWatch), backpressure, the send
 // timeout, graceful close, and the drain when stopping; it counts every
-// request read and every answer written or dropped.
+// request read and every answer written or dropped. A streamed answer
+// (begin_stream) occupies its slot in the pipeline until it ends: at the
+// head of the pipeline its chunks are written as they arrive, behind it
+// they wait in the slot (http_stream.cpp).
 // Thread-safety: everything on the I/O thread, except the counters (any
-// thread) and deliver() (any thread; it posts to the I/O thread).
+// thread), deliver() and deliver_part() (any thread; they post to the I/O
+// thread).
 
 #include <QByteArray>
 #include <QObject>
@@ -37,17 +41,34 @@ struct Hub {
 };
 
 // One request's answer slot, shared by the copies of its Responder: the
-// first send() wins, and the last copy to go answers 500 if none was sent.
+// first send() or begin_stream() wins, and the last copy to go answers 500
+// if neither happened, or cuts a stream that was not ended.
 struct Responder::Shared {
   std::shared_ptr<Hub> hub;
   uint64_t conn = 0;
   uint64_t seq = 0;
-  std::atomic<bool> sent{false};
+  std::atomic<bool> sent{false};       // send() or begin_stream() happened
+  std::atomic<bool> streaming{false};  // begin_stream() happened
+  std::atomic<bool> ended{false};      // end_stream(), or the stream was cut
+  std::atomic<bool> gone{false};       // the answer can no longer reach the client
   ~Shared();
 };
 
 // Completes request `seq` of connection `conn` on the I/O thread, from any thread.
 void deliver(const std::shared_ptr<Hub>& hub, uint64_t conn, uint64_t seq, HttpResponse r);
+
+// One step of a streamed answer.
+struct StreamPart {
+  enum class Kind { kBegin, kChunk, kEnd, kCut };
+  Kind kind = Kind::kChunk;
+  HttpResponse head;  // kBegin: status, content type and extra headers (no body)
+  QByteArray bytes;   // kChunk: one chunk, its framing included
+};
+
+// Hands a stream step to the I/O thread, from any thread. Always queued,
+// even on the I/O thread, so that the steps of one answer arrive in the
+// order they were made whichever threads made them.
+void deliver_part(const std::shared_ptr<Hub>& hub, uint64_t conn, uint64_t seq, StreamPart p);
 
 class Listener : public QObject {
  public:
@@ -70,6 +91,8 @@ class Listener : public QObject {
   void close_all();
   void complete(uint64_t conn, uint64_t seq, HttpResponse r);
   void add_hook(uint64_t conn, uint64_t seq, std::function<void()> f);
+  // A step of a streamed answer (http_stream.cpp).
+  void stream_part(uint64_t conn, uint64_t seq, StreamPart p);
 
   uint64_t written() const { return written_.load(); }
   uint64_t errors() const { return errors_.load(); }
@@ -79,11 +102,15 @@ class Listener : public QObject {
  private:
   struct Slot {
     uint64_t seq = 0;
-    bool ready = false;
-    bool close = false;  // close the connection after this response
+    bool ready = false;      // complete: nothing more will be added to `bytes`
+    bool close = false;      // close the connection after this response
+    bool streaming = false;  // begin_stream: `bytes` holds what is not yet written
+    bool head_only = false;  // a HEAD request: a stream sends its head alone
+    bool cut = false;        // a stream whose Responder went without end_stream
     int status = 0;
     QByteArray bytes;
     std::vector<std::function<void()>> hooks;
+    std::weak_ptr<Responder::Shared> responder;  // told when its client has gone
   };
   // Bytes of one write not yet handed to the kernel; status 0: not an answer.
   struct Unsent {
@@ -125,6 +152,8 @@ class Listener : public QObject {
   }
 
   Conn* find(uint64_t id);
+  // Request `seq`'s slot while its answer is owed; nullptr otherwise.
+  Slot* slot(Conn& c, uint64_t seq);
   void accept();
   void read(uint64_t id);
   void read_requests(uint64_t id);
@@ -135,11 +164,24 @@ class Listener : public QObject {
   void answer_and_close(Conn& c, uint64_t id, HttpResponse r);
   void check_deadlines(Conn& c, uint64_t id, TimePoint now);
   bool over_backlog(const Conn& c) const;
+  // A streamed answer is being written or waits to be: the read deadlines
+  // are off, since the client is busy reading rather than sending.
+  bool live_stream(const Conn& c) const;
 
   // Input after the connection's last request: read (so the kernel does not
   // answer it with a reset) and dropped, up to the linger limit.
   void discard(Conn& c);
+  // Writes the answers at the head of the pipeline that are ready, and
+  // whatever a stream at its head has produced so far.
   void flush(Conn& c);
+  // The stream at the head of the pipeline was never ended: what it
+  // produced goes out, the answers behind it are dropped (they may not
+  // follow an unfinished one), and the connection closes gracefully.
+  void cut_stream(Conn& c);
+  // Answers that will never be written: counted as dropped, their clients
+  // marked gone, their cancel hooks run.
+  void drop_pending(Conn& c);
+  void drop_slots(std::deque<Slot>& owed);
 
   // Buffered: write() does not emit signals, so callers' `c` stays valid.
   // The send timeout counts from when bytes start waiting. An answer
@@ -160,6 +202,7 @@ class Listener : public QObject {
   void tick();
   void gone(uint64_t id);
   QByteArray serialize(const HttpResponse& r, bool close) const;
+  QByteArray serialize_stream_head(const HttpResponse& r, bool close) const;
 
   HttpServer::Handler handler_;
   HttpServerOptions options_;

@@ -81,19 +81,7 @@ HttpResponseParse need_more(std::string_view in, const HttpResponseLimits& limit
   return std::monostate{};
 }
 
-// What the head says about framing and the connection.
-struct Head {
-  int status = 0;
-  int version_minor = 1;
-  size_t size = 0;  // status line, headers and the blank line
-  bool has_length = false;
-  uint64_t length = 0;
-  std::string length_text;
-  bool has_transfer_encoding = false;
-  bool chunked = false;  // the last transfer coding is chunked
-  bool close = false;
-  bool keep_alive = false;
-};
+using Head = HttpResponseHead;
 
 std::optional<std::string> parse_status_line(std::string_view line, Head& h) {
   // "HTTP/1.1 200 OK"; the reason phrase may be empty or absent.
@@ -158,6 +146,8 @@ std::optional<std::string> parse_header_line(std::string_view line, Head& h) {
     // Several header lines make one list; what matters is its last coding.
     h.has_transfer_encoding = true;
     for_each_item([&](std::string_view coding) { h.chunked = iequals(coding, "chunked"); });
+  } else if (iequals(name, "content-type")) {
+    h.content_type.assign(value);
   } else if (iequals(name, "connection")) {
     for_each_item([&](std::string_view option) {
       h.close = h.close || iequals(option, "close");
@@ -169,15 +159,15 @@ std::optional<std::string> parse_header_line(std::string_view line, Head& h) {
 
 // The head, std::monostate while it is incomplete, or an error.
 std::variant<std::monostate, Head, HttpResponseError> parse_head(std::string_view in,
-                                                                 const HttpResponseLimits& limits) {
+                                                                 size_t max_head_bytes) {
   Head h;
   size_t pos = 0;
   for (bool first = true;; first = false) {
-    const size_t lf = find_lf(in, pos, limits.max_head_bytes);
+    const size_t lf = find_lf(in, pos, max_head_bytes);
     if (lf == kNpos) {
-      if (in.size() >= limits.max_head_bytes) {
-        return HttpResponseError{"the response head exceeds " +
-                                 std::to_string(limits.max_head_bytes) + " bytes"};
+      if (in.size() >= max_head_bytes) {
+        return HttpResponseError{"the response head exceeds " + std::to_string(max_head_bytes) +
+                                 " bytes"};
       }
       return std::monostate{};
     }
@@ -279,8 +269,13 @@ HttpResponseParse parse_chunked(std::string_view in, const Head& h, HttpResponse
 
 }  // namespace
 
+std::variant<std::monostate, HttpResponseHead, HttpResponseError> parse_response_head(
+    std::string_view in, size_t max_head_bytes) {
+  return parse_head(in, max_head_bytes);
+}
+
 HttpResponseParse parse_response(std::string_view in, bool eof, const HttpResponseLimits& limits) {
-  auto head = parse_head(in, limits);
+  auto head = parse_head(in, limits.max_head_bytes);
   if (auto* e = std::get_if<HttpResponseError>(&head)) return std::move(*e);
   if (std::holds_alternative<std::monostate>(head)) return need_more(in, limits);
   const Head& h = std::get<Head>(head);

@@ -27,6 +27,7 @@
 // Thread-safety: a free function without shared state.
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -52,6 +53,27 @@ struct HttpResponseError {
 };
 
 using HttpResponseParse = std::variant<std::monostate, HttpResponse, HttpResponseError>;
+
+// What a response head says about framing and the connection; the head
+// parser parse_response uses, shared with the incremental reader in sse.h.
+struct HttpResponseHead {
+  int status = 0;  // 100..999
+  int version_minor = 1;
+  size_t size = 0;  // status line, headers and the blank line
+  bool has_length = false;
+  uint64_t length = 0;  // saturated: a value past 2^64 - 1 reads as 2^64 - 1
+  std::string length_text;
+  bool has_transfer_encoding = false;
+  bool chunked = false;      // the last transfer coding is chunked
+  bool close = false;        // Connection: close
+  bool keep_alive = false;   // Connection: keep-alive (matters for HTTP/1.0)
+  std::string content_type;  // as sent, trimmed; the last one when repeated
+};
+
+// The head at the front of `in` (std::monostate while it is incomplete), or
+// an error once it is malformed or longer than max_head_bytes.
+std::variant<std::monostate, HttpResponseHead, HttpResponseError> parse_response_head(
+    std::string_view in, size_t max_head_bytes);
 
 // `eof`: the server closed the connection after these bytes, which ends a
 // body framed by neither Content-Length nor chunked. An error means the

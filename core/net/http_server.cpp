@@ -2,6 +2,7 @@
 
 #include <QHostAddress>
 #include <chrono>
+#include <cstdio>
 #include <map>
 
 #include "http_listener.h"
@@ -61,6 +62,44 @@ void Responder::send(HttpResponse response) const {
   if (!shared_ || shared_->sent.exchange(true)) return;
   deliver(shared_->hub, shared_->conn, shared_->seq, std::move(response));
 }
+
+bool Responder::begin_stream(int status, std::string content_type,
+                             std::vector<std::pair<std::string, std::string>> headers) const {
+  if (!shared_ || shared_->sent.exchange(true)) return false;
+  shared_->streaming = true;
+  StreamPart p;
+  p.kind = StreamPart::Kind::kBegin;
+  p.head.status = status;
+  p.head.content_type = std::move(content_type);
+  p.head.headers = std::move(headers);
+  deliver_part(shared_->hub, shared_->conn, shared_->seq, std::move(p));
+  return true;
+}
+
+void Responder::stream(std::string bytes) const {
+  if (!shared_ || bytes.empty() || !shared_->streaming.load() || shared_->ended.load() ||
+      shared_->gone.load()) {
+    return;
+  }
+  // Framed here, on the producer's thread, not on the I/O thread.
+  char size[24];
+  const int n = std::snprintf(size, sizeof size, "%zx\r\n", bytes.size());
+  StreamPart p;
+  p.kind = StreamPart::Kind::kChunk;
+  p.bytes.reserve(n + static_cast<qsizetype>(bytes.size()) + 2);
+  p.bytes.append(size, n);
+  p.bytes.append(bytes.data(), static_cast<qsizetype>(bytes.size()));
+  p.bytes.append("\r\n", 2);
+  deliver_part(shared_->hub, shared_->conn, shared_->seq, std::move(p));
+}
+
+void Responder::end_stream() const {
+  if (!shared_ || !shared_->streaming.load() || shared_->ended.exchange(true)) return;
+  deliver_part(shared_->hub, shared_->conn, shared_->seq,
+               StreamPart{StreamPart::Kind::kEnd, {}, {}});
+}
+
+bool Responder::client_gone() const { return shared_ && shared_->gone.load(); }
 
 void Responder::on_disconnect(std::function<void()> f) const {
   if (!shared_) return;

@@ -32,6 +32,20 @@
 // A client that half-closes its side before reading its answers is taken
 // for gone (QTcpSocket cannot tell the two apart): its queued requests are
 // cancelled and the answers counted as dropped.
+//  - streamed answers (Server-Sent Events for generation) follow the same
+//    rules: a stream at the head of the pipeline is written chunk by chunk
+//    as it is produced, and pipelined answers behind it wait for its end.
+//    It counts once, with its status, when its last chunk has left for the
+//    kernel, or as dropped. Its client not reading: the send timeout
+//    applies, and a producer whose chunks would take the unwritten bytes
+//    past max_unwritten_bytes has its connection cut (the stream is not
+//    buffered without bound; chunks still on their way to the I/O thread
+//    are not counted, as a producer makes them at generation speed). While
+//    a stream runs the idle timeout and the read deadlines are off.
+//    Stopping lets it finish within the drain time and cuts it after. A
+//    stream whose Responder goes without end_stream() is incomplete: the
+//    connection closes without the last chunk. A HEAD request's stream
+//    sends its head alone.
 //  - no exception escapes an event handler: one thrown while a request is
 //    handled answers it 500 (naming the cause) and serving goes on; a
 //    Responder dropped unanswered answers 500, so every request parsed gets
@@ -72,15 +86,37 @@ bool is_loopback_host(const std::string& host);
 
 class Listener;
 
-// Completes one request. Copyable; the first send() wins, later ones are
-// ignored. If the client has gone, the response is dropped. When the last
-// copy goes without a send(), the request is answered 500.
+// Completes one request, with one whole answer (send) or a streamed one
+// (begin_stream, stream..., end_stream). Copyable; the first send() or
+// begin_stream() wins, later ones are ignored. If the client has gone, the
+// response is dropped. When the last copy goes without either, the request
+// is answered 500; when it goes after begin_stream() without end_stream(),
+// the connection is closed (the answer is incomplete).
+// Any thread may call any method; the steps of one stream must be made in
+// order (begin, chunks, end), and are written in that order.
 class Responder {
  public:
   Responder() = default;
   void send(HttpResponse response) const;
-  // On the I/O thread, before send(): run `f` if the client disconnects
-  // while this request is unanswered.
+
+  // Answers with a head that has Transfer-Encoding: chunked and
+  // Cache-Control: no-cache (plus `headers`), and no body yet; `status`
+  // must allow a body (200, or an error status). False when the request
+  // was already answered or begun.
+  bool begin_stream(int status, std::string content_type,
+                    std::vector<std::pair<std::string, std::string>> headers = {}) const;
+  // One chunk of the body (empty is ignored), after begin_stream() and
+  // before end_stream(); ignored otherwise, and once the client has gone.
+  void stream(std::string bytes) const;
+  // The last chunk: the answer is complete.
+  void end_stream() const;
+  // True once the answer can no longer reach the client (it disconnected,
+  // or its connection was cut): a producer can stop early.
+  bool client_gone() const;
+
+  // On the I/O thread, before send() or end_stream(): run `f` if the
+  // client disconnects while this request is unanswered or its stream
+  // unfinished (this is how generation is cancelled).
   void on_disconnect(std::function<void()> f) const;
 
  private:
@@ -105,7 +141,9 @@ struct HttpServerOptions {
   int linger_ms = 5'000;
   uint64_t linger_bytes = uint64_t{64} << 20;
   // Backpressure thresholds: answers waiting (pipelined) and bytes not yet
-  // written, beyond which the connection is not read until they drain.
+  // written, beyond which the connection is not read until they drain. A
+  // stream whose next chunk would take its unwritten bytes past
+  // max_unwritten_bytes has its connection cut instead.
   size_t max_pending_responses = 64;
   size_t max_unwritten_bytes = size_t{8} << 20;
 };

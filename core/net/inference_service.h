@@ -27,6 +27,7 @@
 #include "http_server.h"
 #include "model_metadata.h"
 #include "monitor.h"
+#include "service_access.h"
 
 namespace batchscope {
 
@@ -34,15 +35,6 @@ struct ServiceInfo {
   ModelMetadata model;
   std::string device = "cpu";
   std::string version;
-};
-
-// Who may use the routes. With a token, every route but /health and
-// /v2/health/* needs "Authorization: Bearer TOKEN" (401 otherwise), so a
-// listener bound beyond loopback is not open to anyone who can reach it.
-// Without remote_config, PUT /v1/config answers 403 (GET still reads).
-struct ServiceAccess {
-  std::string token;  // empty: no authentication
-  bool remote_config = true;
 };
 
 class InferenceService {
@@ -86,9 +78,5 @@ class InferenceService {
 
 // The HTTP status for an engine error.
 int http_status(ErrorCode code);
-
-// What to tell a person who binds `host` beyond loopback: who can reach the
-// server and what they can do there, given `access`.
-std::string exposure_warning(const std::string& host, const ServiceAccess& access);
 
 }  // namespace batchscope

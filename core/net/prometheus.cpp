@@ -1,4 +1,5 @@
 #include "prometheus.h"
+#include "prometheus_lines.h"
 
 #include <algorithm>
 #include <array>
@@ -13,7 +14,7 @@
 #include "text_out.h"
 
 namespace batchscope {
-namespace {
+namespace prom {
 
 // ---- number and label formatting ----
 
@@ -86,6 +87,12 @@ void counter(std::string& out, std::string_view name, std::string_view help, uin
   family(out, name, "counter", help);
   sample_u(out, name, {}, v);
 }
+
+}  // namespace prom
+
+namespace {
+
+using namespace prom;
 
 // ---- histograms ----
 
@@ -170,6 +177,18 @@ uint64_t bucket_lines(std::string& out, std::string_view bucket_name, std::strin
   return cumulative;
 }
 
+}  // namespace
+
+void prom::latency_histogram(std::string& out, std::string_view name, std::string_view labels,
+                             const LogHistogram& ns) {
+  const std::string base(name);
+  const uint64_t count = bucket_lines(out, base + "_bucket", labels, kLatencyEdges, ns);
+  sample_f(out, base + "_sum", labels, static_cast<double>(ns.sum()) / 1e9);
+  sample_u(out, base + "_count", labels, count);
+}
+
+namespace {
+
 void batch_size_histogram(std::string& out, const MetricsWindow& totals) {
   constexpr std::string_view name = "batchscope_batch_size";
   family(out, name, "histogram", "Requests per batch cut, over all batches folded so far.");
@@ -196,11 +215,7 @@ void duration_histograms(std::string& out, const MetricsWindow& totals) {
       {"stage=\"total\"", &totals.total_ns},
   }};
   for (const Stage& st : stages) {
-    const uint64_t count = bucket_lines(out, "batchscope_request_duration_seconds_bucket",
-                                        st.labels, kLatencyEdges, *st.ns);
-    sample_f(out, "batchscope_request_duration_seconds_sum", st.labels,
-             static_cast<double>(st.ns->sum()) / 1e9);
-    sample_u(out, "batchscope_request_duration_seconds_count", st.labels, count);
+    latency_histogram(out, name, st.labels, *st.ns);
   }
 }
 
@@ -300,6 +315,8 @@ void option_gauges(std::string& out, const EngineStatus& e) {
           static_cast<double>(e.limits.max_wait.count()) / 1e9);
 }
 
+}  // namespace
+
 void server_families(std::string& out, const ServerInfo& info) {
   family(out, "batchscope_model_info", "gauge",
          "Model served, device and batchscope version (value always 1).");
@@ -329,8 +346,6 @@ void server_families(std::string& out, const ServerInfo& info) {
     sample_u(out, "batchscope_http_responses_total", "code=\"" + std::to_string(code) + "\"", n);
   }
 }
-
-}  // namespace
 
 void append_prometheus_label_value(std::string& out, std::string_view value) {
   size_t i = 0;

@@ -6,15 +6,12 @@
 
 #include "torch_model.h"
 
-#include <dlfcn.h>
-
 #include <algorithm>
 #include <cstring>
-#include <mutex>
 #include <stdexcept>
-#include <thread>
 
 #include "metadata_json.h"
+#include "torch_threads.h"
 
 namespace batchscope {
 
@@ -33,32 +30,8 @@ at::ScalarType scalar_type(DType t) {
   return at::kFloat;
 }
 
-std::string torch_message(const std::exception& e) {
-  if (auto* c = dynamic_cast<const c10::Error*>(&e)) return c->what_without_backtrace();
-  return e.what();
-}
-
 Error load_cancelled(const std::string& model_path) {
   return Error{ErrorCode::kCancelled, "loading " + model_path + " was cancelled"};
-}
-
-// OpenBLAS keeps its own thread pool beside LibTorch's; match it to the
-// intra-op count so lanes x BLAS threads stay within the cores.
-void set_blas_threads(int n) {
-  using SetFn = void (*)(int);
-  static auto fn = reinterpret_cast<SetFn>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads"));
-  if (fn) fn(n);
-}
-
-void set_inter_op_threads_once(int n) {
-  static std::once_flag once;
-  std::call_once(once, [n] {
-    try {
-      at::set_num_interop_threads(n);
-    } catch (const std::exception&) {
-      // Inter-op work has already begun in this process; its count stays.
-    }
-  });
 }
 
 std::string shape_of(const at::Tensor& t) {
@@ -72,23 +45,10 @@ struct TorchModel::Impl {
   torch::jit::Module module;
   torch::Device device{torch::kCPU};
   std::string device_name = "cpu";
-  int threads = 1;
-  int blas_threads = 1;
+  TorchThreadCounts threads;
   bool cuda = false;
 
-  void configure_thread() const {
-    // LibTorch's OpenMP pool size is per calling thread: set it on each.
-    thread_local int configured = -1;
-    thread_local int configured_blas = -1;
-    if (configured != threads) {
-      at::set_num_threads(threads);
-      configured = threads;
-    }
-    if (configured_blas != blas_threads) {
-      set_blas_threads(blas_threads);
-      configured_blas = blas_threads;
-    }
-  }
+  void configure_thread() const { configure_torch_thread(threads); }
 
   at::Tensor stack(std::span<Tensors> reqs, size_t k) const {
     const TensorSpec& spec = meta.inputs[k];
@@ -190,8 +150,8 @@ TorchModel::~TorchModel() = default;
 
 const ModelMetadata& TorchModel::metadata() const { return impl_->meta; }
 const std::string& TorchModel::device() const { return impl_->device_name; }
-int TorchModel::intra_op_threads() const { return impl_->threads; }
-int TorchModel::blas_threads() const { return impl_->blas_threads; }
+int TorchModel::intra_op_threads() const { return impl_->threads.intra_op; }
+int TorchModel::blas_threads() const { return impl_->threads.blas; }
 int TorchModel::inter_op_threads() const { return at::get_num_interop_threads(); }
 
 Expected<std::vector<Tensors>> TorchModel::run(std::span<Tensors> inputs) {
@@ -201,7 +161,7 @@ Expected<std::vector<Tensors>> TorchModel::run(std::span<Tensors> inputs) {
     return impl_->split(impl_->forward(inputs), inputs.size());
   } catch (const std::exception& e) {
     return Error{ErrorCode::kModelError,
-                 "model '" + impl_->meta.name + "' failed: " + torch_message(e)};
+                 "model '" + impl_->meta.name + "' failed: " + torch_error_message(e)};
   }
 }
 
@@ -231,10 +191,7 @@ Expected<std::unique_ptr<TorchModel>> TorchModel::load(const std::string& model_
   impl->device_name = options.device;
   impl->device = torch::Device(options.device);
   impl->cuda = impl->device.is_cuda();
-  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  impl->threads = std::max(1, options.intra_op_threads);
-  impl->blas_threads = options.blas_threads > 0 ? options.blas_threads
-                                                : std::max(1, cores / std::max(1, options.lanes));
+  impl->threads = torch_thread_counts(options);
   set_inter_op_threads_once(std::max(1, options.inter_op_threads));
   impl->configure_thread();
 
@@ -245,7 +202,7 @@ Expected<std::unique_ptr<TorchModel>> TorchModel::load(const std::string& model_
     impl->module.eval();
   } catch (const std::exception& e) {
     return Error{ErrorCode::kModelError,
-                 "cannot load the TorchScript model " + model_path + ": " + torch_message(e)};
+                 "cannot load the TorchScript model " + model_path + ": " + torch_error_message(e)};
   }
 
   auto model = std::unique_ptr<TorchModel>(new TorchModel(std::move(impl)));
@@ -263,7 +220,7 @@ Expected<std::unique_ptr<TorchModel>> TorchModel::load(const std::string& model_
     model->impl_->forward(batch);
   } catch (const std::exception& e) {
     return invalid_argument(model_path + " does not match " + sidecar_path(model_path) +
-                            " (dry run on a batch of zeros): " + torch_message(e));
+                            " (dry run on a batch of zeros): " + torch_error_message(e));
   }
   // Warm up over the sizes it will see, so first requests pay nothing extra.
   const uint32_t top =

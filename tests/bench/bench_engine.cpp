@@ -4,6 +4,7 @@
 //   efficiency         completed/s at saturation over the ideal B/(a + c*B)
 //   added_p50_us       median end-to-end latency minus run time at 10% load
 //   arrivals_per_s     scheduled arrivals the load driver sends per second
+//   us_per_sequence_step  generation scheduler CPU per sequence per step, zero-cost model
 // Run: build/bin/bench_engine (or scripts/bench). Figures are in the README.
 
 #include <benchmark/benchmark.h>
@@ -19,6 +20,8 @@
 #include "closed_loop.h"
 #include "load_driver.h"
 #include "engine.h"
+#include "gen_scheduler.h"
+#include "synthetic_lm.h"
 #include "synthetic_runner.h"
 
 namespace batchscope {
@@ -169,6 +172,43 @@ void BM_LoadDriverArrivals(benchmark::State& state) {
   state.counters["arrivals_per_s"] = per_s;
 }
 BENCHMARK(BM_LoadDriverArrivals)->Iterations(1)->UseRealTime()->Unit(benchmark::kMillisecond);
+
+// The generation scheduler's own cost: steps of N sequences decoding on a
+// model that costs nothing, new requests joining as others finish.
+// Reported: CPU per step and per sequence-step (the target is <= 5 us).
+void BM_GenSchedulerStep(benchmark::State& state) {
+  const auto n = static_cast<uint32_t>(state.range(0));
+  SteadyClock clock;
+  SyntheticLmOptions mo;
+  mo.num_blocks = 8192;
+  SyntheticLm lm(mo);
+  GenScheduler sched(lm, clock);
+  Options o;
+  o.max_num_seqs = n;
+  o.max_num_batched_tokens = std::max(n * 2, 64u);
+  uint64_t next = 1, seq_steps = 0;
+  const auto top_up = [&] {
+    while (sched.waiting() + sched.running() < n + 2) {
+      GenRequest r;
+      r.prompt = {65, 110, 100, 32};
+      r.max_tokens = 64;
+      r.sampling.temperature = 0;
+      sched.add(next++, std::move(r), clock.now(), kNever);
+    }
+  };
+  for (auto _ : state) {
+    top_up();
+    const StepOutcome out = sched.step(o);
+    seq_steps += out.step.decodes + out.step.prefills;
+    benchmark::DoNotOptimize(out.step.step);
+  }
+  state.counters["us_per_sequence_step"] = benchmark::Counter(
+      static_cast<double>(seq_steps), benchmark::Counter::kIsRate | benchmark::Counter::kInvert,
+      benchmark::Counter::kIs1000);
+  state.counters["seqs_per_step"] =
+      static_cast<double>(seq_steps) / static_cast<double>(state.iterations());
+}
+BENCHMARK(BM_GenSchedulerStep)->Arg(8)->Arg(32)->Arg(128)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 }  // namespace batchscope

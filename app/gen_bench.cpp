@@ -1,0 +1,226 @@
+#include "gen_bench.h"
+
+#include <QCoreApplication>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <sstream>
+
+#include "bench_cmd.h"
+#include "cli_args.h"
+#include "gen_load.h"
+#include "generation_service.h"
+#include "http_client.h"
+#include "http_stream_client.h"
+#include "lm_setup.h"
+
+namespace batchscope {
+
+std::string gen_bench_help() {
+  return "Generative models (--model models/tiny_lm.pt, or --synthetic-lm S,T):\n"
+         "  --prompt-len DIST         prompt bytes: fixed:N, uniform:LO,HI,\n"
+         "                            lognormal:MEDIAN,SIGMA[,MAX] (default uniform:16,64)\n"
+         "  --max-tokens DIST         tokens to generate, same forms\n"
+         "                            (default lognormal:32,1,512)\n"
+         "  --lengths-trace FILE      PROMPT_TOKENS,MAX_TOKENS per line, replayed in order\n"
+         "  --slo-ttft-ms X --slo-itl-ms Y   goodput: requests within both objectives\n"
+         "  Targets as above; over HTTP, POST /v1/completions with \"stream\": true, every\n"
+         "  token timestamped as it arrives. Requests run to max_tokens (ignore_eos).\n";
+}
+
+namespace {
+
+int fail(const std::string& message, int code = 2) {
+  std::cerr << "batchscope bench: " << message << "\n";
+  return code;
+}
+
+// POST /v1/completions, streamed, each event timestamped on arrival.
+class GenHttpTarget final : public GenTarget {
+ public:
+  GenHttpTarget(Url url, int connections) : url_(std::move(url)), client_(url_.host, url_.port, connections) {}
+  Status start() { return client_.start(); }
+  void stop() { client_.stop(); }
+  void send(const std::string& prompt, uint32_t max_tokens, Callbacks cb) override {
+    std::string body = "{\"prompt\":[";
+    for (size_t i = 0; i < prompt.size(); ++i) {
+      if (i) body += ',';
+      body += std::to_string(static_cast<unsigned char>(prompt[i]));
+    }
+    body += "],\"max_tokens\":" + std::to_string(max_tokens) +
+            ",\"temperature\":0,\"ignore_eos\":true,\"stream\":true,"
+            "\"stream_options\":{\"include_usage\":true}}";
+    auto state = std::make_shared<std::pair<Callbacks, std::string>>(std::move(cb), "");
+    client_.send(
+        json_post(url_, body),
+        [state](std::string_view data, TimePoint when) {
+          if (data.find("\"error\"") != std::string_view::npos) state->second = "error";
+          if (data.find("\"finish_reason\":null") != std::string_view::npos) {
+            state->first.on_tokens(when, 1);
+          }
+        },
+        [state](int status, std::string_view) {
+          const bool ok = status == 200 && state->second.empty();
+          const std::string outcome = status == 429   ? "rejected"
+                                      : status == 0   ? "connection failed"
+                                      : !ok           ? "error " + std::to_string(status)
+                                                      : "length";
+          state->first.on_done(ok, 0, SteadyClock().now(), outcome);
+        });
+  }
+
+ private:
+  Url url_;
+  HttpStreamClient client_;
+};
+
+bool write_file(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+  return static_cast<bool>(out);
+}
+
+}  // namespace
+
+int run_gen_bench(int argc, char** argv, std::map<std::string, std::string> flags) {
+  auto options = cli::take_options(flags);
+  if (!options) return fail(options.error().message);
+  auto choice = take_lm_flags(flags, "models/tiny_lm.pt");
+  if (!choice) return fail(choice.error().message);
+  ArrivalSpec spec;
+  spec.pattern = Pattern::kPoisson;
+  spec.rate = 20;
+  spec.duration_s = 10;
+  auto prompt_dist = LengthDist::parse("uniform:16,64", "--prompt-len");
+  auto tokens_dist = LengthDist::parse("lognormal:32,1,512", "--max-tokens");
+  std::vector<GenLengths> trace;
+  std::string target = "inproc", json_out, csv_prefix, trace_out;
+  std::string token = std::getenv("BATCHSCOPE_TOKEN") ? std::getenv("BATCHSCOPE_TOKEN") : "";
+  double slo_ttft = 0, slo_itl = 0;
+  int connections = 256;
+  for (auto& [name, value] : flags) {
+    Status bad;
+    if (take_arrival_flag(name, value, spec, bad)) {
+    } else if (name == "prompt-len") {
+      prompt_dist = LengthDist::parse(value, "--prompt-len");
+      if (!prompt_dist) bad = prompt_dist.error();
+    } else if (name == "max-tokens") {
+      tokens_dist = LengthDist::parse(value, "--max-tokens");
+      if (!tokens_dist) bad = tokens_dist.error();
+    } else if (name == "lengths-trace") {
+      std::ifstream in(value);
+      std::ostringstream text;
+      text << in.rdbuf();
+      auto t = in ? parse_lengths_csv(text.str()) : Expected<std::vector<GenLengths>>(invalid_argument("--lengths-trace: cannot read " + value));
+      if (!t) bad = t.error();
+      else trace = *t;
+    } else if (name == "slo-ttft-ms" || name == "slo-itl-ms") {
+      auto v = cli::parse_number(name, value, 0, 1e9);
+      if (!v) bad = v.error();
+      else (name == "slo-ttft-ms" ? slo_ttft : slo_itl) = *v;
+    } else if (name == "connections") {
+      auto v = cli::parse_number(name, value, 1, 4096);
+      if (!v) bad = v.error();
+      else connections = static_cast<int>(*v);
+    } else if (name == "target") {
+      target = value;
+    } else if (name == "token") {
+      token = value;
+    } else if (name == "json") {
+      json_out = value;
+    } else if (name == "csv") {
+      csv_prefix = value;
+    } else if (name == "trace-out") {
+      trace_out = value;
+    } else {
+      bad = invalid_argument("unknown option --" + name + " for a generative model (see batchscope bench --help)");
+    }
+    if (!bad) return fail(bad.message());
+  }
+  if (Status s = spec.validate(); !s) return fail(s.message());
+
+  const bool remote = target != "inproc" && target != "self-http";
+  std::unique_ptr<GenEngine> engine;
+  std::string model_name = "remote";
+  if (!remote) {
+    auto lm = make_lm(*choice);
+    if (!lm) return fail(lm.error().message, 1);
+    model_name = lm->runner->info().name;
+    engine = std::make_unique<GenEngine>(std::move(lm->runner), *options);
+    if (Status s = engine->start(); !s) return fail(s.message(), 1);
+  }
+  GenWorkload workload = trace.empty() ? GenWorkload(*prompt_dist, *tokens_dist, spec.seed)
+                                       : GenWorkload(trace, spec.seed);
+  SteadyClock clock;
+  GenRun run;
+  run.pattern = spec.describe();
+  run.workload = trace.empty() ? "prompt " + prompt_dist->describe() + ", max_tokens " + tokens_dist->describe()
+                               : "lengths trace of " + std::to_string(trace.size()) + " rows";
+  run.target = target;
+  run.model = model_name;
+  run.options = remote ? "the remote server's own" : describe_generation(*options);
+  run.seed = spec.seed;
+  std::printf("Batchscope bench: %s -> %s\n", run.pattern.c_str(), target.c_str());
+  std::fflush(stdout);
+  GenRun measured;
+  if (target == "inproc") {
+    GenEngineTarget t(*engine);
+    measured = run_gen_load(spec, workload, t, clock);
+  } else {
+    std::unique_ptr<QCoreApplication> app;
+    std::unique_ptr<GenerationService> service;
+    std::unique_ptr<HttpServer> server;
+    Url url;
+    if (target == "self-http") {
+      app = std::make_unique<QCoreApplication>(argc, argv);
+      service = std::make_unique<GenerationService>(
+          *engine, GenServiceInfo{engine->info(), choice->device, BATCHSCOPE_VERSION});
+      server = std::make_unique<HttpServer>(
+          [&service](HttpRequest&& req, Responder r) { service->handle(std::move(req), r); });
+      auto port = server->start("127.0.0.1", 0);
+      if (!port) return fail(port.error().message, 1);
+      url = Url{"127.0.0.1", *port, "/v1/completions", ""};
+    } else {
+      auto u = parse_url(target);
+      if (!u) return fail("--target: " + u.error().message + "; use inproc, self-http or a URL");
+      url = *u;
+      url.bearer_token = token;
+    }
+    GenHttpTarget t(url, connections);
+    if (Status s = t.start(); !s) return fail(s.message(), 1);
+    measured = run_gen_load(spec, workload, t, clock);
+    t.stop();
+    if (server) server->stop(1000);
+  }
+  measured.pattern = run.pattern;
+  measured.workload = run.workload;
+  measured.target = run.target;
+  measured.model = run.model;
+  measured.options = run.options;
+  measured.seed = run.seed;
+  if (engine) {
+    engine->stop(std::chrono::seconds(1));
+    std::vector<GenRecord> records;
+    engine->drain(records, measured.steps);
+  }
+  const GenSummary summary = summarize_gen(measured, slo_ttft, slo_itl);
+  std::printf("%s", gen_summary_text(measured, summary).c_str());
+  int rc = 0;
+  auto save = [&](const std::string& path, const std::string& text, const char* what) {
+    if (path.empty()) return;
+    if (write_file(path, text)) {
+      std::printf("  wrote %s (%s)\n", path.c_str(), what);
+    } else {
+      std::cerr << "batchscope bench: cannot write " << path << "\n";
+      rc = 1;
+    }
+  };
+  save(json_out, gen_summary_json(measured, summary), "JSON summary");
+  if (!csv_prefix.empty()) save(csv_prefix + "_requests.csv", gen_requests_csv(measured), "CSV per request");
+  save(trace_out, gen_trace_json(measured), "Chrome trace, one row of steps; open in Perfetto");
+  return rc;
+}
+
+}  // namespace batchscope

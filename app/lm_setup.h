@@ -1,0 +1,41 @@
+#pragma once
+// The generative model a command serves or measures: a TorchScript file
+// whose sidecar says "kind": "generative" (--model models/tiny_lm.pt), or
+// the weightless synthetic one (--synthetic-lm STEP_US,TOKEN_US: each step
+// costs STEP_US + TOKEN_US per token it processes). --cache-tokens sets the
+// key/value cache's size in token positions. Shared by `serve` and `bench`.
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "lm_runner.h"
+#include "status.h"
+
+namespace batchscope {
+
+struct LmChoice {
+  std::string path;
+  std::optional<std::pair<double, double>> synthetic;  // step and token cost, microseconds
+  std::string device = "cpu";
+  int cache_tokens = 0;  // 0: the model's default
+};
+
+// True when `flags` ask for a generative model: --synthetic-lm, or a
+// --model (else `default_path`) whose sidecar says generative.
+bool wants_lm(const std::map<std::string, std::string>& flags, const std::string& default_path);
+// Takes --model, --synthetic-lm, --device and --cache-tokens out of `flags`.
+Expected<LmChoice> take_lm_flags(std::map<std::string, std::string>& flags,
+                                 std::string default_path);
+
+struct LmSetup {
+  std::unique_ptr<LmRunner> runner;
+  std::string device = "cpu";
+};
+Expected<LmSetup> make_lm(const LmChoice& choice);
+
+// Help lines for the flags above.
+std::string lm_flags_help();
+
+}  // namespace batchscope

@@ -1,0 +1,64 @@
+#include "serve_gen.h"
+
+#include <QCoreApplication>
+#include <cstdio>
+#include <iostream>
+
+#include "gen_engine.h"
+#include "generation_service.h"
+
+namespace batchscope {
+
+int serve_generation(int argc, char** argv, const GenServeSetup& setup,
+                     const sigset_t& stop_signals) {
+  const auto fail = [](const std::string& m) {
+    std::cerr << "batchscope serve: " << m << "\n";
+    return 1;
+  };
+  auto lm = make_lm(setup.model);
+  if (!lm) return fail(lm.error().message);
+  GenServiceInfo info;
+  info.model = lm->runner->info();
+  info.device = lm->device;
+  info.version = BATCHSCOPE_VERSION;
+
+  QCoreApplication app(argc, argv);
+  GenEngine engine(std::move(lm->runner), setup.options);
+  if (Status s = engine.start(); !s) return fail(s.message());
+  GenerationService service(engine, info);
+  service.set_access(setup.access);
+  HttpServer server(
+      [&service](HttpRequest&& req, Responder r) { service.handle(std::move(req), r); },
+      setup.listener);
+  service.set_server(&server);
+  auto bound = server.start(setup.host, setup.port);
+  if (!bound) return fail(bound.error().message);
+  if (!is_loopback_host(setup.host)) std::cerr << exposure_warning(setup.host, setup.access) << "\n";
+  std::printf("serving %s (generative, %s scheduling) on %s\n", info.model.name.c_str(),
+              scheduling_name(setup.options.scheduling), info.device.c_str());
+  std::printf("listening on http://%s:%u\n", setup.host.c_str(), *bound);
+  std::fflush(stdout);
+
+  const timespec second{1, 0};
+  for (;;) {
+    const int sig = sigtimedwait(&stop_signals, nullptr, &second);
+    if (sig == SIGINT || sig == SIGTERM) break;
+    server.post([&service] { service.poll_metrics(); });
+  }
+  service.shutting_down();
+  engine.stop(std::chrono::seconds(10));
+  server.stop();
+  const GenStatus g = engine.status();
+  const HttpCounters h = server.counters();
+  auto u = [](uint64_t v) { return static_cast<unsigned long long>(v); };
+  std::printf("stopped: %llu requests answered over HTTP, %llu generations, %llu output tokens\n",
+              u(h.written), u(g.completed), u(g.output_tokens));
+  std::printf(
+      "accounting: http received %llu = written %llu + dropped %llu + unanswered %llu; "
+      "engine admitted %llu = completed %llu\n",
+      u(h.parsed), u(h.written), u(h.dropped), u(h.parsed - h.written - h.dropped), u(g.admitted),
+      u(g.completed));
+  return 0;
+}
+
+}  // namespace batchscope

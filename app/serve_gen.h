@@ -1,0 +1,30 @@
+#pragma once
+// `batchscope serve` for a generative model: the generation engine behind
+// the HTTP listener (GenerationService's routes), headless.
+
+#include <csignal>
+#include <cstdint>
+#include <string>
+
+#include "http_server.h"
+#include "lm_setup.h"
+#include "options.h"
+#include "service_access.h"
+
+namespace batchscope {
+
+struct GenServeSetup {
+  LmChoice model;
+  Options options;
+  ServiceAccess access;
+  HttpServerOptions listener;
+  std::string host;
+  uint16_t port = 8000;
+};
+
+// Serves until SIGINT or SIGTERM (blocked in `stop_signals` by the caller),
+// then finishes the admitted requests and prints the accounting; the exit code.
+int serve_generation(int argc, char** argv, const GenServeSetup& setup,
+                     const sigset_t& stop_signals);
+
+}  // namespace batchscope

@@ -1,0 +1,106 @@
+#pragma once
+// Generation traffic on a schedule, and what it measured. The driver sends
+// each request at its intended time (open loop, every arrival pattern but
+// closed) with lengths and a prompt from a GenWorkload, and records, per
+// request, when its tokens arrived as the client saw them; times are
+// measured from the intended send time, so a server that falls behind shows
+// as latency, not as less load. The summary gives time to first token
+// (TTFT), inter-token latency (ITL, every gap), end-to-end latency, tokens/s
+// and goodput under a TTFT/ITL objective, plus the end-to-end median of the
+// short and long halves of the requests by max_tokens.
+// Thread-safety: run_gen_load() blocks its caller until every request is
+// answered; targets call back from any thread.
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "arrivals.h"
+#include "clock.h"
+#include "gen_engine.h"
+#include "gen_workload.h"
+
+namespace batchscope {
+
+// Where a generation run sends its requests.
+class GenTarget {
+ public:
+  struct Callbacks {
+    std::function<void(TimePoint when, uint32_t tokens)> on_tokens;
+    // Once: ok (the text ended by stop or length), the output tokens, the
+    // time, and the failure's name ("rejected", "timeout", "error", ...).
+    std::function<void(bool ok, uint32_t tokens, TimePoint when, std::string outcome)> on_done;
+  };
+  virtual ~GenTarget() = default;
+  virtual void send(const std::string& prompt, uint32_t max_tokens, Callbacks cb) = 0;
+};
+
+// The in-process engine.
+class GenEngineTarget final : public GenTarget {
+ public:
+  explicit GenEngineTarget(GenEngine& engine) : engine_(engine) {}
+  void send(const std::string& prompt, uint32_t max_tokens, Callbacks cb) override;
+
+ private:
+  GenEngine& engine_;
+};
+
+struct GenRequestResult {
+  Duration intended{0};  // send time from the run's start
+  uint32_t prompt_tokens = 0;
+  uint32_t max_tokens = 0;
+  uint32_t output_tokens = 0;
+  bool done = false;
+  bool ok = false;
+  std::string outcome;         // "stop"/"length" when ok, else what went wrong
+  TimePoint first = kNever;    // first token
+  TimePoint last = kNever;     // last token
+  TimePoint finished = kNever;
+  std::vector<Duration> gaps;  // between consecutive token arrivals
+};
+
+struct GenRun {
+  std::string pattern, workload, target, model, options;
+  uint64_t seed = 0;
+  TimePoint start{};
+  std::vector<GenRequestResult> requests;
+  std::vector<StepRecord> steps;  // in-process runs
+};
+
+struct Quantiles {
+  double p50 = 0, p90 = 0, p99 = 0, mean = 0, max = 0;  // milliseconds
+};
+
+struct GenSummary {
+  uint64_t sent = 0, ok = 0, failed = 0;
+  double duration_s = 0;  // first intended send to last answer
+  uint64_t output_tokens = 0;
+  double tokens_per_s = 0;
+  double requests_per_s = 0;
+  Quantiles ttft, itl, e2e;
+  Quantiles e2e_short, e2e_long;  // bottom and top half by max_tokens
+  double slo_ttft_ms = 0, slo_itl_ms = 0;
+  uint64_t good = 0;  // ok and within both objectives (0: none set)
+  double goodput_rps = 0;
+  uint64_t steps = 0, preemptions = 0;
+  double decodes_per_step = 0;
+};
+
+// Sends the whole schedule (closed: `spec.concurrency` in flight), then
+// waits up to `drain` for the last answers.
+GenRun run_gen_load(const ArrivalSpec& spec, GenWorkload& workload, GenTarget& target,
+                    Clock& clock, Duration drain = std::chrono::seconds(300));
+
+// `slo_*_ms` 0: no objective on that figure. A request meets the ITL
+// objective when the mean of its gaps does (vLLM's TPOT).
+GenSummary summarize_gen(const GenRun& run, double slo_ttft_ms, double slo_itl_ms);
+
+std::string gen_summary_text(const GenRun& run, const GenSummary& s);
+std::string gen_summary_json(const GenRun& run, const GenSummary& s);
+std::string gen_requests_csv(const GenRun& run);
+// Chrome trace: one row of steps (decodes and prefill tokens in each) and
+// one row per request slot.
+std::string gen_trace_json(const GenRun& run);
+
+}  // namespace batchscope

@@ -1,0 +1,321 @@
+#include "generation_service.h"
+
+#include <ctime>
+#include <mutex>
+
+#include "gen_prometheus.h"
+#include "options_json.h"
+#include "text_out.h"
+
+namespace batchscope {
+
+namespace {
+
+HttpResponse json(std::string body) {
+  HttpResponse r;
+  r.body = std::move(body);
+  return r;
+}
+
+HttpResponse method_not_allowed(const char* allow) {
+  HttpResponse r = error_response(405, std::string("method not allowed; use ") + allow);
+  r.headers.emplace_back("Allow", allow);
+  return r;
+}
+
+int status_of(ErrorCode code) {
+  switch (code) {
+    case ErrorCode::kInvalidArgument: return 422;
+    case ErrorCode::kQueueFull: return 429;
+    case ErrorCode::kTimedOut: return 504;
+    case ErrorCode::kShuttingDown:
+    case ErrorCode::kCancelled: return 503;
+    default: return 500;
+  }
+}
+
+bool finished_with_text(const GenRecord& r) {
+  return r.reason == FinishReason::kStop || r.reason == FinishReason::kLength;
+}
+
+// One request's answer as the engine's thread produces it. A stream's head
+// goes out on the I/O thread once the engine has admitted the request; what
+// the engine produces before that waits here, so the head always comes first.
+struct Answer {
+  Responder r;
+  GenerationService* service = nullptr;
+  bool openai = true;
+  bool stream = false;
+  bool usage = false;
+  std::string id;  // cmpl-N, or Triton's echoed id
+  int64_t created = 0;
+  std::string model;
+  int64_t timeout_ms = 0;
+  const std::atomic<bool>* stopping = nullptr;
+
+  std::mutex mu;
+  bool begun = false;
+  bool ended = false;
+  std::vector<std::string> early;  // events before the head
+
+  void push_event(std::string event, bool last) {
+    std::lock_guard g(mu);
+    if (!begun) {
+      early.push_back(std::move(event));
+      ended = ended || last;
+      return;
+    }
+    r.stream(std::move(event));
+    if (last) r.end_stream();
+  }
+  // On the I/O thread, after the engine admitted the request.
+  void begin() {
+    std::lock_guard g(mu);
+    r.begin_stream(200, "text/event-stream");
+    begun = true;
+    for (std::string& e : early) r.stream(std::move(e));
+    early.clear();
+    if (ended) r.end_stream();
+  }
+
+  std::string chunk(std::string_view text) const {
+    return openai ? completion_chunk(id, created, model, text, nullptr)
+                  : generate_body(id, model, text, nullptr);
+  }
+
+  std::pair<int, std::string> failure(const GenRecord& rec) const {
+    switch (rec.reason) {
+      case FinishReason::kTimedOut:
+        return {504, "the request did not finish within request_timeout_ms = " +
+                         std::to_string(timeout_ms) + " ms (" +
+                         std::to_string(rec.output_tokens) + " tokens generated)"};
+      case FinishReason::kCancelled: return {503, "the request was cancelled"};
+      default:
+        if (stopping && *stopping) return {503, "the server is shutting down"};
+        return {500, rec.error.empty() ? "the model failed" : rec.error};
+    }
+  }
+
+  void done(const GenRecord& rec) {
+    if (!stream) {
+      if (!finished_with_text(rec)) {
+        const auto [status, message] = failure(rec);
+        return r.send(error_response(status, message));
+      }
+      return r.send(json(openai ? completion_body(id, created, model, rec)
+                                : generate_body(id, model, rec.text, &rec)));
+    }
+    if (!finished_with_text(rec)) {
+      const auto [status, message] = failure(rec);
+      push_event(sse_event(stream_error(status, message)), !openai);
+      if (openai) push_event("data: [DONE]\n\n", true);
+      return;
+    }
+    if (!openai) return push_event(sse_event(generate_body(id, model, "", &rec)), true);
+    push_event(sse_event(completion_chunk(id, created, model, "", &rec.reason)), false);
+    if (usage) push_event(sse_event(completion_usage_chunk(id, created, model, rec)), false);
+    push_event("data: [DONE]\n\n", true);
+  }
+};
+
+}  // namespace
+
+GenerationService::GenerationService(GenEngine& engine, GenServiceInfo info)
+    : engine_(engine), info_(std::move(info)), metrics_(std::chrono::seconds(1), 4) {}
+
+void GenerationService::poll_metrics() {
+  if (source_) return;
+  engine_.drain(drained_requests_, drained_steps_);
+  metrics_.fold(drained_requests_, drained_steps_);
+}
+
+void GenerationService::handle(HttpRequest&& req, Responder r) {
+  if (auto refused = refuse_unauthorized(req, access_)) return r.send(std::move(*refused));
+  const std::string_view path = req.path();
+  const bool get = req.method == "GET", post = req.method == "POST";
+  if (path == "/v1/completions") {
+    if (!post) return r.send(method_not_allowed("POST"));
+    return generate(req, r, Api::kOpenAi, false);
+  }
+  if (path == "/v1/models") {
+    if (!get) return r.send(method_not_allowed("GET"));
+    std::string b = "{\"object\":\"list\",\"data\":[{\"id\":";
+    append_json_string(b, info_.model.name);
+    return r.send(json(b + ",\"object\":\"model\",\"created\":0,\"owned_by\":\"batchscope\"}]}"));
+  }
+  if (path == "/health") return get ? health(r) : r.send(method_not_allowed("GET"));
+  if (path == "/metrics") return get ? metrics(r) : r.send(method_not_allowed("GET"));
+  if (path == "/v1/config") {
+    if (!get && req.method != "PUT") return r.send(method_not_allowed("GET, PUT"));
+    return config(req, r);
+  }
+  if (path == "/v2") {
+    if (!get) return r.send(method_not_allowed("GET"));
+    std::string b = "{\"name\":\"batchscope\",\"version\":";
+    append_json_string(b, info_.version);
+    return r.send(json(b + ",\"extensions\":[\"generate\"]}"));
+  }
+  if (path == "/v2/health/live") {
+    return get ? r.send(json("{\"live\":true}")) : r.send(method_not_allowed("GET"));
+  }
+  if (path == "/v2/health/ready") {
+    if (!get) return r.send(method_not_allowed("GET"));
+    if (shutting_down_) return r.send(error_response(503, "shutting down"));
+    return r.send(json("{\"ready\":true}"));
+  }
+  constexpr std::string_view kModels = "/v2/models/";
+  if (path.substr(0, kModels.size()) == kModels) {
+    return model_routes(req, r, path.substr(kModels.size()));
+  }
+  r.send(error_response(404, "no route " + quoted_excerpt(path) +
+                                 "; try POST /v1/completions, POST /v2/models/" +
+                                 info_.model.name + "/generate, GET /health, GET /metrics or "
+                                 "GET /v1/config"));
+}
+
+void GenerationService::model_routes(const HttpRequest& req, Responder r, std::string_view rest) {
+  const size_t slash = rest.find('/');
+  const std::string_view name = rest.substr(0, slash);
+  std::string_view tail = slash == std::string_view::npos ? "" : rest.substr(slash);
+  if (name != info_.model.name) {
+    return r.send(error_response(404, "unknown model " + quoted_excerpt(name) +
+                                          "; this server serves '" + info_.model.name + "'"));
+  }
+  if (tail.starts_with("/versions/")) {
+    const std::string_view after = tail.substr(10);
+    const size_t s = after.find('/');
+    if (after.substr(0, s) != "1") {
+      return r.send(error_response(404, "unknown version " + quoted_excerpt(after.substr(0, s)) +
+                                            " of '" + info_.model.name + "'; it has version 1"));
+    }
+    tail = s == std::string_view::npos ? "" : after.substr(s);
+  }
+  const bool get = req.method == "GET", post = req.method == "POST";
+  if (tail == "/generate" || tail == "/generate_stream") {
+    if (!post) return r.send(method_not_allowed("POST"));
+    return generate(req, r, Api::kTriton, tail == "/generate_stream");
+  }
+  if (tail == "/ready") {
+    if (!get) return r.send(method_not_allowed("GET"));
+    if (shutting_down_) return r.send(error_response(503, "shutting down"));
+    return r.send(json("{\"ready\":true}"));
+  }
+  if (tail.empty()) {
+    if (!get) return r.send(method_not_allowed("GET"));
+    std::string b = "{\"name\":";
+    append_json_string(b, info_.model.name);
+    b += ",\"versions\":[\"1\"],\"platform\":\"pytorch_libtorch\","
+         "\"inputs\":[{\"name\":\"text_input\",\"datatype\":\"BYTES\",\"shape\":[1]}],"
+         "\"outputs\":[{\"name\":\"text_output\",\"datatype\":\"BYTES\",\"shape\":[1]}]}";
+    return r.send(json(std::move(b)));
+  }
+  r.send(error_response(404, "no route " + quoted_excerpt(req.path()) + "; try POST .../generate "
+                                 "or .../generate_stream"));
+}
+
+void GenerationService::generate(const HttpRequest& req, Responder r, Api api, bool stream_route) {
+  const int vocab = info_.model.vocab_size;
+  auto parsed = api == Api::kOpenAi ? parse_completion(req.body, vocab)
+                                    : parse_generate(req.body, vocab);
+  if (auto* e = std::get_if<HttpError>(&parsed)) return r.send(error_response(e->status, e->message));
+  CompletionRequest c = std::move(std::get<CompletionRequest>(parsed));
+  if (api == Api::kTriton) c.stream = stream_route;
+  if (!c.model.empty() && c.model != info_.model.name) {
+    return r.send(error_response(404, "model " + quoted_excerpt(c.model) +
+                                          " is not served here; this server serves '" +
+                                          info_.model.name + "'"));
+  }
+  start(std::move(c), r, api);
+}
+
+void GenerationService::start(CompletionRequest&& c, Responder r, Api api) {
+  if (shutting_down_) return r.send(error_response(503, "the server is shutting down"));
+  auto a = std::make_shared<Answer>();
+  a->r = r;
+  a->openai = api == Api::kOpenAi;
+  a->stream = c.stream;
+  a->usage = c.include_usage;
+  a->id = a->openai ? "cmpl-" + std::to_string(next_completion_++) : c.id;
+  a->created = static_cast<int64_t>(std::time(nullptr));
+  a->model = info_.model.name;
+  a->timeout_ms = engine_.status().options.request_timeout_ms;
+  a->stopping = &shutting_down_;
+
+  GenRequest g;
+  g.prompt = std::move(c.prompt);
+  g.max_tokens = c.max_tokens;
+  g.sampling = c.sampling;
+  g.stop = std::move(c.stop);
+  g.ignore_eos = c.ignore_eos;
+  if (a->stream) {
+    g.on_text = [a](std::string_view text, uint32_t, TimePoint) {
+      if (!text.empty()) a->push_event(sse_event(a->chunk(text)), false);
+    };
+  }
+  g.on_done = [a](const GenRecord& rec) { a->done(rec); };
+  auto id = engine_.submit(std::move(g));
+  if (!id) {
+    HttpResponse resp = error_response(status_of(id.error().code), id.error().message);
+    if (id.error().code == ErrorCode::kQueueFull) resp.headers.emplace_back("Retry-After", "1");
+    return r.send(std::move(resp));
+  }
+  if (a->stream) a->begin();
+  GenEngine* engine = &engine_;
+  r.on_disconnect([engine, id = *id] { engine->cancel(id); });
+}
+
+void GenerationService::health(Responder r) {
+  const GenStatus s = engine_.status();
+  std::string b = "{\"status\":";
+  append_json_string(b, shutting_down_ ? "shutting_down" : "ok");
+  b += ",\"model\":";
+  append_json_string(b, info_.model.name);
+  b += ",\"kind\":\"generative\",\"device\":";
+  append_json_string(b, info_.device);
+  b += ",\"scheduling\":";
+  append_json_string(b, scheduling_name(s.options.scheduling));
+  b += ",\"running\":" + std::to_string(s.running);
+  b += ",\"waiting\":" + std::to_string(s.waiting);
+  b += ",\"steps\":" + std::to_string(s.steps);
+  b += ",\"requests_completed\":" + std::to_string(s.completed) + "}";
+  r.send(json(std::move(b)));
+}
+
+void GenerationService::config(const HttpRequest& req, Responder r) {
+  if (req.method == "PUT") {
+    if (!access_.remote_config) {
+      return r.send(error_response(403,
+                                   "this server's options cannot be changed over HTTP (it runs "
+                                   "with --no-remote-config); GET /v1/config reads them"));
+    }
+    auto o = options_from_json(req.body, engine_.status().options);
+    if (!o) return r.send(error_response(400, o.error().message));
+    if (Status s = engine_.set_options(*o); !s) return r.send(error_response(400, s.message()));
+  }
+  const GenStatus s = engine_.status();
+  r.send(json("{\"version\":" + std::to_string(s.version) +
+              ",\"options\":" + options_to_json(s.options) + "}"));
+}
+
+void GenerationService::metrics(Responder r) {
+  poll_metrics();
+  ServerInfo si;
+  si.model = info_.model.name;
+  si.device = info_.device;
+  si.version = info_.version;
+  if (server_) {
+    const HttpCounters c = server_->counters();
+    si.http_requests = c.written;
+    si.http_errors = c.errors;
+    si.http_by_status = c.by_status;
+    si.http_dropped = c.dropped;
+    si.http_parsed = c.parsed;
+  }
+  HttpResponse resp;
+  resp.content_type = std::string(kPrometheusContentType);
+  resp.body = generation_prometheus_text(source_ ? source_() : metrics_.totals(), engine_.status(),
+                                         si);
+  r.send(std::move(resp));
+}
+
+}  // namespace batchscope

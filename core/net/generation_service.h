@@ -1,0 +1,81 @@
+#pragma once
+// The HTTP routes over a generation engine and its generative model:
+//   POST /v1/completions              OpenAI completions; "stream": true answers
+//                                     with Server-Sent Events, then data: [DONE]
+//   GET  /v1/models                   the model, as OpenAI lists them
+//   POST /v2/models/{m}[/versions/{v}]/generate          Triton's generate extension
+//   POST /v2/models/{m}[/versions/{v}]/generate_stream   the same, streamed (SSE)
+//   GET  /v2/models/{m}[/versions/{v}][/ready]           metadata, readiness
+//   GET  /v2, /v2/health/live, /v2/health/ready, /health
+//   GET  /metrics                     Prometheus text format (gen_prometheus.h)
+//   GET|PUT /v1/config                the options in force; PUT retunes live
+// Access as ServiceAccess says. Errors: 400 for a body that is not JSON, 422
+// for a field that does not fit (named, value quoted), 404 for another
+// model's name, 429 with Retry-After when the waiting queue is full, 503
+// when stopping, 504 when request_timeout_ms passes, 500 when the model
+// fails. A stream that has begun reports a late error as an event
+// ({"error": {...}}) before its end. A client that disconnects cancels its
+// sequence at the next step.
+//
+// Under load: requests are decoded and admitted on the I/O thread; text
+// chunks are encoded on the engine's thread and posted to the I/O thread
+// in order.
+// Thread-safety: handle() and poll_metrics() on the HTTP I/O thread only;
+// shutting_down() from any thread.
+
+#include <atomic>
+#include <functional>
+#include <string>
+
+#include "completion_json.h"
+#include "gen_engine.h"
+#include "gen_metrics.h"
+#include "http_server.h"
+#include "service_access.h"
+
+namespace batchscope {
+
+struct GenServiceInfo {
+  LmInfo model;
+  std::string device = "cpu";
+  std::string version;
+};
+
+class GenerationService {
+ public:
+  GenerationService(GenEngine& engine, GenServiceInfo info);
+
+  void handle(HttpRequest&& request, Responder responder);
+  void shutting_down() { shutting_down_ = true; }
+  void set_server(const HttpServer* server) { server_ = server; }
+  void set_access(ServiceAccess access) { access_ = std::move(access); }
+  // Drains the engine's records into the metrics (now and then, so they
+  // never pile up between scrapes).
+  void poll_metrics();
+  // Where another part of the process drains the engine (the window),
+  // /metrics takes the totals from `source` instead. Set before serving.
+  using MetricsSource = std::function<GenWindow()>;
+  void set_metrics_source(MetricsSource source) { source_ = std::move(source); }
+
+ private:
+  enum class Api { kOpenAi, kTriton };
+  void generate(const HttpRequest& req, Responder r, Api api, bool stream_route);
+  void start(CompletionRequest&& c, Responder r, Api api);
+  void model_routes(const HttpRequest& req, Responder r, std::string_view rest);
+  void health(Responder r);
+  void config(const HttpRequest& req, Responder r);
+  void metrics(Responder r);
+
+  GenEngine& engine_;
+  GenServiceInfo info_;
+  GenMetrics metrics_;
+  std::vector<GenRecord> drained_requests_;
+  std::vector<StepRecord> drained_steps_;
+  MetricsSource source_;
+  const HttpServer* server_ = nullptr;
+  ServiceAccess access_;
+  std::atomic<bool> shutting_down_{false};
+  uint64_t next_completion_ = 1;
+};
+
+}  // namespace batchscope

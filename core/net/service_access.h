@@ -1,0 +1,32 @@
+#pragma once
+// Who may use a server's routes, shared by the request-level and the
+// generation services. With a token, every route but /health and
+// /v2/health/* needs "Authorization: Bearer TOKEN" (401 otherwise), so a
+// listener bound beyond loopback is not open to anyone who can reach it.
+// Without remote_config, PUT /v1/config answers 403 (GET still reads).
+// Thread-safety: plain values and free functions without shared state.
+
+#include <optional>
+#include <string>
+
+#include "http_parser.h"
+#include "http_server.h"
+
+namespace batchscope {
+
+struct ServiceAccess {
+  std::string token;  // empty: no authentication
+  bool remote_config = true;
+};
+
+// The 401 answer for a request without the token on a route that needs it;
+// nullopt when the request may go on. The comparison takes the same time
+// however much of a guess is right.
+std::optional<HttpResponse> refuse_unauthorized(const HttpRequest& req,
+                                                const ServiceAccess& access);
+
+// What to tell a person who binds `host` beyond loopback: who can reach the
+// server and what they can do there, given `access`.
+std::string exposure_warning(const std::string& host, const ServiceAccess& access);
+
+}  // namespace batchscope

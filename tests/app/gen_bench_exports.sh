@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# batchscope bench on a generative model, in process and through its own
+# listener with streamed answers: every request answered, the JSON summary
+# has its figures, the CSV a row per request, and the Chrome trace one
+# event per model step.
+# Usage: gen_bench_exports.sh BATCHSCOPE WORKDIR
+set -euo pipefail
+bin=$1
+dir=$2
+mkdir -p "$dir"
+for target in inproc self-http; do
+  "$bin" bench --synthetic-lm 300,5 --rate 60 --duration 1 --seed 3 --max-tokens lognormal:16,1,64 \
+    --prompt-len uniform:4,32 --slo-ttft-ms 500 --slo-itl-ms 100 --target "$target" \
+    --json "$dir/$target.json" --csv "$dir/$target" --trace-out "$dir/$target.trace.json" \
+    >"$dir/$target.txt"
+  grep -q "TTFT" "$dir/$target.txt"
+  python3 - "$dir" "$target" <<'PY'
+import csv, json, sys
+d, target = sys.argv[1], sys.argv[2]
+s = json.load(open(f"{d}/{target}.json"))
+m = s["summary"]
+for k in ["ttft_ms", "itl_ms", "e2e_ms", "e2e_short_half_ms", "tokens_per_s", "goodput_rps"]:
+    assert k in m, "summary lacks " + k
+assert m["sent"] > 20 and m["ok"] == m["sent"], (m["sent"], m["ok"])
+assert m["tokens_per_s"] > 0 and m["ttft_ms"]["p50"] > 0
+rows = list(csv.DictReader(open(f"{d}/{target}_requests.csv")))
+assert len(rows) == m["sent"]
+assert all(r["outcome"] == "length" and int(r["output_tokens"]) == int(r["max_tokens"]) for r in rows)
+t = json.load(open(f"{d}/{target}.trace.json"))
+steps = [e for e in t["traceEvents"] if e["name"] == "step"]
+assert steps and all("decodes" in e["args"] and e["ph"] == "X" for e in steps)
+assert m["steps"] == len(steps), (m["steps"], len(steps))
+PY
+done
+echo "ok"

@@ -1,0 +1,232 @@
+// The generation view over a real GenEngine and the weightless SyntheticLm:
+// the prompt box streams the model's text, the scheduling controls apply
+// live or explain a refusal, traffic fills the plots and the step inspector,
+// and a view closed mid-stream gets no late callback.
+#include <gtest/gtest.h>
+
+#include <QApplication>
+#include <QComboBox>
+#include <QSpinBox>
+#include <chrono>
+#include <memory>
+#include <thread>
+
+#include "gen_controls.h"
+#include "gen_main_window.h"
+#include "gen_plots.h"
+#include "gen_prompt.h"
+#include "gen_step_inspector.h"
+#include "gen_traffic.h"
+#include "gen_view.h"
+#include "synthetic_lm.h"
+#include "toy_window.h"
+
+namespace batchscope {
+namespace {
+
+// Each step sleeps step_us + token_us per token (0, 0: as fast as it goes).
+std::unique_ptr<GenEngine> make_engine(double step_us = 0, double token_us = 0) {
+  SyntheticLmOptions o;
+  o.step_us = step_us;
+  o.token_us = token_us;
+  if (step_us > 0 || token_us > 0) o.spend = [](Duration d) { std::this_thread::sleep_for(d); };
+  auto e = std::make_unique<GenEngine>(std::make_unique<SyntheticLm>(o), Options{});
+  EXPECT_TRUE(e->start().ok());
+  return e;
+}
+
+// Runs the event loop until `done`, for at most `limit`.
+template <class F>
+bool pump_until(F done, std::chrono::milliseconds limit = std::chrono::seconds(20)) {
+  const auto give_up = std::chrono::steady_clock::now() + limit;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > give_up) return false;
+    QApplication::processEvents();
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  return true;
+}
+
+std::string greedy_text(const std::string& prompt, int max_tokens) {
+  SyntheticLm lm(SyntheticLmOptions{});
+  std::vector<int32_t> history(prompt.begin(), prompt.end());
+  std::string text;
+  for (int i = 0; i < max_tokens; ++i) {
+    const int32_t t = lm.next_after(history);
+    if (t == lm.info().eos_token) break;
+    history.push_back(t);
+    text += static_cast<char>(t);
+  }
+  return text;
+}
+
+TEST(GenView, PromptStreamsTheModelsCompletion) {
+  auto engine = make_engine(500, 0);
+  GenView view(*engine);
+  GenPromptBox* box = view.prompt();
+  box->set_prompt("Once upon a time");
+  box->set_max_tokens(40);
+  box->set_temperature(0);
+  ASSERT_TRUE(box->generate().ok());
+  EXPECT_TRUE(box->streaming());
+  ASSERT_TRUE(pump_until([&] { return !box->streaming(); }));
+  EXPECT_EQ(box->output().toStdString(), greedy_text("Once upon a time", 40));
+  EXPECT_GT(box->chunks(), 1) << "the text came in one piece, not streamed";
+  EXPECT_TRUE(box->status_text().contains("length")) << box->status_text().toStdString();
+}
+
+TEST(GenView, SwitchingToStaticAppliesLive) {
+  auto engine = make_engine();
+  GenView view(*engine);
+  view.refresh();
+  const uint64_t before = engine->status().version;
+  view.controls()->scheduling()->setCurrentIndex(1);  // static applies at once
+  const GenStatus s = engine->status();
+  EXPECT_EQ(s.version, before + 1);
+  EXPECT_EQ(s.options.scheduling, Scheduling::kStatic);
+  view.refresh();
+  EXPECT_TRUE(view.controls()->in_force_text().contains("static"));
+  EXPECT_TRUE(view.controls()->in_force_text().contains(QString("v%1").arg(before + 1)));
+
+  // A knob follows after its debounce, or at once with apply_now().
+  view.controls()->max_num_seqs()->setValue(8);
+  ASSERT_TRUE(view.controls()->apply_now().ok());
+  EXPECT_EQ(engine->status().options.max_num_seqs, 8u);
+  EXPECT_EQ(engine->status().options.scheduling, Scheduling::kStatic);
+}
+
+TEST(GenView, RefusedKnobsAreExplainedAndLeaveTheOptions) {
+  auto engine = make_engine();
+  GenView view(*engine);
+  view.refresh();
+  const GenStatus before = engine->status();
+  view.controls()->max_num_seqs()->setValue(64);
+  view.controls()->max_num_batched_tokens()->setValue(32);
+  const Status s = view.controls()->apply_now();
+  EXPECT_FALSE(s.ok());
+  EXPECT_TRUE(view.controls()->problem().contains("max_num_batched_tokens"))
+      << view.controls()->problem().toStdString();
+  const GenStatus after = engine->status();
+  EXPECT_EQ(after.version, before.version);
+  EXPECT_EQ(after.options, before.options);
+  // The user's values stay for fixing; a fix applies and clears the message.
+  view.refresh();
+  EXPECT_EQ(view.controls()->max_num_seqs()->value(), 64);
+  view.controls()->max_num_batched_tokens()->setValue(256);
+  ASSERT_TRUE(view.controls()->apply_now().ok());
+  EXPECT_TRUE(view.controls()->problem().isEmpty());
+  EXPECT_EQ(engine->status().options.max_num_seqs, 64u);
+  EXPECT_EQ(engine->status().options.max_num_batched_tokens, 256u);
+}
+
+TEST(GenView, TrafficFillsThePlotsAndTheStepInspector) {
+  auto engine = make_engine(1000, 10);
+  GenViewConfig cfg;
+  cfg.traffic_rate = 60;
+  GenView view(*engine, cfg);
+  view.traffic()->set_prompt_tokens("fixed:16");
+  view.traffic()->set_max_tokens("uniform:4,12");
+  ASSERT_TRUE(view.traffic()->start().ok());
+  EXPECT_TRUE(view.traffic()->running());
+  ASSERT_TRUE(pump_until([&] {
+    return view.plots()->ttft_points() > 0 && view.plots()->itl_points() > 0 &&
+           view.plots()->throughput_points() > 0;
+  })) << "the plots stayed empty";
+  view.traffic()->stop();
+  EXPECT_GT(view.traffic()->counters().sent.load(), 0u);
+
+  GenStepModel* steps = view.inspector()->model();
+  ASSERT_GT(steps->rowCount(), 0);
+  // Newest first, each row's sequences matching its counts; some prefilled.
+  bool prefill_seen = false, decode_seen = false;
+  for (int row = 0; row < steps->rowCount(); ++row) {
+    const StepRecord& s = steps->step_at(row);
+    if (row > 0) EXPECT_LT(s.step, steps->step_at(row - 1).step);
+    EXPECT_EQ(s.seqs.size(), s.decodes + s.prefills);
+    const QString text =
+        steps->data(steps->index(row, GenStepModel::kSequences), Qt::DisplayRole).toString();
+    EXPECT_EQ(text, GenStepModel::sequences_text(s));
+    for (const auto& [id, prefill] : s.seqs) {
+      EXPECT_TRUE(text.contains('#' + QString::number(id)));
+      if (prefill > 0) {
+        prefill_seen = true;
+        EXPECT_TRUE(text.contains(QString("#%1:%2").arg(id).arg(prefill)));
+      } else {
+        decode_seen = true;
+      }
+    }
+  }
+  EXPECT_TRUE(prefill_seen);
+  EXPECT_TRUE(decode_seen);
+  EXPECT_TRUE(view.figures_text().contains("output tokens/s"));
+}
+
+TEST(GenView, InspectorKeepsOnlyTheNewestSteps) {
+  GenStepModel model(3);
+  std::vector<StepRecord> steps(5);
+  for (size_t i = 0; i < steps.size(); ++i) steps[i].step = i + 1;
+  model.add({steps.begin(), steps.begin() + 2});
+  model.add({steps.begin() + 2, steps.end()});
+  ASSERT_EQ(model.rowCount(), 3);
+  EXPECT_EQ(model.step_at(0).step, 5u);
+  EXPECT_EQ(model.step_at(2).step, 3u);
+}
+
+TEST(GenView, ClosingTheViewWhileAGenerationStreamsIsSafe) {
+  auto engine = make_engine(3000, 0);  // about 3 ms a token: long enough to close mid-stream
+  auto* view = new GenView(*engine);
+  GenPromptBox* box = view->prompt();
+  box->set_max_tokens(500);
+  ASSERT_TRUE(box->generate().ok());
+  ASSERT_TRUE(pump_until([&] { return box->chunks() > 2; }));
+  delete view;  // cancels; callbacks already posted find no box
+  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(100);
+  while (std::chrono::steady_clock::now() < until) QApplication::processEvents();
+  ASSERT_TRUE(pump_until([&] { return engine->status().completed == 1; }));
+  EXPECT_LT(engine->status().output_tokens, 500u) << "the generation was not cancelled";
+}
+
+TEST(GenView, WindowClosesWithTrafficRunning) {
+  GenViewConfig cfg;
+  cfg.traffic_rate = 200;
+  cfg.start_traffic = true;
+  auto window = std::make_unique<GenMainWindow>(make_engine(500, 5), cfg);
+  window->resize(1400, 900);
+  window->show();
+  ASSERT_TRUE(pump_until([&] { return window->engine().status().admitted > 5; }));
+  EXPECT_TRUE(window->view()->traffic()->running());
+  window->view()->prompt()->generate();
+  window.reset();  // the view (traffic, prompt) goes before the engine
+}
+
+TEST(GenView, WorkbenchOffersModelsToItsGenerativeHookFirst) {
+  std::atomic<int> calls{0};
+  WorkbenchConfig cfg = toy_config();
+  cfg.loader = toy_loader(&calls);
+  std::vector<std::string> offered;
+  cfg.open_generative = [&](const ModelRequest& r, QWidget* parent) -> std::optional<Status> {
+    EXPECT_NE(parent, nullptr);
+    offered.push_back(r.path);
+    if (r.path == "lm.pt") return Status::Ok();
+    if (r.path == "broken_lm.pt") return invalid_argument("broken_lm.pt: no cache layout");
+    return std::nullopt;
+  };
+  WorkbenchWindow w(cfg);
+  ModelRequest r;
+  r.path = "lm.pt";
+  w.load_model(r);
+  EXPECT_FALSE(w.loading());
+  r.path = "broken_lm.pt";
+  w.load_model(r);
+  EXPECT_FALSE(w.loading());
+  EXPECT_TRUE(w.model_panel()->error_text().contains("no cache layout"));
+  EXPECT_EQ(calls.load(), 0);
+  r.path = "mlp.pt";  // not generative: the loader's
+  w.load_model(r);
+  ASSERT_TRUE(w.wait_loaded(20000));
+  EXPECT_EQ(calls.load(), 1);
+  EXPECT_EQ(offered, (std::vector<std::string>{"lm.pt", "broken_lm.pt", "mlp.pt"}));
+}
+
+}  // namespace
+}  // namespace batchscope

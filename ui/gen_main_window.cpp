@@ -1,0 +1,25 @@
+#include "gen_main_window.h"
+
+#include <QStatusBar>
+
+namespace batchscope {
+
+GenMainWindow::GenMainWindow(std::unique_ptr<GenEngine> engine, GenViewConfig config,
+                             QWidget* parent)
+    : QMainWindow(parent), engine_(std::move(engine)) {
+  const QString name =
+      QString::fromStdString(config.model_text.empty() ? engine_->info().name : config.model_text);
+  setWindowTitle("Batchscope - " + name + " (generation)");
+  view_ = new GenView(*engine_, std::move(config));
+  setCentralWidget(view_);
+  statusBar()->showMessage(
+      "Generative model: the batch is formed step by step; scheduling and budgets apply live");
+}
+
+GenMainWindow::~GenMainWindow() {
+  delete view_;  // its traffic and prompt use the engine: they go first
+  view_ = nullptr;
+  engine_->stop(std::chrono::milliseconds(500));
+}
+
+}  // namespace batchscope

@@ -1,0 +1,30 @@
+#pragma once
+// The window for a generative model: the generation view over an engine the
+// window owns (`batchscope gui --model tiny_lm.pt`, `--synthetic-lm S,T`).
+// Closing it stops the view's traffic first, then the engine (admitted
+// requests get a short grace to finish).
+// Thread-safety: GUI thread only.
+
+#include <QMainWindow>
+#include <memory>
+
+#include "gen_engine.h"
+#include "gen_view.h"
+
+namespace batchscope {
+
+class GenMainWindow : public QMainWindow {
+ public:
+  // `engine` must be started.
+  GenMainWindow(std::unique_ptr<GenEngine> engine, GenViewConfig config, QWidget* parent = nullptr);
+  ~GenMainWindow() override;
+
+  GenView* view() const { return view_; }
+  GenEngine& engine() const { return *engine_; }
+
+ private:
+  std::unique_ptr<GenEngine> engine_;
+  GenView* view_ = nullptr;
+};
+
+}  // namespace batchscope

@@ -1,0 +1,140 @@
+#include "gen_view.h"
+
+#include <QGroupBox>
+#include <QLabel>
+#include <QSplitter>
+#include <QTimer>
+#include <QVBoxLayout>
+
+#include "gen_controls.h"
+#include "gen_plots.h"
+#include "gen_prompt.h"
+#include "gen_step_inspector.h"
+#include "gen_traffic.h"
+
+namespace batchscope {
+
+GenView::GenView(GenEngine& engine, GenViewConfig config, QWidget* parent)
+    : QWidget(parent),
+      engine_(engine),
+      config_(std::move(config)),
+      metrics_(std::chrono::milliseconds(500), 600) {
+  const LmInfo& info = engine_.info();
+  model_ = new QLabel(
+      QString("<b>%1</b> &mdash; generative, %2 tokens of context, cache %3 "
+              "blocks of %4 tokens")
+          .arg(QString::fromStdString(config_.model_text.empty() ? info.name : config_.model_text)
+                   .toHtmlEscaped())
+          .arg(info.context_length)
+          .arg(info.num_blocks)
+          .arg(info.block_size));
+  model_->setWordWrap(true);
+  controls_ = new GenControls([this](const Options& o) { return engine_.set_options(o); });
+  traffic_ = new GenTraffic(engine_, config_.traffic_rate);
+  figures_ = new QLabel;
+  figures_->setWordWrap(true);
+  figures_->setTextFormat(Qt::RichText);
+  auto* now = new QGroupBox("Now");
+  auto* now_layout = new QVBoxLayout(now);
+  now_layout->addWidget(figures_);
+  prompt_ = new GenPromptBox(engine_);
+  auto* prompt_group = new QGroupBox("Prompt");
+  auto* prompt_layout = new QVBoxLayout(prompt_group);
+  prompt_layout->addWidget(prompt_);
+
+  auto* left = new QWidget;
+  auto* left_layout = new QVBoxLayout(left);
+  left_layout->setContentsMargins(0, 0, 0, 0);
+  left_layout->addWidget(model_);
+  left_layout->addWidget(controls_);
+  left_layout->addWidget(traffic_);
+  left_layout->addWidget(now);
+  left_layout->addWidget(prompt_group, 1);
+  left->setMinimumWidth(380);
+
+  plots_ = new GenPlots;
+  inspector_ = new GenStepInspector(5000);
+  auto* inspector_group = new QGroupBox("Steps");
+  auto* inspector_layout = new QVBoxLayout(inspector_group);
+  inspector_layout->setContentsMargins(4, 4, 4, 4);
+  inspector_layout->addWidget(inspector_);
+  auto* right = new QSplitter(Qt::Vertical);
+  right->addWidget(plots_);
+  right->addWidget(inspector_group);
+  right->setStretchFactor(0, 3);
+  right->setStretchFactor(1, 2);
+  right->setChildrenCollapsible(false);
+
+  auto* split = new QSplitter(Qt::Horizontal);
+  split->addWidget(left);
+  split->addWidget(right);
+  split->setStretchFactor(0, 0);
+  split->setStretchFactor(1, 1);
+  split->setChildrenCollapsible(false);
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(4, 4, 4, 4);
+  layout->addWidget(split);
+
+  timer_ = new QTimer(this);
+  timer_->setInterval(33);
+  connect(timer_, &QTimer::timeout, this, [this] { refresh(); });
+  timer_->start();
+  refresh();
+  if (config_.start_traffic) traffic_->start();
+  if (!config_.prompt.empty()) {
+    prompt_->set_prompt(QString::fromStdString(config_.prompt));
+    prompt_->generate();
+  }
+}
+
+GenView::~GenView() {
+  // Before the children go: the traffic thread submits to the engine.
+  traffic_->stop();
+}
+
+void GenView::refresh() {
+  requests_.clear();
+  steps_.clear();
+  engine_.drain(requests_, steps_);
+  metrics_.fold(requests_, steps_);
+  inspector_->add(steps_, engine_.clock().now());
+  plots_->draw(metrics_, config_.span_s);
+  const GenStatus s = engine_.status();
+  controls_->show_status(s);
+  traffic_->refresh();
+  show_figures(s);
+}
+
+void GenView::show_figures(const GenStatus& s) {
+  double tps = 0;
+  const auto& w = metrics_.windows();
+  if (w.size() >= 2) {  // the newest complete window
+    const GenWindow& last = w[w.size() - 2];
+    if (last.seconds() > 0) tps = static_cast<double>(last.output_tokens) / last.seconds();
+  }
+  const double cache = s.blocks_total ? 100.0 * s.blocks_used / s.blocks_total : 0;
+  QString text =
+      QString(
+          "<b>%1</b> output tokens/s &nbsp; <b>%2</b> running &nbsp; <b>%3</b> waiting<br>"
+          "cache <b>%4</b> / %5 blocks (%6%)<br>"
+          "%7 steps, %8 finished, %9 output tokens, %10 preemptions, %11 refused")
+          .arg(tps, 0, 'f', 0)
+          .arg(s.running)
+          .arg(s.waiting)
+          .arg(s.blocks_used)
+          .arg(s.blocks_total)
+          .arg(cache, 0, 'f', 0)
+          .arg(s.steps)
+          .arg(s.completed)
+          .arg(s.output_tokens)
+          .arg(s.preemptions)
+          .arg(s.rejected);
+  if (!s.error.empty())
+    text += "<br><span style='color:#b00000'>last failed step: " +
+            QString::fromStdString(s.error).toHtmlEscaped() + "</span>";
+  if (text != figures_->text()) figures_->setText(text);
+}
+
+QString GenView::figures_text() const { return figures_->text(); }
+
+}  // namespace batchscope

@@ -1,0 +1,77 @@
+#pragma once
+// The generation view: everything the workbench shows for a generative
+// model, over a GenEngine owned elsewhere. On the left the scheduling
+// controls (applied live), the built-in traffic, a line of live figures
+// (output tokens/s, running and waiting sequences, cache blocks in use) and
+// the prompt box whose completion streams in; on the right the live plots
+// (TTFT and ITL fans, tokens/s, sequences, cache) above the step inspector.
+//
+// A ~30 Hz timer drains the engine's request and step records (nothing is
+// pushed per event), folds them into GenMetrics (0.5 s windows, five minutes
+// kept), appends the steps to the inspector and redraws the plots when a
+// window has completed. The engine must outlive the view; destroying the
+// view stops its traffic and cancels its prompt's generation.
+// Thread-safety: GUI thread only.
+
+#include <QWidget>
+#include <vector>
+
+#include "gen_engine.h"
+#include "gen_metrics.h"
+
+class QLabel;
+class QTimer;
+
+namespace batchscope {
+
+class GenControls;
+class GenPlots;
+class GenPromptBox;
+class GenStepInspector;
+class GenTraffic;
+
+struct GenViewConfig {
+  double traffic_rate = 40;  // req/s for the built-in traffic
+  bool start_traffic = false;
+  double span_s = 60;      // seconds of history in the plots
+  std::string model_text;  // "tiny_lm (cpu)", shown above the controls
+  std::string prompt;      // when set: in the prompt box, generated at once
+};
+
+class GenView : public QWidget {
+ public:
+  GenView(GenEngine& engine, GenViewConfig config = {}, QWidget* parent = nullptr);
+  ~GenView() override;
+
+  // One tick of the timer: drain, fold, show.
+  void refresh();
+
+  GenEngine& engine() const { return engine_; }
+  const GenMetrics& metrics() const { return metrics_; }
+  GenControls* controls() const { return controls_; }
+  GenTraffic* traffic() const { return traffic_; }
+  GenPromptBox* prompt() const { return prompt_; }
+  GenPlots* plots() const { return plots_; }
+  GenStepInspector* inspector() const { return inspector_; }
+  QString figures_text() const;
+
+ private:
+  void show_figures(const GenStatus& s);
+
+  GenEngine& engine_;
+  GenViewConfig config_;
+  GenMetrics metrics_;
+  std::vector<GenRecord> requests_;  // drain buffers, reused
+  std::vector<StepRecord> steps_;
+
+  GenControls* controls_ = nullptr;
+  GenTraffic* traffic_ = nullptr;
+  GenPromptBox* prompt_ = nullptr;
+  GenPlots* plots_ = nullptr;
+  GenStepInspector* inspector_ = nullptr;
+  QLabel* model_ = nullptr;
+  QLabel* figures_ = nullptr;
+  QTimer* timer_ = nullptr;
+};
+
+}  // namespace batchscope
