@@ -30,22 +30,6 @@ int char_length(std::string_view s) {
 
 }  // namespace
 
-std::string valid_utf8(std::string_view bytes) {
-  std::string out;
-  out.reserve(bytes.size());
-  while (!bytes.empty()) {
-    const int n = char_length(bytes);
-    if (n > 0) {
-      out.append(bytes.substr(0, static_cast<size_t>(n)));
-      bytes.remove_prefix(static_cast<size_t>(n));
-    } else {
-      out.append(kReplacement);
-      bytes.remove_prefix(1);
-    }
-  }
-  return out;
-}
-
 TextStream::TextStream(std::vector<std::string> stop) {
   for (std::string& s : stop) {
     if (!s.empty()) stop_.push_back(std::move(s));

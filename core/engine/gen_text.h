@@ -38,8 +38,4 @@ class TextStream {
   bool stopped_ = false;
 };
 
-// Bytes as valid UTF-8: each byte that is not part of a well-formed
-// character becomes U+FFFD.
-std::string valid_utf8(std::string_view bytes);
-
 }  // namespace batchscope
