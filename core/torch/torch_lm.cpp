@@ -252,6 +252,49 @@ struct TorchLm::Impl {
     return logits;
   }
 
+  // A decode call costs about as much as this many cached block rows read
+  // (the weights, read once per call, against one sequence's block of keys
+  // and values); a row is padded to the longest in its call.
+  static constexpr int64_t kCallCostInBlocks = 64;
+
+  // Decodes of very different lengths in one call would each read as many
+  // blocks as the longest: sorted by length, they are split into the calls
+  // that read the fewest blocks in all, counting each call's own cost.
+  at::Tensor decode_grouped(const std::vector<DecodeItem>& items) {
+    const size_t n = items.size();
+    std::vector<size_t> order(n);
+    for (size_t i = 0; i < n; ++i) order[i] = i;
+    const auto width = [&](size_t i) {
+      return static_cast<int64_t>(blocks_for(items[i].position + 1, info().block_size));
+    };
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return width(a) < width(b); });
+    // best[j]: the least cost of the first j (sorted) rows; cut[j]: where its last call starts.
+    std::vector<int64_t> best(n + 1, 0);
+    std::vector<size_t> cut(n + 1, 0);
+    for (size_t j = 1; j <= n; ++j) {
+      best[j] = INT64_MAX;
+      for (size_t i = 0; i < j; ++i) {
+        const int64_t c = best[i] + kCallCostInBlocks + static_cast<int64_t>(j - i) * width(order[j - 1]);
+        if (c < best[j]) best[j] = c, cut[j] = i;
+      }
+    }
+    if (cut[n] == 0) return decode(items);
+    at::Tensor out = at::empty({static_cast<int64_t>(n), info().vocab_size},
+                               at::TensorOptions().dtype(at::kFloat).device(device));
+    for (size_t j = n; j > 0; j = cut[j]) {
+      std::vector<DecodeItem> group;
+      std::vector<int64_t> where;
+      for (size_t k = cut[j]; k < j; ++k) {
+        group.push_back(items[order[k]]);
+        where.push_back(static_cast<int64_t>(order[k]));
+      }
+      at::Tensor logits = decode(group).to(at::kFloat);
+      out.index_copy_(0, to_device(at::tensor(where, at::kLong)), logits);
+    }
+    return out;
+  }
+
   LmLogits run(const LmStep& step) {
     c10::InferenceMode guard;
     std::vector<at::Tensor> rows;
@@ -259,7 +302,7 @@ struct TorchLm::Impl {
       at::Tensor logits = prefill(p);
       if (logits.defined()) rows.push_back(std::move(logits));
     }
-    if (!step.decodes.empty()) rows.push_back(decode(step.decodes));
+    if (!step.decodes.empty()) rows.push_back(decode_grouped(step.decodes));
     LmLogits out;
     if (rows.empty()) return out;
     at::Tensor all = rows.size() == 1 ? rows[0] : at::cat(rows);
