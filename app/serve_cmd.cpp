@@ -168,12 +168,7 @@ int run_serve(int argc, char** argv, const std::vector<std::string>& args) {
   std::printf("listening on http://%s:%u\n", host.c_str(), *bound);
   std::fflush(stdout);
 
-  const timespec second{1, 0};
-  for (;;) {
-    const int sig = sigtimedwait(&stop_signals, nullptr, &second);
-    if (sig == SIGINT || sig == SIGTERM) break;
-    server.post([&service] { service.poll_metrics(); });
-  }
+  wait_for_stop_signal(stop_signals, [&] { server.post([&service] { service.poll_metrics(); }); });
   service.shutting_down();
   engine.stop(StopMode::kDrain);
   server.stop();

@@ -9,6 +9,15 @@
 
 namespace batchscope {
 
+void wait_for_stop_signal(const sigset_t& stop_signals, const std::function<void()>& every_second) {
+  const timespec second{1, 0};
+  for (;;) {
+    const int sig = sigtimedwait(&stop_signals, nullptr, &second);
+    if (sig == SIGINT || sig == SIGTERM) return;
+    every_second();
+  }
+}
+
 int serve_generation(int argc, char** argv, const GenServeSetup& setup,
                      const sigset_t& stop_signals) {
   const auto fail = [](const std::string& m) {
@@ -39,12 +48,7 @@ int serve_generation(int argc, char** argv, const GenServeSetup& setup,
   std::printf("listening on http://%s:%u\n", setup.host.c_str(), *bound);
   std::fflush(stdout);
 
-  const timespec second{1, 0};
-  for (;;) {
-    const int sig = sigtimedwait(&stop_signals, nullptr, &second);
-    if (sig == SIGINT || sig == SIGTERM) break;
-    server.post([&service] { service.poll_metrics(); });
-  }
+  wait_for_stop_signal(stop_signals, [&] { server.post([&service] { service.poll_metrics(); }); });
   service.shutting_down();
   engine.stop(std::chrono::seconds(10));
   server.stop();

@@ -4,6 +4,7 @@
 
 #include <csignal>
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "http_server.h"
@@ -21,6 +22,10 @@ struct GenServeSetup {
   std::string host;
   uint16_t port = 8000;
 };
+
+// Returns once SIGINT or SIGTERM (blocked in `stop_signals`) arrives,
+// calling `every_second` while it waits.
+void wait_for_stop_signal(const sigset_t& stop_signals, const std::function<void()>& every_second);
 
 // Serves until SIGINT or SIGTERM (blocked in `stop_signals` by the caller),
 // then finishes the admitted requests and prints the accounting; the exit code.

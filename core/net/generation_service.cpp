@@ -5,23 +5,13 @@
 
 #include "gen_prometheus.h"
 #include "options_json.h"
+#include "service_routes.h"
 #include "text_out.h"
 
 namespace batchscope {
 
 namespace {
 
-HttpResponse json(std::string body) {
-  HttpResponse r;
-  r.body = std::move(body);
-  return r;
-}
-
-HttpResponse method_not_allowed(const char* allow) {
-  HttpResponse r = error_response(405, std::string("method not allowed; use ") + allow);
-  r.headers.emplace_back("Allow", allow);
-  return r;
-}
 
 int status_of(ErrorCode code) {
   switch (code) {
@@ -102,7 +92,7 @@ struct Answer {
         const auto [status, message] = failure(rec);
         return r.send(error_response(status, message));
       }
-      return r.send(json(openai ? completion_body(id, created, model, rec)
+      return r.send(json_response(openai ? completion_body(id, created, model, rec)
                                 : generate_body(id, model, rec.text, &rec)));
     }
     if (!finished_with_text(rec)) {
@@ -141,7 +131,7 @@ void GenerationService::handle(HttpRequest&& req, Responder r) {
     if (!get) return r.send(method_not_allowed("GET"));
     std::string b = "{\"object\":\"list\",\"data\":[{\"id\":";
     append_json_string(b, info_.model.name);
-    return r.send(json(b + ",\"object\":\"model\",\"created\":0,\"owned_by\":\"batchscope\"}]}"));
+    return r.send(json_response(b + ",\"object\":\"model\",\"created\":0,\"owned_by\":\"batchscope\"}]}"));
   }
   if (path == "/health") return get ? health(r) : r.send(method_not_allowed("GET"));
   if (path == "/metrics") return get ? metrics(r) : r.send(method_not_allowed("GET"));
@@ -149,20 +139,7 @@ void GenerationService::handle(HttpRequest&& req, Responder r) {
     if (!get && req.method != "PUT") return r.send(method_not_allowed("GET, PUT"));
     return config(req, r);
   }
-  if (path == "/v2") {
-    if (!get) return r.send(method_not_allowed("GET"));
-    std::string b = "{\"name\":\"batchscope\",\"version\":";
-    append_json_string(b, info_.version);
-    return r.send(json(b + ",\"extensions\":[\"generate\"]}"));
-  }
-  if (path == "/v2/health/live") {
-    return get ? r.send(json("{\"live\":true}")) : r.send(method_not_allowed("GET"));
-  }
-  if (path == "/v2/health/ready") {
-    if (!get) return r.send(method_not_allowed("GET"));
-    if (shutting_down_) return r.send(error_response(503, "shutting down"));
-    return r.send(json("{\"ready\":true}"));
-  }
+  if (answer_server_route(req, r, info_.version, "[\"generate\"]", shutting_down_)) return;
   constexpr std::string_view kModels = "/v2/models/";
   if (path.substr(0, kModels.size()) == kModels) {
     return model_routes(req, r, path.substr(kModels.size()));
@@ -174,22 +151,9 @@ void GenerationService::handle(HttpRequest&& req, Responder r) {
 }
 
 void GenerationService::model_routes(const HttpRequest& req, Responder r, std::string_view rest) {
-  const size_t slash = rest.find('/');
-  const std::string_view name = rest.substr(0, slash);
-  std::string_view tail = slash == std::string_view::npos ? "" : rest.substr(slash);
-  if (name != info_.model.name) {
-    return r.send(error_response(404, "unknown model " + quoted_excerpt(name) +
-                                          "; this server serves '" + info_.model.name + "'"));
-  }
-  if (tail.starts_with("/versions/")) {
-    const std::string_view after = tail.substr(10);
-    const size_t s = after.find('/');
-    if (after.substr(0, s) != "1") {
-      return r.send(error_response(404, "unknown version " + quoted_excerpt(after.substr(0, s)) +
-                                            " of '" + info_.model.name + "'; it has version 1"));
-    }
-    tail = s == std::string_view::npos ? "" : after.substr(s);
-  }
+  const auto found = model_tail(rest, info_.model.name, r);
+  if (!found) return;
+  const std::string_view tail = *found;
   const bool get = req.method == "GET", post = req.method == "POST";
   if (tail == "/generate" || tail == "/generate_stream") {
     if (!post) return r.send(method_not_allowed("POST"));
@@ -197,8 +161,9 @@ void GenerationService::model_routes(const HttpRequest& req, Responder r, std::s
   }
   if (tail == "/ready") {
     if (!get) return r.send(method_not_allowed("GET"));
-    if (shutting_down_) return r.send(error_response(503, "shutting down"));
-    return r.send(json("{\"ready\":true}"));
+    std::string b = "{\"name\":";
+    append_json_string(b, info_.model.name);
+    return r.send(json_response(b + ",\"ready\":" + (shutting_down_ ? "false" : "true") + "}"));
   }
   if (tail.empty()) {
     if (!get) return r.send(method_not_allowed("GET"));
@@ -207,7 +172,7 @@ void GenerationService::model_routes(const HttpRequest& req, Responder r, std::s
     b += ",\"versions\":[\"1\"],\"platform\":\"pytorch_libtorch\","
          "\"inputs\":[{\"name\":\"text_input\",\"datatype\":\"BYTES\",\"shape\":[1]}],"
          "\"outputs\":[{\"name\":\"text_output\",\"datatype\":\"BYTES\",\"shape\":[1]}]}";
-    return r.send(json(std::move(b)));
+    return r.send(json_response(std::move(b)));
   }
   r.send(error_response(404, "no route " + quoted_excerpt(req.path()) + "; try POST .../generate "
                                  "or .../generate_stream"));
@@ -278,39 +243,22 @@ void GenerationService::health(Responder r) {
   b += ",\"waiting\":" + std::to_string(s.waiting);
   b += ",\"steps\":" + std::to_string(s.steps);
   b += ",\"requests_completed\":" + std::to_string(s.completed) + "}";
-  r.send(json(std::move(b)));
+  r.send(json_response(std::move(b)));
 }
 
 void GenerationService::config(const HttpRequest& req, Responder r) {
-  if (req.method == "PUT") {
-    if (!access_.remote_config) {
-      return r.send(error_response(403,
-                                   "this server's options cannot be changed over HTTP (it runs "
-                                   "with --no-remote-config); GET /v1/config reads them"));
-    }
-    auto o = options_from_json(req.body, engine_.status().options);
-    if (!o) return r.send(error_response(400, o.error().message));
-    if (Status s = engine_.set_options(*o); !s) return r.send(error_response(400, s.message()));
-  }
-  const GenStatus s = engine_.status();
-  r.send(json("{\"version\":" + std::to_string(s.version) +
-              ",\"options\":" + options_to_json(s.options) + "}"));
+  answer_config(
+      req, r, access_,
+      [this] {
+        const GenStatus s = engine_.status();
+        return std::make_pair(s.version, s.options);
+      },
+      [this](const Options& o) { return engine_.set_options(o); });
 }
 
 void GenerationService::metrics(Responder r) {
   poll_metrics();
-  ServerInfo si;
-  si.model = info_.model.name;
-  si.device = info_.device;
-  si.version = info_.version;
-  if (server_) {
-    const HttpCounters c = server_->counters();
-    si.http_requests = c.written;
-    si.http_errors = c.errors;
-    si.http_by_status = c.by_status;
-    si.http_dropped = c.dropped;
-    si.http_parsed = c.parsed;
-  }
+  const ServerInfo si = server_info(info_.model.name, info_.device, info_.version, server_);
   HttpResponse resp;
   resp.content_type = std::string(kPrometheusContentType);
   resp.body = generation_prometheus_text(source_ ? source_() : metrics_.totals(), engine_.status(),

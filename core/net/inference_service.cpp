@@ -6,6 +6,7 @@
 
 #include "infer_json.h"
 #include "options_json.h"
+#include "service_routes.h"
 #include "prometheus.h"
 
 namespace batchscope {
@@ -31,17 +32,6 @@ HttpResponse engine_error(const Error& e) {
   return r;
 }
 
-HttpResponse json(std::string body) {
-  HttpResponse r;
-  r.body = std::move(body);
-  return r;
-}
-
-HttpResponse method_not_allowed(const char* allow) {
-  HttpResponse r = error_response(405, std::string("method not allowed; use ") + allow);
-  r.headers.emplace_back("Allow", allow);
-  return r;
-}
 
 void append_spec(std::string& out, const TensorSpec& s) {
   out += "{\"name\":";
@@ -81,20 +71,7 @@ void InferenceService::handle(HttpRequest&& req, Responder r) {
     if (!get && req.method != "PUT") return r.send(method_not_allowed("GET, PUT"));
     return config(req, r);
   }
-  if (path == "/v2") {
-    if (!get) return r.send(method_not_allowed("GET"));
-    std::string b = "{\"name\":\"batchscope\",\"version\":";
-    append_json_string(b, info_.version);
-    return r.send(json(b + ",\"extensions\":[]}"));
-  }
-  if (path == "/v2/health/live") {
-    return get ? r.send(json("{\"live\":true}")) : r.send(method_not_allowed("GET"));
-  }
-  if (path == "/v2/health/ready") {
-    if (!get) return r.send(method_not_allowed("GET"));
-    if (shutting_down_) return r.send(error_response(503, "shutting down"));
-    return r.send(json("{\"ready\":true}"));
-  }
+  if (answer_server_route(req, r, info_.version, "[]", shutting_down_)) return;
   constexpr std::string_view kModels = "/v2/models/";
   if (path.substr(0, kModels.size()) == kModels)
     return model_routes(req, r, path.substr(kModels.size()));
@@ -105,31 +82,16 @@ void InferenceService::handle(HttpRequest&& req, Responder r) {
 
 void InferenceService::model_routes(const HttpRequest& req, Responder r, std::string_view rest) {
   // {m}[/versions/{v}][/ready|/infer]
-  const size_t slash = rest.find('/');
-  const std::string_view name = rest.substr(0, slash);
-  std::string_view tail = slash == std::string_view::npos ? "" : rest.substr(slash);
-  if (name != info_.model.name) {
-    return r.send(error_response(404, "unknown model " + quoted_excerpt(name) +
-                                          "; this server serves '" + info_.model.name + "'"));
-  }
-  constexpr std::string_view kVersions = "/versions/";
-  if (tail.substr(0, kVersions.size()) == kVersions) {
-    tail = tail.substr(kVersions.size());
-    const size_t s = tail.find('/');
-    const std::string_view version = tail.substr(0, s);
-    if (version != "1") {
-      return r.send(error_response(404, "model '" + info_.model.name + "' has no version " +
-                                            quoted_excerpt(version) + "; it has version 1"));
-    }
-    tail = s == std::string_view::npos ? "" : tail.substr(s);
-  }
+  const auto found = model_tail(rest, info_.model.name, r);
+  if (!found) return;
+  const std::string_view tail = *found;
   const bool get = req.method == "GET";
   if (tail.empty()) return get ? metadata(r) : r.send(method_not_allowed("GET"));
   if (tail == "/ready") {
     if (!get) return r.send(method_not_allowed("GET"));
     std::string b = "{\"name\":";
     append_json_string(b, info_.model.name);
-    return r.send(json(b + ",\"ready\":" + (shutting_down_ ? "false" : "true") + "}"));
+    return r.send(json_response(b + ",\"ready\":" + (shutting_down_ ? "false" : "true") + "}"));
   }
   if (tail == "/infer") {
     return req.method == "POST" ? infer_v2(req, r) : r.send(method_not_allowed("POST"));
@@ -151,7 +113,7 @@ void InferenceService::metadata(Responder r) {
     append_spec(b, info_.model.outputs[i]);
   }
   b += "],\"max_batch_size\":" + std::to_string(info_.model.max_batch_size) + "}";
-  r.send(json(std::move(b)));
+  r.send(json_response(std::move(b)));
 }
 
 void InferenceService::infer_simple(const HttpRequest& req, Responder r) {
@@ -165,7 +127,7 @@ void InferenceService::infer_simple(const HttpRequest& req, Responder r) {
     append_json_values(b, resp.result.value()[0]);
     b += ",\"latency_ms\":";
     append_json_number(b, to_ms(resp.times.completed - resp.times.arrival));
-    r.send(json(b + "}"));
+    r.send(json_response(b + "}"));
   });
   if (id.ok()) r.on_disconnect([this, rid = *id] { engine_.cancel(rid); });
 }
@@ -251,7 +213,7 @@ void InferenceService::infer_v2(const HttpRequest& req, Responder r) {
           }
           b += "]}";
         }
-        g->responder.send(json(b + "]}"));
+        g->responder.send(json_response(b + "]}"));
       }
     });
     if (id.ok()) {
@@ -282,23 +244,17 @@ void InferenceService::health(Responder r) {
   b += ",\"queue_size\":" + std::to_string(s.queue_depth);
   b += ",\"batches_processed\":" + std::to_string(s.counters.batches);
   b += ",\"requests_ok\":" + std::to_string(s.counters.ok) + "}";
-  r.send(json(std::move(b)));
+  r.send(json_response(std::move(b)));
 }
 
 void InferenceService::config(const HttpRequest& req, Responder r) {
-  if (req.method == "PUT") {
-    if (!access_.remote_config) {
-      return r.send(error_response(403,
-                                   "this server's options cannot be changed over HTTP (it runs "
-                                   "with --no-remote-config); GET /v1/config reads them"));
-    }
-    auto o = options_from_json(req.body, engine_.status().options);
-    if (!o) return r.send(error_response(400, o.error().message));
-    if (Status s = engine_.set_options(*o); !s) return r.send(error_response(400, s.message()));
-  }
-  const EngineStatus s = engine_.status();
-  r.send(json("{\"version\":" + std::to_string(s.options_version) +
-              ",\"options\":" + options_to_json(s.options) + "}"));
+  answer_config(
+      req, r, access_,
+      [this] {
+        const EngineStatus s = engine_.status();
+        return std::make_pair(s.options_version, s.options);
+      },
+      [this](const Options& o) { return engine_.set_options(o); });
 }
 
 void InferenceService::metrics(Responder r) {
@@ -309,18 +265,7 @@ void InferenceService::metrics(Responder r) {
   } else {
     snap = monitor_.poll(engine_, 0);
   }
-  ServerInfo si;
-  si.model = info_.model.name;
-  si.device = info_.device;
-  si.version = info_.version;
-  if (server_) {
-    const HttpCounters c = server_->counters();
-    si.http_requests = c.written;
-    si.http_errors = c.errors;
-    si.http_by_status = c.by_status;
-    si.http_dropped = c.dropped;
-    si.http_parsed = c.parsed;
-  }
+  const ServerInfo si = server_info(info_.model.name, info_.device, info_.version, server_);
   HttpResponse resp;
   resp.content_type = "text/plain; version=0.0.4; charset=utf-8";
   resp.body = prometheus_text(snap, si);
