@@ -2,6 +2,8 @@
 
 #include <qcustomplot.h>
 
+#include "plot_panels.h"
+
 #include <QToolTip>
 #include <QVBoxLayout>
 #include <cmath>
@@ -101,27 +103,8 @@ GenPlots::GenPlots(QWidget* parent) : QWidget(parent) {
 }
 
 void GenPlots::make_panels() {
-  plot_->setAutoAddPlottableToLegend(false);
-  plot_->plotLayout()->clear();
-  plot_->setMinimumSize(560, 480);
-  plot_->setPlottingHint(QCP::phFastPolylines, true);
-  plot_->layer("overlay")->setMode(QCPLayer::lmLogical);
-  plot_->setNotAntialiasedElements(QCP::aePlottables | QCP::aeFills);
-  auto add_rect = [&](const QString& ylabel) {
-    auto* r = new QCPAxisRect(plot_);
-    r->axis(QCPAxis::atLeft)->setLabel(ylabel);
-    r->axis(QCPAxis::atBottom)->setRange(-60, 0);
-    r->setRangeZoom(Qt::Vertical);
-    auto* legend = new QCPLegend;
-    r->insetLayout()->addElement(legend, Qt::AlignTop | Qt::AlignLeft);
-    legend->setLayer("legend");
-    legend->setFont(QFont(font().family(), 8));
-    legend->setRowSpacing(0);
-    legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
-    legend->setBrush(QColor(255, 255, 255, 200));
-    r->setProperty("legend", QVariant::fromValue(static_cast<void*>(legend)));
-    return r;
-  };
+  prepare_stacked_plot(plot_, 560, 480);
+  auto add_rect = [&](const QString& ylabel) { return add_panel(plot_, ylabel); };
   ttft_ = add_rect("TTFT (ms)");
   itl_ = add_rect("ITL (ms)");
   tps_ = add_rect("tokens / s");
@@ -152,7 +135,7 @@ void GenPlots::make_panels() {
   blocks_->setBrush(QColor(120, 60, 160, 40));
   blocks_total_ = line(plot_, cache_, "pool", QColor(120, 120, 120), Qt::DotLine, 1.2);
   for (QCPAxisRect* r : {ttft_, itl_, tps_, seqs_, cache_}) {
-    auto* legend = static_cast<QCPLegend*>(r->property("legend").value<void*>());
+    auto* legend = panel_legend(r);
     for (QCPGraph* g : r->graphs()) legend->addItem(new QCPPlottableLegendItem(legend, g));
   }
   plot_->setInteractions(QCP::iRangeZoom);

@@ -2,6 +2,8 @@
 
 #include <qcustomplot.h>
 
+#include "plot_panels.h"
+
 #include <QToolTip>
 #include <QVBoxLayout>
 #include <cmath>
@@ -180,31 +182,8 @@ LivePlots::LivePlots(QWidget* parent) : QWidget(parent) {
 }
 
 void LivePlots::make_panels() {
-  plot_->setAutoAddPlottableToLegend(false);  // each panel has a legend of its own
-  plot_->plotLayout()->clear();
-  plot_->setMinimumSize(640, 440);
-  // Plain polylines without antialiasing: a tick with five minutes of
-  // history stays within a few milliseconds (bench_ui).
-  plot_->setPlottingHint(QCP::phFastPolylines, true);
-  // One paint buffer, not two: nothing is drawn on the overlay layer, and each
-  // buffer costs a clear and a blend of the whole plot per replot.
-  plot_->layer("overlay")->setMode(QCPLayer::lmLogical);
-  plot_->setNotAntialiasedElements(QCP::aePlottables | QCP::aeFills);
-  auto add_rect = [&](const QString& ylabel) {
-    auto* r = new QCPAxisRect(plot_);
-    r->axis(QCPAxis::atLeft)->setLabel(ylabel);
-    r->axis(QCPAxis::atBottom)->setRange(-60, 0);
-    r->setRangeZoom(Qt::Vertical);
-    auto* legend = new QCPLegend;
-    r->insetLayout()->addElement(legend, Qt::AlignTop | Qt::AlignLeft);
-    legend->setLayer("legend");
-    legend->setFont(QFont(font().family(), 8));
-    legend->setRowSpacing(0);
-    legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
-    legend->setBrush(QColor(255, 255, 255, 200));
-    r->setProperty("legend", QVariant::fromValue(static_cast<void*>(legend)));
-    return r;
-  };
+  prepare_stacked_plot(plot_, 640, 440);
+  auto add_rect = [&](const QString& ylabel) { return add_panel(plot_, ylabel); };
   lat_ = add_rect("latency (ms)");
   depth_ = add_rect("queue depth");
   batch_ = add_rect("batch size");
@@ -259,10 +238,10 @@ void LivePlots::make_panels() {
   completed_ = line(plot_, tput_, "completed", QColor(30, 30, 30), Qt::SolidLine, 1.6);
   rejected_ = line(plot_, tput_, "rejected", QColor(210, 40, 40), Qt::SolidLine, 1.6);
   for (QCPAxisRect* r : {lat_, depth_, batch_, tput_}) {
-    auto* legend = static_cast<QCPLegend*>(r->property("legend").value<void*>());
+    auto* legend = panel_legend(r);
     for (QCPGraph* g : r->graphs()) legend->addItem(new QCPPlottableLegendItem(legend, g));
   }
-  auto* hist_legend = static_cast<QCPLegend*>(hist_->property("legend").value<void*>());
+  auto* hist_legend = panel_legend(hist_);
   hist_legend->setVisible(false);
   plot_->setInteractions(QCP::iRangeZoom);
   plot_->setMouseTracking(true);
@@ -341,7 +320,7 @@ void LivePlots::show_series(const PlotSeries& p, const Options& in_force, double
   const bool aims = in_force.strategy == StrategyKind::kAdaptive;
   if (aims != target_->visible()) {
     target_->setVisible(aims);
-    auto* legend = static_cast<QCPLegend*>(lat_->property("legend").value<void*>());
+    auto* legend = panel_legend(lat_);
     if (aims)
       target_->addToLegend(legend);
     else

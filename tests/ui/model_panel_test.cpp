@@ -79,15 +79,17 @@ TEST(ModelListModel, FindsTheShippedModelsAndPassesTheModelTester) {
   QtWarnings warnings;
   ModelListModel list(kModels);
   QAbstractItemModelTester tester(&list, QAbstractItemModelTester::FailureReportingMode::Warning);
-  EXPECT_EQ(names(list), (QStringList{"cnn_mnist", "linear_128x64", "mlp"}));
+  EXPECT_EQ(names(list), (QStringList{"cnn_mnist", "linear_128x64", "mlp", "tiny_lm"}));
   const int mlp = list.row_of(kModels + "/mlp.pt");
   ASSERT_EQ(mlp, 2);
   EXPECT_TRUE(list.path(mlp).endsWith("/models/mlp.pt"));
   const QString tip = list.index(mlp).data(Qt::ToolTipRole).toString();
   EXPECT_TRUE(tip.contains("mlp.pt")) << tip.toStdString();
   EXPECT_TRUE(tip.contains("multilayer perceptron")) << tip.toStdString();
+  const QString lm_tip = list.index(list.row_of(kModels + "/tiny_lm.pt")).data(Qt::ToolTipRole).toString();
+  EXPECT_TRUE(lm_tip.contains("transformer")) << lm_tip.toStdString();
   list.refresh();
-  EXPECT_EQ(list.rowCount(), 3);
+  EXPECT_EQ(list.rowCount(), 4);
   EXPECT_TRUE(QtWarnings::messages().isEmpty()) << QtWarnings::messages().join("\n").toStdString();
 }
 
@@ -129,7 +131,8 @@ TEST(ModelPanel, OffersTheFoundModelsTheSyntheticOneAndOnlyTheGivenDevices) {
   EXPECT_EQ(models->itemText(0), "cnn_mnist");
   EXPECT_GE(models->findText("mlp"), 0);
   EXPECT_TRUE(models->itemText(models->count() - 1).startsWith("Synthetic"));
-  EXPECT_EQ(panel.models()->rowCount(), 3);
+  EXPECT_GE(models->findText("tiny_lm"), 0);
+  EXPECT_EQ(panel.models()->rowCount(), 4);
 }
 
 TEST(ModelPanel, LoadHandsOverTheChosenPathAndDevice) {

@@ -1,0 +1,24 @@
+#pragma once
+// Stacked live plots share a look: one QCustomPlot with plain polylines and a
+// single paint buffer, and panels (axis rects) each with its label and its
+// own legend in its top-left corner. Used by the live plots of request-level
+// batching and by the generation view.
+// Thread-safety: GUI thread only.
+
+#include <QString>
+
+class QCPAxisRect;
+class QCPLegend;
+class QCustomPlot;
+
+namespace batchscope {
+
+// Clears `plot` and sets it up for fast redraws at `min_width` x `min_height`.
+void prepare_stacked_plot(QCustomPlot* plot, int min_width, int min_height);
+// A new panel showing the last 60 s, with `ylabel` and a legend of its own;
+// the caller places it in the plot's layout.
+QCPAxisRect* add_panel(QCustomPlot* plot, const QString& ylabel);
+// The legend add_panel() gave `panel`.
+QCPLegend* panel_legend(QCPAxisRect* panel);
+
+}  // namespace batchscope
