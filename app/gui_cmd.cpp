@@ -41,7 +41,7 @@ std::string gui_help() {
          "A generative model (a --model whose sidecar says \"kind\": \"generative\", or\n"
          "--synthetic-lm S,T) opens the generation view instead: TTFT and ITL fans, tokens/s,\n"
          "sequences and cache, a step inspector, the scheduling applied live, a prompt box and\n"
-         "generation traffic (--rate, default 40 req/s, started unless --no-traffic);\n"
+         "generation traffic (--rate, default 25 req/s, started unless --no-traffic);\n"
          "--prompt TEXT generates TEXT's completion at once.\n" +
          lm_flags_help() + "Serving options (the starting values):\n" + cli::options_help();
 }

@@ -141,7 +141,9 @@ GenStepInspector::GenStepInspector(size_t capacity, QWidget* parent) : QWidget(p
   header->setSectionResizeMode(QHeaderView::Interactive);
   for (int c = 0; c < GenStepModel::kSequences; ++c) {
     const QString name = model_->headerData(c, Qt::Horizontal, Qt::DisplayRole).toString();
-    const QString widest = c == GenStepModel::kBlocks ? QString("16384/16384") : name;
+    const QString widest = c == GenStepModel::kBlocks     ? QString("16384/16384")
+                           : c == GenStepModel::kDuration ? QString("00000.00")
+                                                          : name;
     header->resizeSection(c, std::max(48, fontMetrics().horizontalAdvance(widest) + 18));
   }
   header->setStretchLastSection(true);

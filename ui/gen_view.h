@@ -31,7 +31,7 @@ class GenStepInspector;
 class GenTraffic;
 
 struct GenViewConfig {
-  double traffic_rate = 40;  // req/s for the built-in traffic
+  double traffic_rate = 25;  // req/s for the built-in traffic: busy, within tiny_lm's capacity
   bool start_traffic = false;
   double span_s = 60;      // seconds of history in the plots
   std::string model_text;  // "tiny_lm (cpu)", shown above the controls
