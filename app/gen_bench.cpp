@@ -1,6 +1,6 @@
 #include "gen_bench.h"
 
-#include <QCoreApplication>
+#include <QApplication>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -11,6 +11,7 @@
 #include "bench_cmd.h"
 #include "cli_args.h"
 #include "gen_load.h"
+#include "gen_run_plot.h"
 #include "generation_service.h"
 #include "http_client.h"
 #include "http_stream_client.h"
@@ -26,6 +27,8 @@ std::string gen_bench_help() {
          "                            (default lognormal:32,1,512)\n"
          "  --lengths-trace FILE      PROMPT_TOKENS,MAX_TOKENS per line, replayed in order\n"
          "  --slo-ttft-ms X --slo-itl-ms Y   goodput: requests within both objectives\n"
+         "  --plot FILE.png           TTFT and ITL fans, tokens/s and, in process, sequences\n"
+         "                            and cache blocks per step over the run\n"
          "  Targets as above; over HTTP, POST /v1/completions with \"stream\": true, every\n"
          "  token timestamped as it arrives. Requests run to max_tokens (ignore_eos).\n";
 }
@@ -52,13 +55,24 @@ class GenHttpTarget final : public GenTarget {
     body += "],\"max_tokens\":" + std::to_string(max_tokens) +
             ",\"temperature\":0,\"ignore_eos\":true,\"stream\":true,"
             "\"stream_options\":{\"include_usage\":true}}";
-    auto state = std::make_shared<std::pair<Callbacks, std::string>>(std::move(cb), "");
+    struct State {
+      Callbacks first;
+      std::string second;  // the error an event reported
+      uint32_t tokens = 0;
+    };
+    auto state = std::make_shared<State>(State{std::move(cb), "", 0});
     client_.send(
         json_post(url_, body),
         [state](std::string_view data, TimePoint when) {
           if (data.find("\"error\"") != std::string_view::npos) state->second = "error";
           if (data.find("\"finish_reason\":null") != std::string_view::npos) {
             state->first.on_tokens(when, 1);
+          }
+          // The usage chunk: the exact count (a token held back, part of a
+          // character, arrives in the next event).
+          constexpr std::string_view kKey = "\"completion_tokens\":";
+          if (const size_t at = data.find(kKey); at != std::string_view::npos) {
+            state->tokens = static_cast<uint32_t>(std::strtoul(data.data() + at + kKey.size(), nullptr, 10));
           }
         },
         [state](int status, std::string_view) {
@@ -67,7 +81,7 @@ class GenHttpTarget final : public GenTarget {
                                       : status == 0   ? "connection failed"
                                       : !ok           ? "error " + std::to_string(status)
                                                       : "length";
-          state->first.on_done(ok, 0, SteadyClock().now(), outcome);
+          state->first.on_done(ok, state->tokens, SteadyClock().now(), outcome);
         });
   }
 
@@ -96,7 +110,7 @@ int run_gen_bench(int argc, char** argv, std::map<std::string, std::string> flag
   auto prompt_dist = LengthDist::parse("uniform:16,64", "--prompt-len");
   auto tokens_dist = LengthDist::parse("lognormal:32,1,512", "--max-tokens");
   std::vector<GenLengths> trace;
-  std::string target = "inproc", json_out, csv_prefix, trace_out;
+  std::string target = "inproc", json_out, csv_prefix, trace_out, plot_out;
   std::string token = std::getenv("BATCHSCOPE_TOKEN") ? std::getenv("BATCHSCOPE_TOKEN") : "";
   double slo_ttft = 0, slo_itl = 0;
   int connections = 256;
@@ -134,6 +148,8 @@ int run_gen_bench(int argc, char** argv, std::map<std::string, std::string> flag
       csv_prefix = value;
     } else if (name == "trace-out") {
       trace_out = value;
+    } else if (name == "plot") {
+      plot_out = value;
     } else {
       bad = invalid_argument("unknown option --" + name + " for a generative model (see batchscope bench --help)");
     }
@@ -162,6 +178,15 @@ int run_gen_bench(int argc, char** argv, std::map<std::string, std::string> flag
   run.model = model_name;
   run.options = remote ? "the remote server's own" : describe_generation(*options);
   run.seed = spec.seed;
+  // Qt is needed for the listener (self-http) and for drawing the plot; one
+  // application object serves both.
+  std::unique_ptr<QCoreApplication> app;
+  if (!plot_out.empty()) {
+    if (!std::getenv("QT_QPA_PLATFORM")) setenv("QT_QPA_PLATFORM", "offscreen", 1);
+    app = std::make_unique<QApplication>(argc, argv);
+  } else if (target == "self-http") {
+    app = std::make_unique<QCoreApplication>(argc, argv);
+  }
   std::printf("Batchscope bench: %s -> %s\n", run.pattern.c_str(), target.c_str());
   std::fflush(stdout);
   GenRun measured;
@@ -169,12 +194,10 @@ int run_gen_bench(int argc, char** argv, std::map<std::string, std::string> flag
     GenEngineTarget t(*engine);
     measured = run_gen_load(spec, workload, t, clock);
   } else {
-    std::unique_ptr<QCoreApplication> app;
     std::unique_ptr<GenerationService> service;
     std::unique_ptr<HttpServer> server;
     Url url;
     if (target == "self-http") {
-      app = std::make_unique<QCoreApplication>(argc, argv);
       service = std::make_unique<GenerationService>(
           *engine, GenServiceInfo{engine->info(), choice->device, BATCHSCOPE_VERSION});
       server = std::make_unique<HttpServer>(
@@ -220,6 +243,14 @@ int run_gen_bench(int argc, char** argv, std::map<std::string, std::string> flag
   save(json_out, gen_summary_json(measured, summary), "JSON summary");
   if (!csv_prefix.empty()) save(csv_prefix + "_requests.csv", gen_requests_csv(measured), "CSV per request");
   save(trace_out, gen_trace_json(measured), "Chrome trace, one row of steps; open in Perfetto");
+  if (!plot_out.empty()) {
+    if (Status s = write_gen_run_plot(measured, summary, plot_out); !s) {
+      std::cerr << "batchscope bench: " << s.message() << "\n";
+      rc = 1;
+    } else {
+      std::printf("  wrote %s (TTFT and ITL fans, tokens/s, sequences)\n", plot_out.c_str());
+    }
+  }
   return rc;
 }
 

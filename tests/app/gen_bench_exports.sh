@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # batchscope bench on a generative model, in process and through its own
 # listener with streamed answers: every request answered, the JSON summary
-# has its figures, the CSV a row per request, and the Chrome trace one
-# event per model step.
+# has its figures, the CSV a row per request, the Chrome trace one event
+# per model step, and the plot is a PNG of some size.
 # Usage: gen_bench_exports.sh BATCHSCOPE WORKDIR
 set -euo pipefail
 bin=$1
@@ -12,7 +12,7 @@ for target in inproc self-http; do
   "$bin" bench --synthetic-lm 300,5 --rate 60 --duration 1 --seed 3 --max-tokens lognormal:16,1,64 \
     --prompt-len uniform:4,32 --slo-ttft-ms 500 --slo-itl-ms 100 --target "$target" \
     --json "$dir/$target.json" --csv "$dir/$target" --trace-out "$dir/$target.trace.json" \
-    >"$dir/$target.txt"
+    --plot "$dir/$target.png" >"$dir/$target.txt"
   grep -q "TTFT" "$dir/$target.txt"
   python3 - "$dir" "$target" <<'PY'
 import csv, json, sys
@@ -30,6 +30,9 @@ t = json.load(open(f"{d}/{target}.trace.json"))
 steps = [e for e in t["traceEvents"] if e["name"] == "step"]
 assert steps and all("decodes" in e["args"] and e["ph"] == "X" for e in steps)
 assert m["steps"] == len(steps), (m["steps"], len(steps))
+png = open(f"{d}/{target}.png", "rb").read()
+assert png[:8] == b"\x89PNG\r\n\x1a\n", "plot is not a PNG"
+assert len(png) > 8000, len(png)
 PY
 done
 echo "ok"
