@@ -17,142 +17,19 @@
 #include <vector>
 
 #include "histogram.h"
-#include "plot_panels.h"
+#include "picture.h"
 
 namespace batchscope {
 namespace {
 
-// The palette of run_plot.cpp, so that p99 looks the same in every picture.
-const QColor kP50Colour(0x0b, 0x3d, 0x91);
-const QColor kP90Colour(0x2f, 0x74, 0xc0);
-const QColor kP99Colour(0x8d, 0xb9, 0xe8);
+using namespace picture;
+
+// Colours beside the shared palette, as run_plot.cpp's depth and batch lines.
 const QColor kTokensColour(0x1a, 0x7f, 0x5a);
 const QColor kRunningColour(0xc4, 0x4e, 0x00);
 const QColor kDecodesColour(0x6a, 0x3d, 0x9a);
-const QColor kLimitColour(0xb0, 0x1c, 0x2e);
-const QColor kNoteColour(0x55, 0x55, 0x55);
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-
-QFont font_of(int point_size, bool bold = false) {
-  QFont f = QApplication::font();
-  f.setPointSize(point_size);
-  f.setBold(bold);
-  return f;
-}
-
-double seconds_since(TimePoint t, TimePoint start) {
-  return std::chrono::duration<double>(t - start).count();
-}
-
-QString num(double v) {
-  if (!std::isfinite(v)) return QStringLiteral("-");
-  const double a = std::fabs(v);
-  const int precision = a >= 100 ? 0 : a >= 10 ? 1 : 2;
-  return QLocale(QLocale::English).toString(v, 'f', precision);
-}
-
-QString count(uint64_t v) { return QLocale(QLocale::English).toString(qulonglong(v)); }
-
-QPen pen_of(const QColor& c, double width, Qt::PenStyle style = Qt::SolidLine) {
-  QPen p(c, width, style);
-  p.setCapStyle(Qt::FlatCap);
-  return p;
-}
-
-QColor with_alpha(QColor c, int alpha) {
-  c.setAlpha(alpha);
-  return c;
-}
-
-double finite_max(const QVector<double>& v) {
-  double m = 0;
-  for (double x : v)
-    if (std::isfinite(x)) m = std::max(m, x);
-  return m;
-}
-
-struct Panel {
-  QCPAxisRect* rect = nullptr;
-  QCPAxis* x = nullptr;
-  QCPAxis* y = nullptr;
-  QCPLegend* legend = nullptr;
-};
-
-// A panel from add_panel(), restyled for a still picture as run_plot.cpp's.
-Panel make_panel(QCustomPlot& plot, QCPLayoutGrid* layout, int row, QCPMarginGroup* margins,
-                 const QString& y_label, double x_max, bool bottom) {
-  Panel p;
-  p.rect = add_panel(&plot, y_label);
-  layout->addElement(row, 0, p.rect);
-  p.rect->setMarginGroup(QCP::msLeft | QCP::msRight, margins);
-  p.x = p.rect->axis(QCPAxis::atBottom);
-  p.y = p.rect->axis(QCPAxis::atLeft);
-  p.x->setRange(0, x_max);
-  p.x->setTickLabelFont(font_of(10));
-  p.y->setTickLabelFont(font_of(10));
-  p.y->setLabelFont(font_of(11));
-  p.y->setPadding(6);
-  if (bottom) {
-    p.x->setLabel(QStringLiteral("time since run start (s)"));
-    p.x->setLabelFont(font_of(11));
-  } else {
-    p.x->setTickLabels(false);
-    p.x->setSubTicks(false);
-  }
-  for (QCPAxis::AxisType side : {QCPAxis::atTop, QCPAxis::atRight}) {
-    QCPAxis* a = p.rect->axis(side);
-    a->setVisible(true);
-    a->setTicks(false);
-    a->setTickLabels(false);
-  }
-  p.rect->axis(QCPAxis::atTop)->setRange(0, x_max);
-  // Added rects leave axes and grids on "main"; move them where they belong.
-  p.rect->setLayer(QStringLiteral("background"));
-  for (QCPAxis* a : p.rect->axes()) {
-    a->setLayer(QStringLiteral("axes"));
-    a->grid()->setLayer(QStringLiteral("grid"));
-  }
-  for (QCPAxis* a : {p.x, p.y}) {
-    a->grid()->setPen(pen_of(QColor(0xe4, 0xe4, 0xe4), 1));
-    a->grid()->setZeroLinePen(Qt::NoPen);
-    a->grid()->setSubGridVisible(false);
-  }
-  p.legend = panel_legend(p.rect);
-  p.rect->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
-  p.legend->setFont(font_of(10));
-  p.legend->setBrush(QBrush(QColor(255, 255, 255, 230)));
-  p.legend->setBorderPen(pen_of(QColor(0xbb, 0xbb, 0xbb), 1));
-  p.legend->setWrap(12);
-  p.legend->setIconSize(24, 12);
-  return p;
-}
-
-QCPGraph* add_line(QCustomPlot& plot, const Panel& p, const QVector<double>& keys,
-                   const QVector<double>& values, const QPen& pen, const QString& name) {
-  QCPGraph* g = plot.addGraph(p.x, p.y);
-  g->setData(keys, values, true);
-  g->setPen(pen);
-  g->setName(name);
-  g->setLineStyle(QCPGraph::lsStepLeft);  // a window's (or step's) figure holds until the next
-  g->addToLegend(p.legend);
-  return g;
-}
-
-void add_note(QCustomPlot& plot, const Panel& p, const QString& text) {
-  auto* note = new QCPItemText(&plot);
-  note->setClipAxisRect(p.rect);
-  note->position->setType(QCPItemPosition::ptAxisRectRatio);
-  note->position->setAxisRect(p.rect);
-  note->position->setCoords(0.5, 0.5);
-  note->setPositionAlignment(Qt::AlignCenter);
-  note->setText(text);
-  note->setFont(font_of(12));
-  note->setColor(kNoteColour);
-  p.y->setTickLabels(false);
-  p.y->setRange(0, 1);
-  p.legend->setVisible(false);
-}
 
 // Per-window figures keyed at each window's start, plus a closing point at
 // the last window's end; NaN where a window has no data (drawn as a gap).
@@ -206,6 +83,8 @@ void draw_fan(QCustomPlot& plot, const Panel& p, const QVector<double>& t,
               const QVector<double> (&fan)[3], const QString& empty_note) {
   if (finite_max(fan[2]) <= 0) {
     add_note(plot, p, empty_note);
+    p.y->setRange(0, 1);
+    p.legend->setVisible(false);
     return;
   }
   QCPGraph* band90 = plot.addGraph(p.x, p.y);
@@ -276,10 +155,9 @@ QString headline_text(const GenSummary& s) {
   return t;
 }
 
-void draw(QCustomPlot& plot, const GenRun& run, const GenSummary& s, int width, int height) {
-  prepare_stacked_plot(&plot, width, height);
-  // A still picture can afford what live plots cannot: antialiased lines.
-  plot.setPlottingHint(QCP::phFastPolylines, false);
+void draw(QCustomPlot& plot, const GenRun& run, const GenSummary& s) {
+  plot.setAutoAddPlottableToLegend(false);
+  plot.plotLayout()->clear();  // drops the default axis rect and legend
   plot.setAntialiasedElements(QCP::aeAll);
   plot.setNotAntialiasedElements(QCP::aeAxes | QCP::aeGrid);
   plot.setBackground(Qt::white);
@@ -335,45 +213,8 @@ void draw(QCustomPlot& plot, const GenRun& run, const GenSummary& s, int width, 
 
 Status write_gen_run_plot(const GenRun& run, const GenSummary& s, const std::string& path,
                           int width, int height) {
-  if (width < 200 || height < 200 || width > 16000 || height > 16000) {
-    return invalid_argument("generation run plot size " + std::to_string(width) + "x" +
-                            std::to_string(height) + " is outside 200..16000 pixels");
-  }
-  static int argc = 1;
-  static char arg0[] = "batchscope";
-  static char* argv[] = {arg0, nullptr};
-  std::unique_ptr<QApplication> owned_app;
-  if (QCoreApplication::instance() == nullptr) {
-    if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
-    owned_app = std::make_unique<QApplication>(argc, argv);
-  } else if (qobject_cast<QApplication*>(QCoreApplication::instance()) == nullptr) {
-    return invalid_argument(
-        "writing a generation run plot needs a QApplication, but this process made a "
-        "QCoreApplication");
-  }
-  if (QThread::currentThread() != QCoreApplication::instance()->thread())
-    return Error{ErrorCode::kInternal, "write_gen_run_plot called off the GUI thread"};
-
-  const QString file = QString::fromStdString(path);
-  bool saved = false;
-  {
-    QCustomPlot plot;  // must go before an application made for it
-    plot.resize(width, height);
-    draw(plot, run, s, width, height);
-    saved = plot.savePng(file, width, height, 1.0);
-  }
-  if (!saved) {
-    const QFileInfo info(file);
-    std::string why = "cannot write the file";
-    if (path.empty())
-      why = "empty path";
-    else if (!info.absoluteDir().exists())
-      why = "its directory does not exist";
-    else if (info.isDir())
-      why = "it is a directory";
-    return invalid_argument("cannot write generation run plot to '" + path + "': " + why);
-  }
-  return Status::Ok();
+  return picture::save_png(path, width, height, "generation run plot",
+                           [&](QCustomPlot& plot) { draw(plot, run, s); });
 }
 
 }  // namespace batchscope
