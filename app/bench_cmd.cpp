@@ -56,12 +56,6 @@ int fail(const std::string& message, int code = 2) {
   return code;
 }
 
-bool write_file(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-  return static_cast<bool>(out);
-}
-
 Expected<std::vector<std::pair<double, double>>> parse_steps(const std::string& text) {
   std::vector<std::pair<double, double>> steps;
   std::stringstream ss(text);
@@ -118,6 +112,18 @@ void print_summary(const RunData& run, const RunSummary& s) {
 }  // namespace
 
 // The arrival pattern's flags; false when `name` is not one of them.
+bool save_export(const std::string& path, const std::string& text, const char* what) {
+  if (path.empty()) return true;
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+  if (!out) {
+    std::cerr << "batchscope bench: cannot write " << path << "\n";
+    return false;
+  }
+  std::printf("  wrote %s (%s)\n", path.c_str(), what);
+  return true;
+}
+
 bool take_arrival_flag(const std::string& name, const std::string& value, ArrivalSpec& spec,
                        Status& bad) {
   auto num = [&](double lo, double hi) { return cli::parse_number(name, value, lo, hi); };
@@ -330,13 +336,7 @@ int run_bench(int argc, char** argv, const std::vector<std::string>& args) {
 
   int rc = 0;
   auto save = [&](const std::string& path, const std::string& text, const char* what) {
-    if (path.empty()) return;
-    if (write_file(path, text)) {
-      std::printf("  wrote %s (%s)\n", path.c_str(), what);
-    } else {
-      std::cerr << "batchscope bench: cannot write " << path << "\n";
-      rc = 1;
-    }
+    if (!save_export(path, text, what)) rc = 1;
   };
   save(json_out, run_summary_json(run, summary), "JSON summary");
   if (!csv_prefix.empty()) {

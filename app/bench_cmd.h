@@ -10,6 +10,10 @@
 
 namespace batchscope {
 
+// Writes one export of a run and says so ("  wrote PATH (WHAT)"); an empty
+// path writes nothing. False, after saying why, when it cannot be written.
+bool save_export(const std::string& path, const std::string& text, const char* what);
+
 // Reads one arrival-pattern flag (--pattern, --rate, --duration, --seed, ...)
 // into `spec`; false when `name` is not one of them. A bad value sets `bad`.
 bool take_arrival_flag(const std::string& name, const std::string& value, ArrivalSpec& spec,

@@ -90,12 +90,6 @@ class GenHttpTarget final : public GenTarget {
   HttpStreamClient client_;
 };
 
-bool write_file(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-  return static_cast<bool>(out);
-}
-
 }  // namespace
 
 int run_gen_bench(int argc, char** argv, std::map<std::string, std::string> flags) {
@@ -232,13 +226,7 @@ int run_gen_bench(int argc, char** argv, std::map<std::string, std::string> flag
   std::printf("%s", gen_summary_text(measured, summary).c_str());
   int rc = 0;
   auto save = [&](const std::string& path, const std::string& text, const char* what) {
-    if (path.empty()) return;
-    if (write_file(path, text)) {
-      std::printf("  wrote %s (%s)\n", path.c_str(), what);
-    } else {
-      std::cerr << "batchscope bench: cannot write " << path << "\n";
-      rc = 1;
-    }
+    if (!save_export(path, text, what)) rc = 1;
   };
   save(json_out, gen_summary_json(measured, summary), "JSON summary");
   if (!csv_prefix.empty()) save(csv_prefix + "_requests.csv", gen_requests_csv(measured), "CSV per request");
