@@ -13,6 +13,7 @@
 #include "http_server.h"
 #include "http_target.h"
 #include "infer_json.h"
+#include "inproc_run.h"
 #include "inference_service.h"
 #include "load_driver.h"
 #include "model_setup.h"
@@ -274,36 +275,31 @@ int run_bench(int argc, char** argv, const std::vector<std::string>& args) {
   cfg.duration_s = spec.duration_s;
   cfg.seed = spec.seed;
 
-  std::unique_ptr<Engine> engine;
-  if (!remote) {
-    engine = std::make_unique<Engine>(model->factory, *options);
-    const ModelMetadata meta = model->metadata;
-    engine->set_validator([meta](const Tensors& in) { return check_inputs(meta, in); });
-    if (Status s = engine->start(); !s) return fail(s.message(), 1);
-  }
-
   SteadyClock clock;
   RunData run;
   if (target == "inproc") {
-    std::vector<Tensors> pool;
+    std::vector<Tensors> inputs;
     if (!bodies.empty()) {  // the same {"data": [...]} body an HTTP target would send
       auto parsed = parse_simple_infer(bodies[0], model->metadata);
       if (auto* e = std::get_if<HttpError>(&parsed)) return fail("--payload: " + e->message);
-      pool.push_back(std::get<Tensors>(parsed));
-      if (Status s = check_inputs(model->metadata, pool[0]); !s)
+      inputs.push_back(std::get<Tensors>(parsed));
+      if (Status s = check_inputs(model->metadata, inputs[0]); !s)
         return fail("--payload: " + s.message());
-    } else {
-      for (uint64_t i = 0; i < 64; ++i)
-        pool.push_back(random_inputs(model->metadata, spec.seed + i));
     }
-    EngineTarget t(*engine, [&pool](uint64_t i) { return pool[i % pool.size()]; });
     std::printf("Batchscope bench: %s -> inproc\n", cfg.pattern.c_str());
     std::fflush(stdout);
-    run = run_load(spec, t, cfg, clock);
+    auto r = run_inproc(*model, *options, spec, cfg, std::move(inputs));
+    if (!r) return fail(r.error().message, 1);
+    run = std::move(*r);
   } else {
+    std::unique_ptr<Engine> engine;
     std::unique_ptr<InferenceService> service;
     std::unique_ptr<HttpServer> server;
     if (target == "self-http") {
+      engine = std::make_unique<Engine>(model->factory, *options);
+      const ModelMetadata meta = model->metadata;
+      engine->set_validator([meta](const Tensors& in) { return check_inputs(meta, in); });
+      if (Status s = engine->start(); !s) return fail(s.message(), 1);
       service = std::make_unique<InferenceService>(
           *engine, ServiceInfo{model->metadata, model->device, BATCHSCOPE_VERSION});
       server = std::make_unique<HttpServer>(
@@ -320,13 +316,13 @@ int run_bench(int argc, char** argv, const std::vector<std::string>& args) {
     run = run_load(spec, t, cfg, clock);
     t.stop();
     if (server) server->stop(1000);
-  }
-  if (engine) {
-    engine->stop(StopMode::kDrain);
-    RecordBatch records;
-    engine->drain_records(records);
-    run.batches = std::move(records.batches);
-    run.depth = std::move(records.depth);
+    if (engine) {
+      engine->stop(StopMode::kDrain);
+      RecordBatch records;
+      engine->drain_records(records);
+      run.batches = std::move(records.batches);
+      run.depth = std::move(records.depth);
+    }
   }
 
   if (window_s <= 0) window_s = std::clamp(spec.duration_s / 40.0, 0.1, 10.0);

@@ -1,0 +1,28 @@
+#include "inproc_run.h"
+
+#include "load_driver.h"
+
+namespace batchscope {
+
+Expected<RunData> run_inproc(const ModelSetup& model, const Options& options,
+                             const ArrivalSpec& spec, const RunConfig& config,
+                             std::vector<Tensors> inputs) {
+  if (inputs.empty()) {
+    for (uint64_t i = 0; i < 64; ++i) inputs.push_back(random_inputs(model.metadata, spec.seed + i));
+  }
+  Engine engine(model.factory, options);
+  const ModelMetadata meta = model.metadata;
+  engine.set_validator([meta](const Tensors& in) { return check_inputs(meta, in); });
+  if (Status s = engine.start(); !s) return s.error();
+  SteadyClock clock;
+  EngineTarget target(engine, [&inputs](uint64_t i) { return inputs[i % inputs.size()]; });
+  RunData run = run_load(spec, target, config, clock);
+  engine.stop(StopMode::kDrain);
+  RecordBatch records;
+  engine.drain_records(records);
+  run.batches = std::move(records.batches);
+  run.depth = std::move(records.depth);
+  return run;
+}
+
+}  // namespace batchscope
