@@ -136,6 +136,23 @@ Status Options::validate() const {
   return Status::Ok();
 }
 
+std::string options_to_json(const Options& o) {
+  std::string out = "{\"strategy\":";
+  append_json_string(out, strategy_name(o.strategy));
+  out += ",\"max_batch_size\":" + std::to_string(o.max_batch_size);
+  out += ",\"max_wait_us\":" + std::to_string(o.max_wait_us);
+  out += ",\"queue_capacity\":" + std::to_string(o.queue_capacity);
+  out += ",\"request_timeout_ms\":" + std::to_string(o.request_timeout_ms);
+  out += ",\"num_lanes\":" + std::to_string(o.num_lanes);
+  out += ",\"target_p99_ms\":";
+  append_json_number(out, o.target_p99_ms);
+  out += ",\"scheduling\":";
+  append_json_string(out, scheduling_name(o.scheduling));
+  out += ",\"max_num_seqs\":" + std::to_string(o.max_num_seqs);
+  out += ",\"max_num_batched_tokens\":" + std::to_string(o.max_num_batched_tokens);
+  return out + "}";
+}
+
 std::string describe(const Options& o) {
   std::ostringstream s;
   s << "strategy=" << strategy_name(o.strategy) << " max_batch_size=" << o.max_batch_size

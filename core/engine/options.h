@@ -93,6 +93,10 @@ std::string numeric_option_names();
 Status set_numeric_option(Options& o, std::string_view name, double value, std::string_view shown,
                           std::string_view label = {});
 
+// The options as a JSON object (no surrounding whitespace), every field by
+// its name; options_from_json() (core/net) reads it back.
+std::string options_to_json(const Options& o);
+
 // "max_batch_size=32 max_wait_us=2000 ..." for logs and summaries.
 std::string describe(const Options& o);
 // "scheduling=continuous max_num_seqs=32 ..." for a generative model's runs.

@@ -24,7 +24,6 @@
 namespace batchscope {
 
 Expected<Options> options_from_json(std::string_view json, Options base);
-// The options as a JSON object (no surrounding whitespace).
-std::string options_to_json(const Options& o);
+// options_to_json() is options.h's.
 
 }  // namespace batchscope
