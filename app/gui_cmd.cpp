@@ -4,6 +4,7 @@
 #include <QScreen>
 #include <QSettings>
 #include <QTimer>
+#include <cstdio>
 #include <cstdlib>
 #include <iostream>
 #include <thread>
@@ -41,7 +42,11 @@ std::string gui_help() {
          "A generative model (a --model whose sidecar says \"kind\": \"generative\", or\n"
          "--synthetic-lm S,T) opens the generation view instead: TTFT and ITL fans, tokens/s,\n"
          "sequences and cache, a step inspector, the scheduling applied live, a prompt box and\n"
-         "generation traffic (--rate, default 25 req/s, started unless --no-traffic);\n"
+         "generation traffic (--rate, default 25 req/s, started unless --no-traffic) and an\n"
+         "HTTP listener whose clients' requests show beside the traffic: POST /v1/completions\n"
+         "(streamed or not), POST /v2/models/{m}/generate[_stream], GET /metrics, /v1/config.\n"
+         "--listen PORT (0: a free one, printed at start), --token and --no-remote-config\n"
+         "work there as above; "
          "--prompt TEXT generates TEXT's completion at once.\n" +
          lm_flags_help() + "Serving options (the starting values):\n" + cli::options_help();
 }
@@ -51,6 +56,31 @@ bool display_available() {
 }
 
 namespace {
+
+// --listen PORT, --token TOKEN and --no-remote-config, the same for both
+// windows: true when `name` is one of them, an error when its value is bad.
+Expected<bool> take_listener_flag(const std::string& name, const std::string& value,
+                                  int& listen_port, ServiceAccess& access) {
+  if (name == "listen") {
+    auto p = cli::parse_number(name, value, 0, 65535);
+    if (!p) return p.error();
+    listen_port = static_cast<int>(*p);
+  } else if (name == "token") {
+    access.token = value;
+  } else if (name == "no-remote-config") {
+    access.remote_config = false;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+// The listener's bearer token before the flags: $BATCHSCOPE_TOKEN, as serve reads it.
+ServiceAccess default_access() {
+  ServiceAccess access;
+  if (const char* env = std::getenv("BATCHSCOPE_TOKEN")) access.token = env;
+  return access;
+}
 
 // The generation view over a generative model, in a window of its own.
 int run_gen_gui(int argc, char** argv, std::map<std::string, std::string> flags) {
@@ -64,9 +94,14 @@ int run_gen_gui(int argc, char** argv, std::map<std::string, std::string> flags)
   if (!choice) return fail(choice.error().message);
   GenViewConfig cfg;
   cfg.start_traffic = true;
+  cfg.listener.access = default_access();
+  cfg.listener.version = BATCHSCOPE_VERSION;
   std::string screenshot;
   double after_s = 10;
   for (auto& [name, value] : flags) {
+    auto listener = take_listener_flag(name, value, cfg.listener.listen_port, cfg.listener.access);
+    if (!listener) return fail(listener.error().message);
+    if (*listener) continue;
     if (name == "rate") {
       auto r = cli::parse_number(name, value, 0.1, 1e5);
       if (!r) return fail(r.error().message);
@@ -93,11 +128,18 @@ int run_gen_gui(int argc, char** argv, std::map<std::string, std::string> flags)
   auto lm = make_lm(*choice);
   if (!lm) return fail(lm.error().message, 1);
   cfg.model_text = lm->runner->info().name + " (" + lm->device + ")";
+  cfg.listener.device = lm->device;
   auto engine = std::make_unique<GenEngine>(std::move(lm->runner), *options);
   if (Status s = engine->start(); !s) return fail(s.message(), 1);
   int rc = 0;
   {
     GenMainWindow window(std::move(engine), cfg);
+    if (GenListener* l = window.view()->listener(); l->running()) {
+      std::printf("listening on http://%s:%u\n", cfg.listener.host.c_str(), l->port());
+      std::fflush(stdout);
+    } else if (cfg.listener.listen_port >= 0) {
+      std::cerr << "batchscope gui: " << l->text().toStdString() << "\n";
+    }
     QSize size(1600, 1000);
     const QString platform = QGuiApplication::platformName();
     if (platform != "offscreen" && platform != "minimal")
@@ -123,7 +165,8 @@ int run_gen_gui(int argc, char** argv, std::map<std::string, std::string> flags)
 
 // A generative model asked for in the workbench (model panel, File > Open)
 // opens in a generation window of its own, a child of the workbench.
-std::optional<Status> open_generative(const ModelRequest& r, QWidget* parent) {
+std::optional<Status> open_generative(const ModelRequest& r, QWidget* parent,
+                                      const ServiceAccess& access) {
 #ifdef BATCHSCOPE_WITH_TORCH
   if (!is_generative_sidecar(r.path)) return std::nullopt;
   LmChoice choice;
@@ -134,6 +177,9 @@ std::optional<Status> open_generative(const ModelRequest& r, QWidget* parent) {
   GenViewConfig cfg;
   cfg.model_text = lm->runner->info().name + " (" + lm->device + ")";
   cfg.start_traffic = false;
+  cfg.listener.access = access;  // the workbench's, should its listener be started
+  cfg.listener.device = lm->device;
+  cfg.listener.version = BATCHSCOPE_VERSION;
   auto engine = std::make_unique<GenEngine>(std::move(lm->runner), Options{});
   if (Status s = engine->start(); !s) return s;
   auto* window = new GenMainWindow(std::move(engine), cfg, parent);
@@ -145,6 +191,7 @@ std::optional<Status> open_generative(const ModelRequest& r, QWidget* parent) {
 #else
   (void)r;
   (void)parent;
+  (void)access;
   return std::nullopt;
 #endif
 }
@@ -167,11 +214,14 @@ int run_gui(int argc, char** argv, const std::vector<std::string>& args) {
   auto choice = take_model_flags(*flags, "models/mlp.pt");
   if (!choice) return fail(choice.error().message);
   WorkbenchConfig cfg;
-  if (const char* env = std::getenv("BATCHSCOPE_TOKEN")) cfg.access.token = env;
+  cfg.access = default_access();
   std::string screenshot;
   double after_s = 10;
   bool fresh = false;
   for (auto& [name, value] : *flags) {
+    auto listener = take_listener_flag(name, value, cfg.listen_port, cfg.access);
+    if (!listener) return fail(listener.error().message);
+    if (*listener) continue;
     if (name == "rate") {
       auto r = cli::parse_number(name, value, 1, 1e6);
       if (!r) return fail(r.error().message);
@@ -180,14 +230,6 @@ int run_gui(int argc, char** argv, const std::vector<std::string>& args) {
       cfg.start_traffic = false;
     } else if (name == "fresh") {
       fresh = true;
-    } else if (name == "listen") {
-      auto p = cli::parse_number(name, value, 0, 65535);
-      if (!p) return fail(p.error().message);
-      cfg.listen_port = static_cast<int>(*p);
-    } else if (name == "token") {
-      cfg.access.token = value;
-    } else if (name == "no-remote-config") {
-      cfg.access.remote_config = false;
     } else if (name == "screenshot") {
       screenshot = value;
     } else if (name == "after") {
@@ -228,7 +270,9 @@ int run_gui(int argc, char** argv, const std::vector<std::string>& args) {
   cfg.devices = available_devices();
 #endif
   cfg.version = BATCHSCOPE_VERSION;
-  cfg.open_generative = open_generative;
+  cfg.open_generative = [access = cfg.access](const ModelRequest& r, QWidget* parent) {
+    return open_generative(r, parent, access);
+  };
 
   int rc = 0;
   {

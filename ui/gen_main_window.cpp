@@ -17,9 +17,13 @@ GenMainWindow::GenMainWindow(std::unique_ptr<GenEngine> engine, GenViewConfig co
 }
 
 GenMainWindow::~GenMainWindow() {
-  delete view_;  // its traffic and prompt use the engine: they go first
+  // The listener stops first; what its services admitted may still be in the
+  // engine and answers through them, so they stay until the engine has stopped.
+  std::vector<std::unique_ptr<GenerationService>> services = view_->listener()->take_services();
+  delete view_;  // its traffic and prompt use the engine: they go next
   view_ = nullptr;
   engine_->stop(std::chrono::milliseconds(500));
+  services.clear();
 }
 
 }  // namespace batchscope

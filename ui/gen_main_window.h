@@ -1,8 +1,9 @@
 #pragma once
 // The window for a generative model: the generation view over an engine the
 // window owns (`batchscope gui --model tiny_lm.pt`, `--synthetic-lm S,T`).
-// Closing it stops the view's traffic first, then the engine (admitted
-// requests get a short grace to finish).
+// Closing it stops the view's HTTP listener and traffic first, then the
+// engine (admitted requests get a short grace to finish); the listener's
+// services outlive the engine's last completion.
 // Thread-safety: GUI thread only.
 
 #include <QMainWindow>

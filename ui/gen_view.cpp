@@ -2,9 +2,12 @@
 
 #include <QGroupBox>
 #include <QLabel>
+#include <QScrollArea>
+#include <QScrollBar>
 #include <QSplitter>
 #include <QTimer>
 #include <QVBoxLayout>
+#include <algorithm>
 
 #include "gen_controls.h"
 #include "gen_plots.h"
@@ -31,6 +34,7 @@ GenView::GenView(GenEngine& engine, GenViewConfig config, QWidget* parent)
   model_->setWordWrap(true);
   controls_ = new GenControls([this](const Options& o) { return engine_.set_options(o); });
   traffic_ = new GenTraffic(engine_, config_.traffic_rate);
+  listener_ = new GenListener(engine_, config_.listener);
   figures_ = new QLabel;
   figures_->setWordWrap(true);
   figures_->setTextFormat(Qt::RichText);
@@ -41,6 +45,10 @@ GenView::GenView(GenEngine& engine, GenViewConfig config, QWidget* parent)
   auto* prompt_group = new QGroupBox("Prompt");
   auto* prompt_layout = new QVBoxLayout(prompt_group);
   prompt_layout->addWidget(prompt_);
+  // The prompt takes the room the panels above leave, down to a usable
+  // minimum: its text boxes' preferred heights alone would scroll the column.
+  prompt_group->setMinimumHeight(std::max(prompt_group->minimumSizeHint().height(), 240));
+  prompt_group->setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Ignored);
 
   auto* left = new QWidget;
   auto* left_layout = new QVBoxLayout(left);
@@ -48,9 +56,18 @@ GenView::GenView(GenEngine& engine, GenViewConfig config, QWidget* parent)
   left_layout->addWidget(model_);
   left_layout->addWidget(controls_);
   left_layout->addWidget(traffic_);
+  left_layout->addWidget(listener_);
   left_layout->addWidget(now);
   left_layout->addWidget(prompt_group, 1);
   left->setMinimumWidth(380);
+  // Scrolls rather than forcing the window taller than a laptop screen.
+  auto* left_scroll = new QScrollArea;
+  left_scroll->setWidget(left);
+  left_scroll->setWidgetResizable(true);
+  left_scroll->setFrameShape(QFrame::NoFrame);
+  left_scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+  left_scroll->setMinimumWidth(left->minimumWidth() +
+                               left_scroll->verticalScrollBar()->sizeHint().width());
 
   plots_ = new GenPlots;
   inspector_ = new GenStepInspector(5000);
@@ -66,7 +83,7 @@ GenView::GenView(GenEngine& engine, GenViewConfig config, QWidget* parent)
   right->setChildrenCollapsible(false);
 
   auto* split = new QSplitter(Qt::Horizontal);
-  split->addWidget(left);
+  split->addWidget(left_scroll);
   split->addWidget(right);
   split->setStretchFactor(0, 0);
   split->setStretchFactor(1, 1);
@@ -88,7 +105,8 @@ GenView::GenView(GenEngine& engine, GenViewConfig config, QWidget* parent)
 }
 
 GenView::~GenView() {
-  // Before the children go: the traffic thread submits to the engine.
+  // Before the children go: HTTP clients and the traffic thread submit to the engine.
+  listener_->stop();
   traffic_->stop();
 }
 
@@ -97,6 +115,8 @@ void GenView::refresh() {
   steps_.clear();
   engine_.drain(requests_, steps_);
   metrics_.fold(requests_, steps_);
+  if (!requests_.empty() || !steps_.empty()) listener_->publish(metrics_.totals());
+  listener_->refresh();
   inspector_->add(steps_, engine_.clock().now());
   plots_->draw(metrics_, config_.span_s);
   const GenStatus s = engine_.status();

@@ -1,22 +1,29 @@
 #pragma once
 // The generation view: everything the workbench shows for a generative
-// model, over a GenEngine owned elsewhere. On the left the scheduling
-// controls (applied live), the built-in traffic, a line of live figures
-// (output tokens/s, running and waiting sequences, cache blocks in use) and
-// the prompt box whose completion streams in; on the right the live plots
-// (TTFT and ITL fans, tokens/s, sequences, cache) above the step inspector.
+// model, over a GenEngine owned elsewhere. On the left (scrolling on a short
+// screen) the scheduling controls (applied live), the built-in traffic, an
+// HTTP listener whose clients' requests join the same engine
+// (gen_listener.h), a line of live figures (output tokens/s, running and
+// waiting sequences, cache blocks in use) and the prompt box whose
+// completion streams in; on the right the live plots (TTFT and ITL fans,
+// tokens/s, sequences, cache) above the step inspector.
 //
 // A ~30 Hz timer drains the engine's request and step records (nothing is
 // pushed per event), folds them into GenMetrics (0.5 s windows, five minutes
 // kept), appends the steps to the inspector and redraws the plots when a
-// window has completed. The engine must outlive the view; destroying the
-// view stops its traffic and cancels its prompt's generation.
+// window has completed; the listener's /metrics reports the same totals.
+// The engine must outlive the view; destroying the view stops its listener
+// and traffic and cancels its prompt's generation. The services of a
+// listener that has served go with the view unless taken first
+// (GenListener::take_services): stop the engine before, or take them and
+// keep them until the engine has stopped, as GenMainWindow does.
 // Thread-safety: GUI thread only.
 
 #include <QWidget>
 #include <vector>
 
 #include "gen_engine.h"
+#include "gen_listener.h"
 #include "gen_metrics.h"
 
 class QLabel;
@@ -33,9 +40,10 @@ class GenTraffic;
 struct GenViewConfig {
   double traffic_rate = 25;  // req/s for the built-in traffic: busy, within tiny_lm's capacity
   bool start_traffic = false;
-  double span_s = 60;      // seconds of history in the plots
-  std::string model_text;  // "tiny_lm (cpu)", shown above the controls
-  std::string prompt;      // when set: in the prompt box, generated at once
+  double span_s = 60;          // seconds of history in the plots
+  std::string model_text;      // "tiny_lm (cpu)", shown above the controls
+  std::string prompt;          // when set: in the prompt box, generated at once
+  GenListenerConfig listener;  // the HTTP listener's host, access and start
 };
 
 class GenView : public QWidget {
@@ -50,6 +58,7 @@ class GenView : public QWidget {
   const GenMetrics& metrics() const { return metrics_; }
   GenControls* controls() const { return controls_; }
   GenTraffic* traffic() const { return traffic_; }
+  GenListener* listener() const { return listener_; }
   GenPromptBox* prompt() const { return prompt_; }
   GenPlots* plots() const { return plots_; }
   GenStepInspector* inspector() const { return inspector_; }
@@ -66,6 +75,7 @@ class GenView : public QWidget {
 
   GenControls* controls_ = nullptr;
   GenTraffic* traffic_ = nullptr;
+  GenListener* listener_ = nullptr;
   GenPromptBox* prompt_ = nullptr;
   GenPlots* plots_ = nullptr;
   GenStepInspector* inspector_ = nullptr;
