@@ -67,29 +67,6 @@ bool write_text(const std::filesystem::path& path, const std::string& text) {
   return static_cast<bool>(out);
 }
 
-// The files to stdout, or under `out` (see export_help()).
-int emit(const char* command, const std::vector<ExportFile>& files, const std::string& out) {
-  namespace fs = std::filesystem;
-  if (out.empty()) {
-    for (const ExportFile& f : files) {
-      if (files.size() > 1) std::cout << "==> " << f.name << " <==\n";
-      std::cout << f.text;
-      if (files.size() > 1 && &f != &files.back()) std::cout << "\n";
-    }
-    std::cout.flush();
-    return std::cout ? 0 : 1;
-  }
-  std::error_code ec;
-  if (files.size() > 1 || fs::is_directory(out, ec)) {
-    if (Status s = write_export(files, out); !s) return fail(command, "--out: " + s.message(), 1);
-    for (const ExportFile& f : files) std::cout << "wrote " << (fs::path(out) / f.name).string() << "\n";
-    return 0;
-  }
-  if (!write_text(out, files[0].text)) return fail(command, "cannot write " + out, 1);
-  std::cout << "wrote " << out << "\n";
-  return 0;
-}
-
 Expected<std::vector<uint32_t>> parse_sizes(const std::string& text) {
   std::vector<uint32_t> sizes;
   std::stringstream ss(text);
@@ -113,6 +90,30 @@ void print_notes(const char* command, const ImportResult& r) {
 }
 
 }  // namespace
+
+int write_export_files(const char* command, const std::vector<ExportFile>& files,
+                       const std::string& out) {
+  namespace fs = std::filesystem;
+  if (out.empty()) {
+    for (const ExportFile& f : files) {
+      if (files.size() > 1) std::cout << "==> " << f.name << " <==\n";
+      std::cout << f.text;
+      if (files.size() > 1 && &f != &files.back()) std::cout << "\n";
+    }
+    std::cout.flush();
+    return std::cout ? 0 : 1;
+  }
+  std::error_code ec;
+  if (files.size() > 1 || fs::is_directory(out, ec)) {
+    if (Status s = write_export(files, out); !s) return fail(command, "--out: " + s.message(), 1);
+    for (const ExportFile& f : files)
+      std::cout << "wrote " << (fs::path(out) / f.name).string() << "\n";
+    return 0;
+  }
+  if (!write_text(out, files[0].text)) return fail(command, "cannot write " + out, 1);
+  std::cout << "wrote " << out << "\n";
+  return 0;
+}
 
 int run_export(const std::vector<std::string>& args) {
   const char* cmd = "export";
@@ -194,7 +195,7 @@ int run_export(const std::vector<std::string>& args) {
     std::cerr << "batchscope export: note: no --model, so config.pbtxt has no input and output; "
                  "add them before Triton loads it\n";
   }
-  return emit(cmd, *files, out);
+  return write_export_files(cmd, *files, out);
 }
 
 int run_import(const std::vector<std::string>& args) {
@@ -235,7 +236,7 @@ int run_import(const std::vector<std::string>& args) {
   in.options = imported->options;
   auto files = export_config(ExportFormat::kJson, in);
   if (!files) return fail(cmd, files.error().message);
-  return emit(cmd, *files, out);
+  return write_export_files(cmd, *files, out);
 }
 
 }  // namespace batchscope

@@ -7,9 +7,18 @@
 #include <string>
 #include <vector>
 
+#include "export_config.h"
+
 namespace batchscope {
 
 int run_export(const std::vector<std::string>& args);
+
+// Writes an export's files to stdout (several each under a "==> NAME <=="
+// line), or to `out`: one file to that path (or into it, if it is a folder),
+// several into the folder `out`, made if missing. Says what it wrote; 0, or 1
+// after saying why on stderr as "batchscope COMMAND: ...".
+int write_export_files(const char* command, const std::vector<ExportFile>& files,
+                       const std::string& out);
 std::string export_help();
 
 int run_import(const std::vector<std::string>& args);

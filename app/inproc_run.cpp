@@ -8,7 +8,8 @@ Expected<RunData> run_inproc(const ModelSetup& model, const Options& options,
                              const ArrivalSpec& spec, const RunConfig& config,
                              std::vector<Tensors> inputs) {
   if (inputs.empty()) {
-    for (uint64_t i = 0; i < 64; ++i) inputs.push_back(random_inputs(model.metadata, spec.seed + i));
+    for (uint64_t i = 0; i < 64; ++i)
+      inputs.push_back(random_inputs(model.metadata, spec.seed + i));
   }
   Engine engine(model.factory, options);
   const ModelMetadata meta = model.metadata;

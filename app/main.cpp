@@ -17,6 +17,7 @@
 #include "export_cmd.h"
 #include "gui_cmd.h"
 #include "serve_cmd.h"
+#include "tune_cmd.h"
 #endif
 #ifdef BATCHSCOPE_WITH_TORCH
 #include "torch_info.h"
@@ -42,6 +43,8 @@ const char* kUsage =
 #ifdef BATCHSCOPE_WITH_QT
     "  serve     serve a model over HTTP (/infer, KServe v2, /metrics), headless\n"
     "  bench     drive a target with an arrival pattern and record the run\n"
+    "  tune      find the batching options that serve a traffic pattern best within a p99\n"
+    "            objective: predicted for every configuration, the best confirmed live\n"
     "  export    write the options as a Triton, TF Serving, TorchServe, Ray Serve, Python\n"
     "            engine or Batchscope JSON configuration\n"
     "  import    read a Triton config.pbtxt or Batchscope JSON into Batchscope JSON\n"
@@ -121,6 +124,15 @@ int main(int argc, char** argv) {
       }
     }
     return batchscope::run_bench(argc, argv, args);
+  }
+  if (command == "tune") {
+    for (const std::string& a : args) {
+      if (a == "--help" || a == "-h") {
+        std::fputs(batchscope::tune_help().c_str(), stdout);
+        return 0;
+      }
+    }
+    return batchscope::run_tune(args);
   }
   if (command == "export" || command == "import") {
     const bool is_export = command == "export";

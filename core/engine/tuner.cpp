@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <map>
 #include <tuple>
@@ -36,10 +37,11 @@ bool cheaper(const Options& a, const Options& b) {
   return key(a) < key(b);
 }
 
+// Four significant digits: enough for a message about milliseconds.
 std::string number(double v) {
-  std::string s;
-  append_number(s, v, "NaN");
-  return s;
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.4g", v);
+  return buf;
 }
 
 // How far from the SLO an infeasible configuration is: losses first, then p99.
@@ -65,25 +67,36 @@ Error no_slo_met(std::span<const Evaluated> evaluated, double slo_p99_ms, double
 }
 
 // Ranks evaluated points for the search as choose_best() would; under the
-// latency objective `best_rps` is the best SLO-meeting throughput so far.
+// throughput objective `best_rps` is the best SLO-meeting throughput so far.
 struct Ranking {
   double slo_p99_ms;
   TuneObjective objective;
   double loss_tolerance;
   double best_rps = 0;
+  // The throughput objective's band; the search climbs with none (a band
+  // relative to the best so far moves as the search goes), and choose_best()
+  // applies it to everything evaluated.
+  double band = kThroughputBand;
 
   bool better(const Evaluated& a, const Evaluated& b) const {
     const bool fa = meets_slo(a, slo_p99_ms, loss_tolerance);
     const bool fb = meets_slo(b, slo_p99_ms, loss_tolerance);
     if (fa != fb) return fa;
     if (!fa) return closer(a, b, loss_tolerance);
-    if (objective == TuneObjective::kLatency) {
-      const double floor = best_rps * (1 - kThroughputBand);
+    if (objective == TuneObjective::kThroughput) {
+      // Throughputs within the band of the best are equal: open-loop traffic
+      // makes every configuration that keeps up serve the offered rate, and
+      // the last digits are noise.
+      const double floor = best_rps * (1 - band);
       const bool ia = throughput_key(a) >= floor, ib = throughput_key(b) >= floor;
       if (ia != ib) return ia;
-      if (ia && p99_key(a) != p99_key(b)) return p99_key(a) < p99_key(b);
+      if (!ia && throughput_key(a) != throughput_key(b))
+        return throughput_key(a) > throughput_key(b);
+      if (p99_key(a) != p99_key(b)) return p99_key(a) < p99_key(b);
+    } else {
+      if (p99_key(a) != p99_key(b)) return p99_key(a) < p99_key(b);
+      if (throughput_key(a) != throughput_key(b)) return throughput_key(a) > throughput_key(b);
     }
-    if (throughput_key(a) != throughput_key(b)) return throughput_key(a) > throughput_key(b);
     return cheaper(a.options, b.options);
   }
 };
@@ -96,7 +109,7 @@ struct SearchRun {
   const Evaluator& evaluate;
   TuneResult& result;
   uint64_t total;  // for progress
-  Ranking ranking{settings.slo_p99_ms, settings.objective, settings.loss_tolerance};
+  Ranking ranking{settings.slo_p99_ms, settings.objective, settings.loss_tolerance, 0, 0};
   uint64_t done = 0;
   const Clock* clock = nullptr;
   std::optional<TimePoint> deadline{};

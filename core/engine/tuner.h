@@ -6,9 +6,11 @@
 // A configuration meets the SLO when its p99 is at most the SLO and its
 // losses, rejected + timed_out, are at most kLossTolerance (0.1%) of what was
 // sent. Among those, choose_best() picks by objective:
-//   throughput: the highest throughput;
-//   latency:    the lowest p99 among those within kThroughputBand (1%) of the
-//               highest throughput an SLO-meeting configuration reaches.
+//   throughput: the highest throughput, throughputs within kThroughputBand
+//               (1%) of the best counting as equal (open-loop traffic makes
+//               every configuration that keeps up serve the offered rate),
+//               then the lowest p99;
+//   latency:    the lowest p99, then the highest throughput.
 // Exact ties go to the cheaper configuration: fewer lanes, then the smaller
 // max_wait, then the smaller max_batch_size, then fifo before adaptive (then
 // the remaining fields, so the choice never depends on evaluation order).
@@ -20,7 +22,8 @@
 // fits in half of min(exhaustive_limit, max_evaluations), then refines around
 // the best few points (refine_seeds) by compass search: from a point, try one
 // step up and down each dimension, move to the first better point, and halve
-// the steps when none is better, down to neighbouring values. Every evaluation is memoised. The budget
+// the steps when none is better, down to neighbouring values. Every
+// evaluation is memoised. The budget
 // (combinations considered, and optionally seconds) and the cancel callback
 // are checked before each evaluation, so a stop takes effect within one.
 //
@@ -54,7 +57,7 @@ const char* objective_name(TuneObjective objective);
 std::optional<TuneObjective> parse_objective(std::string_view name);
 
 inline constexpr double kLossTolerance = 0.001;  // of sent
-inline constexpr double kThroughputBand = 0.01;  // latency objective, of the best throughput
+inline constexpr double kThroughputBand = 0.01;  // throughput objective, of the best throughput
 
 // One configuration and what it did.
 struct Evaluated {

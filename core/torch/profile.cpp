@@ -66,10 +66,14 @@ Expected<ProfileResult> profile_model(const std::string& model_path, const Profi
       if (!out) return out.error();
       us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
     }
-    std::nth_element(us.begin(), us.begin() + static_cast<long>(us.size() / 2), us.end());
+    std::sort(us.begin(), us.end());
     ProfilePoint p;
     p.batch = b;
     p.median_us = us[us.size() / 2];
+    // The uniform jitter of the same p10..p90 width: a uniform spread of
+    // +-s covers 1.6 s of the median between its 10th and 90th percentiles.
+    const double p10 = us[us.size() / 10], p90 = us[us.size() * 9 / 10];
+    p.spread = p.median_us > 0 ? std::clamp((p90 - p10) / (1.6 * p.median_us), 0.0, 0.95) : 0.0;
     p.per_item_us = p.median_us / b;
     p.runs = static_cast<int>(us.size());
     p.speedup = r.points.empty() ? 1.0 : r.points.front().per_item_us / p.per_item_us;
@@ -101,6 +105,7 @@ std::string profile_json(const ProfileResult& r) {
                            {"median_us", p.median_us},
                            {"per_item_us", p.per_item_us},
                            {"speedup", p.speedup},
+                           {"spread", p.spread},
                            {"runs", p.runs}});
     at[std::to_string(p.batch)] = p.speedup;
   }

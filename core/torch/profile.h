@@ -22,6 +22,9 @@ struct ProfilePoint {
   double median_us = 0;
   double per_item_us = 0;
   double speedup = 0;  // per-item time at b = 1 over per-item time here
+  // Run-to-run jitter as the relative half-width of a uniform spread with the
+  // same 10th-to-90th percentile width: (p90 - p10) / (1.6 * median).
+  double spread = 0;
   int runs = 0;
 };
 
@@ -65,7 +68,7 @@ LineFit fit_line(const std::vector<ProfilePoint>& points);
 Expected<ProfileResult> profile_model(const std::string& model_path, const ProfileOptions& options);
 
 // {"model", "device", "points": [{"batch", "median_us", "per_item_us",
-//  "speedup", "runs"}], "a_us", "c_us", "asymptotic_speedup",
+//  "speedup", "spread", "runs"}], "a_us", "c_us", "asymptotic_speedup",
 //  "speedup_at": {"1": .., "32": ..}, "blas", "blas_library",
 //  "intra_op_threads", "inter_op_threads", "blas_threads"}
 std::string profile_json(const ProfileResult& r);

@@ -5,6 +5,7 @@
 //   added_p50_us       median end-to-end latency minus run time at 10% load
 //   arrivals_per_s     scheduled arrivals the load driver sends per second
 //   us_per_sequence_step  generation scheduler CPU per sequence per step, zero-cost model
+//   simulated_rps      requests the predictor replays per second of CPU
 // Run: build/bin/bench_engine (or scripts/bench). Figures are in the README.
 
 #include <benchmark/benchmark.h>
@@ -19,6 +20,7 @@
 
 #include "closed_loop.h"
 #include "load_driver.h"
+#include "predictor.h"
 #include "engine.h"
 #include "gen_scheduler.h"
 #include "synthetic_lm.h"
@@ -209,6 +211,36 @@ void BM_GenSchedulerStep(benchmark::State& state) {
       static_cast<double>(seq_steps) / static_cast<double>(state.iterations());
 }
 BENCHMARK(BM_GenSchedulerStep)->Arg(8)->Arg(32)->Arg(128)->Unit(benchmark::kMicrosecond);
+
+// The predictor replaying poisson traffic at 20,000 req/s through a synthetic
+// model (500 us + 20 us per item, 64 at most, two lanes): simulated requests
+// per second of CPU, for fifo (0) and adaptive (1; its 4 ms target makes it
+// retune the cap and the wait, so it does its full work per batch).
+void BM_Predictor(benchmark::State& state) {
+  PredictSpec spec;
+  spec.arrivals.pattern = Pattern::kPoisson;
+  spec.arrivals.rate = 20'000;
+  spec.arrivals.duration_s = 10;
+  spec.arrivals.max_requests = 200'000;
+  spec.options = {.max_batch_size = 64,
+                  .max_wait_us = 2000,
+                  .num_lanes = 2,
+                  .strategy = state.range(0) == 0 ? StrategyKind::kFifo : StrategyKind::kAdaptive,
+                  .target_p99_ms = 4};
+  spec.cost = CostModel::from_synthetic({.fixed_us = 500, .per_item_us = 20}, 64);
+  uint64_t requests = 0;
+  double batch_mean = 0;
+  for (auto _ : state) {
+    const RunData run = predict_run(spec);
+    requests += run.requests.size();
+    batch_mean = double(run.requests.size()) / double(std::max<size_t>(run.batches.size(), 1));
+    benchmark::DoNotOptimize(run.requests.data());
+  }
+  state.counters["simulated_rps"] =
+      benchmark::Counter(static_cast<double>(requests), benchmark::Counter::kIsRate);
+  state.counters["batch_mean"] = batch_mean;
+}
+BENCHMARK(BM_Predictor)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace batchscope

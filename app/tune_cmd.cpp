@@ -1,0 +1,494 @@
+#include "tune_cmd.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "bench_cmd.h"
+#include "cli_args.h"
+#include "export_cmd.h"
+#include "inproc_run.h"
+#include "model_setup.h"
+#include "predictor.h"
+#include "text_out.h"
+#include "tuner.h"
+#ifdef BATCHSCOPE_WITH_TORCH
+#include "profile.h"
+#endif
+
+namespace batchscope {
+
+std::string tune_help() {
+  return "usage: batchscope tune [--model PATH | --synthetic A_US,C_US[,L_US]] --slo-p99-ms X\n"
+         "                       [pattern options as in bench] [--objective throughput|latency]\n"
+         "                       [--space TEXT] [--confirm K] [--budget-s S] [--cost FILE.json]\n"
+         "                       [--json FILE] [--export FORMAT --out PATH] [serving options]\n"
+         "Finds the batching options that serve the traffic best within a p99 objective.\n"
+         "Every configuration of the space is replayed on the predictor: the traffic run\n"
+         "through the real strategies on a virtual clock against the model's cost curve\n"
+         "t(b), which --cost reads from `batchscope profile --json` output or which is\n"
+         "measured now (the synthetic model's is exact). It prints the Pareto front\n"
+         "(throughput against p99 and losses) and the best configuration under the\n"
+         "objective: the highest throughput with p99 <= X (throughput), or the lowest p99\n"
+         "within 1% of that throughput (latency); a configuration that rejects or times\n"
+         "out more than 0.1% of requests does not meet it. Then the best K (default 3; 0:\n"
+         "none) are confirmed live: the traffic is run against the in-process engine until\n"
+         "three runs in a row agree within +-10% on throughput and p99 (at most 6 runs),\n"
+         "and the winner is the best of them as measured.\n"
+         "--space lists option=values entries separated by commas: a range LO..HI (powers\n"
+         "of two for sizes, a 1-2-5 series for waits), LO..HI:STEP, a list a|b|c, or one\n"
+         "value. Default: \"" +
+         TuneSpace::default_text(0) +
+         "\", the batch sizes clipped to the model's maximum. Adaptive configurations\n"
+         "target the SLO. --budget-s bounds the whole search and confirmation (default\n"
+         "600). --json writes the result (best with its options, predicted and measured\n"
+         "figures; the Pareto front; how many were evaluated); --export writes the winner\n"
+         "in a production server's format (see batchscope export --help).\n"
+         "Pattern options: --pattern, --rate, --duration, --seed, ... as in batchscope bench\n"
+         "(default poisson at 1000 req/s for 10 s).\n"
+         "Serving options (the base every configuration starts from):\n" +
+         cli::options_help();
+}
+
+namespace {
+
+int fail(const std::string& message, int code = 2) {
+  std::cerr << "batchscope tune: " << message << "\n";
+  return code;
+}
+
+using Seconds = std::chrono::duration<double>;
+
+struct TuneArgs {
+  ModelChoice model;
+  Options base;
+  ArrivalSpec traffic;
+  double slo_p99_ms = 0;
+  TuneObjective objective = TuneObjective::kThroughput;
+  std::string space_text;
+  int confirm = 3;
+  double budget_s = 600;
+  std::string cost_file;
+  std::string json_out;
+  std::string export_format;
+  std::string export_out;
+};
+
+Expected<TuneArgs> parse_args(const std::vector<std::string>& args) {
+  auto flags = cli::parse_flags(args);
+  if (!flags) return flags.error();
+  TuneArgs t;
+  auto options = cli::take_options(*flags);
+  if (!options) return options.error();
+  t.base = *options;
+  auto model = take_model_flags(*flags, "models/mlp.pt");
+  if (!model) return model.error();
+  t.model = *model;
+  t.traffic.pattern = Pattern::kPoisson;
+  t.traffic.rate = 1000;
+  t.traffic.duration_s = 10;
+  bool slo_given = false;
+  for (auto& [name, value] : *flags) {
+    Status bad;
+    auto number = [&](double lo, double hi, auto& field) {
+      auto v = cli::parse_number(name, value, lo, hi);
+      if (!v)
+        bad = v.error();
+      else
+        field = static_cast<std::decay_t<decltype(field)>>(*v);
+    };
+    if (take_arrival_flag(name, value, t.traffic, bad)) {
+    } else if (name == "slo-p99-ms") {
+      number(0.001, 3.6e6, t.slo_p99_ms);
+      slo_given = true;
+    } else if (name == "objective") {
+      auto o = parse_objective(value);
+      if (!o)
+        bad = invalid_argument("--objective: expected throughput or latency, got '" + value + "'");
+      else
+        t.objective = *o;
+    } else if (name == "space") {
+      t.space_text = value;
+    } else if (name == "confirm") {
+      number(0, 100, t.confirm);
+    } else if (name == "budget-s") {
+      number(1, 1e6, t.budget_s);
+    } else if (name == "cost") {
+      t.cost_file = value;
+    } else if (name == "json") {
+      t.json_out = value;
+    } else if (name == "export") {
+      t.export_format = value;
+    } else if (name == "out") {
+      t.export_out = value;
+    } else {
+      bad = invalid_argument("unknown option --" + name + " (see batchscope tune --help)");
+    }
+    if (!bad) return bad.error();
+  }
+  if (!slo_given) return invalid_argument("--slo-p99-ms is required: the p99 latency objective");
+  if (Status s = t.traffic.validate(); !s) return s.error();
+  if (t.traffic.pattern == Pattern::kClosed && t.traffic.max_requests == 0 &&
+      t.traffic.duration_s <= 0) {
+    return invalid_argument("--duration must be above 0");
+  }
+  if (!t.export_out.empty() && t.export_format.empty()) {
+    return invalid_argument("--out needs --export FORMAT");
+  }
+  if (!t.export_format.empty()) {
+    if (auto f = parse_export_format(t.export_format); !f) {
+      return invalid_argument("--export: " + f.error().message);
+    }
+  }
+  return t;
+}
+
+Expected<std::string> read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return invalid_argument("--cost: cannot read " + path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// The largest batch size the space can ask for.
+uint32_t largest_batch(const TuneSpace& space, const Options& base) {
+  uint32_t most = base.max_batch_size;
+  for (const TuneDimension& d : space.dimensions()) {
+    if (d.field != "max_batch_size") continue;
+    for (double v : d.values) most = std::max(most, static_cast<uint32_t>(v));
+  }
+  return most;
+}
+
+// t(b): from --cost, exact for the synthetic model, or measured now.
+Expected<CostModel> cost_model(const TuneArgs& t, uint32_t max_batch) {
+  if (!t.cost_file.empty()) {
+    auto text = read_file(t.cost_file);
+    if (!text) return text.error();
+    auto m = CostModel::from_profile_json(*text);
+    if (!m) return invalid_argument("--cost " + t.cost_file + ": " + m.error().message);
+    return m;
+  }
+  if (t.model.synthetic) return CostModel::from_synthetic(*t.model.synthetic, max_batch);
+#ifdef BATCHSCOPE_WITH_TORCH
+  std::printf("measuring t(b) of %s up to b = %u (batchscope profile; --cost FILE skips this)\n",
+              t.model.path.c_str(), max_batch);
+  std::fflush(stdout);
+  ProfileOptions p;
+  p.device = t.model.device;
+  p.max_batch = max_batch;
+  auto r = profile_model(t.model.path, p);
+  if (!r) return r.error();
+  return CostModel::from_profile_json(profile_json(*r));
+#else
+  return invalid_argument("measuring a model needs LibTorch; give --cost FILE or --synthetic");
+#endif
+}
+
+std::string wait_text(const Options& o) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", static_cast<double>(o.max_wait_us) / 1000.0);
+  return buf;
+}
+
+double loss_percent(const Evaluated& e) { return 100.0 * e.loss_rate(); }
+
+void print_row(const char* mark, const Evaluated& e, size_t alike) {
+  std::printf("%2s %-9s %6u %8s %6u %11.1f %9.3f %9.3f %7.2f%%", mark,
+              strategy_name(e.options.strategy), e.options.max_batch_size,
+              wait_text(e.options).c_str(), e.options.num_lanes, e.throughput_rps, e.p50_ms,
+              e.p99_ms, loss_percent(e));
+  if (alike > 0) std::printf("  (+%zu alike)", alike);
+  std::printf("\n");
+}
+
+void print_header() {
+  std::printf("%2s %-9s %6s %8s %6s %11s %9s %9s %8s\n", "", "strategy", "batch", "wait ms",
+              "lanes", "req/s", "p50 ms", "p99 ms", "lost");
+}
+
+// The Pareto front, at most `rows` of it spread evenly, with the best marked.
+// Points with the same figures show once, as the cheapest of them (the front
+// is sorted by p99, and the tuner's tie rule prefers the cheaper).
+void print_front(const TuneResult& r, size_t rows) {
+  std::vector<const Evaluated*> distinct;
+  std::vector<size_t> alike;
+  for (const Evaluated& e : r.pareto) {
+    const Evaluated* last = distinct.empty() ? nullptr : distinct.back();
+    if (last && last->throughput_rps == e.throughput_rps && last->p99_ms == e.p99_ms &&
+        last->p50_ms == e.p50_ms && last->loss_rate() == e.loss_rate()) {
+      ++alike.back();
+      continue;
+    }
+    distinct.push_back(&e);
+    alike.push_back(0);
+  }
+  std::printf(
+      "\nPareto front (predicted; throughput against p99 and losses): %zu points, %zu "
+      "distinct\n",
+      r.pareto.size(), distinct.size());
+  print_header();
+  const size_t n = distinct.size();
+  const size_t step = n > rows ? (n + rows - 1) / rows : 1;
+  bool best_shown = false;
+  for (size_t i = 0; i < n; i += step) {
+    const bool best = r.best && distinct[i]->options == r.best->options;
+    best_shown |= best;
+    print_row(best ? "*" : "", *distinct[i], alike[i]);
+  }
+  if (r.best && !best_shown) print_row("*", *r.best, 0);
+}
+
+// The best `k` predictions that meet the SLO, in the objective's order.
+std::vector<Evaluated> candidates(const TuneResult& r, int k) {
+  std::vector<Evaluated> pool = r.evaluated;
+  std::vector<Evaluated> out;
+  while (static_cast<int>(out.size()) < k) {
+    auto best = choose_best(pool, r.slo_p99_ms, r.objective);
+    if (!best) break;
+    out.push_back(*best);
+    std::erase_if(pool, [&](const Evaluated& e) { return e.options == best->options; });
+  }
+  return out;
+}
+
+RunWindow window_of(const RunSummary& s) {
+  RunWindow w;
+  w.length_s = s.duration_s;
+  w.sent = s.sent;
+  w.ok = s.ok;
+  w.rejected = s.rejected;
+  w.timed_out = s.timed_out;
+  w.errors = s.errors;
+  w.throughput_rps = s.throughput_rps;
+  w.latency = s.latency;
+  return w;
+}
+
+struct Confirmed {
+  Evaluated predicted;
+  Evaluated measured;
+  int runs = 0;
+  bool stable = false;
+};
+
+// Runs the traffic live against `o` until the stability rule holds; nullopt
+// when the budget ran out first or the model could not be made.
+Expected<std::optional<Confirmed>> confirm_one(const TuneArgs& t, const Evaluated& predicted,
+                                               std::chrono::steady_clock::time_point deadline) {
+  const Options& o = predicted.options;
+  auto model = make_model(t.model, o);
+  if (!model) return model.error();
+  RunConfig cfg;
+  cfg.pattern = t.traffic.describe();
+  cfg.target = "inproc";
+  cfg.model = model->metadata.name;
+  cfg.options = o;
+  cfg.duration_s = t.traffic.duration_s;
+  cfg.seed = t.traffic.seed;
+  std::optional<Error> failed;
+  bool out_of_time = false;
+  const StabilityRule rule{0.10, 3, 6};
+  StableMeasurement m = measure_until_stable(rule, [&]() -> RunWindow {
+    if (out_of_time || failed || std::chrono::steady_clock::now() >= deadline) {
+      out_of_time = true;
+      return {};
+    }
+    auto run = run_inproc(*model, o, t.traffic, cfg);
+    if (!run) {
+      failed = run.error();
+      return {};
+    }
+    return window_of(summarize_run(*run));
+  });
+  if (failed) return *failed;
+  if (out_of_time) return std::optional<Confirmed>{};
+  Confirmed c;
+  c.predicted = predicted;
+  c.runs = static_cast<int>(m.windows.size());
+  c.stable = m.stable;
+  c.measured = predicted;
+  c.measured.throughput_rps = m.combined.throughput_rps;
+  c.measured.p50_ms = m.combined.latency.p50_ms;
+  c.measured.p99_ms = m.combined.latency.p99_ms;
+  c.measured.sent = m.combined.sent;
+  c.measured.ok = m.combined.ok;
+  c.measured.rejected = m.combined.rejected;
+  c.measured.timed_out = m.combined.timed_out;
+  c.measured.errors = m.combined.errors;
+  return std::optional<Confirmed>(c);
+}
+
+std::string describe_short(const Options& o) {
+  return std::string(strategy_name(o.strategy)) +
+         " max_batch_size=" + std::to_string(o.max_batch_size) + " max_wait_ms=" + wait_text(o) +
+         " num_lanes=" + std::to_string(o.num_lanes);
+}
+
+void print_confirmed(const Confirmed& c) {
+  std::printf("  %s\n", describe_short(c.predicted.options).c_str());
+  std::printf("    predicted %11.1f req/s  p50 %8.3f ms  p99 %8.3f ms  lost %.2f%%\n",
+              c.predicted.throughput_rps, c.predicted.p50_ms, c.predicted.p99_ms,
+              loss_percent(c.predicted));
+  std::printf(
+      "    measured  %11.1f req/s  p50 %8.3f ms  p99 %8.3f ms  lost %.2f%%  (%d runs, %s)\n",
+      c.measured.throughput_rps, c.measured.p50_ms, c.measured.p99_ms, loss_percent(c.measured),
+      c.runs, c.stable ? "stable" : "not stable within 6");
+}
+
+}  // namespace
+
+int run_tune(const std::vector<std::string>& args) {
+  auto parsed = parse_args(args);
+  if (!parsed) return fail(parsed.error().message);
+  const TuneArgs& t = *parsed;
+  const auto started = std::chrono::steady_clock::now();
+  const auto deadline = started + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                      Seconds(t.budget_s));
+
+  auto meta = make_model(t.model, t.base, /*load=*/false);
+  if (!meta) return fail(meta.error().message, 1);
+  const uint32_t model_max = meta->metadata.max_batch_size;
+  auto space = t.space_text.empty() ? Expected<TuneSpace>(TuneSpace::default_space(model_max))
+                                    : TuneSpace::parse(t.space_text);
+  if (!space) return fail("--space: " + space.error().message);
+  const uint32_t max_batch = std::min(largest_batch(*space, t.base), model_max);
+  if (largest_batch(*space, t.base) > model_max) {
+    return fail("--space: max_batch_size goes up to " +
+                std::to_string(largest_batch(*space, t.base)) + ", above the model's maximum " +
+                std::to_string(model_max));
+  }
+  auto cost = cost_model(t, max_batch);
+  if (!cost) return fail(cost.error().message, 1);
+
+  std::printf("tune: %s, p99 <= %g ms, objective %s\n", t.traffic.describe().c_str(), t.slo_p99_ms,
+              objective_name(t.objective));
+  std::printf("model %s: %s\n", meta->metadata.name.c_str(), cost->describe().c_str());
+  std::printf("space: %s (%llu configurations)\n", space->text().c_str(),
+              static_cast<unsigned long long>(space->size()));
+  std::fflush(stdout);
+
+  PredictSpec spec;
+  spec.arrivals = t.traffic;
+  spec.cost = *cost;
+  uint64_t simulated = 0;
+  TuneSettings settings;
+  settings.slo_p99_ms = t.slo_p99_ms;
+  settings.objective = t.objective;
+  settings.max_seconds = t.budget_s / 2;  // the rest is for confirming
+  const Evaluator predict_one = [&](const Options& o) {
+    PredictSpec s = spec;
+    s.options = o;
+    const RunSummary r = predict(s);
+    simulated += r.sent;
+    return evaluated_from(o, r);
+  };
+  const auto search_start = std::chrono::steady_clock::now();
+  TuneResult result = search(*space, t.base, settings, predict_one);
+  const double search_s = Seconds(std::chrono::steady_clock::now() - search_start).count();
+  std::printf("evaluated %zu configurations (%s) in %.2f s: %.2f million simulated requests/s%s\n",
+              result.evaluated.size(),
+              result.method == TuneResult::Method::kExhaustive ? "every one" : "coarse, refined",
+              search_s, search_s > 0 ? static_cast<double>(simulated) / search_s / 1e6 : 0.0,
+              result.out_of_time ? "; stopped by --budget-s" : "");
+  print_front(result, 20);
+  if (!result.best) {
+    save_export(t.json_out, tune_json(result), "JSON result");
+    return fail(result.best.error().message, 1);
+  }
+  std::printf("\nbest predicted: %s\n", describe(result.best->options).c_str());
+
+  std::vector<Confirmed> confirmed;
+  if (t.confirm > 0) {
+    std::printf(
+        "\nconfirming live (the same traffic, in-process, until 3 runs agree within "
+        "+-10%%, at most 6):\n");
+    std::fflush(stdout);
+    for (const Evaluated& e : candidates(result, t.confirm)) {
+      auto c = confirm_one(t, e, deadline);
+      if (!c) return fail(c.error().message, 1);
+      if (!*c) {
+        std::printf("  %s: not confirmed, --budget-s ran out\n", describe_short(e.options).c_str());
+        break;
+      }
+      print_confirmed(**c);
+      confirmed.push_back(**c);
+      std::fflush(stdout);
+    }
+  }
+
+  Evaluated winner = *result.best;
+  std::optional<Evaluated> measured;
+  if (!confirmed.empty()) {
+    std::vector<Evaluated> live;
+    for (const Confirmed& c : confirmed) live.push_back(c.measured);
+    auto best_live = choose_best(live, t.slo_p99_ms, t.objective);
+    if (!best_live) {
+      save_export(t.json_out, tune_json(result), "JSON result");
+      return fail("measured live, none of the " + std::to_string(live.size()) +
+                      " best predictions meets the objective: " + best_live.error().message,
+                  1);
+    }
+    for (const Confirmed& c : confirmed) {
+      if (c.measured.options == best_live->options) {
+        winner = c.predicted;
+        measured = c.measured;
+      }
+    }
+    result.best = winner;
+  }
+  std::printf("\nbest: %s\n", describe(winner.options).c_str());
+  std::printf("  predicted %.1f req/s, p50 %.3f ms, p99 %.3f ms\n", winner.throughput_rps,
+              winner.p50_ms, winner.p99_ms);
+  if (measured) {
+    std::printf("  measured  %.1f req/s, p50 %.3f ms, p99 %.3f ms\n", measured->throughput_rps,
+                measured->p50_ms, measured->p99_ms);
+  }
+
+  TuneJsonExtra extra;
+  extra.measured = measured;
+  std::string confirmed_json = "[";
+  for (size_t i = 0; i < confirmed.size(); ++i) {
+    const Confirmed& c = confirmed[i];
+    confirmed_json += i ? ",{\"options\":" : "{\"options\":";
+    confirmed_json += options_to_json(c.predicted.options);
+    confirmed_json += ",\"runs\":" + std::to_string(c.runs);
+    confirmed_json += c.stable ? ",\"stable\":true" : ",\"stable\":false";
+    confirmed_json += ",\"measured\":{\"throughput_rps\":";
+    append_json_number(confirmed_json, c.measured.throughput_rps);
+    confirmed_json += ",\"p50_ms\":";
+    append_json_number(confirmed_json, c.measured.p50_ms);
+    confirmed_json += ",\"p99_ms\":";
+    append_json_number(confirmed_json, c.measured.p99_ms);
+    confirmed_json += ",\"lost\":" + std::to_string(c.measured.rejected + c.measured.timed_out);
+    confirmed_json += "}}";
+  }
+  extra.members.emplace_back("confirmed", confirmed_json + "]");
+  std::string cost_json;
+  append_json_string(cost_json, cost->describe());
+  extra.members.emplace_back("cost_model", cost_json);
+  int rc = save_export(t.json_out, tune_json(result, extra), "JSON result") ? 0 : 1;
+
+  if (!t.export_format.empty()) {
+    ExportInput in;
+    in.options = winner.options;
+    if (!t.model.synthetic) in.model = meta->metadata;
+    in.device = t.model.device;
+    in.tuning.traffic = t.traffic.describe();
+    const Evaluated& figures = measured ? *measured : winner;
+    in.tuning.measured = measured.has_value();
+    in.tuning.p50_ms = figures.p50_ms;
+    in.tuning.p99_ms = figures.p99_ms;
+    in.tuning.throughput_rps = figures.throughput_rps;
+    auto files = export_config(*parse_export_format(t.export_format), in);
+    if (!files) return fail("--export: " + files.error().message, 1);
+    if (write_export_files("tune", *files, t.export_out) != 0) rc = 1;
+  }
+  return rc;
+}
+
+}  // namespace batchscope

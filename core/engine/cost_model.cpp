@@ -1,0 +1,211 @@
+#include "cost_model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <nlohmann/json.hpp>
+
+#include "synthetic_runner.h"
+#include "text_out.h"
+
+namespace batchscope {
+
+namespace {
+
+using Json = nlohmann::json;
+
+constexpr double kMaxPointBatch = std::numeric_limits<uint32_t>::max();
+
+std::string shortest(double v) {
+  std::string s;
+  append_number(s, v, v != v ? "NaN" : v > 0 ? "Infinity" : "-Infinity");
+  return s;
+}
+
+std::string at(size_t i, std::string_view field) {
+  return "points[" + std::to_string(i) + "]" + (field.empty() ? "" : ".") + std::string(field);
+}
+
+// A JSON value as given, cut short so a message never echoes a whole document.
+std::string excerpt(const Json& v) {
+  std::string s = v.dump();
+  if (s.size() > 64) s = s.substr(0, 61) + "...";
+  return s;
+}
+
+Status check_points(const std::vector<CostPoint>& points, const std::string& prefix) {
+  if (points.empty()) {
+    return invalid_argument(prefix + "points is empty; a cost model needs at least one point");
+  }
+  for (size_t i = 0; i < points.size(); ++i) {
+    const CostPoint& p = points[i];
+    if (p.batch < 1) {
+      return invalid_argument(prefix + at(i, "batch") + " = " + std::to_string(p.batch) +
+                              " must be at least 1");
+    }
+    if (i > 0 && p.batch <= points[i - 1].batch) {
+      return invalid_argument(prefix + at(i, "batch") + " = " + std::to_string(p.batch) +
+                              " must be above " + at(i - 1, "batch") + " = " +
+                              std::to_string(points[i - 1].batch) +
+                              "; batch sizes must strictly increase");
+    }
+    if (!(std::isfinite(p.median_us) && p.median_us >= 0)) {
+      return invalid_argument(prefix + at(i, "median_us") + " = " + shortest(p.median_us) +
+                              " must be finite and >= 0");
+    }
+    if (!(p.spread >= 0 && p.spread < 1)) {
+      return invalid_argument(prefix + at(i, "spread") + " = " + shortest(p.spread) +
+                              " must be in [0, 1)");
+    }
+  }
+  return Status::Ok();
+}
+
+// Reads points[i].field as a number; `required` says whether it may be absent.
+Expected<double> number_field(const Json& point, size_t i, const char* field, bool required,
+                              double fallback, const std::string& prefix) {
+  const auto it = point.find(field);
+  if (it == point.end()) {
+    if (!required) return fallback;
+    return invalid_argument(prefix + at(i, field) + " is missing");
+  }
+  if (!it->is_number()) {
+    return invalid_argument(prefix + at(i, field) + " = " + excerpt(*it) + " must be a number");
+  }
+  return it->get<double>();
+}
+
+Expected<CostPoint> point_from_json(const Json& p, size_t i, const std::string& prefix) {
+  if (!p.is_object()) {
+    return invalid_argument(prefix + at(i, "") + " = " + excerpt(p) + " must be an object");
+  }
+  CostPoint out;
+  const Expected<double> batch = number_field(p, i, "batch", true, 0, prefix);
+  if (!batch) return batch.error();
+  const double b = *batch;
+  if (!(b >= 1 && b <= kMaxPointBatch && b == std::floor(b))) {
+    return invalid_argument(prefix + at(i, "batch") + " = " + excerpt(p.at("batch")) +
+                            " must be a whole number from 1 to 4294967295");
+  }
+  out.batch = static_cast<uint32_t>(b);
+  const Expected<double> median = number_field(p, i, "median_us", true, 0, prefix);
+  if (!median) return median.error();
+  out.median_us = *median;
+  const Expected<double> spread = number_field(p, i, "spread", false, 0, prefix);
+  if (!spread) return spread.error();
+  out.spread = *spread;
+  return out;
+}
+
+// nlohmann's messages start with "[json.exception.parse_error.101] ".
+std::string without_tag(const char* what) {
+  std::string s = what;
+  const size_t end = s.find("] ");
+  return (s.rfind("[json.exception", 0) == 0 && end != std::string::npos) ? s.substr(end + 2) : s;
+}
+
+}  // namespace
+
+CostModel::CostModel() : points_{CostPoint{1, 0, 0}} {}
+
+Expected<CostModel> CostModel::from_points(std::vector<CostPoint> points) {
+  if (Status s = check_points(points, ""); !s) return s.error();
+  return CostModel(std::move(points));
+}
+
+CostModel CostModel::from_synthetic(const SyntheticCost& cost, uint32_t max_batch) {
+  const double spread = std::clamp(cost.jitter, 0.0, std::nextafter(1.0, 0.0));
+  std::vector<CostPoint> points;
+  // The log term bends the curve, so only a point per size keeps it exact.
+  const uint32_t last = cost.log_us > 0 ? std::max<uint32_t>(max_batch, 2) : 2;
+  points.reserve(last);
+  for (uint32_t b = 1; b <= last; ++b) {
+    points.push_back({b, std::max(cost.cost_us(b), 0.0), spread});
+  }
+  return CostModel(std::move(points));
+}
+
+Expected<CostModel> CostModel::from_profile_json(std::string_view text) {
+  const std::string prefix = "profile JSON: ";
+  Json j;
+  try {
+    j = Json::parse(text.begin(), text.end());
+  } catch (const Json::exception& e) {
+    return invalid_argument(prefix + "not valid JSON: " + without_tag(e.what()));
+  }
+  if (!j.is_object()) {
+    return invalid_argument(prefix + "the top level = " + excerpt(j) + " must be an object");
+  }
+  const auto it = j.find("points");
+  if (it == j.end()) return invalid_argument(prefix + "\"points\" is missing");
+  if (!it->is_array()) {
+    return invalid_argument(prefix + "points = " + excerpt(*it) + " must be an array");
+  }
+  std::vector<CostPoint> points;
+  points.reserve(it->size());
+  for (size_t i = 0; i < it->size(); ++i) {
+    Expected<CostPoint> p = point_from_json((*it)[i], i, prefix);
+    if (!p) return p.error();
+    points.push_back(*p);
+  }
+  if (Status s = check_points(points, prefix); !s) return s.error();
+  return CostModel(std::move(points));
+}
+
+size_t CostModel::segment(size_t batch) const {
+  // The first point above b ends the segment; outside the points, the end pair.
+  const auto it = std::upper_bound(points_.begin(), points_.end(), batch,
+                                   [](size_t b, const CostPoint& p) { return b < p.batch; });
+  const size_t hi = static_cast<size_t>(it - points_.begin());
+  return std::clamp<size_t>(hi, 1, points_.size() - 1) - 1;
+}
+
+double CostModel::cost_us(size_t batch) const {
+  const double b = static_cast<double>(batch);
+  if (points_.size() == 1) {
+    const CostPoint& p = points_[0];
+    return std::max(0.0, p.median_us * b / static_cast<double>(p.batch));
+  }
+  const size_t k = segment(batch);
+  const CostPoint& lo = points_[k];
+  const CostPoint& hi = points_[k + 1];
+  if (batch == lo.batch) return lo.median_us;  // exact at a point, without rounding
+  if (batch == hi.batch) return hi.median_us;
+  const double b0 = lo.batch, b1 = hi.batch;
+  const double t = lo.median_us + (hi.median_us - lo.median_us) * (b - b0) / (b1 - b0);
+  return std::max(0.0, t);
+}
+
+Duration CostModel::cost(size_t batch) const {
+  return Duration(std::llround(cost_us(batch) * 1000.0));
+}
+
+double CostModel::spread(size_t batch) const {
+  if (batch <= points_.front().batch) return points_.front().spread;
+  if (batch >= points_.back().batch) return points_.back().spread;
+  const size_t k = segment(batch);
+  const CostPoint& lo = points_[k];
+  const CostPoint& hi = points_[k + 1];
+  const double f = (static_cast<double>(batch) - lo.batch) / (double(hi.batch) - lo.batch);
+  return std::clamp(lo.spread + (hi.spread - lo.spread) * f, 0.0, std::nextafter(1.0, 0.0));
+}
+
+bool CostModel::has_jitter() const {
+  return std::any_of(points_.begin(), points_.end(),
+                     [](const CostPoint& p) { return p.spread > 0; });
+}
+
+std::string CostModel::describe() const {
+  const CostPoint& first = points_.front();
+  const CostPoint& last = points_.back();
+  auto point = [](const CostPoint& p) {
+    return shortest(p.median_us) + " us at b=" + std::to_string(p.batch);
+  };
+  std::string s = points_.size() == 1 ? "t(b) proportional: " + point(first)
+                                      : "t(b) from " + std::to_string(points_.size()) +
+                                            " points: " + point(first) + " .. " + point(last);
+  if (has_jitter()) s += ", with jitter";
+  return s;
+}
+
+}  // namespace batchscope

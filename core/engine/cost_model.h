@@ -1,0 +1,83 @@
+#pragma once
+// A model's batch cost t(b): how long one batch of b requests runs, built from
+// measured points (batch size, median run time, jitter). The predictor
+// (predictor.h) replays traffic against it instead of running a model.
+//
+// Shape. Between two points t(b) is interpolated linearly. Beyond the last
+// point it is extrapolated linearly along the last two, and below the first
+// along the first two; a model of a single point is proportional, t(b) = t1 *
+// b / b1. It never goes below 0. The spread (the relative half-width of
+// run-to-run jitter) is interpolated the same way between points and held at
+// the nearest end's value outside them.
+//
+// Sources: points given directly, the synthetic runner's SyntheticCost, or the
+// JSON that `batchscope profile --json` writes (core/torch/profile.h), which
+// is read with nlohmann/json (header-only, installed by scripts/setup).
+//
+// Thread-safety: a plain value; const methods may be called from any thread.
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "clock.h"
+#include "options.h"
+#include "status.h"
+
+namespace batchscope {
+
+struct SyntheticCost;
+
+struct CostPoint {
+  uint32_t batch = 1;    // batch size; >= 1, strictly increasing along a model
+  double median_us = 0;  // median run time of a batch this size, in microseconds; finite, >= 0
+  double spread = 0;     // relative half-width of the jitter, [0, 1): 0.05 is ±5%
+};
+
+class CostModel {
+ public:
+  // No cost at all: t(b) = 0 for every b.
+  CostModel();
+
+  // Checks the points: at least one; batch >= 1 and strictly increasing;
+  // median_us finite and >= 0; spread in [0, 1). The error names the point
+  // and field and quotes the value: "points[2].batch = 4 must be above ...".
+  static Expected<CostModel> from_points(std::vector<CostPoint> points);
+
+  // The synthetic runner's a + c*b + l*ln(b + 1), exact for b up to
+  // `max_batch`: two points when l = 0 (the line extrapolates exactly), a
+  // point per batch size otherwise. Its jitter becomes the spread, clamped
+  // into [0, 1).
+  static CostModel from_synthetic(const SyntheticCost& cost, uint32_t max_batch = kMaxBatchSize);
+
+  // Reads {"points": [{"batch": 1, "median_us": 520.5, "spread": 0.05}, ...]};
+  // "spread" is optional (default 0) and every other key is ignored. Errors
+  // say what is wrong where: "profile JSON: points[1].median_us = -3 must be
+  // finite and >= 0", "profile JSON: \"points\" is missing", ...
+  static Expected<CostModel> from_profile_json(std::string_view json);
+
+  // t(b) in microseconds, never below 0.
+  double cost_us(size_t batch) const;
+  // t(b) rounded to the nanosecond: a batch's run time on a virtual clock.
+  Duration cost(size_t batch) const;
+  // The jitter's relative half-width at b, in [0, 1).
+  double spread(size_t batch) const;
+  // True when some point has a spread above 0.
+  bool has_jitter() const;
+
+  const std::vector<CostPoint>& points() const { return points_; }
+  // "t(b) from 2 points: 520 us at b=1 .. 1140 us at b=32"
+  std::string describe() const;
+
+ private:
+  explicit CostModel(std::vector<CostPoint> points) : points_(std::move(points)) {}
+  // The two points to interpolate or extrapolate b between.
+  size_t segment(size_t batch) const;
+
+  std::vector<CostPoint> points_;
+};
+
+}  // namespace batchscope

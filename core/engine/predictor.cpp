@@ -1,0 +1,500 @@
+// The predictor's event loop. Each handler mirrors a piece of BasicEngine
+// (basic_engine_lanes.h, basic_engine_queue.h) or of the load driver, named
+// in its comment.
+
+#include "predictor.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <utility>
+#include <vector>
+
+#include "policy.h"
+#include "rate_estimator.h"
+#include "records.h"
+
+namespace batchscope {
+
+namespace {
+
+// BasicEngine's default bound on the batch records and depth samples it
+// buffers; bench drains them only at the end of a run.
+constexpr size_t kRecordCapacity = size_t{1} << 20;
+// LoadOptions::drain_timeout's default: how long bench waits for answers
+// after it stops sending.
+constexpr Duration kDrainTimeout = std::chrono::seconds(60);
+// Reservations beyond this are left to the vectors' own growth.
+constexpr double kMaxReserve = double(1 << 24);
+
+uint32_t u32(size_t v) { return static_cast<uint32_t>(std::min<size_t>(v, UINT32_MAX)); }
+
+// splitmix64, uniform in [-1, 1): seeded, and the same on every platform
+// (unlike std::*_distribution).
+struct Jitter {
+  uint64_t s;
+  double next() {
+    uint64_t z = (s += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    z ^= z >> 31;
+    return static_cast<double>(z >> 11) * 0x1.0p-52 - 1.0;
+  }
+};
+
+// Roughly how many requests a run sends, to reserve for.
+size_t expected_sends(const ArrivalSpec& a) {
+  double per_s = 0;
+  switch (a.pattern) {
+    case Pattern::kConstant:
+    case Pattern::kPoisson: per_s = a.rate; break;
+    case Pattern::kBurst:
+      per_s = (a.rate * a.on_s + a.rate_low * a.off_s) / (a.on_s + a.off_s);
+      break;
+    case Pattern::kRamp: per_s = (a.rate_from + a.rate_to) / 2; break;
+    case Pattern::kSine: per_s = (a.rate_min + a.rate_max) / 2; break;
+    case Pattern::kStep: {
+      double n = 0, s = 0;
+      for (const auto& [rate, seconds] : a.steps) n += rate * seconds, s += seconds;
+      per_s = s > 0 ? n / s : 0;
+      break;
+    }
+    case Pattern::kTrace: per_s = static_cast<double>(a.trace.size()) / a.duration_s; break;
+    case Pattern::kClosed: break;  // depends on the model: left to growth
+  }
+  double n = per_s * a.duration_s * 1.05 + 64;
+  if (a.max_requests > 0) n = std::min(n, static_cast<double>(a.max_requests));
+  return static_cast<size_t>(std::clamp(n, 0.0, kMaxReserve));
+}
+
+// When the load driver sends (run_load): the schedule's offsets (open loop),
+// or a slot freed by an answer (closed loop).
+class Sends {
+ public:
+  Sends(const ArrivalSpec& spec, TimePoint start)
+      : closed_(spec.pattern == Pattern::kClosed),
+        schedule_(spec),
+        start_(start),
+        end_(start +
+             std::chrono::duration_cast<Duration>(std::chrono::duration<double>(spec.duration_s))),
+        cap_(spec.max_requests > 0 ? spec.max_requests : UINT64_MAX),
+        last_(start) {
+    if (closed_) {
+      free_.assign(std::max<uint32_t>(spec.concurrency, 1), start);
+    } else {
+      fetch();
+    }
+  }
+
+  // The next send, kNever when none is due (closed: until a slot frees).
+  TimePoint next() const {
+    if (!closed_) return next_;
+    if (sent_ >= cap_ || free_.empty() || free_.front() >= end_) return kNever;
+    return free_.front();
+  }
+
+  // The send at next() went.
+  void sent(TimePoint t) {
+    ++sent_;
+    last_ = t;
+    if (!closed_) {
+      fetch();
+      return;
+    }
+    std::pop_heap(free_.begin(), free_.end(), std::greater<>());
+    free_.pop_back();
+  }
+
+  // Closed loop: an answer at `t` frees a slot; a rejected send waits until
+  // the queue shrinks (`unblock`).
+  void answered(TimePoint t) {
+    if (!closed_) return;
+    free_.push_back(t);
+    std::push_heap(free_.begin(), free_.end(), std::greater<>());
+  }
+  void rejected() { blocked_ += closed_ ? 1 : 0; }
+  void unblock(TimePoint t) {
+    for (; blocked_ > 0; --blocked_) answered(t);
+  }
+
+  // When the driver stopped sending and began waiting for answers; kNever
+  // while it may still send.
+  TimePoint drain_start() const {
+    if (sent_ >= cap_) return last_;
+    if (closed_) return end_;
+    return next_ == kNever ? last_ : kNever;
+  }
+
+ private:
+  void fetch() {
+    next_ = kNever;
+    if (sent_ >= cap_) return;
+    const std::optional<Duration> offset = schedule_.next();
+    if (offset && start_ + *offset < end_) next_ = start_ + *offset;
+  }
+
+  bool closed_;
+  ArrivalSchedule schedule_;
+  TimePoint start_, end_;
+  uint64_t cap_;
+  uint64_t sent_ = 0;
+  TimePoint last_;
+  TimePoint next_ = kNever;
+  std::vector<TimePoint> free_;  // closed: min-heap of slot times
+  uint64_t blocked_ = 0;
+};
+
+struct Queued {
+  uint32_t request;  // index into the run's requests
+  TimePoint arrival;
+};
+
+struct Lane {
+  bool busy = false;
+  TimePoint end = kNever;
+  size_t first = 0;  // position in the admission order of its batch's first request
+  BatchRecord batch;
+};
+
+// Free lanes waiting to lead, the one free longest first.
+class Followers {
+ public:
+  explicit Followers(size_t lanes) : ring_(lanes) {}
+  bool empty() const { return count_ == 0; }
+  void push(size_t lane) { ring_[(head_ + count_++) % ring_.size()] = lane; }
+  size_t pop() {
+    const size_t lane = ring_[head_];
+    head_ = (head_ + 1) % ring_.size();
+    --count_;
+    return lane;
+  }
+
+ private:
+  std::vector<size_t> ring_;
+  size_t head_ = 0, count_ = 0;
+};
+
+class Simulation {
+ public:
+  explicit Simulation(const PredictSpec& spec);
+  RunData run();
+
+ private:
+  size_t queue_size() const { return admitted_.size() - head_; }
+  TimePoint head_expiry() const {
+    return head_ < admitted_.size() ? admitted_[head_].arrival + timeout_ : kNever;
+  }
+  TimePoint drain_until() const {
+    const TimePoint t = sends_.drain_start();
+    return t == kNever ? kNever : t + kDrainTimeout;
+  }
+
+  void timer(TimePoint t);
+  void arrive(TimePoint t);
+  void complete(size_t lane, TimePoint t);
+  void stop(TimePoint t);
+  void lead(size_t lane, TimePoint t);
+  bool lead_once(size_t lane, TimePoint t);
+  void cut(size_t n, BatchReason reason, TimePoint t, size_t lane);
+  void take_expired(TimePoint t);
+  Duration run_time(size_t batch);
+  void finish();
+
+  const PredictSpec& spec_;
+  const Options& o_;
+  std::unique_ptr<Strategy> strategy_;
+  RateEstimator rate_;
+  Sends sends_;
+  Jitter jitter_;
+  const bool jittered_;
+  const Duration timeout_;
+  std::vector<Duration> cost_;            // by batch size, without jitter
+  std::vector<double> cost_us_, spread_;  // by batch size, with jitter
+  RunData run_;
+  std::vector<Queued> admitted_;  // every admitted request; the queue is [head_, end)
+  size_t head_ = 0;
+  std::vector<Lane> lanes_;
+  size_t busy_ = 0;
+  Followers followers_;
+  int leader_ = -1;  // the lane parked as leader, -1 when none
+  TimePoint leader_until_ = kNever;
+  size_t wake_at_size_ = 1;
+  uint64_t next_batch_id_ = 1;
+  uint32_t peak_depth_ = 0;
+  bool stopping_ = false;
+  std::vector<RequestRecord> records_;  // one batch's, for observe()
+  TimePoint last_event_;
+  TimePoint latest_done_;
+};
+
+Simulation::Simulation(const PredictSpec& spec)
+    : spec_(spec),
+      o_(spec.options),
+      strategy_(make_strategy(spec.options.strategy)),
+      sends_(spec.arrivals, spec.start),
+      jitter_{spec.seed},
+      jittered_(spec.cost.has_jitter()),
+      timeout_(milliseconds(spec.options.request_timeout_ms)),
+      lanes_(spec.options.num_lanes),
+      followers_(spec.options.num_lanes),
+      records_(spec.options.max_batch_size),
+      last_event_(spec.start),
+      latest_done_(spec.start) {
+  const size_t max_batch = o_.max_batch_size;
+  for (size_t b = 0; b <= max_batch; ++b) {
+    cost_.push_back(spec.cost.cost(b));
+    if (jittered_) {
+      cost_us_.push_back(spec.cost.cost_us(b));
+      spread_.push_back(spec.cost.spread(b));
+    }
+  }
+  const size_t expected = expected_sends(spec.arrivals);
+  run_.requests.reserve(expected);
+  admitted_.reserve(expected);
+  run_.config.pattern = spec.arrivals.describe();
+  run_.config.target = "predict";
+  run_.config.model = spec.cost.describe();
+  run_.config.options = o_;
+  run_.config.duration_s = spec.arrivals.duration_s;
+  run_.config.seed = spec.arrivals.seed;
+  run_.start = spec.start;
+  // Lanes start in order; the first leads (parked, idle) and the rest follow.
+  leader_ = 0;
+  for (size_t lane = 1; lane < lanes_.size(); ++lane) followers_.push(lane);
+}
+
+RunData Simulation::run() {
+  for (;;) {
+    const TimePoint t_timer = leader_ >= 0 ? leader_until_ : head_expiry();
+    TimePoint t_done = kNever;
+    size_t done_lane = 0;
+    for (size_t i = 0; busy_ > 0 && i < lanes_.size(); ++i) {
+      const Lane& l = lanes_[i];
+      if (l.busy &&
+          (l.end < t_done || (l.end == t_done && l.batch.id < lanes_[done_lane].batch.id))) {
+        t_done = l.end;
+        done_lane = i;
+      }
+    }
+    const TimePoint t_send = sends_.next();
+    const bool outstanding = busy_ > 0 || queue_size() > 0;
+    const TimePoint t_stop = !stopping_ && outstanding ? drain_until() : kNever;
+    const TimePoint t = std::min({t_timer, t_done, t_send, t_stop});
+    if (t == kNever) break;
+    last_event_ = t;
+    if (t_timer == t) {
+      timer(t);
+    } else if (t_done == t) {
+      complete(done_lane, t);
+    } else if (t_send == t) {
+      arrive(t);
+    } else {
+      stop(t);
+    }
+  }
+  finish();
+  return std::move(run_);
+}
+
+// The parked leader's deadline (lead), or with no leader the reaper's.
+void Simulation::timer(TimePoint t) {
+  if (leader_ >= 0) {
+    lead(static_cast<size_t>(leader_), t);
+  } else {
+    take_expired(t);
+  }
+}
+
+// submit(), as the load driver calls it.
+void Simulation::arrive(TimePoint t) {
+  const size_t index = run_.requests.size();
+  RunRequest& r = run_.requests.emplace_back();
+  r.index = index;
+  r.intended = t;
+  r.sent = t;
+  sends_.sent(t);
+  if (queue_size() >= o_.queue_capacity) {
+    r.done = t;
+    r.outcome = Outcome::kRejected;
+    sends_.rejected();
+    return;
+  }
+  admitted_.push_back({static_cast<uint32_t>(index), t});
+  rate_.observe(t);
+  peak_depth_ = std::max(peak_depth_, u32(queue_size()));
+  const TimePoint expires = t + timeout_;
+  if (leader_ >= 0) {
+    if (queue_size() >= wake_at_size_ || expires < leader_until_) {
+      lead(static_cast<size_t>(leader_), t);
+    }
+  } else if (!followers_.empty()) {
+    lead(followers_.pop(), t);
+  }
+}
+
+// run_batch() after the runner returns, then the lane's way back to lane_loop.
+void Simulation::complete(size_t lane, TimePoint t) {
+  Lane& l = lanes_[lane];
+  l.busy = false;
+  l.end = kNever;
+  --busy_;
+  const BatchRecord& b = l.batch;
+  const TimePoint completed = t + spec_.engine_overhead;
+  for (size_t k = 0; k < b.size; ++k) {
+    const Queued& q = admitted_[l.first + k];
+    RunRequest& r = run_.requests[q.request];
+    r.done = completed;
+    r.outcome = Outcome::kOk;
+    r.batch_id = b.id;
+    r.batch_size = b.size;
+    RequestRecord& rec = records_[k];
+    rec.id = l.first + k + 1;  // the engine numbers admitted requests from 1
+    rec.batch_id = b.id;
+    rec.times = {q.arrival, q.arrival, b.batched, b.run_start, b.run_end, completed};
+    rec.batch_size = b.size;
+    rec.outcome = Outcome::kOk;
+    sends_.answered(completed);
+  }
+  latest_done_ = std::max(latest_done_, completed);
+  if (run_.batches.size() < kRecordCapacity) run_.batches.push_back(b);
+  strategy_->observe(b, std::span<const RequestRecord>(records_.data(), b.size), o_);
+  if (leader_ >= 0) {
+    followers_.push(lane);
+  } else {
+    lead(lane, t);
+  }
+}
+
+// stop(StopMode::kDrain) after the load driver gave up waiting: the leader
+// wakes and every later decision dispatches what is queued.
+void Simulation::stop(TimePoint t) {
+  stopping_ = true;
+  if (leader_ >= 0) lead(static_cast<size_t>(leader_), t);
+}
+
+// lane_loop around lead(): a lane that cuts a batch hands the lead to a
+// follower while requests remain.
+void Simulation::lead(size_t lane, TimePoint t) {
+  while (lead_once(lane, t) && !followers_.empty() && queue_size() > 0) lane = followers_.pop();
+}
+
+// One lead(): true when it cut a batch for `lane`, false when `lane` parked
+// as the leader.
+bool Simulation::lead_once(size_t lane, TimePoint t) {
+  take_expired(t);
+  leader_ = -1;
+  if (stopping_ && queue_size() == 0) return false;  // lane_should_exit
+  QueueView q;
+  q.size = queue_size();
+  if (q.size > 0) q.oldest_arrival = admitted_[head_].arrival;
+  q.arrival_rate_per_s = rate_.rate(t);
+  const Decision d = stopping_ ? Decision::dispatch(std::min<size_t>(q.size, o_.max_batch_size),
+                                                    BatchReason::kDrain)
+                               : strategy_->decide(q, t, o_);
+  if (d.kind == Decision::Kind::kDispatch && d.count > 0) {
+    cut(std::min(d.count, q.size), d.reason, t, lane);
+    return true;
+  }
+  const bool wait = d.kind == Decision::Kind::kWait;
+  leader_ = static_cast<int>(lane);
+  leader_until_ = std::min(wait ? d.until : kNever, head_expiry());
+  wake_at_size_ = wait ? d.wake_at_size : 1;
+  return false;
+}
+
+void Simulation::cut(size_t n, BatchReason reason, TimePoint t, size_t lane) {
+  const uint32_t depth_before = u32(queue_size());
+  Lane& l = lanes_[lane];
+  BatchRecord& b = l.batch;
+  b = BatchRecord{};
+  b.oldest_arrival = admitted_[head_].arrival;
+  l.first = head_;
+  head_ += n;
+  b.id = next_batch_id_++;
+  b.size = u32(n);
+  b.reason = reason;
+  b.lane = static_cast<uint16_t>(lane);
+  b.batched = t;
+  b.queue_depth_after = u32(queue_size());
+  if (run_.depth.size() < kRecordCapacity) {
+    run_.depth.push_back({t, depth_before, std::max(peak_depth_, depth_before)});
+  }
+  b.run_start = t;
+  b.run_end = t + run_time(n);
+  l.busy = true;
+  l.end = b.run_end;
+  ++busy_;
+  sends_.unblock(t);
+}
+
+void Simulation::take_expired(TimePoint t) {
+  const size_t before = head_;
+  for (; head_ < admitted_.size() && admitted_[head_].arrival + timeout_ <= t; ++head_) {
+    RunRequest& r = run_.requests[admitted_[head_].request];
+    r.done = t;
+    r.outcome = Outcome::kTimedOut;
+    sends_.answered(t);
+  }
+  if (head_ != before) {
+    latest_done_ = std::max(latest_done_, t);
+    sends_.unblock(t);
+  }
+}
+
+Duration Simulation::run_time(size_t batch) {
+  if (batch >= cost_.size()) return spec_.cost.cost(batch);
+  if (!jittered_) return cost_[batch];
+  const double us = cost_us_[batch] * (1.0 + spread_[batch] * jitter_.next());
+  return Duration(std::llround(std::max(us, 0.0) * 1000.0));
+}
+
+// Ledger::drain(), then the depth sample drain_records() takes after stop().
+void Simulation::finish() {
+  const TimePoint gave_up = drain_until();
+  if (gave_up != kNever && latest_done_ > gave_up) {
+    for (RunRequest& r : run_.requests) {
+      if (r.done <= gave_up) continue;
+      r.done = gave_up;
+      r.outcome = Outcome::kModelError;
+      r.batch_id = 0;
+      r.batch_size = 0;
+    }
+  }
+  const TimePoint end = std::max(last_event_, std::min(latest_done_, gave_up));
+  const uint32_t depth = u32(queue_size());
+  run_.depth.push_back({end, depth, std::max(peak_depth_, depth)});
+}
+
+}  // namespace
+
+Status PredictSpec::validate() const {
+  if (Status s = options.validate(); !s) return s;
+  if (Status s = arrivals.validate(); !s) return s;
+  if (engine_overhead < Duration::zero()) {
+    return invalid_argument("engine_overhead = " + std::to_string(engine_overhead.count()) +
+                            " ns must be >= 0");
+  }
+  if (start == TimePoint{}) {
+    return invalid_argument("start must not be the zero TimePoint, which records read as never");
+  }
+  return Status::Ok();
+}
+
+RunData predict_run(const PredictSpec& spec) {
+  if (!spec.validate()) {
+    RunData empty;
+    empty.start = spec.start;
+    empty.config.options = spec.options;
+    return empty;
+  }
+  return Simulation(spec).run();
+}
+
+RunSummary predict(const PredictSpec& spec, Duration window) {
+  return summarize_run(predict_run(spec), window);
+}
+
+}  // namespace batchscope

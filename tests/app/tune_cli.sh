@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# batchscope tune on the synthetic model: a search predicted for every
+# configuration and confirmed live, its JSON and export; and the refusals,
+# each with its exit code and a message naming what was wrong.
+# Usage: tune_cli.sh BATCHSCOPE WORKDIR
+set -euo pipefail
+bin=$1
+dir=$2
+mkdir -p "$dir"
+
+# refuse CODE TEXT ARGS...: the command exits CODE and stderr contains TEXT.
+refuse() {
+  local want=$1 text=$2
+  shift 2
+  local rc=0
+  "$bin" tune "$@" >"$dir/out.txt" 2>"$dir/err.txt" || rc=$?
+  if [[ $rc != "$want" ]] || ! grep -qF -- "$text" "$dir/err.txt"; then
+    echo "tune $*: exit $rc (wanted $want), stderr:" >&2
+    cat "$dir/err.txt" >&2
+    exit 1
+  fi
+}
+refuse 2 "--slo-p99-ms is required" --synthetic 500,20
+refuse 2 "--slo-p99-ms = -1" --synthetic 500,20 --slo-p99-ms -1
+refuse 2 "space entry 'max_batch_size=64..8'" --synthetic 500,20 --slo-p99-ms 5 \
+  --space "max_batch_size=64..8"
+refuse 2 "space entry 'colour=red'" --synthetic 500,20 --slo-p99-ms 5 --space "colour=red"
+refuse 2 "--objective: expected throughput or latency, got 'speed'" --synthetic 500,20 \
+  --slo-p99-ms 5 --objective speed
+refuse 2 "unknown option --frobnicate" --synthetic 500,20 --slo-p99-ms 5 --frobnicate 1
+refuse 2 "--out needs --export FORMAT" --synthetic 500,20 --slo-p99-ms 5 --out x
+refuse 2 "--export: " --synthetic 500,20 --slo-p99-ms 5 --export nginx
+refuse 2 "max_batch_size = 8192 is out of range" --synthetic 500,20 --slo-p99-ms 5 \
+  --space "max_batch_size=1..8192"
+refuse 1 "--cost: cannot read /nonexistent.json" --synthetic 500,20 --slo-p99-ms 5 \
+  --cost /nonexistent.json
+echo '{"points": [{"batch": 1, "median_us": -3}]}' >"$dir/bad_cost.json"
+refuse 1 "points[0].median_us" --synthetic 500,20 --slo-p99-ms 5 --cost "$dir/bad_cost.json"
+# A batch costs at least 10 ms: no configuration gets p99 under 1 ms, and the
+# error names the closest.
+refuse 1 "closest: strategy=" --synthetic 10000,10 --rate 50 --duration 1 --slo-p99-ms 1 \
+  --confirm 0
+
+# A search with live confirmation: a cost model where batching pays (500 us a
+# batch, 20 us a request) at a rate one request at a time cannot serve.
+"$bin" tune --synthetic 500,20 --rate 3000 --duration 1 --seed 4 --slo-p99-ms 30 \
+  --space "max_batch_size=1..64,max_wait_ms=0..5,lanes=1" --confirm 1 \
+  --json "$dir/tune.json" --export json --out "$dir/best.json" >"$dir/tune.txt"
+grep -q "Pareto front" "$dir/tune.txt"
+grep -q "measured" "$dir/tune.txt"
+python3 - "$dir" <<'PY'
+import json, sys
+d = sys.argv[1]
+r = json.load(open(f"{d}/tune.json"))
+assert r["evaluated"] == r["space_size"] > 20, (r["evaluated"], r["space_size"])
+assert r["method"] == "exhaustive"
+best = r["best"]
+o = best["options"]
+# One request at a time serves at most 1 / 520 us = 1923 req/s: the best batches.
+assert o["max_batch_size"] > 1, o
+assert best["predicted"]["p99_ms"] <= 30 and best["predicted"]["rejected"] == 0, best
+assert "measured" in best and best["measured"]["throughput_rps"] > 2000, best
+assert r["pareto"] and all("throughput_rps" in p for p in r["pareto"])
+assert len(r["confirmed"]) == 1 and r["confirmed"][0]["runs"] >= 3, r["confirmed"]
+saved = json.load(open(f"{d}/best.json"))
+assert saved["max_batch_size"] == o["max_batch_size"], (saved, o)
+assert saved["max_wait_us"] == o["max_wait_us"], (saved, o)
+PY
+echo "ok"

@@ -1,0 +1,668 @@
+// Tests for the cost model and the predictor. The predictor's cases are worked
+// out by hand on paper (times in microseconds from the run's start), and the
+// predictor is checked against the real one-lane engine on a manual clock,
+// record for record. No test sleeps or times anything.
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cost_model.h"
+#include "predictor.h"
+#include "synthetic_runner.h"
+#include "test_support.h"
+
+namespace batchscope {
+namespace {
+
+using std::chrono::seconds;
+
+const TimePoint kStart = TimePoint(seconds(1000));
+
+TimePoint at_us(int64_t us) { return kStart + microseconds(us); }
+
+CostModel points(std::vector<CostPoint> p) {
+  Expected<CostModel> m = CostModel::from_points(std::move(p));
+  EXPECT_TRUE(m.ok()) << (m.ok() ? "" : m.error().message);
+  return m.ok() ? *m : CostModel();
+}
+
+// t(b) = a + c * b microseconds.
+CostModel linear(double a_us, double c_us) {
+  return points({{1, a_us + c_us}, {2, a_us + 2 * c_us}});
+}
+
+PredictSpec constant(double rate, uint64_t n, Options o, CostModel cost) {
+  PredictSpec s;
+  s.arrivals.pattern = Pattern::kConstant;
+  s.arrivals.rate = rate;
+  s.arrivals.duration_s = 100;
+  s.arrivals.max_requests = n;
+  s.options = o;
+  s.cost = std::move(cost);
+  return s;
+}
+
+std::vector<int64_t> latencies_us(const RunData& run) {
+  std::vector<int64_t> out;
+  for (const RunRequest& r : run.requests) {
+    out.push_back(std::chrono::duration_cast<microseconds>(r.done - r.intended).count());
+  }
+  return out;
+}
+
+std::vector<uint32_t> batch_sizes(const RunData& run) {
+  std::vector<uint32_t> out;
+  for (const BatchRecord& b : run.batches) out.push_back(b.size);
+  return out;
+}
+
+std::vector<uint16_t> batch_lanes(const RunData& run) {
+  std::vector<uint16_t> out;
+  for (const BatchRecord& b : run.batches) out.push_back(b.lane);
+  return out;
+}
+
+void expect_same_run(const RunData& a, const RunData& b) {
+  EXPECT_EQ(a.start, b.start);
+  ASSERT_EQ(a.requests.size(), b.requests.size());
+  for (size_t i = 0; i < a.requests.size(); ++i) {
+    const RunRequest &x = a.requests[i], &y = b.requests[i];
+    EXPECT_EQ(x.index, y.index) << "request " << i;
+    EXPECT_EQ(x.intended, y.intended) << "request " << i;
+    EXPECT_EQ(x.sent, y.sent) << "request " << i;
+    EXPECT_EQ(x.done, y.done) << "request " << i;
+    EXPECT_EQ(x.outcome, y.outcome) << "request " << i;
+    EXPECT_EQ(x.batch_id, y.batch_id) << "request " << i;
+    EXPECT_EQ(x.batch_size, y.batch_size) << "request " << i;
+  }
+  ASSERT_EQ(a.batches.size(), b.batches.size());
+  for (size_t i = 0; i < a.batches.size(); ++i) {
+    const BatchRecord &x = a.batches[i], &y = b.batches[i];
+    EXPECT_EQ(x.id, y.id) << "batch " << i;
+    EXPECT_EQ(x.size, y.size) << "batch " << i;
+    EXPECT_EQ(x.reason, y.reason) << "batch " << i;
+    EXPECT_EQ(x.lane, y.lane) << "batch " << i;
+    EXPECT_EQ(x.failed, y.failed) << "batch " << i;
+    EXPECT_EQ(x.queue_depth_after, y.queue_depth_after) << "batch " << i;
+    EXPECT_EQ(x.oldest_arrival, y.oldest_arrival) << "batch " << i;
+    EXPECT_EQ(x.batched, y.batched) << "batch " << i;
+    EXPECT_EQ(x.run_start, y.run_start) << "batch " << i;
+    EXPECT_EQ(x.run_end, y.run_end) << "batch " << i;
+  }
+  ASSERT_EQ(a.depth.size(), b.depth.size());
+  for (size_t i = 0; i < a.depth.size(); ++i) {
+    EXPECT_EQ(a.depth[i].time, b.depth[i].time) << "depth sample " << i;
+    EXPECT_EQ(a.depth[i].depth, b.depth[i].depth) << "depth sample " << i;
+    EXPECT_EQ(a.depth[i].peak, b.depth[i].peak) << "depth sample " << i;
+  }
+}
+
+// ---------------------------------------------------------------- CostModel
+
+TEST(CostModelTest, InterpolatesLinearlyBetweenPoints) {
+  const CostModel m = points({{1, 100}, {4, 400}, {8, 480}});
+  EXPECT_DOUBLE_EQ(m.cost_us(1), 100);
+  EXPECT_DOUBLE_EQ(m.cost_us(2), 200);
+  EXPECT_DOUBLE_EQ(m.cost_us(4), 400);
+  EXPECT_DOUBLE_EQ(m.cost_us(6), 440);
+  EXPECT_DOUBLE_EQ(m.cost_us(8), 480);
+  EXPECT_EQ(m.cost(6), microseconds(440));
+}
+
+TEST(CostModelTest, ExtrapolatesAlongTheEndPointsAndNeverBelowZero) {
+  const CostModel m = points({{2, 300}, {4, 400}, {8, 480}});
+  EXPECT_DOUBLE_EQ(m.cost_us(16), 640);  // 20 us per item beyond b = 8
+  EXPECT_DOUBLE_EQ(m.cost_us(1), 250);   // 50 us per item below b = 2
+  const CostModel falling = points({{1, 100}, {2, 40}});
+  EXPECT_DOUBLE_EQ(falling.cost_us(3), 0);
+  EXPECT_DOUBLE_EQ(falling.cost_us(10), 0);
+}
+
+TEST(CostModelTest, ASinglePointIsProportional) {
+  const CostModel m = points({{4, 1000}});
+  EXPECT_DOUBLE_EQ(m.cost_us(1), 250);
+  EXPECT_DOUBLE_EQ(m.cost_us(4), 1000);
+  EXPECT_DOUBLE_EQ(m.cost_us(10), 2500);
+  EXPECT_DOUBLE_EQ(CostModel().cost_us(64), 0);
+}
+
+TEST(CostModelTest, SpreadIsInterpolatedAndHeldBeyondThePoints) {
+  const CostModel m = points({{2, 100, 0.1}, {4, 200, 0.3}});
+  EXPECT_TRUE(m.has_jitter());
+  EXPECT_DOUBLE_EQ(m.spread(1), 0.1);
+  EXPECT_DOUBLE_EQ(m.spread(3), 0.2);
+  EXPECT_DOUBLE_EQ(m.spread(100), 0.3);
+  EXPECT_FALSE(linear(10, 1).has_jitter());
+}
+
+TEST(CostModelTest, SyntheticCostIsExactAtEverySize) {
+  SyntheticCost lin{.fixed_us = 500, .per_item_us = 20, .jitter = 0.05};
+  const CostModel a = CostModel::from_synthetic(lin, 64);
+  EXPECT_EQ(a.points().size(), 2u);
+  for (size_t b : {1, 7, 64, 300}) EXPECT_DOUBLE_EQ(a.cost_us(b), lin.cost_us(b)) << b;
+  EXPECT_DOUBLE_EQ(a.spread(9), 0.05);
+
+  SyntheticCost bent{.fixed_us = 100, .per_item_us = 3, .log_us = 40};
+  const CostModel c = CostModel::from_synthetic(bent, 64);
+  for (size_t b = 1; b <= 64; ++b) EXPECT_DOUBLE_EQ(c.cost_us(b), bent.cost_us(b)) << b;
+}
+
+TEST(CostModelTest, ReadsWhatProfileWrites) {
+  const char* json = R"({"model": "mlp", "device": "cpu",
+    "points": [{"batch": 1, "median_us": 100.5, "per_item_us": 100.5, "speedup": 1, "runs": 9},
+               {"batch": 2, "median_us": 150, "per_item_us": 75, "speedup": 1.34, "runs": 9,
+                "spread": 0.05},
+               {"batch": 4, "median_us": 250, "per_item_us": 62.5, "speedup": 1.6, "runs": 9}],
+    "a_us": 50, "c_us": 50, "speedup_at": {"1": 1}})";
+  Expected<CostModel> m = CostModel::from_profile_json(json);
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  ASSERT_EQ(m->points().size(), 3u);
+  EXPECT_DOUBLE_EQ(m->cost_us(1), 100.5);
+  EXPECT_DOUBLE_EQ(m->cost_us(3), 200);
+  EXPECT_DOUBLE_EQ(m->cost_us(8), 450);
+  EXPECT_DOUBLE_EQ(m->points()[0].spread, 0);
+  EXPECT_DOUBLE_EQ(m->points()[1].spread, 0.05);
+}
+
+TEST(CostModelTest, BadProfileJsonIsRefusedNamingTheField) {
+  struct Case {
+    const char* json;
+    const char* message;  // a part of the expected message
+  };
+  const Case cases[] = {
+      {"{\"points\": [", "not valid JSON"},
+      {"[1, 2]", "the top level = [1,2] must be an object"},
+      {"{\"model\": \"x\"}", "\"points\" is missing"},
+      {"{\"points\": 3}", "points = 3 must be an array"},
+      {"{\"points\": []}", "points is empty"},
+      {"{\"points\": [7]}", "points[0] = 7 must be an object"},
+      {"{\"points\": [{\"median_us\": 5}]}", "points[0].batch is missing"},
+      {"{\"points\": [{\"batch\": \"4\", \"median_us\": 5}]}",
+       "points[0].batch = \"4\" must be a number"},
+      {"{\"points\": [{\"batch\": 0, \"median_us\": 5}]}",
+       "points[0].batch = 0 must be a whole number"},
+      {"{\"points\": [{\"batch\": 2.5, \"median_us\": 5}]}",
+       "points[0].batch = 2.5 must be a whole number"},
+      {"{\"points\": [{\"batch\": 4, \"median_us\": 5}, {\"batch\": 4, \"median_us\": 6}]}",
+       "points[1].batch = 4 must be above points[0].batch = 4"},
+      {"{\"points\": [{\"batch\": 1}]}", "points[0].median_us is missing"},
+      {"{\"points\": [{\"batch\": 1, \"median_us\": null}]}",
+       "points[0].median_us = null must be a number"},
+      {"{\"points\": [{\"batch\": 1, \"median_us\": -3}]}",
+       "points[0].median_us = -3 must be finite and >= 0"},
+      {"{\"points\": [{\"batch\": 1, \"median_us\": 5, \"spread\": 1}]}",
+       "points[0].spread = 1 must be in [0, 1)"},
+      {"{\"points\": [{\"batch\": 1, \"median_us\": 5, \"spread\": -0.1}]}",
+       "points[0].spread = -0.1 must be in [0, 1)"},
+      {"{\"points\": [{\"batch\": 1, \"median_us\": 5, \"spread\": \"wide\"}]}",
+       "points[0].spread = \"wide\" must be a number"},
+  };
+  for (const Case& c : cases) {
+    Expected<CostModel> m = CostModel::from_profile_json(c.json);
+    ASSERT_FALSE(m.ok()) << c.json;
+    EXPECT_EQ(m.error().code, ErrorCode::kInvalidArgument);
+    EXPECT_NE(m.error().message.find(c.message), std::string::npos)
+        << "for " << c.json << "\n got: " << m.error().message;
+    EXPECT_EQ(m.error().message.rfind("profile JSON: ", 0), 0u) << m.error().message;
+  }
+}
+
+TEST(CostModelTest, BadPointsAreRefusedNamingTheField) {
+  auto message = [](std::vector<CostPoint> p) {
+    Expected<CostModel> m = CostModel::from_points(std::move(p));
+    return m.ok() ? std::string("ok") : m.error().message;
+  };
+  EXPECT_NE(message({}).find("points is empty"), std::string::npos);
+  EXPECT_NE(message({{0, 5}}).find("points[0].batch = 0 must be at least 1"), std::string::npos);
+  EXPECT_NE(message({{4, 5}, {2, 6}}).find("points[1].batch = 2 must be above points[0].batch = 4"),
+            std::string::npos);
+  EXPECT_NE(message({{1, std::nan("")}}).find("points[0].median_us = NaN"), std::string::npos);
+  EXPECT_NE(message({{1, 5, 1.5}}).find("points[0].spread = 1.5"), std::string::npos);
+  EXPECT_EQ(message({{1, 0}, {8, 0.5, 0.99}}), "ok");
+}
+
+// ------------------------------------------------- Predictor: worked by hand
+// Constant arrivals at 1000/s come at 0, 1000, 2000, ... us. At equal times
+// the leader's deadline goes first, then completions, then arrivals.
+
+TEST(PredictorTest, WaitsMaxWaitThenCutsWhatIsQueued) {
+  // r0 opens a 2 ms wait; at 2000 the batch {r0, r1} is cut (r2 comes just
+  // after) and runs 1200 us; r2 and r3 wait for their own deadline at 4000,
+  // and so on: pairs, 3200 and 2200 us.
+  const RunData run = predict_run(
+      constant(1000, 10, {.max_batch_size = 4, .max_wait_us = 2000}, linear(1000, 100)));
+  EXPECT_EQ(latencies_us(run),
+            (std::vector<int64_t>{3200, 2200, 3200, 2200, 3200, 2200, 3200, 2200, 3200, 2200}));
+  ASSERT_EQ(run.batches.size(), 5u);
+  for (size_t i = 0; i < 5; ++i) {
+    const BatchRecord& b = run.batches[i];
+    EXPECT_EQ(b.id, i + 1);
+    EXPECT_EQ(b.size, 2u);
+    EXPECT_EQ(b.reason, BatchReason::kTimeout);
+    EXPECT_EQ(b.batched, at_us(2000 + 2000 * int64_t(i)));
+    EXPECT_EQ(b.run_end, at_us(3200 + 2000 * int64_t(i)));
+    EXPECT_EQ(b.oldest_arrival, at_us(2000 * int64_t(i)));
+    EXPECT_EQ(b.queue_depth_after, 0u);
+  }
+  EXPECT_EQ(run.requests[3].batch_id, 2u);
+  EXPECT_EQ(run.requests[3].batch_size, 2u);
+  // A sample at each cut (two queued, peak two), then the final one.
+  ASSERT_EQ(run.depth.size(), 6u);
+  EXPECT_EQ(run.depth[0].time, at_us(2000));
+  EXPECT_EQ(run.depth[0].depth, 2u);
+  EXPECT_EQ(run.depth[0].peak, 2u);
+  EXPECT_EQ(run.depth[5].time, at_us(11200));
+  EXPECT_EQ(run.depth[5].depth, 0u);
+
+  const RunSummary s = summarize_run(run);
+  EXPECT_EQ(s.ok, 10u);
+  EXPECT_DOUBLE_EQ(s.batch_mean, 2.0);
+  EXPECT_NEAR(s.latency.max_ms, 3.2, 0.02);
+}
+
+TEST(PredictorTest, AFullBatchIsCutWithoutWaiting) {
+  // Four requests fill the batch at 3000; it runs 1400 us.
+  const RunData run = predict_run(
+      constant(1000, 8, {.max_batch_size = 4, .max_wait_us = 100'000}, linear(1000, 100)));
+  EXPECT_EQ(latencies_us(run),
+            (std::vector<int64_t>{4400, 3400, 2400, 1400, 4400, 3400, 2400, 1400}));
+  ASSERT_EQ(run.batches.size(), 2u);
+  EXPECT_EQ(run.batches[0].reason, BatchReason::kFull);
+  EXPECT_EQ(run.batches[1].batched, at_us(7000));
+}
+
+TEST(PredictorTest, ZeroWaitDispatchesAtOnceAndBatchesGrowUnderLoad) {
+  // Batch k = {r_k} is cut at 1100 k and ends at 1100 (k + 1): latency
+  // 1100 + 100 k. r10's batch is cut at 11000 just before r11 arrives (a
+  // completion goes before an arrival at the same time), so r11 and r12
+  // wait together for the lane and ride in one batch of two at 12100.
+  const RunData run =
+      predict_run(constant(1000, 13, {.max_batch_size = 4, .max_wait_us = 0}, linear(1000, 100)));
+  std::vector<int64_t> expected;
+  for (int64_t k = 0; k <= 10; ++k) expected.push_back(1100 + 100 * k);
+  expected.push_back(13300 - 11000);
+  expected.push_back(13300 - 12000);
+  EXPECT_EQ(latencies_us(run), expected);
+  std::vector<uint32_t> sizes(11, 1);
+  sizes.push_back(2);
+  EXPECT_EQ(batch_sizes(run), sizes);
+  EXPECT_EQ(run.batches.back().batched, at_us(12100));
+}
+
+TEST(PredictorTest, AFullQueueRejectsAtOnce) {
+  // One lane, 5 ms a batch of one, room for two in the queue: r3, r4 (queue
+  // r1 r2) and r6, r7 (queue r2 r5) are turned away.
+  Options o{.max_batch_size = 1, .max_wait_us = 0, .queue_capacity = 2};
+  const RunData run = predict_run(constant(1000, 8, o, points({{1, 5000}, {2, 5000}})));
+  ASSERT_EQ(run.requests.size(), 8u);
+  const std::vector<Outcome> outcomes = {Outcome::kOk,       Outcome::kOk,       Outcome::kOk,
+                                         Outcome::kRejected, Outcome::kRejected, Outcome::kOk,
+                                         Outcome::kRejected, Outcome::kRejected};
+  for (size_t i = 0; i < 8; ++i) EXPECT_EQ(run.requests[i].outcome, outcomes[i]) << i;
+  const std::vector<int64_t> lat = latencies_us(run);
+  EXPECT_EQ(lat[0], 5000);
+  EXPECT_EQ(lat[1], 9000);
+  EXPECT_EQ(lat[2], 13000);
+  EXPECT_EQ(lat[5], 15000);
+  EXPECT_EQ(lat[3], 0);  // answered at once
+  EXPECT_EQ(run.requests[3].batch_id, 0u);
+  EXPECT_EQ(summarize_run(run).rejected, 4u);
+}
+
+TEST(PredictorTest, ARequestThatWaitsPastItsTimeoutNeverRuns) {
+  // One lane busy with r0 until 5000; a 2 ms timeout. r1, r2, r3 time out at
+  // 3000, 4000, 5000 (a deadline goes before the completion at 5000), r4
+  // rides next, r5 times out at 7000.
+  Options o{.max_batch_size = 1, .max_wait_us = 0, .request_timeout_ms = 2};
+  const RunData run = predict_run(constant(1000, 6, o, points({{1, 5000}, {2, 5000}})));
+  ASSERT_EQ(run.requests.size(), 6u);
+  for (size_t i : {1, 2, 3, 5}) {
+    EXPECT_EQ(run.requests[i].outcome, Outcome::kTimedOut) << i;
+    EXPECT_EQ(run.requests[i].done, run.requests[i].intended + milliseconds(2)) << i;
+    EXPECT_EQ(run.requests[i].batch_id, 0u) << i;
+  }
+  EXPECT_EQ(run.requests[0].outcome, Outcome::kOk);
+  EXPECT_EQ(run.requests[4].outcome, Outcome::kOk);
+  EXPECT_EQ(latencies_us(run)[0], 5000);
+  EXPECT_EQ(latencies_us(run)[4], 6000);
+  EXPECT_EQ(run.batches.size(), 2u);
+  EXPECT_EQ(summarize_run(run).timed_out, 4u);
+}
+
+TEST(PredictorTest, TwoLanesTakeTurnsAndBatchesGrowWhenBothAreBusy) {
+  // t(b) = 2500 + 500 b: 3000 us alone, 3500 for two. r2 waits for lane 0 to
+  // free at 3000; r4 and r5 wait together for it at 6000.
+  Options o{.max_batch_size = 4, .max_wait_us = 0, .num_lanes = 2};
+  const RunData run = predict_run(constant(1000, 8, o, linear(2500, 500)));
+  EXPECT_EQ(latencies_us(run),
+            (std::vector<int64_t>{3000, 3000, 4000, 4000, 5500, 4500, 4000, 5500}));
+  EXPECT_EQ(batch_sizes(run), (std::vector<uint32_t>{1, 1, 1, 1, 2, 1, 1}));
+  EXPECT_EQ(batch_lanes(run), (std::vector<uint16_t>{0, 1, 0, 1, 0, 1, 0}));
+}
+
+TEST(PredictorTest, WithTwoLanesAFreeLaneLeadsWhileTheOtherRuns) {
+  // As with one lane, but the lane that frees while the other leads follows;
+  // the next arrival after a cut promotes it, so the lanes alternate.
+  Options o{.max_batch_size = 4, .max_wait_us = 2000, .num_lanes = 2};
+  const RunData run = predict_run(constant(1000, 10, o, linear(1000, 100)));
+  EXPECT_EQ(latencies_us(run),
+            (std::vector<int64_t>{3200, 2200, 3200, 2200, 3200, 2200, 3200, 2200, 3200, 2200}));
+  EXPECT_EQ(batch_lanes(run), (std::vector<uint16_t>{0, 1, 0, 1, 0}));
+}
+
+TEST(PredictorTest, AClosedLoopOfOneSeesTheBatchCostExactly) {
+  for (const Options& o : {Options{.max_batch_size = 8, .max_wait_us = 0},
+                           Options{.max_batch_size = 1, .max_wait_us = 2000}}) {
+    PredictSpec s;
+    s.arrivals.pattern = Pattern::kClosed;
+    s.arrivals.concurrency = 1;
+    s.arrivals.duration_s = 0.01;
+    s.options = o;
+    s.cost = points({{1, 750}});
+    const RunData run = predict_run(s);
+    ASSERT_EQ(run.requests.size(), 14u);  // sent at 0, 750, ..., 9750
+    for (size_t k = 0; k < run.requests.size(); ++k) {
+      EXPECT_EQ(run.requests[k].intended, at_us(750 * int64_t(k)));
+      EXPECT_EQ(run.requests[k].done - run.requests[k].intended, microseconds(750));
+    }
+    // The overhead delays each answer, and so the next send.
+    s.engine_overhead = microseconds(50);
+    const RunData slower = predict_run(s);
+    ASSERT_EQ(slower.requests.size(), 13u);  // sent at 0, 800, ..., 9600
+    for (size_t k = 0; k < slower.requests.size(); ++k) {
+      EXPECT_EQ(slower.requests[k].intended, at_us(800 * int64_t(k)));
+      EXPECT_EQ(slower.requests[k].done - slower.requests[k].intended, microseconds(800));
+    }
+  }
+}
+
+TEST(PredictorTest, AnswersLaterThanTheDriverWaitsAreErrors) {
+  // 100 s a batch: bench stops waiting 60 s after its last send (at 2 ms);
+  // the engine then drains what is queued.
+  Options o{.max_batch_size = 1, .max_wait_us = 0, .request_timeout_ms = 3'600'000};
+  const RunData run = predict_run(constant(1000, 3, o, points({{1, 100e6}})));
+  ASSERT_EQ(run.requests.size(), 3u);
+  for (const RunRequest& r : run.requests) {
+    EXPECT_EQ(r.outcome, Outcome::kModelError);
+    EXPECT_EQ(r.done, at_us(60'002'000));
+  }
+  ASSERT_EQ(run.batches.size(), 3u);
+  EXPECT_EQ(run.batches[1].reason, BatchReason::kDrain);
+  EXPECT_EQ(run.batches[2].batched, at_us(200'000'000));
+  EXPECT_EQ(run.depth.back().time, at_us(300'000'000));
+}
+
+TEST(PredictorTest, AnInvalidSpecIsNamedAndGivesAnEmptyRun) {
+  PredictSpec s = constant(1000, 10, {.max_batch_size = 0}, linear(1, 1));
+  EXPECT_NE(s.validate().message().find("max_batch_size"), std::string::npos);
+  EXPECT_TRUE(predict_run(s).requests.empty());
+  s.options = Options{};
+  s.engine_overhead = microseconds(-1);
+  EXPECT_NE(s.validate().message().find("engine_overhead"), std::string::npos);
+}
+
+// ------------------------------------------------------------- Determinism
+
+PredictSpec jittered_poisson(uint64_t seed, StrategyKind strategy) {
+  PredictSpec s;
+  s.arrivals.pattern = Pattern::kPoisson;
+  s.arrivals.rate = 5000;
+  s.arrivals.duration_s = 0.5;
+  s.arrivals.seed = 3;
+  s.options = {.max_batch_size = 32,
+               .max_wait_us = 1000,
+               .num_lanes = 2,
+               .strategy = strategy,
+               .target_p99_ms = 5};
+  s.cost = CostModel::from_synthetic({.fixed_us = 500, .per_item_us = 20, .jitter = 0.1}, 64);
+  s.seed = seed;
+  return s;
+}
+
+TEST(PredictorTest, TheSameSeedGivesTheSameRun) {
+  for (StrategyKind k : {StrategyKind::kFifo, StrategyKind::kAdaptive}) {
+    const RunData a = predict_run(jittered_poisson(7, k));
+    const RunData b = predict_run(jittered_poisson(7, k));
+    EXPECT_GT(a.requests.size(), 2000u);
+    expect_same_run(a, b);
+  }
+}
+
+TEST(PredictorTest, AnotherJitterSeedGivesOtherRunTimes) {
+  const RunData a = predict_run(jittered_poisson(7, StrategyKind::kFifo));
+  const RunData b = predict_run(jittered_poisson(8, StrategyKind::kFifo));
+  ASSERT_EQ(a.requests.size(), b.requests.size());  // the same traffic
+  ASSERT_FALSE(a.batches.empty());
+  ASSERT_FALSE(b.batches.empty());
+  EXPECT_NE(a.batches[0].run_end - a.batches[0].run_start,
+            b.batches[0].run_end - b.batches[0].run_start);
+}
+
+TEST(PredictorTest, PredictSummarizesThePredictedRun) {
+  const PredictSpec s = jittered_poisson(7, StrategyKind::kAdaptive);
+  const RunSummary a = predict(s);
+  const RunSummary b = summarize_run(predict_run(s));
+  EXPECT_EQ(a.sent, b.sent);
+  EXPECT_EQ(a.ok, b.ok);
+  EXPECT_EQ(a.latency.p99_ms, b.latency.p99_ms);
+  EXPECT_EQ(a.batch_histogram, b.batch_histogram);
+  EXPECT_EQ(a.windows.size(), b.windows.size());
+}
+
+// -------------------------------------- Agreement with the engine, one lane
+
+// The batch in the runner, and whether the test has let it finish.
+struct Gate {
+  std::mutex mu;
+  std::condition_variable cv;
+  uint64_t entered = 0, exited = 0, released = 0;
+  size_t size = 0;
+  TimePoint started{};
+};
+
+// A runner that takes no time of its own: run() holds until the test, having
+// moved the manual clock to the batch's end, releases it.
+class GateRunner final : public Runner {
+ public:
+  GateRunner(std::shared_ptr<Gate> gate, std::shared_ptr<ManualClock> clock)
+      : gate_(std::move(gate)), clock_(std::move(clock)) {}
+  Expected<std::vector<Tensors>> run(std::span<Tensors> inputs) override {
+    std::unique_lock g(gate_->mu);
+    const uint64_t me = gate_->entered++;
+    gate_->size = inputs.size();
+    gate_->started = clock_->now();
+    gate_->cv.notify_all();
+    gate_->cv.wait_for(g, test::kSafety, [&] { return gate_->released > me; });
+    ++gate_->exited;
+    return std::vector<Tensors>(inputs.size());
+  }
+
+ private:
+  std::shared_ptr<Gate> gate_;
+  std::shared_ptr<ManualClock> clock_;
+};
+
+// Waits until the one-lane engine has nothing to do at the clock's time:
+// its lane leads, parked at a future deadline, or is held in the runner.
+bool settle_one_lane(const Engine& engine, Gate& gate, bool& busy) {
+  const auto give_up = std::chrono::steady_clock::now() + test::kSafety;
+  while (std::chrono::steady_clock::now() < give_up) {
+    const EngineStatus s = engine.status();
+    uint64_t entered, exited, released;
+    {
+      std::lock_guard g(gate.mu);
+      entered = gate.entered, exited = gate.exited, released = gate.released;
+    }
+    if (s.busy_lanes == 0 && s.quiescent && entered == exited) {
+      busy = false;
+      return true;
+    }
+    if (s.busy_lanes == 1 && entered == exited + 1 && released == exited) {
+      busy = true;
+      return true;
+    }
+    std::this_thread::yield();
+  }
+  return false;
+}
+
+// Sends `arrivals` to a one-lane engine on a manual clock, each batch taking
+// cost.cost(b), with ties broken as the predictor breaks them: a deadline
+// first, then a completion, then arrivals one by one. Returns the run as
+// bench would record it.
+RunData replay_on_engine(const std::vector<TimePoint>& arrivals, const Options& o,
+                         const CostModel& cost) {
+  auto clock = std::make_shared<ManualClock>(kStart);
+  auto gate = std::make_shared<Gate>();
+  Engine engine([gate, clock](int) { return std::make_unique<GateRunner>(gate, clock); }, o, clock);
+  RunData run;
+  run.start = kStart;
+  if (!engine.start().ok()) {
+    ADD_FAILURE() << "the engine did not start";
+    return run;
+  }
+  test::Collector got;
+  std::vector<RequestId> ids;  // per arrival; 0 when refused
+  size_t next = 0, admitted = 0;
+  for (;;) {
+    bool busy = false;
+    if (!settle_one_lane(engine, *gate, busy)) {
+      ADD_FAILURE() << "the engine did not settle";
+      break;
+    }
+    if (next == arrivals.size() && got.size() == admitted) break;
+    const TimePoint arrival = next < arrivals.size() ? arrivals[next] : kNever;
+    if (busy) {
+      TimePoint end;
+      {
+        std::lock_guard g(gate->mu);
+        end = gate->started + cost.cost(gate->size);
+      }
+      if (end <= arrival) {
+        clock->advance_to(end);
+        std::lock_guard g(gate->mu);
+        ++gate->released;
+        gate->cv.notify_all();
+        continue;
+      }
+    } else {
+      const TimePoint until = engine.status().idle_until;
+      if (until <= arrival && until != kNever) {
+        clock->advance_to(until);
+        continue;
+      }
+    }
+    if (arrival == kNever) {
+      ADD_FAILURE() << "requests are left with nothing to wait for";
+      break;
+    }
+    clock->advance_to(arrival);
+    const Expected<RequestId> id = engine.submit(test::input_of(float(next)), got.callback());
+    ids.push_back(id.ok() ? *id : 0);
+    admitted += id.ok() ? 1 : 0;
+    ++next;
+  }
+  engine.stop(StopMode::kDrain);
+  RecordBatch records;
+  engine.drain_records(records);
+  for (size_t i = 0; i < ids.size(); ++i) {
+    RunRequest q;
+    q.index = i;
+    q.intended = q.sent = q.done = arrivals[i];
+    q.outcome = Outcome::kRejected;
+    if (ids[i] != 0 && got.has(ids[i])) {
+      const TensorResponse& r = got.at(ids[i]);
+      q.done = r.times.completed;
+      q.outcome = r.result.ok() ? Outcome::kOk : Outcome::kModelError;
+      q.batch_id = r.batch_id;
+      q.batch_size = r.batch_size;
+    }
+    run.requests.push_back(q);
+  }
+  run.batches = records.batches;
+  run.depth = records.depth;
+  return run;
+}
+
+void expect_engine_agrees(const PredictSpec& spec) {
+  const RunData predicted = predict_run(spec);
+  std::vector<TimePoint> arrivals;
+  ArrivalSchedule schedule(spec.arrivals);
+  while (auto offset = schedule.next()) arrivals.push_back(spec.start + *offset);
+  ASSERT_EQ(predicted.requests.size(), arrivals.size());
+  const RunData engine = replay_on_engine(arrivals, spec.options, spec.cost);
+  expect_same_run(predicted, engine);
+
+  const RunSummary p = summarize_run(predicted), e = summarize_run(engine);
+  EXPECT_EQ(p.ok, e.ok);
+  EXPECT_EQ(p.latency.p50_ms, e.latency.p50_ms);
+  EXPECT_EQ(p.latency.p99_ms, e.latency.p99_ms);
+  EXPECT_EQ(p.batch_histogram, e.batch_histogram);
+  EXPECT_EQ(p.depth_mean, e.depth_mean);
+  EXPECT_EQ(p.depth_max, e.depth_max);
+}
+
+TEST(PredictorTest, MatchesTheEngineOnAManualClockFifo) {
+  // The cases worked by hand above, ties included: a deadline and an
+  // arrival at 2000, a completion and an arrival at 11000.
+  expect_engine_agrees(
+      constant(1000, 10, {.max_batch_size = 4, .max_wait_us = 2000}, linear(1000, 100)));
+  expect_engine_agrees(
+      constant(1000, 13, {.max_batch_size = 4, .max_wait_us = 0}, linear(1000, 100)));
+  // Arrivals every 333.333 us, batches of 800 + 150 b us.
+  PredictSpec s = constant(3000, 40, {.max_batch_size = 8, .max_wait_us = 1500}, linear(800, 150));
+  expect_engine_agrees(s);
+  // Batches cut full, at their deadline, and late behind a busy lane; a
+  // queue too short for the bursts turns some away.
+  s.arrivals.pattern = Pattern::kPoisson;
+  s.arrivals.seed = 11;
+  s.arrivals.max_requests = 200;
+  s.options = {.max_batch_size = 4, .max_wait_us = 1000, .queue_capacity = 6};
+  const RunSummary p = predict(s);
+  EXPECT_GT(p.rejected, 0u);
+  EXPECT_GT(p.batch_histogram.size(), 2u);
+  expect_engine_agrees(s);
+}
+
+TEST(PredictorTest, MatchesTheEngineOnAManualClockAdaptive) {
+  // 20,000/s, then 1,000/s: the smoothed rate lags behind the drop, so the
+  // fill-time bound (cap - 1) / rate cuts batches before max_wait, at a
+  // deadline set by the rate the engine read when its leader last woke.
+  PredictSpec s;
+  s.arrivals.pattern = Pattern::kStep;
+  s.arrivals.steps = {{20'000, 0.1}, {1000, 0.1}};
+  s.arrivals.duration_s = 0.2;
+  s.options = {.max_batch_size = 16,
+               .max_wait_us = 10'000,
+               .strategy = StrategyKind::kAdaptive,
+               .target_p99_ms = 20};
+  s.cost = linear(200, 20);
+  const RunData run = predict_run(s);
+  const bool early = std::any_of(run.batches.begin(), run.batches.end(), [](const BatchRecord& b) {
+    return b.reason == BatchReason::kTimeout && b.batched - b.oldest_arrival < milliseconds(10) &&
+           b.batched > b.oldest_arrival;
+  });
+  EXPECT_TRUE(early) << "no batch was cut by the adaptive wait";
+  expect_engine_agrees(s);
+  // A tight target: p99 over target halves the cap, and the latency budget
+  // target - 2 t(cap) bounds the wait.
+  s = constant(3000, 300,
+               {.max_batch_size = 16,
+                .max_wait_us = 3000,
+                .strategy = StrategyKind::kAdaptive,
+                .target_p99_ms = 3},
+               linear(800, 150));
+  s.arrivals.pattern = Pattern::kPoisson;
+  s.arrivals.seed = 5;
+  expect_engine_agrees(s);
+}
+
+}  // namespace
+}  // namespace batchscope
