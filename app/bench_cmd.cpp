@@ -8,15 +8,17 @@
 #include <sstream>
 
 #include "cli_args.h"
+#include "cost_setup.h"
 #include "gen_bench.h"
-#include "lm_setup.h"
 #include "http_server.h"
 #include "http_target.h"
 #include "infer_json.h"
-#include "inproc_run.h"
 #include "inference_service.h"
+#include "inproc_run.h"
+#include "lm_setup.h"
 #include "load_driver.h"
 #include "model_setup.h"
+#include "predictor.h"
 #include "run_plot.h"
 
 namespace batchscope {
@@ -24,7 +26,7 @@ namespace batchscope {
 std::string bench_help() {
   return "usage: batchscope bench [--model PATH | --synthetic A_US,C_US[,L_US]] [--pattern NAME]\n"
          "                        [pattern parameters] [--duration S] [--requests N] [--seed N]\n"
-         "                        [--target inproc|self-http|URL] [--connections N] [--payload "
+         "                        [--target inproc|self-http|predict|URL] [--cost FILE] [--payload "
          "FILE]\n"
          "                        [serving options] [--json FILE] [--csv PREFIX] [--trace-out "
          "FILE]\n"
@@ -40,9 +42,12 @@ std::string bench_help() {
          "  closed   --concurrency N      N requests in flight, each sent when one returns\n"
          "Latency is measured from each request's intended send time (open loop), so a\n"
          "stalled server shows as latency, not as less load. Targets: inproc (the engine\n"
-         "alone), self-http (this process's HTTP listener), or a URL ending in /infer or\n"
+         "alone), self-http (this process's HTTP listener), a URL ending in /infer or\n"
          "/v2/models/{m}/infer (--token TOKEN, default $BATCHSCOPE_TOKEN, is sent to a URL\n"
-         "target as 'Authorization: Bearer TOKEN'). --payload FILE sends that request body\n"
+         "target as 'Authorization: Bearer TOKEN'), or predict: the run the in-process\n"
+         "engine would record, replayed on a virtual clock against the model's t(b) (--cost\n"
+         "FILE from batchscope profile --json, or measured now; exact for --synthetic), with\n"
+         "every export as for a live run (docs/tuning.md). --payload FILE sends that request body\n"
          "instead of seeded inputs built from the model's metadata. --csv PREFIX writes\n"
          "PREFIX_requests.csv and PREFIX_windows.csv.\n"
          "--window S sets the summary windows (default: the duration / 40, 0.1 s to 10 s).\n"
@@ -80,7 +85,9 @@ Expected<std::vector<std::pair<double, double>>> parse_steps(const std::string& 
 void print_summary(const RunData& run, const RunSummary& s) {
   std::printf("\n%s -> %s, model %s\n", run.config.pattern.c_str(), run.config.target.c_str(),
               run.config.model.c_str());
-  if (run.config.target != "inproc" && run.config.target != "self-http") {
+  if (run.config.target == "predict") {
+    std::printf("  predicted: %s\n", describe(run.config.options).c_str());
+  } else if (run.config.target != "inproc" && run.config.target != "self-http") {
     std::printf("  (serving options are the remote server's own)\n");
   } else {
     std::printf("  %s\n", describe(run.config.options).c_str());
@@ -201,7 +208,7 @@ int run_bench(int argc, char** argv, const std::vector<std::string>& args) {
   if (!choice) return fail(choice.error().message);
   std::string target = "inproc";
   std::string token = std::getenv("BATCHSCOPE_TOKEN") ? std::getenv("BATCHSCOPE_TOKEN") : "";
-  std::string json_out, csv_prefix, trace_out, plot_out, payload_file;
+  std::string json_out, csv_prefix, trace_out, plot_out, payload_file, cost_file;
   int connections = 64;
   double window_s = 0;  // 0: about 40 windows over the run
   for (auto& [name, value] : *flags) {
@@ -223,6 +230,8 @@ int run_bench(int argc, char** argv, const std::vector<std::string>& args) {
       set(1, 4096, connections);
     else if (name == "payload")
       payload_file = value;
+    else if (name == "cost")
+      cost_file = value;
     else if (name == "window")
       set(0.001, 3600, window_s);
     else if (name == "json")
@@ -239,7 +248,8 @@ int run_bench(int argc, char** argv, const std::vector<std::string>& args) {
   }
   if (Status s = spec.validate(); !s) return fail(s.message());
 
-  const bool remote = target != "inproc" && target != "self-http";
+  const bool predicted = target == "predict";
+  const bool remote = target != "inproc" && target != "self-http" && !predicted;
   std::optional<Url> url;
   if (remote) {
     auto u = parse_url(target);
@@ -247,7 +257,7 @@ int run_bench(int argc, char** argv, const std::vector<std::string>& args) {
     url = *u;
     url->bearer_token = token;
   }
-  auto model = make_model(*choice, *options, !remote);
+  auto model = make_model(*choice, *options, !remote && !predicted);
   if (!model) return fail(model.error().message, 1);
   std::vector<std::string> bodies;
   if (!payload_file.empty()) {
@@ -277,7 +287,15 @@ int run_bench(int argc, char** argv, const std::vector<std::string>& args) {
 
   SteadyClock clock;
   RunData run;
-  if (target == "inproc") {
+  if (predicted) {
+    auto cost = load_cost_model(*choice, cost_file, options->max_batch_size, "bench");
+    if (!cost) return fail(cost.error().message, 1);
+    std::printf("Batchscope bench: %s -> predicted (%s)\n", cfg.pattern.c_str(),
+                cost->describe().c_str());
+    std::fflush(stdout);
+    run = predict_run(PredictSpec{spec, *options, *cost});
+    run.config = cfg;
+  } else if (target == "inproc") {
     std::vector<Tensors> inputs;
     if (!bodies.empty()) {  // the same {"data": [...]} body an HTTP target would send
       auto parsed = parse_simple_infer(bodies[0], model->metadata);

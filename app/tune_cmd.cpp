@@ -3,21 +3,17 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <iostream>
-#include <sstream>
 
 #include "bench_cmd.h"
 #include "cli_args.h"
+#include "cost_setup.h"
 #include "export_cmd.h"
 #include "inproc_run.h"
 #include "model_setup.h"
 #include "predictor.h"
 #include "text_out.h"
 #include "tuner.h"
-#ifdef BATCHSCOPE_WITH_TORCH
-#include "profile.h"
-#endif
 
 namespace batchscope {
 
@@ -146,14 +142,6 @@ Expected<TuneArgs> parse_args(const std::vector<std::string>& args) {
   return t;
 }
 
-Expected<std::string> read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return invalid_argument("--cost: cannot read " + path);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 // The largest batch size the space can ask for.
 uint32_t largest_batch(const TuneSpace& space, const Options& base) {
   uint32_t most = base.max_batch_size;
@@ -162,31 +150,6 @@ uint32_t largest_batch(const TuneSpace& space, const Options& base) {
     for (double v : d.values) most = std::max(most, static_cast<uint32_t>(v));
   }
   return most;
-}
-
-// t(b): from --cost, exact for the synthetic model, or measured now.
-Expected<CostModel> cost_model(const TuneArgs& t, uint32_t max_batch) {
-  if (!t.cost_file.empty()) {
-    auto text = read_file(t.cost_file);
-    if (!text) return text.error();
-    auto m = CostModel::from_profile_json(*text);
-    if (!m) return invalid_argument("--cost " + t.cost_file + ": " + m.error().message);
-    return m;
-  }
-  if (t.model.synthetic) return CostModel::from_synthetic(*t.model.synthetic, max_batch);
-#ifdef BATCHSCOPE_WITH_TORCH
-  std::printf("measuring t(b) of %s up to b = %u (batchscope profile; --cost FILE skips this)\n",
-              t.model.path.c_str(), max_batch);
-  std::fflush(stdout);
-  ProfileOptions p;
-  p.device = t.model.device;
-  p.max_batch = max_batch;
-  auto r = profile_model(t.model.path, p);
-  if (!r) return r.error();
-  return CostModel::from_profile_json(profile_json(*r));
-#else
-  return invalid_argument("measuring a model needs LibTorch; give --cost FILE or --synthetic");
-#endif
 }
 
 std::string wait_text(const Options& o) {
@@ -362,7 +325,7 @@ int run_tune(const std::vector<std::string>& args) {
                 std::to_string(largest_batch(*space, t.base)) + ", above the model's maximum " +
                 std::to_string(model_max));
   }
-  auto cost = cost_model(t, max_batch);
+  auto cost = load_cost_model(t.model, t.cost_file, max_batch, "tune");
   if (!cost) return fail(cost.error().message, 1);
 
   std::printf("tune: %s, p99 <= %g ms, objective %s\n", t.traffic.describe().c_str(), t.slo_p99_ms,

@@ -66,4 +66,21 @@ saved = json.load(open(f"{d}/best.json"))
 assert saved["max_batch_size"] == o["max_batch_size"], (saved, o)
 assert saved["max_wait_us"] == o["max_wait_us"], (saved, o)
 PY
+
+# bench --target predict: the run the engine would record, with bench's exports.
+"$bin" bench --synthetic 500,20 --rate 3000 --duration 1 --seed 4 --max-batch-size 8 \
+  --max-wait-ms 0 --target predict --json "$dir/predict.json" \
+  --trace-out "$dir/predict.trace.json" >"$dir/predict.txt"
+grep -q "predicted: strategy=fifo max_batch_size=8" "$dir/predict.txt"
+python3 - "$dir" <<'PY'
+import json, sys
+d = sys.argv[1]
+s = json.load(open(f"{d}/predict.json"))
+assert s["config"]["target"] == "predict", s["config"]
+assert s["sent"] > 2500 and s["ok"] == s["sent"], (s["sent"], s["ok"])
+assert s["batch_size"]["mean"] > 1, s["batch_size"]
+assert s["send_lag_ms"]["max"] == 0, s["send_lag_ms"]
+t = json.load(open(f"{d}/predict.trace.json"))
+assert any(e.get("ph") == "X" for e in t["traceEvents"])
+PY
 echo "ok"

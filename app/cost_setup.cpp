@@ -1,0 +1,44 @@
+#include "cost_setup.h"
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "synthetic_runner.h"
+#ifdef BATCHSCOPE_WITH_TORCH
+#include "profile.h"
+#endif
+
+namespace batchscope {
+
+Expected<CostModel> load_cost_model(const ModelChoice& model, const std::string& cost_file,
+                                    uint32_t max_batch, const char* command) {
+  if (!cost_file.empty()) {
+    std::ifstream in(cost_file, std::ios::binary);
+    if (!in) return invalid_argument("--cost: cannot read " + cost_file);
+    std::ostringstream text;
+    text << in.rdbuf();
+    auto m = CostModel::from_profile_json(text.str());
+    if (!m) return invalid_argument("--cost " + cost_file + ": " + m.error().message);
+    return m;
+  }
+  if (model.synthetic) return CostModel::from_synthetic(*model.synthetic, max_batch);
+#ifdef BATCHSCOPE_WITH_TORCH
+  std::printf(
+      "%s: measuring t(b) of %s up to b = %u (as batchscope profile does; --cost FILE "
+      "reads a saved profile instead)\n",
+      command, model.path.c_str(), max_batch);
+  std::fflush(stdout);
+  ProfileOptions p;
+  p.device = model.device;
+  p.max_batch = max_batch;
+  auto r = profile_model(model.path, p);
+  if (!r) return r.error();
+  return CostModel::from_profile_json(profile_json(*r));
+#else
+  (void)command;
+  return invalid_argument("measuring a model needs LibTorch; give --cost FILE or --synthetic");
+#endif
+}
+
+}  // namespace batchscope
