@@ -26,7 +26,8 @@ namespace batchscope {
 std::string bench_help() {
   return "usage: batchscope bench [--model PATH | --synthetic A_US,C_US[,L_US]] [--pattern NAME]\n"
          "                        [pattern parameters] [--duration S] [--requests N] [--seed N]\n"
-         "                        [--target inproc|self-http|predict|URL] [--cost FILE] [--payload "
+         "                        [--target inproc|self-http|predict|URL] [--cost FILE] "
+         "[--cost-out FILE] [--payload "
          "FILE]\n"
          "                        [serving options] [--json FILE] [--csv PREFIX] [--trace-out "
          "FILE]\n"
@@ -47,7 +48,9 @@ std::string bench_help() {
          "target as 'Authorization: Bearer TOKEN'), or predict: the run the in-process\n"
          "engine would record, replayed on a virtual clock against the model's t(b) (--cost\n"
          "FILE from batchscope profile --json, or measured now; exact for --synthetic), with\n"
-         "every export as for a live run (docs/tuning.md). --payload FILE sends that request body\n"
+         "every export as for a live run (docs/tuning.md). --cost-out FILE writes the batch\n"
+         "run times of an in-process or self-http run as such a t(b). --payload FILE sends that\n"
+         "request body\n"
          "instead of seeded inputs built from the model's metadata. --csv PREFIX writes\n"
          "PREFIX_requests.csv and PREFIX_windows.csv.\n"
          "--window S sets the summary windows (default: the duration / 40, 0.1 s to 10 s).\n"
@@ -208,7 +211,7 @@ int run_bench(int argc, char** argv, const std::vector<std::string>& args) {
   if (!choice) return fail(choice.error().message);
   std::string target = "inproc";
   std::string token = std::getenv("BATCHSCOPE_TOKEN") ? std::getenv("BATCHSCOPE_TOKEN") : "";
-  std::string json_out, csv_prefix, trace_out, plot_out, payload_file, cost_file;
+  std::string json_out, csv_prefix, trace_out, plot_out, payload_file, cost_file, cost_out;
   int connections = 64;
   double window_s = 0;  // 0: about 40 windows over the run
   for (auto& [name, value] : *flags) {
@@ -232,6 +235,8 @@ int run_bench(int argc, char** argv, const std::vector<std::string>& args) {
       payload_file = value;
     else if (name == "cost")
       cost_file = value;
+    else if (name == "cost-out")
+      cost_out = value;
     else if (name == "window")
       set(0.001, 3600, window_s);
     else if (name == "json")
@@ -358,6 +363,15 @@ int run_bench(int argc, char** argv, const std::vector<std::string>& args) {
     save(csv_prefix + "_windows.csv", run_windows_csv(summary), "CSV per window");
   }
   save(trace_out, run_trace_json(run), "Chrome trace; open in Perfetto or chrome://tracing");
+  if (!cost_out.empty()) {
+    auto observed = CostModel::from_batches(run.batches);
+    if (!observed) {
+      std::cerr << "batchscope bench: --cost-out: " << observed.error().message << "\n";
+      rc = 1;
+    } else {
+      save(cost_out, observed->to_json(), "t(b) as the engine ran it; --cost reads it");
+    }
+  }
   if (!plot_out.empty()) {
     if (Status s = write_run_plot(run, summary, plot_out); !s) {
       std::cerr << "batchscope bench: " << s.message() << "\n";

@@ -1,5 +1,7 @@
 #include "cost_model.h"
 
+#include <map>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -206,6 +208,45 @@ std::string CostModel::describe() const {
                                             " points: " + point(first) + " .. " + point(last);
   if (has_jitter()) s += ", with jitter";
   return s;
+}
+
+Expected<CostModel> CostModel::from_batches(std::span<const BatchRecord> batches, size_t min_runs) {
+  std::map<uint32_t, std::vector<double>> runs;
+  for (const BatchRecord& b : batches) {
+    if (b.failed || b.size == 0 || b.run_start == TimePoint{} || b.run_end < b.run_start) continue;
+    runs[b.size].push_back(to_us(b.run_end - b.run_start));
+  }
+  std::vector<CostPoint> points;
+  for (auto& [size, us] : runs) {
+    if (us.size() < std::max<size_t>(min_runs, 1)) continue;
+    std::sort(us.begin(), us.end());
+    CostPoint p;
+    p.batch = size;
+    p.median_us = us[us.size() / 2];
+    // The uniform spread with the same p10..p90 width, as profile records it.
+    const double width = us[us.size() * 9 / 10] - us[us.size() / 10];
+    p.spread = p.median_us > 0 ? std::clamp(width / (1.6 * p.median_us), 0.0, 0.95) : 0.0;
+    points.push_back(p);
+  }
+  if (points.empty()) {
+    return invalid_argument("no batch size ran " + std::to_string(min_runs) +
+                            " times or more in the run (" + std::to_string(batches.size()) +
+                            " batches): run longer or busier to measure t(b)");
+  }
+  return from_points(std::move(points));
+}
+
+std::string CostModel::to_json() const {
+  std::string out = "{\"points\":[";
+  for (size_t i = 0; i < points_.size(); ++i) {
+    out += i ? ",{\"batch\":" : "{\"batch\":";
+    out += std::to_string(points_[i].batch) + ",\"median_us\":";
+    append_json_number(out, points_[i].median_us);
+    out += ",\"spread\":";
+    append_json_number(out, points_[i].spread);
+    out += '}';
+  }
+  return out + "]}";
 }
 
 }  // namespace batchscope

@@ -18,6 +18,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -25,6 +26,7 @@
 
 #include "clock.h"
 #include "options.h"
+#include "records.h"
 #include "status.h"
 
 namespace batchscope {
@@ -58,6 +60,16 @@ class CostModel {
   // say what is wrong where: "profile JSON: points[1].median_us = -3 must be
   // finite and >= 0", "profile JSON: \"points\" is missing", ...
   static Expected<CostModel> from_profile_json(std::string_view json);
+
+  // t(b) as the engine ran it: the run time (run_end - run_start) of every
+  // batch that ran and did not fail, the median and spread of each size seen
+  // at least `min_runs` times. Errors when no size was.
+  static Expected<CostModel> from_batches(std::span<const BatchRecord> batches,
+                                          size_t min_runs = 5);
+
+  // {"points": [{"batch", "median_us", "spread"}]}, which from_profile_json()
+  // reads back.
+  std::string to_json() const;
 
   // t(b) in microseconds, never below 0.
   double cost_us(size_t batch) const;

@@ -125,6 +125,44 @@ TEST(CostModelTest, ExtrapolatesAlongTheEndPointsAndNeverBelowZero) {
   EXPECT_DOUBLE_EQ(falling.cost_us(10), 0);
 }
 
+TEST(CostModelTest, FromBatchesTakesEachSizesMedianAndReadsBack) {
+  // Size 4 ran five times (300..700 us), size 8 six times, size 2 only twice,
+  // and a failed batch and one that never ran are left out.
+  std::vector<BatchRecord> batches;
+  const TimePoint t0(std::chrono::seconds(5));
+  auto add = [&](uint32_t size, int us, bool failed = false) {
+    BatchRecord b;
+    b.size = size;
+    b.failed = failed;
+    b.run_start = t0;
+    b.run_end = t0 + microseconds(us);
+    batches.push_back(b);
+  };
+  for (int us : {700, 300, 500, 400, 600}) add(4, us);
+  for (int us : {800, 800, 800, 800, 800, 800}) add(8, us);
+  add(8, 100'000, true);
+  add(2, 100), add(2, 100);
+  BatchRecord never;
+  never.size = 8;
+  batches.push_back(never);
+  auto m = CostModel::from_batches(batches);
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  ASSERT_EQ(m->points().size(), 2u);
+  EXPECT_EQ(m->points()[0].batch, 4u);
+  EXPECT_DOUBLE_EQ(m->points()[0].median_us, 500);
+  EXPECT_NEAR(m->points()[0].spread, (700.0 - 300.0) / (1.6 * 500), 1e-12);
+  EXPECT_DOUBLE_EQ(m->points()[1].median_us, 800);
+  EXPECT_DOUBLE_EQ(m->points()[1].spread, 0);
+  auto back = CostModel::from_profile_json(m->to_json());
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_DOUBLE_EQ(back->cost_us(6), 650);
+  EXPECT_DOUBLE_EQ(back->spread(4), m->points()[0].spread);
+  // Too few runs of any size is an error that says so.
+  auto none = CostModel::from_batches(std::span<const BatchRecord>(batches).last(3));
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(none.error().message.find("no batch size ran 5 times"), std::string::npos);
+}
+
 TEST(CostModelTest, ASinglePointIsProportional) {
   const CostModel m = points({{4, 1000}});
   EXPECT_DOUBLE_EQ(m.cost_us(1), 250);
