@@ -18,6 +18,7 @@
 #include "lm_setup.h"
 #include "load_driver.h"
 #include "model_setup.h"
+#include "predict_bounds.h"
 #include "predictor.h"
 #include "run_plot.h"
 
@@ -298,7 +299,7 @@ int run_bench(int argc, char** argv, const std::vector<std::string>& args) {
     std::printf("Batchscope bench: %s -> predicted (%s)\n", cfg.pattern.c_str(),
                 cost->describe().c_str());
     std::fflush(stdout);
-    run = predict_run(PredictSpec{spec, *options, *cost});
+    run = predict_run(PredictSpec{bounded_for_prediction(spec), *options, *cost});
     run.config = cfg;
   } else if (target == "inproc") {
     std::vector<Tensors> inputs;

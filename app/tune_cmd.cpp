@@ -11,6 +11,7 @@
 #include "export_cmd.h"
 #include "inproc_run.h"
 #include "model_setup.h"
+#include "predict_bounds.h"
 #include "predictor.h"
 #include "text_out.h"
 #include "tuner.h"
@@ -28,10 +29,12 @@ std::string tune_help() {
          "t(b), which --cost reads from `batchscope profile --json` output or which is\n"
          "measured now (the synthetic model's is exact). It prints the Pareto front\n"
          "(throughput against p99 and losses) and the best configuration under the\n"
-         "objective: the highest throughput with p99 <= X (throughput), or the lowest p99\n"
-         "within 1% of that throughput (latency); a configuration that rejects or times\n"
-         "out more than 0.1% of requests does not meet it. Then the best K (default 3; 0:\n"
-         "none) are confirmed live: the traffic is run against the in-process engine until\n"
+         "objective: the highest throughput with p99 <= X, throughputs within 1% of the best\n"
+         "counting as equal and then the lowest p99 (throughput), or the lowest p99\n"
+         "(latency); a configuration that rejects, times out or fails more than 0.1% of\n"
+         "requests does not meet it. (A prediction stops at 5,000,000 requests.)\n"
+         "Then the best K (default 3; 0: none) are confirmed live: the traffic is run\n"
+         "against the in-process engine until\n"
          "three runs in a row agree within +-10% on throughput and p99 (at most 6 runs),\n"
          "and the winner is the best of them as measured.\n"
          "--space lists option=values entries separated by commas: a range LO..HI (powers\n"
@@ -98,7 +101,7 @@ Expected<TuneArgs> parse_args(const std::vector<std::string>& args) {
     };
     if (take_arrival_flag(name, value, t.traffic, bad)) {
     } else if (name == "slo-p99-ms") {
-      number(0.001, 3.6e6, t.slo_p99_ms);
+      number(0.01, 600000, t.slo_p99_ms);  // target_p99_ms's range, as adaptive steers to it
       slo_given = true;
     } else if (name == "objective") {
       auto o = parse_objective(value);
@@ -144,7 +147,7 @@ Expected<TuneArgs> parse_args(const std::vector<std::string>& args) {
 
 // The largest batch size the space can ask for.
 uint32_t largest_batch(const TuneSpace& space, const Options& base) {
-  uint32_t most = base.max_batch_size;
+  uint32_t most = space.searches("max_batch_size") ? 1 : base.max_batch_size;
   for (const TuneDimension& d : space.dimensions()) {
     if (d.field != "max_batch_size") continue;
     for (double v : d.values) most = std::max(most, static_cast<uint32_t>(v));
@@ -336,7 +339,7 @@ int run_tune(const std::vector<std::string>& args) {
   std::fflush(stdout);
 
   PredictSpec spec;
-  spec.arrivals = t.traffic;
+  spec.arrivals = bounded_for_prediction(t.traffic);
   spec.cost = *cost;
   uint64_t simulated = 0;
   TuneSettings settings;

@@ -51,9 +51,9 @@ Status check_points(const std::vector<CostPoint>& points, const std::string& pre
                               std::to_string(points[i - 1].batch) +
                               "; batch sizes must strictly increase");
     }
-    if (!(std::isfinite(p.median_us) && p.median_us >= 0)) {
+    if (!(std::isfinite(p.median_us) && p.median_us >= 0 && p.median_us <= kMaxCostUs)) {
       return invalid_argument(prefix + at(i, "median_us") + " = " + shortest(p.median_us) +
-                              " must be finite and >= 0");
+                              " must be from 0 to 3.6e9 (an hour)");
     }
     if (!(p.spread >= 0 && p.spread < 1)) {
       return invalid_argument(prefix + at(i, "spread") + " = " + shortest(p.spread) +
@@ -179,7 +179,7 @@ double CostModel::cost_us(size_t batch) const {
 }
 
 Duration CostModel::cost(size_t batch) const {
-  return Duration(std::llround(cost_us(batch) * 1000.0));
+  return Duration(std::llround(std::min(cost_us(batch), kMaxCostUs) * 1000.0));
 }
 
 double CostModel::spread(size_t batch) const {

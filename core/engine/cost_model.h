@@ -33,9 +33,12 @@ namespace batchscope {
 
 struct SyntheticCost;
 
+// The longest batch a cost model holds or gives, in microseconds (an hour).
+inline constexpr double kMaxCostUs = 3.6e9;
+
 struct CostPoint {
   uint32_t batch = 1;    // batch size; >= 1, strictly increasing along a model
-  double median_us = 0;  // median run time of a batch this size, in microseconds; finite, >= 0
+  double median_us = 0;  // median run time of a batch this size, in microseconds; 0..kMaxCostUs
   double spread = 0;     // relative half-width of the jitter, [0, 1): 0.05 is ±5%
 };
 

@@ -444,11 +444,19 @@ void Simulation::take_expired(TimePoint t) {
   }
 }
 
+// At least a nanosecond: a batch that took no time would let a closed loop
+// send again at the same instant, for ever.
 Duration Simulation::run_time(size_t batch) {
-  if (batch >= cost_.size()) return spec_.cost.cost(batch);
-  if (!jittered_) return cost_[batch];
-  const double us = cost_us_[batch] * (1.0 + spread_[batch] * jitter_.next());
-  return Duration(std::llround(std::max(us, 0.0) * 1000.0));
+  Duration d;
+  if (batch >= cost_.size()) {
+    d = spec_.cost.cost(batch);
+  } else if (!jittered_) {
+    d = cost_[batch];
+  } else {
+    const double us = cost_us_[batch] * (1.0 + spread_[batch] * jitter_.next());
+    d = Duration(std::llround(std::clamp(us, 0.0, kMaxCostUs) * 1000.0));
+  }
+  return std::max(d, Duration(1));
 }
 
 // Ledger::drain(), then the depth sample drain_records() takes after stop().

@@ -58,7 +58,7 @@ Error no_slo_met(std::span<const Evaluated> evaluated, double slo_p99_ms, double
       evaluated.begin(), evaluated.end(),
       [&](const Evaluated& a, const Evaluated& b) { return closer(a, b, loss_tolerance); });
   std::string msg = "no configuration meets p99 <= " + number(slo_p99_ms) + " ms with at most " +
-                    number(loss_tolerance * 100) + "% of requests rejected or timed out (" +
+                    number(loss_tolerance * 100) + "% of requests rejected, timed out or failed (" +
                     std::to_string(evaluated.size()) +
                     " evaluated); closest: " + describe(c.options) + " with p99 " +
                     number(c.p99_ms) + " ms";
@@ -270,7 +270,7 @@ std::optional<TuneObjective> parse_objective(std::string_view name) {
 
 double Evaluated::loss_rate() const {
   if (sent == 0) return 0;
-  return static_cast<double>(rejected + timed_out) / static_cast<double>(sent);
+  return static_cast<double>(rejected + timed_out + errors) / static_cast<double>(sent);
 }
 
 Evaluated evaluated_from(const Options& options, const RunSummary& s) {
@@ -283,7 +283,7 @@ Evaluator evaluator_from_runs(std::function<RunSummary(const Options&)> run) {
 }
 
 bool meets_slo(const Evaluated& e, double slo_p99_ms, double loss_tolerance) {
-  return e.p99_ms <= slo_p99_ms && loss_key(e) <= loss_tolerance;
+  return e.ok > 0 && e.p99_ms <= slo_p99_ms && loss_key(e) <= loss_tolerance;
 }
 
 std::vector<Evaluated> pareto_front(std::vector<Evaluated> evaluated) {

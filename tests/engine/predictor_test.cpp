@@ -234,7 +234,7 @@ TEST(CostModelTest, BadProfileJsonIsRefusedNamingTheField) {
       {"{\"points\": [{\"batch\": 1, \"median_us\": null}]}",
        "points[0].median_us = null must be a number"},
       {"{\"points\": [{\"batch\": 1, \"median_us\": -3}]}",
-       "points[0].median_us = -3 must be finite and >= 0"},
+       "points[0].median_us = -3 must be from 0 to 3.6e9 (an hour)"},
       {"{\"points\": [{\"batch\": 1, \"median_us\": 5, \"spread\": 1}]}",
        "points[0].spread = 1 must be in [0, 1)"},
       {"{\"points\": [{\"batch\": 1, \"median_us\": 5, \"spread\": -0.1}]}",
@@ -393,6 +393,21 @@ TEST(PredictorTest, WithTwoLanesAFreeLaneLeadsWhileTheOtherRuns) {
   EXPECT_EQ(latencies_us(run),
             (std::vector<int64_t>{3200, 2200, 3200, 2200, 3200, 2200, 3200, 2200, 3200, 2200}));
   EXPECT_EQ(batch_lanes(run), (std::vector<uint16_t>{0, 1, 0, 1, 0}));
+}
+
+TEST(PredictorTest, AFreeModelStillMovesTimeOnInAClosedLoop) {
+  // t(b) = 0: each batch takes a nanosecond, so the loop moves on and stops
+  // at max_requests instead of sending at the same instant for ever.
+  PredictSpec s;
+  s.arrivals.pattern = Pattern::kClosed;
+  s.arrivals.concurrency = 4;
+  s.arrivals.duration_s = 10;
+  s.arrivals.max_requests = 1000;
+  s.options = Options{.max_batch_size = 1, .max_wait_us = 0};
+  s.cost = points({{1, 0}});
+  const RunData run = predict_run(s);
+  ASSERT_EQ(run.requests.size(), 1000u);
+  EXPECT_GT(run.requests.back().done, run.requests.front().done);
 }
 
 TEST(PredictorTest, AClosedLoopOfOneSeesTheBatchCostExactly) {

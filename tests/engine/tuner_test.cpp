@@ -342,6 +342,20 @@ TEST(TunerChooseBest, ThroughputBandThenP99AndLatencyLowestP99) {
   EXPECT_EQ(by_latency->throughput_rps, 985);
 }
 
+TEST(TunerChooseBest, FailuresCountAsLossesAndNothingServedMeetsNothing) {
+  Evaluated failing = point(0, 0);
+  failing.ok = 0;
+  failing.errors = failing.sent;  // every request failed: p99 over none is 0
+  Evaluated some_errors = point(1000, 5);
+  some_errors.errors = some_errors.sent / 100;  // 1%
+  EXPECT_FALSE(meets_slo(failing, 10));
+  EXPECT_FALSE(meets_slo(some_errors, 10));
+  const std::vector<Evaluated> points = {failing, some_errors, point(900, 9)};
+  auto best = choose_best(points, 10, TuneObjective::kLatency);
+  ASSERT_TRUE(best.ok()) << best.error().message;
+  EXPECT_EQ(best->throughput_rps, 900);
+}
+
 TEST(TunerChooseBest, NoSloMetNamesTheClosest) {
   Evaluated closest = point(900, 12, 0, 2);
   closest.options.max_batch_size = 48;
@@ -382,7 +396,7 @@ TEST(TunerEvaluated, FromARunSummary) {
   EXPECT_EQ(e.p99_ms, 7);
   EXPECT_EQ(e.ok, 90u);
   EXPECT_EQ(e.errors, 1u);
-  EXPECT_DOUBLE_EQ(e.loss_rate(), 0.09);
+  EXPECT_DOUBLE_EQ(e.loss_rate(), 0.10);  // rejected, timed out and failed
 }
 
 // ---- the search, on a closed-form model ----
