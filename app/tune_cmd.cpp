@@ -376,7 +376,10 @@ int run_tune(const std::vector<std::string>& args) {
     std::fflush(stdout);
     for (const Evaluated& e : candidates(result, t.confirm)) {
       auto c = confirm_one(t, e, deadline);
-      if (!c) return fail(c.error().message, 1);
+      if (!c) {
+        save_export(t.json_out, tune_json(result), "JSON result");
+        return fail("confirming " + describe_short(e.options) + ": " + c.error().message, 1);
+      }
       if (!*c) {
         std::printf("  %s: not confirmed, --budget-s ran out\n", describe_short(e.options).c_str());
         break;

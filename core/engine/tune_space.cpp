@@ -262,7 +262,16 @@ Expected<TuneDimension> parse_entry(std::string_view entry) {
                  : parse_numeric_list(*f, written, entry, values);
     if (parsed) {
       std::sort(parsed->begin(), parsed->end());
-      parsed->erase(std::unique(parsed->begin(), parsed->end()), parsed->end());
+      // Values the field stores alike (max_wait_ms finer than a microsecond)
+      // are one configuration: keep the first of each.
+      const auto stored = [f](double v) {
+        Options o;
+        f->set(o, v);
+        return f->get(o);
+      };
+      parsed->erase(std::unique(parsed->begin(), parsed->end(),
+                                [&](double a, double b) { return stored(a) == stored(b); }),
+                    parsed->end());
     }
   }
   if (!parsed) return parsed.error();

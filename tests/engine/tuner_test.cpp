@@ -76,6 +76,8 @@ TEST(TuneSpace, StepGridsAreArithmetic) {
   EXPECT_EQ(values_of("max_batch_size=1..10:4"), (V{1, 5, 9}));  // HI off the grid
   EXPECT_EQ(values_of("max_wait_ms=0..1:0.25"), (V{0, 0.25, 0.5, 0.75, 1}));
   EXPECT_EQ(values_of("max_wait_ms=0..0.3:0.1"), (V{0, 0.1, 0.2, 0.3}));
+  // max_wait is kept in whole microseconds: a finer grid is 0, 1, 2, 3 us.
+  EXPECT_EQ(values_of("max_wait_ms=0..0.003:0.0001").size(), 4u);
 }
 
 struct SpaceError {

@@ -22,6 +22,7 @@
 #include "gen_main_window.h"
 #include "gen_plots.h"
 #include "gen_step_inspector.h"
+#include "gen_test_support.h"
 #include "gen_view.h"
 #include "synthetic_lm.h"
 
@@ -30,27 +31,13 @@ namespace {
 
 using test::http_request;
 
-// Each step sleeps step_us (0: as fast as it goes).
-std::unique_ptr<GenEngine> make_engine(double step_us) {
-  SyntheticLmOptions o;
-  o.step_us = step_us;
-  if (step_us > 0) o.spend = [](Duration d) { std::this_thread::sleep_for(d); };
-  auto e = std::make_unique<GenEngine>(std::make_unique<SyntheticLm>(o), Options{});
-  EXPECT_TRUE(e->start().ok());
+std::unique_ptr<GenEngine> make_engine(double step_us = 0, double token_us = 0) {
+  auto e = test::make_gen_engine(step_us, token_us);
+  EXPECT_TRUE(e);
   return e;
 }
 
-// Runs the event loop until `done`, for at most `limit`.
-template <class F>
-bool pump_until(F done, std::chrono::milliseconds limit = std::chrono::seconds(20)) {
-  const auto give_up = std::chrono::steady_clock::now() + limit;
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > give_up) return false;
-    QApplication::processEvents();
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
-  return true;
-}
+using test::pump_until;
 
 // Runs a blocking client on a thread of its own while the event loop turns
 // here (the view keeps refreshing meanwhile); its result.

@@ -16,6 +16,7 @@
 #include "gen_plots.h"
 #include "gen_prompt.h"
 #include "gen_step_inspector.h"
+#include "gen_test_support.h"
 #include "gen_traffic.h"
 #include "gen_view.h"
 #include "synthetic_lm.h"
@@ -24,28 +25,13 @@
 namespace batchscope {
 namespace {
 
-// Each step sleeps step_us + token_us per token (0, 0: as fast as it goes).
 std::unique_ptr<GenEngine> make_engine(double step_us = 0, double token_us = 0) {
-  SyntheticLmOptions o;
-  o.step_us = step_us;
-  o.token_us = token_us;
-  if (step_us > 0 || token_us > 0) o.spend = [](Duration d) { std::this_thread::sleep_for(d); };
-  auto e = std::make_unique<GenEngine>(std::make_unique<SyntheticLm>(o), Options{});
-  EXPECT_TRUE(e->start().ok());
+  auto e = test::make_gen_engine(step_us, token_us);
+  EXPECT_TRUE(e);
   return e;
 }
 
-// Runs the event loop until `done`, for at most `limit`.
-template <class F>
-bool pump_until(F done, std::chrono::milliseconds limit = std::chrono::seconds(20)) {
-  const auto give_up = std::chrono::steady_clock::now() + limit;
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > give_up) return false;
-    QApplication::processEvents();
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
-  return true;
-}
+using test::pump_until;
 
 std::string greedy_text(const std::string& prompt, int max_tokens) {
   SyntheticLm lm(SyntheticLmOptions{});

@@ -1,0 +1,38 @@
+#pragma once
+// Shared by the generation window's tests: a started GenEngine over the
+// weightless SyntheticLm, and an event-loop pump that waits for a condition.
+
+#include <QApplication>
+#include <chrono>
+#include <memory>
+#include <thread>
+
+#include "gen_engine.h"
+#include "synthetic_lm.h"
+
+namespace batchscope::test {
+
+// Each step sleeps step_us + token_us per token (0, 0: as fast as it goes).
+inline std::unique_ptr<GenEngine> make_gen_engine(double step_us = 0, double token_us = 0) {
+  SyntheticLmOptions o;
+  o.step_us = step_us;
+  o.token_us = token_us;
+  if (step_us > 0 || token_us > 0) o.spend = [](Duration d) { std::this_thread::sleep_for(d); };
+  auto e = std::make_unique<GenEngine>(std::make_unique<SyntheticLm>(o), Options{});
+  if (!e->start().ok()) return nullptr;
+  return e;
+}
+
+// Runs the event loop until `done`, for at most `limit`.
+template <class F>
+bool pump_until(F done, std::chrono::milliseconds limit = std::chrono::seconds(20)) {
+  const auto give_up = std::chrono::steady_clock::now() + limit;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > give_up) return false;
+    QApplication::processEvents();
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  return true;
+}
+
+}  // namespace batchscope::test
