@@ -64,18 +64,7 @@ QJsonObject json(const std::string& body) {
   return QJsonDocument::fromJson(QByteArray::fromStdString(body)).object();
 }
 
-std::string greedy_text(const std::string& prompt, int max_tokens) {
-  SyntheticLm lm(SyntheticLmOptions{});
-  std::vector<int32_t> history(prompt.begin(), prompt.end());
-  std::string text;
-  for (int i = 0; i < max_tokens; ++i) {
-    const int32_t t = lm.next_after(history);
-    if (t == lm.info().eos_token) break;
-    history.push_back(t);
-    text += static_cast<char>(t);
-  }
-  return text;
-}
+using test::greedy_text;
 
 // The sum of a counter's samples over its labels in a Prometheus text body.
 uint64_t prometheus_sum(const std::string& text, const std::string& name) {

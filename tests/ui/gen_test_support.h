@@ -1,11 +1,14 @@
 #pragma once
 // Shared by the generation window's tests: a started GenEngine over the
-// weightless SyntheticLm, and an event-loop pump that waits for a condition.
+// weightless SyntheticLm, the text it writes greedily, and an event-loop
+// pump that waits for a condition.
 
 #include <QApplication>
 #include <chrono>
 #include <memory>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "gen_engine.h"
 #include "synthetic_lm.h"
@@ -33,6 +36,20 @@ bool pump_until(F done, std::chrono::milliseconds limit = std::chrono::seconds(2
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
   return true;
+}
+
+// What the synthetic model writes after `prompt` when decoding greedily.
+inline std::string greedy_text(const std::string& prompt, int max_tokens) {
+  SyntheticLm lm(SyntheticLmOptions{});
+  std::vector<int32_t> history(prompt.begin(), prompt.end());
+  std::string text;
+  for (int i = 0; i < max_tokens; ++i) {
+    const int32_t t = lm.next_after(history);
+    if (t == lm.info().eos_token) break;
+    history.push_back(t);
+    text += static_cast<char>(t);
+  }
+  return text;
 }
 
 }  // namespace batchscope::test

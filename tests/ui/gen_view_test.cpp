@@ -33,18 +33,7 @@ std::unique_ptr<GenEngine> make_engine(double step_us = 0, double token_us = 0) 
 
 using test::pump_until;
 
-std::string greedy_text(const std::string& prompt, int max_tokens) {
-  SyntheticLm lm(SyntheticLmOptions{});
-  std::vector<int32_t> history(prompt.begin(), prompt.end());
-  std::string text;
-  for (int i = 0; i < max_tokens; ++i) {
-    const int32_t t = lm.next_after(history);
-    if (t == lm.info().eos_token) break;
-    history.push_back(t);
-    text += static_cast<char>(t);
-  }
-  return text;
-}
+using test::greedy_text;
 
 TEST(GenView, PromptStreamsTheModelsCompletion) {
   auto engine = make_engine(500, 0);
