@@ -312,7 +312,7 @@ int run_bench(int argc, char** argv, const std::vector<std::string>& args) {
     }
     std::printf("Batchscope bench: %s -> inproc\n", cfg.pattern.c_str());
     std::fflush(stdout);
-    auto r = run_inproc(*model, *options, spec, cfg, std::move(inputs));
+    auto r = run_inproc(model->factory, model->metadata, *options, spec, cfg, std::move(inputs));
     if (!r) return fail(r.error().message, 1);
     run = std::move(*r);
   } else {

@@ -9,11 +9,9 @@
 #include "cli_args.h"
 #include "cost_setup.h"
 #include "export_cmd.h"
-#include "inproc_run.h"
 #include "model_setup.h"
-#include "predict_bounds.h"
-#include "predictor.h"
 #include "text_out.h"
+#include "tune_run.h"
 #include "tuner.h"
 
 namespace batchscope {
@@ -145,16 +143,6 @@ Expected<TuneArgs> parse_args(const std::vector<std::string>& args) {
   return t;
 }
 
-// The largest batch size the space can ask for.
-uint32_t largest_batch(const TuneSpace& space, const Options& base) {
-  uint32_t most = space.searches("max_batch_size") ? 1 : base.max_batch_size;
-  for (const TuneDimension& d : space.dimensions()) {
-    if (d.field != "max_batch_size") continue;
-    for (double v : d.values) most = std::max(most, static_cast<uint32_t>(v));
-  }
-  return most;
-}
-
 std::string wait_text(const Options& o) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.3g", static_cast<double>(o.max_wait_us) / 1000.0);
@@ -178,21 +166,9 @@ void print_header() {
 }
 
 // The Pareto front, at most `rows` of it spread evenly, with the best marked.
-// Points with the same figures show once, as the cheapest of them (the front
-// is sorted by p99, and the tuner's tie rule prefers the cheaper).
+// Points with the same figures show once, as the cheapest of them.
 void print_front(const TuneResult& r, size_t rows) {
-  std::vector<const Evaluated*> distinct;
-  std::vector<size_t> alike;
-  for (const Evaluated& e : r.pareto) {
-    const Evaluated* last = distinct.empty() ? nullptr : distinct.back();
-    if (last && last->throughput_rps == e.throughput_rps && last->p99_ms == e.p99_ms &&
-        last->p50_ms == e.p50_ms && last->loss_rate() == e.loss_rate()) {
-      ++alike.back();
-      continue;
-    }
-    distinct.push_back(&e);
-    alike.push_back(0);
-  }
+  const std::vector<FrontPoint> distinct = distinct_front(r.pareto);
   std::printf(
       "\nPareto front (predicted; throughput against p99 and losses): %zu points, %zu "
       "distinct\n",
@@ -202,91 +178,26 @@ void print_front(const TuneResult& r, size_t rows) {
   const size_t step = n > rows ? (n + rows - 1) / rows : 1;
   bool best_shown = false;
   for (size_t i = 0; i < n; i += step) {
-    const bool best = r.best && distinct[i]->options == r.best->options;
+    const Evaluated& e = r.pareto[distinct[i].index];
+    const bool best = r.best && e.options == r.best->options;
     best_shown |= best;
-    print_row(best ? "*" : "", *distinct[i], alike[i]);
+    print_row(best ? "*" : "", e, distinct[i].alike);
   }
   if (r.best && !best_shown) print_row("*", *r.best, 0);
 }
 
-// The best `k` predictions that meet the SLO, in the objective's order.
-std::vector<Evaluated> candidates(const TuneResult& r, int k) {
-  std::vector<Evaluated> pool = r.evaluated;
-  std::vector<Evaluated> out;
-  while (static_cast<int>(out.size()) < k) {
-    auto best = choose_best(pool, r.slo_p99_ms, r.objective);
-    if (!best) break;
-    out.push_back(*best);
-    std::erase_if(pool, [&](const Evaluated& e) { return e.options == best->options; });
-  }
-  return out;
-}
-
-RunWindow window_of(const RunSummary& s) {
-  RunWindow w;
-  w.length_s = s.duration_s;
-  w.sent = s.sent;
-  w.ok = s.ok;
-  w.rejected = s.rejected;
-  w.timed_out = s.timed_out;
-  w.errors = s.errors;
-  w.throughput_rps = s.throughput_rps;
-  w.latency = s.latency;
-  return w;
-}
-
-struct Confirmed {
-  Evaluated predicted;
-  Evaluated measured;
-  int runs = 0;
-  bool stable = false;
-};
-
-// Runs the traffic live against `o` until the stability rule holds; nullopt
-// when the budget ran out first or the model could not be made.
+// Runs the traffic live against the prediction's options until the stability
+// rule holds; nullopt when the budget ran out first.
 Expected<std::optional<Confirmed>> confirm_one(const TuneArgs& t, const Evaluated& predicted,
                                                std::chrono::steady_clock::time_point deadline) {
-  const Options& o = predicted.options;
-  auto model = make_model(t.model, o);
+  auto model = make_model(t.model, predicted.options);
   if (!model) return model.error();
-  RunConfig cfg;
-  cfg.pattern = t.traffic.describe();
-  cfg.target = "inproc";
-  cfg.model = model->metadata.name;
-  cfg.options = o;
-  cfg.duration_s = t.traffic.duration_s;
-  cfg.seed = t.traffic.seed;
-  std::optional<Error> failed;
-  bool out_of_time = false;
-  const StabilityRule rule{0.10, 3, 6};
-  StableMeasurement m = measure_until_stable(rule, [&]() -> RunWindow {
-    if (out_of_time || failed || std::chrono::steady_clock::now() >= deadline) {
-      out_of_time = true;
-      return {};
-    }
-    auto run = run_inproc(*model, o, t.traffic, cfg);
-    if (!run) {
-      failed = run.error();
-      return {};
-    }
-    return window_of(summarize_run(*run));
-  });
-  if (failed) return *failed;
-  if (out_of_time) return std::optional<Confirmed>{};
-  Confirmed c;
-  c.predicted = predicted;
-  c.runs = static_cast<int>(m.windows.size());
-  c.stable = m.stable;
-  c.measured = predicted;
-  c.measured.throughput_rps = m.combined.throughput_rps;
-  c.measured.p50_ms = m.combined.latency.p50_ms;
-  c.measured.p99_ms = m.combined.latency.p99_ms;
-  c.measured.sent = m.combined.sent;
-  c.measured.ok = m.combined.ok;
-  c.measured.rejected = m.combined.rejected;
-  c.measured.timed_out = m.combined.timed_out;
-  c.measured.errors = m.combined.errors;
-  return std::optional<Confirmed>(c);
+  ConfirmSpec spec;
+  spec.factory = model->factory;
+  spec.metadata = model->metadata;
+  spec.traffic = t.traffic;
+  spec.deadline = deadline;
+  return confirm_live(spec, predicted);
 }
 
 std::string describe_short(const Options& o) {
@@ -338,21 +249,12 @@ int run_tune(const std::vector<std::string>& args) {
               static_cast<unsigned long long>(space->size()));
   std::fflush(stdout);
 
-  PredictSpec spec;
-  spec.arrivals = bounded_for_prediction(t.traffic);
-  spec.cost = *cost;
   uint64_t simulated = 0;
   TuneSettings settings;
   settings.slo_p99_ms = t.slo_p99_ms;
   settings.objective = t.objective;
   settings.max_seconds = t.budget_s / 2;  // the rest is for confirming
-  const Evaluator predict_one = [&](const Options& o) {
-    PredictSpec s = spec;
-    s.options = o;
-    const RunSummary r = predict(s);
-    simulated += r.sent;
-    return evaluated_from(o, r);
-  };
+  const Evaluator predict_one = prediction_evaluator(t.traffic, *cost, &simulated);
   const auto search_start = std::chrono::steady_clock::now();
   TuneResult result = search(*space, t.base, settings, predict_one);
   const double search_s = Seconds(std::chrono::steady_clock::now() - search_start).count();
@@ -374,7 +276,7 @@ int run_tune(const std::vector<std::string>& args) {
         "\nconfirming live (the same traffic, in-process, until 3 runs agree within "
         "+-10%%, at most 6):\n");
     std::fflush(stdout);
-    for (const Evaluated& e : candidates(result, t.confirm)) {
+    for (const Evaluated& e : tune_candidates(result, t.confirm)) {
       auto c = confirm_one(t, e, deadline);
       if (!c) {
         save_export(t.json_out, tune_json(result), "JSON result");
@@ -393,21 +295,13 @@ int run_tune(const std::vector<std::string>& args) {
   Evaluated winner = *result.best;
   std::optional<Evaluated> measured;
   if (!confirmed.empty()) {
-    std::vector<Evaluated> live;
-    for (const Confirmed& c : confirmed) live.push_back(c.measured);
-    auto best_live = choose_best(live, t.slo_p99_ms, t.objective);
+    auto best_live = best_measured(confirmed, t.slo_p99_ms, t.objective);
     if (!best_live) {
       save_export(t.json_out, tune_json(result), "JSON result");
-      return fail("measured live, none of the " + std::to_string(live.size()) +
-                      " best predictions meets the objective: " + best_live.error().message,
-                  1);
+      return fail(best_live.error().message, 1);
     }
-    for (const Confirmed& c : confirmed) {
-      if (c.measured.options == best_live->options) {
-        winner = c.predicted;
-        measured = c.measured;
-      }
-    }
+    winner = confirmed[*best_live].predicted;
+    measured = confirmed[*best_live].measured;
     result.best = winner;
   }
   std::printf("\nbest: %s\n", describe(winner.options).c_str());

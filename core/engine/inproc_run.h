@@ -1,0 +1,31 @@
+#pragma once
+// One run of an arrival pattern against an in-process engine: what `bench
+// --target inproc` does, shared with the tuner's live confirmation (`tune`
+// and the window's Tuner panel). The engine is made for the run from the
+// model's runner factory and `options`, started, driven open loop (or
+// closed, for the closed pattern) on the steady clock, drained, and its
+// batch and queue-depth records joined to the run.
+// Under load: the run lasts the pattern's duration (or its request limit);
+// `stop`, when given and set, ends it at the next send (within 20 ms), and
+// what was in flight is drained before the function returns.
+// Thread-safety: runs on the calling thread (the engine's lanes are its
+// own); `stop` may be set from any thread.
+
+#include <atomic>
+#include <vector>
+
+#include "arrivals.h"
+#include "engine.h"
+#include "model_metadata.h"
+#include "run_record.h"
+
+namespace batchscope {
+
+// `inputs` are sent in turn; empty: 64 seeded inputs built from `metadata`
+// (seeds spec.seed, spec.seed + 1, ...).
+Expected<RunData> run_inproc(const RunnerFactory& factory, const ModelMetadata& metadata,
+                             const Options& options, const ArrivalSpec& spec,
+                             const RunConfig& config, std::vector<Tensors> inputs = {},
+                             const std::atomic<bool>* stop = nullptr);
+
+}  // namespace batchscope

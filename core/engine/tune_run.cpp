@@ -1,0 +1,140 @@
+#include "tune_run.h"
+
+#include <algorithm>
+
+#include "inproc_run.h"
+#include "predict_bounds.h"
+#include "predictor.h"
+
+namespace batchscope {
+
+Evaluator prediction_evaluator(const ArrivalSpec& traffic, const CostModel& cost,
+                               uint64_t* simulated) {
+  PredictSpec spec;
+  spec.arrivals = bounded_for_prediction(traffic);
+  spec.cost = cost;
+  return [spec, simulated](const Options& o) {
+    PredictSpec s = spec;
+    s.options = o;
+    const RunSummary r = predict(s);
+    if (simulated) *simulated += r.sent;
+    return evaluated_from(o, r);
+  };
+}
+
+uint32_t largest_batch(const TuneSpace& space, const Options& base) {
+  uint32_t most = space.searches("max_batch_size") ? 1 : base.max_batch_size;
+  for (const TuneDimension& d : space.dimensions()) {
+    if (d.field != "max_batch_size") continue;
+    for (double v : d.values) most = std::max(most, static_cast<uint32_t>(v));
+  }
+  return most;
+}
+
+bool same_figures(const Evaluated& a, const Evaluated& b) {
+  return a.throughput_rps == b.throughput_rps && a.p99_ms == b.p99_ms && a.p50_ms == b.p50_ms &&
+         a.loss_rate() == b.loss_rate();
+}
+
+std::vector<FrontPoint> distinct_front(std::span<const Evaluated> pareto) {
+  std::vector<FrontPoint> out;
+  for (size_t i = 0; i < pareto.size(); ++i) {
+    if (!out.empty() && same_figures(pareto[out.back().index], pareto[i])) {
+      ++out.back().alike;
+      continue;
+    }
+    out.push_back({i, 0});
+  }
+  return out;
+}
+
+std::vector<Evaluated> tune_candidates(const TuneResult& r, int k) {
+  std::vector<Evaluated> pool = r.evaluated;
+  std::vector<Evaluated> out;
+  while (static_cast<int>(out.size()) < k) {
+    auto best = choose_best(pool, r.slo_p99_ms, r.objective);
+    if (!best) break;
+    out.push_back(*best);
+    std::erase_if(pool, [&](const Evaluated& e) { return e.options == best->options; });
+  }
+  return out;
+}
+
+RunWindow window_of(const RunSummary& s) {
+  RunWindow w;
+  w.length_s = s.duration_s;
+  w.sent = s.sent;
+  w.ok = s.ok;
+  w.rejected = s.rejected;
+  w.timed_out = s.timed_out;
+  w.errors = s.errors;
+  w.throughput_rps = s.throughput_rps;
+  w.latency = s.latency;
+  return w;
+}
+
+Expected<std::optional<Confirmed>> confirm_live(const ConfirmSpec& spec,
+                                                const Evaluated& predicted) {
+  const Options& o = predicted.options;
+  RunConfig cfg;
+  cfg.pattern = spec.traffic.describe();
+  cfg.target = "inproc";
+  cfg.model = spec.metadata.name;
+  cfg.options = o;
+  cfg.duration_s = spec.traffic.duration_s;
+  cfg.seed = spec.traffic.seed;
+  auto stopped = [&] { return spec.stop && spec.stop->load(); };
+  std::optional<Error> failed;
+  bool out_of_time = false;
+  int runs = 0;
+  StableMeasurement m = measure_until_stable(spec.rule, [&]() -> RunWindow {
+    if (out_of_time || failed || stopped() ||
+        (spec.deadline && std::chrono::steady_clock::now() >= *spec.deadline)) {
+      out_of_time = !failed && !stopped();
+      return {};
+    }
+    auto run = run_inproc(spec.factory, spec.metadata, o, spec.traffic, cfg, {}, spec.stop);
+    if (!run) {
+      failed = run.error();
+      return {};
+    }
+    if (spec.on_run) spec.on_run(++runs);
+    return window_of(summarize_run(*run));
+  });
+  // A run cut short by `stop` measured part of the traffic only: no figures.
+  if (stopped()) return Error{ErrorCode::kCancelled, "the confirmation was cancelled"};
+  if (failed) return *failed;
+  if (out_of_time) return std::optional<Confirmed>{};
+  Confirmed c;
+  c.predicted = predicted;
+  c.runs = static_cast<int>(m.windows.size());
+  c.stable = m.stable;
+  c.measured = predicted;
+  c.measured.throughput_rps = m.combined.throughput_rps;
+  c.measured.p50_ms = m.combined.latency.p50_ms;
+  c.measured.p99_ms = m.combined.latency.p99_ms;
+  c.measured.sent = m.combined.sent;
+  c.measured.ok = m.combined.ok;
+  c.measured.rejected = m.combined.rejected;
+  c.measured.timed_out = m.combined.timed_out;
+  c.measured.errors = m.combined.errors;
+  return std::optional<Confirmed>(c);
+}
+
+Expected<size_t> best_measured(std::span<const Confirmed> confirmed, double slo_p99_ms,
+                               TuneObjective objective) {
+  std::vector<Evaluated> live;
+  for (const Confirmed& c : confirmed) live.push_back(c.measured);
+  auto best = choose_best(live, slo_p99_ms, objective);
+  if (!best) {
+    return invalid_argument("measured live, none of the " + std::to_string(live.size()) +
+                            " best predictions meets the objective: " + best.error().message);
+  }
+  size_t at = 0;
+  for (size_t i = 0; i < confirmed.size(); ++i) {
+    if (confirmed[i].measured.options == best->options) at = i;
+  }
+  return at;
+}
+
+}  // namespace batchscope

@@ -1,0 +1,100 @@
+#pragma once
+// What the tuner's two front ends share, `batchscope tune` and the window's
+// Tuner panel, around search() (tuner.h):
+//  - prediction_evaluator(): the predictor as the search's Evaluator, the
+//    traffic bounded as every prediction is (predict_bounds.h);
+//  - distinct_front(): the Pareto front with points of the same figures
+//    folded into one, the cheapest (the front is sorted by p99, and the
+//    tuner's tie rule prefers the cheaper);
+//  - tune_candidates(): the best K predictions that meet the SLO, in the
+//    objective's order, which are confirmed live;
+//  - confirm_live(): one candidate run live with the same traffic against a
+//    fresh in-process engine (inproc_run.h) until perf_analyzer's stability
+//    rule holds, with predicted and measured figures side by side;
+//  - best_measured(): the winner among the confirmed, as measured.
+// Under load: a live confirmation takes rule.windows to rule.max_trials runs
+// of the traffic's duration each, and competes for the cores with whatever
+// else runs (the window pauses its own traffic meanwhile).
+// Thread-safety: free functions without shared state; confirm_live() blocks
+// its caller and may run on any thread, its `stop` flag set from any other.
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "arrivals.h"
+#include "cost_model.h"
+#include "engine.h"
+#include "model_metadata.h"
+#include "run_record.h"
+#include "status.h"
+#include "tuner.h"
+
+namespace batchscope {
+
+// Predicts one configuration under `traffic` against `cost`. `simulated`,
+// when given, accumulates the requests replayed (the caller's thread only).
+Evaluator prediction_evaluator(const ArrivalSpec& traffic, const CostModel& cost,
+                               uint64_t* simulated = nullptr);
+
+// The largest batch size the space can ask for (base's, when it does not
+// search max_batch_size).
+uint32_t largest_batch(const TuneSpace& space, const Options& base);
+
+// True when two points have the same throughput, p50, p99 and loss rate.
+bool same_figures(const Evaluated& a, const Evaluated& b);
+
+struct FrontPoint {
+  size_t index = 0;  // into the front given
+  size_t alike = 0;  // further points of the front with the same figures
+};
+// The front (as pareto_front() sorts it) with consecutive points of the same
+// figures shown once, as the first of them.
+std::vector<FrontPoint> distinct_front(std::span<const Evaluated> pareto);
+
+// The best `k` predictions of `result` that meet its SLO, in the objective's
+// order (choose_best() again and again, each pick's options removed).
+std::vector<Evaluated> tune_candidates(const TuneResult& result, int k);
+
+// A run's totals as one stability window.
+RunWindow window_of(const RunSummary& summary);
+
+// A configuration confirmed live: its prediction, and its figures measured
+// over the last stable runs (rule.windows of them, or all when fewer).
+struct Confirmed {
+  Evaluated predicted;
+  Evaluated measured;
+  int runs = 0;
+  bool stable = false;
+};
+
+struct ConfirmSpec {
+  RunnerFactory factory;  // makes the runners of the fresh engine of each run
+  ModelMetadata metadata;
+  ArrivalSpec traffic;  // with a finite duration_s (or max_requests)
+  // No run starts after it; unset: no limit.
+  std::optional<std::chrono::steady_clock::time_point> deadline;
+  // Set: the run under way ends at its next send and no further run starts.
+  const std::atomic<bool>* stop = nullptr;
+  StabilityRule rule{0.10, 3, 6};
+  // After each run with the runs done so far, on the caller's thread.
+  std::function<void(int runs)> on_run;
+};
+
+// Runs the traffic live against predicted.options until the stability rule
+// holds. nullopt: the deadline came first. kCancelled: `stop` was set. A
+// model or engine that fails is the error.
+Expected<std::optional<Confirmed>> confirm_live(const ConfirmSpec& spec,
+                                                const Evaluated& predicted);
+
+// The position in `confirmed` of the best by its measured figures, or an
+// error saying that none of them meets the objective as measured, naming the
+// closest.
+Expected<size_t> best_measured(std::span<const Confirmed> confirmed, double slo_p99_ms,
+                               TuneObjective objective);
+
+}  // namespace batchscope
