@@ -80,12 +80,13 @@ Expected<LoadedModel> load_synthetic(const ModelRequest& r, const LoadProgress& 
   m.metadata = setup->metadata;
   m.factory = setup->factory;
   m.path = synthetic_path(cost);
+  m.synthetic = cost;
   m.blas = "none (the synthetic model only spins)";
   m.threads = "one busy-spinning thread per lane · " + lanes_text(r.options.num_lanes);
   // Its cost is a formula: t(b) is computed, not measured.
   const uint32_t top = std::min(m.metadata.max_batch_size, kProfileMaxBatch);
   for (uint32_t b = 1;; b = std::min(b * 2, top)) {
-    m.profile.push_back({b, cost.cost_us(b)});
+    m.profile.push_back({b, cost.cost_us(b), 0});
     if (b == top) break;
   }
   fit(m);
@@ -190,7 +191,7 @@ Expected<LoadedModel> load_torch(const ModelRequest& r, const LoadProgress& prog
   auto prof = profile_model(r.path, po);
   if (!prof && prof.error().code == ErrorCode::kCancelled) return cancelled(r);
   if (!prof) return prof.error();
-  for (const ProfilePoint& p : prof->points) m.profile.push_back({p.batch, p.median_us});
+  for (const ProfilePoint& p : prof->points) m.profile.push_back({p.batch, p.median_us, p.spread});
   m.a_us = prof->a_us;
   m.c_us = prof->c_us;
   m.asymptotic_speedup = prof->asymptotic_speedup;

@@ -22,13 +22,16 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "cost_model.h"
 #include "engine.h"
 #include "model_metadata.h"
 #include "options.h"
 #include "status.h"
+#include "synthetic_runner.h"
 
 class QComboBox;
 class QCustomPlot;
@@ -39,12 +42,6 @@ class QToolButton;
 
 namespace batchscope {
 
-// One point of a model's batch cost curve: the median time of a batch of b.
-struct CostPoint {
-  uint32_t batch = 0;
-  double median_us = 0;
-};
-
 // A model ready for the engine, with what was measured on it.
 struct LoadedModel {
   ModelMetadata metadata;
@@ -53,10 +50,12 @@ struct LoadedModel {
   std::string device = "cpu";
   std::string blas;                // which BLAS serves the matrix products
   std::string threads;             // intra-op, inter-op and BLAS threads per lane
-  std::vector<CostPoint> profile;  // t(b) for b = 1, 2, 4, ...
+  std::vector<CostPoint> profile;  // t(b) for b = 1, 2, 4, ..., with its jitter where measured
   double a_us = 0;                 // fit t(b) ≈ a + c·b: fixed cost per batch
   double c_us = 0;                 // cost per item
   double asymptotic_speedup = 0;   // 1 + a/c; 0 unless a > 0 and c > 0
+  // The synthetic stand-in's cost formula, of which the profile is a sample.
+  std::optional<SyntheticCost> synthetic;
 };
 
 // Progress of a load: percent 0..100 and what is being done. May be called

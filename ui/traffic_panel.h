@@ -55,6 +55,9 @@ class TrafficPanel : public QGroupBox {
   const LoadCounters& counters() const { return counters_; }
   std::string target_name() const;  // "inproc", "self-http" or the URL
   std::string pattern_text() const;  // "poisson rate=1500/s ..."
+  // The pattern as set in the fields, open-ended (duration 1e6 s, seed 1):
+  // what start() runs, and what the tuner replays for a duration of its own.
+  ArrivalSpec spec() const;
   QString error() const;
 
   // What the window saves between starts.
@@ -66,7 +69,6 @@ class TrafficPanel : public QGroupBox {
   void set_concurrency(int n);
 
  private:
-  ArrivalSpec spec() const;
   Status start_thread();
   void update_fields();
 

@@ -68,7 +68,7 @@ LoadedModel linear_cost_model(const QString& path) {
   m.device = "cpu";
   m.blas = "OpenBLAS (pthread), libopenblas.so.0";
   m.threads = "intra-op 1 · inter-op 1 · BLAS 1 per lane · 1 lane";
-  for (uint32_t b = 1; b <= 64; b *= 2) m.profile.push_back({b, 480.0 + 20.0 * b});
+  for (uint32_t b = 1; b <= 64; b *= 2) m.profile.push_back({b, 480.0 + 20.0 * b, 0});
   m.a_us = 480;
   m.c_us = 20;
   m.asymptotic_speedup = 1 + 480.0 / 20.0;

@@ -30,7 +30,8 @@ inline LoadedModel toy_loaded(const std::string& name = "toy", uint32_t max_batc
   m.metadata = toy_model(name, max_batch);
   m.factory = SyntheticRunner::factory({.fixed_us = 100, .per_item_us = 5});
   m.path = "synthetic:100,5";
-  m.profile = {{1, 105}, {2, 110}, {4, 120}, {8, 140}};
+  m.profile = {{1, 105, 0}, {2, 110, 0}, {4, 120, 0}, {8, 140, 0}};
+  m.synthetic = SyntheticCost{.fixed_us = 100, .per_item_us = 5};
   m.a_us = 100;
   m.c_us = 5;
   m.asymptotic_speedup = 21;
