@@ -33,6 +33,7 @@
 #include "options_json.h"
 #include "runs_panel.h"
 #include "traffic_panel.h"
+#include "tuner_panel.h"
 
 namespace batchscope {
 
@@ -150,6 +151,21 @@ WorkbenchWindow::WorkbenchWindow(WorkbenchConfig config, QWidget* parent)
   auto* bottom = new QTabWidget;
   bottom->addTab(inspector_, "Batch inspector");
   bottom->addTab(runs_, "Runs");
+  tuner_ = new TunerPanel(
+      TunerHooks{[this] { return traffic_->spec(); },
+                 [this] { return engine_ ? engine_->status().options : config_.options; },
+                 [this](Options o) {  // as a loaded configuration is: within the model's limit
+                   o.max_batch_size = std::min(o.max_batch_size, model_.metadata.max_batch_size);
+                   return apply(o);
+                 },
+                 [this] {
+                   const bool was = traffic_->running();
+                   traffic_->stop();
+                   return was;
+                 },
+                 [this] { (void)traffic_->start(); },  // a refusal shows in the traffic panel
+                 [this](const ExportInput& in) { export_config_dialog(this, in); }});
+  bottom->addTab(tuner_, "Tuner");
   addDockWidget(Qt::BottomDockWidgetArea, dock("Batches and runs", "bottom", bottom, this));
   resizeDocks({findChild<QDockWidget*>("bottom")}, {330}, Qt::Vertical);
   connect(pause_, &QCheckBox::toggled, this, [this](bool on) {
@@ -184,6 +200,7 @@ WorkbenchWindow::WorkbenchWindow(WorkbenchConfig config, QWidget* parent)
 }
 
 WorkbenchWindow::~WorkbenchWindow() {
+  tuner_->cancel_and_wait();  // its live runs use the model's factory
   load_cancel_.cancel();  // a load under way stops at its next step
   if (load_thread_.joinable()) load_thread_.join();
   // A load that finished before it saw the cancel has posted its swap_in:
@@ -351,6 +368,7 @@ void WorkbenchWindow::swap_in(std::shared_ptr<Loaded> loaded) {
   batching_->set_model_limit(model_.metadata.max_batch_size);
   batching_->show_status(engine_->status());
   model_panel_->show_model(model_);
+  tuner_->set_model(model_);
   update_titles();
   first_model_ = false;
   if (had_server) {
@@ -470,7 +488,10 @@ double WorkbenchWindow::span_s() const {
 void WorkbenchWindow::refresh() {
   // Labels at about 5 Hz: the counts they show are not worth a relayout per tick.
   const bool labels = ticks_++ % 6 == 0;
-  if (labels) traffic_->refresh();
+  if (labels) {
+    traffic_->refresh();
+    if (tuner_->isVisible()) tuner_->refresh();
+  }
   if (!engine_) return;
   // Status and the records drained; the windows are read in place, not copied.
   const MetricsSnapshot s = monitor_->poll(*engine_, 0);
@@ -584,6 +605,7 @@ void WorkbenchWindow::closeEvent(QCloseEvent* e) {
   // The model on its way is not wanted any more; stopping it now, while the
   // application winds down, shortens the destructor's join.
   load_cancel_.cancel();
+  tuner_->cancel();
   QMainWindow::closeEvent(e);
 }
 

@@ -1,15 +1,18 @@
 #pragma once
 // The workbench window: live plots of what the batcher is doing, the knobs
 // that retune it while traffic flows, the traffic that drives it, the model
-// it serves, an HTTP listener, an inspector of recent batches, and recorded
-// runs.
+// it serves, an HTTP listener, an inspector of recent batches, recorded
+// runs, and a tuner that searches the options for the traffic.
 //
 //  - Centre: LivePlots (latency fan, queue depth, batch sizes and their
 //    histogram, offered/completed/rejected per second), refreshed by one
 //    ~30 Hz timer from an engine snapshot; span 10 s, 60 s or 5 min; pause.
 //  - Left: BatchingPanel and TrafficPanel.
-//  - Right, tabbed: ModelPanel, the HTTP server panel, RunsPanel.
-//  - Bottom: BatchInspector.
+//  - Right, tabbed: ModelPanel, the HTTP server panel.
+//  - Bottom, tabbed: BatchInspector, RunsPanel, TunerPanel (the options that
+//    serve the traffic panel's pattern best within a p99 SLO, predicted,
+//    confirmed live on an engine of its own while the window's traffic
+//    pauses, and applied or exported from its table).
 //  - File menu: open a model, load and save a configuration (Batchscope
 //    JSON, or a Triton config.pbtxt to start from), export the
 //    configuration for a production server, export the plots as PNG.
@@ -20,7 +23,8 @@
 // engine in. Closing or destroying the window cancels a load under way: it
 // stops at its next step (a lane, a warm-up batch size, a profile run), so
 // the destructor's join waits for one step, not for the whole load, and a
-// cancelled load never leaves an engine running. Settings (geometry, span,
+// cancelled load never leaves an engine running; a tuner run under way is
+// cancelled and joined first, the same way. Settings (geometry, span,
 // traffic, server, model, options) persist through QSettings.
 // Thread-safety: GUI thread only; the engine is thread-safe.
 
@@ -56,6 +60,7 @@ class BatchingPanel;
 class LivePlots;
 class RunsPanel;
 class TrafficPanel;
+class TunerPanel;
 
 struct WorkbenchConfig {
   ModelRequest model;                 // loaded through `loader` at start
@@ -120,6 +125,7 @@ class WorkbenchWindow : public QMainWindow {
   LivePlots* plots() const { return plots_; }
   BatchInspector* inspector() const { return inspector_; }
   RunsPanel* runs() const { return runs_; }
+  TunerPanel* tuner() const { return tuner_; }
   QSlider* batch_slider() const;
   QString problem() const;
   int plotted_windows() const;
@@ -160,6 +166,7 @@ class WorkbenchWindow : public QMainWindow {
   ModelPanel* model_panel_ = nullptr;
   BatchInspector* inspector_ = nullptr;
   RunsPanel* runs_ = nullptr;
+  TunerPanel* tuner_ = nullptr;
   QTimer* tick_ = nullptr;
   QComboBox* span_ = nullptr;
   QCheckBox* pause_ = nullptr;

@@ -1,0 +1,194 @@
+#pragma once
+// The workbench's Tuner panel: which batching options serve the window's
+// traffic best within a p99 objective, found as `batchscope tune` finds them
+// (docs/tuning.md), and put in force or exported from the table.
+//
+//  - Inputs: the SLO (p99, ms), the objective (throughput or latency), how
+//    many seconds of traffic each prediction and each live run replays, how
+//    many of the best to confirm live (0..5), and the search space (checked
+//    as it is typed; a bad entry is named). The traffic is the traffic
+//    panel's pattern, shown here; the base options are those in force.
+//  - Cost t(b): the synthetic model's formula (exact), else the loaded
+//    model's measured profile; a model without one cannot be tuned here, and
+//    Run says so and stays disabled.
+//  - Run searches on a worker thread with a progress bar (the predictor
+//    replays the traffic for every configuration), then confirms the best K
+//    live, each on a fresh in-process engine from the model's runner factory
+//    until its runs are stable. The window's own traffic pauses while they
+//    run (it would share the cores and skew them) and resumes after. Cancel
+//    stops the search before its next configuration and a live run at its
+//    next send.
+//  - The Pareto scatter (TunePlot) and the table (TuneTableModel) show the
+//    front, the confirmed with their measured figures, and the best; when
+//    nothing meets the SLO, the error names the closest configuration and
+//    the front still shows. Clicking a point selects its row.
+//  - Apply puts the selected row's options in force live through the
+//    window; Export… opens the export dialog with them and the figures they
+//    were tuned to (measured where confirmed).
+//
+// Under load: the search takes what the predictor takes (well under a
+// microsecond a request; a space of a few hundred configurations over a few
+// seconds of traffic finishes in about a second); confirmation takes 3 to 6
+// runs of the traffic per configuration confirmed.
+// Thread-safety: GUI thread only. The worker thread reads only copies (the
+// space, the cost model, the traffic, the runner factory) and the atomic
+// cancel flag; its progress and results come back as queued calls to this
+// panel. The destructor cancels a run under way and joins its thread, which
+// takes at most one prediction or one send interval of a live run.
+
+#include <QWidget>
+#include <atomic>
+#include <functional>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "config_io.h"
+#include "cost_model.h"
+#include "model_panel.h"
+#include "tune_run.h"
+#include "tune_space.h"
+#include "tune_table.h"
+
+class QComboBox;
+class QDoubleSpinBox;
+class QLabel;
+class QLineEdit;
+class QProgressBar;
+class QPushButton;
+class QSpinBox;
+class QTableView;
+
+namespace batchscope {
+
+class TunePlot;
+
+// What the panel asks of the window; every hook is called on the GUI thread.
+struct TunerHooks {
+  std::function<ArrivalSpec()> traffic;         // the traffic panel's pattern, open-ended
+  std::function<Options()> options;             // the options in force: the search's base
+  std::function<Status(const Options&)> apply;  // puts options in force live
+  std::function<bool()> pause_traffic;          // stops the window's traffic: was it running?
+  std::function<void()> resume_traffic;         // starts it again
+  std::function<void(const ExportInput&)> export_config;  // opens the export dialog
+};
+
+// The cost model a model is tuned against: the synthetic formula (exact up to
+// `max_batch`), else the measured profile; an error saying why there is none.
+Expected<CostModel> tuning_cost(const LoadedModel& model, uint32_t max_batch);
+
+class TunerPanel : public QWidget {
+ public:
+  enum class Phase { kIdle, kSearching, kConfirming };
+
+  explicit TunerPanel(TunerHooks hooks, QWidget* parent = nullptr);
+  ~TunerPanel() override;
+
+  // The model tuned from now on (a run under way keeps the one it started
+  // with). Resets the space to the default for its maximum batch size when
+  // the space was the default.
+  void set_model(const LoadedModel& model);
+  // Rereads the traffic panel's pattern for the note; cheap, for a timer.
+  void refresh();
+
+  // Starts a search (and its confirmation); a refusal is shown and returned.
+  Status run();
+  // Asks a run under way to stop; it finishes soon after, on its own.
+  void cancel();
+  // Cancels a run under way and waits for its thread (for the window's
+  // destructor, before the engine and the traffic go).
+  void cancel_and_wait();
+  Phase phase() const { return phase_; }
+  bool running() const { return phase_ != Phase::kIdle; }
+
+  // The selected row's options, put in force with max_batch_size clamped to
+  // the model's limit.
+  Status apply_selected();
+  // What Export… hands the dialog for the selected row.
+  Expected<ExportInput> export_input() const;
+  void select_row(int row);
+  std::optional<int> selected_row() const;
+
+  // The last search: what it evaluated, chose, and confirmed.
+  const std::optional<TuneResult>& result() const { return result_; }
+  const std::vector<Confirmed>& confirmed() const { return confirmed_; }
+  std::optional<size_t> best_row() const { return table_model_->best(); }
+  QString status_text() const;
+  QString error_text() const;
+  QString space_error() const;
+  QString traffic_note() const;
+
+  QDoubleSpinBox* slo_box() const { return slo_; }
+  QComboBox* objective_box() const { return objective_; }
+  QDoubleSpinBox* seconds_box() const { return seconds_; }
+  QSpinBox* confirm_box() const { return confirm_; }
+  QLineEdit* space_edit() const { return space_; }
+  QPushButton* run_button() const { return run_; }
+  QPushButton* cancel_button() const { return cancel_; }
+  QPushButton* apply_button() const { return apply_; }
+  QPushButton* export_button() const { return export_; }
+  QProgressBar* progress_bar() const { return bar_; }
+  QTableView* table() const { return table_; }
+  TuneTableModel* table_model() const { return table_model_; }
+  TunePlot* plot() const { return plot_; }
+
+ private:
+  Expected<TuneSpace> check_space();
+  void set_space_text(const QString& text);
+  void space_edited();
+  void update_controls();
+  void start_worker(std::function<void()> work);
+  void join_worker();
+  void search_done(uint64_t run, TuneResult result);
+  void start_confirming(std::vector<Evaluated> candidates);
+  void confirmed_one(uint64_t run, Confirmed c);
+  void confirm_done(uint64_t run, Status s);
+  void finish(const QString& status);
+  void show_rows();
+  void show_error(const QString& message);
+  void post_progress(uint64_t run, int value, int maximum, const QString& what);
+  // The traffic panel's pattern, for the length of one run.
+  ArrivalSpec traffic() const;
+
+  TunerHooks hooks_;
+  std::optional<LoadedModel> model_;
+  bool default_space_ = true;
+
+  QDoubleSpinBox* slo_ = nullptr;
+  QComboBox* objective_ = nullptr;
+  QDoubleSpinBox* seconds_ = nullptr;
+  QSpinBox* confirm_ = nullptr;
+  QLineEdit* space_ = nullptr;
+  QLabel* space_error_ = nullptr;
+  QLabel* traffic_ = nullptr;
+  QLabel* cost_ = nullptr;
+  QPushButton* run_ = nullptr;
+  QPushButton* cancel_ = nullptr;
+  QProgressBar* bar_ = nullptr;
+  QLabel* status_ = nullptr;
+  QLabel* error_ = nullptr;
+  TunePlot* plot_ = nullptr;
+  QTableView* table_ = nullptr;
+  TuneTableModel* table_model_ = nullptr;
+  QPushButton* apply_ = nullptr;
+  QPushButton* export_ = nullptr;
+  QLabel* applied_ = nullptr;
+
+  Phase phase_ = Phase::kIdle;
+  uint64_t run_id_ = 0;  // results of an older run are dropped
+  std::thread worker_;
+  std::atomic<bool> stop_{false};
+  bool paused_traffic_ = false;  // this panel stopped the window's traffic
+  // The run under way (or the last): what it started from.
+  std::optional<TuneResult> result_;
+  std::vector<Confirmed> confirmed_;
+  std::optional<Options> winner_;
+  ArrivalSpec traffic_spec_;
+  RunnerFactory run_factory_;
+  ModelMetadata run_metadata_;
+  std::string traffic_text_;
+  int candidates_ = 0;
+};
+
+}  // namespace batchscope
