@@ -42,6 +42,10 @@ QLabel* wrapped_label(bool small = false) {
 
 QString text_of(const std::string& s) { return QString::fromStdString(s); }
 
+const char* const kSpaceSyntax =
+    "option=values, separated by commas: a range LO..HI (powers of two for sizes, a 1-2-5 "
+    "series for waits), LO..HI:STEP, a list a|b|c, or one value";
+
 }  // namespace
 
 Expected<CostModel> tuning_cost(const LoadedModel& m, uint32_t max_batch) {
@@ -102,9 +106,6 @@ TunerPanel::TunerPanel(TunerHooks hooks, QWidget* parent)
   in_col->addLayout(grid);
   auto* space_row = new QHBoxLayout;
   space_ = new QLineEdit;
-  space_->setToolTip(
-      "option=values, separated by commas: a range LO..HI (powers of two for sizes, a 1-2-5 "
-      "series for waits), LO..HI:STEP, a list a|b|c, or one value");
   auto* reset = new QToolButton;
   reset->setText("Default");
   reset->setToolTip("The default space for this model");
@@ -297,11 +298,11 @@ Expected<TuneSpace> TunerPanel::check_space() {
   const uint32_t model_max = model_ ? model_->metadata.max_batch_size : 0;
   auto space = text.empty() ? Expected<TuneSpace>(TuneSpace::default_space(model_max))
                             : TuneSpace::parse(text);
-  if (!space) return invalid_argument("Search space: " + space.error().message);
+  if (!space) return space.error();  // "space entry 'colour=red': ..."
   const Options base = hooks_.options ? hooks_.options() : Options{};
   const uint32_t most = largest_batch(*space, base);
   if (model_max > 0 && most > model_max) {
-    return invalid_argument("Search space: max_batch_size goes up to " + std::to_string(most) +
+    return invalid_argument("space: max_batch_size goes up to " + std::to_string(most) +
                             ", above the model's maximum " + std::to_string(model_max));
   }
   return space;
@@ -312,8 +313,9 @@ void TunerPanel::space_edited() {
   space_error_->setText(space ? QString() : text_of(space.error().message));
   space_error_->setVisible(!space);
   space_->setToolTip(
-      space ? QString("%1 configurations: %2").arg(space->size()).arg(text_of(space->text()))
-            : text_of(space.error().message));
+      QString(kSpaceSyntax) + "\n\n" +
+      (space ? QString("%1 configurations: %2").arg(space->size()).arg(text_of(space->text()))
+             : text_of(space.error().message)));
   update_controls();
 }
 
