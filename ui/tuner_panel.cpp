@@ -135,9 +135,6 @@ TunerPanel::TunerPanel(TunerHooks hooks, QWidget* parent)
   in_col->addWidget(bar_);
   status_ = wrapped_label();
   in_col->addWidget(status_);
-  error_ = wrapped_label();
-  error_->setStyleSheet("color: #b00020");
-  in_col->addWidget(error_);
   in_col->addStretch();
   auto* in_scroll = new QScrollArea;
   in_scroll->setWidget(inputs);
@@ -159,6 +156,11 @@ TunerPanel::TunerPanel(TunerHooks hooks, QWidget* parent)
   table_->verticalHeader()->setVisible(false);
   table_->verticalHeader()->setDefaultSectionSize(table_->fontMetrics().height() + 6);
   table_->setAlternatingRowColors(true);
+  // Errors above the table, where there is width for the closest configuration.
+  error_ = wrapped_label();
+  error_->setStyleSheet("color: #b00020");
+  error_->setVisible(false);
+  right_col->addWidget(error_);
   right_col->addWidget(table_, 1);
   auto* actions = new QHBoxLayout;
   apply_ = new QPushButton("Apply");
@@ -333,11 +335,14 @@ void TunerPanel::update_controls() {
   export_->setEnabled(row);
 }
 
-void TunerPanel::show_error(const QString& message) { error_->setText(message); }
+void TunerPanel::show_error(const QString& message) {
+  error_->setText(message);
+  error_->setVisible(!message.isEmpty());
+}
 
 Status TunerPanel::run() {
   if (running()) return invalid_argument("a search is already running");
-  error_->clear();
+  show_error({});
   applied_->clear();
   auto refuse = [this](const std::string& message) -> Status {
     show_error(text_of(message));
@@ -503,10 +508,12 @@ void TunerPanel::confirm_done(uint64_t id, Status s) {
                       .arg(note));
   }
   if (!s) show_error("Confirming live failed: " + text_of(s.message()));
+  bool measured_best = false;
   if (!confirmed_.empty()) {
     auto best = best_measured(confirmed_, result_->slo_p99_ms, result_->objective);
     if (best) {
       winner_ = confirmed_[*best].predicted.options;
+      measured_best = true;
     } else {
       show_error(text_of(best.error().message));
     }
@@ -514,7 +521,11 @@ void TunerPanel::confirm_done(uint64_t id, Status s) {
   show_rows();
   bar_->setValue(bar_->maximum());
   QString text = QString("Confirmed %1 live.").arg(confirmed_.size());
-  if (winner_) text += " Best: " + options_brief(*winner_) + ".";
+  if (winner_) {
+    text +=
+        measured_best ? " Best as measured: " : " None meets the SLO as measured; best predicted: ";
+    text += options_brief(*winner_) + ".";
+  }
   finish(text + note);
 }
 
