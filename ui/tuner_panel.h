@@ -30,6 +30,7 @@
 // microsecond a request; a space of a few hundred configurations over a few
 // seconds of traffic finishes in about a second); confirmation takes 3 to 6
 // runs of the traffic per configuration confirmed.
+// The runs' thread and its queued calls are in tuner_run.cpp.
 // Thread-safety: GUI thread only. The worker thread reads only copies (the
 // space, the cost model, the traffic, the runner factory) and the atomic
 // cancel flag; its progress and results come back as queued calls to this

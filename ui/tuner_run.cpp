@@ -1,0 +1,249 @@
+// The Tuner panel's runs: the search and the live confirmation on a worker
+// thread, their progress and results marshalled back as queued calls, and
+// cancelling (see tuner_panel.h for the contract).
+#include "tuner_panel.h"
+
+#include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QLabel>
+#include <QProgressBar>
+#include <QSpinBox>
+#include <algorithm>
+
+#include "tune_plot.h"
+
+namespace batchscope {
+
+namespace {
+
+// The stability rule of `batchscope tune`: perf_analyzer's.
+const StabilityRule kRule{0.10, 3, 6};
+
+QString text_of(const std::string& s) { return QString::fromStdString(s); }
+
+}  // namespace
+
+void TunerPanel::cancel() {
+  if (!running()) return;
+  stop_ = true;
+  status_->setText(phase_ == Phase::kConfirming ? "Cancelling: stopping the live run…"
+                                                : "Cancelling…");
+}
+
+void TunerPanel::cancel_and_wait() {
+  // The thread checks the flag before each prediction and each send; what it
+  // posts after this is dropped with this object's pending events, or by
+  // run_id_ if the panel lives on. The traffic a confirmation paused stays
+  // off: this is for a window that is going away.
+  stop_ = true;
+  join_worker();
+  ++run_id_;
+  paused_traffic_ = false;
+  if (running()) finish("Cancelled.");
+}
+
+void TunerPanel::join_worker() {
+  if (worker_.joinable()) worker_.join();
+}
+
+void TunerPanel::start_worker(std::function<void()> work) {
+  join_worker();  // the last phase posted its result as its last act
+  worker_ = std::thread(std::move(work));
+}
+
+Status TunerPanel::run() {
+  if (running()) return invalid_argument("a search is already running");
+  show_error({});
+  applied_->clear();
+  auto refuse = [this](const std::string& message) -> Status {
+    show_error(text_of(message));
+    return invalid_argument(message);
+  };
+  if (!model_ || model_->metadata.name.empty()) return refuse("No model is loaded yet.");
+  auto space = check_space();
+  if (!space) {
+    space_edited();
+    return refuse(space.error().message);
+  }
+  const Options base = hooks_.options ? hooks_.options() : Options{};
+  const uint32_t max_batch =
+      std::min(largest_batch(*space, base), std::max(1u, model_->metadata.max_batch_size));
+  auto cost = tuning_cost(*model_, max_batch);
+  if (!cost) return refuse("Cannot tune: " + cost.error().message);
+  if (!model_->factory) return refuse("Cannot tune: the model has no runner to confirm with");
+
+  const ArrivalSpec traffic = this->traffic();
+  if (Status s = traffic.validate(); !s) return refuse("Traffic: " + s.message());
+  traffic_spec_ = traffic;
+  traffic_text_ = traffic.describe();
+  run_factory_ = model_->factory;  // a model loaded meanwhile is tuned next time
+  run_metadata_ = model_->metadata;
+
+  TuneSettings settings;
+  settings.slo_p99_ms = slo_->value();
+  settings.objective =
+      objective_->currentIndex() == 1 ? TuneObjective::kLatency : TuneObjective::kThroughput;
+  candidates_ = confirm_->value();
+  result_.reset();
+  confirmed_.clear();
+  winner_.reset();
+  table_model_->clear();
+  plot_->clear("Searching…");
+  stop_ = false;
+  phase_ = Phase::kSearching;
+  const uint64_t id = ++run_id_;
+  bar_->setRange(0, static_cast<int>(std::min<uint64_t>(space->size(), 1u << 30)));
+  bar_->setValue(0);
+  status_->setText(QString("Predicting %1 configurations against %2…")
+                       .arg(space->size())
+                       .arg(text_of(traffic_text_)));
+  update_controls();
+
+  start_worker([this, id, space = *space, base, settings, traffic, cost = *cost]() mutable {
+    uint64_t posted = 0;
+    settings.cancel = [this] { return stop_.load(); };
+    settings.progress = [this, id, &posted](uint64_t done, uint64_t total) {
+      // A queued call per percent at most: a search evaluates thousands.
+      if (done != total && done - posted < std::max<uint64_t>(1, total / 100)) return;
+      posted = done;
+      const int scale = total > (1u << 30) ? static_cast<int>(total >> 30) + 1 : 1;
+      post_progress(id, static_cast<int>(done / static_cast<uint64_t>(scale)),
+                    static_cast<int>(total / static_cast<uint64_t>(scale)),
+                    QString("Predicted %1 of %2 configurations…").arg(done).arg(total));
+    };
+    TuneResult result = search(space, base, settings, prediction_evaluator(traffic, cost));
+    QMetaObject::invokeMethod(
+        this, [this, id, r = std::move(result)]() mutable { search_done(id, std::move(r)); },
+        Qt::QueuedConnection);
+  });
+  return Status::Ok();
+}
+
+void TunerPanel::post_progress(uint64_t id, int value, int maximum, const QString& what) {
+  QMetaObject::invokeMethod(
+      this,
+      [this, id, value, maximum, what] {
+        if (id != run_id_) return;
+        bar_->setRange(0, std::max(1, maximum));
+        bar_->setValue(value);
+        status_->setText(what);
+      },
+      Qt::QueuedConnection);
+}
+
+void TunerPanel::search_done(uint64_t id, TuneResult result) {
+  if (id != run_id_) return;
+  join_worker();
+  result_ = std::move(result);
+  const TuneResult& r = *result_;
+  if (r.best) winner_ = r.best->options;
+  show_rows();
+  const QString searched = QString("Predicted %1 of %2 configurations%3.")
+                               .arg(r.evaluated.size())
+                               .arg(r.space_size)
+                               .arg(r.method == TuneResult::Method::kExhaustive
+                                        ? ""
+                                        : " (a coarse grid, then refined around the best)");
+  if (r.cancelled) return finish("Cancelled. " + searched);
+  if (!r.best) {
+    show_error(text_of(r.best.error().message));
+    return finish(searched + " None meets the SLO; the front shows what comes closest.");
+  }
+  std::vector<Evaluated> picks = tune_candidates(r, candidates_);
+  if (picks.empty()) {
+    bar_->setValue(bar_->maximum());
+    return finish(searched + " Best predicted: " + options_brief(r.best->options) + ".");
+  }
+  start_confirming(std::move(picks));
+}
+
+void TunerPanel::start_confirming(std::vector<Evaluated> picks) {
+  phase_ = Phase::kConfirming;
+  paused_traffic_ = hooks_.pause_traffic && hooks_.pause_traffic();
+  const int n = static_cast<int>(picks.size());
+  const QString paused = paused_traffic_ ? " The window's traffic is paused until it ends." : "";
+  bar_->setRange(0, n * kRule.max_trials);
+  bar_->setValue(0);
+  status_->setText(QString("Confirming 1 of %1 live…%2").arg(n).arg(paused));
+  update_controls();
+  const uint64_t id = run_id_;
+  ConfirmSpec spec;
+  spec.factory = run_factory_;
+  spec.metadata = run_metadata_;
+  spec.traffic = traffic_spec_;
+  spec.stop = &stop_;
+  spec.rule = kRule;
+  start_worker([this, id, spec, picks = std::move(picks), n, paused]() mutable {
+    for (int i = 0; i < n; ++i) {
+      spec.on_run = [this, id, i, n, paused](int runs) {
+        post_progress(id, i * kRule.max_trials + runs, n * kRule.max_trials,
+                      QString("Confirming %1 of %2 live: run %3 done…%4")
+                          .arg(i + 1)
+                          .arg(n)
+                          .arg(runs)
+                          .arg(paused));
+      };
+      auto c = confirm_live(spec, picks[static_cast<size_t>(i)]);
+      Status s = c ? Status::Ok() : Status(c.error());
+      if (c && *c) {
+        QMetaObject::invokeMethod(
+            this, [this, id, one = **c] { confirmed_one(id, one); }, Qt::QueuedConnection);
+      } else if (c) {
+        s = invalid_argument("no time was left to confirm");  // no deadline is set here
+      }
+      if (!s || i + 1 == n) {
+        QMetaObject::invokeMethod(
+            this, [this, id, s] { confirm_done(id, s); }, Qt::QueuedConnection);
+        return;
+      }
+    }
+  });
+}
+
+void TunerPanel::confirmed_one(uint64_t id, Confirmed c) {
+  if (id != run_id_) return;
+  confirmed_.push_back(std::move(c));
+  bar_->setValue(static_cast<int>(confirmed_.size()) * kRule.max_trials);
+  show_rows();
+}
+
+void TunerPanel::confirm_done(uint64_t id, Status s) {
+  if (id != run_id_) return;
+  join_worker();
+  const QString note = paused_traffic_ ? " The window's traffic is back on." : "";
+  if (paused_traffic_ && hooks_.resume_traffic) hooks_.resume_traffic();
+  paused_traffic_ = false;
+  if (!s && s.error().code == ErrorCode::kCancelled) {
+    return finish(QString("Cancelled during live confirmation; %1 confirmed.%2")
+                      .arg(confirmed_.size())
+                      .arg(note));
+  }
+  if (!s) show_error("Confirming live failed: " + text_of(s.message()));
+  bool measured_best = false;
+  if (!confirmed_.empty()) {
+    auto best = best_measured(confirmed_, result_->slo_p99_ms, result_->objective);
+    if (best) {
+      winner_ = confirmed_[*best].predicted.options;
+      measured_best = true;
+    } else {
+      show_error(text_of(best.error().message));
+    }
+  }
+  show_rows();
+  bar_->setValue(bar_->maximum());
+  QString text = QString("Confirmed %1 live.").arg(confirmed_.size());
+  if (winner_) {
+    text +=
+        measured_best ? " Best as measured: " : " None meets the SLO as measured; best predicted: ";
+    text += options_brief(*winner_) + ".";
+  }
+  finish(text + note);
+}
+
+void TunerPanel::finish(const QString& status) {
+  phase_ = Phase::kIdle;
+  status_->setText(status);
+  update_controls();
+}
+
+}  // namespace batchscope
