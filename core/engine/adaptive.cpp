@@ -17,12 +17,6 @@ double seconds(Duration d) { return std::chrono::duration<double>(d).count(); }
 
 size_t user_cap(const Options& o) { return std::max<size_t>(o.max_batch_size, 1); }
 
-// A throttle that reaches the user's maximum through evidence is dropped, so
-// that a later raise of max_batch_size applies at once.
-void set_cap(AdaptiveState& s, size_t next, const Options& o) {
-  s.cap = next >= user_cap(o) ? 0 : static_cast<uint32_t>(next);
-}
-
 void add_cost_sample(AdaptiveCostSums& c, double size, double run_us) {
   const double l = kAdaptiveForgetting;
   c.w = l * c.w + 1;
@@ -79,83 +73,99 @@ std::optional<double> take_period_rate(AdaptiveState& s) {
   return rate;
 }
 
-void update_load_mode(AdaptiveState& s, double rate, const Options& o) {
-  const double expected = rate * static_cast<double>(o.max_wait_us) * 1e-6;
-  if (expected < kAdaptiveLowLoadEnter) {
-    s.high_streak = 0;
-    if (!s.low_load && ++s.low_streak >= kAdaptiveLowLoadAfter) {
-      s.low_load = true;
-      s.low_streak = 0;
-    }
-  } else if (expected >= kAdaptiveLowLoadLeave) {
-    s.low_streak = 0;
-    if (s.low_load && ++s.high_streak >= kAdaptiveLowLoadAfter) {
-      s.low_load = false;
-      s.high_streak = 0;
-    }
-  } else {
-    s.low_streak = 0;
-    s.high_streak = 0;
-  }
-}
-
-void change_cap(AdaptiveState& s, size_t next, const Options& o) {
-  s.over_streak = 0;
-  s.under_streak = 0;
-  if (next == adaptive_effective_cap(s, o)) return;
-  set_cap(s, next, o);
-  ++s.cap_changes;
-  // Latencies seen under the old cap say little about the new one.
-  clear_latencies(s);
-}
-
-void update_cap(AdaptiveState& s, const Options& o) {
-  if (s.latency_count == 0) return;  // no evidence this period: counts stand
+// Step 4: the guard on the evidence.
+void update_guard(AdaptiveState& s, const Options& o) {
+  if (s.latency_count == 0) return;  // no evidence this period: the count stands
   const double p99 = window_p99_us(s);
   s.last_p99_us = p99;
   const double target_us = o.target_p99_ms * 1000.0;
-  if (p99 > target_us) {
-    s.under_streak = 0;
-    ++s.over_streak;
-  } else if (p99 < kAdaptiveIncreaseBelow * target_us) {
-    s.over_streak = 0;
-    ++s.under_streak;
+  bool switched = false;
+  if (s.efficient) {
+    if (p99 > kAdaptiveStopAbove * target_us) {
+      s.efficient = false;
+      switched = true;
+    }
+  } else if (p99 < kAdaptiveResumeBelow * target_us) {
+    if (++s.calm_streak >= kAdaptiveResumeAfter) {
+      s.efficient = true;
+      switched = true;
+    }
   } else {
-    s.over_streak = 0;
-    s.under_streak = 0;
+    s.calm_streak = 0;
   }
+  if (switched) {
+    s.calm_streak = 0;
+    ++s.guard_switches;
+    // Latencies seen under the old choice say little about the new one.
+    clear_latencies(s);
+  }
+}
 
-  const size_t cap = adaptive_effective_cap(s, o);
-  if (s.over_streak >= kAdaptiveDecreaseAfter) {
-    const size_t floor = adaptive_throughput_floor(s, o);
-    // Throughput-bound: latency is queueing, and only larger batches drain it.
-    const size_t next = s.backlogged ? std::max(cap * 2, floor) : std::max(cap / 2, floor);
-    change_cap(s, std::clamp<size_t>(next, 1, user_cap(o)), o);
-  } else if (s.under_streak >= kAdaptiveIncreaseAfter) {
-    const size_t step = std::max<size_t>(1, o.max_batch_size / 16);
-    change_cap(s, std::min(user_cap(o), cap + step), o);
+AdaptivePlanKey key_of(const AdaptiveCostModel& m, const Options& o) {
+  AdaptivePlanKey k;
+  k.intercept_us = m.intercept_us;
+  k.per_item_us = m.per_item_us;
+  k.max_batch_size = o.max_batch_size;
+  k.max_wait_us = o.max_wait_us;
+  k.num_lanes = o.num_lanes;
+  k.queue_capacity = o.queue_capacity;
+  k.request_timeout_ms = o.request_timeout_ms;
+  k.target_p99_ms = o.target_p99_ms;
+  return k;
+}
+
+bool same_options(const AdaptivePlanKey& a, const AdaptivePlanKey& b) {
+  return a.max_batch_size == b.max_batch_size && a.max_wait_us == b.max_wait_us &&
+         a.num_lanes == b.num_lanes && a.queue_capacity == b.queue_capacity &&
+         a.request_timeout_ms == b.request_timeout_ms && a.target_p99_ms == b.target_p99_ms;
+}
+
+bool drifted(double was, double now) {
+  return !(std::abs(now - was) <= kAdaptiveReplanDrift * std::max(was, 1e-3));
+}
+
+// t(1) or t(max_batch_size) moved by more than kAdaptiveReplanDrift.
+bool fit_drifted(const AdaptivePlanKey& was, const AdaptivePlanKey& now, const Options& o) {
+  const double b = static_cast<double>(user_cap(o));
+  return drifted(was.intercept_us + was.per_item_us, now.intercept_us + now.per_item_us) ||
+         drifted(was.intercept_us + was.per_item_us * b, now.intercept_us + now.per_item_us * b);
+}
+
+// Step 2: drops plans the fit or the options have outgrown, then plans the
+// first of the rate's bucket and its neighbours that has none.
+void update_plans(AdaptiveState& s, const Options& o) {
+  const auto m = adaptive_cost_model(s);
+  if (!m || m->proportional || !(s.arrival_rate_per_s > 0)) return;
+  const AdaptivePlanKey now = key_of(*m, o);
+  if (s.plans_made > 0 && (!same_options(now, s.plan_key) || fit_drifted(s.plan_key, now, o))) {
+    s.plans.fill(AdaptivePlan{});
+    s.plans_made = 0;
+  }
+  if (s.plans_made == 0) s.plan_key = now;
+  const size_t bucket = adaptive_rate_bucket(s.arrival_rate_per_s);
+  int made = 0;
+  for (size_t b : {bucket, bucket + 1, bucket - 1}) {
+    if (b >= kAdaptiveRateBuckets || s.plans[b].valid) continue;
+    if (made++ >= kAdaptivePlansPerPeriod) break;
+    // Planned on the fit the key records, so that every plan agrees with it.
+    AdaptiveCostModel planned;
+    planned.intercept_us = s.plan_key.intercept_us;
+    planned.per_item_us = s.plan_key.per_item_us;
+    s.plans[b] = make_adaptive_plan(adaptive_bucket_rate(b), planned, o);
+    ++s.plans_made;
   }
 }
 
 void evaluate(AdaptiveState& s, const Options& o) {
   ++s.evaluations;
-  s.backlogged = s.batches_since_eval > 0 && 2 * s.backlogged_since_eval >= s.batches_since_eval;
   s.batches_since_eval = 0;
   s.requests_since_eval = 0;
-  s.backlogged_since_eval = 0;
-  if (auto rate = take_period_rate(s)) {
-    s.arrival_rate_per_s = *rate;
-    update_load_mode(s, *rate, o);
-  }
-  update_cap(s, o);
+  if (auto rate = take_period_rate(s)) s.arrival_rate_per_s = *rate;
+  update_guard(s, o);
+  update_plans(s, o);
 }
 
 }  // namespace
-
-size_t adaptive_effective_cap(const AdaptiveState& s, const Options& o) {
-  const size_t user = user_cap(o);
-  return s.cap == 0 ? user : std::clamp<size_t>(s.cap, 1, user);
-}
 
 std::optional<AdaptiveCostModel> adaptive_cost_model(const AdaptiveState& s) {
   const AdaptiveCostSums& c = s.cost;
@@ -193,30 +203,41 @@ std::optional<double> adaptive_predict_run_us(const AdaptiveState& s, double siz
   return m->intercept_us + m->per_item_us * size;
 }
 
-size_t adaptive_throughput_floor(const AdaptiveState& s, const Options& o) {
+double adaptive_rate(const AdaptiveState& s, const QueueView& q) {
+  const double live = q.arrival_rate_per_s;
+  const double rate = live > 0 && std::isfinite(live) ? live : s.arrival_rate_per_s;
+  const double fast = q.fast_rate_per_s;
+  return std::isfinite(fast) && fast > kAdaptiveBurstRatio * rate ? fast : rate;
+}
+
+size_t adaptive_saturation_size(const AdaptiveState& s, const Options& o) {
+  const auto m = adaptive_cost_model(s);
+  const double user = static_cast<double>(user_cap(o));
+  if (!m || !(m->per_item_us > 0)) return user_cap(o);
+  const double f = kAdaptiveSaturation;
+  // Less a hair, so that an exact whole number is not pushed past by rounding.
+  const double b = std::ceil(f / (1.0 - f) * m->intercept_us / m->per_item_us - 1e-9);
+  return static_cast<size_t>(std::clamp(b, 1.0, user));
+}
+
+size_t adaptive_keep_up_size(const AdaptiveState& s, double rate_per_s, const Options& o) {
   const size_t user = user_cap(o);
-  if (!(s.arrival_rate_per_s > 0)) return 1;
+  if (!(rate_per_s > 0) || !std::isfinite(rate_per_s)) return 1;
   const auto m = adaptive_cost_model(s);
   if (!m) return 1;
   const double lanes = std::max<uint32_t>(o.num_lanes, 1);
   // Requests per microsecond each lane must serve.
-  const double need = s.arrival_rate_per_s * kAdaptiveHeadroom / lanes * 1e-6;
+  const double need = rate_per_s * kAdaptiveHeadroom / lanes * 1e-6;
   // b / (a + c b) >= need  <=>  b (1 - need c) >= need a.
   const double slack = 1.0 - need * m->per_item_us;
-  // No batch size keeps up, says the model: believed only when the queue
-  // shows it (see the header), and then the largest batch is the best there is.
-  if (!(slack > 0)) return s.backlogged ? user : 1;
+  if (!(slack > 0)) return user;  // no size keeps up: the largest serves most
   const double b = need * m->intercept_us / slack;
   if (!(b < static_cast<double>(user))) return user;
   return std::clamp<size_t>(static_cast<size_t>(std::ceil(b)), 1, user);
 }
 
-AdaptiveState adaptive_observe(AdaptiveState s, const BatchRecord& batch,
-                               std::span<const RequestRecord> requests, const Options& o) {
-  // A lowered max_batch_size also bounds the throttle itself, so the state
-  // never shows a cap the user has ruled out.
-  if (s.cap > o.max_batch_size) s.cap = static_cast<uint32_t>(user_cap(o));
-
+void adaptive_observe(AdaptiveState& s, const BatchRecord& batch,
+                      std::span<const RequestRecord> requests, const Options& o) {
   if (!batch.failed && batch.size > 0 && batch.run_end > batch.run_start) {
     add_cost_sample(s.cost, batch.size, to_us(batch.run_end - batch.run_start));
   }
@@ -238,35 +259,52 @@ AdaptiveState adaptive_observe(AdaptiveState s, const BatchRecord& batch,
   }
 
   ++s.batches_since_eval;
-  if (batch.reason == BatchReason::kFull && batch.queue_depth_after > 0) ++s.backlogged_since_eval;
   s.requests_since_eval += static_cast<uint32_t>(requests.size());
   if (s.batches_since_eval >= kAdaptiveEvalBatches ||
       s.requests_since_eval >= kAdaptiveEvalRequests) {
     evaluate(s, o);
   }
-  return s;
+}
+
+const AdaptivePlan* adaptive_plan_for(const AdaptiveState& s, double rate_per_s, const Options& o) {
+  if (s.plans_made == 0 || !(rate_per_s > 0)) return nullptr;
+  AdaptivePlanKey k = s.plan_key;
+  k.max_batch_size = o.max_batch_size;
+  k.max_wait_us = o.max_wait_us;
+  k.num_lanes = o.num_lanes;
+  k.queue_capacity = o.queue_capacity;
+  k.request_timeout_ms = o.request_timeout_ms;
+  k.target_p99_ms = o.target_p99_ms;
+  if (!same_options(k, s.plan_key)) return nullptr;
+  const size_t bucket = adaptive_rate_bucket(rate_per_s);
+  for (size_t d = 0; d <= kAdaptivePlanReach; ++d) {
+    if (bucket + d < kAdaptiveRateBuckets && s.plans[bucket + d].valid) return &s.plans[bucket + d];
+    if (d <= bucket && s.plans[bucket - d].valid) return &s.plans[bucket - d];
+  }
+  return nullptr;
 }
 
 Limits adaptive_limits(const AdaptiveState& s, const QueueView& q, const Options& o) {
+  const size_t user = user_cap(o);
+  const double rate = adaptive_rate(s, q);
+  size_t cap = 1;
+  int64_t wait_ns = 0;
+  // A backlog goes at once, shared over the free lanes...
+  const size_t idle = std::max<uint32_t>(q.idle_lanes, 1);
+  size_t share = (q.size + idle - 1) / idle;
+  if (const AdaptivePlan* p = adaptive_plan_for(s, rate, o)) {
+    const AdaptiveLimits& chosen = s.efficient ? p->efficient : p->fast;
+    cap = chosen.cap;
+    wait_ns = chosen.wait_ns;
+    // ...in batches no larger than buys throughput, once a plan knows the rate.
+    share = std::min(share, std::max(cap, adaptive_saturation_size(s, o)));
+  } else {
+    cap = adaptive_keep_up_size(s, rate, o);
+  }
   Limits l;
-  l.max_batch = adaptive_effective_cap(s, o);
-  const int64_t max_wait_us = std::max<int64_t>(o.max_wait_us, 0);
-  l.max_wait = Duration(0);
-  if (max_wait_us == 0 || s.low_load) return l;
-
-  double wait_us = static_cast<double>(max_wait_us);
-  const double rate = q.arrival_rate_per_s > 0 ? q.arrival_rate_per_s : s.arrival_rate_per_s;
-  if (rate > 0 && std::isfinite(rate)) {
-    wait_us = std::min(wait_us, static_cast<double>(l.max_batch - 1) / rate * 1e6);
-  }
-  if (const auto run_us = adaptive_predict_run_us(s, static_cast<double>(l.max_batch))) {
-    // The unlucky request finds a batch just started, waits for it, then
-    // waits for its own batch to form and run: two run times besides the wait.
-    wait_us = std::min(wait_us, o.target_p99_ms * 1000.0 - 2.0 * *run_us);
-  }
-  wait_us = std::max(wait_us, 0.0);
-  const Duration max_wait = microseconds(max_wait_us);
-  l.max_wait = std::min(max_wait, Duration(std::llround(wait_us * 1000.0)));
+  l.max_batch = std::clamp<size_t>(std::max(cap, share), 1, user);
+  const int64_t max_wait_ns = std::max<int64_t>(o.max_wait_us, 0) * 1000;
+  l.max_wait = Duration(std::clamp<int64_t>(wait_ns, 0, max_wait_ns));
   return l;
 }
 
@@ -280,7 +318,7 @@ Decision AdaptiveStrategy::decide(const QueueView& q, TimePoint now, const Optio
 
 void AdaptiveStrategy::observe(const BatchRecord& batch, std::span<const RequestRecord> requests,
                                const Options& o) {
-  state_ = adaptive_observe(std::move(state_), batch, requests, o);
+  adaptive_observe(state_, batch, requests, o);
 }
 
 }  // namespace batchscope

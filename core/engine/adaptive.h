@@ -1,96 +1,86 @@
 #pragma once
 // The adaptive batching strategy: fifo batch formation whose batch cap and
-// wait are tuned live so that the end-to-end p99 latency stays near
-// Options::target_p99_ms, without ever going past the user's max_batch_size
-// and max_wait_us.
+// wait follow the traffic and the model, so that the end-to-end p99 latency
+// stays under Options::target_p99_ms at whatever rate arrives, without ever
+// going past the user's max_batch_size and max_wait_us.
 //
-// Shape. The tuning state (AdaptiveState, a plain value) is kept apart from two
-// pure functions: adaptive_observe() folds one completed batch into a new
-// state, adaptive_limits() derives the limits for a queue from a state. The
-// decision itself is decide_fifo() with those limits, so every fifo boundary
-// rule holds unchanged: a batch of `cap` dispatches at once, the head's
-// deadline is `oldest_arrival + wait`, and `now == deadline` dispatches.
-// AdaptiveStrategy only holds a state and calls the two functions, which keeps
-// everything table-testable with explicit timestamps.
+// Shape. What the strategy has learned (AdaptiveState, a plain value) is kept
+// apart from two pure functions: adaptive_observe() folds one completed batch
+// into a new state, adaptive_limits() derives the limits for a queue from a
+// state. The decision itself is decide_fifo() with those limits, so every fifo
+// boundary rule holds unchanged: a batch of `cap` dispatches at once, the
+// head's deadline is `oldest_arrival + wait`, and `now == deadline`
+// dispatches. AdaptiveStrategy only holds a state and calls the two
+// functions, which keeps everything table-testable with explicit timestamps.
 //
-// Algorithm.
-//  1. Evaluation periods. Evidence is judged once per period: every
-//     kAdaptiveEvalBatches batches or kAdaptiveEvalRequests requests,
-//     whichever comes first. Single batches are too noisy to act on.
-//  2. Batch cap: additive increase / multiplicative decrease against the
-//     latency objective. p99 (nearest rank) is taken over a window of the
-//     latest kAdaptiveLatencyWindow end-to-end latencies (completed - arrival)
-//     of ok requests, collected since the cap last changed. p99 > target in
-//     kAdaptiveDecreaseAfter consecutive periods halves the cap; p99 < 0.8 *
-//     target in kAdaptiveIncreaseAfter consecutive periods adds
-//     max(1, max_batch_size / 16); a p99 inside [0.8, 1] * target resets both
-//     counts. The two thresholds and the counts are the hysteresis that keeps
-//     the cap from oscillating. A change clears the counts and the window, so
-//     the next change rests only on evidence gathered under the new cap.
-//  3. Throughput floor (beyond plain AIMD). When p99 is high because the
-//     queue is growing, a smaller batch lowers throughput and makes things
-//     worse. Two guards:
-//     - Backlog, observed directly: a period in which at least half the
-//       batches were cut full and still left requests queued is
-//       throughput-bound. There a "decrease" doubles the cap instead
-//       (more items per fixed cost), up to the maximum.
-//     - The model floor: a decrease never goes below the smallest batch
-//       size b whose throughput num_lanes * b / t(b) covers 1.25x the
-//       arrival rate. A model that claims no size can keep up is believed
-//       only in a backlogged period (the cap then goes to the maximum);
-//       otherwise the engine is visibly keeping up and the claim comes from
-//       a fit over too narrow a range of sizes, so no floor applies.
-//     A "decrease" is thus max(cap / 2, floor), which may raise a cap that
-//     was cut while load was lighter.
-//  4. Cost model: run time t(b) = a + c * b, fitted to (size, run_end -
-//     run_start) of every batch that did not fail by exponentially weighted
-//     least squares (forgetting factor kAdaptiveForgetting per batch, so it
-//     follows a model that warms up or a machine that slows down). Until the
-//     sizes seen vary enough to separate a from c, it is proportional,
-//     t(b) = c * b, which overestimates large batches: the safe side.
-//  5. Wait = min(max_wait, (cap - 1) / rate, target - 2 t(cap)), never
-//     below 0. (cap - 1) / rate is how long the batch takes to fill from its
-//     head: waiting longer only delays a batch that the full rule would have
-//     cut. target - 2 t(cap) is the latency budget of the unlucky request
-//     that arrives just as a batch starts: it waits for that batch, then for
-//     its own to form, then for its own to run.
-//     Here `rate` is the live QueueView::arrival_rate_per_s, or the state's
-//     own estimate when the engine has none yet; no rate means no bound.
-//  6. Low-load mode: wait = 0. When fewer than one more request is expected
-//     within max_wait (rate * max_wait < 1), the batch cannot fill and waiting
-//     only adds latency. The mode switches with N-signal hysteresis over the
-//     per-period arrival rate: it is entered after kAdaptiveLowLoadAfter
-//     consecutive periods with rate * max_wait < 1 and left after as many with
-//     rate * max_wait >= 2; a period in between resets both counts.
+// Why this shape. Under open-loop traffic every configuration that keeps up
+// serves the offered rate, so what separates them is latency and how many
+// batches they run. A static configuration is tuned for one rate; a plan is
+// the tuner's answer for the rate now, so the strategy follows step, burst
+// and daily patterns, and a backlog is shared out over the lanes at once.
 //
-// Where the arrival rate comes from. limits() must be const and pure, and
-// observe() sees no QueueView, so the mode switch cannot use the engine's live
-// rate. The state therefore estimates the rate itself from the arrival
-// timestamps of the requests it observes: each period's rate is the number of
-// requests observed in it over the time the latest observed arrival moved on
-// (in the first period: over the spread of its arrivals). That is a moving
-// average over one period, computed from arrivals rather than batch sizes, so
-// it does not depend on how the strategy itself cut batches. Requests that
-// time out in the queue are never observed, so under overload it reads the
-// served rate; that is still high enough to mean "high load". The live rate is
-// used only for the fill time, where the value now matters more than
-// stability.
+// Algorithm (λ the arrival rate, L the lanes, q the queued requests).
+//  1. Cost model: t(b) = a + c * b, fitted to (size, run_end - run_start) of
+//     every batch that did not fail by exponentially weighted least squares
+//     (forgetting factor kAdaptiveForgetting per batch, so it follows a model
+//     that warms up or a machine that slows down). Until the sizes seen vary
+//     enough to separate a from c it is proportional, t(b) = c * b.
+//  2. Plans (adaptive_plan.h): for the rate bucket λ falls in, the fifo cap
+//     and wait that the predictor finds best for Poisson arrivals at that
+//     rate on the fitted t(b): the efficient choice (the fewest batches with
+//     a predicted p99 within half the target) and the fast one (the lowest
+//     p99). Plans are made in observe(), once per evaluation period at most
+//     kAdaptivePlansPerPeriod of them, for the bucket of the state's own rate
+//     estimate and its two neighbours, and only once the fit has an
+//     intercept; they are dropped when t(1) or t(max_batch_size) of the fit
+//     moves by more than kAdaptiveReplanDrift, or when the options they were
+//     made for change.
+//  3. Limits: the plan of the bucket the rate falls in (or the nearest
+//     planned bucket within kAdaptivePlanReach), its efficient choice or,
+//     while the guard says so, its fast one. The rate is the engine's smooth
+//     estimate, or its fast one while that is above kAdaptiveBurstRatio times
+//     it, so the plan for a burst's rate is in force within a few of its
+//     arrivals. Without a plan: the keep-up size (the smallest b with
+//     L * b / t(b) >= kAdaptiveHeadroom * λ; 1 without a rate or a model,
+//     max_batch_size when none keeps up) and no wait, which at light load is
+//     fifo with no wait. In both cases the cap is raised to ceil(q / idle
+//     lanes) when more is queued, so a backlog goes at once, shared over the
+//     lanes that are free; with a plan, no higher than the saturation size
+//     (the smallest b whose b / t(b) reaches kAdaptiveSaturation of 1 / c),
+//     since a larger batch runs longer for almost no more throughput.
+//  4. Guard on the evidence: p99 (nearest rank) over the latest
+//     kAdaptiveLatencyWindow end-to-end latencies of ok requests, judged once
+//     per evaluation period (kAdaptiveEvalBatches batches or
+//     kAdaptiveEvalRequests requests, whichever comes first). A p99 above
+//     kAdaptiveStopAbove * target switches to the fast choice at once; the
+//     efficient one comes back after kAdaptiveResumeAfter consecutive periods
+//     with p99 below kAdaptiveResumeBelow * target. Each switch clears the
+//     window, so the next one rests only on evidence gathered since. This is
+//     what catches a machine slower than its fit, or traffic burstier than
+//     Poisson.
 //
-// Prior art, by name: additive-increase/multiplicative-decrease on the batch
-// size against a latency objective (as in Clipper's adaptive batching);
-// moving averages of the arrival rate with N-signal hysteresis for switching
-// batching on and off under light load.
+// Where the rate comes from: the engine's live estimate
+// (QueueView::arrival_rate_per_s); when it has none, the state's own, taken
+// per period from the arrival timestamps of the requests observed (the count
+// over the time the latest observed arrival moved on).
 //
-// Under load. Work per call is O(batch size) in observe() plus, once per
-// period, an O(kAdaptiveLatencyWindow) selection for the p99; limits() and
-// decide() are O(1) and allocate nothing. A state is a fixed-size value.
+// Prior art, by name: DBIE's adaptive scheduler moves the batch size against
+// an exponential moving average of queue depth and inter-arrival time with
+// N-signal hysteresis; Clipper steers the batch size by additive increase and
+// multiplicative decrease on a latency objective. Both move the size a step
+// at a time after the fact; here both knobs come from a replay of the rate
+// now against the cost curve, and feedback only chooses between two plans.
 //
-// Start and option changes. A fresh state has no throttle, no rate and no
-// cost model: it behaves exactly like fifo with the user's limits until
-// evidence arrives. A lowered max_batch_size or max_wait_us takes effect in
-// the very next limits(), before any observe(). A throttle is never relaxed by
-// an options change, only by evidence: after raising max_batch_size, a cap
-// that was cut grows back by additive increase.
+// Under load. observe() is O(batch size) plus, once per period, an
+// O(kAdaptiveLatencyWindow) selection for the p99 and at most
+// kAdaptivePlansPerPeriod plans (each a few thousand simulated requests,
+// about a millisecond of CPU at most, under the engine's lock; a steady rate
+// needs its bucket planned once). limits() and decide() are O(1) and allocate
+// nothing. A state is a fixed-size value of a few kilobytes.
+//
+// Start and option changes. A fresh state has no rate, no cost model and no
+// plan: it cuts a batch as soon as a lane is free, like fifo with no wait.
+// Options are read at every call; plans made for other options are not used.
 //
 // Thread-safety: AdaptiveState and the free functions are plain values and
 // pure functions. AdaptiveStrategy is called by the engine under its lock like
@@ -103,6 +93,7 @@
 #include <optional>
 #include <span>
 
+#include "adaptive_plan.h"
 #include "clock.h"
 #include "options.h"
 #include "policy.h"
@@ -115,14 +106,16 @@ namespace batchscope {
 inline constexpr uint32_t kAdaptiveEvalBatches = 8;
 inline constexpr uint32_t kAdaptiveEvalRequests = 64;
 inline constexpr size_t kAdaptiveLatencyWindow = 256;
-inline constexpr int kAdaptiveDecreaseAfter = 2;
-inline constexpr int kAdaptiveIncreaseAfter = 3;
-inline constexpr double kAdaptiveIncreaseBelow = 0.8;  // fraction of the target
-inline constexpr int kAdaptiveLowLoadAfter = 3;        // periods, both ways
-inline constexpr double kAdaptiveLowLoadEnter = 1.0;   // rate * max_wait below this
-inline constexpr double kAdaptiveLowLoadLeave = 2.0;   // rate * max_wait at least this
-inline constexpr double kAdaptiveForgetting = 0.95;    // per batch
-inline constexpr double kAdaptiveHeadroom = 1.25;      // throughput floor vs rate
+inline constexpr double kAdaptiveHeadroom = 1.25;    // keep-up throughput over the rate
+inline constexpr double kAdaptiveStopAbove = 0.8;    // p99 over this fraction: the fast plan
+inline constexpr double kAdaptiveResumeBelow = 0.5;  // p99 under it resumes the efficient one...
+inline constexpr int kAdaptiveResumeAfter = 3;       // ...after this many periods in a row
+inline constexpr double kAdaptiveForgetting = 0.95;  // per batch
+inline constexpr int kAdaptivePlansPerPeriod = 1;
+inline constexpr double kAdaptiveReplanDrift = 0.2;  // relative move of the fit that drops plans
+inline constexpr size_t kAdaptivePlanReach = 2;      // buckets a plan may stand in for
+inline constexpr double kAdaptiveBurstRatio = 2.0;   // fast rate over smooth: a burst began
+inline constexpr double kAdaptiveSaturation = 0.95;  // of 1/c: the largest batch a backlog gets
 
 // Exponentially weighted sums for the least-squares fit of t(b) = a + c * b.
 // Times are in microseconds.
@@ -141,27 +134,31 @@ struct AdaptiveCostModel {
   bool proportional = false;  // sizes did not vary enough to fit an intercept
 };
 
+// What plans were made for: the fit and the options they depend on.
+struct AdaptivePlanKey {
+  double intercept_us = 0;  // the fit, t(b) = intercept_us + per_item_us * b
+  double per_item_us = 0;
+  uint32_t max_batch_size = 0;
+  int64_t max_wait_us = 0;
+  uint32_t num_lanes = 0;
+  uint32_t queue_capacity = 0;
+  int64_t request_timeout_ms = 0;
+  double target_p99_ms = 0;
+};
+
 // Everything the strategy has learned. A plain value: copy it freely.
 struct AdaptiveState {
-  // The batch-size throttle; 0 when none, so the user's max_batch_size applies
-  // (and follows it when it is raised). Never above max_batch_size as of the
-  // latest observe(); limits() clamps again for changes since.
-  uint32_t cap = 0;
-  // Low-load mode: wait 0.
-  bool low_load = false;
+  // The efficient choice of each plan is in force; the guard (step 4) turns
+  // it off (the fast choice) and on.
+  bool efficient = true;
 
   // Evaluation bookkeeping.
   uint32_t batches_since_eval = 0;
   uint32_t requests_since_eval = 0;
-  uint32_t backlogged_since_eval = 0;  // batches cut full that left requests queued
-  bool backlogged = false;             // the latest period was throughput-bound
   uint64_t evaluations = 0;
-  uint64_t cap_changes = 0;
-  int over_streak = 0;     // consecutive periods with p99 above target
-  int under_streak = 0;    // consecutive periods with p99 below 0.8 * target
-  int low_streak = 0;      // consecutive low-load signals while not in low-load mode
-  int high_streak = 0;     // consecutive high-load signals while in low-load mode
-  double last_p99_us = 0;  // p99 of the window at the latest evaluation; 0 before
+  uint64_t guard_switches = 0;  // times the guard changed the choice
+  int calm_streak = 0;          // consecutive periods with p99 under the resume threshold
+  double last_p99_us = 0;       // p99 of the window at the latest evaluation; 0 before
 
   // Arrival rate, estimated from observed arrival timestamps.
   double arrival_rate_per_s = 0;  // latest period's estimate; 0 before the first
@@ -173,6 +170,11 @@ struct AdaptiveState {
 
   AdaptiveCostSums cost;
 
+  // Plans by rate bucket, valid for plan_key.
+  std::array<AdaptivePlan, kAdaptiveRateBuckets> plans{};
+  AdaptivePlanKey plan_key;
+  uint64_t plans_made = 0;
+
   // Ring of recent end-to-end latencies of ok requests, in microseconds.
   std::array<double, kAdaptiveLatencyWindow> latencies_us{};
   uint32_t latency_count = 0;  // valid entries
@@ -180,15 +182,22 @@ struct AdaptiveState {
 };
 
 // Folds one completed batch and its request records into the state.
-AdaptiveState adaptive_observe(AdaptiveState s, const BatchRecord& batch,
-                               std::span<const RequestRecord> requests, const Options& o);
+void adaptive_observe(AdaptiveState& s, const BatchRecord& batch,
+                      std::span<const RequestRecord> requests, const Options& o);
 
 // The limits the strategy applies for this queue: cap <= max_batch_size,
 // wait <= max_wait_us, always.
 Limits adaptive_limits(const AdaptiveState& s, const QueueView& q, const Options& o);
 
-// The batch cap in force: the throttle clamped to max_batch_size (at least 1).
-size_t adaptive_effective_cap(const AdaptiveState& s, const Options& o);
+// The rate the strategy reads: the queue's smooth estimate (else the
+// state's own), or its fast one while that is above kAdaptiveBurstRatio
+// times it.
+double adaptive_rate(const AdaptiveState& s, const QueueView& q);
+
+// The smallest batch whose throughput b / t(b) reaches kAdaptiveSaturation of
+// the fit's asymptote 1 / c: larger batches run longer for little more
+// (max_batch_size without a fit that has a cost per item).
+size_t adaptive_saturation_size(const AdaptiveState& s, const Options& o);
 
 // The fitted run-time model; nullopt before any usable batch.
 std::optional<AdaptiveCostModel> adaptive_cost_model(const AdaptiveState& s);
@@ -196,9 +205,14 @@ std::optional<AdaptiveCostModel> adaptive_cost_model(const AdaptiveState& s);
 // Predicted run time of a batch of `size`, in microseconds; nullopt without a model.
 std::optional<double> adaptive_predict_run_us(const AdaptiveState& s, double size);
 
-// The smallest cap that keeps up with 1.25x the estimated arrival rate
-// (max_batch_size when none does; 1 without a rate or a model).
-size_t adaptive_throughput_floor(const AdaptiveState& s, const Options& o);
+// The plan limits() would use at this rate, or null when there is none for
+// these options.
+const AdaptivePlan* adaptive_plan_for(const AdaptiveState& s, double rate_per_s, const Options& o);
+
+// Step 3's fallback: the smallest batch whose throughput over the lanes covers
+// kAdaptiveHeadroom * rate_per_s (max_batch_size when none does; 1 without a
+// rate or a model).
+size_t adaptive_keep_up_size(const AdaptiveState& s, double rate_per_s, const Options& o);
 
 class AdaptiveStrategy final : public Strategy {
  public:

@@ -188,6 +188,8 @@ QueueView BasicEngine<In, Out>::view(TimePoint now) const {
   q.size = queue_.size();
   if (!queue_.empty()) q.oldest_arrival = queue_.front().times.arrival;
   q.arrival_rate_per_s = arrivals_.rate(now);
+  q.fast_rate_per_s = arrivals_.fast_rate(now);
+  q.idle_lanes = live_lanes_ > busy_lanes_ ? live_lanes_ - busy_lanes_ : 0;
   return q;
 }
 

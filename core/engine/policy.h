@@ -25,7 +25,11 @@ namespace batchscope {
 struct QueueView {
   size_t size = 0;                // requests waiting
   TimePoint oldest_arrival{};     // arrival of the head request (valid when size > 0)
-  double arrival_rate_per_s = 0;  // smoothed recent admission rate
+  double arrival_rate_per_s = 0;  // smoothed recent admission rate (time constant 500 ms)
+  double fast_rate_per_s = 0;     // the same over 100 ms: a burst shows within a few arrivals
+  // Lanes free to take a batch now, the deciding leader included (>= 1 when
+  // a leader decides; 0 in a snapshot taken while every lane runs).
+  uint32_t idle_lanes = 1;
 };
 
 struct Decision {

@@ -391,6 +391,8 @@ bool Simulation::lead_once(size_t lane, TimePoint t) {
   q.size = queue_size();
   if (q.size > 0) q.oldest_arrival = admitted_[head_].arrival;
   q.arrival_rate_per_s = rate_.rate(t);
+  q.fast_rate_per_s = rate_.fast_rate(t);
+  q.idle_lanes = u32(lanes_.size() - busy_);
   const Decision d = stopping_ ? Decision::dispatch(std::min<size_t>(q.size, o_.max_batch_size),
                                                     BatchReason::kDrain)
                                : strategy_->decide(q, t, o_);

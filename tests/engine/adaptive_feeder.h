@@ -25,7 +25,6 @@ struct Traffic {
   Duration run_fixed = microseconds(0);  // run time = run_fixed + run_per_item * size
   Duration run_per_item = microseconds(125);
   std::vector<Duration> latencies = {milliseconds(60)};  // end-to-end, cycled over requests
-  uint32_t backlog = 0;  // requests left queued after each batch; > 0 marks it cut full
 };
 
 inline Options adaptive_options(uint32_t max_batch = 32, int64_t max_wait_us = 2000,
@@ -46,16 +45,17 @@ class Feeder {
   Options& options() { return o_; }
   const AdaptiveStrategy& strategy() const { return s_; }
   const AdaptiveState& state() const { return s_.state(); }
-  size_t cap() const { return adaptive_effective_cap(s_.state(), o_); }
-  Limits limits(double live_rate = 0) const {
+  Limits limits(double live_rate = 0, size_t queued = 0, uint32_t idle_lanes = 1) const {
     QueueView q;
+    q.size = queued;
+    q.oldest_arrival = kStart;
     q.arrival_rate_per_s = live_rate;
+    q.idle_lanes = idle_lanes;
     return s_.limits(q, o_);
   }
-  Duration wait(double live_rate = 0) const { return limits(live_rate).max_wait; }
 
   void batch(const Traffic& t) {
-    const uint32_t size = std::min<uint32_t>(t.size, static_cast<uint32_t>(cap()));
+    const uint32_t size = std::clamp<uint32_t>(t.size, 1, o_.max_batch_size);
     std::vector<RequestRecord> reqs;
     for (uint32_t i = 0; i < size; ++i) {
       RequestRecord r;
@@ -70,8 +70,7 @@ class Feeder {
     BatchRecord b;
     b.id = next_batch_++;
     b.size = size;
-    b.reason = t.backlog > 0 ? BatchReason::kFull : BatchReason::kTimeout;
-    b.queue_depth_after = t.backlog;
+    b.reason = BatchReason::kTimeout;
     b.oldest_arrival = reqs.front().times.arrival;
     b.batched = reqs.back().times.arrival;
     b.run_start = b.batched;

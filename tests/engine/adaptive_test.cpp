@@ -5,8 +5,9 @@ namespace {
 
 using namespace adaptive_test;
 
-// The batch cap: evaluation periods, AIMD with hysteresis, the maxima and
-// the throughput floor.
+// The state without plans: evaluation periods, the fit, the keep-up and
+// saturation sizes, the rate it reads, backlogs shared over the lanes, and
+// the maxima.
 
 TEST(AdaptiveTest, MakeStrategyBuildsIt) {
   auto s = make_strategy(StrategyKind::kAdaptive);
@@ -15,35 +16,34 @@ TEST(AdaptiveTest, MakeStrategyBuildsIt) {
   EXPECT_NE(dynamic_cast<AdaptiveStrategy*>(s.get()), nullptr);
 }
 
-TEST(AdaptiveTest, FreshStateBehavesLikeFifo) {
+TEST(AdaptiveTest, FreshStateCutsAsSoonAsALaneIsFreeSharingTheQueue) {
   struct Row {
     uint32_t max_batch;
-    int64_t max_wait_us;
     size_t queued;
-    int64_t waited_us;  // now - oldest
+    uint32_t idle;
+    Decision::Kind kind;
+    size_t count;  // kDispatch
   };
   const Row rows[] = {
-      {32, 2000, 0, 0},     {32, 2000, 1, 0},  {32, 2000, 31, 1999},
-      {32, 2000, 31, 2000}, {32, 2000, 32, 0}, {32, 2000, 100, 0},
-      {1, 2000, 1, 0},      {8, 0, 3, 0},      {4096, 10'000'000, 5, 9'999'999},
+      {32, 0, 1, Decision::Kind::kIdle, 0},        {32, 1, 1, Decision::Kind::kDispatch, 1},
+      {32, 5, 1, Decision::Kind::kDispatch, 5},    {32, 5, 2, Decision::Kind::kDispatch, 3},
+      {32, 40, 2, Decision::Kind::kDispatch, 20},  {32, 40, 4, Decision::Kind::kDispatch, 10},
+      {32, 100, 1, Decision::Kind::kDispatch, 32}, {8, 40, 2, Decision::Kind::kDispatch, 8},
+      {32, 3, 0, Decision::Kind::kDispatch, 3},  // a snapshot's 0 idle lanes counts as one
   };
   for (const Row& r : rows) {
-    SCOPED_TRACE(testing::Message() << "max_batch=" << r.max_batch << " queued=" << r.queued
-                                    << " waited=" << r.waited_us);
-    const Options o = adaptive_options(r.max_batch, r.max_wait_us);
+    SCOPED_TRACE(testing::Message()
+                 << "max_batch=" << r.max_batch << " queued=" << r.queued << " idle=" << r.idle);
+    const Options o = adaptive_options(r.max_batch, 2000);
     AdaptiveStrategy s;
-    QueueView q{r.queued, kStart, 0};
-    const Limits l = s.limits(q, o);
-    EXPECT_EQ(l.max_batch, r.max_batch);
-    EXPECT_EQ(l.max_wait, microseconds(r.max_wait_us));
-    const TimePoint now = kStart + microseconds(r.waited_us);
-    const Decision got = s.decide(q, now, o);
-    const Decision want = decide_fifo(q, now, Limits{r.max_batch, microseconds(r.max_wait_us)});
-    EXPECT_EQ(got.kind, want.kind);
-    EXPECT_EQ(got.count, want.count);
-    EXPECT_EQ(got.reason, want.reason);
-    EXPECT_EQ(got.until, want.until);
-    EXPECT_EQ(got.wake_at_size, want.wake_at_size);
+    QueueView q;
+    q.size = r.queued;
+    q.oldest_arrival = kStart;
+    q.idle_lanes = r.idle;
+    EXPECT_EQ(s.limits(q, o).max_wait, Duration(0));
+    const Decision d = s.decide(q, kStart, o);
+    EXPECT_EQ(d.kind, r.kind);
+    if (r.kind == Decision::Kind::kDispatch) EXPECT_EQ(d.count, r.count);
   }
 }
 
@@ -58,7 +58,7 @@ TEST(AdaptiveTest, EvaluatesEveryEightBatchesOrSixtyFourRequests) {
     Feeder f(adaptive_options(128));
     Traffic t;
     t.size = r.size;
-    t.latencies = {milliseconds(45)};  // in band: no cap changes
+    t.latencies = {milliseconds(30)};
     for (int round = 1; round <= 3; ++round) {
       for (int i = 1; i < r.batches_per_eval; ++i) f.batch(t);
       EXPECT_EQ(f.state().evaluations, static_cast<uint64_t>(round - 1));
@@ -68,107 +68,112 @@ TEST(AdaptiveTest, EvaluatesEveryEightBatchesOrSixtyFourRequests) {
   }
 }
 
-TEST(AdaptiveTest, SustainedHighP99HalvesCapAfterTwoPeriods) {
-  Feeder f(adaptive_options(32));
-  Traffic over;  // 8 per batch, 1000/s, p99 60 ms against 50 ms
-  // Not before the second period: one period, then all but the last batch of the next.
-  f.period(over);
-  EXPECT_EQ(f.cap(), 32u);
-  EXPECT_EQ(f.state().over_streak, 1);
-  for (int i = 0; i < 7; ++i) f.batch(over);
-  EXPECT_EQ(f.cap(), 32u);
-  f.batch(over);
-  EXPECT_EQ(f.cap(), 16u);
-  EXPECT_EQ(f.state().cap, 16u);
-  EXPECT_EQ(f.state().over_streak, 0);
-  EXPECT_EQ(f.state().latency_count, 0u);  // fresh evidence for the next decision
+TEST(AdaptiveTest, CostModelFitsLineForgetsAndFallsBack) {
+  // Varied sizes: recovers t(b) = 300 + 50 b exactly.
+  {
+    Feeder f(adaptive_options(64));
+    Traffic t;
+    t.run_fixed = microseconds(300);
+    t.run_per_item = microseconds(50);
+    t.latencies = {milliseconds(30)};
+    for (uint32_t size : {2u, 30u, 9u, 17u, 64u}) {
+      t.size = size;
+      f.batch(t);
+    }
+    const auto m = adaptive_cost_model(f.state());
+    ASSERT_TRUE(m.has_value());
+    EXPECT_FALSE(m->proportional);
+    EXPECT_NEAR(m->intercept_us, 300, 1e-6);
+    EXPECT_NEAR(m->per_item_us, 50, 1e-6);
+    EXPECT_NEAR(*adaptive_predict_run_us(f.state(), 100), 5300, 1e-6);
 
-  const size_t after_each_period[] = {16, 8, 8, 4, 4, 2, 2, 1, 1, 1, 1};
-  for (size_t i = 0; i < std::size(after_each_period); ++i) {
-    f.period(over);
-    EXPECT_EQ(f.cap(), after_each_period[i]) << "period " << i + 3;
-    EXPECT_LE(f.limits().max_batch, 32u);
+    // The machine slows down: t(b) = 600 + 100 b. Old samples are forgotten.
+    t.run_fixed = microseconds(600);
+    t.run_per_item = microseconds(100);
+    for (int i = 0; i < 200; ++i) {
+      t.size = 4 + static_cast<uint32_t>(i % 5) * 12;
+      f.batch(t);
+    }
+    EXPECT_NEAR(*adaptive_predict_run_us(f.state(), 32), 600 + 100 * 32, 1.0);
+  }
+  // One size only: proportional through the origin, t(b) = (run / size) * b.
+  {
+    Feeder f(adaptive_options(64));
+    EXPECT_FALSE(adaptive_cost_model(f.state()).has_value());
+    EXPECT_FALSE(adaptive_predict_run_us(f.state(), 8).has_value());
+    Traffic t;
+    t.size = 10;
+    t.run_fixed = microseconds(500);
+    t.run_per_item = microseconds(50);  // 1000 us per batch of 10
+    t.latencies = {milliseconds(30)};
+    for (int i = 0; i < 5; ++i) f.batch(t);
+    const auto m = adaptive_cost_model(f.state());
+    ASSERT_TRUE(m.has_value());
+    EXPECT_TRUE(m->proportional);
+    EXPECT_NEAR(*adaptive_predict_run_us(f.state(), 40), 4000, 1e-6);
   }
 }
 
-TEST(AdaptiveTest, LowP99GrowsCapAdditivelyToMaxNotBeyond) {
-  Feeder f(adaptive_options(32));
-  Traffic over;
-  while (f.cap() > 1) f.period(over);  // cut to the bottom first
-
-  Traffic low = over;
-  low.latencies = {milliseconds(20)};  // below 0.8 * 50 ms
-  size_t expected = 1;
-  const size_t step = 32 / 16;
-  for (int period = 1; period <= 60; ++period) {
-    f.period(low);
-    if (period % 3 == 0) expected = std::min<size_t>(32, expected + step);
-    ASSERT_EQ(f.cap(), expected) << "period " << period;
-    ASSERT_LE(f.limits().max_batch, 32u);
+// A state whose fit is t(b) = a + c b exactly.
+AdaptiveState fitted(double a_us, double c_us, const Options& o) {
+  Feeder f(o);
+  Traffic t;
+  t.run_fixed = microseconds(static_cast<int64_t>(a_us));
+  t.run_per_item = microseconds(static_cast<int64_t>(c_us));
+  t.latencies = {milliseconds(1)};
+  for (uint32_t size : {1u, 4u, 16u, 2u}) {
+    t.size = size;
+    f.batch(t);
   }
-  EXPECT_EQ(expected, 32u);
-  EXPECT_EQ(f.state().cap, 0u);  // no throttle left: a raised maximum applies at once
-  f.options().max_batch_size = 48;
-  EXPECT_EQ(f.limits().max_batch, 48u);
+  return f.state();
 }
 
-TEST(AdaptiveTest, P99InsideBandHoldsSteady) {
-  Feeder f(adaptive_options(32));
-  Traffic over;
-  f.period(over);
-  f.period(over);
-  ASSERT_EQ(f.cap(), 16u);
-  const uint64_t changes = f.state().cap_changes;
-
-  // Latencies alternate around the target inside [0.8, 1] * target; the
-  // band's edges, p99 exactly 40 ms or exactly 50 ms, belong to it.
-  const std::vector<Duration> patterns[] = {
-      {milliseconds(42), milliseconds(49), milliseconds(50), milliseconds(40), milliseconds(44)},
-      {milliseconds(50)},
-      {milliseconds(40)},
-      {milliseconds(41), milliseconds(49)},
+TEST(AdaptiveTest, KeepUpSizeIsTheSmallestBatchThatServesTheRateWithHeadroom) {
+  // Brute force over b: lanes * b / t(b) >= 1.25 * rate, t(b) = 500 + 20 b.
+  auto brute = [](double rate, uint32_t lanes, uint32_t max_batch) -> size_t {
+    for (uint32_t b = 1; b <= max_batch; ++b) {
+      if (lanes * b / (500.0 + 20.0 * b) * 1e6 >= kAdaptiveHeadroom * rate) return b;
+    }
+    return max_batch;
   };
-  for (const auto& latencies : patterns) {
-    Traffic band = over;
-    band.latencies = latencies;
-    for (int period = 0; period < 40; ++period) {
-      f.period(band);
-      ASSERT_EQ(f.cap(), 16u) << "period " << period << " first " << to_us(latencies[0]);
-      ASSERT_EQ(f.state().over_streak, 0);
-      ASSERT_EQ(f.state().under_streak, 0);
+  for (uint32_t lanes : {1u, 2u, 4u}) {
+    Options o = adaptive_options(256);
+    o.num_lanes = lanes;
+    const AdaptiveState s = fitted(500, 20, o);
+    for (double rate : {0.0, 100.0, 1500.0, 2000.0, 10'000.0, 20'000.0, 39'000.0, 1e9}) {
+      SCOPED_TRACE(testing::Message() << "lanes=" << lanes << " rate=" << rate);
+      EXPECT_EQ(adaptive_keep_up_size(s, rate, o), rate > 0 ? brute(rate, lanes, 256) : 1u);
     }
   }
-  EXPECT_EQ(f.state().cap_changes, changes);
+  // Without a fit there is nothing to size from.
+  EXPECT_EQ(adaptive_keep_up_size(AdaptiveState{}, 1e6, adaptive_options(64)), 1u);
 }
 
-TEST(AdaptiveTest, RareOutliersUnderOnePercentDoNotShrink) {
-  // A period ends at 64 requests. Every other period holds one 60 ms outlier;
-  // the window's p99 is computed here independently and the streak follows it.
-  Feeder f(adaptive_options(64));
-  Traffic spike;
-  spike.size = 64;
-  spike.latencies.assign(64, milliseconds(45));
-  spike.latencies[10] = milliseconds(60);
-  Traffic calm = spike;
-  calm.latencies = {milliseconds(45)};
+TEST(AdaptiveTest, SaturationSizeReachesNinetyFivePercentOfTheAsymptote) {
+  const Options o = adaptive_options(4096);
+  // b / (a + c b) >= 0.95 / c  <=>  b >= 19 a / c.
+  EXPECT_EQ(adaptive_saturation_size(fitted(300, 50, o), o), 114u);
+  EXPECT_EQ(adaptive_saturation_size(fitted(100, 50, o), o), 38u);
+  // Beyond the user's maximum: the maximum.
+  EXPECT_EQ(adaptive_saturation_size(fitted(2000, 5, o), adaptive_options(256)), 256u);
+  EXPECT_EQ(adaptive_saturation_size(AdaptiveState{}, o), 4096u);
+}
 
-  std::vector<double> window;
-  int over = 0;
-  for (int period = 0; period < 40; ++period) {
-    const Traffic& t = period % 2 == 0 ? spike : calm;
-    f.period(t);
-    for (int i = 0; i < 64; ++i) {
-      window.push_back(to_us(t.latencies[i % t.latencies.size()]));
-    }
-    if (window.size() > kAdaptiveLatencyWindow) {
-      window.erase(window.begin(), window.end() - kAdaptiveLatencyWindow);
-    }
-    const double p99 = reference_p99(window);
-    EXPECT_DOUBLE_EQ(f.state().last_p99_us, p99) << "period " << period;
-    over = p99 > 50'000 ? over + 1 : 0;
-    ASSERT_LT(over, kAdaptiveDecreaseAfter) << "test premise broken at period " << period;
-    EXPECT_EQ(f.state().over_streak, over) << "period " << period;
-    EXPECT_EQ(f.cap(), 64u) << "period " << period;
+TEST(AdaptiveTest, ReadsTheFastRateOnlyWhenABurstBegins) {
+  AdaptiveState s;
+  s.arrival_rate_per_s = 700;  // its own estimate
+  struct Row {
+    double smooth, fast, want;
+  };
+  const Row rows[] = {
+      {1000, 0, 1000}, {1000, 1900, 1000}, {1000, 2000, 1000}, {1000, 2001, 2001},
+      {0, 0, 700},     {0, 1500, 1500},  // smooth unknown: own, or fast above 2x it
+  };
+  for (const Row& r : rows) {
+    QueueView q;
+    q.arrival_rate_per_s = r.smooth;
+    q.fast_rate_per_s = r.fast;
+    EXPECT_EQ(adaptive_rate(s, q), r.want) << r.smooth << " " << r.fast;
   }
 }
 
@@ -183,14 +188,14 @@ TEST(AdaptiveTest, NeverExceedsMaximaUnderRandomTrafficAndOptionChanges) {
   Range regime_gap = gaps[0];
   Range regime_latency = latencies[0];
   Feeder f(adaptive_options(64));
-  for (int i = 0; i < 20'000; ++i) {
+  for (int i = 0; i < 3'000; ++i) {
     Options& o = f.options();
-    if (uniform(0, 50) == 0) o.max_batch_size = static_cast<uint32_t>(uniform(1, 128));
-    if (uniform(0, 50) == 0) o.max_wait_us = uniform(0, 20'000);
-    if (uniform(0, 80) == 0) o.target_p99_ms = static_cast<double>(uniform(1, 100));
-    if (uniform(0, 100) == 0) o.num_lanes = static_cast<uint32_t>(uniform(1, 8));
-    // Regimes of a few hundred batches, so that the cap and the load mode
-    // actually move: fast or slow arrivals, low or high latencies.
+    if (uniform(0, 200) == 0) o.max_batch_size = static_cast<uint32_t>(uniform(1, 128));
+    if (uniform(0, 200) == 0) o.max_wait_us = uniform(0, 20'000);
+    if (uniform(0, 300) == 0) o.target_p99_ms = static_cast<double>(uniform(1, 100));
+    if (uniform(0, 400) == 0) o.num_lanes = static_cast<uint32_t>(uniform(1, 8));
+    // Regimes of a few hundred batches, so that plans are made and the guard
+    // moves: fast or slow arrivals, low or high latencies.
     if (i % 400 == 0) {
       regime_gap = gaps[uniform(0, 2)];
       regime_latency = latencies[uniform(0, 2)];
@@ -203,51 +208,27 @@ TEST(AdaptiveTest, NeverExceedsMaximaUnderRandomTrafficAndOptionChanges) {
     t.latencies = {microseconds(uniform(regime_latency.first, regime_latency.second))};
     f.batch(t);
 
-    const double live_rate[] = {0, 1e-3, 50, 5000, 1e9};
-    const double rate = live_rate[uniform(0, 4)];
-    const Limits l = f.limits(rate);
+    const double rates[] = {0, 1e-3, 50, 5000, 1e9};
+    const double rate = rates[uniform(0, 4)];
+    const size_t queued = static_cast<size_t>(uniform(0, 300));
+    const uint32_t idle = static_cast<uint32_t>(uniform(0, 8));
+    const Limits l = f.limits(rate, queued, idle);
     ASSERT_GE(l.max_batch, 1u);
     ASSERT_LE(l.max_batch, o.max_batch_size) << "step " << i;
     ASSERT_GE(l.max_wait, Duration(0));
     ASSERT_LE(l.max_wait, microseconds(o.max_wait_us)) << "step " << i;
-    ASSERT_LE(f.state().cap, o.max_batch_size);
 
-    QueueView q{static_cast<size_t>(uniform(0, 300)), kStart, rate};
+    QueueView q;
+    q.size = queued;
+    q.oldest_arrival = kStart;
+    q.arrival_rate_per_s = rate;
+    q.idle_lanes = idle;
     const Decision d = f.strategy().decide(q, kStart + microseconds(uniform(0, 30'000)), o);
     if (d.kind == Decision::Kind::kDispatch) {
       ASSERT_LE(d.count, o.max_batch_size);
     }
   }
-}
-
-TEST(AdaptiveTest, LoweredMaxBatchIsClampedAtOnce) {
-  // Fresh state: lowering applies before any observe().
-  {
-    Feeder f(adaptive_options(32));
-    f.options().max_batch_size = 4;
-    EXPECT_EQ(f.limits().max_batch, 4u);
-  }
-  // Throttled state: cut to 16, then the user lowers to 8 mid-run.
-  Feeder f(adaptive_options(32));
-  Traffic over;
-  f.period(over);
-  f.period(over);
-  ASSERT_EQ(f.cap(), 16u);
-  f.options().max_batch_size = 8;
-  EXPECT_EQ(f.limits().max_batch, 8u);  // before any observe()
-  const Decision d = f.strategy().decide(QueueView{20, kStart, 0}, kStart, f.options());
-  EXPECT_EQ(d.kind, Decision::Kind::kDispatch);
-  EXPECT_EQ(d.count, 8u);
-  f.batch(over);
-  EXPECT_EQ(f.state().cap, 8u);
-  // Raising it again does not relax the learned throttle; evidence must.
-  f.options().max_batch_size = 32;
-  EXPECT_EQ(f.limits().max_batch, 8u);
-  // A lowered max_wait bounds the wait at once too.
-  f.options().max_wait_us = 700;
-  EXPECT_EQ(f.wait(), microseconds(700));
-  f.options().max_wait_us = 0;
-  EXPECT_EQ(f.wait(), Duration(0));
+  EXPECT_GT(f.state().plans_made, 0u) << "the random traffic never made a plan";
 }
 
 TEST(AdaptiveTest, FailedBatchesAndNonOkRequestsAreNotEvidence) {
@@ -275,105 +256,6 @@ TEST(AdaptiveTest, FailedBatchesAndNonOkRequestsAreNotEvidence) {
   EXPECT_TRUE(adaptive_cost_model(s.state()).has_value());
   EXPECT_EQ(s.state().latency_count, 1u);
   EXPECT_DOUBLE_EQ(s.state().latencies_us[0], 500'000.0);
-}
-
-TEST(AdaptiveTest, ThroughputFloorStopsShrinkingUnderLoad) {
-  // t(b) = 1000 + 80 b us on one lane; arrivals at 4000/s. Keeping up with
-  // 1.25 x 4000/s needs b / t(b) >= 5000/s; the smallest such b is found here
-  // by brute force.
-  const double need_per_s = 1.25 * 4000;
-  size_t floor = 0;
-  for (size_t b = 1; b <= 32 && floor == 0; ++b) {
-    if (static_cast<double>(b) / (1000.0 + 80.0 * static_cast<double>(b)) * 1e6 >= need_per_s) {
-      floor = b;
-    }
-  }
-  ASSERT_EQ(floor, 9u);
-
-  Feeder f(adaptive_options(32, 2000));
-  Traffic over;
-  over.gap = microseconds(250);
-  over.run_fixed = microseconds(1000);
-  over.run_per_item = microseconds(80);
-  over.latencies = {milliseconds(60)};
-  const uint32_t sizes[] = {8, 16, 32, 12};
-  size_t k = 0;
-  auto period = [&](Traffic t) {
-    const uint64_t before = f.state().evaluations;
-    while (f.state().evaluations == before) {
-      t.size = sizes[k++ % std::size(sizes)];
-      f.batch(t);
-    }
-  };
-  const size_t caps[] = {32, 16, 16, floor, floor, floor, floor, floor};
-  for (size_t i = 0; i < std::size(caps); ++i) {
-    period(over);
-    EXPECT_EQ(f.cap(), caps[i]) << "period " << i + 1;
-  }
-  EXPECT_EQ(adaptive_throughput_floor(f.state(), f.options()), floor);
-
-  // Two lanes halve what each must serve: the floor drops and so does the cap.
-  f.options().num_lanes = 2;
-  period(over);
-  period(over);
-  EXPECT_LT(f.cap(), floor);
-
-  // Load outgrows every batch size (12500/s x 1.25 > 1 / 80 us per lane):
-  // a "decrease" raises the cap to the maximum, the best throughput there is,
-  // once the queue shows the backlog.
-  f.options().num_lanes = 1;
-  over.gap = microseconds(80);
-  over.backlog = 50;
-  period(over);
-  period(over);
-  EXPECT_EQ(adaptive_throughput_floor(f.state(), f.options()), 32u);
-  EXPECT_EQ(f.cap(), 32u);
-}
-
-TEST(AdaptiveTest, AModelThatContradictsTheQueueIsNotBelieved) {
-  // Sizes 1 and 2 only, with run times whose fitted slope says no batch size
-  // could keep up with 1.25x the rate; yet no batch left a backlog. The cap
-  // halves as plain AIMD says and never jumps to the maximum.
-  Feeder f(adaptive_options(32, 2000, 50));
-  Traffic t;
-  t.gap = microseconds(500);  // 2000/s
-  t.run_fixed = microseconds(0);
-  t.run_per_item = microseconds(600);  // 1 / 600 us = 1667/s < 2500/s needed
-  t.latencies = {milliseconds(60)};
-  const uint32_t sizes[] = {1, 2};
-  size_t k = 0;
-  size_t last_cap = f.cap();
-  for (int p = 0; p < 12; ++p) {
-    const uint64_t before = f.state().evaluations;
-    while (f.state().evaluations == before) {
-      t.size = sizes[k++ % 2];
-      f.batch(t);
-    }
-    EXPECT_LE(f.cap(), last_cap) << "period " << p + 1 << ": the cap grew without a backlog";
-    last_cap = f.cap();
-  }
-  EXPECT_EQ(adaptive_throughput_floor(f.state(), f.options()), 1u);
-  EXPECT_LE(f.cap(), 2u);
-}
-
-TEST(AdaptiveTest, ABackloggedOverloadGrowsTheCapInsteadOfShrinkingIt) {
-  Feeder f(adaptive_options(64, 2000, 50));
-  Traffic t;
-  t.size = 64;
-  t.latencies = {milliseconds(60)};
-  // First shrink it while there is no backlog: 64 -> 32 -> 16.
-  for (int p = 0; p < 4; ++p) f.period(t);
-  ASSERT_EQ(f.cap(), 16u);
-  // Now every batch is cut full and leaves requests queued: the next
-  // decrease doubles instead, towards the maximum.
-  t.backlog = 40;
-  f.period(t);
-  f.period(t);
-  EXPECT_EQ(f.cap(), 32u);
-  f.period(t);
-  f.period(t);
-  EXPECT_EQ(f.cap(), 64u);
-  EXPECT_TRUE(f.state().backlogged);
 }
 
 }  // namespace

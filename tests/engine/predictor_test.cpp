@@ -685,9 +685,9 @@ TEST(PredictorTest, MatchesTheEngineOnAManualClockFifo) {
 }
 
 TEST(PredictorTest, MatchesTheEngineOnAManualClockAdaptive) {
-  // 20,000/s, then 1,000/s: the smoothed rate lags behind the drop, so the
-  // fill-time bound (cap - 1) / rate cuts batches before max_wait, at a
-  // deadline set by the rate the engine read when its leader last woke.
+  // 20,000/s, then 1,000/s: plans for both rates are made as the fit learns
+  // t(b), and the rates the engine reads (smooth and fast) choose between
+  // them, so the leader's limits change with the moments it wakes.
   PredictSpec s;
   s.arrivals.pattern = Pattern::kStep;
   s.arrivals.steps = {{20'000, 0.1}, {1000, 0.1}};
@@ -698,14 +698,14 @@ TEST(PredictorTest, MatchesTheEngineOnAManualClockAdaptive) {
                .target_p99_ms = 20};
   s.cost = linear(200, 20);
   const RunData run = predict_run(s);
-  const bool early = std::any_of(run.batches.begin(), run.batches.end(), [](const BatchRecord& b) {
-    return b.reason == BatchReason::kTimeout && b.batched - b.oldest_arrival < milliseconds(10) &&
-           b.batched > b.oldest_arrival;
+  const bool waited = std::any_of(run.batches.begin(), run.batches.end(), [](const BatchRecord& b) {
+    return b.reason == BatchReason::kTimeout && b.batched > b.oldest_arrival;
   });
-  EXPECT_TRUE(early) << "no batch was cut by the adaptive wait";
+  EXPECT_TRUE(waited) << "no batch was cut by a planned wait";
   expect_engine_agrees(s);
-  // A tight target: p99 over target halves the cap, and the latency budget
-  // target - 2 t(cap) bounds the wait.
+  // Two lanes are not compared (which lane leads is the operating system's
+  // choice live); a tight target on one lane, where the guard takes the
+  // fast choice.
   s = constant(3000, 300,
                {.max_batch_size = 16,
                 .max_wait_us = 3000,

@@ -1,0 +1,140 @@
+#include "adaptive_plan.h"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "adaptive.h"
+#include "cost_model.h"
+#include "predictor.h"
+#include "tuner.h"
+
+namespace batchscope {
+
+namespace {
+
+struct Outcome3 {
+  AdaptiveLimits limits;
+  double p99_ms = 0;
+  double loss = 0;     // share of the requests not answered ok
+  double batches = 0;  // batches run per request answered
+};
+
+// Nearest-rank p99 of the ok requests' latencies, in milliseconds.
+double p99_ms(const RunData& run, std::vector<double>& scratch) {
+  scratch.clear();
+  for (const RunRequest& r : run.requests) {
+    if (r.outcome == Outcome::kOk) scratch.push_back(to_us(r.done - r.intended) / 1000.0);
+  }
+  if (scratch.empty()) return 0;
+  const size_t rank = (99 * scratch.size() + 99) / 100;
+  std::nth_element(scratch.begin(), scratch.begin() + (rank - 1), scratch.end());
+  return scratch[rank - 1];
+}
+
+Outcome3 replay(PredictSpec& spec, AdaptiveLimits l, std::vector<double>& scratch) {
+  spec.options.max_batch_size = l.cap;
+  spec.options.max_wait_us = (l.wait_ns + 999) / 1000;
+  const RunData run = predict_run(spec);
+  Outcome3 out;
+  out.limits = {l.cap, spec.options.max_wait_us * 1000};
+  uint64_t ok = 0;
+  for (const RunRequest& r : run.requests) ok += r.outcome == Outcome::kOk;
+  const double sent = static_cast<double>(std::max<size_t>(run.requests.size(), 1));
+  out.loss = 1.0 - static_cast<double>(ok) / sent;
+  out.batches = ok > 0 ? static_cast<double>(run.batches.size()) / static_cast<double>(ok) : 1e9;
+  out.p99_ms = p99_ms(run, scratch);
+  return out;
+}
+
+bool faster(const Outcome3& a, const Outcome3& b) {
+  const bool a_ok = a.loss <= kLossTolerance, b_ok = b.loss <= kLossTolerance;
+  if (a_ok != b_ok) return a_ok;
+  if (!a_ok && a.loss != b.loss) return a.loss < b.loss;
+  if (a.p99_ms != b.p99_ms) return a.p99_ms < b.p99_ms;
+  return a.batches < b.batches;
+}
+
+bool more_efficient(const Outcome3& a, const Outcome3& b) {
+  if (a.batches != b.batches) return a.batches < b.batches;
+  return a.p99_ms < b.p99_ms;
+}
+
+}  // namespace
+
+size_t adaptive_rate_bucket(double rate_per_s) {
+  if (!(rate_per_s > 1.0)) return 0;
+  const double k = std::floor(std::log(rate_per_s) / std::log(kAdaptiveRateStep));
+  return static_cast<size_t>(std::clamp(k, 0.0, static_cast<double>(kAdaptiveRateBuckets - 1)));
+}
+
+double adaptive_bucket_rate(size_t bucket) {
+  return std::pow(kAdaptiveRateStep, static_cast<double>(bucket) + 0.5);
+}
+
+AdaptivePlan make_adaptive_plan(double rate_per_s, const AdaptiveCostModel& model,
+                                const Options& o) {
+  AdaptivePlan plan;
+  const double a = std::clamp(model.intercept_us, 0.0, kMaxCostUs);
+  const double c = std::clamp(model.per_item_us, 0.0, kMaxCostUs);
+  auto cost = CostModel::from_points(
+      {{1, std::min(a + c, kMaxCostUs), 0}, {2, std::min(a + 2 * c, kMaxCostUs), 0}});
+  if (!cost || !(rate_per_s > 0) || !std::isfinite(rate_per_s)) return plan;
+
+  PredictSpec spec;
+  spec.cost = *cost;
+  spec.options = o;
+  spec.options.strategy = StrategyKind::kFifo;
+  spec.arrivals.pattern = Pattern::kPoisson;
+  spec.arrivals.rate = std::min(rate_per_s, 1e9);
+  spec.arrivals.max_requests = kAdaptivePlanRequests;
+  spec.arrivals.duration_s =
+      std::clamp(2.0 * kAdaptivePlanRequests / spec.arrivals.rate, 1e-3, 1e7);
+  spec.arrivals.seed = 1;
+
+  const uint32_t user = std::max<uint32_t>(o.max_batch_size, 1);
+  const double lanes = std::max<uint32_t>(o.num_lanes, 1);
+  std::vector<uint32_t> caps;
+  for (uint32_t b = 1; b < user; b *= 2) {
+    // A cap whose lanes cannot serve the rate only lets the queue grow.
+    if (lanes * b / std::max(a + c * b, 1e-3) * 1e6 >= rate_per_s) caps.push_back(b);
+  }
+  caps.push_back(user);
+  const double t1_ns = (a + c) * 1000.0;
+  const double max_wait_ns = static_cast<double>(std::max<int64_t>(o.max_wait_us, 0)) * 1000.0;
+  std::vector<int64_t> waits = {0};
+  for (double w : {t1_ns / 4, t1_ns / 2, t1_ns, 2 * t1_ns, o.target_p99_ms * 1e6 / 4}) {
+    const int64_t ns = std::llround(std::min(w, max_wait_ns));
+    if (ns > 0 && std::find(waits.begin(), waits.end(), ns) == waits.end()) waits.push_back(ns);
+  }
+
+  std::vector<double> scratch;
+  scratch.reserve(kAdaptivePlanRequests);
+  std::vector<Outcome3> outcomes;
+  for (uint32_t cap : caps) {
+    for (int64_t w : waits) {
+      // With a cap of 1 every request goes alone: a wait changes nothing.
+      if (cap == 1 && w > 0) continue;
+      outcomes.push_back(replay(spec, {cap, w}, scratch));
+    }
+  }
+  const Outcome3* fast = &outcomes.front();
+  const Outcome3* efficient = nullptr;
+  const double budget_ms = kAdaptiveBudgetShare * o.target_p99_ms;
+  for (const Outcome3& x : outcomes) {
+    if (faster(x, *fast)) fast = &x;
+    if (x.loss <= kLossTolerance && x.p99_ms <= budget_ms &&
+        (!efficient || more_efficient(x, *efficient))) {
+      efficient = &x;
+    }
+  }
+  if (!efficient) efficient = fast;
+  plan.valid = true;
+  plan.fast = fast->limits;
+  plan.fast_p99_ms = fast->p99_ms;
+  plan.efficient = efficient->limits;
+  plan.efficient_p99_ms = efficient->p99_ms;
+  return plan;
+}
+
+}  // namespace batchscope
