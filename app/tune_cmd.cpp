@@ -217,6 +217,27 @@ void print_confirmed(const Confirmed& c) {
       c.runs, c.stable ? "stable" : "not stable within 6");
 }
 
+// The confirmed configurations with their measured figures, as JSON.
+std::string confirmed_json(const std::vector<Confirmed>& confirmed) {
+  std::string out = "[";
+  for (size_t i = 0; i < confirmed.size(); ++i) {
+    const Confirmed& c = confirmed[i];
+    out += i ? ",{\"options\":" : "{\"options\":";
+    out += options_to_json(c.predicted.options);
+    out += ",\"runs\":" + std::to_string(c.runs);
+    out += c.stable ? ",\"stable\":true" : ",\"stable\":false";
+    out += ",\"measured\":{\"throughput_rps\":";
+    append_json_number(out, c.measured.throughput_rps);
+    out += ",\"p50_ms\":";
+    append_json_number(out, c.measured.p50_ms);
+    out += ",\"p99_ms\":";
+    append_json_number(out, c.measured.p99_ms);
+    out += ",\"lost\":" + std::to_string(c.measured.rejected + c.measured.timed_out);
+    out += "}}";
+  }
+  return out + "]";
+}
+
 }  // namespace
 
 int run_tune(const std::vector<std::string>& args) {
@@ -297,7 +318,9 @@ int run_tune(const std::vector<std::string>& args) {
   if (!confirmed.empty()) {
     auto best_live = best_measured(confirmed, t.slo_p99_ms, t.objective);
     if (!best_live) {
-      save_export(t.json_out, tune_json(result), "JSON result");
+      TuneJsonExtra missed;
+      missed.members.emplace_back("confirmed", confirmed_json(confirmed));
+      save_export(t.json_out, tune_json(result, missed), "JSON result");
       return fail(best_live.error().message, 1);
     }
     winner = confirmed[*best_live].predicted;
@@ -314,23 +337,7 @@ int run_tune(const std::vector<std::string>& args) {
 
   TuneJsonExtra extra;
   extra.measured = measured;
-  std::string confirmed_json = "[";
-  for (size_t i = 0; i < confirmed.size(); ++i) {
-    const Confirmed& c = confirmed[i];
-    confirmed_json += i ? ",{\"options\":" : "{\"options\":";
-    confirmed_json += options_to_json(c.predicted.options);
-    confirmed_json += ",\"runs\":" + std::to_string(c.runs);
-    confirmed_json += c.stable ? ",\"stable\":true" : ",\"stable\":false";
-    confirmed_json += ",\"measured\":{\"throughput_rps\":";
-    append_json_number(confirmed_json, c.measured.throughput_rps);
-    confirmed_json += ",\"p50_ms\":";
-    append_json_number(confirmed_json, c.measured.p50_ms);
-    confirmed_json += ",\"p99_ms\":";
-    append_json_number(confirmed_json, c.measured.p99_ms);
-    confirmed_json += ",\"lost\":" + std::to_string(c.measured.rejected + c.measured.timed_out);
-    confirmed_json += "}}";
-  }
-  extra.members.emplace_back("confirmed", confirmed_json + "]");
+  extra.members.emplace_back("confirmed", confirmed_json(confirmed));
   std::string cost_json;
   append_json_string(cost_json, cost->describe());
   extra.members.emplace_back("cost_model", cost_json);

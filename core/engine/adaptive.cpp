@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 
 namespace batchscope {
 
@@ -37,14 +36,11 @@ void clear_latencies(AdaptiveState& s) {
   s.latency_next = 0;
 }
 
-// Nearest-rank p99 of the window: the ceil(0.99 n)-th smallest value.
 double window_p99_us(const AdaptiveState& s) {
   std::array<double, kAdaptiveLatencyWindow> v;
   const size_t n = s.latency_count;
   std::copy_n(s.latencies_us.begin(), n, v.begin());
-  const size_t rank = (99 * n + 99) / 100;  // ceil(0.99 n), >= 1 for n >= 1
-  std::nth_element(v.begin(), v.begin() + (rank - 1), v.begin() + n);
-  return v[rank - 1];
+  return nearest_rank_p99(std::span<double>(v.data(), n));
 }
 
 // This period's arrival rate, if its arrivals allow one, and moves the anchor.
@@ -77,7 +73,6 @@ std::optional<double> take_period_rate(AdaptiveState& s) {
 void update_guard(AdaptiveState& s, const Options& o) {
   if (s.latency_count == 0) return;  // no evidence this period: the count stands
   const double p99 = window_p99_us(s);
-  s.last_p99_us = p99;
   const double target_us = o.target_p99_ms * 1000.0;
   bool switched = false;
   if (s.efficient) {
@@ -120,39 +115,50 @@ bool same_options(const AdaptivePlanKey& a, const AdaptivePlanKey& b) {
          a.request_timeout_ms == b.request_timeout_ms && a.target_p99_ms == b.target_p99_ms;
 }
 
+bool same_key(const AdaptivePlanKey& a, const AdaptivePlanKey& b) {
+  return same_options(a, b) && a.intercept_us == b.intercept_us && a.per_item_us == b.per_item_us;
+}
+
 bool drifted(double was, double now) {
   return !(std::abs(now - was) <= kAdaptiveReplanDrift * std::max(was, 1e-3));
 }
 
-// t(1) or t(max_batch_size) moved by more than kAdaptiveReplanDrift.
-bool fit_drifted(const AdaptivePlanKey& was, const AdaptivePlanKey& now, const Options& o) {
-  const double b = static_cast<double>(user_cap(o));
+// t(1) or t(b) at twice the mean batch size run lately moved by more than
+// kAdaptiveReplanDrift: the sizes the fit rests on, not an extrapolation.
+bool fit_drifted(const AdaptiveState& s, const AdaptivePlanKey& now) {
+  const AdaptivePlanKey& was = s.plan_key;
+  const double b = s.cost.w > 0 ? std::max(2.0 * s.cost.b / s.cost.w, 2.0) : 2.0;
   return drifted(was.intercept_us + was.per_item_us, now.intercept_us + now.per_item_us) ||
          drifted(was.intercept_us + was.per_item_us * b, now.intercept_us + now.per_item_us * b);
 }
 
-// Step 2: drops plans the fit or the options have outgrown, then plans the
-// first of the rate's bucket and its neighbours that has none.
+void drop_plans(AdaptiveState& s) {
+  s.plans.fill(AdaptivePlan{});
+  s.answered.fill(false);
+  s.plans_made = 0;
+  s.plan_wanted = false;
+}
+
+// Step 2: drops plans the fit or the options have outgrown, then asks for a
+// plan for the first of the rate's bucket and its neighbours that has none.
 void update_plans(AdaptiveState& s, const Options& o) {
   const auto m = adaptive_cost_model(s);
-  if (!m || m->proportional || !(s.arrival_rate_per_s > 0)) return;
+  if (!m) return;
   const AdaptivePlanKey now = key_of(*m, o);
-  if (s.plans_made > 0 && (!same_options(now, s.plan_key) || fit_drifted(s.plan_key, now, o))) {
-    s.plans.fill(AdaptivePlan{});
-    s.plans_made = 0;
+  if (s.plans_made > 0 && (!same_options(now, s.plan_key) || fit_drifted(s, now))) {
+    drop_plans(s);
   }
+  // A proportional fit cannot say what batching buys: plans wait for an
+  // intercept (but the ones made stand until the fit moves away from them).
+  if (m->proportional || !(s.arrival_rate_per_s > 0) || s.plan_wanted) return;
   if (s.plans_made == 0) s.plan_key = now;
   const size_t bucket = adaptive_rate_bucket(s.arrival_rate_per_s);
-  int made = 0;
-  for (size_t b : {bucket, bucket + 1, bucket - 1}) {
-    if (b >= kAdaptiveRateBuckets || s.plans[b].valid) continue;
-    if (made++ >= kAdaptivePlansPerPeriod) break;
-    // Planned on the fit the key records, so that every plan agrees with it.
-    AdaptiveCostModel planned;
-    planned.intercept_us = s.plan_key.intercept_us;
-    planned.per_item_us = s.plan_key.per_item_us;
-    s.plans[b] = make_adaptive_plan(adaptive_bucket_rate(b), planned, o);
-    ++s.plans_made;
+  for (const size_t b : {bucket, bucket + 1, bucket > 0 ? bucket - 1 : bucket}) {
+    if (b < kAdaptiveRateBuckets && !s.answered[b]) {
+      s.plan_wanted = true;
+      s.wanted_bucket = static_cast<uint32_t>(b);
+      return;
+    }
   }
 }
 
@@ -266,19 +272,48 @@ void adaptive_observe(AdaptiveState& s, const BatchRecord& batch,
   }
 }
 
+std::optional<AdaptivePlanRequest> adaptive_take_plan_request(AdaptiveState& s) {
+  if (!s.plan_wanted || s.plan_in_flight) return std::nullopt;
+  s.plan_in_flight = true;
+  AdaptivePlanRequest r;
+  r.key = s.plan_key;
+  r.bucket = s.wanted_bucket;
+  return r;
+}
+
+AdaptivePlan adaptive_run_plan_request(const AdaptivePlanRequest& r) {
+  AdaptiveCostModel m;
+  m.intercept_us = r.key.intercept_us;
+  m.per_item_us = r.key.per_item_us;
+  Options o;
+  o.strategy = StrategyKind::kFifo;
+  o.max_batch_size = r.key.max_batch_size;
+  o.max_wait_us = r.key.max_wait_us;
+  o.num_lanes = r.key.num_lanes;
+  o.queue_capacity = r.key.queue_capacity;
+  o.request_timeout_ms = r.key.request_timeout_ms;
+  o.target_p99_ms = r.key.target_p99_ms;
+  return make_adaptive_plan(adaptive_bucket_rate(r.bucket), m, o);
+}
+
+void adaptive_install_plan(AdaptiveState& s, const AdaptivePlanRequest& r, const AdaptivePlan& p) {
+  s.plan_in_flight = false;
+  s.plan_wanted = false;
+  // Plans dropped or re-keyed meanwhile: this one answers a question no
+  // longer asked.
+  if (!same_key(r.key, s.plan_key) || r.bucket >= kAdaptiveRateBuckets) return;
+  s.plans[r.bucket] = p;
+  s.answered[r.bucket] = true;  // an empty plan is not asked for again
+  ++s.plans_made;
+}
+
 const AdaptivePlan* adaptive_plan_for(const AdaptiveState& s, double rate_per_s, const Options& o) {
   if (s.plans_made == 0 || !(rate_per_s > 0)) return nullptr;
-  AdaptivePlanKey k = s.plan_key;
-  k.max_batch_size = o.max_batch_size;
-  k.max_wait_us = o.max_wait_us;
-  k.num_lanes = o.num_lanes;
-  k.queue_capacity = o.queue_capacity;
-  k.request_timeout_ms = o.request_timeout_ms;
-  k.target_p99_ms = o.target_p99_ms;
-  if (!same_options(k, s.plan_key)) return nullptr;
+  if (!same_options(key_of(AdaptiveCostModel{}, o), s.plan_key)) return nullptr;
   const size_t bucket = adaptive_rate_bucket(rate_per_s);
   for (size_t d = 0; d <= kAdaptivePlanReach; ++d) {
-    if (bucket + d < kAdaptiveRateBuckets && s.plans[bucket + d].valid) return &s.plans[bucket + d];
+    const size_t up = bucket + d;
+    if (up < kAdaptiveRateBuckets && s.plans[up].valid) return &s.plans[up];
     if (d <= bucket && s.plans[bucket - d].valid) return &s.plans[bucket - d];
   }
   return nullptr;
@@ -316,9 +351,24 @@ Decision AdaptiveStrategy::decide(const QueueView& q, TimePoint now, const Optio
   return decide_fifo(q, now, limits(q, o));
 }
 
+void AdaptiveStrategy::install(const AdaptivePlanRequest& r, const AdaptivePlan& p) {
+  adaptive_install_plan(state_, r, p);
+}
+
 void AdaptiveStrategy::observe(const BatchRecord& batch, std::span<const RequestRecord> requests,
                                const Options& o) {
   adaptive_observe(state_, batch, requests, o);
+}
+
+StrategyTask AdaptiveStrategy::take_task() {
+  auto request = adaptive_take_plan_request(state_);
+  if (!request) return {};
+  return [r = *request]() -> StrategyApply {
+    AdaptivePlan plan = adaptive_run_plan_request(r);
+    return [r, plan](Strategy& self) {
+      if (auto* a = dynamic_cast<AdaptiveStrategy*>(&self)) a->install(r, plan);
+    };
+  };
 }
 
 }  // namespace batchscope

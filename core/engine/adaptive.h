@@ -29,12 +29,14 @@
 //     and wait that the predictor finds best for Poisson arrivals at that
 //     rate on the fitted t(b): the efficient choice (the fewest batches with
 //     a predicted p99 within half the target) and the fast one (the lowest
-//     p99). Plans are made in observe(), once per evaluation period at most
-//     kAdaptivePlansPerPeriod of them, for the bucket of the state's own rate
-//     estimate and its two neighbours, and only once the fit has an
-//     intercept; they are dropped when t(1) or t(max_batch_size) of the fit
-//     moves by more than kAdaptiveReplanDrift, or when the options they were
-//     made for change.
+//     p99). Once per evaluation period the state asks for a plan for the
+//     bucket of its own rate estimate or a neighbour that has none (once the
+//     fit has an intercept); take_task() hands the request to the engine,
+//     which makes the plan without its lock, on the lane thread after the
+//     batch's answers are out, and installs it. Plans are dropped when t(1)
+//     or t(b) at twice the mean batch size of the fit moves by more than
+//     kAdaptiveReplanDrift from the fit they were made on, or when the
+//     options they were made for change.
 //  3. Limits: the plan of the bucket the rate falls in (or the nearest
 //     planned bucket within kAdaptivePlanReach), its efficient choice or,
 //     while the guard says so, its fast one. The rate is the engine's smooth
@@ -72,11 +74,11 @@
 // now against the cost curve, and feedback only chooses between two plans.
 //
 // Under load. observe() is O(batch size) plus, once per period, an
-// O(kAdaptiveLatencyWindow) selection for the p99 and at most
-// kAdaptivePlansPerPeriod plans (each a few thousand simulated requests,
-// about a millisecond of CPU at most, under the engine's lock; a steady rate
-// needs its bucket planned once). limits() and decide() are O(1) and allocate
-// nothing. A state is a fixed-size value of a few kilobytes.
+// O(kAdaptiveLatencyWindow) selection for the p99; limits() and decide() are
+// O(1) and allocate nothing. A plan costs a few milliseconds of CPU at most
+// (bench_engine's BM_AdaptivePlan), spent outside the engine's lock, once
+// per rate bucket the traffic visits (a steady rate needs three) and again
+// when the model drifts. A state is a fixed-size value of a few kilobytes.
 //
 // Start and option changes. A fresh state has no rate, no cost model and no
 // plan: it cuts a batch as soon as a lane is free, like fifo with no wait.
@@ -111,7 +113,6 @@ inline constexpr double kAdaptiveStopAbove = 0.8;    // p99 over this fraction: 
 inline constexpr double kAdaptiveResumeBelow = 0.5;  // p99 under it resumes the efficient one...
 inline constexpr int kAdaptiveResumeAfter = 3;       // ...after this many periods in a row
 inline constexpr double kAdaptiveForgetting = 0.95;  // per batch
-inline constexpr int kAdaptivePlansPerPeriod = 1;
 inline constexpr double kAdaptiveReplanDrift = 0.2;  // relative move of the fit that drops plans
 inline constexpr size_t kAdaptivePlanReach = 2;      // buckets a plan may stand in for
 inline constexpr double kAdaptiveBurstRatio = 2.0;   // fast rate over smooth: a burst began
@@ -158,7 +159,6 @@ struct AdaptiveState {
   uint64_t evaluations = 0;
   uint64_t guard_switches = 0;  // times the guard changed the choice
   int calm_streak = 0;          // consecutive periods with p99 under the resume threshold
-  double last_p99_us = 0;       // p99 of the window at the latest evaluation; 0 before
 
   // Arrival rate, estimated from observed arrival timestamps.
   double arrival_rate_per_s = 0;  // latest period's estimate; 0 before the first
@@ -172,13 +172,23 @@ struct AdaptiveState {
 
   // Plans by rate bucket, valid for plan_key.
   std::array<AdaptivePlan, kAdaptiveRateBuckets> plans{};
+  std::array<bool, kAdaptiveRateBuckets> answered{};  // planned, even if nothing came of it
   AdaptivePlanKey plan_key;
   uint64_t plans_made = 0;
+  bool plan_wanted = false;     // wanted_bucket needs a plan
+  bool plan_in_flight = false;  // a request was taken and is not installed yet
+  uint32_t wanted_bucket = 0;
 
   // Ring of recent end-to-end latencies of ok requests, in microseconds.
   std::array<double, kAdaptiveLatencyWindow> latencies_us{};
   uint32_t latency_count = 0;  // valid entries
   uint32_t latency_next = 0;   // next slot to write
+};
+
+// A plan to make: for a bucket, under the fit and options of a key.
+struct AdaptivePlanRequest {
+  AdaptivePlanKey key;
+  uint32_t bucket = 0;
 };
 
 // Folds one completed batch and its request records into the state.
@@ -205,6 +215,14 @@ std::optional<AdaptiveCostModel> adaptive_cost_model(const AdaptiveState& s);
 // Predicted run time of a batch of `size`, in microseconds; nullopt without a model.
 std::optional<double> adaptive_predict_run_us(const AdaptiveState& s, double size);
 
+// Planning, in three steps so that the slow middle one runs without the
+// engine's lock: take the wanted request (none while one is in flight), make
+// its plan (a pure function, about kAdaptivePlanRequests simulated requests
+// per candidate), install it (dropped when the plans were re-keyed meanwhile).
+std::optional<AdaptivePlanRequest> adaptive_take_plan_request(AdaptiveState& s);
+AdaptivePlan adaptive_run_plan_request(const AdaptivePlanRequest& r);
+void adaptive_install_plan(AdaptiveState& s, const AdaptivePlanRequest& r, const AdaptivePlan& p);
+
 // The plan limits() would use at this rate, or null when there is none for
 // these options.
 const AdaptivePlan* adaptive_plan_for(const AdaptiveState& s, double rate_per_s, const Options& o);
@@ -221,6 +239,9 @@ class AdaptiveStrategy final : public Strategy {
   Limits limits(const QueueView& q, const Options& o) const override;
   void observe(const BatchRecord& batch, std::span<const RequestRecord> requests,
                const Options& o) override;
+  // The wanted plan, made by the task and installed by what it returns.
+  StrategyTask take_task() override;
+  void install(const AdaptivePlanRequest& r, const AdaptivePlan& p);
 
   // What the strategy has learned, for tests and the GUI (under the engine lock).
   const AdaptiveState& state() const { return state_; }

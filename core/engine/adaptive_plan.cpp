@@ -16,21 +16,11 @@ namespace {
 struct Outcome3 {
   AdaptiveLimits limits;
   double p99_ms = 0;
-  double loss = 0;     // share of the requests not answered ok
-  double batches = 0;  // batches run per request answered
+  double loss = 0;       // share of the requests not answered ok
+  double batches = 0;    // batches run per request answered
+  uint32_t largest = 0;  // the largest batch cut
+  bool answered = false;
 };
-
-// Nearest-rank p99 of the ok requests' latencies, in milliseconds.
-double p99_ms(const RunData& run, std::vector<double>& scratch) {
-  scratch.clear();
-  for (const RunRequest& r : run.requests) {
-    if (r.outcome == Outcome::kOk) scratch.push_back(to_us(r.done - r.intended) / 1000.0);
-  }
-  if (scratch.empty()) return 0;
-  const size_t rank = (99 * scratch.size() + 99) / 100;
-  std::nth_element(scratch.begin(), scratch.begin() + (rank - 1), scratch.end());
-  return scratch[rank - 1];
-}
 
 Outcome3 replay(PredictSpec& spec, AdaptiveLimits l, std::vector<double>& scratch) {
   spec.options.max_batch_size = l.cap;
@@ -38,12 +28,17 @@ Outcome3 replay(PredictSpec& spec, AdaptiveLimits l, std::vector<double>& scratc
   const RunData run = predict_run(spec);
   Outcome3 out;
   out.limits = {l.cap, spec.options.max_wait_us * 1000};
-  uint64_t ok = 0;
-  for (const RunRequest& r : run.requests) ok += r.outcome == Outcome::kOk;
+  scratch.clear();
+  for (const RunRequest& r : run.requests) {
+    if (r.outcome == Outcome::kOk) scratch.push_back(to_us(r.done - r.intended) / 1000.0);
+  }
+  for (const BatchRecord& b : run.batches) out.largest = std::max(out.largest, b.size);
   const double sent = static_cast<double>(std::max<size_t>(run.requests.size(), 1));
-  out.loss = 1.0 - static_cast<double>(ok) / sent;
-  out.batches = ok > 0 ? static_cast<double>(run.batches.size()) / static_cast<double>(ok) : 1e9;
-  out.p99_ms = p99_ms(run, scratch);
+  const double ok = static_cast<double>(scratch.size());
+  out.answered = !scratch.empty();
+  out.loss = 1.0 - ok / sent;
+  out.batches = ok > 0 ? static_cast<double>(run.batches.size()) / ok : 1e9;
+  out.p99_ms = nearest_rank_p99(scratch);
   return out;
 }
 
@@ -94,12 +89,6 @@ AdaptivePlan make_adaptive_plan(double rate_per_s, const AdaptiveCostModel& mode
 
   const uint32_t user = std::max<uint32_t>(o.max_batch_size, 1);
   const double lanes = std::max<uint32_t>(o.num_lanes, 1);
-  std::vector<uint32_t> caps;
-  for (uint32_t b = 1; b < user; b *= 2) {
-    // A cap whose lanes cannot serve the rate only lets the queue grow.
-    if (lanes * b / std::max(a + c * b, 1e-3) * 1e6 >= rate_per_s) caps.push_back(b);
-  }
-  caps.push_back(user);
   const double t1_ns = (a + c) * 1000.0;
   const double max_wait_ns = static_cast<double>(std::max<int64_t>(o.max_wait_us, 0)) * 1000.0;
   std::vector<int64_t> waits = {0};
@@ -111,13 +100,20 @@ AdaptivePlan make_adaptive_plan(double rate_per_s, const AdaptiveCostModel& mode
   std::vector<double> scratch;
   scratch.reserve(kAdaptivePlanRequests);
   std::vector<Outcome3> outcomes;
-  for (uint32_t cap : caps) {
-    for (int64_t w : waits) {
-      // With a cap of 1 every request goes alone: a wait changes nothing.
-      if (cap == 1 && w > 0) continue;
+  for (int64_t w : waits) {
+    // The largest cap first: a smaller cap than any batch it cut changes
+    // nothing, so only caps below its largest batch are tried.
+    const Outcome3 widest = replay(spec, {user, w}, scratch);
+    outcomes.push_back(widest);
+    for (uint32_t cap = w > 0 ? 2 : 1; cap < std::min(user, widest.largest); cap *= 2) {
+      // A cap whose lanes cannot serve the rate only lets the queue grow.
+      if (lanes * cap / std::max(a + c * cap, 1e-3) * 1e6 < rate_per_s) continue;
       outcomes.push_back(replay(spec, {cap, w}, scratch));
     }
   }
+  const bool any =
+      std::any_of(outcomes.begin(), outcomes.end(), [](const Outcome3& x) { return x.answered; });
+  if (!any) return plan;  // nothing ran: no evidence to plan on
   const Outcome3* fast = &outcomes.front();
   const Outcome3* efficient = nullptr;
   const double budget_ms = kAdaptiveBudgetShare * o.target_p99_ms;

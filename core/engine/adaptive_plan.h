@@ -14,22 +14,26 @@
 // The efficient choice falls back to the fast one when no candidate is within
 // the budget.
 //
-// The grid: caps 1, 2, 4, ... up to max_batch_size (and max_batch_size
-// itself), leaving out caps whose lanes cannot serve the rate at all (all but
-// the largest, when none can); waits 0, t(1)/4, t(1)/2, t(1), 2 t(1) and a
-// quarter of the target, each at most max_wait_us. Every candidate replays
-// the same kAdaptivePlanRequests Poisson arrivals (common random numbers, so
+// The grid: waits 0, t(1)/4, t(1)/2, t(1), 2 t(1) and a quarter of the
+// target, each at most max_wait_us; for each, max_batch_size, then the caps
+// 1 (with no wait only), 2, 4, ... below the largest batch max_batch_size
+// cut (a cap above every batch changes nothing), leaving out caps whose lanes
+// cannot serve the rate at all. Every candidate replays the same
+// kAdaptivePlanRequests Poisson arrivals (common random numbers, so
 // candidates differ only by their limits).
 //
 // Rates are grouped in geometric buckets (kAdaptiveRateStep apart), so a
 // strategy plans each bucket once and looks plans up in O(1).
 //
-// Cost: about kAdaptivePlanRequests * (candidates) simulated requests, well
-// under a millisecond to a few milliseconds of CPU. Thread-safety: pure
+// Cost: kAdaptivePlanRequests simulated requests per candidate; at light load
+// a handful of candidates (the batches stay small), under heavy load a few
+// dozen. bench_engine's BM_AdaptivePlan measures it. Thread-safety: pure
 // functions.
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <span>
 
 #include "options.h"
 
@@ -54,6 +58,15 @@ struct AdaptivePlan {
   double efficient_p99_ms = 0;  // predicted, for tests and read-outs
   double fast_p99_ms = 0;
 };
+
+// Nearest-rank p99 of `v` (the ceil(0.99 n)-th smallest; 0 when empty).
+// Reorders `v`.
+inline double nearest_rank_p99(std::span<double> v) {
+  if (v.empty()) return 0;
+  const size_t rank = (99 * v.size() + 99) / 100;  // ceil(0.99 n), >= 1
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(rank - 1), v.end());
+  return v[rank - 1];
+}
 
 // The bucket a rate falls in (rates below 1 req/s in bucket 0).
 size_t adaptive_rate_bucket(double rate_per_s);

@@ -157,8 +157,9 @@ class BasicEngine {
   Options options_;
   uint64_t version_ = 1;
   std::unique_ptr<Strategy> strategy_;
-  std::deque<Pending> queue_;     // ids strictly increasing front to back
-  std::vector<Expiry> expiries_;  // min-heap; entries of departed requests are dropped lazily
+  uint64_t strategy_generation_ = 0;  // bumped when strategy_ is replaced
+  std::deque<Pending> queue_;         // ids strictly increasing front to back
+  std::vector<Expiry> expiries_;      // min-heap; entries of departed requests are dropped lazily
   RequestId next_id_ = 1;
   uint64_t next_batch_id_ = 1;
   RateEstimator arrivals_;

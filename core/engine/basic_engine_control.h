@@ -24,7 +24,10 @@ Status BasicEngine<In, Out>::set_options(const Options& o) {
   bool grow = false;
   {
     std::lock_guard g(mu_);
-    if (o.strategy != options_.strategy) strategy_ = make_strategy(o.strategy);
+    if (o.strategy != options_.strategy) {
+      strategy_ = make_strategy(o.strategy);
+      ++strategy_generation_;
+    }
     const bool shrink = o.num_lanes < target_lanes_;
     options_ = o;
     ++version_;

@@ -270,6 +270,8 @@ void BasicEngine<In, Out>::run_batch(Runner& runner, std::unique_lock<std::mutex
     ++counters_.records_dropped;
   }
   strategy_->observe(batch, s.records, options_);
+  StrategyTask task = strategy_->take_task();
+  const uint64_t generation = strategy_generation_;
   lk.unlock();
   uint64_t callback_failures = 0;
   for (size_t i = 0; i < n; ++i) {
@@ -285,8 +287,17 @@ void BasicEngine<In, Out>::run_batch(Runner& runner, std::unique_lock<std::mutex
     }
     m.done = nullptr;  // release captured state on this thread, now
   }
+  // The strategy's slow work, after the answers are out and without the lock.
+  StrategyApply apply;
+  if (task) {
+    try {
+      apply = task();
+    } catch (...) {  // out of memory while planning: the strategy goes without
+    }
+  }
   lk.lock();
   counters_.callback_exceptions += callback_failures;
+  if (apply && generation == strategy_generation_) apply(*strategy_);
 }
 
 }  // namespace batchscope

@@ -12,6 +12,7 @@
 // lock, one call at a time; implementations need no locking of their own.
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <span>
 
@@ -63,6 +64,14 @@ struct Limits {
 //                                       max_batch are queued
 Decision decide_fifo(const QueueView& q, TimePoint now, const Limits& limits);
 
+class Strategy;
+// Slow work a strategy wants done without the engine's lock (the adaptive
+// strategy's planning): the task runs unlocked and returns what to apply,
+// which is applied under the lock again, and only to the strategy that asked
+// if it is still the one in force.
+using StrategyApply = std::function<void(Strategy&)>;
+using StrategyTask = std::function<StrategyApply()>;
+
 class Strategy {
  public:
   virtual ~Strategy() = default;
@@ -75,6 +84,8 @@ class Strategy {
                        const Options& o) {
     (void)batch, (void)requests, (void)o;
   }
+  // Called under the lock after observe(); empty when there is nothing to do.
+  virtual StrategyTask take_task() { return {}; }
 };
 
 class FifoStrategy final : public Strategy {

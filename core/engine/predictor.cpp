@@ -361,6 +361,10 @@ void Simulation::complete(size_t lane, TimePoint t) {
   latest_done_ = std::max(latest_done_, completed);
   if (run_.batches.size() < kRecordCapacity) run_.batches.push_back(b);
   strategy_->observe(b, std::span<const RequestRecord>(records_.data(), b.size), o_);
+  // The strategy's slow work takes no virtual time: done and applied at once.
+  if (StrategyTask task = strategy_->take_task()) {
+    if (StrategyApply apply = task()) apply(*strategy_);
+  }
   if (leader_ >= 0) {
     followers_.push(lane);
   } else {

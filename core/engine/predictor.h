@@ -46,7 +46,13 @@
 //    next); it does not hold the lane.
 //  - Which free lane leads or is promoted is a choice (the one free longest);
 //    the live engine leaves it to the operating system, so lane numbers may
-//    differ from a live run's with several lanes, not the batches.
+//    differ from a live run's with several lanes. A lane counts as idle (for
+//    QueueView::idle_lanes) from its batch's end here, and once its answers
+//    are delivered live, so with several lanes the adaptive strategy's
+//    batches may differ too.
+//  - A strategy's slow work (the adaptive strategy's planning) takes no
+//    virtual time: it is done and applied when its batch completes; live it
+//    runs on the lane after the answers, before the lane leads again.
 //  - A closed loop whose send is rejected (queue_capacity < concurrency)
 //    sends again when the queue next shrinks, where the live driver would
 //    retry at once in a tight loop.

@@ -20,7 +20,7 @@ inline constexpr TimePoint kStart = TimePoint(std::chrono::seconds(1000));
 // the one before it, across batches too, so the true arrival rate is 1 / gap
 // from the first request of a run on, even when the previous run was different.
 struct Traffic {
-  uint32_t size = 8;  // requests per batch, at most the effective cap
+  uint32_t size = 8;  // requests per batch, at most max_batch_size
   Duration gap = microseconds(1000);
   Duration run_fixed = microseconds(0);  // run time = run_fixed + run_per_item * size
   Duration run_per_item = microseconds(125);
@@ -81,13 +81,7 @@ class Feeder {
       r.times.run_end = b.run_end;
     }
     s_.observe(b, reqs, o_);
-  }
-
-  // Feeds batches until the strategy has finished one evaluation period.
-  void period(const Traffic& t) {
-    const uint64_t before = state().evaluations;
-    for (int i = 0; i < 1000 && state().evaluations == before; ++i) batch(t);
-    ASSERT_EQ(state().evaluations, before + 1) << "no evaluation after 1000 batches";
+    if (StrategyTask task = s_.take_task()) task()(s_);
   }
 
  private:
@@ -98,12 +92,5 @@ class Feeder {
   uint64_t next_batch_ = 1;
   size_t latency_index_ = 0;
 };
-
-// Reference p99, written independently of the implementation: nearest rank.
-inline double reference_p99(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t rank = static_cast<size_t>(std::ceil(0.99 * static_cast<double>(v.size())));
-  return v[rank - 1];
-}
 
 }  // namespace batchscope::adaptive_test

@@ -96,10 +96,14 @@ TEST(AdaptivePlanTest, TheFastChoiceBeatsFifoWithNoWaitAndTheEfficientOneKeepsIt
         if (!greedy.lossless) continue;
         EXPECT_LE(p.fast_p99_ms, greedy.p99_ms) << "cap " << cap;
       }
-      // The efficient choice stays within half the target and runs no more
-      // batches per request than the fast one.
+      // The efficient choice stays within half the target, and no cap of
+      // the grid with no wait meets it with fewer batches.
       EXPECT_LE(p.efficient_p99_ms, kAdaptiveBudgetShare * o.target_p99_ms);
-      EXPECT_LE(eff.batches_per_ok, fast.batches_per_ok);
+      for (uint32_t cap : {1u, 2u, 4u, 8u, 16u, 32u, 64u, 128u, 256u}) {
+        const Replayed greedy = replay(s, cap, 0);
+        if (!greedy.lossless || greedy.p99_ms > kAdaptiveBudgetShare * o.target_p99_ms) continue;
+        EXPECT_LE(eff.batches_per_ok, greedy.batches_per_ok) << "cap " << cap;
+      }
     }
   }
 }
@@ -128,6 +132,36 @@ TEST(AdaptivePlanTest, APlanRespectsTheMaximaAndBatchesWhereTheLoadNeedsIt) {
   EXPECT_EQ(again.fast_p99_ms, p.fast_p99_ms);
   // No rate, no plan.
   EXPECT_FALSE(make_adaptive_plan(0, line(2000, 0), o).valid);
+  EXPECT_FALSE(make_adaptive_plan(std::nan(""), line(2000, 0), o).valid);
+  EXPECT_FALSE(make_adaptive_plan(INFINITY, line(2000, 0), o).valid);
+}
+
+TEST(AdaptivePlanTest, ExtremeOptionsAndRatesStillGiveBoundedPlans) {
+  struct Row {
+    uint32_t max_batch, lanes;
+    double rate, a_us, c_us;
+  };
+  const Row rows[] = {
+      {4096, 64, 1e9, 500, 20},      {4096, 1, 0.5, 500, 20}, {4096, 64, 1000, 0, 0},
+      {4096, 8, 30'000, 1e-3, 1e-3}, {2, 64, 1.3, 10, 1},
+  };
+  for (const Row& r : rows) {
+    SCOPED_TRACE(testing::Message() << "max_batch=" << r.max_batch << " lanes=" << r.lanes
+                                    << " rate=" << r.rate << " a=" << r.a_us << " c=" << r.c_us);
+    Options o = adaptive_options(r.max_batch, 20'000, 10);
+    o.num_lanes = r.lanes;
+    const AdaptivePlan p = make_adaptive_plan(r.rate, line(r.a_us, r.c_us), o);
+    ASSERT_TRUE(p.valid);
+    for (const AdaptiveLimits& l : {p.fast, p.efficient}) {
+      EXPECT_GE(l.cap, 1u);
+      EXPECT_LE(l.cap, r.max_batch);
+      EXPECT_GE(l.wait_ns, 0);
+      EXPECT_LE(l.wait_ns, 20'000'000);
+    }
+  }
+  // A model that takes an hour a batch answers nothing within the run: no
+  // evidence, no plan.
+  EXPECT_FALSE(make_adaptive_plan(50'000, line(3.6e9, 0), adaptive_options(1)).valid);
 }
 
 // Feeds batches of varied sizes with t(b) = a + c b, arrivals `gap` apart,
@@ -232,6 +266,81 @@ TEST(AdaptivePlanTest, TheGuardTakesTheFastChoiceAtOnceAndTheEfficientOneBackAft
   feed(f, 400, 30, microseconds(1000), milliseconds(5), 3);
   EXPECT_FALSE(f.state().efficient);
   EXPECT_EQ(f.state().guard_switches, 3u);
+}
+
+TEST(AdaptivePlanTest, UnderAPlanABacklogIsSharedUpToTheSaturationSize) {
+  // t(b) = 100 + 50 b: 95% of the asymptote 1/c at b = 38.
+  const Options o = adaptive_options(256, 5000, 20);
+  Feeder f(o);
+  feed(f, 100, 50, microseconds(1000), milliseconds(1), 2);
+  // A plan of cap 8 for 1000/s, installed by hand.
+  AdaptiveState st = f.state();
+  AdaptivePlanRequest r;
+  r.key = st.plan_key;
+  r.bucket = static_cast<uint32_t>(adaptive_rate_bucket(1000));
+  AdaptivePlan plan;
+  plan.valid = true;
+  plan.efficient = plan.fast = {8, 0};
+  adaptive_install_plan(st, r, plan);
+  auto cap = [&](size_t queued, uint32_t idle) {
+    QueueView q;
+    q.size = queued;
+    q.oldest_arrival = kStart;
+    q.arrival_rate_per_s = 1000;
+    q.idle_lanes = idle;
+    return adaptive_limits(st, q, o).max_batch;
+  };
+  EXPECT_EQ(cap(0, 1), 8u);
+  EXPECT_EQ(cap(30, 1), 30u);
+  EXPECT_EQ(cap(60, 2), 30u);
+  EXPECT_EQ(cap(200, 1), 38u);
+  EXPECT_EQ(cap(200, 4), 38u);
+  // A plan for another key (the fit moved) is not installed.
+  r.key.intercept_us += 1;
+  plan.efficient = plan.fast = {2, 0};
+  adaptive_install_plan(st, r, plan);
+  EXPECT_EQ(cap(0, 1), 8u);
+}
+
+TEST(AdaptivePlanTest, APlannedWaitKeepsTheFifoDeadlineBoundary) {
+  // A light load on a model with a large fixed cost: the efficient choice
+  // waits to fill batches.
+  const Options o = adaptive_options(64, 20'000, 50);
+  Feeder f(o);
+  feed(f, 5000, 10, microseconds(1000), milliseconds(10), 2);
+  const Limits l = f.limits(1000, 1);
+  ASSERT_GT(l.max_wait, Duration(0)) << "no planned wait to test";
+  ASSERT_GT(l.max_batch, 1u);
+  QueueView q;
+  q.size = 1;
+  q.oldest_arrival = kStart;
+  q.arrival_rate_per_s = 1000;
+  const Decision before = f.strategy().decide(q, kStart + l.max_wait - Duration(1), o);
+  EXPECT_EQ(before.kind, Decision::Kind::kWait);
+  EXPECT_EQ(before.until, kStart + l.max_wait);
+  EXPECT_EQ(before.wake_at_size, l.max_batch);
+  const Decision at = f.strategy().decide(q, kStart + l.max_wait, o);
+  EXPECT_EQ(at.kind, Decision::Kind::kDispatch);
+  EXPECT_EQ(at.reason, BatchReason::kTimeout);
+  q.size = l.max_batch;
+  EXPECT_EQ(f.strategy().decide(q, kStart, o).reason, BatchReason::kFull);
+}
+
+TEST(AdaptivePlanTest, PlansGoWhenTheModelSlowsEvenIfTheFitTurnsProportional) {
+  const Options o = adaptive_options(64, 5000, 20);
+  Feeder f(o);
+  feed(f, 400, 30, microseconds(1000), milliseconds(1), 2);
+  ASSERT_GT(f.state().plans_made, 0u);
+  // Every batch the same size from now on, and three times slower.
+  Traffic t;
+  t.size = 4;
+  t.run_fixed = microseconds(1200);
+  t.run_per_item = microseconds(90);
+  t.latencies = {milliseconds(1)};
+  for (int i = 0; i < 400; ++i) f.batch(t);
+  ASSERT_TRUE(adaptive_cost_model(f.state())->proportional);
+  EXPECT_EQ(f.state().plans_made, 0u);
+  EXPECT_EQ(adaptive_plan_for(f.state(), 1000, o), nullptr);
 }
 
 // ---- what it is for ----
