@@ -123,13 +123,14 @@ bool drifted(double was, double now) {
   return !(std::abs(now - was) <= kAdaptiveReplanDrift * std::max(was, 1e-3));
 }
 
-// t(1) or t(b) at twice the mean batch size run lately moved by more than
-// kAdaptiveReplanDrift: the sizes the fit rests on, not an extrapolation.
+// t(b) at the mean batch size the fit rests on moved by more than
+// kAdaptiveReplanDrift. Only there: a fit over sizes that hardly vary (steady
+// load, or batches all cut full) says little about t(1) or a large b, and
+// turns proportional and back as they vary, yet it is exact where it was fed.
 bool fit_drifted(const AdaptiveState& s, const AdaptivePlanKey& now) {
   const AdaptivePlanKey& was = s.plan_key;
-  const double b = s.cost.w > 0 ? std::max(2.0 * s.cost.b / s.cost.w, 2.0) : 2.0;
-  return drifted(was.intercept_us + was.per_item_us, now.intercept_us + now.per_item_us) ||
-         drifted(was.intercept_us + was.per_item_us * b, now.intercept_us + now.per_item_us * b);
+  const double b = s.cost.w > 0 ? s.cost.b / s.cost.w : 1.0;
+  return drifted(was.intercept_us + was.per_item_us * b, now.intercept_us + now.per_item_us * b);
 }
 
 void drop_plans(AdaptiveState& s) {

@@ -33,8 +33,8 @@
 //     bucket of its own rate estimate or a neighbour that has none (once the
 //     fit has an intercept); take_task() hands the request to the engine,
 //     which makes the plan without its lock, on the lane thread after the
-//     batch's answers are out, and installs it. Plans are dropped when t(1)
-//     or t(b) at twice the mean batch size of the fit moves by more than
+//     batch's answers are out, and installs it. Plans are dropped when t(b)
+//     at the mean batch size of the fit moves by more than
 //     kAdaptiveReplanDrift from the fit they were made on, or when the
 //     options they were made for change.
 //  3. Limits: the plan of the bucket the rate falls in (or the nearest
