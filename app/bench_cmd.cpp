@@ -50,9 +50,9 @@ std::string bench_help() {
          "engine would record, replayed on a virtual clock against the model's t(b) (--cost\n"
          "FILE from batchscope profile --json, or measured now; exact for --synthetic), with\n"
          "every export as for a live run (docs/tuning.md). --cost-out FILE writes the batch\n"
-         "run times of an in-process or self-http run as such a t(b). --payload FILE sends that\n"
-         "request body\n"
-         "instead of seeded inputs built from the model's metadata. --csv PREFIX writes\n"
+         "run times of an in-process or self-http run as such a t(b), with the spread of run\n"
+         "times and each request's time outside its batch. --payload FILE sends that request\n"
+         "body instead of seeded inputs built from the model's metadata. --csv PREFIX writes\n"
          "PREFIX_requests.csv and PREFIX_windows.csv.\n"
          "--window S sets the summary windows (default: the duration / 40, 0.1 s to 10 s).\n"
          "Serving options:\n" +
@@ -365,7 +365,7 @@ int run_bench(int argc, char** argv, const std::vector<std::string>& args) {
   }
   save(trace_out, run_trace_json(run), "Chrome trace; open in Perfetto or chrome://tracing");
   if (!cost_out.empty()) {
-    auto observed = CostModel::from_batches(run.batches);
+    auto observed = CostModel::from_run(run);
     if (!observed) {
       std::cerr << "batchscope bench: --cost-out: " << observed.error().message << "\n";
       rc = 1;

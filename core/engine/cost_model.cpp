@@ -106,6 +106,86 @@ std::string without_tag(const char* what) {
   return (s.rfind("[json.exception", 0) == 0 && end != std::string::npos) ? s.substr(end + 2) : s;
 }
 
+// The 65 quantiles p0, p1/64, ..., p100 of `v` (sorted here); empty when v is.
+std::vector<double> quantiles(std::vector<double> v) {
+  std::vector<double> q;
+  if (v.empty()) return q;
+  std::sort(v.begin(), v.end());
+  constexpr size_t kParts = 64;
+  q.reserve(kParts + 1);
+  for (size_t i = 0; i <= kParts; ++i) {
+    const double pos = static_cast<double>(i) * static_cast<double>(v.size() - 1) / kParts;
+    const size_t lo = static_cast<size_t>(pos);
+    const size_t hi = std::min(lo + 1, v.size() - 1);
+    q.push_back(v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo)));
+  }
+  return q;
+}
+
+// The value at quantile u of quantiles `q` (ascending, at least 2).
+double at_quantile(const std::vector<double>& q, double u) {
+  const double pos = std::clamp(u, 0.0, 1.0) * static_cast<double>(q.size() - 1);
+  const size_t lo = std::min(static_cast<size_t>(pos), q.size() - 2);
+  return q[lo] + (q[lo + 1] - q[lo]) * (pos - static_cast<double>(lo));
+}
+
+Status check_quantiles(const std::vector<double>& q, const char* name, double max,
+                       const std::string& prefix) {
+  if (q.empty()) return Status::Ok();
+  if (q.size() < 2 || q.size() > kMaxQuantiles) {
+    return invalid_argument(prefix + name + " holds " + std::to_string(q.size()) +
+                            " values; it must hold 2 to " + std::to_string(kMaxQuantiles));
+  }
+  for (size_t i = 0; i < q.size(); ++i) {
+    const std::string where = prefix + name + "[" + std::to_string(i) + "] = " + shortest(q[i]);
+    if (!(std::isfinite(q[i]) && q[i] >= 0 && q[i] <= max)) {
+      return invalid_argument(where + " must be from 0 to " + shortest(max));
+    }
+    if (i > 0 && q[i] < q[i - 1]) {
+      return invalid_argument(where + " is below " + name + "[" + std::to_string(i - 1) +
+                              "] = " + shortest(q[i - 1]) + "; quantiles must not decrease");
+    }
+  }
+  return Status::Ok();
+}
+
+// Reads an optional array of numbers `name` from `j`.
+Expected<std::vector<double>> number_array(const Json& j, const char* name,
+                                           const std::string& prefix) {
+  std::vector<double> out;
+  const auto it = j.find(name);
+  if (it == j.end()) return out;
+  if (!it->is_array()) {
+    return invalid_argument(prefix + name + " = " + excerpt(*it) + " must be an array");
+  }
+  if (it->size() > kMaxQuantiles) {
+    return invalid_argument(prefix + name + " holds " + std::to_string(it->size()) +
+                            " values; it must hold 2 to " + std::to_string(kMaxQuantiles));
+  }
+  out.reserve(it->size());
+  for (size_t i = 0; i < it->size(); ++i) {
+    const Json& v = (*it)[i];
+    if (!v.is_number()) {
+      return invalid_argument(prefix + name + "[" + std::to_string(i) + "] = " + excerpt(v) +
+                              " must be a number");
+    }
+    out.push_back(v.get<double>());
+  }
+  return out;
+}
+
+void append_array(std::string& out, const char* name, const std::vector<double>& v) {
+  if (v.empty()) return;
+  out += ",\"";
+  out += name;
+  out += "\":[";
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (i) out += ',';
+    append_json_number(out, v[i]);
+  }
+  out += ']';
+}
+
 }  // namespace
 
 CostModel::CostModel() : points_{CostPoint{1, 0, 0}} {}
@@ -151,7 +231,27 @@ Expected<CostModel> CostModel::from_profile_json(std::string_view text) {
     points.push_back(*p);
   }
   if (Status s = check_points(points, prefix); !s) return s.error();
-  return CostModel(std::move(points));
+  Expected<std::vector<double>> overhead = number_array(j, "overhead_us_quantiles", prefix);
+  if (!overhead) return overhead.error();
+  if (Status s = check_quantiles(*overhead, "overhead_us_quantiles", kMaxCostUs, prefix); !s) {
+    return s.error();
+  }
+  CostModel m(std::move(points));
+  m.overhead_us_ = std::move(*overhead);
+  return m;
+}
+
+Expected<CostModel> CostModel::with_overhead(std::vector<double> overhead_us) const {
+  if (Status s = check_quantiles(overhead_us, "overhead_us_quantiles", kMaxCostUs, ""); !s) {
+    return s.error();
+  }
+  CostModel m = *this;
+  m.overhead_us_ = std::move(overhead_us);
+  return m;
+}
+
+double CostModel::overhead_us(double u) const {
+  return overhead_us_.empty() ? 0.0 : at_quantile(overhead_us_, u);
 }
 
 size_t CostModel::segment(size_t batch) const {
@@ -207,6 +307,9 @@ std::string CostModel::describe() const {
                                       : "t(b) from " + std::to_string(points_.size()) +
                                             " points: " + point(first) + " .. " + point(last);
   if (has_jitter()) s += ", with jitter";
+  if (!overhead_us_.empty()) {
+    s += ", measured overhead (median " + std::to_string(std::llround(overhead_us(0.5))) + " us)";
+  }
   return s;
 }
 
@@ -236,6 +339,22 @@ Expected<CostModel> CostModel::from_batches(std::span<const BatchRecord> batches
   return from_points(std::move(points));
 }
 
+Expected<CostModel> CostModel::from_run(const RunData& run, size_t min_runs) {
+  Expected<CostModel> m = from_batches(run.batches, min_runs);
+  if (!m) return m;
+  std::map<uint64_t, const BatchRecord*> by_id;
+  for (const BatchRecord& b : run.batches) by_id[b.id] = &b;
+  std::vector<double> overhead;
+  for (const RunRequest& r : run.requests) {
+    if (r.outcome != Outcome::kOk || r.batch_id == 0) continue;
+    const auto b = by_id.find(r.batch_id);
+    if (b == by_id.end() || b->second->run_end == TimePoint{}) continue;
+    const double us = to_us(r.sent - r.intended) + to_us(r.done - b->second->run_end);
+    overhead.push_back(std::clamp(us, 0.0, kMaxCostUs));
+  }
+  return m->with_overhead(quantiles(std::move(overhead)));
+}
+
 std::string CostModel::to_json() const {
   std::string out = "{\"points\":[";
   for (size_t i = 0; i < points_.size(); ++i) {
@@ -246,7 +365,9 @@ std::string CostModel::to_json() const {
     append_json_number(out, points_[i].spread);
     out += '}';
   }
-  return out + "]}";
+  out += ']';
+  append_array(out, "overhead_us_quantiles", overhead_us_);
+  return out + '}';
 }
 
 }  // namespace batchscope

@@ -10,6 +10,12 @@
 // run-to-run jitter) is interpolated the same way between points and held at
 // the nearest end's value outside them.
 //
+// Measured overhead (optional). A live run (`bench --cost-out`, from_run) also
+// gives each answered request's time outside its batch: its send lag, plus
+// its answer's way back after the batch ended. It is kept as 65 quantiles (p0,
+// p1/64, ..., p100), and the predictor adds a draw from it to each request's
+// completion.
+//
 // Sources: points given directly, the synthetic runner's SyntheticCost, or the
 // JSON that `batchscope profile --json` writes (core/torch/profile.h), which
 // is read with nlohmann/json (header-only, installed by scripts/setup).
@@ -27,6 +33,7 @@
 #include "clock.h"
 #include "options.h"
 #include "records.h"
+#include "run_record.h"
 #include "status.h"
 
 namespace batchscope {
@@ -35,6 +42,8 @@ struct SyntheticCost;
 
 // The longest batch a cost model holds or gives, in microseconds (an hour).
 inline constexpr double kMaxCostUs = 3.6e9;
+// The most quantiles a measured overhead may hold.
+inline constexpr size_t kMaxQuantiles = 1025;
 
 struct CostPoint {
   uint32_t batch = 1;    // batch size; >= 1, strictly increasing along a model
@@ -58,8 +67,9 @@ class CostModel {
   // into [0, 1).
   static CostModel from_synthetic(const SyntheticCost& cost, uint32_t max_batch = kMaxBatchSize);
 
-  // Reads {"points": [{"batch": 1, "median_us": 520.5, "spread": 0.05}, ...]};
-  // "spread" is optional (default 0) and every other key is ignored. Errors
+  // Reads {"points": [{"batch": 1, "median_us": 520.5, "spread": 0.05}, ...]},
+  // and optionally "overhead_us_quantiles" (an array as with_overhead()
+  // takes); "spread" is optional (default 0) and every other key is ignored. Errors
   // say what is wrong where: "profile JSON: points[1].median_us = -3 must be
   // finite and >= 0", "profile JSON: \"points\" is missing", ...
   static Expected<CostModel> from_profile_json(std::string_view json);
@@ -70,8 +80,16 @@ class CostModel {
   static Expected<CostModel> from_batches(std::span<const BatchRecord> batches,
                                           size_t min_runs = 5);
 
-  // {"points": [{"batch", "median_us", "spread"}]}, which from_profile_json()
-  // reads back.
+  // from_batches(run.batches), with the distribution of each answered
+  // request's time outside its batch ((sent - intended) + (done - its
+  // batch's run_end)) when the run recorded its batches.
+  static Expected<CostModel> from_run(const RunData& run, size_t min_runs = 5);
+  // This model with a measured overhead: empty (none) or 2 to kMaxQuantiles
+  // quantiles in microseconds, non-decreasing, each in [0, kMaxCostUs].
+  // Errors name the index and quote the value.
+  Expected<CostModel> with_overhead(std::vector<double> overhead_us) const;
+  // {"points": [{"batch", "median_us", "spread"}], and "overhead_us_quantiles"
+  // when measured}, which from_profile_json() reads back.
   std::string to_json() const;
 
   // t(b) in microseconds, never below 0.
@@ -82,6 +100,12 @@ class CostModel {
   double spread(size_t batch) const;
   // True when some point has a spread above 0.
   bool has_jitter() const;
+  // A request's time outside its batch at quantile u in [0, 1] (interpolated
+  // between the measured quantiles), in microseconds; 0 when none was
+  // measured.
+  double overhead_us(double u) const;
+  bool has_overhead() const { return !overhead_us_.empty(); }
+  const std::vector<double>& overheads_us() const { return overhead_us_; }
 
   const std::vector<CostPoint>& points() const { return points_; }
   // "t(b) from 2 points: 520 us at b=1 .. 1140 us at b=32"
@@ -93,6 +117,7 @@ class CostModel {
   size_t segment(size_t batch) const;
 
   std::vector<CostPoint> points_;
+  std::vector<double> overhead_us_;  // quantiles, ascending; empty when not measured
 };
 
 }  // namespace batchscope

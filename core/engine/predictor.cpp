@@ -209,6 +209,7 @@ class Simulation {
   RateEstimator rate_;
   Sends sends_;
   Jitter jitter_;
+  Jitter overhead_;  // draws each request's measured overhead
   const bool jittered_;
   const Duration timeout_;
   std::vector<Duration> cost_;            // by batch size, without jitter
@@ -236,6 +237,7 @@ Simulation::Simulation(const PredictSpec& spec)
       strategy_(make_strategy(spec.options.strategy)),
       sends_(spec.arrivals, spec.start),
       jitter_{spec.seed},
+      overhead_{spec.seed ^ 0x5deece66dULL},
       jittered_(spec.cost.has_jitter()),
       timeout_(milliseconds(spec.options.request_timeout_ms)),
       lanes_(spec.options.num_lanes),
@@ -342,8 +344,15 @@ void Simulation::complete(size_t lane, TimePoint t) {
   l.end = kNever;
   --busy_;
   const BatchRecord& b = l.batch;
-  const TimePoint completed = t + spec_.engine_overhead;
+  const bool measured = spec_.cost.has_overhead();
+  TimePoint latest = t;
   for (size_t k = 0; k < b.size; ++k) {
+    TimePoint completed = t + spec_.engine_overhead;
+    if (measured) {
+      const double us = spec_.cost.overhead_us(0.5 * (overhead_.next() + 1.0));
+      completed += Duration(std::llround(us * 1000.0));
+    }
+    latest = std::max(latest, completed);
     const Queued& q = admitted_[l.first + k];
     RunRequest& r = run_.requests[q.request];
     r.done = completed;
@@ -358,7 +367,7 @@ void Simulation::complete(size_t lane, TimePoint t) {
     rec.outcome = Outcome::kOk;
     sends_.answered(completed);
   }
-  latest_done_ = std::max(latest_done_, completed);
+  latest_done_ = std::max(latest_done_, latest);
   if (run_.batches.size() < kRecordCapacity) run_.batches.push_back(b);
   strategy_->observe(b, std::span<const RequestRecord>(records_.data(), b.size), o_);
   // The strategy's slow work takes no virtual time: done and applied at once.

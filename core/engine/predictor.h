@@ -41,9 +41,10 @@
 //  - A batch runs exactly cost.cost(b), times a uniform factor in
 //    [1 - spread, 1 + spread] when the model has jitter (seeded by `seed`);
 //    no runner fails, no input is refused, nothing is cancelled.
-//  - engine_overhead is added to each answered request's completion (and so
-//    to its latency, what adaptive observes, and when a closed loop sends
-//    next); it does not hold the lane.
+//  - engine_overhead, and a draw from the model's measured overhead when it
+//    has one, is added to each answered request's completion (and so to its
+//    latency, what adaptive observes, and when a closed loop sends next); it
+//    does not hold the lane.
 //  - Which free lane leads or is promoted is a choice (the one free longest);
 //    the live engine leaves it to the operating system, so lane numbers may
 //    differ from a live run's with several lanes. A lane counts as idle (for

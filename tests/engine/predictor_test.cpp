@@ -266,6 +266,95 @@ TEST(CostModelTest, BadPointsAreRefusedNamingTheField) {
   EXPECT_EQ(message({{1, 0}, {8, 0.5, 0.99}}), "ok");
 }
 
+TEST(CostModelTest, MeasuredOverheadInterpolatesAndReadsBack) {
+  Expected<CostModel> m = linear(1000, 100).with_overhead({10, 20, 60});
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  EXPECT_DOUBLE_EQ(m->overhead_us(0), 10);
+  EXPECT_DOUBLE_EQ(m->overhead_us(0.25), 15);
+  EXPECT_DOUBLE_EQ(m->overhead_us(0.5), 20);
+  EXPECT_DOUBLE_EQ(m->overhead_us(0.75), 40);
+  EXPECT_DOUBLE_EQ(m->overhead_us(1), 60);
+  EXPECT_NE(m->describe().find("measured overhead (median 20 us)"), std::string::npos)
+      << m->describe();
+  auto back = CostModel::from_profile_json(m->to_json());
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->overheads_us(), (std::vector<double>{10, 20, 60}));
+  EXPECT_DOUBLE_EQ(back->cost_us(3), 1300);
+  // Without one: no overhead, and none written.
+  EXPECT_DOUBLE_EQ(linear(1000, 100).overhead_us(0.9), 0);
+  EXPECT_FALSE(linear(1000, 100).has_overhead());
+  EXPECT_EQ(linear(1000, 100).to_json().find("overhead"), std::string::npos);
+}
+
+TEST(CostModelTest, BadMeasuredOverheadIsRefusedNamingTheValue) {
+  const std::string p = "{\"points\": [{\"batch\": 1, \"median_us\": 5}], \"overhead_us_quantiles\": ";
+  struct Case {
+    std::string json;
+    const char* message;
+  };
+  std::string big = p + "[0";
+  for (int i = 0; i < 2000; ++i) big += ",1";
+  big += "]}";
+  const Case cases[] = {
+      {p + "3}", "overhead_us_quantiles = 3 must be an array"},
+      {p + "[1]}", "overhead_us_quantiles holds 1 values"},
+      {p + "[1, \"x\"]}", "overhead_us_quantiles[1] = \"x\" must be a number"},
+      {p + "[2, 1]}", "overhead_us_quantiles[1] = 1 is below overhead_us_quantiles[0] = 2"},
+      {p + "[-1, 2]}", "overhead_us_quantiles[0] = -1 must be from 0 to"},
+      {p + "[1, 1e300]}", "overhead_us_quantiles[1] = 1e+300 must be from 0 to"},
+      {big, "overhead_us_quantiles holds 2001 values; it must hold 2 to 1025"},
+  };
+  for (const Case& c : cases) {
+    Expected<CostModel> m = CostModel::from_profile_json(c.json);
+    ASSERT_FALSE(m.ok()) << c.json;
+    EXPECT_EQ(m.error().message.rfind("profile JSON: ", 0), 0u) << m.error().message;
+    EXPECT_NE(m.error().message.find(c.message), std::string::npos)
+        << "for " << c.json.substr(0, 120) << "\n got: " << m.error().message;
+  }
+  Expected<CostModel> nan = linear(1, 1).with_overhead({1, std::nan("")});
+  ASSERT_FALSE(nan.ok());
+  EXPECT_NE(nan.error().message.find("overhead_us_quantiles[1] = NaN"), std::string::npos);
+}
+
+TEST(CostModelTest, FromRunMeasuresEachRequestsTimeOutsideItsBatch) {
+  // Five batches of 4 ran 700, 300, 500, 400, 600 us (median 500); each
+  // carried one answered request sent 10 + k us late and answered 40 us after
+  // its batch ended, and one that failed (left out).
+  RunData run;
+  const TimePoint t0(std::chrono::seconds(5));
+  const int runs[] = {700, 300, 500, 400, 600};
+  for (uint64_t k = 0; k < 5; ++k) {
+    BatchRecord b;
+    b.id = k + 1;
+    b.size = 4;
+    b.run_start = t0 + milliseconds(int64_t(k) * 10);
+    b.run_end = b.run_start + microseconds(runs[k]);
+    run.batches.push_back(b);
+    RunRequest r;
+    r.intended = b.run_start - microseconds(900);
+    r.sent = r.intended + microseconds(10 + int64_t(k));
+    r.done = b.run_end + microseconds(40);
+    r.batch_id = b.id;
+    run.requests.push_back(r);
+    r.outcome = Outcome::kModelError;
+    r.done = b.run_end + milliseconds(50);
+    run.requests.push_back(r);
+  }
+  Expected<CostModel> m = CostModel::from_run(run);
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  EXPECT_DOUBLE_EQ(m->cost_us(4), 500);
+  ASSERT_EQ(m->overheads_us().size(), 65u);
+  EXPECT_DOUBLE_EQ(m->overhead_us(0), 50);
+  EXPECT_DOUBLE_EQ(m->overhead_us(0.5), 52);
+  EXPECT_DOUBLE_EQ(m->overhead_us(1), 54);
+  EXPECT_NEAR(m->overhead_us(0.125), 50.5, 1e-9);  // half way from 50 to 51
+  // A run whose requests name no batch (over HTTP) measures none.
+  for (RunRequest& r : run.requests) r.batch_id = 0;
+  Expected<CostModel> http = CostModel::from_run(run);
+  ASSERT_TRUE(http.ok());
+  EXPECT_FALSE(http->has_overhead());
+}
+
 // ------------------------------------------------- Predictor: worked by hand
 // Constant arrivals at 1000/s come at 0, 1000, 2000, ... us. At equal times
 // the leader's deadline goes first, then completions, then arrivals.
@@ -434,6 +523,37 @@ TEST(PredictorTest, AClosedLoopOfOneSeesTheBatchCostExactly) {
       EXPECT_EQ(slower.requests[k].done - slower.requests[k].intended, microseconds(800));
     }
   }
+}
+
+TEST(PredictorTest, AMeasuredOverheadDelaysEachAnswerAndNotTheLane) {
+  // As in WaitsMaxWaitThenCutsWhatIsQueued (pairs at 3200 and 2200 us), with
+  // 250 us added to every answer: the batches stay, each latency grows by 250.
+  const Options o{.max_batch_size = 4, .max_wait_us = 2000};
+  Expected<CostModel> late = linear(1000, 100).with_overhead({250, 250});
+  ASSERT_TRUE(late.ok());
+  const RunData a = predict_run(constant(1000, 10, o, *late));
+  EXPECT_EQ(latencies_us(a),
+            (std::vector<int64_t>{3450, 2450, 3450, 2450, 3450, 2450, 3450, 2450, 3450, 2450}));
+  EXPECT_EQ(a.batches.back().run_end, at_us(11200));
+  // A spread of overheads gives each request its own draw from it, the same
+  // on the same seed.
+  Expected<CostModel> wide = linear(1000, 100).with_overhead({0, 100});
+  ASSERT_TRUE(wide.ok());
+  const RunData c = predict_run(constant(1000, 200, o, *wide));
+  const RunData plain = predict_run(constant(1000, 200, o, linear(1000, 100)));
+  ASSERT_EQ(c.requests.size(), plain.requests.size());
+  int64_t lo = INT64_MAX, hi = 0;
+  for (size_t i = 0; i < c.requests.size(); ++i) {
+    const int64_t us =
+        std::chrono::duration_cast<microseconds>(c.requests[i].done - plain.requests[i].done)
+            .count();
+    lo = std::min(lo, us), hi = std::max(hi, us);
+  }
+  EXPECT_GE(lo, 0);
+  EXPECT_LE(hi, 100);
+  EXPECT_LT(lo, 10);
+  EXPECT_GT(hi, 90);
+  expect_same_run(c, predict_run(constant(1000, 200, o, *wide)));
 }
 
 TEST(PredictorTest, AnswersLaterThanTheDriverWaitsAreErrors) {
