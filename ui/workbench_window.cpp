@@ -14,7 +14,6 @@
 #include <QMessageBox>
 #include <QPushButton>
 #include <QScrollArea>
-#include <QSettings>
 #include <QShortcut>
 #include <QSpinBox>
 #include <QStatusBar>
@@ -23,14 +22,11 @@
 #include <QToolBar>
 #include <QVBoxLayout>
 #include <qcustomplot.h>
-#include <fstream>
-#include <sstream>
 
 #include "batch_inspector.h"
 #include "batching_panel.h"
 #include "config_io.h"
 #include "live_plots.h"
-#include "options_json.h"
 #include "runs_panel.h"
 #include "traffic_panel.h"
 #include "tuner_panel.h"
@@ -535,68 +531,6 @@ void WorkbenchWindow::finish_tick(const EngineStatus& status, bool labels) {
             .arg(server_->errors())
             .arg(curl_example(host, server_port_, model_.metadata, !config_.access.token.empty()));
     server_label_->setText(text + server_warning_);
-  }
-}
-
-Status WorkbenchWindow::load_config(const QString& path) {
-  if (!engine_) return no_engine();
-  std::ifstream in(path.toStdString());
-  if (!in) return invalid_argument("cannot read " + path.toStdString());
-  std::ostringstream text;
-  text << in.rdbuf();
-  auto imported = import_config(text.str(), engine_->status().options);
-  if (!imported) return invalid_argument(path.toStdString() + ": " + imported.error().message);
-  const Options& o = imported->options;
-  if (o.max_batch_size > model_.metadata.max_batch_size)
-    return invalid_argument("max_batch_size " + std::to_string(o.max_batch_size) +
-                            " is above the model's limit of " +
-                            std::to_string(model_.metadata.max_batch_size));
-  if (Status s = apply(o); !s) return s;
-  QString notes;
-  for (const std::string& n : imported->notes) notes += QString::fromStdString(n) + " ";
-  statusBar()->showMessage(QString("Loaded %1. %2").arg(path, notes), 15000);
-  return {};
-}
-
-Status WorkbenchWindow::save_config(const QString& path) const {
-  const Options o = engine_ ? engine_->status().options : config_.options;
-  std::ofstream out(path.toStdString());
-  out << options_to_json(o) << "\n";
-  if (!out) return invalid_argument("cannot write " + path.toStdString());
-  return {};
-}
-
-void WorkbenchWindow::restore_settings() {
-  QSettings s;
-  restoreGeometry(s.value("window/geometry").toByteArray());
-  restoreState(s.value("window/state").toByteArray());
-  span_->setCurrentIndex(std::clamp(s.value("view/span", 1).toInt(), 0, 2));
-  traffic_->set_pattern(s.value("traffic/pattern", "poisson").toString());
-  traffic_->set_rate(s.value("traffic/rate", config_.traffic_rate).toDouble());
-  traffic_->set_concurrency(s.value("traffic/concurrency", 16).toInt());
-  traffic_->set_target(static_cast<TrafficPanel::Target>(
-                           std::clamp(s.value("traffic/target", 0).toInt(), 0, 2)),
-                       s.value("traffic/url").toString());
-  host_->setText(s.value("server/host", "127.0.0.1").toString());
-  port_->setValue(s.value("server/port", 8000).toInt());
-}
-
-void WorkbenchWindow::save_settings() const {
-  QSettings s;
-  s.setValue("window/geometry", saveGeometry());
-  s.setValue("window/state", saveState());
-  s.setValue("view/span", span_->currentIndex());
-  s.setValue("traffic/pattern", traffic_->pattern());
-  s.setValue("traffic/rate", traffic_->rate());
-  s.setValue("traffic/concurrency", traffic_->concurrency());
-  s.setValue("traffic/target", traffic_->target());
-  s.setValue("traffic/url", traffic_->url());
-  s.setValue("server/host", host_->text());
-  s.setValue("server/port", port_->value());
-  if (engine_) {
-    s.setValue("model/path", QString::fromStdString(model_.path));
-    s.setValue("model/device", QString::fromStdString(model_.device));
-    s.setValue("options/json", QString::fromStdString(options_to_json(engine_->status().options)));
   }
 }
 
