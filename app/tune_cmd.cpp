@@ -33,20 +33,20 @@ std::string tune_help() {
          "(latency); a configuration that rejects, times out or fails more than 0.1% of\n"
          "requests does not meet it. (A prediction stops at 5,000,000 requests.)\n"
          "Then the best K (default 3; 0: none) are confirmed live: the traffic is run\n"
-         "against the in-process engine until\n"
-         "three runs in a row agree within +-10% on throughput and p99 (at most 6 runs),\n"
-         "and the winner is the best of them as measured.\n"
+         "against the in-process engine until three runs in a row agree within +-10%\n"
+         "on throughput and p99 (at most 6 runs), and the winner is the best of them\n"
+         "as measured.\n"
          "--space lists option=values entries separated by commas: a range LO..HI (powers\n"
          "of two for sizes, a 1-2-5 series for waits), LO..HI:STEP, a list a|b|c, or one\n"
-         "value. Default: \"" +
+         "value. Default (the batch sizes clipped to the model's maximum):\n  \"" +
          TuneSpace::default_text(0) +
-         "\", the batch sizes clipped to the model's maximum. Adaptive configurations\n"
-         "target the SLO. --budget-s bounds the whole search and confirmation (default\n"
-         "600). --json writes the result (best with its options, predicted and measured\n"
-         "figures; the Pareto front; how many were evaluated); --export writes the winner\n"
-         "in a production server's format (see batchscope export --help).\n"
-         "Pattern options: --pattern, --rate, --duration, --seed, ... as in batchscope bench\n"
-         "(default poisson at 1000 req/s for 10 s).\n"
+         "\"\nAdaptive configurations target the SLO. --budget-s bounds the whole search\n"
+         "and confirmation (default 600). --json writes the result (best with its\n"
+         "options, predicted and measured figures; the Pareto front; how many were\n"
+         "evaluated); --export writes the winner in a production server's format (see\n"
+         "batchscope export --help).\n"
+         "Pattern options: --pattern, --rate, --duration, --seed, ... as in batchscope\n"
+         "bench (default poisson at 1000 req/s for 10 s).\n"
          "Serving options (the base every configuration starts from):\n" +
          cli::options_help();
 }

@@ -1,5 +1,6 @@
 // Includes torch before anything else: LibTorch uses the identifier `slots`,
 // which Qt defines as a macro (this target never includes Qt).
+#include <ATen/Context.h>
 #include <ATen/Parallel.h>
 #include <torch/version.h>
 
@@ -50,6 +51,10 @@ TorchInfo torch_info() {
     t.blas_is_fast = true;
   } else if (has("mkl")) {
     t.blas_name = "Intel MKL";
+    t.blas_is_fast = true;
+  } else if (has("libtorch") && at::hasMKL()) {
+    // A PyTorch wheel links MKL into LibTorch itself.
+    t.blas_name = "Intel MKL (inside LibTorch)";
     t.blas_is_fast = true;
   } else if (has("atlas")) {
     t.blas_name = "ATLAS";

@@ -98,7 +98,9 @@ Expected<LmSidecar> parse_lm_sidecar(const json& root, const std::string& origin
     i.vocab_size = whole_field(root, "vocab_size", 256, 1'000'000, origin);
     i.eos_token = whole_field(root, "eos_token", 0, i.vocab_size - 1, origin);
     i.context_length = whole_field(root, "context_length", 1, 1 << 20, origin);
-    const json& kv = field(root, "kv_cache", origin);
+    const auto kv_at = root.find("kv_cache");
+    if (kv_at == root.end()) throw Bad{origin + ": 'kv_cache' is missing"};
+    const json& kv = *kv_at;
     if (!kv.is_object()) throw Bad{origin + ": 'kv_cache' must be an object"};
     const std::string p = "kv_cache.";
     expect_text(kv, "layout", "paged", origin, p);

@@ -168,7 +168,7 @@ Expected<std::vector<Tensors>> TorchModel::run(std::span<Tensors> inputs) {
 std::vector<std::string> available_devices() {
   std::vector<std::string> d{"cpu"};
   if (torch::cuda::is_available()) {
-    for (size_t i = 0; i < torch::cuda::device_count(); ++i)
+    for (size_t i = 0; i < static_cast<size_t>(torch::cuda::device_count()); ++i)
       d.push_back("cuda:" + std::to_string(i));
   }
   return d;
