@@ -1,8 +1,6 @@
 #include "cost_setup.h"
 
 #include <cstdio>
-#include <fstream>
-#include <sstream>
 
 #include "synthetic_runner.h"
 #ifdef BATCHSCOPE_WITH_TORCH
@@ -14,12 +12,8 @@ namespace batchscope {
 Expected<CostModel> load_cost_model(const ModelChoice& model, const std::string& cost_file,
                                     uint32_t max_batch, const char* command) {
   if (!cost_file.empty()) {
-    std::ifstream in(cost_file, std::ios::binary);
-    if (!in) return invalid_argument("--cost: cannot read " + cost_file);
-    std::ostringstream text;
-    text << in.rdbuf();
-    auto m = CostModel::from_profile_json(text.str());
-    if (!m) return invalid_argument("--cost " + cost_file + ": " + m.error().message);
+    auto m = CostModel::from_file(cost_file);
+    if (!m) return invalid_argument("--cost: " + m.error().message);
     return m;
   }
   if (model.synthetic) return CostModel::from_synthetic(*model.synthetic, max_batch);

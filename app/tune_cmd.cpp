@@ -218,27 +218,6 @@ void print_confirmed(const Confirmed& c) {
       c.runs, c.stable ? "stable" : "not stable within 6");
 }
 
-// The confirmed configurations with their measured figures, as JSON.
-std::string confirmed_json(const std::vector<Confirmed>& confirmed) {
-  std::string out = "[";
-  for (size_t i = 0; i < confirmed.size(); ++i) {
-    const Confirmed& c = confirmed[i];
-    out += i ? ",{\"options\":" : "{\"options\":";
-    out += options_to_json(c.predicted.options);
-    out += ",\"runs\":" + std::to_string(c.runs);
-    out += c.stable ? ",\"stable\":true" : ",\"stable\":false";
-    out += ",\"measured\":{\"throughput_rps\":";
-    append_json_number(out, c.measured.throughput_rps);
-    out += ",\"p50_ms\":";
-    append_json_number(out, c.measured.p50_ms);
-    out += ",\"p99_ms\":";
-    append_json_number(out, c.measured.p99_ms);
-    out += ",\"lost\":" + std::to_string(c.measured.rejected + c.measured.timed_out);
-    out += "}}";
-  }
-  return out + "]";
-}
-
 }  // namespace
 
 int run_tune(const std::vector<std::string>& args) {
@@ -342,6 +321,9 @@ int run_tune(const std::vector<std::string>& args) {
   std::string cost_json;
   append_json_string(cost_json, cost->describe());
   extra.members.emplace_back("cost_model", cost_json);
+  std::string traffic_json;
+  append_json_string(traffic_json, t.traffic.describe());
+  extra.members.emplace_back("traffic", traffic_json);
   int rc = save_export(t.json_out, tune_json(result, extra), "JSON result") ? 0 : 1;
 
   if (!t.export_format.empty()) {

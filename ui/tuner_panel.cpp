@@ -2,6 +2,7 @@
 
 #include <QComboBox>
 #include <QDoubleSpinBox>
+#include <QFileDialog>
 #include <QGridLayout>
 #include <QHBoxLayout>
 #include <QHeaderView>
@@ -90,6 +91,14 @@ TunerPanel::TunerPanel(TunerHooks hooks, QWidget* parent)
   confirm_->setValue(1);
   confirm_->setToolTip(
       "How many of the best predictions to run live, each until three runs agree within ±10%");
+  budget_ = new QDoubleSpinBox;
+  budget_->setRange(1, 86400);
+  budget_->setDecimals(0);
+  budget_->setValue(600);
+  budget_->setSuffix(" s");
+  budget_->setToolTip(
+      "Time for the whole run, as tune's --budget-s: the search gets half of it when it\n"
+      "confirms live (all of it otherwise), and no live run starts after it");
   grid->addWidget(new QLabel("SLO p99"), 0, 0);
   grid->addWidget(slo_, 0, 1);
   grid->addWidget(new QLabel("Objective"), 0, 2);
@@ -98,6 +107,8 @@ TunerPanel::TunerPanel(TunerHooks hooks, QWidget* parent)
   grid->addWidget(seconds_, 1, 1);
   grid->addWidget(new QLabel("Confirm"), 1, 2);
   grid->addWidget(confirm_, 1, 3);
+  grid->addWidget(new QLabel("Budget"), 2, 0);
+  grid->addWidget(budget_, 2, 1);
   grid->setColumnStretch(1, 1);
   grid->setColumnStretch(3, 1);
   in_col->addLayout(grid);
@@ -116,8 +127,20 @@ TunerPanel::TunerPanel(TunerHooks hooks, QWidget* parent)
   in_col->addWidget(space_error_);
   traffic_ = wrapped_label(true);
   in_col->addWidget(traffic_);
+  auto* cost_row = new QHBoxLayout;
   cost_ = wrapped_label(true);
-  in_col->addWidget(cost_);
+  cost_file_button_ = new QToolButton;
+  cost_file_button_->setText("File…");
+  cost_file_button_->setToolTip(
+      "Tune against t(b) from a file: what `batchscope profile --json` or\n"
+      "`batchscope bench --cost-out` wrote (the latter the closest to live)");
+  cost_clear_button_ = new QToolButton;
+  cost_clear_button_->setText("Model's");
+  cost_clear_button_->setToolTip("Back to the loaded model's own cost");
+  cost_row->addWidget(cost_, 1);
+  cost_row->addWidget(cost_file_button_, 0, Qt::AlignTop);
+  cost_row->addWidget(cost_clear_button_, 0, Qt::AlignTop);
+  in_col->addLayout(cost_row);
   auto* buttons = new QHBoxLayout;
   run_ = new QPushButton("Run");
   cancel_ = new QPushButton("Cancel");
@@ -164,8 +187,11 @@ TunerPanel::TunerPanel(TunerHooks hooks, QWidget* parent)
   apply_->setToolTip("Put the selected configuration in force now, while traffic flows");
   export_ = new QPushButton("Export…");
   export_->setToolTip("Export the selected configuration for a production server");
+  save_json_ = new QPushButton("Save JSON…");
+  save_json_->setToolTip("Write the last run as `batchscope tune --json` does");
   actions->addWidget(apply_);
   actions->addWidget(export_);
+  actions->addWidget(save_json_);
   applied_ = wrapped_label(true);
   actions->addWidget(applied_, 1);
   right_col->addLayout(actions);
@@ -194,6 +220,19 @@ TunerPanel::TunerPanel(TunerHooks hooks, QWidget* parent)
     }
     if (hooks_.export_config) hooks_.export_config(*in);
   });
+  connect(save_json_, &QPushButton::clicked, this, [this] {
+    const QString path = QFileDialog::getSaveFileName(this, "Save the tune as JSON", "tune.json",
+                                                      "JSON (*.json);;All files (*)");
+    if (path.isEmpty()) return;
+    Status s = save_json(path);
+    applied_->setText(s ? "Wrote " + path + "." : "Not written: " + text_of(s.message()));
+  });
+  connect(cost_file_button_, &QToolButton::clicked, this, [this] {
+    const QString path = QFileDialog::getOpenFileName(this, "Cost t(b) from a file", QString(),
+                                                      "JSON (*.json);;All files (*)");
+    if (!path.isEmpty()) (void)set_cost_file(path);
+  });
+  connect(cost_clear_button_, &QToolButton::clicked, this, [this] { clear_cost_file(); });
   connect(seconds_, qOverload<double>(&QDoubleSpinBox::valueChanged), this, [this] { refresh(); });
   connect(space_, &QLineEdit::textEdited, this, [this] {
     default_space_ = false;
@@ -225,17 +264,7 @@ void TunerPanel::set_model(const LoadedModel& model) {
     set_space_text(text_of(TuneSpace::default_text(model_->metadata.max_batch_size)));
     default_space_ = true;
   }
-  if (model.metadata.name.empty()) {
-    cost_->setText("No model is loaded yet.");
-  } else {
-    auto cost = tuning_cost(model, std::min<uint32_t>(model.metadata.max_batch_size, 4096));
-    cost_->setText(cost ? QString("Cost of %1: %2%3.")
-                              .arg(text_of(model.metadata.name), text_of(cost->describe()),
-                                   model.synthetic ? " (the synthetic formula, exact)"
-                                                   : " (measured when it loaded)")
-                        : QString("Cannot tune %1: %2.")
-                              .arg(text_of(model.metadata.name), text_of(cost.error().message)));
-  }
+  update_cost_note();
   space_edited();
 }
 
@@ -292,13 +321,17 @@ void TunerPanel::space_edited() {
 
 void TunerPanel::update_controls() {
   const bool idle = phase_ == Phase::kIdle;
-  const bool tunable = model_ && !model_->metadata.name.empty() && tuning_cost(*model_, 1).ok() &&
-                       model_->factory != nullptr;
+  const bool tunable =
+      model_ && !model_->metadata.name.empty() && run_cost(1).ok() && model_->factory != nullptr;
   run_->setEnabled(idle && tunable);
   run_->setToolTip(tunable ? QString() : cost_->text());
   cancel_->setEnabled(!idle);
-  for (QWidget* w : std::initializer_list<QWidget*>{slo_, objective_, seconds_, confirm_, space_})
+  for (QWidget* w : std::initializer_list<QWidget*>{slo_, objective_, seconds_, confirm_, budget_,
+                                                    space_, cost_file_button_})
     w->setEnabled(idle);
+  cost_clear_button_->setEnabled(idle);
+  cost_clear_button_->setVisible(!cost_path_.isEmpty());
+  save_json_->setEnabled(idle && result_.has_value());
   const bool row = selected_row().has_value();
   apply_->setEnabled(row);
   export_->setEnabled(row);

@@ -5,12 +5,18 @@
 //
 //  - Inputs: the SLO (p99, ms), the objective (throughput or latency), how
 //    many seconds of traffic each prediction and each live run replays, how
-//    many of the best to confirm live (0..5), and the search space (checked
-//    as it is typed; a bad entry is named). The traffic is the traffic
-//    panel's pattern, shown here; the base options are those in force.
-//  - Cost t(b): the synthetic model's formula (exact), else the loaded
-//    model's measured profile; a model without one cannot be tuned here, and
-//    Run says so and stays disabled.
+//    many of the best to confirm live (0..5), a time budget for the whole
+//    run (as tune's --budget-s: half for the search when confirming, and no
+//    live run starts after it), and the search space (checked as it is
+//    typed; a bad entry is named). The traffic is the traffic panel's
+//    pattern, shown here; the base options are those in force. The inputs
+//    and the cost file are kept between sessions (save_settings()).
+//  - Cost t(b): a cost file when one is chosen (File…: what `batchscope
+//    profile --json` or `bench --cost-out` wrote, as tune's --cost; a bad
+//    file is refused naming it and what is wrong), else the synthetic
+//    model's formula (exact), else the loaded model's measured profile; a
+//    model with none cannot be tuned here, and Run says so and stays
+//    disabled.
 //  - Run searches on a worker thread with a progress bar (the predictor
 //    replays the traffic for every configuration), then confirms the best K
 //    live, each on a fresh in-process engine from the model's runner factory
@@ -24,13 +30,15 @@
 //    the front still shows. Clicking a point selects its row.
 //  - Apply puts the selected row's options in force live through the
 //    window; Export… opens the export dialog with them and the figures they
-//    were tuned to (measured where confirmed).
+//    were tuned to (measured where confirmed); Save JSON… writes the last
+//    run as `batchscope tune --json` does.
 //
 // Under load: the search takes what the predictor takes (well under a
 // microsecond a request; a space of a few hundred configurations over a few
 // seconds of traffic finishes in about a second); confirmation takes 3 to 6
 // runs of the traffic per configuration confirmed.
-// The runs' thread and its queued calls are in tuner_run.cpp.
+// The runs' thread and its queued calls are in tuner_run.cpp; the cost file,
+// the JSON and the settings in tuner_files.cpp.
 // Thread-safety: GUI thread only. The worker thread reads only copies (the
 // space, the cost model, the traffic, the runner factory) and the atomic
 // cancel flag; its progress and results come back as queued calls to this
@@ -39,7 +47,9 @@
 
 #include <QWidget>
 #include <atomic>
+#include <chrono>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <thread>
@@ -57,9 +67,11 @@ class QDoubleSpinBox;
 class QLabel;
 class QLineEdit;
 class QProgressBar;
+class QSettings;
 class QPushButton;
 class QSpinBox;
 class QTableView;
+class QToolButton;
 
 namespace batchscope {
 
@@ -108,6 +120,22 @@ class TunerPanel : public QWidget {
   Status apply_selected();
   // What Export… hands the dialog for the selected row.
   Expected<ExportInput> export_input() const;
+  // Tunes against the t(b) in `path` from now on; a file that cannot be read
+  // or parsed is refused (and shown), and the cost in use stays.
+  Status set_cost_file(const QString& path);
+  // Back to the model's own cost.
+  void clear_cost_file();
+  QString cost_file() const;
+  QString cost_text() const;
+  // Writes the last run as tune's --json does.
+  Status save_json(const QString& path) const;
+  // The inputs and the cost file, under "tuner/" (a default space is not kept:
+  // it follows the model).
+  void save_settings(QSettings& s) const;
+  void restore_settings(const QSettings& s);
+  // The clock the search's share of the budget is measured on (tests); null:
+  // the steady clock.
+  void set_search_clock(std::shared_ptr<const Clock> clock) { search_clock_ = std::move(clock); }
   void select_row(int row);
   std::optional<int> selected_row() const;
 
@@ -124,11 +152,13 @@ class TunerPanel : public QWidget {
   QComboBox* objective_box() const { return objective_; }
   QDoubleSpinBox* seconds_box() const { return seconds_; }
   QSpinBox* confirm_box() const { return confirm_; }
+  QDoubleSpinBox* budget_box() const { return budget_; }
   QLineEdit* space_edit() const { return space_; }
   QPushButton* run_button() const { return run_; }
   QPushButton* cancel_button() const { return cancel_; }
   QPushButton* apply_button() const { return apply_; }
   QPushButton* export_button() const { return export_; }
+  QPushButton* save_json_button() const { return save_json_; }
   QProgressBar* progress_bar() const { return bar_; }
   QTableView* table() const { return table_; }
   TuneTableModel* table_model() const { return table_model_; }
@@ -149,6 +179,9 @@ class TunerPanel : public QWidget {
   void show_rows();
   void show_error(const QString& message);
   void post_progress(uint64_t run, int value, int maximum, const QString& what);
+  void update_cost_note();
+  // The cost the next run predicts with: the file's, else the model's.
+  Expected<CostModel> run_cost(uint32_t max_batch) const;
   // The traffic panel's pattern, for the length of one run.
   ArrivalSpec traffic() const;
 
@@ -160,10 +193,13 @@ class TunerPanel : public QWidget {
   QComboBox* objective_ = nullptr;
   QDoubleSpinBox* seconds_ = nullptr;
   QSpinBox* confirm_ = nullptr;
+  QDoubleSpinBox* budget_ = nullptr;
   QLineEdit* space_ = nullptr;
   QLabel* space_error_ = nullptr;
   QLabel* traffic_ = nullptr;
   QLabel* cost_ = nullptr;
+  QToolButton* cost_file_button_ = nullptr;
+  QToolButton* cost_clear_button_ = nullptr;
   QPushButton* run_ = nullptr;
   QPushButton* cancel_ = nullptr;
   QProgressBar* bar_ = nullptr;
@@ -174,6 +210,7 @@ class TunerPanel : public QWidget {
   TuneTableModel* table_model_ = nullptr;
   QPushButton* apply_ = nullptr;
   QPushButton* export_ = nullptr;
+  QPushButton* save_json_ = nullptr;
   QLabel* applied_ = nullptr;
 
   Phase phase_ = Phase::kIdle;
@@ -190,6 +227,12 @@ class TunerPanel : public QWidget {
   ModelMetadata run_metadata_;
   std::string traffic_text_;
   int candidates_ = 0;
+  std::optional<std::chrono::steady_clock::time_point> deadline_;  // of the run under way
+  bool budget_ran_out_ = false;  // a candidate was left unconfirmed
+  std::string run_cost_text_;    // the run's cost model, described
+  QString cost_path_;            // the cost file chosen; empty: the model's
+  std::optional<CostModel> file_cost_;
+  std::shared_ptr<const Clock> search_clock_;
 };
 
 }  // namespace batchscope

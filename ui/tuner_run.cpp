@@ -68,7 +68,7 @@ Status TunerPanel::run() {
   const Options base = hooks_.options ? hooks_.options() : Options{};
   const uint32_t max_batch =
       std::min(largest_batch(*space, base), std::max(1u, model_->metadata.max_batch_size));
-  auto cost = tuning_cost(*model_, max_batch);
+  auto cost = run_cost(max_batch);
   if (!cost) return refuse("Cannot tune: " + cost.error().message);
   if (!model_->factory) return refuse("Cannot tune: the model has no runner to confirm with");
 
@@ -84,6 +84,16 @@ Status TunerPanel::run() {
   settings.objective =
       objective_->currentIndex() == 1 ? TuneObjective::kLatency : TuneObjective::kThroughput;
   candidates_ = confirm_->value();
+  // As tune's --budget-s: half for the search when it confirms live.
+  const double budget_s = budget_->value();
+  settings.max_seconds = candidates_ > 0 ? budget_s / 2 : budget_s;
+  settings.clock = search_clock_.get();
+  deadline_ = std::chrono::steady_clock::now() +
+              std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                  std::chrono::duration<double>(budget_s));
+  budget_ran_out_ = false;
+  run_cost_text_ =
+      cost->describe() + (cost_path_.isEmpty() ? "" : " (" + cost_path_.toStdString() + ")");
   result_.reset();
   confirmed_.clear();
   winner_.reset();
@@ -99,7 +109,8 @@ Status TunerPanel::run() {
                        .arg(text_of(traffic_text_)));
   update_controls();
 
-  start_worker([this, id, space = *space, base, settings, traffic, cost = *cost]() mutable {
+  start_worker([this, id, space = *space, base, settings, traffic, cost = *cost,
+                clock = search_clock_]() mutable {
     uint64_t posted = 0;
     settings.cancel = [this] { return stop_.load(); };
     settings.progress = [this, id, &posted](uint64_t done, uint64_t total) {
@@ -143,7 +154,8 @@ void TunerPanel::search_done(uint64_t id, TuneResult result) {
                                .arg(r.space_size)
                                .arg(r.method == TuneResult::Method::kExhaustive
                                         ? ""
-                                        : " (a coarse grid, then refined around the best)");
+                                        : " (a coarse grid, then refined around the best)")
+                               .append(r.out_of_time ? " before the budget ran out" : "");
   if (r.cancelled) return finish("Cancelled. " + searched);
   if (!r.best) {
     show_error(text_of(r.best.error().message));
@@ -173,6 +185,7 @@ void TunerPanel::start_confirming(std::vector<Evaluated> picks) {
   spec.traffic = traffic_spec_;
   spec.stop = &stop_;
   spec.rule = kRule;
+  spec.deadline = deadline_;
   start_worker([this, id, spec, picks = std::move(picks), n, paused]() mutable {
     for (int i = 0; i < n; ++i) {
       spec.on_run = [this, id, i, n, paused](int runs) {
@@ -185,13 +198,19 @@ void TunerPanel::start_confirming(std::vector<Evaluated> picks) {
       };
       auto c = confirm_live(spec, picks[static_cast<size_t>(i)]);
       Status s = c ? Status::Ok() : Status(c.error());
+      const bool out_of_time = c && !*c;
       if (c && *c) {
         QMetaObject::invokeMethod(
             this, [this, id, one = **c] { confirmed_one(id, one); }, Qt::QueuedConnection);
-      } else if (c) {
-        s = invalid_argument("no time was left to confirm");  // no deadline is set here
+      } else if (out_of_time) {
+        QMetaObject::invokeMethod(
+            this,
+            [this, id] {
+              if (id == run_id_) budget_ran_out_ = true;
+            },
+            Qt::QueuedConnection);
       }
-      if (!s || i + 1 == n) {
+      if (!s || out_of_time || i + 1 == n) {
         QMetaObject::invokeMethod(
             this, [this, id, s] { confirm_done(id, s); }, Qt::QueuedConnection);
         return;
@@ -231,7 +250,11 @@ void TunerPanel::confirm_done(uint64_t id, Status s) {
   }
   show_rows();
   bar_->setValue(bar_->maximum());
-  QString text = QString("Confirmed %1 live.").arg(confirmed_.size());
+  QString text =
+      QString("Confirmed %1 live%2.")
+          .arg(confirmed_.size())
+          .arg(budget_ran_out_ ? QString(" of %1 before the budget ran out").arg(candidates_)
+                               : QString());
   if (winner_) {
     text +=
         measured_best ? " Best as measured: " : " None meets the SLO as measured; best predicted: ";

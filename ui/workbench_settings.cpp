@@ -13,6 +13,7 @@
 #include "config_io.h"
 #include "options_json.h"
 #include "traffic_panel.h"
+#include "tuner_panel.h"
 #include "workbench_window.h"
 
 namespace batchscope {
@@ -58,6 +59,7 @@ void WorkbenchWindow::restore_settings() {
                        s.value("traffic/url").toString());
   host_->setText(s.value("server/host", "127.0.0.1").toString());
   port_->setValue(s.value("server/port", 8000).toInt());
+  tuner_->restore_settings(s);
 }
 
 void WorkbenchWindow::save_settings() const {
@@ -72,6 +74,7 @@ void WorkbenchWindow::save_settings() const {
   s.setValue("traffic/url", traffic_->url());
   s.setValue("server/host", host_->text());
   s.setValue("server/port", port_->value());
+  tuner_->save_settings(s);
   if (engine_) {
     s.setValue("model/path", QString::fromStdString(model_.path));
     s.setValue("model/device", QString::fromStdString(model_.device));

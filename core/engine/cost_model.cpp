@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <limits>
 #include <nlohmann/json.hpp>
 
@@ -307,6 +309,24 @@ std::string CostModel::describe() const {
     s += ", measured overhead (median " + std::to_string(std::llround(overhead_us(0.5))) + " us)";
   }
   return s;
+}
+
+Expected<CostModel> CostModel::from_file(const std::string& path) {
+  std::error_code ec;
+  const auto bytes = std::filesystem::file_size(path, ec);
+  std::ifstream in(path, std::ios::binary);
+  if (ec || !in) return invalid_argument("cannot read " + path);
+  if (bytes > kMaxFileBytes) {
+    return invalid_argument(path + " is " + std::to_string(bytes) +
+                            " bytes; a cost file holds at most " + std::to_string(kMaxFileBytes));
+  }
+  std::string text(static_cast<size_t>(bytes), '\0');
+  if (!in.read(text.data(), static_cast<std::streamsize>(text.size()))) {
+    return invalid_argument("cannot read " + path);
+  }
+  auto m = from_profile_json(text);
+  if (!m) return invalid_argument(path + ": " + m.error().message);
+  return m;
 }
 
 Expected<CostModel> CostModel::from_batches(std::span<const BatchRecord> batches, size_t min_runs) {

@@ -73,6 +73,11 @@ class CostModel {
   // say what is wrong where: "profile JSON: points[1].median_us = -3 must be
   // finite and >= 0", "profile JSON: \"points\" is missing", ...
   static Expected<CostModel> from_profile_json(std::string_view json);
+  // from_profile_json() of a file's text. Errors name the file: "cannot read
+  // PATH", "PATH is 90000000 bytes; a cost file holds at most 16777216",
+  // "PATH: profile JSON: ...". The size is checked before anything is read.
+  static Expected<CostModel> from_file(const std::string& path);
+  static constexpr uint64_t kMaxFileBytes = 16u << 20;
 
   // t(b) as the engine ran it: the run time (run_end - run_start) of every
   // batch that ran and did not fail, the median and spread of each size seen

@@ -5,6 +5,7 @@
 #include "inproc_run.h"
 #include "predict_bounds.h"
 #include "predictor.h"
+#include "text_out.h"
 
 namespace batchscope {
 
@@ -135,6 +136,26 @@ Expected<size_t> best_measured(std::span<const Confirmed> confirmed, double slo_
     if (confirmed[i].measured.options == best->options) at = i;
   }
   return at;
+}
+
+std::string confirmed_json(std::span<const Confirmed> confirmed) {
+  std::string out = "[";
+  for (size_t i = 0; i < confirmed.size(); ++i) {
+    const Confirmed& c = confirmed[i];
+    out += i ? ",{\"options\":" : "{\"options\":";
+    out += options_to_json(c.predicted.options);
+    out += ",\"runs\":" + std::to_string(c.runs);
+    out += c.stable ? ",\"stable\":true" : ",\"stable\":false";
+    out += ",\"measured\":{\"throughput_rps\":";
+    append_json_number(out, c.measured.throughput_rps);
+    out += ",\"p50_ms\":";
+    append_json_number(out, c.measured.p50_ms);
+    out += ",\"p99_ms\":";
+    append_json_number(out, c.measured.p99_ms);
+    out += ",\"lost\":" + std::to_string(c.measured.rejected + c.measured.timed_out);
+    out += "}}";
+  }
+  return out + "]";
 }
 
 }  // namespace batchscope

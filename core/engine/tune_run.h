@@ -97,4 +97,8 @@ Expected<std::optional<Confirmed>> confirm_live(const ConfirmSpec& spec,
 Expected<size_t> best_measured(std::span<const Confirmed> confirmed, double slo_p99_ms,
                                TuneObjective objective);
 
+// [{"options": {...}, "runs": N, "stable": bool, "measured": {"throughput_rps",
+// "p50_ms", "p99_ms", "lost"}}, ...]: the "confirmed" member of tune's JSON.
+std::string confirmed_json(std::span<const Confirmed> confirmed);
+
 }  // namespace batchscope

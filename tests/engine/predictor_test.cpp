@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
+#include <filesystem>
+#include <fstream>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -252,6 +254,41 @@ TEST(CostModelTest, BadProfileJsonIsRefusedNamingTheField) {
   }
 }
 
+TEST(CostModelTest, FromFileReadsAProfileAndRefusesBadFilesByName) {
+  const auto dir = std::filesystem::temp_directory_path() / "batchscope_cost_file_test";
+  std::filesystem::create_directories(dir);
+  const std::string good = (dir / "good.json").string();
+  std::ofstream(good)
+      << R"({"points": [{"batch": 1, "median_us": 100}, {"batch": 8, "median_us": 240}]})";
+  auto m = CostModel::from_file(good);
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  EXPECT_DOUBLE_EQ(m->cost_us(8), 240);
+
+  auto missing = CostModel::from_file((dir / "none.json").string());
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().message, "cannot read " + (dir / "none.json").string());
+  auto folder = CostModel::from_file(dir.string());
+  ASSERT_FALSE(folder.ok());
+  EXPECT_NE(folder.error().message.find("cannot read"), std::string::npos);
+
+  const std::string bad = (dir / "bad.json").string();
+  std::ofstream(bad) << R"({"points": []})";
+  auto refused = CostModel::from_file(bad);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().message.find(bad + ": "), 0u) << refused.error().message;
+
+  // Too big: refused by its size, before a byte of it is read (sparse here).
+  const std::string huge = (dir / "huge.json").string();
+  std::ofstream(huge) << "{";
+  std::filesystem::resize_file(huge, CostModel::kMaxFileBytes + 1);
+  auto big = CostModel::from_file(huge);
+  ASSERT_FALSE(big.ok());
+  EXPECT_NE(big.error().message.find(std::to_string(CostModel::kMaxFileBytes + 1) + " bytes"),
+            std::string::npos)
+      << big.error().message;
+  std::filesystem::remove_all(dir);
+}
+
 TEST(CostModelTest, BadPointsAreRefusedNamingTheField) {
   auto message = [](std::vector<CostPoint> p) {
     Expected<CostModel> m = CostModel::from_points(std::move(p));
@@ -287,7 +324,8 @@ TEST(CostModelTest, MeasuredOverheadInterpolatesAndReadsBack) {
 }
 
 TEST(CostModelTest, BadMeasuredOverheadIsRefusedNamingTheValue) {
-  const std::string p = "{\"points\": [{\"batch\": 1, \"median_us\": 5}], \"overhead_us_quantiles\": ";
+  const std::string p =
+      "{\"points\": [{\"batch\": 1, \"median_us\": 5}], \"overhead_us_quantiles\": ";
   struct Case {
     std::string json;
     const char* message;

@@ -81,8 +81,7 @@ TEST_P(GpuModel, GivesWhatTheCpuGivesToEachRequestOfABatch) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Shipped, GpuModel,
-                         ::testing::Values("linear_128x64", "mlp", "cnn_mnist"));
+INSTANTIATE_TEST_SUITE_P(Shipped, GpuModel, ::testing::Values("linear_128x64", "mlp", "cnn_mnist"));
 
 TEST(Gpu, TwoLanesOnOneGpuAnswerEveryRequestWithItsOwnResult) {
   REQUIRE_GPU();

@@ -6,8 +6,11 @@
 // window's engine and Export handing them to the dialog; Cancel stopping a
 // search and a live confirmation promptly and leaving the panel usable; a bad
 // space refused naming the entry; an SLO nothing meets naming the closest; a
-// model without a cost profile refused; and a window destroyed mid-run
-// cancelling and joining cleanly.
+// model without a cost profile refused; a window destroyed mid-run
+// cancelling and joining cleanly; the time budget stopping the search on its
+// share (on an injected clock) and leaving a candidate unconfirmed; a cost
+// file replacing the model's cost, a bad one refused naming it; the run
+// written as tune's JSON; and the inputs kept between sessions.
 
 #include "tuner_panel.h"
 
@@ -21,21 +24,28 @@
 #include <QDoubleSpinBox>
 #include <QImage>
 #include <QItemSelectionModel>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QLineEdit>
 #include <QMouseEvent>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QSet>
+#include <QSettings>
 #include <QSpinBox>
 #include <QTabWidget>
 #include <QTableView>
 #include <QTest>
 #include <QTimer>
 #include <QToolTip>
+#include <atomic>
 #include <chrono>
+#include <fstream>
 
 #include "toy_window.h"
 #include "tune_plot.h"
+#include "tune_space.h"
 
 namespace batchscope {
 namespace {
@@ -302,6 +312,188 @@ TEST(TunerPanel, TheCostIsTheSyntheticFormulaElseTheProfile) {
   auto bad = tuning_cost(m, 64);
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.error().message.find("cost profile"), std::string::npos);
+}
+
+// A clock that moves one second each time it is read.
+class SteppingClock final : public Clock {
+ public:
+  TimePoint now() const override { return TimePoint(std::chrono::seconds(reads_++)); }
+  void wait_until(std::unique_lock<std::mutex>&, std::condition_variable&, TimePoint) override {}
+
+ private:
+  mutable std::atomic<int64_t> reads_{0};
+};
+
+// A standalone panel on the toy model: poisson at 1000 req/s, nothing confirmed.
+class LonePanel : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    panel_.set_model(toy_loaded());
+    panel_.slo_box()->setValue(20);
+    panel_.seconds_box()->setValue(0.5);
+    panel_.confirm_box()->setValue(0);
+    panel_.space_edit()->setText(kSmallSpace);
+  }
+  void run_to_end() {
+    ASSERT_TRUE(panel_.run().ok());
+    QTRY_VERIFY_WITH_TIMEOUT(!panel_.running(), 30000);
+  }
+  static std::string temp_path(const char* name) {
+    return QDir::temp().filePath(name).toStdString();
+  }
+  TunerPanel panel_{TunerHooks{}};
+};
+
+TEST_F(LonePanel, TheBudgetStopsTheSearchOnItsShare) {
+  // Nothing to confirm: the search has the whole budget, 3 s; each reading of
+  // the clock takes one, so it stops after a few of the 25.
+  panel_.set_search_clock(std::make_shared<SteppingClock>());
+  panel_.budget_box()->setValue(3);
+  run_to_end();
+  ASSERT_TRUE(panel_.result().has_value());
+  EXPECT_TRUE(panel_.result()->out_of_time);
+  EXPECT_GT(panel_.result()->evaluated.size(), 0u);
+  EXPECT_LT(panel_.result()->evaluated.size(), 25u);
+  EXPECT_TRUE(panel_.status_text().contains("before the budget ran out"))
+      << panel_.status_text().toStdString();
+
+  // The steady clock again, and a budget of 1 s to confirm one: each live run
+  // replays 0.5 s of traffic and three must agree, so the third never starts.
+  panel_.set_search_clock(nullptr);
+  panel_.budget_box()->setValue(1);
+  panel_.confirm_box()->setValue(1);
+  run_to_end();
+  EXPECT_FALSE(panel_.result()->out_of_time);
+  EXPECT_EQ(panel_.result()->evaluated.size(), 25u);
+  EXPECT_TRUE(panel_.confirmed().empty());
+  EXPECT_TRUE(panel_.status_text().contains("Confirmed 0 live of 1 before the budget ran out"))
+      << panel_.status_text().toStdString();
+  EXPECT_TRUE(panel_.error_text().isEmpty()) << panel_.error_text().toStdString();
+  EXPECT_TRUE(panel_.best_row().has_value());  // the best predicted stays chosen
+}
+
+TEST_F(LonePanel, ACostFileReplacesTheModelsCostAndABadOneIsRefused) {
+  EXPECT_TRUE(panel_.cost_text().contains("synthetic formula")) << panel_.cost_text().toStdString();
+  // 5 ms a batch whatever its size, where the toy model takes 0.1 to 0.4 ms.
+  const std::string slow = temp_path("batchscope_tuner_slow_cost.json");
+  std::ofstream(slow) << R"({"model": "toy", "points": [{"batch": 1, "median_us": 5000},
+                                                     {"batch": 64, "median_us": 5000}]})";
+  ASSERT_TRUE(panel_.set_cost_file(QString::fromStdString(slow)).ok());
+  EXPECT_EQ(panel_.cost_file().toStdString(), slow);
+  EXPECT_TRUE(panel_.cost_text().contains(QString::fromStdString(slow)))
+      << panel_.cost_text().toStdString();
+  run_to_end();
+  ASSERT_TRUE(panel_.best_row().has_value());
+  const TuneRow& best = panel_.table_model()->at(static_cast<int>(*panel_.best_row()));
+  EXPECT_GE(best.predicted.p50_ms, 5.0);  // every request waits out a 5 ms batch
+
+  // A file that is not there, or not a profile: refused by name, the cost kept.
+  const Status missing = panel_.set_cost_file("/nonexistent/cost.json");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.message().find("cannot read /nonexistent/cost.json"), std::string::npos)
+      << missing.message();
+  EXPECT_TRUE(panel_.error_text().contains("/nonexistent/cost.json"));
+  const std::string bad = temp_path("batchscope_tuner_bad_cost.json");
+  std::ofstream(bad) << R"({"points": [{"batch": 1, "median_us": -3}]})";
+  const Status refused = panel_.set_cost_file(QString::fromStdString(bad));
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.message().find("points[0].median_us = -3"), std::string::npos)
+      << refused.message();
+  EXPECT_EQ(panel_.cost_file().toStdString(), slow);
+
+  // Back to the model's own: the toy's batches are fast again.
+  panel_.clear_cost_file();
+  EXPECT_TRUE(panel_.cost_file().isEmpty());
+  EXPECT_TRUE(panel_.cost_text().contains("synthetic formula"));
+  run_to_end();
+  ASSERT_TRUE(panel_.best_row().has_value());
+  EXPECT_LT(panel_.table_model()->at(static_cast<int>(*panel_.best_row())).predicted.p50_ms, 2.0);
+  std::remove(slow.c_str());
+  std::remove(bad.c_str());
+}
+
+TEST_F(LonePanel, SaveJsonWritesTheRunAsTuneDoes) {
+  const QString path = QString::fromStdString(temp_path("batchscope_tuner_result.json"));
+  EXPECT_FALSE(panel_.save_json(path).ok());  // nothing tuned yet
+  EXPECT_FALSE(panel_.save_json_button()->isEnabled());
+  run_to_end();
+  EXPECT_TRUE(panel_.save_json_button()->isEnabled());
+  ASSERT_TRUE(panel_.save_json(path).ok());
+  QFile f(path);
+  ASSERT_TRUE(f.open(QIODevice::ReadOnly));
+  const QJsonObject doc = QJsonDocument::fromJson(f.readAll()).object();
+  const TuneResult& r = *panel_.result();
+  EXPECT_EQ(doc["evaluated"].toInt(), static_cast<int>(r.evaluated.size()));
+  EXPECT_EQ(doc["space_size"].toInt(), 25);
+  EXPECT_EQ(doc["objective"].toString(), "throughput");
+  EXPECT_DOUBLE_EQ(doc["slo_p99_ms"].toDouble(), 20);
+  ASSERT_TRUE(r.best.ok());
+  const QJsonObject best = doc["best"].toObject();
+  EXPECT_EQ(best["options"].toObject()["max_batch_size"].toInt(),
+            static_cast<int>(r.best->options.max_batch_size));
+  EXPECT_NEAR(best["predicted"].toObject()["p99_ms"].toDouble(), r.best->p99_ms, 1e-6);
+  EXPECT_EQ(doc["pareto"].toArray().size(), static_cast<qsizetype>(r.pareto.size()));
+  EXPECT_TRUE(doc["confirmed"].toArray().isEmpty());
+  EXPECT_TRUE(doc["cost_model"].toString().startsWith("t(b)"))
+      << doc["cost_model"].toString().toStdString();
+  EXPECT_TRUE(doc["traffic"].toString().contains("poisson"));
+  EXPECT_FALSE(panel_.save_json("/nonexistent/dir/tune.json").ok());
+  f.close();
+  QFile::remove(path);
+}
+
+TEST_F(LonePanel, TheInputsAndTheCostFileAreKeptBetweenSessions) {
+  const std::string cost = temp_path("batchscope_tuner_kept_cost.json");
+  std::ofstream(cost) << R"({"points": [{"batch": 1, "median_us": 300}]})";
+  const QString ini = QDir::temp().filePath("batchscope_tuner_settings.ini");
+  QFile::remove(ini);
+  panel_.slo_box()->setValue(7.5);
+  panel_.objective_box()->setCurrentIndex(1);
+  panel_.seconds_box()->setValue(4);
+  panel_.confirm_box()->setValue(2);
+  panel_.budget_box()->setValue(90);
+  ASSERT_TRUE(panel_.set_cost_file(QString::fromStdString(cost)).ok());
+  {
+    QSettings s(ini, QSettings::IniFormat);
+    panel_.save_settings(s);
+  }
+  TunerPanel again{TunerHooks{}};
+  again.set_model(toy_loaded());
+  {
+    QSettings s(ini, QSettings::IniFormat);
+    again.restore_settings(s);
+  }
+  EXPECT_DOUBLE_EQ(again.slo_box()->value(), 7.5);
+  EXPECT_EQ(again.objective_box()->currentText(), "latency");
+  EXPECT_DOUBLE_EQ(again.seconds_box()->value(), 4);
+  EXPECT_EQ(again.confirm_box()->value(), 2);
+  EXPECT_DOUBLE_EQ(again.budget_box()->value(), 90);
+  EXPECT_EQ(again.space_edit()->text().toStdString(),
+            kSmallSpace.toStdString());  // not the default
+  EXPECT_EQ(again.cost_file().toStdString(), cost);
+  EXPECT_TRUE(again.cost_text().contains("300 us")) << again.cost_text().toStdString();
+
+  // The default space is not kept (it follows the model), and a cost file
+  // gone since is named and not used.
+  panel_.space_edit()->setText(QString::fromStdString(TuneSpace::default_text(64)));
+  {
+    QSettings s(ini, QSettings::IniFormat);
+    panel_.save_settings(s);
+    EXPECT_TRUE(s.value("tuner/space").toString().isEmpty());
+  }
+  std::remove(cost.c_str());
+  TunerPanel third{TunerHooks{}};
+  third.set_model(toy_loaded("toy8", 8));
+  {
+    QSettings s(ini, QSettings::IniFormat);
+    third.restore_settings(s);
+  }
+  EXPECT_TRUE(third.space_edit()->text().startsWith("max_batch_size=1..8,"))
+      << third.space_edit()->text().toStdString();
+  EXPECT_TRUE(third.cost_file().isEmpty());
+  EXPECT_TRUE(third.error_text().contains(QString::fromStdString(cost)))
+      << third.error_text().toStdString();
+  QFile::remove(ini);
 }
 
 }  // namespace
