@@ -32,8 +32,8 @@
 //     p99). Once per evaluation period the state asks for a plan for the
 //     bucket of its own rate estimate or a neighbour that has none (once the
 //     fit has an intercept); take_task() hands the request to the engine,
-//     which makes the plan without its lock, on the lane thread after the
-//     batch's answers are out, and installs it. Plans are dropped when t(b)
+//     which makes the plan without its lock on a planner thread of its own
+//     (no lane waits for it), and installs it. Plans are dropped when t(b)
 //     at the mean batch size of the fit moves by more than
 //     kAdaptiveReplanDrift from the fit they were made on, or when the
 //     options they were made for change.

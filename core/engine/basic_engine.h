@@ -145,8 +145,18 @@ class BasicEngine {
   void reaper_loop();
   // Called when no lane leads: makes sure the reaper watches the earliest deadline.
   void arm_reaper_locked(TimePoint expires);
+  // A strategy's slow work (Strategy::take_task) runs on a thread of its own,
+  // started with the first task, so that no lane stalls on it; its result is
+  // installed under the lock while the strategy is the one that asked (see
+  // plan_inline_ for an injected clock).
+  void hand_to_planner_locked(StrategyTask task);
+  void planner_loop();
 
   RunnerFactory factory_;
+  // With an injected clock (tests, replays) a strategy's work runs on the lane,
+  // taking no time on that clock, so runs are exactly repeatable; on the steady
+  // clock it runs on the planner thread.
+  const bool plan_inline_;
   std::shared_ptr<Clock> clock_;
   Validator validator_;  // fixed once started; read without the lock
 
@@ -183,6 +193,12 @@ class BasicEngine {
   TimePoint reaper_until_ = kNever;
   std::condition_variable reaper_cv_;
   std::thread reaper_;
+  std::thread planner_;
+  std::condition_variable planner_cv_;
+  StrategyTask planner_task_;  // the next to run, at most one (strategies ask one at a time)
+  uint64_t planner_generation_ = 0;
+  bool planner_busy_ = false;  // a task waits or runs: the engine is not quiescent
+  bool planner_exit_ = false;
   std::string lane_error_;
   EngineCounters counters_;
   RecordBatch records_;

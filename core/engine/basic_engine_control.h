@@ -58,7 +58,7 @@ EngineStatus BasicEngine<In, Out>::status() const {
   s.running = started_ && !stopping_;
   s.quiescent = busy_lanes_ == 0 && leader_parked_ && !wake_pending_ && !promote_pending_ &&
                 leader_until_ > now && reaper_parked_ && !reaper_wake_pending_ &&
-                reaper_until_ > now;
+                reaper_until_ > now && !planner_busy_;
   s.idle_until = s.quiescent ? std::min(leader_until_, reaper_until_) : now;
   s.lane_error = lane_error_;
   s.counters = counters_;
@@ -111,6 +111,15 @@ void BasicEngine<In, Out>::stop(StopMode mode) {
     reaper_cv_.notify_all();
   }
   if (reaper_.joinable()) reaper_.join();
+  std::thread planner;
+  {
+    std::lock_guard g(mu_);
+    planner_exit_ = true;
+    planner_task_ = nullptr;
+    planner = std::move(planner_);
+    planner_cv_.notify_all();
+  }
+  if (planner.joinable()) planner.join();
   // Whatever no lane was left to run (none could start, say) fails now.
   {
     std::lock_guard g(mu_);

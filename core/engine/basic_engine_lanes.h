@@ -16,6 +16,7 @@ template <class In, class Out>
 BasicEngine<In, Out>::BasicEngine(RunnerFactory factory, Options options,
                                   std::shared_ptr<Clock> clock)
     : factory_(std::move(factory)),
+      plan_inline_(clock != nullptr),
       clock_(clock ? std::move(clock) : std::make_shared<SteadyClock>()),
       options_(options),
       strategy_(make_strategy(options.strategy)) {}
@@ -271,6 +272,10 @@ void BasicEngine<In, Out>::run_batch(Runner& runner, std::unique_lock<std::mutex
   }
   strategy_->observe(batch, s.records, options_);
   StrategyTask task = strategy_->take_task();
+  if (task && !plan_inline_) {
+    hand_to_planner_locked(std::move(task));
+    task = nullptr;
+  }
   const uint64_t generation = strategy_generation_;
   lk.unlock();
   uint64_t callback_failures = 0;
@@ -287,7 +292,8 @@ void BasicEngine<In, Out>::run_batch(Runner& runner, std::unique_lock<std::mutex
     }
     m.done = nullptr;  // release captured state on this thread, now
   }
-  // The strategy's slow work, after the answers are out and without the lock.
+  // On an injected clock the strategy's work is done here, before the lane
+  // leads again: it takes no time on that clock, as in the predictor.
   StrategyApply apply;
   if (task) {
     try {
@@ -297,7 +303,47 @@ void BasicEngine<In, Out>::run_batch(Runner& runner, std::unique_lock<std::mutex
   }
   lk.lock();
   counters_.callback_exceptions += callback_failures;
+  if (task) ++counters_.plans;
   if (apply && generation == strategy_generation_) apply(*strategy_);
+}
+
+template <class In, class Out>
+void BasicEngine<In, Out>::hand_to_planner_locked(StrategyTask task) {
+  if (stopping_) return;  // the strategy goes with the engine
+  planner_task_ = std::move(task);
+  planner_generation_ = strategy_generation_;
+  planner_busy_ = true;
+  if (planner_.joinable()) {
+    planner_cv_.notify_one();
+  } else {
+    planner_ = std::thread([this] { planner_loop(); });
+  }
+}
+
+template <class In, class Out>
+void BasicEngine<In, Out>::planner_loop() {
+  std::unique_lock lk(mu_);
+  for (;;) {
+    planner_cv_.wait(lk, [this] { return planner_exit_ || static_cast<bool>(planner_task_); });
+    if (planner_exit_) return;
+    StrategyTask task = std::move(planner_task_);
+    planner_task_ = nullptr;
+    const uint64_t generation = planner_generation_;
+    lk.unlock();
+    StrategyApply apply;
+    try {
+      apply = task();
+    } catch (...) {  // out of memory while planning: the strategy goes without
+    }
+    task = nullptr;
+    lk.lock();
+    ++counters_.plans;
+    if (apply && generation == strategy_generation_) {
+      apply(*strategy_);
+      wake_leader_locked();  // a parked leader decides again under the new limits
+    }
+    planner_busy_ = static_cast<bool>(planner_task_);
+  }
 }
 
 }  // namespace batchscope

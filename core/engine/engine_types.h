@@ -52,6 +52,7 @@ struct EngineCounters {
   uint64_t wakeups = 0;  // notifications sent to a sleeping engine thread
   uint64_t callback_exceptions = 0;
   uint64_t records_dropped = 0;
+  uint64_t plans = 0;  // the strategy's slow work done (adaptive plans)
 
   uint64_t completed() const { return ok + timed_out + cancelled + model_errors + shutdown; }
 };

@@ -66,7 +66,8 @@ Decision decide_fifo(const QueueView& q, TimePoint now, const Limits& limits);
 
 class Strategy;
 // Slow work a strategy wants done without the engine's lock (the adaptive
-// strategy's planning): the task runs unlocked and returns what to apply,
+// strategy's planning): the task runs unlocked, on the engine's planner
+// thread (so no lane waits for it), and returns what to apply,
 // which is applied under the lock again, and only to the strategy that asked
 // if it is still the one in force.
 using StrategyApply = std::function<void(Strategy&)>;

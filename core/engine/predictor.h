@@ -52,8 +52,10 @@
 //    are delivered live, so with several lanes the adaptive strategy's
 //    batches may differ too.
 //  - A strategy's slow work (the adaptive strategy's planning) takes no
-//    virtual time: it is done and applied when its batch completes; live it
-//    runs on the lane after the answers, before the lane leads again.
+//    virtual time: it is done and applied when its batch completes, as the
+//    engine does on an injected clock; on the steady clock it runs on the
+//    engine's planner thread while the lanes go on, and is applied when done
+//    (a millisecond or so later).
 //  - A closed loop whose send is rejected (queue_capacity < concurrency)
 //    sends again when the queue next shrinks, where the live driver would
 //    retry at once in a tight loop.

@@ -91,5 +91,31 @@ TEST(Stress, ConcurrentSubmitCancelRetuneAndStop) {
   EXPECT_EQ(c.completed() + c.rejected, c.submitted);
 }
 
+// The adaptive strategy's plans are made on the engine's planner thread while
+// the lanes serve: traffic of varying batch sizes gets them asked for and
+// made, every request is answered once, and stopping joins the planner.
+TEST(Stress, AdaptivePlansAreMadeOffTheLanesAndEveryRequestIsAnswered) {
+  Options o{.max_batch_size = 32, .max_wait_us = 500, .num_lanes = 2};
+  o.strategy = StrategyKind::kAdaptive;
+  o.target_p99_ms = 5;
+  Engine engine(SyntheticRunner::factory({.fixed_us = 200, .per_item_us = 10}), o);
+  ASSERT_TRUE(engine.start().ok());
+  Collector got;
+  std::mt19937_64 rng(5);
+  size_t sent = 0;
+  // Rounds of 1 to 48 requests at once, each round answered before the next:
+  // batch sizes that vary, so the fit separates a from c and plans are asked for.
+  for (int round = 0; round < 400 && engine.status().counters.plans == 0; ++round) {
+    const size_t k = 1 + rng() % 48;
+    for (size_t i = 0; i < k; ++i) ASSERT_TRUE(engine.submit(input_of(1.0f), got.callback()).ok());
+    sent += k;
+    ASSERT_TRUE(got.wait_for(sent));
+  }
+  EXPECT_GT(engine.status().counters.plans, 0u);
+  engine.stop(StopMode::kDrain);
+  EXPECT_EQ(got.size(), sent);
+  for (auto [id, n] : got.calls()) ASSERT_EQ(n, 1) << "request " << id;
+}
+
 }  // namespace
 }  // namespace batchscope::test
