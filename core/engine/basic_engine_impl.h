@@ -4,4 +4,5 @@
 
 #include "basic_engine_control.h"
 #include "basic_engine_lanes.h"
+#include "basic_engine_planner.h"
 #include "basic_engine_queue.h"
