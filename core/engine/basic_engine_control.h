@@ -1,14 +1,63 @@
 #pragma once
-// BasicEngine, the controls: validator, options, status, records and stop.
+// BasicEngine, the controls: construction, start, validator, options, status,
+// records and stop.
 // Included through basic_engine_impl.h.
 
 #include <algorithm>
+#include <exception>
 #include <string>
 #include <utility>
 
 #include "basic_engine.h"
 
 namespace batchscope {
+
+template <class In, class Out>
+BasicEngine<In, Out>::BasicEngine(RunnerFactory factory, Options options,
+                                  std::shared_ptr<Clock> clock)
+    : factory_(std::move(factory)),
+      plan_inline_(clock != nullptr),
+      clock_(clock ? std::move(clock) : std::make_shared<SteadyClock>()),
+      options_(options),
+      strategy_(make_strategy(options.strategy)) {}
+
+template <class In, class Out>
+BasicEngine<In, Out>::~BasicEngine() {
+  stop(StopMode::kFail);
+}
+
+template <class In, class Out>
+Status BasicEngine<In, Out>::start() {
+  Options o;
+  {
+    std::lock_guard g(mu_);
+    if (started_) return invalid_argument("the engine was already started");
+    o = options_;
+  }
+  if (Status s = o.validate(); !s) return s;
+  std::vector<std::unique_ptr<Runner>> runners;
+  for (uint32_t i = 0; i < o.num_lanes; ++i) {
+    std::string why;
+    try {
+      runners.push_back(factory_(static_cast<int>(i)));
+    } catch (const std::exception& e) {
+      runners.push_back(nullptr);
+      why = e.what();
+    }
+    if (!runners.back()) {
+      return Error{ErrorCode::kModelError, "could not make the runner for lane " +
+                                               std::to_string(i) + (why.empty() ? "" : ": " + why)};
+    }
+  }
+  {
+    std::lock_guard g(mu_);
+    started_ = true;
+    target_lanes_ = o.num_lanes;
+  }
+  reaper_ = std::thread([this] { reaper_loop(); });
+  spawn_lanes(o.num_lanes, std::move(runners));
+  return Status::Ok();
+}
 
 template <class In, class Out>
 Status BasicEngine<In, Out>::set_validator(Validator v) {

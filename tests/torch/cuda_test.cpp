@@ -16,6 +16,7 @@
 #include "engine.h"
 #include "metadata_json.h"
 #include "profile.h"
+#include "tensor_compare.h"
 #include "torch_lm.h"
 #include "torch_model.h"
 
@@ -40,19 +41,6 @@ std::unique_ptr<TorchModel> load_on(const std::string& path, const std::string& 
   auto m = TorchModel::load(path, o);
   EXPECT_TRUE(m.ok()) << device << ": " << (m.ok() ? "" : m.error().message);
   return m.ok() ? std::move(*m) : nullptr;
-}
-
-// ||a - b|| / ||b|| over the first output.
-double relative_error(const Tensors& a, const Tensors& b) {
-  auto x = a[0].as<float>();
-  auto y = b[0].as<float>();
-  double diff = 0, norm = 0;
-  for (size_t i = 0; i < y.size(); ++i) {
-    const double d = static_cast<double>(x[i]) - y[i];
-    diff += d * d;
-    norm += static_cast<double>(y[i]) * y[i];
-  }
-  return norm > 0 ? std::sqrt(diff / norm) : std::sqrt(diff);
 }
 
 class GpuModel : public ::testing::TestWithParam<const char*> {};

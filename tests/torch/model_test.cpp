@@ -13,6 +13,7 @@
 
 #include "engine.h"
 #include "metadata_json.h"
+#include "tensor_compare.h"
 #include "torch_model.h"
 
 namespace batchscope {
@@ -26,22 +27,6 @@ std::unique_ptr<TorchModel> load(const std::string& path, TorchOptions o = {}) {
   auto m = TorchModel::load(path, o);
   EXPECT_TRUE(m.ok()) << (m.ok() ? "" : m.error().message);
   return m.ok() ? std::move(*m) : nullptr;
-}
-
-// Normwise relative error ||a - b|| / ||b|| (Euclidean), over every element
-// of every output.
-double relative_error(const Tensors& a, const Tensors& b) {
-  double diff = 0, norm = 0;
-  for (size_t k = 0; k < b.size(); ++k) {
-    auto x = a[k].as<float>();
-    auto y = b[k].as<float>();
-    for (size_t i = 0; i < y.size(); ++i) {
-      const double d = static_cast<double>(x[i]) - y[i];
-      diff += d * d;
-      norm += static_cast<double>(y[i]) * y[i];
-    }
-  }
-  return norm > 0 ? std::sqrt(diff / norm) : std::sqrt(diff);
 }
 
 class ShippedModel : public ::testing::TestWithParam<const char*> {};
