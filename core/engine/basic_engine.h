@@ -39,6 +39,7 @@
 #include <thread>
 #include <vector>
 
+#include "callback.h"
 #include "engine_types.h"
 #include "rate_estimator.h"
 #include "runner.h"
@@ -54,7 +55,7 @@ class BasicEngine {
  public:
   using Runner = BasicRunner<In, Out>;
   using RunnerFactory = BasicRunnerFactory<In, Out>;
-  using Done = std::function<void(Response<Out>&&)>;
+  using Done = Callback<void(Response<Out>&&)>;
 
   // `clock` defaults to the steady clock. Invalid options are reported by start().
   BasicEngine(RunnerFactory factory, Options options, std::shared_ptr<Clock> clock = nullptr);
@@ -135,6 +136,8 @@ class BasicEngine {
   void cut(size_t n, BatchReason reason, TimePoint now, int lane, LaneScratch& s, BatchRecord& b);
   void take_expired(TimePoint now, std::vector<Pending>& out);
   TimePoint earliest_expiry();
+  void add_expiry_locked(TimePoint expires, RequestId id);
+  void clear_expiries_locked();  // the queue has emptied
   typename std::deque<Pending>::iterator find_queued(RequestId id);
   void record_unrun(const Pending& p, Outcome outcome, TimePoint now);
   void record_request(const RequestRecord& r);
@@ -169,7 +172,13 @@ class BasicEngine {
   std::unique_ptr<Strategy> strategy_;
   uint64_t strategy_generation_ = 0;  // bumped when strategy_ is replaced
   std::deque<Pending> queue_;         // ids strictly increasing front to back
-  std::vector<Expiry> expiries_;      // min-heap; entries of departed requests are dropped lazily
+  // Request deadlines. While every queued request expires no earlier than
+  // those ahead of it (the usual case: one request_timeout_ms, no earlier
+  // per-request deadline) the queue itself is in expiry order and the heap
+  // is empty; the first request out of order builds the heap, which serves
+  // until the queue next empties.
+  bool expiry_sorted_ = true;
+  std::vector<Expiry> expiries_;  // min-heap; entries of departed requests are dropped lazily
   RequestId next_id_ = 1;
   uint64_t next_batch_id_ = 1;
   RateEstimator arrivals_;

@@ -144,7 +144,7 @@ void BasicEngine<In, Out>::stop(StopMode mode) {
     if (stop_mode_ == StopMode::kFail) {
       for (Pending& p : queue_) failed.push_back(std::move(p));
       queue_.clear();
-      expiries_.clear();
+      clear_expiries_locked();
     }
     leader_cv_.notify_all();
     follower_cv_.notify_all();
@@ -174,7 +174,7 @@ void BasicEngine<In, Out>::stop(StopMode mode) {
     std::lock_guard g(mu_);
     for (Pending& p : queue_) failed.push_back(std::move(p));
     queue_.clear();
-    expiries_.clear();
+    clear_expiries_locked();
     for (const Pending& p : failed) record_unrun(p, Outcome::kShuttingDown, now);
     counters_.shutdown += failed.size();
   }

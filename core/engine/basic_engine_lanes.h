@@ -162,7 +162,9 @@ void BasicEngine<In, Out>::cut(size_t n, BatchReason reason, TimePoint now, int 
     s.metas.push_back(Meta{p.id, std::move(p.done), p.times});
     queue_.pop_front();
   }
-  if (expiries_.size() > 2 * queue_.size() + 64) {  // drop departed requests' entries
+  if (queue_.empty()) {
+    clear_expiries_locked();
+  } else if (expiries_.size() > 2 * queue_.size() + 64) {  // drop departed requests' entries
     expiries_.clear();
     for (const Pending& p : queue_) expiries_.push_back({p.expires, p.id});
     std::make_heap(expiries_.begin(), expiries_.end(), std::greater<>());

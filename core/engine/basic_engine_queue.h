@@ -38,14 +38,22 @@ BasicEngine<In, Out>::find_queued(RequestId id) {
 
 template <class In, class Out>
 void BasicEngine<In, Out>::take_expired(TimePoint now, std::vector<Pending>& out) {
-  while (!expiries_.empty() && expiries_.front().expires <= now) {
-    std::pop_heap(expiries_.begin(), expiries_.end(), std::greater<>());
-    const RequestId id = expiries_.back().id;
-    expiries_.pop_back();
-    auto it = find_queued(id);
-    if (it == queue_.end()) continue;
-    out.push_back(std::move(*it));
-    queue_.erase(it);
+  if (expiry_sorted_) {
+    while (!queue_.empty() && queue_.front().expires <= now) {
+      out.push_back(std::move(queue_.front()));
+      queue_.pop_front();
+    }
+  } else {
+    while (!expiries_.empty() && expiries_.front().expires <= now) {
+      std::pop_heap(expiries_.begin(), expiries_.end(), std::greater<>());
+      const RequestId id = expiries_.back().id;
+      expiries_.pop_back();
+      auto it = find_queued(id);
+      if (it == queue_.end()) continue;
+      out.push_back(std::move(*it));
+      queue_.erase(it);
+    }
+    if (queue_.empty()) clear_expiries_locked();
   }
   for (const Pending& p : out) record_unrun(p, Outcome::kTimedOut, now);
   counters_.timed_out += out.size();
@@ -53,11 +61,32 @@ void BasicEngine<In, Out>::take_expired(TimePoint now, std::vector<Pending>& out
 
 template <class In, class Out>
 TimePoint BasicEngine<In, Out>::earliest_expiry() {
+  if (expiry_sorted_) return queue_.empty() ? kNever : queue_.front().expires;
   while (!expiries_.empty() && find_queued(expiries_.front().id) == queue_.end()) {
     std::pop_heap(expiries_.begin(), expiries_.end(), std::greater<>());
     expiries_.pop_back();
   }
   return expiries_.empty() ? kNever : expiries_.front().expires;
+}
+
+// Called before the request is appended to queue_.
+template <class In, class Out>
+void BasicEngine<In, Out>::add_expiry_locked(TimePoint expires, RequestId id) {
+  if (expiry_sorted_) {
+    if (queue_.empty() || queue_.back().expires <= expires) return;
+    expiry_sorted_ = false;  // out of order: every queued request goes on the heap
+    expiries_.clear();
+    for (const Pending& p : queue_) expiries_.push_back({p.expires, p.id});
+    std::make_heap(expiries_.begin(), expiries_.end(), std::greater<>());
+  }
+  expiries_.push_back({expires, id});
+  std::push_heap(expiries_.begin(), expiries_.end(), std::greater<>());
+}
+
+template <class In, class Out>
+void BasicEngine<In, Out>::clear_expiries_locked() {
+  expiries_.clear();
+  expiry_sorted_ = true;
 }
 
 template <class In, class Out>
@@ -157,9 +186,8 @@ Expected<RequestId> BasicEngine<In, Out>::submit(In input, Done done, SubmitOpti
     times.admitted = clock_->now();
     TimePoint expires = arrival + milliseconds(options_.request_timeout_ms);
     if (so.deadline) expires = std::min(expires, *so.deadline);
+    add_expiry_locked(expires, id);
     queue_.push_back(Pending{id, std::move(input), std::move(done), times, expires});
-    expiries_.push_back({expires, id});
-    std::push_heap(expiries_.begin(), expiries_.end(), std::greater<>());
     arrivals_.observe(arrival);
     peak_depth_ = std::max(peak_depth_, engine_detail::u32(queue_.size()));
     ++counters_.admitted;
@@ -195,6 +223,7 @@ bool BasicEngine<In, Out>::cancel(RequestId id) {
     if (it == queue_.end()) return false;
     gone.push_back(std::move(*it));
     queue_.erase(it);
+    if (queue_.empty()) clear_expiries_locked();
     ++counters_.cancelled;
     record_unrun(gone.back(), Outcome::kCancelled, now);
   }

@@ -44,10 +44,11 @@ class BatchedFn {
   // Resolves to the output, or to an Error: kQueueFull (at once, when the
   // queue is full), kTimedOut, kModelError (the handler threw), kShuttingDown.
   std::future<Expected<Out>> call(In input) {
-    auto promise = std::make_shared<std::promise<Expected<Out>>>();
-    std::future<Expected<Out>> f = promise->get_future();
-    engine_.submit(std::move(input),
-                   [promise](Response<Out>&& r) { promise->set_value(std::move(r.result)); });
+    std::promise<Expected<Out>> promise;
+    std::future<Expected<Out>> f = promise.get_future();
+    engine_.submit(std::move(input), [p = std::move(promise)](Response<Out>&& r) mutable {
+      p.set_value(std::move(r.result));
+    });
     return f;
   }
 

@@ -175,6 +175,56 @@ TEST_F(SchedulerTest, AnEarlierPerRequestDeadlineIsArmed) {
   EXPECT_EQ(got_.at(id).result.error().code, ErrorCode::kTimedOut);
 }
 
+// Deadlines out of queue order (an earlier per-request deadline, a shorter
+// timeout after a retune) expire alone and in time order, before and after
+// the queue empties; the rest run in FIFO order.
+TEST_F(SchedulerTest, DeadlinesOutOfQueueOrderExpireAloneAndInTimeOrder) {
+  control_->hold = true;
+  start(Options{.max_batch_size = 8, .max_wait_us = 0, .request_timeout_ms = 100});
+  submit(0);
+  ASSERT_TRUE(control_->await_entered(1));  // the lane is busy; the rest queue
+  const TimePoint t0 = clock_->now();
+  const RequestId a = submit(1);
+  const RequestId b = submit(2, SubmitOptions{t0 + microseconds(300)});
+  const RequestId c = submit(3, SubmitOptions{t0 + microseconds(200)});
+  const RequestId d = submit(4);
+  clock_->advance(microseconds(200));
+  ASSERT_TRUE(got_.wait_for(1));
+  EXPECT_EQ(got_.at(c).result.error().code, ErrorCode::kTimedOut);
+  EXPECT_FALSE(got_.has(b));
+  clock_->advance(microseconds(100));
+  ASSERT_TRUE(got_.wait_for(2));
+  EXPECT_EQ(got_.at(b).result.error().code, ErrorCode::kTimedOut);
+  control_->release(2);
+  ASSERT_TRUE(got_.wait_for(5));
+  EXPECT_TRUE(got_.at(a).result.ok());
+  EXPECT_TRUE(got_.at(d).result.ok());
+  EXPECT_EQ(control_->log.snapshot()[1], (std::vector<float>{1, 4}));
+
+  // The queue emptied; again with a shorter timeout retuned in mid-queue.
+  submit(5);
+  ASSERT_TRUE(control_->await_entered(3));
+  const TimePoint t1 = clock_->now();
+  const RequestId e = submit(6);  // expires at t1 + 100 ms
+  Options o = engine_->status().options;
+  o.request_timeout_ms = 10;
+  ASSERT_TRUE(engine_->set_options(o).ok());
+  const RequestId f = submit(7);  // at t1 + 10 ms
+  clock_->advance(milliseconds(10));
+  ASSERT_TRUE(got_.wait_for(6));
+  EXPECT_EQ(got_.at(f).result.error().code, ErrorCode::kTimedOut);
+  EXPECT_FALSE(got_.has(e));
+  clock_->advance(milliseconds(90));
+  ASSERT_TRUE(got_.wait_for(7));
+  EXPECT_EQ(got_.at(e).result.error().code, ErrorCode::kTimedOut);
+  EXPECT_EQ(clock_->now(), t1 + milliseconds(100));
+  control_->release(1);
+  ASSERT_TRUE(got_.wait_for(8));
+  settle(*engine_);
+  EXPECT_EQ(batches(), 3u);
+  EXPECT_EQ(engine_->status().counters.timed_out, 4u);
+}
+
 TEST_F(SchedulerTest, CancelFailsAQueuedRequestOnly) {
   control_->hold = true;
   start(Options{.max_batch_size = 8, .max_wait_us = 0});
