@@ -19,7 +19,9 @@ BasicEngine<In, Out>::BasicEngine(RunnerFactory factory, Options options,
       plan_inline_(clock != nullptr),
       clock_(clock ? std::move(clock) : std::make_shared<SteadyClock>()),
       options_(options),
-      strategy_(make_strategy(options.strategy)) {}
+      strategy_(make_strategy(options.strategy)) {
+  engine_detail::make_adaptive(mu_);
+}
 
 template <class In, class Out>
 BasicEngine<In, Out>::~BasicEngine() {

@@ -152,24 +152,8 @@ void BasicEngine<In, Out>::reaper_loop() {
 }
 
 template <class In, class Out>
-Expected<RequestId> BasicEngine<In, Out>::submit(In input, Done done, SubmitOptions so) {
-  const TimePoint arrival = clock_->now();
-  if (validator_) {
-    if (Status v = validator_(input); !v) {
-      RequestRecord r;
-      r.times.arrival = r.times.admitted = r.times.completed = arrival;
-      r.outcome = Outcome::kInvalid;
-      {
-        std::lock_guard g(mu_);
-        ++counters_.submitted;
-        ++counters_.invalid;
-        record_request(r);
-      }
-      done(Response<Out>{0, v.error(), r.times, 0, 0});
-      return v.error();
-    }
-  }
-  std::unique_lock lk(mu_);
+Expected<RequestId> BasicEngine<In, Out>::admit_locked(In&& input, Done&& done, TimePoint arrival,
+                                                       const SubmitOptions& so) {
   ++counters_.submitted;
   Error reject;
   if (!started_ || stopping_) {
@@ -191,15 +175,6 @@ Expected<RequestId> BasicEngine<In, Out>::submit(In input, Done done, SubmitOpti
     arrivals_.observe(arrival);
     peak_depth_ = std::max(peak_depth_, engine_detail::u32(queue_.size()));
     ++counters_.admitted;
-    if (queue_.size() >= wake_at_size_ || expires < leader_until_) {
-      wake_leader_locked();
-    }
-    if (!leader_present_ && followers_waiting_ > 0 && !promote_pending_) {
-      promote_pending_ = true;
-      ++counters_.wakeups;
-      follower_cv_.notify_one();
-    }
-    if (!leader_present_ && !promote_pending_) arm_reaper_locked(expires);
     return id;
   }
   ++counters_.rejected;
@@ -207,10 +182,87 @@ Expected<RequestId> BasicEngine<In, Out>::submit(In input, Done done, SubmitOpti
   r.times.arrival = r.times.admitted = r.times.completed = arrival;
   r.outcome = Outcome::kRejected;
   record_request(r);
-  lk.unlock();
-  StageTimes t = r.times;
-  done(Response<Out>{0, reject, t, 0, 0});
   return reject;
+}
+
+template <class In, class Out>
+void BasicEngine<In, Out>::after_admit_locked(TimePoint earliest) {
+  if (queue_.size() >= wake_at_size_ || earliest < leader_until_) wake_leader_locked();
+  if (!leader_present_ && followers_waiting_ > 0 && !promote_pending_) {
+    promote_pending_ = true;
+    ++counters_.wakeups;
+    follower_cv_.notify_one();
+  }
+  if (!leader_present_ && !promote_pending_) arm_reaper_locked(earliest);
+}
+
+template <class In, class Out>
+Status BasicEngine<In, Out>::check_input(const In& input, TimePoint arrival, Done& done) {
+  if (!validator_) return Status::Ok();
+  Status v = validator_(input);
+  if (v) return v;
+  RequestRecord r;
+  r.times.arrival = r.times.admitted = r.times.completed = arrival;
+  r.outcome = Outcome::kInvalid;
+  {
+    std::lock_guard g(mu_);
+    ++counters_.submitted;
+    ++counters_.invalid;
+    record_request(r);
+  }
+  done(Response<Out>{0, v.error(), r.times, 0, 0});
+  return v;
+}
+
+template <class In, class Out>
+Expected<RequestId> BasicEngine<In, Out>::submit(In input, Done done, SubmitOptions so) {
+  const TimePoint arrival = clock_->now();
+  if (Status v = check_input(input, arrival, done); !v) return v.error();
+  std::unique_lock lk(mu_);
+  Expected<RequestId> id = admit_locked(std::move(input), std::move(done), arrival, so);
+  if (id) {
+    after_admit_locked(queue_.back().expires);
+    return id;
+  }
+  lk.unlock();
+  const StageTimes t{arrival, arrival, {}, {}, {}, arrival};
+  done(Response<Out>{0, id.error(), t, 0, 0});
+  return id;
+}
+
+template <class In, class Out>
+size_t BasicEngine<In, Out>::submit_many(std::span<In> inputs, std::span<Done> dones,
+                                         SubmitOptions so) {
+  const TimePoint arrival = clock_->now();
+  if (inputs.size() != dones.size()) {
+    const Error e{ErrorCode::kInvalidArgument,
+                  "submit_many got " + std::to_string(inputs.size()) + " inputs and " +
+                      std::to_string(dones.size()) + " callbacks"};
+    for (Done& d : dones) d(Response<Out>{0, e, StageTimes{arrival, arrival, {}, {}, {}, arrival}, 0, 0});
+    return 0;
+  }
+  std::vector<bool> valid(inputs.size(), true);
+  for (size_t i = 0; i < inputs.size(); ++i) valid[i] = check_input(inputs[i], arrival, dones[i]).ok();
+  std::vector<std::pair<size_t, Error>> rejected;
+  size_t admitted = 0;
+  {
+    std::lock_guard g(mu_);
+    TimePoint earliest = kNever;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      if (!valid[i]) continue;
+      Expected<RequestId> id = admit_locked(std::move(inputs[i]), std::move(dones[i]), arrival, so);
+      if (id) {
+        ++admitted;
+        earliest = std::min(earliest, queue_.back().expires);
+      } else {
+        rejected.emplace_back(i, id.error());
+      }
+    }
+    if (admitted > 0) after_admit_locked(earliest);
+  }
+  const StageTimes t{arrival, arrival, {}, {}, {}, arrival};
+  for (auto& [i, e] : rejected) dones[i](Response<Out>{0, std::move(e), t, 0, 0});
+  return admitted;
 }
 
 template <class In, class Out>

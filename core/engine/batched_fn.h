@@ -52,6 +52,24 @@ class BatchedFn {
     return f;
   }
 
+  // Several calls at once, admitted under one lock: one future per input, in
+  // order; each resolves as call()'s does.
+  std::vector<std::future<Expected<Out>>> call_many(std::vector<In> inputs) {
+    std::vector<std::future<Expected<Out>>> futures;
+    std::vector<Done> dones;
+    futures.reserve(inputs.size());
+    dones.reserve(inputs.size());
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      std::promise<Expected<Out>> promise;
+      futures.push_back(promise.get_future());
+      dones.emplace_back([p = std::move(promise)](Response<Out>&& r) mutable {
+        p.set_value(std::move(r.result));
+      });
+    }
+    engine_.submit_many(std::span<In>(inputs), std::span<Done>(dones));
+    return futures;
+  }
+
   // Callback form: `done` runs exactly once, on a lane thread or (for an
   // immediate rejection) on the caller's.
   void call(In input, std::function<void(Expected<Out>)> done) {
@@ -63,6 +81,8 @@ class BatchedFn {
   EngineStatus status() const { return engine_.status(); }
 
  private:
+  using Done = typename BasicEngine<In, Out>::Done;
+
   class HandlerRunner final : public BasicRunner<In, Out> {
    public:
     explicit HandlerRunner(std::shared_ptr<Handler> h) : handler_(std::move(h)) {}

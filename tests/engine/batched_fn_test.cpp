@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <string>
 
 #include "batched_fn.h"
@@ -67,6 +68,29 @@ TEST(BatchedFn, AThrowingHandlerFailsItsBatchOnly) {
   EXPECT_EQ(bad.error().code, ErrorCode::kModelError);
   EXPECT_NE(bad.error().message.find("negative input"), std::string::npos);
   EXPECT_EQ(*f.call(5).get(), 5);
+}
+
+TEST(BatchedFn, CallManyAnswersEachInputInOrderAndTakesMoveOnlyInputs) {
+  std::atomic<int> batches{0};
+  BatchedFn<std::unique_ptr<int>, int> twice(
+      [&](std::span<std::unique_ptr<int>> in) {
+        ++batches;
+        std::vector<int> out;
+        for (auto& p : in) out.push_back(2 * *p);
+        return out;
+      },
+      Options{.max_batch_size = 16, .max_wait_us = 2000});
+  std::vector<std::unique_ptr<int>> in;
+  for (int i = 0; i < 50; ++i) in.push_back(std::make_unique<int>(i));
+  auto fs = twice.call_many(std::move(in));
+  ASSERT_EQ(fs.size(), 50u);
+  for (int i = 0; i < 50; ++i) {
+    Expected<int> r = fs[static_cast<size_t>(i)].get();
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(*r, 2 * i);
+  }
+  EXPECT_LE(batches.load(), 8);  // admitted together, cut mostly full
+  EXPECT_EQ(twice.status().counters.admitted, 50u);
 }
 
 TEST(BatchedFn, InvalidOptionsThrowNamingTheField) {

@@ -225,6 +225,43 @@ TEST_F(SchedulerTest, DeadlinesOutOfQueueOrderExpireAloneAndInTimeOrder) {
   EXPECT_EQ(engine_->status().counters.timed_out, 4u);
 }
 
+TEST_F(SchedulerTest, SubmitManyAdmitsWhatFitsInOrderAndAnswersTheRestAtOnce) {
+  control_->hold = true;
+  start(Options{.max_batch_size = 2, .max_wait_us = 0, .queue_capacity = 3});
+  submit(0);
+  ASSERT_TRUE(control_->await_entered(1));  // the lane is busy; the rest queue
+  std::vector<Tensors> in;
+  std::vector<Engine::Done> dones;
+  for (int i = 1; i <= 5; ++i) {
+    in.push_back(input_of(float(i)));
+    dones.push_back(got_.callback());
+  }
+  EXPECT_EQ(engine_->submit_many(in, dones), 3u);
+  ASSERT_TRUE(got_.wait_for(2));  // the two beyond the capacity, at once
+  ASSERT_EQ(got_.rejected().size(), 2u);
+  EXPECT_EQ(got_.rejected()[0].code, ErrorCode::kQueueFull);
+  EXPECT_EQ(engine_->status().queue_depth, 3u);
+  control_->release(3);
+  ASSERT_TRUE(got_.wait_for(6));
+  for (RequestId id = 1; id <= 4; ++id) EXPECT_TRUE(got_.at(id).result.ok()) << id;
+  const auto log = control_->log.snapshot();
+  ASSERT_EQ(log.size(), 3u);
+  EXPECT_EQ(log[1], (std::vector<float>{1, 2}));  // consecutive, in input order
+  EXPECT_EQ(log[2], (std::vector<float>{3}));
+
+  // Counts that differ answer every callback and admit nothing.
+  std::vector<Tensors> one;
+  one.push_back(input_of(9));
+  std::vector<Engine::Done> two;
+  two.push_back(got_.callback());
+  two.push_back(got_.callback());
+  EXPECT_EQ(engine_->submit_many(one, two), 0u);
+  ASSERT_EQ(got_.rejected().size(), 4u);
+  EXPECT_EQ(got_.rejected()[3].code, ErrorCode::kInvalidArgument);
+  EXPECT_NE(got_.rejected()[3].message.find("1 inputs and 2 callbacks"), std::string::npos);
+  EXPECT_EQ(engine_->status().counters.admitted, 4u);
+}
+
 TEST_F(SchedulerTest, CancelFailsAQueuedRequestOnly) {
   control_->hold = true;
   start(Options{.max_batch_size = 8, .max_wait_us = 0});
