@@ -31,7 +31,6 @@
 #include <algorithm>
 #include <condition_variable>
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -43,6 +42,7 @@
 #include "callback.h"
 #include "engine_types.h"
 #include "rate_estimator.h"
+#include "ring_queue.h"
 #include "runner.h"
 
 namespace batchscope {
@@ -168,8 +168,10 @@ class BasicEngine {
   void take_expired(TimePoint now, std::vector<Pending>& out);
   TimePoint earliest_expiry();
   void add_expiry_locked(TimePoint expires, RequestId id);
-  void clear_expiries_locked();  // the queue has emptied
-  typename std::deque<Pending>::iterator find_queued(RequestId id);
+  void clear_expiries_locked();    // the queue has emptied
+  void rebuild_expiries_locked();  // a heap of the queued requests alone
+  // The queued request with this id: its position, or queue_.size() if none.
+  size_t find_queued(RequestId id) const;
   void record_unrun(const Pending& p, Outcome outcome, TimePoint now);
   void record_request(const RequestRecord& r);
   // Calls each request's callback with `error`; must be called unlocked.
@@ -202,7 +204,7 @@ class BasicEngine {
   uint64_t version_ = 1;
   std::unique_ptr<Strategy> strategy_;
   uint64_t strategy_generation_ = 0;  // bumped when strategy_ is replaced
-  std::deque<Pending> queue_;         // ids strictly increasing front to back
+  RingQueue<Pending> queue_;          // ids strictly increasing front to back
   // Request deadlines. While every queued request expires no earlier than
   // those ahead of it (the usual case: one request_timeout_ms, no earlier
   // per-request deadline) the queue itself is in expiry order and the heap

@@ -144,8 +144,10 @@ void BasicEngine<In, Out>::stop(StopMode mode) {
       stop_mode_ = mode;
     }
     if (stop_mode_ == StopMode::kFail) {
-      for (Pending& p : queue_) failed.push_back(std::move(p));
-      queue_.clear();
+      while (!queue_.empty()) {
+        failed.push_back(std::move(queue_.front()));
+        queue_.pop_front();
+      }
       clear_expiries_locked();
     }
     leader_cv_.notify_all();
@@ -174,8 +176,10 @@ void BasicEngine<In, Out>::stop(StopMode mode) {
   // Whatever no lane was left to run (none could start, say) fails now.
   {
     std::lock_guard g(mu_);
-    for (Pending& p : queue_) failed.push_back(std::move(p));
-    queue_.clear();
+    while (!queue_.empty()) {
+      failed.push_back(std::move(queue_.front()));
+      queue_.pop_front();
+    }
     clear_expiries_locked();
     for (const Pending& p : failed) record_unrun(p, Outcome::kShuttingDown, now);
     counters_.shutdown += failed.size();

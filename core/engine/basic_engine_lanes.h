@@ -165,9 +165,7 @@ void BasicEngine<In, Out>::cut(size_t n, BatchReason reason, TimePoint now, int 
   if (queue_.empty()) {
     clear_expiries_locked();
   } else if (expiries_.size() > 2 * queue_.size() + 64) {  // drop departed requests' entries
-    expiries_.clear();
-    for (const Pending& p : queue_) expiries_.push_back({p.expires, p.id});
-    std::make_heap(expiries_.begin(), expiries_.end(), std::greater<>());
+    rebuild_expiries_locked();
   }
   b.id = next_batch_id_++;
   b.size = engine_detail::u32(n);

@@ -29,11 +29,17 @@ void BasicEngine<In, Out>::record_unrun(const Pending& p, Outcome outcome, TimeP
 }
 
 template <class In, class Out>
-typename std::deque<typename BasicEngine<In, Out>::Pending>::iterator
-BasicEngine<In, Out>::find_queued(RequestId id) {
-  auto it = std::lower_bound(queue_.begin(), queue_.end(), id,
-                             [](const Pending& p, RequestId v) { return p.id < v; });
-  return (it != queue_.end() && it->id == id) ? it : queue_.end();
+size_t BasicEngine<In, Out>::find_queued(RequestId id) const {
+  size_t lo = 0, hi = queue_.size();  // ids rise from front to back
+  while (lo < hi) {
+    const size_t mid = lo + (hi - lo) / 2;
+    if (queue_[mid].id < id) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  return (lo < queue_.size() && queue_[lo].id == id) ? lo : queue_.size();
 }
 
 template <class In, class Out>
@@ -48,10 +54,10 @@ void BasicEngine<In, Out>::take_expired(TimePoint now, std::vector<Pending>& out
       std::pop_heap(expiries_.begin(), expiries_.end(), std::greater<>());
       const RequestId id = expiries_.back().id;
       expiries_.pop_back();
-      auto it = find_queued(id);
-      if (it == queue_.end()) continue;
-      out.push_back(std::move(*it));
-      queue_.erase(it);
+      const size_t at = find_queued(id);
+      if (at == queue_.size()) continue;
+      out.push_back(std::move(queue_[at]));
+      queue_.erase(at);
     }
     if (queue_.empty()) clear_expiries_locked();
   }
@@ -62,7 +68,7 @@ void BasicEngine<In, Out>::take_expired(TimePoint now, std::vector<Pending>& out
 template <class In, class Out>
 TimePoint BasicEngine<In, Out>::earliest_expiry() {
   if (expiry_sorted_) return queue_.empty() ? kNever : queue_.front().expires;
-  while (!expiries_.empty() && find_queued(expiries_.front().id) == queue_.end()) {
+  while (!expiries_.empty() && find_queued(expiries_.front().id) == queue_.size()) {
     std::pop_heap(expiries_.begin(), expiries_.end(), std::greater<>());
     expiries_.pop_back();
   }
@@ -75,12 +81,17 @@ void BasicEngine<In, Out>::add_expiry_locked(TimePoint expires, RequestId id) {
   if (expiry_sorted_) {
     if (queue_.empty() || queue_.back().expires <= expires) return;
     expiry_sorted_ = false;  // out of order: every queued request goes on the heap
-    expiries_.clear();
-    for (const Pending& p : queue_) expiries_.push_back({p.expires, p.id});
-    std::make_heap(expiries_.begin(), expiries_.end(), std::greater<>());
+    rebuild_expiries_locked();
   }
   expiries_.push_back({expires, id});
   std::push_heap(expiries_.begin(), expiries_.end(), std::greater<>());
+}
+
+template <class In, class Out>
+void BasicEngine<In, Out>::rebuild_expiries_locked() {
+  expiries_.clear();
+  for (size_t i = 0; i < queue_.size(); ++i) expiries_.push_back({queue_[i].expires, queue_[i].id});
+  std::make_heap(expiries_.begin(), expiries_.end(), std::greater<>());
 }
 
 template <class In, class Out>
@@ -271,10 +282,10 @@ bool BasicEngine<In, Out>::cancel(RequestId id) {
   TimePoint now = clock_->now();
   {
     std::lock_guard g(mu_);
-    auto it = find_queued(id);
-    if (it == queue_.end()) return false;
-    gone.push_back(std::move(*it));
-    queue_.erase(it);
+    const size_t at = find_queued(id);
+    if (at == queue_.size()) return false;
+    gone.push_back(std::move(queue_[at]));
+    queue_.erase(at);
     if (queue_.empty()) clear_expiries_locked();
     ++counters_.cancelled;
     record_unrun(gone.back(), Outcome::kCancelled, now);
