@@ -91,9 +91,11 @@ class BasicEngine {
   // when admitted), with consecutive ids in input order. A request the
   // validator refuses, or that finds the queue full or the engine stopping,
   // is answered at once as submit() answers it; the rest are admitted.
-  // Returns how many were admitted. Inputs and callbacks of different counts
-  // answer every callback with kInvalidArgument and admit none.
-  size_t submit_many(std::span<In> inputs, std::span<Done> dones, SubmitOptions options = {});
+  // Returns the ids of those admitted, in input order. Inputs and callbacks
+  // of different counts answer every callback with kInvalidArgument and
+  // admit none.
+  std::vector<RequestId> submit_many(std::span<In> inputs, std::span<Done> dones,
+                                     SubmitOptions options = {});
 
   // Checks each request before admission; a request it refuses is answered
   // at once with kInvalidArgument and never queued. Set before start().

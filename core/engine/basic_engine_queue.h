@@ -242,20 +242,22 @@ Expected<RequestId> BasicEngine<In, Out>::submit(In input, Done done, SubmitOpti
 }
 
 template <class In, class Out>
-size_t BasicEngine<In, Out>::submit_many(std::span<In> inputs, std::span<Done> dones,
-                                         SubmitOptions so) {
+std::vector<RequestId> BasicEngine<In, Out>::submit_many(std::span<In> inputs,
+                                                        std::span<Done> dones,
+                                                        SubmitOptions so) {
   const TimePoint arrival = clock_->now();
   if (inputs.size() != dones.size()) {
     const Error e{ErrorCode::kInvalidArgument,
                   "submit_many got " + std::to_string(inputs.size()) + " inputs and " +
                       std::to_string(dones.size()) + " callbacks"};
     for (Done& d : dones) d(Response<Out>{0, e, StageTimes{arrival, arrival, {}, {}, {}, arrival}, 0, 0});
-    return 0;
+    return {};
   }
   std::vector<bool> valid(inputs.size(), true);
   for (size_t i = 0; i < inputs.size(); ++i) valid[i] = check_input(inputs[i], arrival, dones[i]).ok();
   std::vector<std::pair<size_t, Error>> rejected;
-  size_t admitted = 0;
+  std::vector<RequestId> admitted;
+  admitted.reserve(inputs.size());
   {
     std::lock_guard g(mu_);
     TimePoint earliest = kNever;
@@ -263,13 +265,13 @@ size_t BasicEngine<In, Out>::submit_many(std::span<In> inputs, std::span<Done> d
       if (!valid[i]) continue;
       Expected<RequestId> id = admit_locked(std::move(inputs[i]), std::move(dones[i]), arrival, so);
       if (id) {
-        ++admitted;
+        admitted.push_back(*id);
         earliest = std::min(earliest, queue_.back().expires);
       } else {
         rejected.emplace_back(i, id.error());
       }
     }
-    if (admitted > 0) after_admit_locked(earliest);
+    if (!admitted.empty()) after_admit_locked(earliest);
   }
   const StageTimes t{arrival, arrival, {}, {}, {}, arrival};
   for (auto& [i, e] : rejected) dones[i](Response<Out>{0, std::move(e), t, 0, 0});

@@ -161,8 +161,14 @@ void InferenceService::infer_v2(const HttpRequest& req, Responder r) {
   g->rows.resize(static_cast<size_t>(rows));
   g->remaining = static_cast<size_t>(rows);
   const ModelMetadata* meta = &info_.model;
+  // The rows go in together, under one lock of the engine's.
+  std::vector<Tensors> inputs;
+  std::vector<Engine::Done> dones;
+  inputs.reserve(static_cast<size_t>(rows));
+  dones.reserve(static_cast<size_t>(rows));
   for (int64_t i = 0; i < rows; ++i) {
-    auto id = engine_.submit(v2_row(g->req, i), [g, i, meta, this](TensorResponse&& resp) {
+    inputs.push_back(v2_row(g->req, i));
+    dones.emplace_back([g, i, meta, this](TensorResponse&& resp) {
       bool last = false;
       std::vector<RequestId> to_cancel;
       {
@@ -216,10 +222,11 @@ void InferenceService::infer_v2(const HttpRequest& req, Responder r) {
         g->responder.send(json_response(b + "]}"));
       }
     });
-    if (id.ok()) {
-      std::lock_guard lk(g->mu);
-      g->ids.push_back(*id);
-    }
+  }
+  std::vector<RequestId> ids = engine_.submit_many(inputs, dones);
+  {
+    std::lock_guard lk(g->mu);
+    g->ids = std::move(ids);
   }
   r.on_disconnect([g, this] {
     std::vector<RequestId> ids;
