@@ -40,7 +40,7 @@ class Callback<R(Args...)> {
       ::new (static_cast<void*>(buf_)) D(std::forward<F>(f));
       ops_ = &kInlineOps<D>;
     } else {
-      *reinterpret_cast<D**>(buf_) = new D(std::forward<F>(f));
+      ::new (static_cast<void*>(buf_)) D*(new D(std::forward<F>(f)));
       ops_ = &kHeapOps<D>;
     }
   }
@@ -81,23 +81,24 @@ class Callback<R(Args...)> {
                                std::is_nothrow_move_constructible_v<D>;
 
   template <class D>
+  static D* as(void* p) noexcept {
+    return std::launder(static_cast<D*>(p));
+  }
+
+  template <class D>
   static constexpr Ops kInlineOps{
-      [](void* p, Args&&... a) -> R {
-        return std::invoke(*static_cast<D*>(p), std::forward<Args>(a)...);
-      },
+      [](void* p, Args&&... a) -> R { return std::invoke(*as<D>(p), std::forward<Args>(a)...); },
       [](void* from, void* to) noexcept {
-        ::new (to) D(std::move(*static_cast<D*>(from)));
-        static_cast<D*>(from)->~D();
+        ::new (to) D(std::move(*as<D>(from)));
+        as<D>(from)->~D();
       },
-      [](void* p) noexcept { static_cast<D*>(p)->~D(); }};
+      [](void* p) noexcept { as<D>(p)->~D(); }};
 
   template <class D>
   static constexpr Ops kHeapOps{
-      [](void* p, Args&&... a) -> R {
-        return std::invoke(**static_cast<D**>(p), std::forward<Args>(a)...);
-      },
-      [](void* from, void* to) noexcept { *static_cast<D**>(to) = *static_cast<D**>(from); },
-      [](void* p) noexcept { delete *static_cast<D**>(p); }};
+      [](void* p, Args&&... a) -> R { return std::invoke(**as<D*>(p), std::forward<Args>(a)...); },
+      [](void* from, void* to) noexcept { ::new (to) D*(*as<D*>(from)); },
+      [](void* p) noexcept { delete *as<D*>(p); }};
 
   void take(Callback& o) noexcept {
     if (o.ops_) {
