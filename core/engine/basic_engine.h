@@ -165,13 +165,14 @@ class BasicEngine {
   // answers it unlocked), and the wake-ups an admission calls for.
   Status check_input(const In& input, TimePoint arrival, Done& done);
   Expected<RequestId> admit_locked(In&& input, Done&& done, TimePoint arrival,
-                                   const SubmitOptions& so);
+                                   TimePoint admitted, const SubmitOptions& so);
   void after_admit_locked(TimePoint earliest_new_expiry);
   void take_expired(TimePoint now, std::vector<Pending>& out);
   TimePoint earliest_expiry();
   void add_expiry_locked(TimePoint expires, RequestId id);
   void clear_expiries_locked();    // the queue has emptied
   void rebuild_expiries_locked();  // a heap of the queued requests alone
+  void take_all_locked(std::vector<Pending>& out);  // empties the queue into out
   // The queued request with this id: its position, or queue_.size() if none.
   size_t find_queued(RequestId id) const;
   void record_unrun(const Pending& p, Outcome outcome, TimePoint now);

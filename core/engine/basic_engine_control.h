@@ -144,11 +144,7 @@ void BasicEngine<In, Out>::stop(StopMode mode) {
       stop_mode_ = mode;
     }
     if (stop_mode_ == StopMode::kFail) {
-      while (!queue_.empty()) {
-        failed.push_back(std::move(queue_.front()));
-        queue_.pop_front();
-      }
-      clear_expiries_locked();
+      take_all_locked(failed);
     }
     leader_cv_.notify_all();
     follower_cv_.notify_all();
@@ -176,11 +172,7 @@ void BasicEngine<In, Out>::stop(StopMode mode) {
   // Whatever no lane was left to run (none could start, say) fails now.
   {
     std::lock_guard g(mu_);
-    while (!queue_.empty()) {
-      failed.push_back(std::move(queue_.front()));
-      queue_.pop_front();
-    }
-    clear_expiries_locked();
+    take_all_locked(failed);
     for (const Pending& p : failed) record_unrun(p, Outcome::kShuttingDown, now);
     counters_.shutdown += failed.size();
   }

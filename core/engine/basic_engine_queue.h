@@ -95,6 +95,15 @@ void BasicEngine<In, Out>::rebuild_expiries_locked() {
 }
 
 template <class In, class Out>
+void BasicEngine<In, Out>::take_all_locked(std::vector<Pending>& out) {
+  while (!queue_.empty()) {
+    out.push_back(std::move(queue_.front()));
+    queue_.pop_front();
+  }
+  clear_expiries_locked();
+}
+
+template <class In, class Out>
 void BasicEngine<In, Out>::clear_expiries_locked() {
   expiries_.clear();
   expiry_sorted_ = true;
@@ -164,6 +173,7 @@ void BasicEngine<In, Out>::reaper_loop() {
 
 template <class In, class Out>
 Expected<RequestId> BasicEngine<In, Out>::admit_locked(In&& input, Done&& done, TimePoint arrival,
+                                                       TimePoint admitted,
                                                        const SubmitOptions& so) {
   ++counters_.submitted;
   Error reject;
@@ -178,7 +188,7 @@ Expected<RequestId> BasicEngine<In, Out>::admit_locked(In&& input, Done&& done, 
     const RequestId id = next_id_++;
     StageTimes times;
     times.arrival = arrival;
-    times.admitted = clock_->now();
+    times.admitted = admitted;
     TimePoint expires = arrival + milliseconds(options_.request_timeout_ms);
     if (so.deadline) expires = std::min(expires, *so.deadline);
     add_expiry_locked(expires, id);
@@ -230,7 +240,8 @@ Expected<RequestId> BasicEngine<In, Out>::submit(In input, Done done, SubmitOpti
   const TimePoint arrival = clock_->now();
   if (Status v = check_input(input, arrival, done); !v) return v.error();
   std::unique_lock lk(mu_);
-  Expected<RequestId> id = admit_locked(std::move(input), std::move(done), arrival, so);
+  Expected<RequestId> id =
+      admit_locked(std::move(input), std::move(done), arrival, clock_->now(), so);
   if (id) {
     after_admit_locked(queue_.back().expires);
     return id;
@@ -260,10 +271,12 @@ std::vector<RequestId> BasicEngine<In, Out>::submit_many(std::span<In> inputs,
   admitted.reserve(inputs.size());
   {
     std::lock_guard g(mu_);
+    const TimePoint admitted_at = clock_->now();
     TimePoint earliest = kNever;
     for (size_t i = 0; i < inputs.size(); ++i) {
       if (!valid[i]) continue;
-      Expected<RequestId> id = admit_locked(std::move(inputs[i]), std::move(dones[i]), arrival, so);
+      Expected<RequestId> id =
+          admit_locked(std::move(inputs[i]), std::move(dones[i]), arrival, admitted_at, so);
       if (id) {
         admitted.push_back(*id);
         earliest = std::min(earliest, queue_.back().expires);

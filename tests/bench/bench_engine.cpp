@@ -1,6 +1,6 @@
 // Engine benchmarks. Each reports its figure as a counter:
-//   us_per_request     whole-process CPU time per request, no-op runner (one
-//                      producer thread, or P in BM_PerRequestProducers)
+//   us_per_request     whole-process CPU time per request, no-op runner, P
+//                      producer threads (1 or 8)
 //   wakeups_per_batch  cross-thread wake-ups the engine sends per batch
 //   efficiency         completed/s at saturation over the ideal B/(a + c*B)
 //   added_p50_us       median end-to-end latency minus run time at 10% load
@@ -54,21 +54,32 @@ Tensors small_input(size_t) {
   return in;
 }
 
-// range(1) = 1: each top-up of the closed loop goes in one submit_many().
+// B = max_batch_size; many = 1: each top-up of the closed loop goes in one
+// submit_many(); P producer threads share the 8 B requests in flight, each
+// topping up its share.
 void BM_PerRequest(benchmark::State& state) {
   const auto b = static_cast<uint32_t>(state.range(0));
   const bool many = state.range(1) == 1;
-  const size_t total = 200'000;
+  const auto producers = static_cast<size_t>(state.range(2));
+  const size_t per = 200'000 / producers;
+  const size_t total = per * producers;
+  const size_t window = std::max<size_t>(8 * b / producers, 2);
   double cpu = 0;
   EngineCounters c;
   for (auto _ : state) {
     Engine engine([](int) { return std::make_unique<NoopRunner>(); },
                   Options{.max_batch_size = b, .max_wait_us = 200, .queue_capacity = 1u << 16});
     if (!engine.start().ok()) state.SkipWithError("start failed");
-    bench::ClosedLoop loop(engine, 8 * b, 4 * b, small_input);
-    if (many) loop.use_submit_many();
     const double before = process_cpu_us();
-    loop.run(total);
+    std::vector<std::thread> threads;
+    for (size_t p = 0; p < producers; ++p) {
+      threads.emplace_back([&] {
+        bench::ClosedLoop loop(engine, window, window / 2, small_input);
+        if (many) loop.use_submit_many();
+        loop.run(per);
+      });
+    }
+    for (std::thread& t : threads) t.join();
     cpu = process_cpu_us() - before;
     c = engine.status().counters;
     engine.stop();
@@ -80,52 +91,13 @@ void BM_PerRequest(benchmark::State& state) {
   state.SetItemsProcessed(int64_t(total) * state.iterations());
 }
 BENCHMARK(BM_PerRequest)
-    ->ArgNames({"B", "many"})
-    ->Args({1, 0})
-    ->Args({8, 0})
-    ->Args({32, 0})
-    ->Args({128, 0})
-    ->Args({32, 1})
-    ->Iterations(1)
-    ->UseRealTime()
-    ->Unit(benchmark::kMillisecond);
-
-// As BM_PerRequest, with P producer threads sharing the same number of
-// requests in flight (8 B in all, each producer topping up its share).
-void BM_PerRequestProducers(benchmark::State& state) {
-  const auto b = static_cast<uint32_t>(state.range(0));
-  const auto producers = static_cast<size_t>(state.range(1));
-  const size_t total = 200'000;
-  const size_t per = total / producers;
-  double cpu = 0;
-  EngineCounters c;
-  for (auto _ : state) {
-    Engine engine([](int) { return std::make_unique<NoopRunner>(); },
-                  Options{.max_batch_size = b, .max_wait_us = 200, .queue_capacity = 1u << 16});
-    if (!engine.start().ok()) state.SkipWithError("start failed");
-    const size_t window = std::max<size_t>(8 * b / producers, 2);
-    const double before = process_cpu_us();
-    std::vector<std::thread> threads;
-    for (size_t p = 0; p < producers; ++p) {
-      threads.emplace_back([&] {
-        bench::ClosedLoop loop(engine, window, window / 2, small_input);
-        loop.run(per);
-      });
-    }
-    for (std::thread& t : threads) t.join();
-    cpu = process_cpu_us() - before;
-    c = engine.status().counters;
-    engine.stop();
-  }
-  state.counters["us_per_request"] = cpu / double(per * producers);
-  state.counters["wakeups_per_batch"] =
-      double(c.wakeups) / double(std::max<uint64_t>(c.batches, 1));
-  state.counters["mean_batch"] = double(c.ok) / double(std::max<uint64_t>(c.batches, 1));
-  state.SetItemsProcessed(int64_t(per * producers) * state.iterations());
-}
-BENCHMARK(BM_PerRequestProducers)
-    ->ArgNames({"B", "P"})
-    ->Args({32, 8})
+    ->ArgNames({"B", "many", "P"})
+    ->Args({1, 0, 1})
+    ->Args({8, 0, 1})
+    ->Args({32, 0, 1})
+    ->Args({128, 0, 1})
+    ->Args({32, 1, 1})
+    ->Args({32, 0, 8})
     ->Iterations(1)
     ->UseRealTime()
     ->Unit(benchmark::kMillisecond);
