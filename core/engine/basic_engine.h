@@ -49,6 +49,8 @@ namespace batchscope {
 
 namespace engine_detail {
 inline uint32_t u32(size_t v) { return static_cast<uint32_t>(std::min<size_t>(v, UINT32_MAX)); }
+// The stage times of a request answered at once, never queued.
+inline StageTimes refused_at(TimePoint t) { return StageTimes{t, t, {}, {}, {}, t}; }
 // Makes a new, never locked std::mutex spin briefly before sleeping (glibc's
 // adaptive mutex), for locks held for well under a microsecond by several
 // threads at once: waiting in the kernel costs far more than the hold.

@@ -200,7 +200,7 @@ Expected<RequestId> BasicEngine<In, Out>::admit_locked(In&& input, Done&& done, 
   }
   ++counters_.rejected;
   RequestRecord r;
-  r.times.arrival = r.times.admitted = r.times.completed = arrival;
+  r.times = engine_detail::refused_at(arrival);
   r.outcome = Outcome::kRejected;
   record_request(r);
   return reject;
@@ -223,7 +223,7 @@ Status BasicEngine<In, Out>::check_input(const In& input, TimePoint arrival, Don
   Status v = validator_(input);
   if (v) return v;
   RequestRecord r;
-  r.times.arrival = r.times.admitted = r.times.completed = arrival;
+  r.times = engine_detail::refused_at(arrival);
   r.outcome = Outcome::kInvalid;
   {
     std::lock_guard g(mu_);
@@ -247,8 +247,7 @@ Expected<RequestId> BasicEngine<In, Out>::submit(In input, Done done, SubmitOpti
     return id;
   }
   lk.unlock();
-  const StageTimes t{arrival, arrival, {}, {}, {}, arrival};
-  done(Response<Out>{0, id.error(), t, 0, 0});
+  done(Response<Out>{0, id.error(), engine_detail::refused_at(arrival), 0, 0});
   return id;
 }
 
@@ -261,7 +260,7 @@ std::vector<RequestId> BasicEngine<In, Out>::submit_many(std::span<In> inputs,
     const Error e{ErrorCode::kInvalidArgument,
                   "submit_many got " + std::to_string(inputs.size()) + " inputs and " +
                       std::to_string(dones.size()) + " callbacks"};
-    for (Done& d : dones) d(Response<Out>{0, e, StageTimes{arrival, arrival, {}, {}, {}, arrival}, 0, 0});
+    for (Done& d : dones) d(Response<Out>{0, e, engine_detail::refused_at(arrival), 0, 0});
     return {};
   }
   std::vector<bool> valid(inputs.size(), true);
@@ -286,7 +285,7 @@ std::vector<RequestId> BasicEngine<In, Out>::submit_many(std::span<In> inputs,
     }
     if (!admitted.empty()) after_admit_locked(earliest);
   }
-  const StageTimes t{arrival, arrival, {}, {}, {}, arrival};
+  const StageTimes t = engine_detail::refused_at(arrival);
   for (auto& [i, e] : rejected) dones[i](Response<Out>{0, std::move(e), t, 0, 0});
   return admitted;
 }

@@ -100,5 +100,31 @@ TEST(EngineValidator, RefusesBeforeAdmissionAndCountsIt) {
   EXPECT_EQ(records.requests[0].outcome, Outcome::kInvalid);
 }
 
+TEST(EngineValidator, SubmitManyRefusesOnlyTheBadInputs) {
+  auto clock = std::make_shared<ManualClock>();
+  Engine engine(SyntheticRunner::factory({}), Options{.max_batch_size = 2, .max_wait_us = 0},
+                clock);
+  ASSERT_TRUE(engine
+                  .set_validator([](const Tensors& in) {
+                    return in[0].numel() == 4 ? Status::Ok() : invalid_argument("want 4 values");
+                  })
+                  .ok());
+  ASSERT_TRUE(engine.start().ok());
+  test::Collector got;
+  std::vector<Tensors> in;
+  std::vector<Engine::Done> dones;
+  for (int n : {4, 3, 4}) {
+    in.push_back(test::input_of(float(n), n));
+    dones.push_back(got.callback());
+  }
+  EXPECT_EQ(engine.submit_many(in, dones), (std::vector<RequestId>{1, 2}));
+  ASSERT_TRUE(got.wait_for(3));
+  ASSERT_EQ(got.rejected().size(), 1u);
+  EXPECT_NE(got.rejected()[0].message.find("want 4 values"), std::string::npos);
+  EXPECT_TRUE(got.at(1).result.ok());
+  EXPECT_TRUE(got.at(2).result.ok());
+  EXPECT_EQ(engine.status().counters.invalid, 1u);
+}
+
 }  // namespace
 }  // namespace batchscope
