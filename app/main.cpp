@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "allocator.h"
 #include "demo.h"
 #ifdef BATCHSCOPE_WITH_TORCH
 #include "profile_cmd.h"
@@ -66,6 +67,7 @@ void print_version() {
 #else
   std::printf("built without LibTorch\n");
 #endif
+  std::printf("Allocator: %s\n", batchscope::allocator_name().c_str());
 }
 
 }  // namespace

@@ -239,9 +239,14 @@ template <class In, class Out>
 Expected<RequestId> BasicEngine<In, Out>::submit(In input, Done done, SubmitOptions so) {
   const TimePoint arrival = clock_->now();
   if (Status v = check_input(input, arrival, done); !v) return v.error();
-  std::unique_lock lk(mu_);
-  Expected<RequestId> id =
-      admit_locked(std::move(input), std::move(done), arrival, clock_->now(), so);
+  // Admitted when the lock is got: at arrival if it is free at once.
+  std::unique_lock lk(mu_, std::try_to_lock);
+  TimePoint admitted = arrival;
+  if (!lk.owns_lock()) {
+    lk.lock();
+    admitted = clock_->now();
+  }
+  Expected<RequestId> id = admit_locked(std::move(input), std::move(done), arrival, admitted, so);
   if (id) {
     after_admit_locked(queue_.back().expires);
     return id;
@@ -269,8 +274,12 @@ std::vector<RequestId> BasicEngine<In, Out>::submit_many(std::span<In> inputs,
   std::vector<RequestId> admitted;
   admitted.reserve(inputs.size());
   {
-    std::lock_guard g(mu_);
-    const TimePoint admitted_at = clock_->now();
+    std::unique_lock lk(mu_, std::try_to_lock);
+    TimePoint admitted_at = arrival;
+    if (!lk.owns_lock()) {
+      lk.lock();
+      admitted_at = clock_->now();
+    }
     TimePoint earliest = kNever;
     for (size_t i = 0; i < inputs.size(); ++i) {
       if (!valid[i]) continue;

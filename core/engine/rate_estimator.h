@@ -41,7 +41,12 @@ class RateEstimator {
     double decayed(TimePoint t) const {
       if (mass_ == 0.0) return 0.0;
       const double dt = std::chrono::duration<double>(t - last_).count();
-      return dt <= 0 ? mass_ : mass_ * std::exp(-dt / tau_s_);
+      return dt <= 0 ? mass_ : mass_ * decay(dt / tau_s_);
+    }
+    // exp(-x). Arrivals come microseconds apart, where x is tiny and four
+    // terms of its series agree with exp to 1e-13, at a fraction of the cost.
+    static double decay(double x) {
+      return x < 1e-3 ? 1.0 - x * (1.0 - x * (0.5 - x / 6.0)) : std::exp(-x);
     }
     double tau_s_;
     double mass_ = 0.0;
