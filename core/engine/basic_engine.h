@@ -166,6 +166,9 @@ class BasicEngine {
   // request's admission or the reason it is refused (recorded; the caller
   // answers it unlocked), and the wake-ups an admission calls for.
   Status check_input(const In& input, TimePoint arrival, Done& done);
+  // Takes the lock (lk holds mu_, unlocked); returns the admission time:
+  // the arrival when the lock was free, else the time it was got.
+  TimePoint lock_for_admission(std::unique_lock<std::mutex>& lk, TimePoint arrival);
   Expected<RequestId> admit_locked(In&& input, Done&& done, TimePoint arrival,
                                    TimePoint admitted, const SubmitOptions& so);
   void after_admit_locked(TimePoint earliest_new_expiry);

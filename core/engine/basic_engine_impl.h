@@ -3,6 +3,7 @@
 // instantiate the template (engine.cpp, batched_fn.h), not by its users.
 
 #include "basic_engine_control.h"
+#include "basic_engine_deadlines.h"
 #include "basic_engine_lanes.h"
 #include "basic_engine_planner.h"
 #include "basic_engine_queue.h"

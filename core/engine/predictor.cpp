@@ -1,6 +1,6 @@
 // The predictor's event loop. Each handler mirrors a piece of BasicEngine
-// (basic_engine_lanes.h, basic_engine_queue.h) or of the load driver, named
-// in its comment.
+// (basic_engine_lanes.h, basic_engine_queue.h, basic_engine_deadlines.h) or
+// of the load driver, named in its comment.
 
 #include "predictor.h"
 

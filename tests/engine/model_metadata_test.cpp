@@ -72,15 +72,14 @@ TEST(ModelMetadata, ValidateRefusesMalformedDeclarations) {
   EXPECT_FALSE(m.validate().ok());
 }
 
+Status wants_four_values(const Tensors& in) {
+  return in[0].numel() == 4 ? Status::Ok() : invalid_argument("want 4 values");
+}
+
 TEST(EngineValidator, RefusesBeforeAdmissionAndCountsIt) {
-  auto clock = std::make_shared<ManualClock>();
   Engine engine(SyntheticRunner::factory({}), Options{.max_batch_size = 2, .max_wait_us = 0},
-                clock);
-  ASSERT_TRUE(engine
-                  .set_validator([](const Tensors& in) {
-                    return in[0].numel() == 4 ? Status::Ok() : invalid_argument("want 4 values");
-                  })
-                  .ok());
+                std::make_shared<ManualClock>());
+  ASSERT_TRUE(engine.set_validator(wants_four_values).ok());
   ASSERT_TRUE(engine.start().ok());
   EXPECT_FALSE(engine.set_validator(nullptr).ok());  // fixed once started
   test::Collector got;
@@ -101,14 +100,9 @@ TEST(EngineValidator, RefusesBeforeAdmissionAndCountsIt) {
 }
 
 TEST(EngineValidator, SubmitManyRefusesOnlyTheBadInputs) {
-  auto clock = std::make_shared<ManualClock>();
   Engine engine(SyntheticRunner::factory({}), Options{.max_batch_size = 2, .max_wait_us = 0},
-                clock);
-  ASSERT_TRUE(engine
-                  .set_validator([](const Tensors& in) {
-                    return in[0].numel() == 4 ? Status::Ok() : invalid_argument("want 4 values");
-                  })
-                  .ok());
+                std::make_shared<ManualClock>());
+  ASSERT_TRUE(engine.set_validator(wants_four_values).ok());
   ASSERT_TRUE(engine.start().ok());
   test::Collector got;
   std::vector<Tensors> in;
