@@ -360,7 +360,10 @@ int run(const Args& a) {
   std::this_thread::sleep_for(std::chrono::milliseconds(1000));
   stop_stopping = true;
   stopping.join();
-  const bool stop_drained = traffic.drain(std::chrono::seconds(30));
+  // Longer than the server's send timeout (30 s by default): a connection
+  // whose client stopped reading is closed only when that timeout passes,
+  // and the requests queued behind it on that connection end with it.
+  const bool stop_drained = traffic.drain(std::chrono::seconds(60));
   const auto code = server.wait(std::chrono::seconds(60));
   uint64_t answered = tally.answered_total();
   std::printf("  sent %llu while stopping; answers:",
