@@ -135,19 +135,17 @@ class BasicEngine {
     StageTimes times;
     TimePoint expires;
   };
-  struct Meta {
-    RequestId id;
-    Done done;
-    StageTimes times;
-  };
   struct Expiry {
     TimePoint expires;
     RequestId id;
     bool operator>(const Expiry& o) const { return expires > o.expires; }
   };
   struct LaneScratch {
+    // The batch cut: moved out of queue_ under the lock (the whole ring is
+    // swapped when the batch takes every queued request); its inputs are
+    // moved to `inputs` after the lock is released.
+    RingQueue<Pending> batch;
     std::vector<In> inputs;
-    std::vector<Meta> metas;
     std::vector<Pending> unrun;
     std::vector<RequestRecord> records;
   };
@@ -171,21 +169,34 @@ class BasicEngine {
   TimePoint lock_for_admission(std::unique_lock<std::mutex>& lk, TimePoint arrival);
   Expected<RequestId> admit_locked(In&& input, Done&& done, TimePoint arrival,
                                    TimePoint admitted, const SubmitOptions& so);
-  void after_admit_locked(TimePoint earliest_new_expiry);
+  // The sleeping engine threads an admission must wake. They are notified
+  // after the lock is released, so that a woken thread does not at once
+  // block on the lock its waker still holds.
+  struct Wakes {
+    bool leader = false, follower = false, reaper = false;
+  };
+  Wakes after_admit_locked(TimePoint earliest_new_expiry);
+  void notify(Wakes w);
   void take_expired(TimePoint now, std::vector<Pending>& out);
   TimePoint earliest_expiry();
   void add_expiry_locked(TimePoint expires, RequestId id);
-  void clear_expiries_locked();    // the queue has emptied
-  void rebuild_expiries_locked();  // a heap of the queued requests alone
+  void clear_expiries_locked();   // the queue has emptied
+  void prune_expiries_locked();   // drops the entries of departed requests
+  void drop_departed_expiries();  // from the heap's top, until a queued one
   void take_all_locked(std::vector<Pending>& out);  // empties the queue into out
   // The queued request with this id: its position, or queue_.size() if none.
   size_t find_queued(RequestId id) const;
   void record_unrun(const Pending& p, Outcome outcome, TimePoint now);
   void record_request(const RequestRecord& r);
+  void record_requests(std::span<const RequestRecord> rs);  // as many record_request()
   // Calls each request's callback with `error`; must be called unlocked.
   void fail_all(std::vector<Pending>& pending, ErrorCode code, const std::string& message,
                 TimePoint now);
   void wake_leader_locked();
+  // Marks a wake-up of the parked leader (or the reaper, for a deadline
+  // before the one it has armed) as sent; true when one is due.
+  bool leader_wake_due_locked();
+  bool reaper_wake_due_locked(TimePoint expires);
   void reaper_loop();
   // Called when no lane leads: makes sure the reaper watches the earliest deadline.
   void arm_reaper_locked(TimePoint expires);
@@ -213,13 +224,11 @@ class BasicEngine {
   std::unique_ptr<Strategy> strategy_;
   uint64_t strategy_generation_ = 0;  // bumped when strategy_ is replaced
   RingQueue<Pending> queue_;          // ids strictly increasing front to back
-  // Request deadlines. While every queued request expires no earlier than
-  // those ahead of it (the usual case: one request_timeout_ms, no earlier
-  // per-request deadline) the queue itself is in expiry order and the heap
-  // is empty; the first request out of order builds the heap, which serves
-  // until the queue next empties.
-  bool expiry_sorted_ = true;
-  std::vector<Expiry> expiries_;  // min-heap; entries of departed requests are dropped lazily
+  // Request deadlines (basic_engine_deadlines.h): the latest admitted since
+  // the queue last emptied, and a min-heap of the requests that expire
+  // before it; entries of departed requests are dropped lazily.
+  TimePoint latest_expiry_{};
+  std::vector<Expiry> expiries_;
   RequestId next_id_ = 1;
   uint64_t next_batch_id_ = 1;
   RateEstimator arrivals_;

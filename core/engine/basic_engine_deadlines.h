@@ -12,71 +12,88 @@
 
 namespace batchscope {
 
+// How deadlines are kept. A request that expires no earlier than every
+// request admitted before it (since the queue last emptied) is "in order";
+// the rest go on a min-heap. In-order requests expire in queue order and no
+// earlier than anything ahead of them, so the earliest deadline queued is
+// the smaller of the front's and the heap's top. With one timeout for all,
+// only requests whose arrival was read just before another producer's are
+// out of order, so the heap stays small.
+
+template <class In, class Out>
+void BasicEngine<In, Out>::drop_departed_expiries() {
+  while (!expiries_.empty()) {
+    const RequestId id = expiries_.front().id;
+    // Most leave from the front (cut or expired), which needs no search.
+    const bool gone = queue_.empty() || id < queue_.front().id || find_queued(id) == queue_.size();
+    if (!gone) return;
+    std::pop_heap(expiries_.begin(), expiries_.end(), std::greater<>());
+    expiries_.pop_back();
+  }
+}
+
 template <class In, class Out>
 void BasicEngine<In, Out>::take_expired(TimePoint now, std::vector<Pending>& out) {
-  if (expiry_sorted_) {
-    while (!queue_.empty() && queue_.front().expires <= now) {
+  const size_t first = out.size();
+  for (;;) {
+    drop_departed_expiries();
+    if (!queue_.empty() && queue_.front().expires <= now) {
       out.push_back(std::move(queue_.front()));
       queue_.pop_front();
-    }
-  } else {
-    while (!expiries_.empty() && expiries_.front().expires <= now) {
-      std::pop_heap(expiries_.begin(), expiries_.end(), std::greater<>());
-      const RequestId id = expiries_.back().id;
-      expiries_.pop_back();
-      const size_t at = find_queued(id);
-      if (at == queue_.size()) continue;
+    } else if (!expiries_.empty() && expiries_.front().expires <= now) {
+      const size_t at = find_queued(expiries_.front().id);
       out.push_back(std::move(queue_[at]));
       queue_.erase(at);
+    } else {
+      break;
     }
-    if (queue_.empty()) clear_expiries_locked();
   }
-  for (const Pending& p : out) record_unrun(p, Outcome::kTimedOut, now);
-  counters_.timed_out += out.size();
+  if (queue_.empty()) clear_expiries_locked();
+  for (size_t i = first; i < out.size(); ++i) record_unrun(out[i], Outcome::kTimedOut, now);
+  counters_.timed_out += out.size() - first;
 }
 
 template <class In, class Out>
 TimePoint BasicEngine<In, Out>::earliest_expiry() {
-  if (expiry_sorted_) return queue_.empty() ? kNever : queue_.front().expires;
-  while (!expiries_.empty() && find_queued(expiries_.front().id) == queue_.size()) {
-    std::pop_heap(expiries_.begin(), expiries_.end(), std::greater<>());
-    expiries_.pop_back();
-  }
-  return expiries_.empty() ? kNever : expiries_.front().expires;
+  if (queue_.empty()) return kNever;
+  drop_departed_expiries();
+  const TimePoint front = queue_.front().expires;
+  return expiries_.empty() ? front : std::min(front, expiries_.front().expires);
 }
 
 // Called before the request is appended to queue_.
 template <class In, class Out>
 void BasicEngine<In, Out>::add_expiry_locked(TimePoint expires, RequestId id) {
-  if (expiry_sorted_) {
-    if (queue_.empty() || queue_.back().expires <= expires) return;
-    expiry_sorted_ = false;  // out of order: every queued request goes on the heap
-    rebuild_expiries_locked();
+  if (queue_.empty() || expires >= latest_expiry_) {
+    latest_expiry_ = expires;
+    return;
   }
   expiries_.push_back({expires, id});
   std::push_heap(expiries_.begin(), expiries_.end(), std::greater<>());
 }
 
 template <class In, class Out>
-void BasicEngine<In, Out>::rebuild_expiries_locked() {
-  expiries_.clear();
-  for (size_t i = 0; i < queue_.size(); ++i) expiries_.push_back({queue_[i].expires, queue_[i].id});
+void BasicEngine<In, Out>::prune_expiries_locked() {
+  std::erase_if(expiries_, [&](const Expiry& e) { return find_queued(e.id) == queue_.size(); });
   std::make_heap(expiries_.begin(), expiries_.end(), std::greater<>());
 }
 
 template <class In, class Out>
 void BasicEngine<In, Out>::clear_expiries_locked() {
   expiries_.clear();
-  expiry_sorted_ = true;
+}
+
+template <class In, class Out>
+bool BasicEngine<In, Out>::reaper_wake_due_locked(TimePoint expires) {
+  if (!reaper_parked_ || reaper_wake_pending_ || expires >= reaper_until_) return false;
+  reaper_wake_pending_ = true;
+  ++counters_.wakeups;
+  return true;
 }
 
 template <class In, class Out>
 void BasicEngine<In, Out>::arm_reaper_locked(TimePoint expires) {
-  if (reaper_parked_ && !reaper_wake_pending_ && expires < reaper_until_) {
-    reaper_wake_pending_ = true;
-    ++counters_.wakeups;
-    reaper_cv_.notify_one();
-  }
+  if (reaper_wake_due_locked(expires)) reaper_cv_.notify_one();
 }
 
 template <class In, class Out>

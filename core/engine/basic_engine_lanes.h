@@ -152,20 +152,20 @@ void BasicEngine<In, Out>::cut(size_t n, BatchReason reason, TimePoint now, int 
                                LaneScratch& s, BatchRecord& b) {
   n = std::min(n, queue_.size());
   const uint32_t depth_before = engine_detail::u32(queue_.size());
-  s.inputs.clear();
-  s.metas.clear();
   b = BatchRecord{};
   b.oldest_arrival = queue_.front().times.arrival;
-  for (size_t i = 0; i < n; ++i) {
-    Pending& p = queue_.front();
-    s.inputs.push_back(std::move(p.input));
-    s.metas.push_back(Meta{p.id, std::move(p.done), p.times});
-    queue_.pop_front();
+  if (n == queue_.size() && s.batch.empty()) {
+    queue_.swap(s.batch);  // the whole queue, without moving a request
+  } else {
+    for (size_t i = 0; i < n; ++i) {
+      s.batch.push_back(std::move(queue_.front()));
+      queue_.pop_front();
+    }
   }
   if (queue_.empty()) {
     clear_expiries_locked();
-  } else if (expiries_.size() > 2 * queue_.size() + 64) {  // drop departed requests' entries
-    rebuild_expiries_locked();
+  } else if (expiries_.size() > 2 * queue_.size() + 64) {
+    prune_expiries_locked();
   }
   b.id = next_batch_id_++;
   b.size = engine_detail::u32(n);
@@ -184,7 +184,9 @@ template <class In, class Out>
 void BasicEngine<In, Out>::run_batch(Runner& runner, std::unique_lock<std::mutex>& lk,
                                      LaneScratch& s, BatchRecord& batch) {
   lk.unlock();
-  const size_t n = s.inputs.size();
+  const size_t n = s.batch.size();
+  s.inputs.clear();
+  for (size_t i = 0; i < n; ++i) s.inputs.push_back(std::move(s.batch[i].input));
   batch.run_start = clock_->now();
   Expected<std::vector<Out>> result = Error{ErrorCode::kInternal, "the runner did not run"};
   try {
@@ -202,7 +204,8 @@ void BasicEngine<In, Out>::run_batch(Runner& runner, std::unique_lock<std::mutex
   batch.failed = !result.ok();
   const TimePoint completed = clock_->now();
   s.records.clear();
-  for (Meta& m : s.metas) {
+  for (size_t i = 0; i < n; ++i) {
+    Pending& m = s.batch[i];
     StageTimes& t = m.times;
     t.batched = batch.batched;
     t.run_start = batch.run_start;
@@ -216,7 +219,7 @@ void BasicEngine<In, Out>::run_batch(Runner& runner, std::unique_lock<std::mutex
   // sees it in the counters.
   (batch.failed ? counters_.model_errors : counters_.ok) += n;
   if (batch.failed) ++counters_.failed_batches;
-  for (const RequestRecord& r : s.records) record_request(r);
+  record_requests(s.records);
   if (records_.batches.size() < record_capacity_) {
     records_.batches.push_back(batch);
   } else if (record_capacity_ > 0) {
@@ -233,7 +236,7 @@ void BasicEngine<In, Out>::run_batch(Runner& runner, std::unique_lock<std::mutex
   lk.unlock();
   uint64_t callback_failures = 0;
   for (size_t i = 0; i < n; ++i) {
-    Meta& m = s.metas[i];
+    Pending& m = s.batch[i];
     Response<Out> r{
         m.id,
         batch.failed ? Expected<Out>(result.error()) : Expected<Out>(std::move(result.value()[i])),
@@ -245,6 +248,7 @@ void BasicEngine<In, Out>::run_batch(Runner& runner, std::unique_lock<std::mutex
     }
     m.done = nullptr;  // release captured state on this thread, now
   }
+  s.batch.clear();
   // On an injected clock the strategy's work is done here, before the lane
   // leads again: it takes no time on that clock, as in the predictor.
   StrategyApply apply;

@@ -23,6 +23,18 @@ void BasicEngine<In, Out>::record_request(const RequestRecord& r) {
 }
 
 template <class In, class Out>
+void BasicEngine<In, Out>::record_requests(std::span<const RequestRecord> rs) {
+  auto& to = records_.requests;
+  const size_t room = record_capacity_ > to.size() ? record_capacity_ - to.size() : 0;
+  const size_t kept = std::min(room, rs.size());
+  to.insert(to.end(), rs.begin(), rs.begin() + static_cast<std::ptrdiff_t>(kept));
+  if (record_capacity_ > 0 && kept < rs.size()) {
+    records_.dropped += rs.size() - kept;
+    counters_.records_dropped += rs.size() - kept;
+  }
+}
+
+template <class In, class Out>
 void BasicEngine<In, Out>::record_unrun(const Pending& p, Outcome outcome, TimePoint now) {
   RequestRecord r{p.id, 0, p.times, 0, outcome};
   r.times.completed = now;
@@ -74,12 +86,16 @@ void BasicEngine<In, Out>::fail_all(std::vector<Pending>& pending, ErrorCode cod
 }
 
 template <class In, class Out>
+bool BasicEngine<In, Out>::leader_wake_due_locked() {
+  if (!leader_parked_ || wake_pending_) return false;
+  wake_pending_ = true;
+  ++counters_.wakeups;
+  return true;
+}
+
+template <class In, class Out>
 void BasicEngine<In, Out>::wake_leader_locked() {
-  if (leader_parked_ && !wake_pending_) {
-    wake_pending_ = true;
-    ++counters_.wakeups;
-    leader_cv_.notify_one();
-  }
+  if (leader_wake_due_locked()) leader_cv_.notify_one();
 }
 
 template <class In, class Out>
@@ -103,7 +119,7 @@ Expected<RequestId> BasicEngine<In, Out>::admit_locked(In&& input, Done&& done, 
     TimePoint expires = arrival + milliseconds(options_.request_timeout_ms);
     if (so.deadline) expires = std::min(expires, *so.deadline);
     add_expiry_locked(expires, id);
-    queue_.push_back(Pending{id, std::move(input), std::move(done), times, expires});
+    queue_.emplace_back(id, std::move(input), std::move(done), times, expires);
     arrivals_.observe(arrival);
     peak_depth_ = std::max(peak_depth_, engine_detail::u32(queue_.size()));
     ++counters_.admitted;
@@ -118,14 +134,23 @@ Expected<RequestId> BasicEngine<In, Out>::admit_locked(In&& input, Done&& done, 
 }
 
 template <class In, class Out>
-void BasicEngine<In, Out>::after_admit_locked(TimePoint earliest) {
-  if (queue_.size() >= wake_at_size_ || earliest < leader_until_) wake_leader_locked();
+typename BasicEngine<In, Out>::Wakes BasicEngine<In, Out>::after_admit_locked(TimePoint earliest) {
+  Wakes w;
+  if (queue_.size() >= wake_at_size_ || earliest < leader_until_) w.leader = leader_wake_due_locked();
   if (!leader_present_ && followers_waiting_ > 0 && !promote_pending_) {
     promote_pending_ = true;
     ++counters_.wakeups;
-    follower_cv_.notify_one();
+    w.follower = true;
   }
-  if (!leader_present_ && !promote_pending_) arm_reaper_locked(earliest);
+  if (!leader_present_ && !promote_pending_) w.reaper = reaper_wake_due_locked(earliest);
+  return w;
+}
+
+template <class In, class Out>
+void BasicEngine<In, Out>::notify(Wakes w) {
+  if (w.leader) leader_cv_.notify_one();
+  if (w.follower) follower_cv_.notify_one();
+  if (w.reaper) reaper_cv_.notify_one();
 }
 
 template <class In, class Out>
@@ -162,7 +187,9 @@ Expected<RequestId> BasicEngine<In, Out>::submit(In input, Done done, SubmitOpti
   const TimePoint admitted = lock_for_admission(lk, arrival);
   Expected<RequestId> id = admit_locked(std::move(input), std::move(done), arrival, admitted, so);
   if (id) {
-    after_admit_locked(queue_.back().expires);
+    const Wakes w = after_admit_locked(queue_.back().expires);
+    lk.unlock();
+    notify(w);
     return id;
   }
   lk.unlock();
@@ -187,6 +214,7 @@ std::vector<RequestId> BasicEngine<In, Out>::submit_many(std::span<In> inputs,
   std::vector<std::pair<size_t, Error>> rejected;
   std::vector<RequestId> admitted;
   admitted.reserve(inputs.size());
+  Wakes wakes;
   {
     std::unique_lock lk(mu_, std::defer_lock);
     const TimePoint admitted_at = lock_for_admission(lk, arrival);
@@ -202,8 +230,9 @@ std::vector<RequestId> BasicEngine<In, Out>::submit_many(std::span<In> inputs,
         rejected.emplace_back(i, id.error());
       }
     }
-    if (!admitted.empty()) after_admit_locked(earliest);
+    if (!admitted.empty()) wakes = after_admit_locked(earliest);
   }
+  notify(wakes);
   const StageTimes t = engine_detail::refused_at(arrival);
   for (auto& [i, e] : rejected) dones[i](Response<Out>{0, std::move(e), t, 0, 0});
   return admitted;

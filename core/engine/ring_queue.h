@@ -51,6 +51,13 @@ class RingQueue {
     ++size_;
   }
 
+  template <class... A>
+  void emplace_back(A&&... a) {
+    if (size_ == cap_) grow();
+    ::new (static_cast<void*>(&data_[(head_ + size_) & (cap_ - 1)])) T(std::forward<A>(a)...);
+    ++size_;
+  }
+
   void pop_front() {
     data_[head_].~T();
     head_ = (head_ + 1) & (cap_ - 1);
@@ -65,6 +72,15 @@ class RingQueue {
 
   void clear() {
     while (size_ > 0) pop_front();
+  }
+
+  // Exchanges contents and storage in O(1): a consumer takes a whole queue
+  // at once and hands over an empty one.
+  void swap(RingQueue& o) noexcept {
+    std::swap(data_, o.data_);
+    std::swap(cap_, o.cap_);
+    std::swap(head_, o.head_);
+    std::swap(size_, o.size_);
   }
 
  private:

@@ -2,8 +2,10 @@
 // timeouts mixed in, checked against invariants that must hold whatever the
 // seed: exactly one response per request, each its own result, FIFO cuts, no
 // batch over the cap in force, no dispatch later than the deadline plus one
-// clock step, nothing expired or cancelled reaches the model, and metrics
-// that equal the ground truth.
+// clock step, nothing expired or cancelled reaches the model, every request
+// (some with a deadline of their own, out of queue order) timed out on the
+// first clock step at or after its deadline, and metrics that equal the
+// ground truth.
 
 #include <gtest/gtest.h>
 
@@ -28,6 +30,7 @@ class Invariants : public ::testing::TestWithParam<Params> {};
 struct Sent {
   float value;
   TimePoint arrival;
+  TimePoint expires;  // the timeout in force at admission, or its own earlier deadline
 };
 
 // Quantile by nearest rank, the histogram's definition.
@@ -77,9 +80,13 @@ TEST_P(Invariants, HoldUnderRandomTraffic) {
     const int arrivals = static_cast<int>(uni(0, 3) == 0 ? uni(0, 40) : uni(0, 4));
     for (int i = 0; i < arrivals; ++i) {
       const float v = next_value++;
-      auto id = engine.submit(input_of(v), got.callback());
+      SubmitOptions so;
+      if (uni(0, 3) == 0) so.deadline = clock->now() + microseconds(uni(0, 3000));
+      TimePoint expires = clock->now() + milliseconds(opts.request_timeout_ms);
+      if (so.deadline) expires = std::min(expires, *so.deadline);
+      auto id = engine.submit(input_of(v), got.callback(), so);
       if (id.ok()) {
-        sent[*id] = {v, clock->now()};
+        sent[*id] = {v, clock->now(), expires};
       } else {
         ASSERT_EQ(id.error().code, ErrorCode::kQueueFull);
         ++rejected;
@@ -148,11 +155,14 @@ TEST_P(Invariants, HoldUnderRandomTraffic) {
       const TimePoint deadline = s.arrival + microseconds(wait);
       const auto first_step = std::lower_bound(steps.begin(), steps.end(), deadline);
       if (first_step != steps.end()) EXPECT_LE(r.times.batched, *first_step) << "request " << r.id;
+      EXPECT_LT(r.times.batched, s.expires) << "request " << r.id << " ran past its deadline";
       totals_ns.push_back(static_cast<uint64_t>((r.times.completed - r.times.arrival).count()));
     } else if (r.result.error().code == ErrorCode::kTimedOut) {
       ++timed_out;
       EXPECT_EQ(ran.count(s.value), 0u) << "a timed-out request reached the model";
-      EXPECT_GE(r.times.completed - s.arrival, milliseconds(1));
+      EXPECT_GE(r.times.completed, s.expires) << "request " << r.id << " timed out early";
+      const auto due = std::lower_bound(steps.begin(), steps.end(), s.expires);
+      if (due != steps.end()) EXPECT_LE(r.times.completed, *due) << "request " << r.id << " timed out late";
     } else {
       ASSERT_EQ(r.result.error().code, ErrorCode::kCancelled) << r.result.error().message;
       ++cancelled_seen;
