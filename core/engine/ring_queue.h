@@ -54,7 +54,12 @@ class RingQueue {
   template <class... A>
   void emplace_back(A&&... a) {
     if (size_ == cap_) grow();
-    ::new (static_cast<void*>(&data_[(head_ + size_) & (cap_ - 1)])) T(std::forward<A>(a)...);
+    void* at = &data_[(head_ + size_) & (cap_ - 1)];
+    if constexpr (std::is_aggregate_v<T>) {
+      ::new (at) T{std::forward<A>(a)...};  // Clang 14 lacks C++20's T(...) for aggregates
+    } else {
+      ::new (at) T(std::forward<A>(a)...);
+    }
     ++size_;
   }
 
