@@ -14,12 +14,7 @@ namespace batchscope {
 
 template <class In, class Out>
 void BasicEngine<In, Out>::record_request(const RequestRecord& r) {
-  if (records_.requests.size() < record_capacity_) {
-    records_.requests.push_back(r);
-  } else if (record_capacity_ > 0) {
-    ++records_.dropped;
-    ++counters_.records_dropped;
-  }
+  record_requests(std::span(&r, 1));
 }
 
 template <class In, class Out>
