@@ -374,9 +374,13 @@ void ModelPanel::show_model(const LoadedModel& m) {
     const QString here = QString("at b = %1 it is %2")
                              .arg(m.profile[at].batch)
                              .arg(times_text(speedup_at(m.profile, at)));
+    // The straight-line fit's asymptote understates a convex t(b); "up to"
+    // is never less than a speedup that was measured.
+    double up_to = m.asymptotic_speedup;
+    for (size_t i = 0; i < m.profile.size(); ++i) up_to = std::max(up_to, speedup_at(m.profile, i));
     speedup_->setText(m.asymptotic_speedup > 0
                           ? QString("Batching can make each item up to %1 cheaper; %2.")
-                                .arg(times_text(m.asymptotic_speedup), here)
+                                .arg(times_text(up_to), here)
                           : QString("Batching buys little here: a batch has no fixed cost to "
                                     "share (%1).")
                                 .arg(here));
