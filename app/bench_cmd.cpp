@@ -25,7 +25,8 @@
 namespace batchscope {
 
 std::string bench_help() {
-  return "usage: batchscope bench [--model PATH | --synthetic A_US,C_US[,L_US]] [--pattern NAME]\n"
+  return "usage: batchscope bench [--model PATH | --synthetic A_US,C_US[,L_US]]\n"
+         "                        [--pattern constant|poisson|burst|ramp|step|sine|trace|closed]\n"
          "                        [pattern parameters] [--duration S] [--requests N] [--seed N]\n"
          "                        [--target inproc|self-http|predict|URL] [--cost FILE] "
          "[--cost-out FILE] [--payload "

@@ -9,8 +9,10 @@
 #include <iostream>
 #include <thread>
 
+#include "app_resources.h"
 #include "cli_args.h"
 #include "gen_main_window.h"
+#include "install_paths.h"
 #include "lm_setup.h"
 #include "model_loader.h"
 #include "model_setup.h"
@@ -125,6 +127,8 @@ int run_gen_gui(int argc, char** argv, std::map<std::string, std::string> flags)
   QApplication app(argc, argv);
   QApplication::setOrganizationName("Batchscope");
   QApplication::setApplicationName("batchscope");
+  QApplication::setWindowIcon(app_icon());
+  QGuiApplication::setDesktopFileName("org.batchscope.Batchscope");
   auto lm = make_lm(*choice);
   if (!lm) return fail(lm.error().message, 1);
   cfg.model_text = lm->runner->info().name + " (" + lm->device + ")";
@@ -244,6 +248,8 @@ int run_gui(int argc, char** argv, const std::vector<std::string>& args) {
   QApplication app(argc, argv);
   QApplication::setOrganizationName("Batchscope");
   QApplication::setApplicationName("batchscope");
+  QApplication::setWindowIcon(app_icon());
+  QGuiApplication::setDesktopFileName("org.batchscope.Batchscope");
   // A screenshot shows the defaults, whatever this machine saved.
   const bool remember = !fresh && screenshot.empty();
   cfg.restore_settings = remember;
@@ -266,6 +272,7 @@ int run_gui(int argc, char** argv, const std::vector<std::string>& args) {
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   const int blas = std::max(1, (cores - 1) / static_cast<int>(cfg.options.num_lanes));
   cfg.loader = make_model_loader(blas);
+  if (const std::string dir = models_dir(); !dir.empty()) cfg.models_dir = QString::fromStdString(dir);
 #ifdef BATCHSCOPE_WITH_TORCH
   cfg.devices = available_devices();
 #endif

@@ -3,6 +3,7 @@
 #include <thread>
 
 #include "cli_args.h"
+#include "install_paths.h"
 #include "synthetic_lm.h"
 
 #ifdef BATCHSCOPE_WITH_TORCH
@@ -16,7 +17,7 @@ bool wants_lm(const std::map<std::string, std::string>& flags, const std::string
   if (flags.count("synthetic")) return false;
 #ifdef BATCHSCOPE_WITH_TORCH
   const auto it = flags.find("model");
-  return is_generative_sidecar(it == flags.end() ? default_path : it->second);
+  return is_generative_sidecar(find_model(it == flags.end() ? default_path : it->second));
 #else
   (void)default_path;
   return false;
@@ -58,6 +59,7 @@ Expected<LmChoice> take_lm_flags(std::map<std::string, std::string>& flags,
     c.cache_tokens = static_cast<int>(*n);
     flags.erase(it);
   }
+  if (!c.synthetic) c.path = find_model(c.path);
   return c;
 }
 

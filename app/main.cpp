@@ -7,6 +7,8 @@
 
 #include "allocator.h"
 #include "demo.h"
+#include "help_pages.h"
+#include "install_paths.h"
 #ifdef BATCHSCOPE_WITH_TORCH
 #include "profile_cmd.h"
 #endif
@@ -51,7 +53,8 @@ const char* kUsage =
     "  import    read a Triton config.pbtxt or Batchscope JSON into Batchscope JSON\n"
 #endif
     "\n"
-    "Run 'batchscope COMMAND --help' for a command's options.\n";
+    "Run 'batchscope COMMAND --help' for a command's options. --man prints the manual\n"
+    "page and --bash-completion the bash completion script, both made from these texts.\n";
 
 void print_version() {
   std::printf("batchscope %s\n", BATCHSCOPE_VERSION);
@@ -68,6 +71,51 @@ void print_version() {
   std::printf("built without LibTorch\n");
 #endif
   std::printf("Allocator: %s\n", batchscope::allocator_name().c_str());
+  const std::string models = batchscope::models_dir();
+  std::printf("Models: %s\n",
+              models.empty() ? "none found (set BATCHSCOPE_MODELS to a folder of .pt files)"
+                             : models.c_str());
+}
+
+// Every command: its name, its --help text and how it runs.
+struct Command {
+  const char* name;
+  std::string (*help)();
+  int (*run)(int argc, char** argv, const std::vector<std::string>& args);
+};
+
+const std::vector<Command>& commands() {
+  using batchscope::run_demo;
+  static const std::vector<Command> list = {
+#ifdef BATCHSCOPE_WITH_QT
+      {"gui", batchscope::gui_help,
+       [](int argc, char** argv, const std::vector<std::string>& a) { return batchscope::run_gui(argc, argv, a); }},
+#endif
+      {"demo", batchscope::demo_help, [](int, char**, const std::vector<std::string>& a) { return run_demo(a); }},
+#ifdef BATCHSCOPE_WITH_TORCH
+      {"profile", batchscope::profile_help,
+       [](int, char**, const std::vector<std::string>& a) { return batchscope::run_profile(a); }},
+#endif
+#ifdef BATCHSCOPE_WITH_QT
+      {"serve", batchscope::serve_help,
+       [](int argc, char** argv, const std::vector<std::string>& a) { return batchscope::run_serve(argc, argv, a); }},
+      {"bench", batchscope::bench_help,
+       [](int argc, char** argv, const std::vector<std::string>& a) { return batchscope::run_bench(argc, argv, a); }},
+      {"tune", batchscope::tune_help,
+       [](int, char**, const std::vector<std::string>& a) { return batchscope::run_tune(a); }},
+      {"export", batchscope::export_help,
+       [](int, char**, const std::vector<std::string>& a) { return batchscope::run_export(a); }},
+      {"import", batchscope::import_help,
+       [](int, char**, const std::vector<std::string>& a) { return batchscope::run_import(a); }},
+#endif
+  };
+  return list;
+}
+
+std::vector<batchscope::CommandHelp> command_helps() {
+  std::vector<batchscope::CommandHelp> helps;
+  for (const Command& c : commands()) helps.push_back({c.name, c.help()});
+  return helps;
 }
 
 }  // namespace
@@ -82,83 +130,33 @@ int main(int argc, char** argv) {
     print_version();
     return 0;
   }
-  std::string command = "demo";
+  if (!args.empty() && args[0] == "--man") {
+    std::fputs(batchscope::man_page(BATCHSCOPE_VERSION, kUsage, command_helps()).c_str(), stdout);
+    return 0;
+  }
+  if (!args.empty() && args[0] == "--bash-completion") {
+    const std::vector<std::string> top = {"--help", "--version", "--man", "--bash-completion"};
+    std::fputs(batchscope::bash_completion(command_helps(), top).c_str(), stdout);
+    return 0;
+  }
+  std::string name = "demo";
 #ifdef BATCHSCOPE_WITH_QT
-  if (batchscope::display_available()) command = "gui";
+  if (batchscope::display_available()) name = "gui";
 #endif
   if (!args.empty() && args[0].rfind("--", 0) != 0) {
-    command = args[0];
+    name = args[0];
     args.erase(args.begin());
   }
-  if (command == "demo") {
+  for (const Command& c : commands()) {
+    if (name != c.name) continue;
     for (const std::string& a : args) {
       if (a == "--help" || a == "-h") {
-        std::fputs(batchscope::demo_help().c_str(), stdout);
+        std::fputs(c.help().c_str(), stdout);
         return 0;
       }
     }
-    return batchscope::run_demo(args);
+    return c.run(argc, argv, args);
   }
-#ifdef BATCHSCOPE_WITH_QT
-  if (command == "serve") {
-    for (const std::string& a : args) {
-      if (a == "--help" || a == "-h") {
-        std::fputs(batchscope::serve_help().c_str(), stdout);
-        return 0;
-      }
-    }
-    return batchscope::run_serve(argc, argv, args);
-  }
-  if (command == "gui") {
-    for (const std::string& a : args) {
-      if (a == "--help" || a == "-h") {
-        std::fputs(batchscope::gui_help().c_str(), stdout);
-        return 0;
-      }
-    }
-    return batchscope::run_gui(argc, argv, args);
-  }
-  if (command == "bench") {
-    for (const std::string& a : args) {
-      if (a == "--help" || a == "-h") {
-        std::fputs(batchscope::bench_help().c_str(), stdout);
-        return 0;
-      }
-    }
-    return batchscope::run_bench(argc, argv, args);
-  }
-  if (command == "tune") {
-    for (const std::string& a : args) {
-      if (a == "--help" || a == "-h") {
-        std::fputs(batchscope::tune_help().c_str(), stdout);
-        return 0;
-      }
-    }
-    return batchscope::run_tune(args);
-  }
-  if (command == "export" || command == "import") {
-    const bool is_export = command == "export";
-    for (const std::string& a : args) {
-      if (a == "--help" || a == "-h") {
-        std::fputs((is_export ? batchscope::export_help() : batchscope::import_help()).c_str(),
-                   stdout);
-        return 0;
-      }
-    }
-    return is_export ? batchscope::run_export(args) : batchscope::run_import(args);
-  }
-#endif
-#ifdef BATCHSCOPE_WITH_TORCH
-  if (command == "profile") {
-    for (const std::string& a : args) {
-      if (a == "--help" || a == "-h") {
-        std::fputs(batchscope::profile_help().c_str(), stdout);
-        return 0;
-      }
-    }
-    return batchscope::run_profile(args);
-  }
-#endif
-  std::cerr << "batchscope: unknown command '" << command << "'\n\n" << kUsage;
+  std::cerr << "batchscope: unknown command '" << name << "'\n\n" << kUsage;
   return 2;
 }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cli_args.h"
+#include "install_paths.h"
 #include "model_setup.h"
 #include "text_out.h"
 
@@ -210,7 +211,9 @@ Expected<LoadedModel> load_model(const ModelRequest& r, const LoadProgress& prog
                                  int blas_threads) {
   if (is_synthetic(r.path)) return load_synthetic(r, progress);
 #ifdef BATCHSCOPE_WITH_TORCH
-  return load_torch(r, progress, blas_threads);
+  ModelRequest found = r;
+  found.path = find_model(r.path);  // "models/mlp.pt" saved by a build tree, "mlp"
+  return load_torch(found, progress, blas_threads);
 #else
   (void)blas_threads;
   return invalid_argument("this build has no LibTorch, so it cannot load " + r.path +

@@ -1,6 +1,7 @@
 #include "model_setup.h"
 
 #include "cli_args.h"
+#include "install_paths.h"
 
 #ifdef BATCHSCOPE_WITH_TORCH
 #include "metadata_json.h"
@@ -39,6 +40,7 @@ Expected<ModelChoice> take_model_flags(std::map<std::string, std::string>& flags
     c.device = it->second;
     flags.erase(it);
   }
+  if (!c.synthetic) c.path = find_model(c.path);
   return c;
 }
 

@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "cli_args.h"
+#include "install_paths.h"
 #include "profile.h"
 
 namespace batchscope {
@@ -32,7 +33,7 @@ int run_profile(const std::vector<std::string>& args) {
   for (auto& [name, value] : *flags) {
     Status bad;
     if (name == "model") {
-      model = value;
+      model = find_model(value);
     } else if (name == "device") {
       o.device = value;
     } else if (name == "json") {

@@ -132,9 +132,14 @@ QString ModelListModel::path(int row) const {
 }
 
 int ModelListModel::row_of(const QString& path) const {
-  const QString want = QFileInfo(path).absoluteFilePath();
+  // The same file by another route (a link, a relative path) is the same row.
+  const auto same = [](const QString& p) {
+    const QFileInfo f(p);
+    return f.canonicalFilePath().isEmpty() ? f.absoluteFilePath() : f.canonicalFilePath();
+  };
+  const QString want = same(path);
   for (size_t i = 0; i < entries_.size(); ++i)
-    if (entries_[i].path == want) return static_cast<int>(i);
+    if (same(entries_[i].path) == want) return static_cast<int>(i);
   return -1;
 }
 

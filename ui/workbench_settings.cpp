@@ -2,14 +2,15 @@
 // and the settings it keeps between sessions (QSettings).
 
 #include <QComboBox>
+#include <QFile>
 #include <QLineEdit>
 #include <QSettings>
 #include <QSpinBox>
 #include <QStatusBar>
 #include <algorithm>
 #include <fstream>
-#include <sstream>
 
+#include "app_resources.h"
 #include "config_io.h"
 #include "options_json.h"
 #include "traffic_panel.h"
@@ -18,23 +19,40 @@
 
 namespace batchscope {
 
-Status WorkbenchWindow::load_config(const QString& path) {
+Status WorkbenchWindow::load_config(const QString& path) { return load_options(path, path, false); }
+
+Status WorkbenchWindow::load_preset(const Preset& preset) {
+  return load_options(preset.path, "the preset '" + preset.title + "'", true);
+}
+
+// A file's options put in force. A preset is written for any model, so a
+// batch above this model's limit is cut to it; a file's is refused.
+Status WorkbenchWindow::load_options(const QString& path, const QString& what, bool fit_model) {
   if (!engine_) return no_engine();
-  std::ifstream in(path.toStdString());
-  if (!in) return invalid_argument("cannot read " + path.toStdString());
-  std::ostringstream text;
-  text << in.rdbuf();
-  auto imported = import_config(text.str(), engine_->status().options);
+  QFile file(path);  // a resource (":/presets/...") or a file
+  if (!file.open(QIODevice::ReadOnly)) return invalid_argument("cannot read " + path.toStdString());
+  constexpr qint64 kMaxBytes = 1 << 20;  // a configuration is a few hundred bytes
+  if (file.size() > kMaxBytes)
+    return invalid_argument(path.toStdString() + " is " + std::to_string(file.size()) +
+                            " bytes; a configuration is at most 1 MiB");
+  const QByteArray text = file.read(kMaxBytes);
+  auto imported = import_config(text.toStdString(), engine_->status().options);
   if (!imported) return invalid_argument(path.toStdString() + ": " + imported.error().message);
-  const Options& o = imported->options;
-  if (o.max_batch_size > model_.metadata.max_batch_size)
-    return invalid_argument("max_batch_size " + std::to_string(o.max_batch_size) +
-                            " is above the model's limit of " +
-                            std::to_string(model_.metadata.max_batch_size));
-  if (Status s = apply(o); !s) return s;
+  Options o = imported->options;
   QString notes;
   for (const std::string& n : imported->notes) notes += QString::fromStdString(n) + " ";
-  statusBar()->showMessage(QString("Loaded %1. %2").arg(path, notes), 15000);
+  const uint32_t limit = model_.metadata.max_batch_size;
+  if (o.max_batch_size > limit && fit_model) {
+    notes += QString("max_batch_size %1 is cut to the model's limit of %2.")
+                 .arg(o.max_batch_size)
+                 .arg(limit);
+    o.max_batch_size = limit;
+  } else if (o.max_batch_size > limit) {
+    return invalid_argument("max_batch_size " + std::to_string(o.max_batch_size) +
+                            " is above the model's limit of " + std::to_string(limit));
+  }
+  if (Status s = apply(o); !s) return s;
+  statusBar()->showMessage(QString("Loaded %1. %2").arg(what, notes).trimmed(), 15000);
   return {};
 }
 

@@ -23,6 +23,7 @@
 #include <QVBoxLayout>
 #include <qcustomplot.h>
 
+#include "app_resources.h"
 #include "batch_inspector.h"
 #include "batching_panel.h"
 #include "config_io.h"
@@ -227,6 +228,16 @@ void WorkbenchWindow::make_menus() {
     if (Status s = load_config(path); !s)
       QMessageBox::warning(this, "Load configuration", QString::fromStdString(s.message()));
   });
+  QMenu* preset_menu = file->addMenu("&Presets");
+  for (const Preset& p : presets()) {
+    QAction* a = preset_menu->addAction(p.title, this, [this, p] {
+      if (Status s = load_preset(p); !s)
+        QMessageBox::warning(this, "Presets", QString::fromStdString(s.message()));
+    });
+    a->setToolTip(p.tip);
+    a->setStatusTip(p.tip);
+  }
+  preset_menu->setToolTipsVisible(true);
   file->addAction("&Save config…", QKeySequence::Save, this, [this] {
     const QString path = QFileDialog::getSaveFileName(this, "Save configuration",
                                                       "batchscope.json", "JSON (*.json)");

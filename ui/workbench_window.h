@@ -55,6 +55,7 @@ class QTimer;
 
 namespace batchscope {
 
+struct Preset;
 class BatchInspector;
 class BatchingPanel;
 class LivePlots;
@@ -116,6 +117,8 @@ class WorkbenchWindow : public QMainWindow {
   HttpCounters http_counters() const;
   // Options from a Batchscope JSON file or a Triton config.pbtxt, applied.
   Status load_config(const QString& path);
+  // A preset (File > Presets), its largest batch cut to the model's limit.
+  Status load_preset(const Preset& preset);
   Status save_config(const QString& path) const;
   void save_settings() const;
 
@@ -137,6 +140,7 @@ class WorkbenchWindow : public QMainWindow {
  private:
   struct Loaded;
   void make_menus();
+  Status load_options(const QString& path, const QString& what, bool fit_model);
   QWidget* make_server_panel();
   void restore_settings();
   // Starts an engine over loaded.model (any thread); the outcome goes in `loaded`.

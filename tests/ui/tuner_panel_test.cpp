@@ -77,6 +77,10 @@ class TunerPanelTest : public ::testing::Test {
 };
 
 TEST_F(TunerPanelTest, ARealTuneConfirmsTheBestAndAppliesIt) {
+  // The model predicts p99 around a millisecond; the SLO leaves the live
+  // half-second window room for a loaded machine (sanitizers, a test beside
+  // it), so the flow under test does not hang on the machine's pauses.
+  tuner()->slo_box()->setValue(100);
   ASSERT_TRUE(window_->start_traffic().ok());
   ASSERT_TRUE(tuner()->run().ok());
   EXPECT_TRUE(tuner()->running());
@@ -105,7 +109,7 @@ TEST_F(TunerPanelTest, ARealTuneConfirmsTheBestAndAppliesIt) {
   const int best = static_cast<int>(*tuner()->best_row());
   EXPECT_EQ(table->data(table->index(best, TuneTableModel::kMark)).toString(), "★");
   const TuneRow& row = table->at(best);
-  EXPECT_TRUE(meets_slo(row.predicted, 20));
+  EXPECT_TRUE(meets_slo(row.predicted, 100));
   ASSERT_TRUE(row.live.has_value());  // the one confirmed is the winner
   EXPECT_GT(row.live->measured.throughput_rps, 0);
   EXPECT_FALSE(table->data(table->index(best, TuneTableModel::kLiveP99)).toString().isEmpty());

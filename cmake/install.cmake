@@ -1,0 +1,56 @@
+# What `cmake --install` lays out, and the Debian package CPack builds from it
+# (scripts/package). An installed batchscope finds its models from its own
+# prefix (app/install_paths.h); the build tree gets the same layout by a link.
+include(GNUInstallDirs)
+
+file(MAKE_DIRECTORY ${CMAKE_BINARY_DIR}/share/batchscope)
+file(CREATE_LINK ${PROJECT_SOURCE_DIR}/models ${CMAKE_BINARY_DIR}/share/batchscope/models SYMBOLIC)
+
+install(TARGETS batchscope RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/models/ DESTINATION ${CMAKE_INSTALL_DATADIR}/batchscope/models
+        FILES_MATCHING PATTERN "*.pt" PATTERN "*.json" PATTERN "README.md")
+install(FILES ${PROJECT_SOURCE_DIR}/README.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR}/docs)
+
+# The manual page and bash completion, printed by the executable from its own
+# --help texts (app/help_pages.h). Not in sanitizer builds, which install nothing.
+if(NOT BATCHSCOPE_SANITIZE)
+  set(man ${CMAKE_BINARY_DIR}/share/man/man1/batchscope.1)
+  set(completion ${CMAKE_BINARY_DIR}/share/bash-completion/completions/batchscope)
+  add_custom_command(
+    OUTPUT ${man} ${completion}
+    COMMAND ${CMAKE_COMMAND} -E make_directory ${CMAKE_BINARY_DIR}/share/man/man1
+            ${CMAKE_BINARY_DIR}/share/bash-completion/completions
+    COMMAND sh -c "\"$1\" --man > \"$2\" && \"$1\" --bash-completion > \"$3\"" sh
+            $<TARGET_FILE:batchscope> ${man} ${completion}
+    DEPENDS batchscope
+    COMMENT "Writing batchscope.1 and the bash completion from the --help texts"
+    VERBATIM)
+  add_custom_target(batchscope_help_pages ALL DEPENDS ${man} ${completion})
+  install(FILES ${man} DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
+  install(FILES ${completion} DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions)
+endif()
+
+# The .deb: its dependencies are the shared libraries the executable links
+# (dpkg-shlibdeps finds their packages) plus the two it loads at run time:
+# OpenBLAS, which LibTorch's generic BLAS must resolve to for batching to pay
+# (scripts/setup says why), and the Qt platform plugins a window needs.
+set(CPACK_GENERATOR DEB)
+set(CPACK_PACKAGE_NAME batchscope)
+set(CPACK_PACKAGE_VENDOR "Batchscope")
+set(CPACK_PACKAGE_CONTACT "Batchscope developers <batchscope@localhost>")
+set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "workbench for dynamic batching of model inference")
+set(CPACK_PACKAGE_DESCRIPTION
+    "Batchscope embeds a batching server core (admission queue, batch scheduler,
+LibTorch runner, HTTP listener), drives it with traffic and shows queue depth,
+batch sizes and latency quantiles live while batching options are retuned. Its
+tuner predicts every configuration on the model's cost curve and confirms the
+best live; the options export to Triton, TF Serving, TorchServe and Ray Serve.")
+set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
+set(CPACK_STRIP_FILES ON)
+set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
+set(CPACK_DEBIAN_PACKAGE_SECTION science)
+set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+set(CPACK_DEBIAN_PACKAGE_DEPENDS "libopenblas0-pthread | libopenblas0, qt6-qpa-plugins")
+set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "bash-completion, man-db")
+include(CPack)

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# `cmake --install` into a scratch root (DESTDIR), then the installed
+# batchscope run from an empty folder elsewhere: --version names the models
+# under its own prefix; profile and a short bench load a shipped model by its
+# bare name; the manual page renders without a warning and carries every
+# command's flags; the desktop and AppStream files validate; the icons are in
+# place; and the bash completion completes commands, flags and their values.
+# Usage: install_test.sh BUILD_DIR WORKDIR
+set -euo pipefail
+build=$1
+work=$2
+rm -rf "$work"
+mkdir -p "$work/elsewhere"
+root=$work/root
+DESTDIR=$root cmake --install "$build" --prefix /usr >"$work/install.log"
+bin=$root/usr/bin/batchscope
+fail() { echo "install_test: $*" >&2; exit 1; }
+cd "$work/elsewhere"
+
+"$bin" --version >version.txt
+grep -qxF "Models: $root/usr/share/batchscope/models" version.txt ||
+  fail "--version does not name the installed models: $(cat version.txt)"
+
+"$bin" profile --model mlp --max-batch 4 --seconds-per-point 0.02 >profile.txt ||
+  fail "profile failed: $(cat profile.txt)"
+grep -q "asymptotic speedup" profile.txt || fail "profile printed: $(cat profile.txt)"
+[[ ! -e models ]] || fail "the empty folder has models/"
+
+"$bin" bench --model models/linear_128x64.pt --duration 1 --rate 200 --json bench.json >bench.txt
+python3 - bench.json <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["ok"] > 100 and d["ok"] == d["sent"], d
+PY
+
+# The manual page: every command's section and flags, and no groff warning.
+man_page=$root/usr/share/man/man1/batchscope.1
+LC_ALL=C.UTF-8 MANWIDTH=100 man --warnings -l "$man_page" >man.txt 2>man_err.txt
+[[ ! -s man_err.txt ]] || fail "man warns: $(cat man_err.txt)"
+for want in "batchscope serve" "batchscope tune" "--max-wait-ms" "--slo-p99-ms" "BATCHSCOPE_MODELS"; do
+  grep -qF -- "$want" man.txt || fail "the manual page lacks '$want'"
+done
+# Each command's section is its --help, word for word.
+for cmd in gui demo profile serve bench tune export import; do
+  "$bin" "$cmd" --help >help.txt
+  awk -v want=".SS \"batchscope $cmd\"" '$0 == want {on = 1; getline; next} on && $0 == ".fi" {exit}
+       on {print}' "$man_page" | sed -e 's/\\-/-/g' -e 's/\\&//g' -e 's/\\e/\\/g' >section.txt
+  diff -u help.txt section.txt >/dev/null || fail "the manual's '$cmd' differs from its --help:
+$(diff -u help.txt section.txt | head -20)"
+done
+
+# Desktop integration.
+desktop-file-validate "$root/usr/share/applications/org.batchscope.Batchscope.desktop"
+appstreamcli validate --no-net "$root/usr/share/metainfo/org.batchscope.Batchscope.metainfo.xml" >/dev/null
+for size in 16 32 48 64 128 256; do
+  [[ -s $root/usr/share/icons/hicolor/${size}x$size/apps/batchscope.png ]] || fail "no ${size}px icon"
+done
+[[ -s $root/usr/share/icons/hicolor/scalable/apps/batchscope.svg ]] || fail "no SVG icon"
+
+# Bash completion: commands, a command's flags, a flag's values, file names.
+complete_words() {
+  bash -c 'source "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$((${#COMP_WORDS[@]} - 1))
+           _batchscope; echo "${COMPREPLY[*]}"' sh \
+    "$root/usr/share/bash-completion/completions/batchscope" "$@"
+}
+[[ $(complete_words batchscope t) == "tune" ]] || fail "completing 't': $(complete_words batchscope t)"
+[[ $(complete_words batchscope bench --max-w) == "--max-wait-ms" ]] || fail "completing --max-w"
+[[ $(complete_words batchscope serve --strategy "") == "fifo adaptive" ]] || fail "completing --strategy"
+[[ $(complete_words batchscope bench --pattern st) == "step" ]] || fail "completing --pattern st"
+touch trace_one.csv
+[[ $(complete_words batchscope bench --trace trace_) == "trace_one.csv" ]] || fail "completing a file"
+echo "install_test: installed tree works from $PWD"
