@@ -1,0 +1,128 @@
+// The executable's own helpers: finding a --model value from any folder
+// (the models folder from $BATCHSCOPE_MODELS or the install prefix), and the
+// manual page and bash completion made from the --help texts.
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "help_pages.h"
+#include "install_paths.h"
+
+namespace batchscope {
+namespace {
+namespace fs = std::filesystem;
+
+class FindModel : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("batchscope_find_model_" + std::to_string(::getpid()));
+    fs::create_directories(dir_ / "shipped");
+    fs::create_directories(dir_ / "here" / "models");
+    std::ofstream(dir_ / "shipped" / "mlp.pt") << "x";
+    std::ofstream(dir_ / "shipped" / "cnn.pt") << "x";
+    std::ofstream(dir_ / "here" / "models" / "cnn.pt") << "x";
+    old_cwd_ = fs::current_path();
+    fs::current_path(dir_ / "here");
+    ::setenv("BATCHSCOPE_MODELS", (dir_ / "shipped").c_str(), 1);
+  }
+  void TearDown() override {
+    ::unsetenv("BATCHSCOPE_MODELS");
+    fs::current_path(old_cwd_);
+    fs::remove_all(dir_);
+  }
+  std::string shipped(const std::string& name) { return (fs::canonical(dir_ / "shipped") / name).string(); }
+  fs::path dir_, old_cwd_;
+};
+
+TEST_F(FindModel, TheModelsFolderComesFromTheEnvironment) {
+  EXPECT_EQ(models_dir(), fs::canonical(dir_ / "shipped").string());
+  ::setenv("BATCHSCOPE_MODELS", (dir_ / "missing").c_str(), 1);
+  EXPECT_EQ(models_dir(), "");
+}
+
+TEST_F(FindModel, AFileHereWinsAndOtherwiseTheModelsFolderIsTried) {
+  EXPECT_EQ(find_model("models/cnn.pt"), "models/cnn.pt");  // exists here
+  EXPECT_EQ(find_model("models/mlp.pt"), shipped("mlp.pt"));
+  EXPECT_EQ(find_model("mlp.pt"), shipped("mlp.pt"));
+  EXPECT_EQ(find_model("mlp"), shipped("mlp.pt"));
+  EXPECT_EQ(find_model("./models/mlp.pt"), shipped("mlp.pt"));
+  EXPECT_EQ(find_model("elsewhere/mlp.pt"), shipped("mlp.pt"));  // by its file name
+}
+
+TEST_F(FindModel, AValueFoundNowhereIsKeptForTheError) {
+  EXPECT_EQ(find_model("models/nothing.pt"), "models/nothing.pt");
+  EXPECT_EQ(find_model("nothing"), "nothing");
+  EXPECT_EQ(find_model("/abs/mlp.pt"), "/abs/mlp.pt");  // absolute: never redirected
+  EXPECT_EQ(find_model(""), "");
+}
+
+TEST_F(FindModel, WithoutTheEnvironmentThePrefixBesideTheExecutableIsUsed) {
+  ::unsetenv("BATCHSCOPE_MODELS");
+  fs::current_path(dir_);  // no models/ here
+  ASSERT_EQ(fs::path(executable_dir()).filename(), "bin");
+  // The build tree has the installed layout when it builds the executable.
+  const fs::path prefix = fs::path(executable_dir()).parent_path() / "share" / "batchscope" / "models";
+  if (fs::is_directory(prefix)) {
+    EXPECT_EQ(models_dir(), fs::canonical(prefix).string());
+    EXPECT_EQ(find_model("mlp"), (fs::canonical(prefix) / "mlp.pt").string());
+  } else {
+    EXPECT_EQ(models_dir(), "");
+    EXPECT_EQ(find_model("mlp"), "mlp");
+  }
+}
+
+const FlagHelp* flag(const std::vector<FlagHelp>& flags, const std::string& name) {
+  for (const FlagHelp& f : flags)
+    if (f.flag == name) return &f;
+  return nullptr;
+}
+
+TEST(HelpPages, FlagsAreReadWithWhatTheirValuesAre) {
+  const std::string help =
+      "usage: x [--model PATH | --synthetic A_US,C_US] [--device cpu|cuda:N]\n"
+      "  --strategy fifo|adaptive  how\n"
+      "  --rate R     per second\n"
+      "  --plot FILE.png  a picture\n"
+      "--no-traffic keeps it idle; --json=FILE writes; a--b is not a flag, nor is --1.\n";
+  const auto flags = flags_in_help(help);
+  ASSERT_EQ(flags.size(), 8u);
+  EXPECT_TRUE(flag(flags, "--model")->takes_file);
+  EXPECT_TRUE(flag(flags, "--synthetic")->takes_value);
+  EXPECT_FALSE(flag(flags, "--synthetic")->takes_file);
+  EXPECT_EQ(flag(flags, "--device")->values, std::vector<std::string>{"cpu"});
+  EXPECT_EQ(flag(flags, "--strategy")->values, (std::vector<std::string>{"fifo", "adaptive"}));
+  EXPECT_TRUE(flag(flags, "--rate")->takes_value);
+  EXPECT_TRUE(flag(flags, "--plot")->takes_file);
+  EXPECT_FALSE(flag(flags, "--no-traffic")->takes_value);
+  EXPECT_TRUE(flag(flags, "--json")->takes_file);
+  EXPECT_EQ(flag(flags, "--b"), nullptr);
+}
+
+TEST(HelpPages, TheManualPageEscapesWhatRoffWouldTakeAsControls) {
+  const std::string page = man_page("1.2.3", "usage: batchscope\n",
+                                    {{"serve", "usage: serve --port N\n.dot starts a line\n'quote too\na \\ b\n"}});
+  EXPECT_NE(page.find(".TH BATCHSCOPE 1 \"\" \"batchscope 1.2.3\""), std::string::npos);
+  EXPECT_NE(page.find(".SS \"batchscope serve\"\n.nf\nusage: serve \\-\\-port N\n"), std::string::npos);
+  EXPECT_NE(page.find("\n\\&.dot starts a line\n"), std::string::npos);
+  EXPECT_NE(page.find("\n\\&'quote too\n"), std::string::npos);
+  EXPECT_NE(page.find("\na \\e b\n"), std::string::npos);
+}
+
+TEST(HelpPages, TheCompletionHasACaseForEachCommand) {
+  const std::string script = bash_completion(
+      {{"serve", "--model PATH --strategy fifo|adaptive --port N"}, {"demo", "--seconds S"}},
+      {"--help", "--version"});
+  EXPECT_NE(script.find("compgen -W \"serve demo --help --version\""), std::string::npos) << script;
+  EXPECT_NE(script.find("    serve)\n"), std::string::npos);
+  EXPECT_NE(script.find("--strategy) COMPREPLY=($(compgen -W \"fifo adaptive\""), std::string::npos);
+  EXPECT_NE(script.find("--model) compopt -o filenames"), std::string::npos);
+  EXPECT_NE(script.find("--port) return ;;"), std::string::npos);
+  EXPECT_NE(script.find("flags=\"--seconds\""), std::string::npos);
+  EXPECT_NE(script.find("complete -F _batchscope batchscope"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace batchscope
