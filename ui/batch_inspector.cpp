@@ -1,5 +1,7 @@
 #include "batch_inspector.h"
 
+#include "batch_lanes.h"
+
 #include <qcustomplot.h>
 
 #include <QComboBox>
@@ -17,260 +19,6 @@
 
 namespace batchscope {
 
-namespace {
-
-// Running bars by why the batch was cut; the forming bar is a pale wash of
-// the same colour, so a lane reads as "pale = waiting, dark = running".
-const QColor kFullColour(0x2f, 0x74, 0xc0);
-const QColor kTimeoutColour(0xc4, 0x4e, 0x00);
-const QColor kDrainColour(0x70, 0x70, 0x70);
-const QColor kFailedColour(0xb0, 0x1c, 0x2e);
-
-QColor colour_of(const BatchRecord& b) {
-  if (b.failed) return kFailedColour;
-  switch (b.reason) {
-    case BatchReason::kFull: return kFullColour;
-    case BatchReason::kTimeout: return kTimeoutColour;
-    case BatchReason::kDrain: return kDrainColour;
-  }
-  return kDrainColour;
-}
-
-QColor pale(QColor c) {
-  c.setAlpha(75);
-  return c;
-}
-
-// Where a batch's bars sit inside its lane's row (value units, lane L at
-// the row's centre; the axis is reversed so lane 0 is on top).
-constexpr double kFormTop = -0.38, kFormBottom = -0.06;
-constexpr double kRunTop = -0.02, kRunBottom = 0.38;
-
-TimePoint arrival_of(const BatchRecord& b) {
-  return b.oldest_arrival != TimePoint{} ? b.oldest_arrival : b.batched;
-}
-
-double formed_ms(const BatchRecord& b) { return to_ms(b.batched - arrival_of(b)); }
-double ran_ms(const BatchRecord& b) {
-  return b.run_end > b.run_start ? to_ms(b.run_end - b.run_start) : 0.0;
-}
-
-// Milliseconds with as many decimals as their size deserves.
-QString ms_text(double ms) {
-  const int decimals = ms < 1 ? 3 : ms < 100 ? 2 : 1;
-  return QString::number(ms, 'f', decimals);
-}
-
-const char* reason_why(const BatchRecord& b) {
-  switch (b.reason) {
-    case BatchReason::kFull: return "max_batch_size requests were waiting";
-    case BatchReason::kTimeout: return "its oldest request had waited max_wait";
-    case BatchReason::kDrain: return "the engine was stopping and emptied its queue";
-  }
-  return "";
-}
-
-}  // namespace
-
-// The timeline's bars: one custom plottable that draws every kept batch in
-// the visible range, so a repaint is one pass over at most `capacity` rows
-// and nothing is allocated per batch.
-class BatchLanes : public QCPAbstractPlottable {
- public:
-  BatchLanes(QCPAxis* x, QCPAxis* y, const std::deque<InspectedBatch>& rows)
-      : QCPAbstractPlottable(x, y), rows_(rows) {
-    setSelectable(QCP::stNone);
-  }
-
-  void set_origin(TimePoint t) { origin_ = t; }
-  TimePoint origin() const { return origin_; }
-  void set_lanes(int n) { lanes_ = n; }
-  void set_highlight(std::optional<uint64_t> id) { highlight_ = id; }
-  double ms(TimePoint t) const { return to_ms(t - origin_); }
-
-  std::optional<uint64_t> hit(QPointF px) const {
-    if (!keyAxis()->axisRect()->rect().contains(px.toPoint())) return std::nullopt;
-    const double x = keyAxis()->pixelToCoord(px.x());
-    const double v = valueAxis()->pixelToCoord(px.y());
-    const long lane = std::lround(v);
-    const double in_row = v - static_cast<double>(lane);
-    const bool running_half = in_row > (kFormBottom + kRunTop) / 2;
-    // A few pixels of slack so that a sliver of a bar can still be hit.
-    const double slack = std::abs(keyAxis()->pixelToCoord(px.x() + 3) - x);
-    std::optional<uint64_t> best;
-    double best_distance = slack;
-    for (const InspectedBatch& ib : rows_) {  // newest first: newest wins ties
-      const BatchRecord& b = ib.batch;
-      if (b.lane != lane) continue;
-      const double lo = running_half ? ms(b.run_start) : ms(arrival_of(b));
-      const double hi = running_half ? ms(b.run_end) : ms(b.batched);
-      const double d = x < lo ? lo - x : x > hi ? x - hi : 0.0;
-      if (d < best_distance || (d == 0 && !best)) {
-        best_distance = d;
-        best = b.id;
-        if (d == 0) break;
-      }
-    }
-    return best;
-  }
-
-  double selectTest(const QPointF&, bool, QVariant*) const override { return -1; }
-
-  QCPRange getKeyRange(bool& found, QCP::SignDomain) const override {
-    found = !rows_.empty();
-    QCPRange r(0, 0);
-    for (const InspectedBatch& ib : rows_) {
-      r.lower = std::min(r.lower, ms(arrival_of(ib.batch)));
-      r.upper = std::max(r.upper, ms(ib.batch.run_end));
-    }
-    return r;
-  }
-
-  QCPRange getValueRange(bool& found, QCP::SignDomain, const QCPRange&) const override {
-    found = true;
-    return QCPRange(-0.5, lanes_ - 0.5);
-  }
-
- protected:
-  void draw(QCPPainter* painter) override {
-    const QCPRange xr = keyAxis()->range();
-    auto rect = [this](double x0, double x1, double lane, double top, double bottom,
-                       double min_px) {
-      QRectF r(QPointF(keyAxis()->coordToPixel(x0), valueAxis()->coordToPixel(lane + top)),
-               QPointF(keyAxis()->coordToPixel(x1), valueAxis()->coordToPixel(lane + bottom)));
-      r = r.normalized();
-      if (r.width() < min_px) r.setWidth(min_px);
-      return r;
-    };
-    painter->setPen(Qt::NoPen);
-    const InspectedBatch* picked = nullptr;
-    // Oldest first, so newer bars lie on top of older ones.
-    for (auto it = rows_.rbegin(); it != rows_.rend(); ++it) {
-      const BatchRecord& b = it->batch;
-      const double a = ms(arrival_of(b)), c = ms(b.batched);
-      const double s = ms(b.run_start), e = ms(b.run_end);
-      if (std::max(c, e) < xr.lower || a > xr.upper) continue;
-      const double lane = b.lane;
-      const QColor colour = colour_of(b);
-      painter->setBrush(pale(colour));
-      painter->drawRect(rect(a, c, lane, kFormTop, kFormBottom, 1.0));
-      painter->setBrush(colour);
-      painter->drawRect(rect(s, e, lane, kRunTop, kRunBottom, 2.0));
-      if (highlight_ && b.id == *highlight_) picked = &*it;
-    }
-    if (picked) {
-      const BatchRecord& b = picked->batch;
-      painter->setBrush(Qt::NoBrush);
-      painter->setPen(QPen(Qt::black, 2));
-      const double lane = b.lane;
-      painter->drawRect(rect(ms(arrival_of(b)), ms(b.batched), lane, kFormTop, kFormBottom, 1.0)
-                            .adjusted(-1, -1, 1, 1));
-      painter->drawRect(rect(ms(b.run_start), ms(b.run_end), lane, kRunTop, kRunBottom, 2.0)
-                            .adjusted(-1, -1, 1, 1));
-    }
-  }
-
-  void drawLegendIcon(QCPPainter*, const QRectF&) const override {}
-
- private:
-  const std::deque<InspectedBatch>& rows_;
-  TimePoint origin_{};
-  int lanes_ = 1;
-  std::optional<uint64_t> highlight_;
-};
-
-// ---- BatchTableModel ------------------------------------------------------
-
-BatchTableModel::BatchTableModel(size_t capacity, QObject* parent)
-    : QAbstractTableModel(parent), capacity_(std::max<size_t>(capacity, 1)) {}
-
-void BatchTableModel::add(std::vector<InspectedBatch> batches) {
-  if (batches.empty()) return;
-  if (batches.size() > capacity_) {
-    batches.erase(batches.begin(), batches.end() - static_cast<std::ptrdiff_t>(capacity_));
-  }
-  const size_t n = batches.size();
-  // Evict first, so the table never holds more than its capacity.
-  if (rows_.size() + n > capacity_) {
-    const size_t evict = rows_.size() + n - capacity_;
-    beginRemoveRows(QModelIndex(), static_cast<int>(rows_.size() - evict),
-                    static_cast<int>(rows_.size() - 1));
-    rows_.erase(rows_.end() - static_cast<std::ptrdiff_t>(evict), rows_.end());
-    endRemoveRows();
-  }
-  beginInsertRows(QModelIndex(), 0, static_cast<int>(n - 1));
-  for (InspectedBatch& b : batches) rows_.push_front(std::move(b));
-  endInsertRows();
-}
-
-void BatchTableModel::clear() {
-  if (rows_.empty()) return;
-  beginResetModel();
-  rows_.clear();
-  endResetModel();
-}
-
-int BatchTableModel::row_of(uint64_t id) const {
-  for (size_t i = 0; i < rows_.size(); ++i) {
-    if (rows_[i].batch.id == id) return static_cast<int>(i);
-  }
-  return -1;
-}
-
-int BatchTableModel::rowCount(const QModelIndex& parent) const {
-  return parent.isValid() ? 0 : static_cast<int>(rows_.size());
-}
-
-int BatchTableModel::columnCount(const QModelIndex& parent) const {
-  return parent.isValid() ? 0 : kColumnCount;
-}
-
-QVariant BatchTableModel::data(const QModelIndex& index, int role) const {
-  if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid))
-    return {};
-  const BatchRecord& b = rows_[static_cast<size_t>(index.row())].batch;
-  const int column = index.column();
-  switch (role) {
-    case Qt::DisplayRole:
-      switch (column) {
-        case kId: return QVariant::fromValue<qulonglong>(b.id);
-        case kLane: return int(b.lane);
-        case kSize: return uint(b.size);
-        case kReason: return QString(batch_reason_name(b.reason)) + (b.failed ? ", failed" : "");
-        case kFormedMs: return ms_text(formed_ms(b));
-        case kRanMs: return ms_text(ran_ms(b));
-        case kDepthAfter: return uint(b.queue_depth_after);
-      }
-      return {};
-    case Qt::TextAlignmentRole:
-      return column == kReason ? int(Qt::AlignLeft | Qt::AlignVCenter)
-                               : int(Qt::AlignRight | Qt::AlignVCenter);
-    case Qt::ForegroundRole:
-      if (b.failed) return QBrush(kFailedColour);
-      return {};
-    case Qt::ToolTipRole:
-      if (column == kReason) return QString(reason_why(b));
-      return {};
-  }
-  return {};
-}
-
-QVariant BatchTableModel::headerData(int section, Qt::Orientation orientation, int role) const {
-  if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return {};
-  switch (section) {
-    case kId: return QStringLiteral("batch");
-    case kLane: return QStringLiteral("lane");
-    case kSize: return QStringLiteral("size");
-    case kReason: return QStringLiteral("cut");
-    case kFormedMs: return QStringLiteral("formed in ms");
-    case kRanMs: return QStringLiteral("ran ms");
-    case kDepthAfter: return QStringLiteral("queue after");
-  }
-  return {};
-}
-
-// ---- BatchInspector -------------------------------------------------------
-
 BatchInspector::BatchInspector(size_t capacity, QWidget* parent)
     : QWidget(parent), model_(new BatchTableModel(capacity, this)) {
   auto* col = new QVBoxLayout(this);
@@ -283,8 +31,8 @@ BatchInspector::BatchInspector(size_t capacity, QWidget* parent)
   auto* legend = new QLabel(
       "Pale: forming, from the oldest arrival to the cut · dark: running "
       "· cut because: " +
-      swatch(kFullColour, "full") + " &nbsp;" + swatch(kTimeoutColour, "timeout (max_wait reached)") + " &nbsp;" +
-      swatch(kDrainColour, "drain") + " &nbsp;" + swatch(kFailedColour, "failed (runner error)"));
+      swatch(batch_reason_colour(BatchReason::kFull), "full") + " &nbsp;" + swatch(batch_reason_colour(BatchReason::kTimeout), "timeout (max_wait reached)") + " &nbsp;" +
+      swatch(batch_reason_colour(BatchReason::kDrain), "drain") + " &nbsp;" + swatch(batch_failed_colour(), "failed (runner error)"));
   legend->setTextFormat(Qt::RichText);
   header->addWidget(legend);
   header->addStretch();
@@ -399,7 +147,7 @@ void BatchInspector::make_timeline() {
             .arg(b.id)
             .arg(b.lane)
             .arg(b.size)
-            .arg(batch_reason_name(b.reason), ms_text(formed_ms(b)), ms_text(ran_ms(b))),
+            .arg(batch_reason_name(b.reason), batch_ms_text(batch_formed_ms(b)), batch_ms_text(batch_ran_ms(b))),
         timeline_);
   });
   follow_newest();
@@ -474,7 +222,7 @@ void BatchInspector::follow_newest() {
   timeline_->yAxis->setRange(-0.55, lanes - 0.45);
   double lower = 0;
   const size_t n = std::min(rows.size(), static_cast<size_t>(shown_));
-  for (size_t i = 0; i < n; ++i) lower = std::min(lower, lanes_->ms(arrival_of(rows[i].batch)));
+  for (size_t i = 0; i < n; ++i) lower = std::min(lower, lanes_->ms(batch_arrival(rows[i].batch)));
   const double span = lower < 0 ? -lower : 1.0;
   timeline_->xAxis->setRange(lower - 0.03 * span, 0.03 * span);
 }
@@ -539,12 +287,12 @@ void BatchInspector::show_details() {
   const BatchRecord& b = selected_->batch;
   const std::vector<float>& w = selected_->waits_us;
   QString text = QString("Batch %1 · lane %2 · %3 requests\n").arg(b.id).arg(b.lane).arg(b.size);
-  text += QString("Cut: %1, because %2.\n").arg(batch_reason_name(b.reason), reason_why(b));
+  text += QString("Cut: %1, because %2.\n").arg(batch_reason_name(b.reason), batch_cut_why(b));
   text += QString(
               "Formed in %1 ms (oldest arrival to cut), ran %2 ms, starting %3 ms after the "
               "cut.\n")
-              .arg(ms_text(formed_ms(b)), ms_text(ran_ms(b)),
-                   ms_text(b.run_start > b.batched ? to_ms(b.run_start - b.batched) : 0.0));
+              .arg(batch_ms_text(batch_formed_ms(b)), batch_ms_text(batch_ran_ms(b)),
+                   batch_ms_text(b.run_start > b.batched ? to_ms(b.run_start - b.batched) : 0.0));
   text += QString("Queue left after the cut: %1.\nFailed: %2.\n")
               .arg(b.queue_depth_after)
               .arg(b.failed ? "yes, the runner returned an error" : "no");
@@ -555,11 +303,11 @@ void BatchInspector::show_details() {
     text += QString("Queue waits of its requests (%1 of %2), ms:\nmin %3 · median %4 · max %5\n")
                 .arg(w.size())
                 .arg(b.size)
-                .arg(ms_text(w.front() / 1000.0), ms_text(w[median] / 1000.0),
-                     ms_text(w.back() / 1000.0));
+                .arg(batch_ms_text(w.front() / 1000.0), batch_ms_text(w[median] / 1000.0),
+                     batch_ms_text(w.back() / 1000.0));
     constexpr size_t kListed = 12;
     QStringList list;
-    for (size_t i = 0; i < std::min(w.size(), kListed); ++i) list << ms_text(w[i] / 1000.0);
+    for (size_t i = 0; i < std::min(w.size(), kListed); ++i) list << batch_ms_text(w[i] / 1000.0);
     text += list.join(' ');
     if (w.size() > kListed) text += QString(" … (%1 more)").arg(w.size() - kListed);
   }
@@ -585,7 +333,7 @@ void BatchInspector::show_waits(const InspectedBatch& ib) {
   bars->setData(keys, counts, true);
   bars->setWidth(width * 0.9);
   bars->setPen(Qt::NoPen);
-  bars->setBrush(colour_of(ib.batch));
+  bars->setBrush(batch_colour(ib.batch));
   waits_plot_->xAxis->setRange(lo - width, hi + width);
   waits_plot_->yAxis->setRange(0, *std::max_element(counts.begin(), counts.end()) * 1.15);
   waits_plot_->replot(QCustomPlot::rpQueuedReplot);

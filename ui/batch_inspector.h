@@ -31,6 +31,7 @@
 #include <optional>
 #include <vector>
 
+#include "batch_table.h"
 #include "records.h"
 
 class QComboBox;
@@ -42,40 +43,6 @@ class QTableView;
 namespace batchscope {
 
 class BatchLanes;
-
-// A batch as the inspector keeps it: its record and the queue waits
-// (batched - arrival) of the requests seen riding in it, sorted, in µs.
-struct InspectedBatch {
-  BatchRecord batch;
-  std::vector<float> waits_us;
-};
-
-// The kept batches, newest first, as a table. Rows are added at the top and
-// the oldest fall off the bottom once there are more than `capacity`.
-class BatchTableModel : public QAbstractTableModel {
- public:
-  enum Column { kId, kLane, kSize, kReason, kFormedMs, kRanMs, kDepthAfter, kColumnCount };
-
-  explicit BatchTableModel(size_t capacity = 2000, QObject* parent = nullptr);
-
-  // `batches` oldest first; they end up newest first at the top.
-  void add(std::vector<InspectedBatch> batches);
-  void clear();
-  size_t capacity() const { return capacity_; }
-  const InspectedBatch& at(int row) const { return rows_[static_cast<size_t>(row)]; }
-  int row_of(uint64_t id) const;  // -1 when not kept
-  const std::deque<InspectedBatch>& rows() const { return rows_; }
-
-  int rowCount(const QModelIndex& parent = QModelIndex()) const override;
-  int columnCount(const QModelIndex& parent = QModelIndex()) const override;
-  QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
-  QVariant headerData(int section, Qt::Orientation orientation,
-                      int role = Qt::DisplayRole) const override;
-
- private:
-  size_t capacity_;
-  std::deque<InspectedBatch> rows_;  // row 0 = front = newest
-};
 
 class BatchInspector : public QWidget {
  public:
