@@ -3,7 +3,6 @@
 #include <qcustomplot.h>
 
 #include <QDir>
-#include <QFile>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QHBoxLayout>
@@ -20,6 +19,8 @@
 #include <cmath>
 #include <limits>
 
+#include "number_text.h"
+#include "run_files.h"
 #include "run_plot.h"
 
 namespace batchscope {
@@ -30,68 +31,11 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr int kExportFiles = 5;  // four text files, then the PNG
 const QColor kRunColours[2] = {QColor(0x1f, 0x5f, 0xbf), QColor(0xd9, 0x60, 0x0b)};
 
-QString number(double v, int decimals) {
-  if (!std::isfinite(v)) return QStringLiteral("-");
-  return QLocale(QLocale::English).toString(v, 'f', decimals);
-}
-
-// Milliseconds with as many decimals as their size deserves.
-QString ms_text(double ms) { return number(ms, ms < 1 ? 3 : ms < 100 ? 2 : 1); }
-
-// A run's name as a file name: letters, digits, '.', '-' and '_' kept, the
-// rest made '_', so a name cannot leave the chosen directory.
-QString file_base(const QString& name) {
-  QString base;
-  for (QChar c : name.trimmed()) {
-    const bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                       c == '.' || c == '-' || c == '_';
-    base += plain ? c : QChar('_');
-  }
-  while (base.startsWith('.')) base.remove(0, 1);
-  return base.isEmpty() ? QStringLiteral("run") : base;
-}
-
 // The summary window length `batchscope bench` picks for a run this long:
 // about 40 windows, 0.1 s to 10 s each.
 Duration window_for(double duration_s) {
   const double w = std::clamp(duration_s / 40.0, 0.1, 10.0);
   return std::chrono::duration_cast<Duration>(std::chrono::duration<double>(w));
-}
-
-Status write_file(const QString& path, const std::string& text) {
-  QFile f(path);
-  if (!f.open(QIODevice::WriteOnly | QIODevice::Truncate) ||
-      f.write(text.data(), static_cast<qint64>(text.size())) != static_cast<qint64>(text.size())) {
-    return invalid_argument("cannot write " + path.toStdString() + ": " +
-                            f.errorString().toStdString());
-  }
-  return Status::Ok();
-}
-
-// Writes the four text files of a run, calling progress(k, file) before the
-// k-th. Safe on any thread: it reads only the run, which nobody changes.
-Status write_text_files(const RecordedRun& run, const QString& dir,
-                        const std::function<void(int, const QString&)>& progress,
-                        const std::atomic<bool>* cancel = nullptr) {
-  if (!QDir().mkpath(dir)) return invalid_argument("cannot make directory " + dir.toStdString());
-  const QString base = QDir(dir).filePath(file_base(run.name));
-  const RunData& data = *run.data;
-  const struct {
-    QString path;
-    std::function<std::string()> text;
-  } files[] = {
-      {base + ".json", [&] { return run_summary_json(data, run.summary); }},
-      {base + "-requests.csv", [&] { return run_requests_csv(data); }},
-      {base + "-windows.csv", [&] { return run_windows_csv(run.summary); }},
-      {base + "-trace.json", [&] { return run_trace_json(data); }},
-  };
-  int k = 0;
-  for (const auto& file : files) {
-    if (cancel && cancel->load()) return Error{ErrorCode::kCancelled, "export cancelled"};
-    progress(k++, QFileInfo(file.path).fileName());
-    if (Status s = write_file(file.path, file.text()); !s) return s;
-  }
-  return Status::Ok();
 }
 
 // Puts the plot's legend in a row above the axis rect, or takes it out.
@@ -109,105 +53,7 @@ void place_legend(QCustomPlot& plot, bool shown) {
   plot.legend->setVisible(shown);
 }
 
-QString png_path(const RecordedRun& run, const QString& dir) {
-  return QDir(dir).filePath(file_base(run.name) + ".png");
-}
-
 }  // namespace
-
-// ---- RunListModel ---------------------------------------------------------
-
-int RunListModel::add(RecordedRun run) {
-  const int row = size();
-  beginInsertRows(QModelIndex(), row, row);
-  runs_.push_back(std::move(run));
-  endInsertRows();
-  return row;
-}
-
-void RunListModel::remove(int row) {
-  if (row < 0 || row >= size()) return;
-  beginRemoveRows(QModelIndex(), row, row);
-  runs_.erase(runs_.begin() + row);
-  endRemoveRows();
-}
-
-int RunListModel::rowCount(const QModelIndex& parent) const {
-  return parent.isValid() ? 0 : size();
-}
-
-int RunListModel::columnCount(const QModelIndex& parent) const {
-  return parent.isValid() ? 0 : kColumnCount;
-}
-
-QVariant RunListModel::data(const QModelIndex& index, int role) const {
-  if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid))
-    return {};
-  const RecordedRun& r = runs_[static_cast<size_t>(index.row())];
-  const RunSummary& s = r.summary;
-  const int column = index.column();
-  if (role == Qt::EditRole && column == kName) return r.name;
-  if (role == Qt::TextAlignmentRole) {
-    return column == kName ? int(Qt::AlignLeft | Qt::AlignVCenter)
-                           : int(Qt::AlignRight | Qt::AlignVCenter);
-  }
-  if (role == Qt::ToolTipRole) {
-    const RunConfig& c = r.data->config;
-    return QString("%1\npattern: %2 · target: %3 · model: %4\n%5")
-        .arg(r.name, QString::fromStdString(c.pattern.empty() ? "-" : c.pattern),
-             QString::fromStdString(c.target.empty() ? "-" : c.target),
-             QString::fromStdString(c.model.empty() ? "-" : c.model),
-             QString::fromStdString(describe(c.options)));
-  }
-  if (role != Qt::DisplayRole) return {};
-  switch (column) {
-    case kName: return r.name;
-    case kDuration: return number(r.data->config.duration_s, 1);
-    case kSent: return QVariant::fromValue<qulonglong>(s.sent);
-    case kOk: return QVariant::fromValue<qulonglong>(s.ok);
-    case kRejected: return QVariant::fromValue<qulonglong>(s.rejected);
-    case kP50: return s.ok ? ms_text(s.latency.p50_ms) : QStringLiteral("-");
-    case kP99: return s.ok ? ms_text(s.latency.p99_ms) : QStringLiteral("-");
-    case kThroughput: return QString::number(s.throughput_rps, 'f', 0);
-    case kBatchMean: return number(s.batch_mean, 1);
-  }
-  return {};
-}
-
-QVariant RunListModel::headerData(int section, Qt::Orientation orientation, int role) const {
-  if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return {};
-  switch (section) {
-    case kName: return QStringLiteral("name");
-    case kDuration: return QStringLiteral("duration (s)");
-    case kSent: return QStringLiteral("sent");
-    case kOk: return QStringLiteral("ok");
-    case kRejected: return QStringLiteral("rejected");
-    case kP50: return QStringLiteral("p50 ms");
-    case kP99: return QStringLiteral("p99 ms");
-    case kThroughput: return QStringLiteral("req/s");
-    case kBatchMean: return QStringLiteral("mean batch");
-  }
-  return {};
-}
-
-Qt::ItemFlags RunListModel::flags(const QModelIndex& index) const {
-  Qt::ItemFlags f = QAbstractTableModel::flags(index);
-  if (index.isValid() && index.column() == kName) f |= Qt::ItemIsEditable;
-  return f;
-}
-
-bool RunListModel::setData(const QModelIndex& index, const QVariant& value, int role) {
-  if (role != Qt::EditRole || index.column() != kName ||
-      !checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid))
-    return false;
-  const QString name = value.toString().trimmed();
-  if (name.isEmpty()) return false;
-  runs_[static_cast<size_t>(index.row())].name = name;
-  emit dataChanged(index, index, {Qt::DisplayRole, Qt::EditRole});
-  return true;
-}
-
-// ---- RunsPanel ------------------------------------------------------------
 
 RunsPanel::RunsPanel(QWidget* parent) : QWidget(parent), model_(new RunListModel(this)) {
   config_ = [] {
@@ -344,7 +190,7 @@ void RunsPanel::add(const RecordBatch& records) {
   const double secs = std::chrono::duration<double>(now_() - recorder_.start_time()).count();
   rec_status_->setText(
       QString("Recording \"%1\" · %2 s · %3 requests · %4 batches")
-          .arg(recording_name_, number(std::max(secs, 0.0), 1),
+          .arg(recording_name_, number_text(std::max(secs, 0.0), 1),
                QLocale(QLocale::English).toString(qulonglong(recorder_.requests())),
                QLocale(QLocale::English).toString(qulonglong(recorder_.batches()))));
 }
@@ -371,7 +217,7 @@ int RunsPanel::stop_recording() {
   name_->clear();
   QString text = QString("Recorded \"%1\": %2 requests in %3 s.")
                      .arg(name, QLocale(QLocale::English).toString(qulonglong(summary.sent)),
-                          number(run(row).data->config.duration_s, 1));
+                          number_text(run(row).data->config.duration_s, 1));
   if (dropped > 0) {
     text += QString(" The engine dropped %1 records while it ran, so the run is incomplete.")
                 .arg(dropped);
@@ -480,8 +326,8 @@ bool RunsPanel::compare(int i, int j) {
 Status RunsPanel::export_run_sync(int i, const QString& dir) {
   if (i < 0 || i >= run_count()) return invalid_argument("no run " + std::to_string(i));
   const RecordedRun& r = run(i);
-  if (Status s = write_text_files(r, dir, [](int, const QString&) {}); !s) return s;
-  return write_run_plot(*r.data, r.summary, png_path(r, dir).toStdString());
+  if (Status s = write_run_text_files(r, dir, [](int, const QString&) {}); !s) return s;
+  return write_run_plot(*r.data, r.summary, run_png_path(r, dir).toStdString());
 }
 
 bool RunsPanel::export_run(int i, const QString& dir) {
@@ -495,7 +341,7 @@ bool RunsPanel::export_run(int i, const QString& dir) {
   status_->setText(QString("Exporting \"%1\"…").arg(r.name));
   export_cancel_ = false;
   export_thread_ = std::thread([this, r, dir] {
-    const Status s = write_text_files(
+    const Status s = write_run_text_files(
         r, dir,
         [this, name = r.name](int k, const QString& file) {
           QMetaObject::invokeMethod(
@@ -521,7 +367,7 @@ void RunsPanel::finish_export(const RecordedRun& r, const QString& dir, const St
   if (export_thread_.joinable()) export_thread_.join();
   Status s = text_files;
   if (s) {
-    const QString png = png_path(r, dir);
+    const QString png = run_png_path(r, dir);
     progress_->setValue(kExportFiles - 1);
     status_->setText(QString("Exporting \"%1\": drawing %2 (%3 of %3)")
                          .arg(r.name, QFileInfo(png).fileName())
@@ -538,7 +384,7 @@ void RunsPanel::finish_export(const RecordedRun& r, const QString& dir, const St
   status_->setText(
       s ? QString("Exported \"%1\" to %2 (%3.json, -requests.csv, -windows.csv, "
                   "-trace.json, .png).")
-              .arg(r.name, QDir::toNativeSeparators(dir), file_base(r.name))
+              .arg(r.name, QDir::toNativeSeparators(dir), run_file_base(r.name))
         : QString("Export of \"%1\" failed: %2").arg(r.name, QString::fromStdString(s.message())));
 }
 

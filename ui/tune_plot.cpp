@@ -9,6 +9,8 @@
 #include <cmath>
 #include <limits>
 
+#include "number_text.h"
+
 namespace batchscope {
 
 namespace {
@@ -28,7 +30,7 @@ QString figures(const char* what, const Evaluated& e) {
   return QString("%1: %2 req/s · p50 %3 ms · p99 %4 ms · %5% lost")
       .arg(what)
       .arg(e.throughput_rps, 0, 'f', 1)
-      .arg(tune_ms_text(e.p50_ms), tune_ms_text(e.p99_ms))
+      .arg(ms_text(e.p50_ms), ms_text(e.p99_ms))
       .arg(100.0 * e.loss_rate(), 0, 'f', 2);
 }
 
@@ -220,7 +222,7 @@ void TunePlot::show_result(const std::vector<Evaluated>& evaluated,
   slo_line_->point2->setCoords(slo_p99_ms, 1);
   slo_line_->setVisible(true);
   slo_label_->position->setCoords(slo_p99_ms, 0);
-  slo_label_->setText(QString("SLO p99 %1 ms").arg(tune_ms_text(slo_p99_ms)));
+  slo_label_->setText(QString("SLO p99 %1 ms").arg(ms_text(slo_p99_ms)));
   slo_label_->setVisible(true);
   set_selected(std::nullopt);
 }

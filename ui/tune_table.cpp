@@ -6,14 +6,11 @@
 #include <algorithm>
 #include <cmath>
 
+#include "number_text.h"
+
 namespace batchscope {
 
 namespace {
-
-QString number(double v, int decimals) {
-  if (!std::isfinite(v)) return QStringLiteral("-");
-  return QLocale(QLocale::English).toString(v, 'f', decimals);
-}
 
 QString wait_ms(const Options& o) {
   return QString::number(static_cast<double>(o.max_wait_us) / 1000.0, 'g', 4);
@@ -22,13 +19,11 @@ QString wait_ms(const Options& o) {
 QString figures_tip(const char* what, const Evaluated& e) {
   return QString("%1: %2 req/s · p50 %3 ms · p99 %4 ms · %5% lost")
       .arg(what)
-      .arg(number(e.throughput_rps, 1), tune_ms_text(e.p50_ms), tune_ms_text(e.p99_ms),
-           number(100.0 * e.loss_rate(), 2));
+      .arg(number_text(e.throughput_rps, 1), ms_text(e.p50_ms), ms_text(e.p99_ms),
+           number_text(100.0 * e.loss_rate(), 2));
 }
 
 }  // namespace
-
-QString tune_ms_text(double ms) { return number(ms, ms < 1 ? 3 : ms < 100 ? 2 : 1); }
 
 QString options_brief(const Options& o) {
   return QString("%1 · batch %2 · wait %3 ms · %4 %5")
@@ -115,16 +110,16 @@ QVariant TuneTableModel::data(const QModelIndex& index, int role) const {
       case kBatch: return p.options.max_batch_size;
       case kWait: return wait_ms(p.options);
       case kLanes: return p.options.num_lanes;
-      case kThroughput: return number(p.throughput_rps, p.throughput_rps < 100 ? 1 : 0);
-      case kP50: return tune_ms_text(p.p50_ms);
-      case kP99: return tune_ms_text(p.p99_ms);
-      case kLost: return number(100.0 * p.loss_rate(), 2);
+      case kThroughput: return number_text(p.throughput_rps, p.throughput_rps < 100 ? 1 : 0);
+      case kP50: return ms_text(p.p50_ms);
+      case kP99: return ms_text(p.p99_ms);
+      case kLost: return number_text(100.0 * p.loss_rate(), 2);
       case kLiveThroughput:
-        return row.live ? number(row.live->measured.throughput_rps,
+        return row.live ? number_text(row.live->measured.throughput_rps,
                                  row.live->measured.throughput_rps < 100 ? 1 : 0)
                         : QString();
-      case kLiveP50: return row.live ? tune_ms_text(row.live->measured.p50_ms) : QString();
-      case kLiveP99: return row.live ? tune_ms_text(row.live->measured.p99_ms) : QString();
+      case kLiveP50: return row.live ? ms_text(row.live->measured.p50_ms) : QString();
+      case kLiveP99: return row.live ? ms_text(row.live->measured.p99_ms) : QString();
       default: return {};
     }
   }

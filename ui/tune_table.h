@@ -39,8 +39,6 @@ std::vector<TuneRow> tune_rows(const TuneResult& result, std::span<const Confirm
 
 // "fifo · batch 8 · wait 0.5 ms · 1 lane"
 QString options_brief(const Options& o);
-// Milliseconds with as many decimals as their size deserves.
-QString tune_ms_text(double ms);
 
 class TuneTableModel : public QAbstractTableModel {
  public:

@@ -1,0 +1,15 @@
+#include "number_text.h"
+
+#include <QLocale>
+#include <cmath>
+
+namespace batchscope {
+
+QString number_text(double v, int decimals) {
+  if (!std::isfinite(v)) return QStringLiteral("-");
+  return QLocale(QLocale::English).toString(v, 'f', decimals);
+}
+
+QString ms_text(double ms) { return number_text(ms, ms < 1 ? 3 : ms < 100 ? 2 : 1); }
+
+}  // namespace batchscope
