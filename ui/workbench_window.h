@@ -141,7 +141,8 @@ class WorkbenchWindow : public QMainWindow {
   struct Loaded;
   void make_menus();
   Status load_options(const QString& path, const QString& what, bool fit_model);
-  QWidget* make_server_panel();
+  QWidget* make_server_panel();  // workbench_server.cpp, with the listener
+  void show_server_state();
   void restore_settings();
   // Starts an engine over loaded.model (any thread); the outcome goes in `loaded`.
   static void start_engine(Loaded& loaded, Options options);
