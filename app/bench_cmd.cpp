@@ -21,6 +21,7 @@
 #include "predict_bounds.h"
 #include "predictor.h"
 #include "run_plot.h"
+#include "trace_csv.h"
 
 namespace batchscope {
 

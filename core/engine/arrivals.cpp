@@ -11,6 +11,8 @@
 #include <numbers>
 #include <sstream>
 
+#include "text_out.h"
+
 namespace batchscope {
 
 const char* pattern_name(Pattern p) {
@@ -43,22 +45,15 @@ constexpr uint32_t kMaxConcurrency = 1'000'000;
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr int kSinePieces = 64;  // even, so that the peak is a piece boundary
 
-// Shortest round-trip-ish form: "2000", "0.5", "1e+300", "nan".
-std::string num(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.15g", v);
-  return buf;
-}
-
 std::optional<Error> check_rate(const std::string& field, double v, bool positive) {
   if (std::isfinite(v) && v <= kMaxRate && (positive ? v > 0 : v >= 0)) return std::nullopt;
-  return invalid_argument(field + " = " + num(v) + " req/s is out of range; allowed " +
-                          (positive ? "above 0" : "0") + " to " + num(kMaxRate));
+  return invalid_argument(field + " = " + message_number(v) + " req/s is out of range; allowed " +
+                          (positive ? "above 0" : "0") + " to " + message_number(kMaxRate));
 }
 
 std::optional<Error> check_length(const std::string& field, double v, bool allow_zero) {
   if (std::isfinite(v) && (allow_zero ? v >= 0 : v > 0)) return std::nullopt;
-  return invalid_argument(field + " = " + num(v) + " s must be a finite number " +
+  return invalid_argument(field + " = " + message_number(v) + " s must be a finite number " +
                           (allow_zero ? ">= 0" : "> 0"));
 }
 
@@ -71,8 +66,8 @@ int64_t floor_ns(double t_s) { return static_cast<int64_t>(t_s * 1e9); }
 
 Status ArrivalSpec::validate() const {
   if (!std::isfinite(duration_s) || duration_s <= 0 || duration_s > kMaxDurationS) {
-    return invalid_argument("duration_s = " + num(duration_s) +
-                            " s is out of range; allowed above 0 to " + num(kMaxDurationS));
+    return invalid_argument("duration_s = " + message_number(duration_s) +
+                            " s is out of range; allowed above 0 to " + message_number(kMaxDurationS));
   }
   switch (pattern) {
     case Pattern::kConstant:
@@ -113,21 +108,21 @@ Status ArrivalSpec::validate() const {
       if (auto e = check_rate("rate_min", rate_min, false)) return *e;
       if (auto e = check_rate("rate_max", rate_max, true)) return *e;
       if (rate_max < rate_min) {
-        return invalid_argument("rate_max = " + num(rate_max) +
-                                " is below rate_min = " + num(rate_min));
+        return invalid_argument("rate_max = " + message_number(rate_max) +
+                                " is below rate_min = " + message_number(rate_min));
       }
       return Status::Ok();
     case Pattern::kTrace:
       if (trace.empty()) return invalid_argument("trace is empty; it needs at least one offset");
       for (size_t i = 0; i < trace.size(); ++i) {
         if (trace[i].count() < 0) {
-          return invalid_argument("trace[" + std::to_string(i) + "] = " + num(to_us(trace[i])) +
+          return invalid_argument("trace[" + std::to_string(i) + "] = " + message_number(to_us(trace[i])) +
                                   " us is negative");
         }
         if (i > 0 && trace[i] < trace[i - 1]) {
-          return invalid_argument("trace[" + std::to_string(i) + "] = " + num(to_us(trace[i])) +
+          return invalid_argument("trace[" + std::to_string(i) + "] = " + message_number(to_us(trace[i])) +
                                   " us is before trace[" + std::to_string(i - 1) +
-                                  "] = " + num(to_us(trace[i - 1])) + " us");
+                                  "] = " + message_number(to_us(trace[i - 1])) + " us");
         }
       }
       return Status::Ok();
@@ -149,25 +144,25 @@ std::string ArrivalSpec::describe() const {
   s << pattern_name(pattern) << ' ';
   switch (pattern) {
     case Pattern::kConstant:
-    case Pattern::kPoisson: s << "rate=" << num(rate) << "/s"; break;
+    case Pattern::kPoisson: s << "rate=" << message_number(rate) << "/s"; break;
     case Pattern::kBurst:
-      s << "rate=" << num(rate) << "/s for " << num(on_s) << " s, rate_low=" << num(rate_low)
-        << "/s for " << num(off_s) << " s,";
+      s << "rate=" << message_number(rate) << "/s for " << message_number(on_s) << " s, rate_low=" << message_number(rate_low)
+        << "/s for " << message_number(off_s) << " s,";
       break;
-    case Pattern::kRamp: s << num(rate_from) << "/s to " << num(rate_to) << "/s"; break;
+    case Pattern::kRamp: s << message_number(rate_from) << "/s to " << message_number(rate_to) << "/s"; break;
     case Pattern::kStep:
       for (size_t i = 0; i < steps.size(); ++i) {
-        s << (i ? ", " : "") << num(steps[i].first) << "/s x " << num(steps[i].second) << " s";
+        s << (i ? ", " : "") << message_number(steps[i].first) << "/s x " << message_number(steps[i].second) << " s";
       }
       s << " (cycling)";
       break;
     case Pattern::kSine:
-      s << num(rate_min) << "/s to " << num(rate_max) << "/s, period " << num(period_s) << " s,";
+      s << message_number(rate_min) << "/s to " << message_number(rate_max) << "/s, period " << message_number(period_s) << " s,";
       break;
     case Pattern::kTrace: s << trace.size() << " offsets"; break;
     case Pattern::kClosed: s << "concurrency=" << concurrency; break;
   }
-  s << " for " << num(duration_s) << " s";
+  s << " for " << message_number(duration_s) << " s";
   if (max_requests > 0) s << ", at most " << max_requests << " requests";
   return s.str();
 }
@@ -376,106 +371,5 @@ double ArrivalSchedule::uniform() {
 }
 
 double ArrivalSchedule::exp1() { return -std::log(uniform()); }
-
-// ---------------------------------------------------------------------------
-// Trace CSV
-
-namespace {
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r')) {
-    s.remove_prefix(1);
-  }
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) {
-    s.remove_suffix(1);
-  }
-  return s;
-}
-
-std::optional<double> parse_number(std::string_view s) {
-  if (!s.empty() && s.front() == '+') s.remove_prefix(1);
-  double v = 0;
-  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || end != s.data() + s.size() || s.empty()) return std::nullopt;
-  return v;
-}
-
-Error line_error(size_t line, const std::string& what) {
-  return invalid_argument("trace line " + std::to_string(line) + ": " + what);
-}
-
-// Largest accepted offset: 1e15 us (~31 years), far inside int64 nanoseconds.
-constexpr double kMaxTraceUs = 1e15;
-
-}  // namespace
-
-Expected<std::vector<Duration>> parse_trace_csv(std::string_view text) {
-  enum class Kind { kUnknown, kTimestamps, kGaps };
-  Kind kind = Kind::kUnknown;
-  std::vector<double> values;
-  std::vector<size_t> lines;  // source line of each value, for errors found later
-  bool seen_first = false;
-  size_t line = 0;
-  while (!text.empty()) {
-    ++line;
-    const size_t nl = text.find('\n');
-    std::string_view row = text.substr(0, nl);
-    text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
-    row = trim(row);
-    if (row.empty()) continue;
-    const std::string_view cell = trim(row.substr(0, row.find(',')));
-    std::optional<double> v = parse_number(cell);
-    if (!seen_first) {
-      seen_first = true;
-      if (!v) {
-        // A header: only two names change the meaning of the column.
-        if (cell == "timestamp_us") kind = Kind::kTimestamps;
-        if (cell == "interarrival_us") kind = Kind::kGaps;
-        continue;
-      }
-    }
-    if (!v) return line_error(line, "'" + std::string(cell) + "' is not a number");
-    if (!std::isfinite(*v) || *v < 0 || *v > kMaxTraceUs) {
-      return line_error(
-          line, std::string(cell) + " is out of range; allowed 0 to " + num(kMaxTraceUs) + " us");
-    }
-    if (kind == Kind::kTimestamps && !values.empty() && *v < values.back()) {
-      return line_error(line, "timestamp " + std::string(cell) + " us is before the previous " +
-                                  num(values.back()) + " us");
-    }
-    values.push_back(*v);
-    lines.push_back(line);
-  }
-  if (values.empty()) return invalid_argument("trace has no arrivals");
-  if (kind == Kind::kUnknown) {
-    kind = std::is_sorted(values.begin(), values.end()) ? Kind::kTimestamps : Kind::kGaps;
-  }
-
-  std::vector<Duration> out;
-  out.reserve(values.size());
-  double sum_us = 0;
-  for (size_t i = 0; i < values.size(); ++i) {
-    double at_us = values[i];
-    if (kind == Kind::kGaps) {
-      sum_us += values[i];
-      at_us = sum_us;
-      if (at_us > kMaxTraceUs) {
-        return line_error(lines[i], "the offset reaches " + num(at_us) + " us; allowed up to " +
-                                        num(kMaxTraceUs) + " us");
-      }
-    }
-    // Rounded per value (not summed in ns) so offsets stay non-decreasing.
-    out.emplace_back(std::llround(at_us * 1000.0));
-  }
-  return out;
-}
-
-Expected<std::vector<Duration>> load_trace_csv(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return invalid_argument("cannot read " + path);
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) return invalid_argument("cannot read " + path);
-  return parse_trace_csv(text);
-}
 
 }  // namespace batchscope

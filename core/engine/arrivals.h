@@ -149,16 +149,4 @@ class ArrivalSchedule {
   uint64_t rng_[4] = {};   // xoshiro256** state
 };
 
-// Parses a trace CSV. One arrival per line; column 1 is read and any further
-// columns are ignored; blank lines are skipped. The first non-blank line may be
-// a header (skipped when column 1 is not a number). Column 1 holds timestamps
-// in microseconds from the run's start (header "timestamp_us", which must then
-// be non-decreasing) or inter-arrival gaps in microseconds (header
-// "interarrival_us"; the first gap is the offset of the first arrival). With no
-// such header, non-decreasing values are timestamps and anything else is gaps.
-// Values may have a fraction (rounded to the nanosecond). Errors name the line.
-Expected<std::vector<Duration>> parse_trace_csv(std::string_view text);
-// Reads and parses a file; "cannot read FILE" when it cannot be opened.
-Expected<std::vector<Duration>> load_trace_csv(const std::string& path);
-
 }  // namespace batchscope

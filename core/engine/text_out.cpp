@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 
 namespace batchscope {
 
@@ -93,6 +94,12 @@ void append_json_string(std::string& out, std::string_view s) {
     ++i;
   }
   out.push_back('"');
+}
+
+std::string message_number(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.15g", v);
+  return buf;
 }
 
 std::string quoted_excerpt(std::string_view s, size_t max) {

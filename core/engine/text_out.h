@@ -20,6 +20,8 @@ void append_number(std::string& out, double v, std::string_view non_finite);
 inline void append_json_number(std::string& out, double v) { append_number(out, v, "null"); }
 // A JSON string literal, quotes included.
 void append_json_string(std::string& out, std::string_view s);
+// A number for a message: "2000", "0.5", "1e+300", "nan" (15 significant digits).
+std::string message_number(double v);
 // Text from outside quoted for a message: in single quotes, at most `max`
 // bytes of it (then "..."), control bytes shown as '?', so an error never
 // echoes kilobytes or terminal escapes back.

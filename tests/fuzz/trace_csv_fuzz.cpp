@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <string_view>
 
-#include "arrivals.h"
 #include "fuzz_check.h"
+#include "trace_csv.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* bytes, size_t size) {
   using namespace batchscope;
