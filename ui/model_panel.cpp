@@ -4,14 +4,11 @@
 
 #include <QApplication>
 #include <QComboBox>
-#include <QDir>
 #include <QFile>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QFormLayout>
 #include <QHBoxLayout>
-#include <QJsonDocument>
-#include <QJsonObject>
 #include <QLabel>
 #include <QPointer>
 #include <QProgressBar>
@@ -20,10 +17,7 @@
 #include <QToolTip>
 #include <QVBoxLayout>
 #include <algorithm>
-#include <atomic>
 #include <cmath>
-#include <condition_variable>
-#include <mutex>
 
 namespace batchscope {
 
@@ -68,99 +62,6 @@ QLabel* wrapped_label() {
 }
 
 }  // namespace
-
-// The flag is atomic so that cancelled(), asked between every step, never
-// waits; the mutex and condition serve wait_for() only.
-struct CancelToken::State {
-  std::atomic<bool> cancelled{false};
-  std::mutex mu;
-  std::condition_variable cv;
-};
-
-CancelToken::CancelToken() : state_(std::make_shared<State>()) {}
-
-void CancelToken::cancel() const {
-  {
-    std::lock_guard g(state_->mu);
-    state_->cancelled.store(true);
-  }
-  state_->cv.notify_all();
-}
-
-bool CancelToken::cancelled() const { return state_->cancelled.load(); }
-
-bool CancelToken::wait_for(std::chrono::milliseconds timeout) const {
-  std::unique_lock g(state_->mu);
-  return state_->cv.wait_for(g, timeout, [this] { return state_->cancelled.load(); });
-}
-
-// ---- ModelListModel ----
-
-ModelListModel::ModelListModel(QString dir, QObject* parent)
-    : QAbstractListModel(parent), dir_(std::move(dir)) {
-  entries_ = scan();
-}
-
-std::vector<ModelListModel::Entry> ModelListModel::scan() const {
-  std::vector<Entry> found;
-  const QDir d(dir_);
-  for (const QFileInfo& f : d.entryInfoList({"*.pt"}, QDir::Files | QDir::Readable, QDir::Name)) {
-    const QString sidecar = f.absolutePath() + "/" + f.completeBaseName() + ".json";
-    QFile json(sidecar);
-    if (!json.open(QIODevice::ReadOnly)) continue;
-    Entry e;
-    e.name = f.completeBaseName();
-    e.path = f.absoluteFilePath();
-    // A sidecar is a few hundred bytes; a broken one is reported on loading.
-    const QJsonDocument doc = QJsonDocument::fromJson(json.read(1 << 20));
-    e.description = doc.isObject() ? doc.object().value("description").toString()
-                                   : QString("(%1 does not parse as JSON)").arg(sidecar);
-    found.push_back(std::move(e));
-  }
-  return found;
-}
-
-void ModelListModel::refresh() {
-  std::vector<Entry> found = scan();
-  beginResetModel();
-  entries_ = std::move(found);
-  endResetModel();
-}
-
-QString ModelListModel::path(int row) const {
-  return row >= 0 && row < rowCount() ? entries_[static_cast<size_t>(row)].path : QString();
-}
-
-int ModelListModel::row_of(const QString& path) const {
-  // The same file by another route (a link, a relative path) is the same row.
-  const auto same = [](const QString& p) {
-    const QFileInfo f(p);
-    return f.canonicalFilePath().isEmpty() ? f.absoluteFilePath() : f.canonicalFilePath();
-  };
-  const QString want = same(path);
-  for (size_t i = 0; i < entries_.size(); ++i)
-    if (same(entries_[i].path) == want) return static_cast<int>(i);
-  return -1;
-}
-
-int ModelListModel::rowCount(const QModelIndex& parent) const {
-  return parent.isValid() ? 0 : static_cast<int>(entries_.size());
-}
-
-QVariant ModelListModel::data(const QModelIndex& index, int role) const {
-  if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid))
-    return {};
-  const Entry& e = entries_[static_cast<size_t>(index.row())];
-  switch (role) {
-    case Qt::DisplayRole: return e.name;
-    case Qt::ToolTipRole: return e.description.isEmpty() ? e.path : e.path + "\n" + e.description;
-    case kPathRole: return e.path;
-    case kDescriptionRole: return e.description;
-    default: return {};
-  }
-}
-
-// ---- ModelPanel ----
 
 ModelPanel::ModelPanel(QString models_dir, std::vector<std::string> devices, QWidget* parent)
     : QGroupBox("Model", parent) {

@@ -1,0 +1,78 @@
+#pragma once
+// Loading a model for the workbench: what the user asks for (ModelRequest,
+// with a CancelToken), the loader the window runs off the GUI thread
+// (ModelLoader, reporting LoadProgress), and what it gives (LoadedModel: the
+// runner factory and what was measured on the model).
+// Thread-safety: the structs are values; a CancelToken is thread-safe.
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cost_model.h"
+#include "engine.h"
+#include "model_metadata.h"
+#include "options.h"
+#include "status.h"
+#include "synthetic_runner.h"
+
+namespace batchscope {
+
+// A model ready for the engine, with what was measured on it.
+struct LoadedModel {
+  ModelMetadata metadata;
+  RunnerFactory factory;
+  std::string path;  // the .pt file, or "synthetic:A,C[,L]" for the stand-in
+  std::string device = "cpu";
+  std::string blas;                // which BLAS serves the matrix products
+  std::string threads;             // intra-op, inter-op and BLAS threads per lane
+  std::vector<CostPoint> profile;  // t(b) for b = 1, 2, 4, ..., with its jitter where measured
+  double a_us = 0;                 // fit t(b) ≈ a + c·b: fixed cost per batch
+  double c_us = 0;                 // cost per item
+  double asymptotic_speedup = 0;   // 1 + a/c; 0 unless a > 0 and c > 0
+  // The synthetic stand-in's cost formula, of which the profile is a sample.
+  std::optional<SyntheticCost> synthetic;
+};
+
+// Progress of a load: percent 0..100 and what is being done. May be called
+// from any thread.
+using LoadProgress = std::function<void(int percent, const std::string& what)>;
+
+// Asks a load to stop at its next step (a lane, a warm-up batch size, a run
+// of the profile) instead of at its end, so that closing the window need not
+// wait for a large model. Copies share one flag: the window keeps one and the
+// loader sees the other. Cancelling cannot be undone.
+// Thread-safety: thread-safe.
+class CancelToken {
+ public:
+  CancelToken();
+  void cancel() const;
+  bool cancelled() const;
+  // Blocks until cancelled or `timeout` passes: true if cancelled. For a
+  // step that waits on something else, so that it wakes at once.
+  bool wait_for(std::chrono::milliseconds timeout) const;
+
+ private:
+  struct State;
+  std::shared_ptr<State> state_;
+};
+
+// What the user asked to load. `path` "" or "synthetic:A,C[,L]" is the
+// synthetic model. `options` gives the lanes to load and the largest batch to
+// warm up for; the panel leaves it default and the window fills it. The
+// loader checks `cancel` between its steps and, once it is set, returns
+// kCancelled; the window gives each load a token of its own.
+struct ModelRequest {
+  std::string path;
+  std::string device = "cpu";
+  Options options;
+  CancelToken cancel;
+};
+
+// Loads a model with its profile; runs off the GUI thread and may take seconds.
+using ModelLoader = std::function<Expected<LoadedModel>(const ModelRequest&, const LoadProgress&)>;
+
+}  // namespace batchscope
