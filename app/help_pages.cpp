@@ -144,6 +144,23 @@ std::string bash_completion(const std::vector<CommandHelp>& commands,
   std::ostringstream out;
   out << "# bash completion for batchscope, generated from its --help texts\n"
       << "# (batchscope --bash-completion).\n"
+      << "\n"
+      << "# The names of the models batchscope finds by name: in $BATCHSCOPE_MODELS, or\n"
+      << "# under the prefix the batchscope on the PATH is installed in.\n"
+      << "_batchscope_models() {\n"
+      << "  local dir=$BATCHSCOPE_MODELS exe f\n"
+      << "  if [[ -z $dir ]]; then\n"
+      << "    exe=$(type -P batchscope) || return\n"
+      << "    exe=$(readlink -f \"$exe\")\n"
+      << "    dir=${exe%/bin/*}/share/batchscope/models\n"
+      << "  fi\n"
+      << "  for f in \"$dir\"/*.pt; do\n"
+      << "    [[ -e $f ]] || continue\n"
+      << "    f=${f##*/}\n"
+      << "    echo \"${f%.pt}\"\n"
+      << "  done\n"
+      << "}\n"
+      << "\n"
       << "_batchscope() {\n"
       << "  local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]} flags=\n"
       << "  COMPREPLY=()\n"
@@ -159,7 +176,13 @@ std::string bash_completion(const std::vector<CommandHelp>& commands,
     out << "    " << c.name << ")\n      case $prev in\n";
     for (const FlagHelp& f : flags) {
       all.push_back(f.flag);
-      if (f.takes_file) file_flags.push_back(f.flag);
+      if (f.flag == "--model") {  // a file, or a model's name
+        out << "        --model) compopt -o filenames 2>/dev/null\n"
+               "          COMPREPLY=($(compgen -f -- \"$cur\") "
+               "$(compgen -W \"$(_batchscope_models)\" -- \"$cur\")); return ;;\n";
+      } else if (f.takes_file) {
+        file_flags.push_back(f.flag);
+      }
       if (f.takes_value && !f.takes_file && f.values.empty()) value_flags.push_back(f.flag);
       if (!f.values.empty()) {
         out << "        " << f.flag << ") COMPREPLY=($(compgen -W \"" << join(f.values)

@@ -32,8 +32,9 @@ struct FlagHelp {
 std::vector<FlagHelp> flags_in_help(const std::string& help);
 
 // A bash script defining and registering completion for batchscope: the
-// commands, each command's flags, file names after a flag that takes a file,
-// and the listed values of a flag that has them.
+// commands, each command's flags, file names after a flag that takes a file
+// (after --model also the names of the models batchscope finds by name), and
+// the listed values of a flag that has them.
 std::string bash_completion(const std::vector<CommandHelp>& commands,
                             const std::vector<std::string>& top_flags);
 

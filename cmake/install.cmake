@@ -15,13 +15,13 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR
 # The manual page and bash completion, printed by the executable from its own
 # --help texts (app/help_pages.h). Not in sanitizer builds, which install nothing.
 if(NOT BATCHSCOPE_SANITIZE)
-  set(man ${CMAKE_BINARY_DIR}/share/man/man1/batchscope.1)
+  set(man ${CMAKE_BINARY_DIR}/share/man/man1/batchscope.1.gz)
   set(completion ${CMAKE_BINARY_DIR}/share/bash-completion/completions/batchscope)
   add_custom_command(
     OUTPUT ${man} ${completion}
     COMMAND ${CMAKE_COMMAND} -E make_directory ${CMAKE_BINARY_DIR}/share/man/man1
             ${CMAKE_BINARY_DIR}/share/bash-completion/completions
-    COMMAND sh -c "\"$1\" --man > \"$2\" && \"$1\" --bash-completion > \"$3\"" sh
+    COMMAND sh -c "\"$1\" --man | gzip -n -9 > \"$2\" && \"$1\" --bash-completion > \"$3\"" sh
             $<TARGET_FILE:batchscope> ${man} ${completion}
     DEPENDS batchscope
     COMMENT "Writing batchscope.1 and the bash completion from the --help texts"

@@ -113,12 +113,14 @@ TEST(HelpPages, TheManualPageEscapesWhatRoffWouldTakeAsControls) {
 
 TEST(HelpPages, TheCompletionHasACaseForEachCommand) {
   const std::string script = bash_completion(
-      {{"serve", "--model PATH --strategy fifo|adaptive --port N"}, {"demo", "--seconds S"}},
+      {{"serve", "--model PATH --strategy fifo|adaptive --port N --json FILE"}, {"demo", "--seconds S"}},
       {"--help", "--version"});
   EXPECT_NE(script.find("compgen -W \"serve demo --help --version\""), std::string::npos) << script;
   EXPECT_NE(script.find("    serve)\n"), std::string::npos);
   EXPECT_NE(script.find("--strategy) COMPREPLY=($(compgen -W \"fifo adaptive\""), std::string::npos);
+  EXPECT_NE(script.find("--json) compopt -o filenames"), std::string::npos);
   EXPECT_NE(script.find("--model) compopt -o filenames"), std::string::npos);
+  EXPECT_NE(script.find("$(compgen -W \"$(_batchscope_models)\""), std::string::npos);
   EXPECT_NE(script.find("--port) return ;;"), std::string::npos);
   EXPECT_NE(script.find("flags=\"--seconds\""), std::string::npos);
   EXPECT_NE(script.find("complete -F _batchscope batchscope"), std::string::npos);

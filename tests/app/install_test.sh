@@ -4,9 +4,11 @@
 # under its own prefix; profile and a short bench load a shipped model by its
 # bare name; the manual page renders without a warning and carries every
 # command's flags; the desktop and AppStream files validate; the icons are in
-# place; and the bash completion completes commands, flags and their values.
+# place; and the bash completion completes commands, flags, their values and
+# the installed models by name.
 # Usage: install_test.sh BUILD_DIR WORKDIR
 set -euo pipefail
+unset BATCHSCOPE_MODELS  # the installed prefix is under test
 build=$1
 work=$2
 rm -rf "$work"
@@ -34,7 +36,7 @@ assert d["ok"] > 100 and d["ok"] == d["sent"], d
 PY
 
 # The manual page: every command's section and flags, and no groff warning.
-man_page=$root/usr/share/man/man1/batchscope.1
+man_page=$root/usr/share/man/man1/batchscope.1.gz
 LC_ALL=C.UTF-8 MANWIDTH=100 man --warnings -l "$man_page" >man.txt 2>man_err.txt
 [[ ! -s man_err.txt ]] || fail "man warns: $(cat man_err.txt)"
 for want in "batchscope serve" "batchscope tune" "--max-wait-ms" "--slo-p99-ms" "BATCHSCOPE_MODELS"; do
@@ -43,8 +45,8 @@ done
 # Each command's section is its --help, word for word.
 for cmd in gui demo profile serve bench tune export import; do
   "$bin" "$cmd" --help >help.txt
-  awk -v want=".SS \"batchscope $cmd\"" '$0 == want {on = 1; getline; next} on && $0 == ".fi" {exit}
-       on {print}' "$man_page" | sed -e 's/\\-/-/g' -e 's/\\&//g' -e 's/\\e/\\/g' >section.txt
+  zcat "$man_page" | awk -v want=".SS \"batchscope $cmd\"" '$0 == want {on = 1; getline; next}
+       on && $0 == ".fi" {exit} on {print}' | sed -e 's/\\-/-/g' -e 's/\\&//g' -e 's/\\e/\\/g' >section.txt
   diff -u help.txt section.txt >/dev/null || fail "the manual's '$cmd' differs from its --help:
 $(diff -u help.txt section.txt | head -20)"
 done
@@ -57,9 +59,9 @@ for size in 16 32 48 64 128 256; do
 done
 [[ -s $root/usr/share/icons/hicolor/scalable/apps/batchscope.svg ]] || fail "no SVG icon"
 
-# Bash completion: commands, a command's flags, a flag's values, file names.
+# Bash completion: commands, a command's flags, a flag's values, file and model names.
 complete_words() {
-  bash -c 'source "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$((${#COMP_WORDS[@]} - 1))
+  PATH=$root/usr/bin:$PATH bash -c 'source "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$((${#COMP_WORDS[@]} - 1))
            _batchscope; echo "${COMPREPLY[*]}"' sh \
     "$root/usr/share/bash-completion/completions/batchscope" "$@"
 }
@@ -67,6 +69,8 @@ complete_words() {
 [[ $(complete_words batchscope bench --max-w) == "--max-wait-ms" ]] || fail "completing --max-w"
 [[ $(complete_words batchscope serve --strategy "") == "fifo adaptive" ]] || fail "completing --strategy"
 [[ $(complete_words batchscope bench --pattern st) == "step" ]] || fail "completing --pattern st"
+# After --model: files here, and the installed models by name.
+[[ $(complete_words batchscope serve --model ml) == "mlp" ]] || fail "completing --model ml"
 touch trace_one.csv
 [[ $(complete_words batchscope bench --trace trace_) == "trace_one.csv" ]] || fail "completing a file"
 echo "install_test: installed tree works from $PWD"

@@ -6,6 +6,7 @@
 # executable unpacked from it runs from another folder and finds its models.
 # Usage: package_test.sh BUILD_DIR WORKDIR
 set -euo pipefail
+unset BATCHSCOPE_MODELS  # the installed prefix is under test
 build=$(cd "$1" && pwd)
 work=$2
 rm -rf "$work"
@@ -22,7 +23,7 @@ done
 if grep -qE -- '-dev|gtest|benchmark|clang' <<<"$depends"; then fail "Depends names a build package: $depends"; fi
 dpkg-deb -c "$deb" >"$work/contents.txt"
 for path in ./usr/bin/batchscope ./usr/share/batchscope/models/mlp.pt ./usr/share/batchscope/models/mlp.json \
-            ./usr/share/man/man1/batchscope.1 ./usr/share/bash-completion/completions/batchscope \
+            ./usr/share/man/man1/batchscope.1.gz ./usr/share/bash-completion/completions/batchscope \
             ./usr/share/applications/org.batchscope.Batchscope.desktop \
             ./usr/share/metainfo/org.batchscope.Batchscope.metainfo.xml \
             ./usr/share/icons/hicolor/48x48/apps/batchscope.png ./usr/share/doc/batchscope/README.md; do
