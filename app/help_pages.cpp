@@ -28,8 +28,8 @@ std::string roff(const std::string& text) {
 }
 
 bool is_flag_char(char c) {
-  return std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) ||
-         c == '-';
+  return std::islower(static_cast<unsigned char>(c)) ||
+         std::isdigit(static_cast<unsigned char>(c)) || c == '-';
 }
 
 bool is_literal(const std::string& word) {
@@ -37,8 +37,9 @@ bool is_literal(const std::string& word) {
                         std::isdigit(static_cast<unsigned char>(word[0]))))
     return false;
   return std::all_of(word.begin(), word.end(), [](char c) {
-    return std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) ||
-           c == '-' || c == '_' || c == '.' || c == ':';
+    return std::islower(static_cast<unsigned char>(c)) ||
+           std::isdigit(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.' ||
+           c == ':';
   });
 }
 
@@ -79,7 +80,8 @@ std::vector<FlagHelp> flags_in_help(const std::string& help) {
       while (!value.empty() && (value.back() == ',' || value.back() == ';' || value.back() == ':'))
         value.pop_back();
     }
-    auto it = std::find_if(flags.begin(), flags.end(), [&](const FlagHelp& f) { return f.flag == name; });
+    auto it =
+        std::find_if(flags.begin(), flags.end(), [&](const FlagHelp& f) { return f.flag == name; });
     if (it == flags.end()) {
       flags.push_back({name, false, false, {}});
       it = flags.end() - 1;
@@ -196,7 +198,8 @@ std::string bash_completion(const std::vector<CommandHelp>& commands,
     };
     if (!file_flags.empty()) {
       out << "        " << alternatives(file_flags)
-          << ") compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- \"$cur\")); return ;;\n";
+          << ") compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- \"$cur\")); return "
+             ";;\n";
     }
     if (!value_flags.empty()) out << "        " << alternatives(value_flags) << ") return ;;\n";
     out << "      esac\n      flags=\"" << join(all) << "\" ;;\n";

@@ -41,7 +41,8 @@ std::string find_model(const std::string& value) {
     rest = tail;
   }
   std::vector<fs::path> tries = {fs::path(dir) / rest, fs::path(dir) / given.filename()};
-  if (!given.has_extension() && !given.has_parent_path()) tries.push_back(fs::path(dir) / (value + ".pt"));
+  if (!given.has_extension() && !given.has_parent_path())
+    tries.push_back(fs::path(dir) / (value + ".pt"));
   for (const fs::path& p : tries) {
     if (!p.empty() && fs::is_regular_file(p, ec)) return p.string();
   }

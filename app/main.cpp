@@ -72,9 +72,9 @@ void print_version() {
 #endif
   std::printf("Allocator: %s\n", batchscope::allocator_name().c_str());
   const std::string models = batchscope::models_dir();
-  std::printf("Models: %s\n",
-              models.empty() ? "none found (set BATCHSCOPE_MODELS to a folder of .pt files)"
-                             : models.c_str());
+  std::printf("Models: %s\n", models.empty()
+                                  ? "none found (set BATCHSCOPE_MODELS to a folder of .pt files)"
+                                  : models.c_str());
 }
 
 // Every command: its name, its --help text and how it runs.
@@ -89,18 +89,25 @@ const std::vector<Command>& commands() {
   static const std::vector<Command> list = {
 #ifdef BATCHSCOPE_WITH_QT
       {"gui", batchscope::gui_help,
-       [](int argc, char** argv, const std::vector<std::string>& a) { return batchscope::run_gui(argc, argv, a); }},
+       [](int argc, char** argv, const std::vector<std::string>& a) {
+         return batchscope::run_gui(argc, argv, a);
+       }},
 #endif
-      {"demo", batchscope::demo_help, [](int, char**, const std::vector<std::string>& a) { return run_demo(a); }},
+      {"demo", batchscope::demo_help,
+       [](int, char**, const std::vector<std::string>& a) { return run_demo(a); }},
 #ifdef BATCHSCOPE_WITH_TORCH
       {"profile", batchscope::profile_help,
        [](int, char**, const std::vector<std::string>& a) { return batchscope::run_profile(a); }},
 #endif
 #ifdef BATCHSCOPE_WITH_QT
       {"serve", batchscope::serve_help,
-       [](int argc, char** argv, const std::vector<std::string>& a) { return batchscope::run_serve(argc, argv, a); }},
+       [](int argc, char** argv, const std::vector<std::string>& a) {
+         return batchscope::run_serve(argc, argv, a);
+       }},
       {"bench", batchscope::bench_help,
-       [](int argc, char** argv, const std::vector<std::string>& a) { return batchscope::run_bench(argc, argv, a); }},
+       [](int argc, char** argv, const std::vector<std::string>& a) {
+         return batchscope::run_bench(argc, argv, a);
+       }},
       {"tune", batchscope::tune_help,
        [](int, char**, const std::vector<std::string>& a) { return batchscope::run_tune(a); }},
       {"export", batchscope::export_help,

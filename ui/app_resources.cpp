@@ -18,7 +18,8 @@ QIcon app_icon() {
   init_resources();
   QIcon icon;
   const QDir dir(":/icons");
-  for (const QString& name : dir.entryList({"batchscope-*.png"}, QDir::Files)) icon.addFile(dir.filePath(name));
+  for (const QString& name : dir.entryList({"batchscope-*.png"}, QDir::Files))
+    icon.addFile(dir.filePath(name));
   return icon;
 }
 

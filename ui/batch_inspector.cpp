@@ -31,8 +31,10 @@ BatchInspector::BatchInspector(size_t capacity, QWidget* parent)
   auto* legend = new QLabel(
       "Pale: forming, from the oldest arrival to the cut · dark: running "
       "· cut because: " +
-      swatch(batch_reason_colour(BatchReason::kFull), "full") + " &nbsp;" + swatch(batch_reason_colour(BatchReason::kTimeout), "timeout (max_wait reached)") + " &nbsp;" +
-      swatch(batch_reason_colour(BatchReason::kDrain), "drain") + " &nbsp;" + swatch(batch_failed_colour(), "failed (runner error)"));
+      swatch(batch_reason_colour(BatchReason::kFull), "full") + " &nbsp;" +
+      swatch(batch_reason_colour(BatchReason::kTimeout), "timeout (max_wait reached)") + " &nbsp;" +
+      swatch(batch_reason_colour(BatchReason::kDrain), "drain") + " &nbsp;" +
+      swatch(batch_failed_colour(), "failed (runner error)"));
   legend->setTextFormat(Qt::RichText);
   header->addWidget(legend);
   header->addStretch();
@@ -140,15 +142,15 @@ void BatchInspector::make_timeline() {
     const int row = id ? model_->row_of(*id) : -1;
     if (row < 0) return QToolTip::hideText();
     const BatchRecord& b = model_->at(row).batch;
-    QToolTip::showText(
-        e->globalPosition().toPoint(),
-        QString("batch %1 · lane %2 · %3 requests · cut %4\nformed in %5 ms · "
-                "ran %6 ms")
-            .arg(b.id)
-            .arg(b.lane)
-            .arg(b.size)
-            .arg(batch_reason_name(b.reason), batch_ms_text(batch_formed_ms(b)), batch_ms_text(batch_ran_ms(b))),
-        timeline_);
+    QToolTip::showText(e->globalPosition().toPoint(),
+                       QString("batch %1 · lane %2 · %3 requests · cut %4\nformed in %5 ms · "
+                               "ran %6 ms")
+                           .arg(b.id)
+                           .arg(b.lane)
+                           .arg(b.size)
+                           .arg(batch_reason_name(b.reason), batch_ms_text(batch_formed_ms(b)),
+                                batch_ms_text(batch_ran_ms(b))),
+                       timeline_);
   });
   follow_newest();
 }

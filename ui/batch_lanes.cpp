@@ -51,8 +51,7 @@ QCPRange BatchLanes::getKeyRange(bool& found, QCP::SignDomain) const {
 
 void BatchLanes::draw(QCPPainter* painter) {
   const QCPRange xr = keyAxis()->range();
-  auto rect = [this](double x0, double x1, double lane, double top, double bottom,
-                     double min_px) {
+  auto rect = [this](double x0, double x1, double lane, double top, double bottom, double min_px) {
     QRectF r(QPointF(keyAxis()->coordToPixel(x0), valueAxis()->coordToPixel(lane + top)),
              QPointF(keyAxis()->coordToPixel(x1), valueAxis()->coordToPixel(lane + bottom)));
     r = r.normalized();

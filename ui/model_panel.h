@@ -29,9 +29,9 @@
 #include <vector>
 
 #include "cost_model.h"
+#include "engine.h"
 #include "model_list.h"
 #include "model_load.h"
-#include "engine.h"
 #include "model_metadata.h"
 #include "options.h"
 #include "status.h"

@@ -116,7 +116,7 @@ QVariant TuneTableModel::data(const QModelIndex& index, int role) const {
       case kLost: return number_text(100.0 * p.loss_rate(), 2);
       case kLiveThroughput:
         return row.live ? number_text(row.live->measured.throughput_rps,
-                                 row.live->measured.throughput_rps < 100 ? 1 : 0)
+                                      row.live->measured.throughput_rps < 100 ? 1 : 0)
                         : QString();
       case kLiveP50: return row.live ? ms_text(row.live->measured.p50_ms) : QString();
       case kLiveP99: return row.live ? ms_text(row.live->measured.p99_ms) : QString();

@@ -14,8 +14,7 @@
 namespace batchscope {
 namespace {
 
-QString curl_example(const std::string& host, uint16_t port, const ModelMetadata& m,
-                     bool token) {
+QString curl_example(const std::string& host, uint16_t port, const ModelMetadata& m, bool token) {
   QString zeros;
   const int64_t n = m.inputs.empty() ? 0 : std::min<int64_t>(m.inputs[0].item_numel(), 8);
   for (int64_t i = 0; i < n; ++i) zeros += i ? ",0" : "0";

@@ -1,5 +1,6 @@
 #include "workbench_window.h"
 
+#include <qcustomplot.h>
 #include <QApplication>
 #include <QCheckBox>
 #include <QCloseEvent>
@@ -18,7 +19,6 @@
 #include <QTimer>
 #include <QToolBar>
 #include <QVBoxLayout>
-#include <qcustomplot.h>
 
 #include "app_resources.h"
 #include "batch_inspector.h"

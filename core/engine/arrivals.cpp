@@ -67,7 +67,8 @@ int64_t floor_ns(double t_s) { return static_cast<int64_t>(t_s * 1e9); }
 Status ArrivalSpec::validate() const {
   if (!std::isfinite(duration_s) || duration_s <= 0 || duration_s > kMaxDurationS) {
     return invalid_argument("duration_s = " + message_number(duration_s) +
-                            " s is out of range; allowed above 0 to " + message_number(kMaxDurationS));
+                            " s is out of range; allowed above 0 to " +
+                            message_number(kMaxDurationS));
   }
   switch (pattern) {
     case Pattern::kConstant:
@@ -116,11 +117,12 @@ Status ArrivalSpec::validate() const {
       if (trace.empty()) return invalid_argument("trace is empty; it needs at least one offset");
       for (size_t i = 0; i < trace.size(); ++i) {
         if (trace[i].count() < 0) {
-          return invalid_argument("trace[" + std::to_string(i) + "] = " + message_number(to_us(trace[i])) +
-                                  " us is negative");
+          return invalid_argument("trace[" + std::to_string(i) +
+                                  "] = " + message_number(to_us(trace[i])) + " us is negative");
         }
         if (i > 0 && trace[i] < trace[i - 1]) {
-          return invalid_argument("trace[" + std::to_string(i) + "] = " + message_number(to_us(trace[i])) +
+          return invalid_argument("trace[" + std::to_string(i) +
+                                  "] = " + message_number(to_us(trace[i])) +
                                   " us is before trace[" + std::to_string(i - 1) +
                                   "] = " + message_number(to_us(trace[i - 1])) + " us");
         }
@@ -146,18 +148,23 @@ std::string ArrivalSpec::describe() const {
     case Pattern::kConstant:
     case Pattern::kPoisson: s << "rate=" << message_number(rate) << "/s"; break;
     case Pattern::kBurst:
-      s << "rate=" << message_number(rate) << "/s for " << message_number(on_s) << " s, rate_low=" << message_number(rate_low)
-        << "/s for " << message_number(off_s) << " s,";
+      s << "rate=" << message_number(rate) << "/s for " << message_number(on_s)
+        << " s, rate_low=" << message_number(rate_low) << "/s for " << message_number(off_s)
+        << " s,";
       break;
-    case Pattern::kRamp: s << message_number(rate_from) << "/s to " << message_number(rate_to) << "/s"; break;
+    case Pattern::kRamp:
+      s << message_number(rate_from) << "/s to " << message_number(rate_to) << "/s";
+      break;
     case Pattern::kStep:
       for (size_t i = 0; i < steps.size(); ++i) {
-        s << (i ? ", " : "") << message_number(steps[i].first) << "/s x " << message_number(steps[i].second) << " s";
+        s << (i ? ", " : "") << message_number(steps[i].first) << "/s x "
+          << message_number(steps[i].second) << " s";
       }
       s << " (cycling)";
       break;
     case Pattern::kSine:
-      s << message_number(rate_min) << "/s to " << message_number(rate_max) << "/s, period " << message_number(period_s) << " s,";
+      s << message_number(rate_min) << "/s to " << message_number(rate_max) << "/s, period "
+        << message_number(period_s) << " s,";
       break;
     case Pattern::kTrace: s << trace.size() << " offsets"; break;
     case Pattern::kClosed: s << "concurrency=" << concurrency; break;

@@ -67,8 +67,8 @@ Expected<std::vector<Duration>> parse_trace_csv(std::string_view text) {
     }
     if (!v) return line_error(line, "'" + std::string(cell) + "' is not a number");
     if (!std::isfinite(*v) || *v < 0 || *v > kMaxTraceUs) {
-      return line_error(
-          line, std::string(cell) + " is out of range; allowed 0 to " + message_number(kMaxTraceUs) + " us");
+      return line_error(line, std::string(cell) + " is out of range; allowed 0 to " +
+                                  message_number(kMaxTraceUs) + " us");
     }
     if (kind == Kind::kTimestamps && !values.empty() && *v < values.back()) {
       return line_error(line, "timestamp " + std::string(cell) + " us is before the previous " +
@@ -91,8 +91,9 @@ Expected<std::vector<Duration>> parse_trace_csv(std::string_view text) {
       sum_us += values[i];
       at_us = sum_us;
       if (at_us > kMaxTraceUs) {
-        return line_error(lines[i], "the offset reaches " + message_number(at_us) + " us; allowed up to " +
-                                        message_number(kMaxTraceUs) + " us");
+        return line_error(lines[i], "the offset reaches " + message_number(at_us) +
+                                        " us; allowed up to " + message_number(kMaxTraceUs) +
+                                        " us");
       }
     }
     // Rounded per value (not summed in ns) so offsets stay non-decreasing.

@@ -33,7 +33,9 @@ class FindModel : public ::testing::Test {
     fs::current_path(old_cwd_);
     fs::remove_all(dir_);
   }
-  std::string shipped(const std::string& name) { return (fs::canonical(dir_ / "shipped") / name).string(); }
+  std::string shipped(const std::string& name) {
+    return (fs::canonical(dir_ / "shipped") / name).string();
+  }
   fs::path dir_, old_cwd_;
 };
 
@@ -64,7 +66,8 @@ TEST_F(FindModel, WithoutTheEnvironmentThePrefixBesideTheExecutableIsUsed) {
   fs::current_path(dir_);  // no models/ here
   ASSERT_EQ(fs::path(executable_dir()).filename(), "bin");
   // The build tree has the installed layout when it builds the executable.
-  const fs::path prefix = fs::path(executable_dir()).parent_path() / "share" / "batchscope" / "models";
+  const fs::path prefix =
+      fs::path(executable_dir()).parent_path() / "share" / "batchscope" / "models";
   if (fs::is_directory(prefix)) {
     EXPECT_EQ(models_dir(), fs::canonical(prefix).string());
     EXPECT_EQ(find_model("mlp"), (fs::canonical(prefix) / "mlp.pt").string());
@@ -102,22 +105,26 @@ TEST(HelpPages, FlagsAreReadWithWhatTheirValuesAre) {
 }
 
 TEST(HelpPages, TheManualPageEscapesWhatRoffWouldTakeAsControls) {
-  const std::string page = man_page("1.2.3", "usage: batchscope\n",
-                                    {{"serve", "usage: serve --port N\n.dot starts a line\n'quote too\na \\ b\n"}});
+  const std::string page =
+      man_page("1.2.3", "usage: batchscope\n",
+               {{"serve", "usage: serve --port N\n.dot starts a line\n'quote too\na \\ b\n"}});
   EXPECT_NE(page.find(".TH BATCHSCOPE 1 \"\" \"batchscope 1.2.3\""), std::string::npos);
-  EXPECT_NE(page.find(".SS \"batchscope serve\"\n.nf\nusage: serve \\-\\-port N\n"), std::string::npos);
+  EXPECT_NE(page.find(".SS \"batchscope serve\"\n.nf\nusage: serve \\-\\-port N\n"),
+            std::string::npos);
   EXPECT_NE(page.find("\n\\&.dot starts a line\n"), std::string::npos);
   EXPECT_NE(page.find("\n\\&'quote too\n"), std::string::npos);
   EXPECT_NE(page.find("\na \\e b\n"), std::string::npos);
 }
 
 TEST(HelpPages, TheCompletionHasACaseForEachCommand) {
-  const std::string script = bash_completion(
-      {{"serve", "--model PATH --strategy fifo|adaptive --port N --json FILE"}, {"demo", "--seconds S"}},
-      {"--help", "--version"});
+  const std::string script =
+      bash_completion({{"serve", "--model PATH --strategy fifo|adaptive --port N --json FILE"},
+                       {"demo", "--seconds S"}},
+                      {"--help", "--version"});
   EXPECT_NE(script.find("compgen -W \"serve demo --help --version\""), std::string::npos) << script;
   EXPECT_NE(script.find("    serve)\n"), std::string::npos);
-  EXPECT_NE(script.find("--strategy) COMPREPLY=($(compgen -W \"fifo adaptive\""), std::string::npos);
+  EXPECT_NE(script.find("--strategy) COMPREPLY=($(compgen -W \"fifo adaptive\""),
+            std::string::npos);
   EXPECT_NE(script.find("--json) compopt -o filenames"), std::string::npos);
   EXPECT_NE(script.find("--model) compopt -o filenames"), std::string::npos);
   EXPECT_NE(script.find("$(compgen -W \"$(_batchscope_models)\""), std::string::npos);
