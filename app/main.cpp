@@ -85,7 +85,6 @@ struct Command {
 };
 
 const std::vector<Command>& commands() {
-  using batchscope::run_demo;
   static const std::vector<Command> list = {
 #ifdef BATCHSCOPE_WITH_QT
       {"gui", batchscope::gui_help,
@@ -94,7 +93,7 @@ const std::vector<Command>& commands() {
        }},
 #endif
       {"demo", batchscope::demo_help,
-       [](int, char**, const std::vector<std::string>& a) { return run_demo(a); }},
+       [](int, char**, const std::vector<std::string>& a) { return batchscope::run_demo(a); }},
 #ifdef BATCHSCOPE_WITH_TORCH
       {"profile", batchscope::profile_help,
        [](int, char**, const std::vector<std::string>& a) { return batchscope::run_profile(a); }},

@@ -131,7 +131,7 @@ WorkbenchWindow::WorkbenchWindow(WorkbenchConfig config, QWidget* parent)
   tuner_ = new TunerPanel(
       TunerHooks{[this] { return traffic_->spec(); },
                  [this] { return engine_ ? engine_->status().options : config_.options; },
-                 [this](Options o) {  // as a loaded configuration is: within the model's limit
+                 [this](Options o) {  // as a preset is: cut to the model's limit
                    o.max_batch_size = std::min(o.max_batch_size, model_.metadata.max_batch_size);
                    return apply(o);
                  },

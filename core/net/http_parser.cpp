@@ -12,18 +12,7 @@
 namespace batchscope {
 namespace {
 
-using http::byte;
-using http::for_each_list_item;
-using http::iequals;
-using http::is_bad_value_char;
-using http::is_digits;
-using http::is_token;
-using http::is_valid_value;
-using http::kLower;
-using http::kTchar;
-using http::looks_like_http_version;
-using http::strip_cr;
-using http::trim;
+using namespace http;  // the character rules of http_syntax.h
 
 // A chunk-size line is digits plus optional extensions; nobody legitimate
 // sends kilobytes of extensions, and the line is buffered until its LF.
