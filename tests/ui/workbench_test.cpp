@@ -188,6 +188,17 @@ TEST_F(WorkbenchTest, ConfigurationsSaveAndLoadInBothFormats) {
   EXPECT_FALSE(refused.ok());
   EXPECT_NE(refused.message().find("max_batch_size"), std::string::npos) << refused.message();
   EXPECT_EQ(engine().status().options.max_batch_size, 32u);  // unchanged
+
+  // A file too large to be a configuration is refused before it is read.
+  QFile huge(dir.filePath("huge.json"));
+  ASSERT_TRUE(huge.open(QIODevice::WriteOnly));
+  huge.write(QByteArray((1 << 20) + 1, ' '));
+  huge.close();
+  const Status too_big = window_->load_config(huge.fileName());
+  EXPECT_FALSE(too_big.ok());
+  EXPECT_NE(too_big.message().find("is 1048577 bytes; a configuration is at most 1 MiB"),
+            std::string::npos)
+      << too_big.message();
 }
 
 TEST(WorkbenchLoad, AModelLoadedOffTheGuiThreadReplacesTheEngineAndTrafficResumes) {
