@@ -1,4 +1,4 @@
-#include "bench_cmd.h"
+#include "app/bench_cmd.h"
 
 #include <QApplication>
 #include <cstdio>
@@ -7,21 +7,22 @@
 #include <iostream>
 #include <sstream>
 
-#include "cli_args.h"
-#include "cost_setup.h"
-#include "gen_bench.h"
-#include "http_server.h"
-#include "http_target.h"
-#include "infer_json.h"
-#include "inference_service.h"
-#include "inproc_run.h"
-#include "lm_setup.h"
-#include "load_driver.h"
-#include "model_setup.h"
-#include "predict_bounds.h"
-#include "predictor.h"
-#include "run_plot.h"
-#include "trace_csv.h"
+#include "app/cli_args.h"
+#include "app/cost_setup.h"
+#include "app/gen_bench.h"
+#include "app/lm_setup.h"
+#include "app/model_setup.h"
+#include "net/http_server.h"
+#include "net/http_target.h"
+#include "net/infer_json.h"
+#include "net/inference_service.h"
+#include "traffic/inproc_run.h"
+#include "traffic/load_driver.h"
+#include "traffic/trace_csv.h"
+#include "tuning/adaptive_planner.h"
+#include "tuning/predict_bounds.h"
+#include "tuning/predictor.h"
+#include "ui/runs/run_plot.h"
 
 namespace batchscope {
 
@@ -314,7 +315,8 @@ int run_bench(int argc, char** argv, const std::vector<std::string>& args) {
     }
     std::printf("Batchscope bench: %s -> inproc\n", cfg.pattern.c_str());
     std::fflush(stdout);
-    auto r = run_inproc(model->factory, model->metadata, *options, spec, cfg, std::move(inputs));
+    auto r = run_inproc(model->factory, model->metadata, *options, make_adaptive_plan, spec, cfg,
+                        std::move(inputs));
     if (!r) return fail(r.error().message, 1);
     run = std::move(*r);
   } else {
@@ -325,6 +327,7 @@ int run_bench(int argc, char** argv, const std::vector<std::string>& args) {
       engine = std::make_unique<Engine>(model->factory, *options);
       const ModelMetadata meta = model->metadata;
       engine->set_validator([meta](const Tensors& in) { return check_inputs(meta, in); });
+      engine->set_adaptive_planner(make_adaptive_plan);
       if (Status s = engine->start(); !s) return fail(s.message(), 1);
       service = std::make_unique<InferenceService>(
           *engine, ServiceInfo{model->metadata, model->device, BATCHSCOPE_VERSION});

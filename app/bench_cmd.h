@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "arrivals.h"
-#include "status.h"
+#include "common/status.h"
+#include "traffic/arrivals.h"
 
 namespace batchscope {
 

@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "options.h"
-#include "status.h"
-#include "synthetic_runner.h"
+#include "batching/synthetic_runner.h"
+#include "common/options.h"
+#include "common/status.h"
 
 namespace batchscope::cli {
 

@@ -1,10 +1,10 @@
-#include "cost_setup.h"
+#include "app/cost_setup.h"
 
 #include <cstdio>
 
-#include "synthetic_runner.h"
+#include "batching/synthetic_runner.h"
 #ifdef BATCHSCOPE_WITH_TORCH
-#include "profile.h"
+#include "torch/profile.h"
 #endif
 
 namespace batchscope {

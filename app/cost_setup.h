@@ -7,8 +7,8 @@
 #include <cstdint>
 #include <string>
 
-#include "cost_model.h"
-#include "model_setup.h"
+#include "app/model_setup.h"
+#include "tuning/cost_model.h"
 
 namespace batchscope {
 

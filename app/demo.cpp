@@ -1,4 +1,4 @@
-#include "demo.h"
+#include "app/demo.h"
 
 #include <atomic>
 #include <csignal>
@@ -7,10 +7,11 @@
 #include <random>
 #include <thread>
 
-#include "cli_args.h"
-#include "engine.h"
-#include "metrics.h"
-#include "synthetic_runner.h"
+#include "app/cli_args.h"
+#include "batching/engine.h"
+#include "batching/synthetic_runner.h"
+#include "runs/metrics.h"
+#include "tuning/adaptive_planner.h"
 
 namespace batchscope {
 
@@ -105,6 +106,7 @@ int run_demo(const std::vector<std::string>& args) {
   std::signal(SIGTERM, on_signal);
 
   Engine engine(SyntheticRunner::factory(cfg.cost), cfg.options);
+  engine.set_adaptive_planner(make_adaptive_plan);
   if (Status s = engine.start(); !s) {
     std::cerr << "batchscope demo: " << s.message() << "\n";
     return 1;

@@ -1,13 +1,13 @@
-#include "export_cmd.h"
+#include "app/export_cmd.h"
 
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
 
-#include "cli_args.h"
-#include "export_config.h"
-#include "model_setup.h"
+#include "app/cli_args.h"
+#include "app/model_setup.h"
+#include "export/export_config.h"
 
 namespace batchscope {
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "export_config.h"
+#include "export/export_config.h"
 
 namespace batchscope {
 

@@ -1,4 +1,4 @@
-#include "gen_bench.h"
+#include "app/gen_bench.h"
 
 #include <QApplication>
 #include <cstdio>
@@ -8,14 +8,14 @@
 #include <memory>
 #include <sstream>
 
-#include "bench_cmd.h"
-#include "cli_args.h"
-#include "gen_load.h"
-#include "gen_run_plot.h"
-#include "generation_service.h"
-#include "http_client.h"
-#include "http_stream_client.h"
-#include "lm_setup.h"
+#include "app/bench_cmd.h"
+#include "app/cli_args.h"
+#include "app/lm_setup.h"
+#include "net/generation_service.h"
+#include "net/http_client.h"
+#include "net/http_stream_client.h"
+#include "traffic/gen_load.h"
+#include "ui/generation/gen_run_plot.h"
 
 namespace batchscope {
 

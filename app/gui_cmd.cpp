@@ -1,4 +1,4 @@
-#include "gui_cmd.h"
+#include "app/gui_cmd.h"
 
 #include <QApplication>
 #include <QScreen>
@@ -9,18 +9,18 @@
 #include <iostream>
 #include <thread>
 
-#include "app_resources.h"
-#include "cli_args.h"
-#include "gen_main_window.h"
-#include "install_paths.h"
-#include "lm_setup.h"
-#include "model_loader.h"
-#include "model_setup.h"
-#include "options_json.h"
-#include "workbench_window.h"
+#include "app/cli_args.h"
+#include "app/install_paths.h"
+#include "app/lm_setup.h"
+#include "app/model_loader.h"
+#include "app/model_setup.h"
+#include "net/options_json.h"
+#include "ui/common/app_resources.h"
+#include "ui/generation/gen_main_window.h"
+#include "ui/workbench/workbench_window.h"
 #ifdef BATCHSCOPE_WITH_TORCH
-#include "torch_lm.h"
-#include "torch_model.h"
+#include "torch/torch_lm.h"
+#include "torch/torch_model.h"
 #endif
 
 namespace batchscope {

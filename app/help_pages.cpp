@@ -1,4 +1,4 @@
-#include "help_pages.h"
+#include "app/help_pages.h"
 
 #include <algorithm>
 #include <cctype>

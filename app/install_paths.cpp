@@ -1,4 +1,4 @@
-#include "install_paths.h"
+#include "app/install_paths.h"
 
 #include <cstdlib>
 #include <filesystem>

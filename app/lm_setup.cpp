@@ -1,13 +1,13 @@
-#include "lm_setup.h"
+#include "app/lm_setup.h"
 
 #include <thread>
 
-#include "cli_args.h"
-#include "install_paths.h"
-#include "synthetic_lm.h"
+#include "app/cli_args.h"
+#include "app/install_paths.h"
+#include "generation/synthetic_lm.h"
 
 #ifdef BATCHSCOPE_WITH_TORCH
-#include "torch_lm.h"
+#include "torch/torch_lm.h"
 #endif
 
 namespace batchscope {

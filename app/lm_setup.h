@@ -10,8 +10,8 @@
 #include <optional>
 #include <string>
 
-#include "lm_runner.h"
-#include "status.h"
+#include "common/status.h"
+#include "generation/lm_runner.h"
 
 namespace batchscope {
 

@@ -5,25 +5,25 @@
 #include <string>
 #include <vector>
 
-#include "allocator.h"
-#include "demo.h"
-#include "help_pages.h"
-#include "install_paths.h"
+#include "app/demo.h"
+#include "app/help_pages.h"
+#include "app/install_paths.h"
+#include "common/allocator.h"
 #ifdef BATCHSCOPE_WITH_TORCH
-#include "profile_cmd.h"
+#include "app/profile_cmd.h"
 #endif
 
 #ifdef BATCHSCOPE_WITH_QT
 #include <QtGlobal>
 
-#include "bench_cmd.h"
-#include "export_cmd.h"
-#include "gui_cmd.h"
-#include "serve_cmd.h"
-#include "tune_cmd.h"
+#include "app/bench_cmd.h"
+#include "app/export_cmd.h"
+#include "app/gui_cmd.h"
+#include "app/serve_cmd.h"
+#include "app/tune_cmd.h"
 #endif
 #ifdef BATCHSCOPE_WITH_TORCH
-#include "torch_info.h"
+#include "torch/torch_info.h"
 #endif
 
 namespace {

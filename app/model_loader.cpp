@@ -1,4 +1,4 @@
-#include "model_loader.h"
+#include "app/model_loader.h"
 
 #include <algorithm>
 #include <atomic>
@@ -9,16 +9,16 @@
 #include <thread>
 #include <vector>
 
-#include "cli_args.h"
-#include "install_paths.h"
-#include "model_setup.h"
-#include "text_out.h"
+#include "app/cli_args.h"
+#include "app/install_paths.h"
+#include "app/model_setup.h"
+#include "common/text_out.h"
 
 #ifdef BATCHSCOPE_WITH_TORCH
-#include "metadata_json.h"
-#include "profile.h"
-#include "torch_info.h"
-#include "torch_model.h"
+#include "torch/metadata_json.h"
+#include "torch/profile.h"
+#include "torch/torch_info.h"
+#include "torch/torch_model.h"
 #endif
 
 namespace batchscope {

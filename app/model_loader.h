@@ -26,8 +26,8 @@
 
 #include <string>
 
-#include "model_panel.h"
-#include "synthetic_runner.h"
+#include "batching/synthetic_runner.h"
+#include "ui/workbench/model_panel.h"
 
 namespace batchscope {
 

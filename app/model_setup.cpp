@@ -1,11 +1,11 @@
-#include "model_setup.h"
+#include "app/model_setup.h"
 
-#include "cli_args.h"
-#include "install_paths.h"
+#include "app/cli_args.h"
+#include "app/install_paths.h"
 
 #ifdef BATCHSCOPE_WITH_TORCH
-#include "metadata_json.h"
-#include "torch_model.h"
+#include "torch/metadata_json.h"
+#include "torch/torch_model.h"
 #endif
 
 namespace batchscope {

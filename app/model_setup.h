@@ -9,9 +9,9 @@
 #include <optional>
 #include <string>
 
-#include "engine.h"
-#include "model_metadata.h"
-#include "synthetic_runner.h"
+#include "batching/engine.h"
+#include "batching/synthetic_runner.h"
+#include "common/model_metadata.h"
 
 namespace batchscope {
 

@@ -1,12 +1,12 @@
-#include "profile_cmd.h"
+#include "app/profile_cmd.h"
 
 #include <cstdio>
 #include <fstream>
 #include <iostream>
 
-#include "cli_args.h"
-#include "install_paths.h"
-#include "profile.h"
+#include "app/cli_args.h"
+#include "app/install_paths.h"
+#include "torch/profile.h"
 
 namespace batchscope {
 

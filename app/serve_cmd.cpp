@@ -1,4 +1,4 @@
-#include "serve_cmd.h"
+#include "app/serve_cmd.h"
 
 #include <QCoreApplication>
 #include <csignal>
@@ -9,14 +9,15 @@
 #include <map>
 #include <sstream>
 
-#include "cli_args.h"
-#include "engine.h"
-#include "http_server.h"
-#include "inference_service.h"
-#include "lm_setup.h"
-#include "model_setup.h"
-#include "options_json.h"
-#include "serve_gen.h"
+#include "app/cli_args.h"
+#include "app/lm_setup.h"
+#include "app/model_setup.h"
+#include "app/serve_gen.h"
+#include "batching/engine.h"
+#include "net/http_server.h"
+#include "net/inference_service.h"
+#include "net/options_json.h"
+#include "tuning/adaptive_planner.h"
 
 namespace batchscope {
 
@@ -155,6 +156,7 @@ int run_serve(int argc, char** argv, const std::vector<std::string>& args) {
   Engine engine(factory, *options);
   const ModelMetadata meta = info.model;
   engine.set_validator([meta](const Tensors& in) { return check_inputs(meta, in); });
+  engine.set_adaptive_planner(make_adaptive_plan);
   if (Status s = engine.start(); !s) return fail(s.message(), 1);
 
   InferenceService service(engine, info);

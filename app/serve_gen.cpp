@@ -1,11 +1,11 @@
-#include "serve_gen.h"
+#include "app/serve_gen.h"
 
 #include <QCoreApplication>
 #include <cstdio>
 #include <iostream>
 
-#include "gen_engine.h"
-#include "generation_service.h"
+#include "generation/gen_engine.h"
+#include "net/generation_service.h"
 
 namespace batchscope {
 

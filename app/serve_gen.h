@@ -7,10 +7,10 @@
 #include <functional>
 #include <string>
 
-#include "http_server.h"
-#include "lm_setup.h"
-#include "options.h"
-#include "service_access.h"
+#include "app/lm_setup.h"
+#include "common/options.h"
+#include "net/http_server.h"
+#include "net/service_access.h"
 
 namespace batchscope {
 

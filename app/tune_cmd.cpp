@@ -1,18 +1,18 @@
-#include "tune_cmd.h"
+#include "app/tune_cmd.h"
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
 
-#include "bench_cmd.h"
-#include "cli_args.h"
-#include "cost_setup.h"
-#include "export_cmd.h"
-#include "model_setup.h"
-#include "text_out.h"
-#include "tune_run.h"
-#include "tuner.h"
+#include "app/bench_cmd.h"
+#include "app/cli_args.h"
+#include "app/cost_setup.h"
+#include "app/export_cmd.h"
+#include "app/model_setup.h"
+#include "common/text_out.h"
+#include "tuning/tune_run.h"
+#include "tuning/tuner.h"
 
 namespace batchscope {
 

@@ -1,4 +1,4 @@
-#include "adaptive.h"
+#include "batching/adaptive.h"
 
 #include <algorithm>
 #include <cmath>
@@ -282,7 +282,7 @@ std::optional<AdaptivePlanRequest> adaptive_take_plan_request(AdaptiveState& s) 
   return r;
 }
 
-AdaptivePlan adaptive_run_plan_request(const AdaptivePlanRequest& r) {
+AdaptivePlan adaptive_run_plan_request(const AdaptivePlanRequest& r, AdaptivePlanner planner) {
   AdaptiveCostModel m;
   m.intercept_us = r.key.intercept_us;
   m.per_item_us = r.key.per_item_us;
@@ -294,7 +294,7 @@ AdaptivePlan adaptive_run_plan_request(const AdaptivePlanRequest& r) {
   o.queue_capacity = r.key.queue_capacity;
   o.request_timeout_ms = r.key.request_timeout_ms;
   o.target_p99_ms = r.key.target_p99_ms;
-  return make_adaptive_plan(adaptive_bucket_rate(r.bucket), m, o);
+  return planner ? planner(adaptive_bucket_rate(r.bucket), m, o) : AdaptivePlan{};
 }
 
 void adaptive_install_plan(AdaptiveState& s, const AdaptivePlanRequest& r, const AdaptivePlan& p) {
@@ -362,10 +362,11 @@ void AdaptiveStrategy::observe(const BatchRecord& batch, std::span<const Request
 }
 
 StrategyTask AdaptiveStrategy::take_task() {
+  if (!planner_) return {};
   auto request = adaptive_take_plan_request(state_);
   if (!request) return {};
-  return [r = *request]() -> StrategyApply {
-    AdaptivePlan plan = adaptive_run_plan_request(r);
+  return [r = *request, planner = planner_]() -> StrategyApply {
+    AdaptivePlan plan = adaptive_run_plan_request(r, planner);
     return [r, plan](Strategy& self) {
       if (auto* a = dynamic_cast<AdaptiveStrategy*>(&self)) a->install(r, plan);
     };

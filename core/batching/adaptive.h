@@ -25,8 +25,9 @@
 //     (forgetting factor kAdaptiveForgetting per batch, so it follows a model
 //     that warms up or a machine that slows down). Until the sizes seen vary
 //     enough to separate a from c it is proportional, t(b) = c * b.
-//  2. Plans (adaptive_plan.h): for the rate bucket λ falls in, the fifo cap
-//     and wait that the predictor finds best for Poisson arrivals at that
+//  2. Plans (adaptive_plan.h, made by the planner the strategy was given:
+//     core/tuning's make_adaptive_plan): for the rate bucket λ falls in, the
+//     fifo cap and wait that the predictor finds best for Poisson arrivals at that
 //     rate on the fitted t(b): the efficient choice (the fewest batches with
 //     a predicted p99 within half the target) and the fast one (the lowest
 //     p99). Once per evaluation period the state asks for a plan for the
@@ -95,11 +96,11 @@
 #include <optional>
 #include <span>
 
-#include "adaptive_plan.h"
-#include "clock.h"
-#include "options.h"
-#include "policy.h"
-#include "records.h"
+#include "batching/adaptive_plan.h"
+#include "batching/policy.h"
+#include "common/clock.h"
+#include "common/options.h"
+#include "runs/records.h"
 
 namespace batchscope {
 
@@ -220,7 +221,7 @@ std::optional<double> adaptive_predict_run_us(const AdaptiveState& s, double siz
 // its plan (a pure function, about kAdaptivePlanRequests simulated requests
 // per candidate), install it (dropped when the plans were re-keyed meanwhile).
 std::optional<AdaptivePlanRequest> adaptive_take_plan_request(AdaptiveState& s);
-AdaptivePlan adaptive_run_plan_request(const AdaptivePlanRequest& r);
+AdaptivePlan adaptive_run_plan_request(const AdaptivePlanRequest& r, AdaptivePlanner planner);
 void adaptive_install_plan(AdaptiveState& s, const AdaptivePlanRequest& r, const AdaptivePlan& p);
 
 // The plan limits() would use at this rate, or null when there is none for
@@ -234,6 +235,9 @@ size_t adaptive_keep_up_size(const AdaptiveState& s, double rate_per_s, const Op
 
 class AdaptiveStrategy final : public Strategy {
  public:
+  // Plans are made by `planner`; without one (null) the strategy never plans
+  // and stays on step 3's fallback. Engines refuse that case.
+  explicit AdaptiveStrategy(AdaptivePlanner planner) : planner_(planner) {}
   StrategyKind kind() const override { return StrategyKind::kAdaptive; }
   Decision decide(const QueueView& q, TimePoint now, const Options& o) const override;
   Limits limits(const QueueView& q, const Options& o) const override;
@@ -247,6 +251,7 @@ class AdaptiveStrategy final : public Strategy {
   const AdaptiveState& state() const { return state_; }
 
  private:
+  AdaptivePlanner planner_;
   AdaptiveState state_;
 };
 

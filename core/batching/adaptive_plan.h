@@ -1,41 +1,28 @@
 #pragma once
 // The adaptive strategy's plans: for an arrival rate, the fifo limits (batch
-// cap and wait) that serve Poisson traffic at that rate best on the model as
-// fitted so far, found by replaying the traffic through the predictor, the
-// same way `batchscope tune` searches, on a small grid.
+// cap and wait) to apply. A plan holds two choices, efficient (fuller
+// batches within a latency budget) and fast (the lowest p99); the strategy
+// (adaptive.h) picks one of them by its guard.
 //
-// A plan holds two choices:
-//  - efficient: among the candidates that lose at most kLossTolerance of
-//    the requests and whose p99 is within kAdaptiveBudgetShare of the target,
-//    the one that runs the fewest batches (fuller batches: less model time
-//    per request), then the lowest p99;
-//  - fast: the lowest p99 that loses at most kLossTolerance (the least lossy
-//    when none does), then the fewest batches.
-// The efficient choice falls back to the fast one when no candidate is within
-// the budget.
-//
-// The grid: waits 0, t(1)/4, t(1)/2, t(1), 2 t(1) and a quarter of the
-// target, each at most max_wait_us; for each, max_batch_size, then the caps
-// 1 (with no wait only), 2, 4, ... below the largest batch max_batch_size
-// cut (a cap above every batch changes nothing), leaving out caps whose lanes
-// cannot serve the rate at all. Every candidate replays the same
-// kAdaptivePlanRequests Poisson arrivals (common random numbers, so
-// candidates differ only by their limits).
+// Who makes plans. This room owns the interface, AdaptivePlanner; the
+// planner itself replays traffic through the predictor, which simulates this
+// room's strategies, so it lives above, in core/tuning
+// (tuning/adaptive_planner.h: make_adaptive_plan). An engine is handed one
+// (BasicEngine::set_adaptive_planner) and refuses the adaptive strategy
+// without it.
 //
 // Rates are grouped in geometric buckets (kAdaptiveRateStep apart), so a
 // strategy plans each bucket once and looks plans up in O(1).
 //
-// Cost: kAdaptivePlanRequests simulated requests per candidate; at light load
-// a handful of candidates (the batches stay small), under heavy load a few
-// dozen. bench_engine's BM_AdaptivePlan measures it. Thread-safety: pure
-// functions.
+// Thread-safety: plain values and pure functions; a planner must be a pure
+// function too (it runs on the engine's planner thread).
 
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <span>
 
-#include "options.h"
+#include "common/options.h"
 
 namespace batchscope {
 
@@ -73,10 +60,11 @@ size_t adaptive_rate_bucket(double rate_per_s);
 // The rate a bucket is planned at: the geometric middle of its range.
 double adaptive_bucket_rate(size_t bucket);
 
-// The plan for Poisson arrivals at `rate_per_s` on t(b) = model, under the
+// Makes the plan for arrivals at `rate_per_s` on t(b) = model, under the
 // options' lanes, max_batch_size, max_wait_us, queue_capacity,
-// request_timeout_ms and target_p99_ms.
-AdaptivePlan make_adaptive_plan(double rate_per_s, const AdaptiveCostModel& model,
-                                const Options& o);
+// request_timeout_ms and target_p99_ms. A pure function, called off the
+// engine's lock; an invalid plan means "no evidence to plan on".
+using AdaptivePlanner = AdaptivePlan (*)(double rate_per_s, const AdaptiveCostModel& model,
+                                         const Options& o);
 
 }  // namespace batchscope

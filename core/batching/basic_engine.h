@@ -39,11 +39,11 @@
 #include <thread>
 #include <vector>
 
-#include "callback.h"
-#include "engine_types.h"
-#include "rate_estimator.h"
-#include "ring_queue.h"
-#include "runner.h"
+#include "batching/callback.h"
+#include "batching/engine_types.h"
+#include "batching/rate_estimator.h"
+#include "batching/ring_queue.h"
+#include "batching/runner.h"
 
 namespace batchscope {
 
@@ -103,6 +103,11 @@ class BasicEngine {
   // at once with kInvalidArgument and never queued. Set before start().
   using Validator = std::function<Status(const In&)>;
   Status set_validator(Validator v);
+
+  // Who makes the adaptive strategy's plans (core/tuning's
+  // make_adaptive_plan). Set before start(); without one, start() and
+  // set_options() refuse strategy = adaptive.
+  Status set_adaptive_planner(AdaptivePlanner planner);
 
   // Fails a still-queued request with kCancelled. False if it was already
   // cut into a batch, completed, or unknown.
@@ -164,6 +169,8 @@ class BasicEngine {
   // request's admission or the reason it is refused (recorded; the caller
   // answers it unlocked), and the wake-ups an admission calls for.
   Status check_input(const In& input, TimePoint arrival, Done& done);
+  // strategy = adaptive needs adaptive_planner_.
+  Status check_planner(const Options& o) const;
   // Takes the lock (lk holds mu_, unlocked); returns the admission time:
   // the arrival when the lock was free, else the time it was got.
   TimePoint lock_for_admission(std::unique_lock<std::mutex>& lk, TimePoint arrival);
@@ -214,6 +221,8 @@ class BasicEngine {
   const bool plan_inline_;
   std::shared_ptr<Clock> clock_;
   Validator validator_;  // fixed once started; read without the lock
+  // Fixed once started.
+  AdaptivePlanner adaptive_planner_ = nullptr;
 
   mutable std::mutex mu_;
   std::condition_variable leader_cv_;

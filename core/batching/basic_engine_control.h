@@ -8,7 +8,7 @@
 #include <string>
 #include <utility>
 
-#include "basic_engine.h"
+#include "batching/basic_engine.h"
 
 namespace batchscope {
 
@@ -19,7 +19,7 @@ BasicEngine<In, Out>::BasicEngine(RunnerFactory factory, Options options,
       plan_inline_(clock != nullptr),
       clock_(clock ? std::move(clock) : std::make_shared<SteadyClock>()),
       options_(options),
-      strategy_(make_strategy(options.strategy)) {
+      strategy_(make_strategy(options.strategy, nullptr)) {
   engine_detail::make_adaptive(mu_);
 }
 
@@ -37,6 +37,7 @@ Status BasicEngine<In, Out>::start() {
     o = options_;
   }
   if (Status s = o.validate(); !s) return s;
+  if (Status s = check_planner(o); !s) return s;
   std::vector<std::unique_ptr<Runner>> runners;
   for (uint32_t i = 0; i < o.num_lanes; ++i) {
     std::string why;
@@ -70,13 +71,32 @@ Status BasicEngine<In, Out>::set_validator(Validator v) {
 }
 
 template <class In, class Out>
+Status BasicEngine<In, Out>::set_adaptive_planner(AdaptivePlanner planner) {
+  std::lock_guard g(mu_);
+  if (started_) return invalid_argument("the adaptive planner must be set before start()");
+  adaptive_planner_ = planner;
+  strategy_ = make_strategy(options_.strategy, planner);
+  ++strategy_generation_;
+  return Status::Ok();
+}
+
+template <class In, class Out>
+Status BasicEngine<In, Out>::check_planner(const Options& o) const {
+  if (o.strategy != StrategyKind::kAdaptive || adaptive_planner_) return Status::Ok();
+  return invalid_argument(
+      "strategy = adaptive needs a planner, and this engine was given none "
+      "(set_adaptive_planner before start)");
+}
+
+template <class In, class Out>
 Status BasicEngine<In, Out>::set_options(const Options& o) {
   if (Status s = o.validate(); !s) return s;
   bool grow = false;
   {
     std::lock_guard g(mu_);
+    if (Status s = check_planner(o); !s) return s;
     if (o.strategy != options_.strategy) {
-      strategy_ = make_strategy(o.strategy);
+      strategy_ = make_strategy(o.strategy, adaptive_planner_);
       ++strategy_generation_;
     }
     const bool shrink = o.num_lanes < target_lanes_;

@@ -8,7 +8,7 @@
 #include <functional>
 #include <vector>
 
-#include "basic_engine.h"
+#include "batching/basic_engine.h"
 
 namespace batchscope {
 

@@ -2,8 +2,8 @@
 // Definitions of BasicEngine's members. Included by the few files that
 // instantiate the template (engine.cpp, batched_fn.h), not by its users.
 
-#include "basic_engine_control.h"
-#include "basic_engine_deadlines.h"
-#include "basic_engine_lanes.h"
-#include "basic_engine_planner.h"
-#include "basic_engine_queue.h"
+#include "batching/basic_engine_control.h"
+#include "batching/basic_engine_deadlines.h"
+#include "batching/basic_engine_lanes.h"
+#include "batching/basic_engine_planner.h"
+#include "batching/basic_engine_queue.h"

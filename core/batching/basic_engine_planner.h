@@ -5,7 +5,7 @@
 
 #include <utility>
 
-#include "basic_engine.h"
+#include "batching/basic_engine.h"
 
 namespace batchscope {
 

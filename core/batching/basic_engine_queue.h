@@ -8,7 +8,7 @@
 #include <string>
 #include <utility>
 
-#include "basic_engine.h"
+#include "batching/basic_engine.h"
 
 namespace batchscope {
 

@@ -24,7 +24,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "basic_engine_impl.h"
+#include "batching/basic_engine_impl.h"
 
 namespace batchscope {
 
@@ -33,10 +33,13 @@ class BatchedFn {
  public:
   using Handler = std::function<std::vector<Out>(std::span<In>)>;
 
-  // Throws std::invalid_argument if the options are invalid.
-  BatchedFn(Handler handler, Options options = {}, std::shared_ptr<Clock> clock = nullptr)
+  // Throws std::invalid_argument if the options are invalid (strategy =
+  // adaptive needs `planner`: core/tuning's make_adaptive_plan).
+  BatchedFn(Handler handler, Options options = {}, std::shared_ptr<Clock> clock = nullptr,
+            AdaptivePlanner planner = nullptr)
       : engine_(make_factory(std::move(handler)), options, std::move(clock)) {
     engine_.set_record_capacity(0);  // nobody drains them here
+    engine_.set_adaptive_planner(planner);
     if (Status s = engine_.start(); !s) throw std::invalid_argument(s.message());
   }
   ~BatchedFn() { engine_.stop(StopMode::kDrain); }

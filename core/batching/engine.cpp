@@ -1,6 +1,6 @@
-#include "engine.h"
+#include "batching/engine.h"
 
-#include "basic_engine_impl.h"
+#include "batching/basic_engine_impl.h"
 
 namespace batchscope {
 

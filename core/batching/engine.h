@@ -2,8 +2,8 @@
 // The tensor batching engine: requests carry a model's input tensors and get
 // its output tensors back. See basic_engine.h for behaviour and guarantees.
 
-#include "basic_engine.h"
-#include "tensor.h"
+#include "batching/basic_engine.h"
+#include "common/tensor.h"
 
 namespace batchscope {
 

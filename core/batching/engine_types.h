@@ -6,11 +6,11 @@
 #include <optional>
 #include <string>
 
-#include "clock.h"
-#include "options.h"
-#include "policy.h"
-#include "records.h"
-#include "status.h"
+#include "batching/policy.h"
+#include "common/clock.h"
+#include "common/options.h"
+#include "common/status.h"
+#include "runs/records.h"
 
 namespace batchscope {
 

@@ -1,4 +1,4 @@
-#include "monitor.h"
+#include "batching/monitor.h"
 
 #include <algorithm>
 

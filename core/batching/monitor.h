@@ -9,8 +9,8 @@
 
 #include <vector>
 
-#include "engine_types.h"
-#include "metrics.h"
+#include "batching/engine_types.h"
+#include "runs/metrics.h"
 
 namespace batchscope {
 

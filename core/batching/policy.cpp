@@ -1,8 +1,8 @@
-#include "policy.h"
+#include "batching/policy.h"
 
 #include <algorithm>
 
-#include "adaptive.h"
+#include "batching/adaptive.h"
 
 namespace batchscope {
 
@@ -23,8 +23,8 @@ Decision FifoStrategy::decide(const QueueView& q, TimePoint now, const Options& 
   return decide_fifo(q, now, limits(q, o));
 }
 
-std::unique_ptr<Strategy> make_strategy(StrategyKind kind) {
-  if (kind == StrategyKind::kAdaptive) return std::make_unique<AdaptiveStrategy>();
+std::unique_ptr<Strategy> make_strategy(StrategyKind kind, AdaptivePlanner planner) {
+  if (kind == StrategyKind::kAdaptive) return std::make_unique<AdaptiveStrategy>(planner);
   return std::make_unique<FifoStrategy>();
 }
 

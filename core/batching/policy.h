@@ -16,9 +16,10 @@
 #include <memory>
 #include <span>
 
-#include "clock.h"
-#include "options.h"
-#include "records.h"
+#include "batching/adaptive_plan.h"
+#include "common/clock.h"
+#include "common/options.h"
+#include "runs/records.h"
 
 namespace batchscope {
 
@@ -96,6 +97,7 @@ class FifoStrategy final : public Strategy {
   Limits limits(const QueueView& q, const Options& o) const override;
 };
 
-std::unique_ptr<Strategy> make_strategy(StrategyKind kind);
+// The strategy for `kind`; the adaptive one makes its plans with `planner`.
+std::unique_ptr<Strategy> make_strategy(StrategyKind kind, AdaptivePlanner planner);
 
 }  // namespace batchscope

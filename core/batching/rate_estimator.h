@@ -7,7 +7,7 @@
 
 #include <cmath>
 
-#include "clock.h"
+#include "common/clock.h"
 
 namespace batchscope {
 

@@ -12,7 +12,7 @@
 #include <span>
 #include <vector>
 
-#include "status.h"
+#include "common/status.h"
 
 namespace batchscope {
 

@@ -1,4 +1,4 @@
-#include "synthetic_runner.h"
+#include "batching/synthetic_runner.h"
 
 #include <chrono>
 #include <thread>

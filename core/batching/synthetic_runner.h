@@ -16,7 +16,7 @@
 #include <memory>
 #include <random>
 
-#include "engine.h"
+#include "batching/engine.h"
 
 namespace batchscope {
 

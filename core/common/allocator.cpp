@@ -1,4 +1,4 @@
-#include "allocator.h"
+#include "common/allocator.h"
 
 #include <dlfcn.h>
 

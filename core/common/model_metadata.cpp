@@ -1,4 +1,4 @@
-#include "model_metadata.h"
+#include "common/model_metadata.h"
 
 #include <cmath>
 #include <cstring>

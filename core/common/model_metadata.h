@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "status.h"
-#include "tensor.h"
+#include "common/status.h"
+#include "common/tensor.h"
 
 namespace batchscope {
 

@@ -1,10 +1,10 @@
-#include "options.h"
+#include "common/options.h"
 
 #include <cmath>
 #include <sstream>
 #include <type_traits>
 
-#include "text_out.h"
+#include "common/text_out.h"
 
 namespace batchscope {
 

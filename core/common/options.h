@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "status.h"
+#include "common/status.h"
 
 namespace batchscope {
 

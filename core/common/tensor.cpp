@@ -1,4 +1,4 @@
-#include "tensor.h"
+#include "common/tensor.h"
 
 #include <algorithm>
 #include <numeric>

@@ -1,4 +1,4 @@
-#include "text_out.h"
+#include "common/text_out.h"
 
 #include <charconv>
 #include <cmath>

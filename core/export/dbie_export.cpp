@@ -1,8 +1,8 @@
 // The Python batching engine's environment file (dbie.env): KEY=VALUE lines
 // that `docker run --env-file` and shells read.
 
-#include "export_text.h"
-#include "text_out.h"
+#include "common/text_out.h"
+#include "export/export_text.h"
 
 namespace batchscope::export_detail {
 

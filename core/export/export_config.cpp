@@ -1,7 +1,7 @@
-#include "export_config.h"
+#include "export/export_config.h"
 
-#include "export_text.h"
-#include "options_json.h"
+#include "export/export_text.h"
+#include "net/options_json.h"
 
 #include <filesystem>
 #include <fstream>

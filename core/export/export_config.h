@@ -17,9 +17,9 @@
 #include <string_view>
 #include <vector>
 
-#include "model_metadata.h"
-#include "options.h"
-#include "status.h"
+#include "common/model_metadata.h"
+#include "common/options.h"
+#include "common/status.h"
 
 namespace batchscope {
 

@@ -1,4 +1,4 @@
-#include "export_text.h"
+#include "export/export_text.h"
 
 #include <algorithm>
 #include <charconv>

@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "export_config.h"
+#include "export/export_config.h"
 
 namespace batchscope::export_detail {
 

@@ -1,4 +1,4 @@
-#include "pbtxt.h"
+#include "export/pbtxt.h"
 
 #include <cctype>
 #include <cstdint>

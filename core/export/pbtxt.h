@@ -14,7 +14,7 @@
 #include <string_view>
 #include <vector>
 
-#include "status.h"
+#include "common/status.h"
 
 namespace batchscope {
 

@@ -1,7 +1,7 @@
 // Ray Serve: a deployment (deployment.py) whose method is batched with
 // @serve.batch, and the Serve config file (serve_config.yaml) that deploys it.
 
-#include "export_text.h"
+#include "export/export_text.h"
 
 namespace batchscope::export_detail {
 

@@ -1,7 +1,7 @@
 // TensorFlow Serving's batching_parameters.txt: a BatchingParameters message
 // in protobuf text format, each value in its wrapper ({ value: N }).
 
-#include "export_text.h"
+#include "export/export_text.h"
 
 namespace batchscope::export_detail {
 

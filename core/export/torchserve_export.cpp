@@ -1,8 +1,8 @@
 // TorchServe: the model's entry in config.properties (the `models` JSON) and
 // the same values as the model archive's model-config.yaml.
 
-#include "export_text.h"
-#include "text_out.h"
+#include "common/text_out.h"
+#include "export/export_text.h"
 
 namespace batchscope::export_detail {
 

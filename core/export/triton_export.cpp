@@ -1,7 +1,7 @@
 // Triton Inference Server's config.pbtxt for the PyTorch (LibTorch) backend.
 
-#include "export_text.h"
-#include "text_out.h"
+#include "common/text_out.h"
+#include "export/export_text.h"
 
 namespace batchscope::export_detail {
 

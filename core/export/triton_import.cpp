@@ -7,9 +7,9 @@
 #include <charconv>
 #include <set>
 
-#include "export_text.h"
-#include "options_json.h"
-#include "pbtxt.h"
+#include "export/export_text.h"
+#include "export/pbtxt.h"
+#include "net/options_json.h"
 
 namespace batchscope::export_detail {
 

@@ -1,4 +1,4 @@
-#include "gen_engine.h"
+#include "generation/gen_engine.h"
 
 #include <algorithm>
 

@@ -19,11 +19,11 @@
 #include <thread>
 #include <vector>
 
-#include "clock.h"
-#include "gen_scheduler.h"
-#include "gen_types.h"
-#include "lm_runner.h"
-#include "options.h"
+#include "common/clock.h"
+#include "common/options.h"
+#include "generation/gen_scheduler.h"
+#include "generation/gen_types.h"
+#include "generation/lm_runner.h"
 
 namespace batchscope {
 

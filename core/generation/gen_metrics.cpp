@@ -1,4 +1,4 @@
-#include "gen_metrics.h"
+#include "generation/gen_metrics.h"
 
 #include <algorithm>
 

@@ -14,8 +14,8 @@
 #include <deque>
 #include <span>
 
-#include "gen_types.h"
-#include "histogram.h"
+#include "generation/gen_types.h"
+#include "runs/histogram.h"
 
 namespace batchscope {
 

@@ -1,4 +1,4 @@
-#include "gen_planner.h"
+#include "generation/gen_planner.h"
 
 #include <algorithm>
 

@@ -25,8 +25,8 @@
 #include <span>
 #include <vector>
 
-#include "clock.h"
-#include "options.h"
+#include "common/clock.h"
+#include "common/options.h"
 
 namespace batchscope {
 

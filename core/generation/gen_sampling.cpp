@@ -1,4 +1,4 @@
-#include "gen_sampling.h"
+#include "generation/gen_sampling.h"
 
 #include <algorithm>
 #include <cmath>

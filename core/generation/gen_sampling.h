@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "gen_types.h"
+#include "generation/gen_types.h"
 
 namespace batchscope {
 

@@ -1,8 +1,8 @@
-#include "gen_scheduler.h"
+#include "generation/gen_scheduler.h"
 
 #include <algorithm>
 
-#include "gen_sampling.h"
+#include "generation/gen_sampling.h"
 
 namespace batchscope {
 

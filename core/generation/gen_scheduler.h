@@ -22,12 +22,12 @@
 #include <unordered_map>
 #include <vector>
 
-#include "clock.h"
-#include "gen_planner.h"
-#include "gen_text.h"
-#include "gen_types.h"
-#include "lm_runner.h"
-#include "options.h"
+#include "common/clock.h"
+#include "common/options.h"
+#include "generation/gen_planner.h"
+#include "generation/gen_text.h"
+#include "generation/gen_types.h"
+#include "generation/lm_runner.h"
 
 namespace batchscope {
 

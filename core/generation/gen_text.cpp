@@ -1,4 +1,4 @@
-#include "gen_text.h"
+#include "generation/gen_text.h"
 
 #include <algorithm>
 

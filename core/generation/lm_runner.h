@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "status.h"
+#include "common/status.h"
 
 namespace batchscope {
 

@@ -1,4 +1,4 @@
-#include "synthetic_lm.h"
+#include "generation/synthetic_lm.h"
 
 #include <algorithm>
 #include <cmath>

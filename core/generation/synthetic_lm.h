@@ -16,8 +16,8 @@
 #include <functional>
 #include <vector>
 
-#include "clock.h"
-#include "lm_runner.h"
+#include "common/clock.h"
+#include "generation/lm_runner.h"
 
 namespace batchscope {
 

@@ -1,4 +1,4 @@
-#include "client_pool.h"
+#include "net/client_pool.h"
 
 #include <fcntl.h>
 #include <netdb.h>

@@ -29,7 +29,7 @@
 
 #include <sys/socket.h>
 
-#include "status.h"
+#include "common/status.h"
 
 namespace batchscope {
 

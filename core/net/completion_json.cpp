@@ -1,4 +1,4 @@
-#include "completion_json.h"
+#include "net/completion_json.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -6,7 +6,7 @@
 #include <QJsonParseError>
 #include <cmath>
 
-#include "text_out.h"
+#include "common/text_out.h"
 
 namespace batchscope {
 

@@ -22,8 +22,8 @@
 #include <string_view>
 #include <vector>
 
-#include "gen_types.h"
-#include "infer_json.h"
+#include "generation/gen_types.h"
+#include "net/infer_json.h"
 
 namespace batchscope {
 

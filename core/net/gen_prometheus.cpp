@@ -1,8 +1,8 @@
-#include "gen_prometheus.h"
+#include "net/gen_prometheus.h"
 
 #include <array>
 
-#include "prometheus_lines.h"
+#include "net/prometheus_lines.h"
 
 namespace batchscope {
 

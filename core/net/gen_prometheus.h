@@ -9,9 +9,9 @@
 
 #include <string>
 
-#include "gen_engine.h"
-#include "gen_metrics.h"
-#include "prometheus.h"
+#include "generation/gen_engine.h"
+#include "generation/gen_metrics.h"
+#include "net/prometheus.h"
 
 namespace batchscope {
 

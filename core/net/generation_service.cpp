@@ -1,12 +1,12 @@
-#include "generation_service.h"
+#include "net/generation_service.h"
 
 #include <ctime>
 #include <mutex>
 
-#include "gen_prometheus.h"
-#include "options_json.h"
-#include "service_routes.h"
-#include "text_out.h"
+#include "common/text_out.h"
+#include "net/gen_prometheus.h"
+#include "net/options_json.h"
+#include "net/service_routes.h"
 
 namespace batchscope {
 

@@ -27,11 +27,11 @@
 #include <functional>
 #include <string>
 
-#include "completion_json.h"
-#include "gen_engine.h"
-#include "gen_metrics.h"
-#include "http_server.h"
-#include "service_access.h"
+#include "generation/gen_engine.h"
+#include "generation/gen_metrics.h"
+#include "net/completion_json.h"
+#include "net/http_server.h"
+#include "net/service_access.h"
 
 namespace batchscope {
 

@@ -1,12 +1,12 @@
-#include "http_client.h"
+#include "net/http_client.h"
 
 #include <algorithm>
 #include <charconv>
 #include <variant>
 #include <vector>
 
-#include "client_pool.h"
-#include "http_response.h"
+#include "net/client_pool.h"
+#include "net/http_response.h"
 
 namespace batchscope {
 

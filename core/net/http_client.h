@@ -17,7 +17,7 @@
 #include <string>
 #include <string_view>
 
-#include "status.h"
+#include "common/status.h"
 
 namespace batchscope {
 

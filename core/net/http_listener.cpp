@@ -1,4 +1,4 @@
-#include "http_listener.h"
+#include "net/http_listener.h"
 
 #include <sys/socket.h>
 

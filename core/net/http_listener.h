@@ -24,8 +24,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "http_server.h"
-#include "read_watch.h"
+#include "net/http_server.h"
+#include "net/read_watch.h"
 
 class QTcpServer;
 class QTcpSocket;

@@ -1,7 +1,7 @@
-#include "http_parser.h"
+#include "net/http_parser.h"
 
-#include "http_syntax.h"
-#include "text_out.h"
+#include "common/text_out.h"
+#include "net/http_syntax.h"
 
 #include <algorithm>
 #include <array>

@@ -1,4 +1,4 @@
-#include "http_response.h"
+#include "net/http_response.h"
 
 #include <algorithm>
 #include <cstdint>

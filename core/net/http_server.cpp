@@ -1,12 +1,12 @@
-#include "http_server.h"
+#include "net/http_server.h"
 
 #include <QHostAddress>
 #include <chrono>
 #include <cstdio>
 #include <map>
 
-#include "http_listener.h"
-#include "text_out.h"
+#include "common/text_out.h"
+#include "net/http_listener.h"
 
 namespace batchscope {
 

@@ -65,8 +65,8 @@
 #include <utility>
 #include <vector>
 
-#include "http_parser.h"
-#include "status.h"
+#include "common/status.h"
+#include "net/http_parser.h"
 
 namespace batchscope {
 

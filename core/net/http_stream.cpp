@@ -6,7 +6,7 @@
 #include <QTcpSocket>
 #include <algorithm>
 
-#include "http_listener.h"
+#include "net/http_listener.h"
 
 namespace batchscope {
 

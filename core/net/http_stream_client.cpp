@@ -1,10 +1,10 @@
-#include "http_stream_client.h"
+#include "net/http_stream_client.h"
 
 #include <algorithm>
 #include <chrono>
 #include <vector>
 
-#include "client_pool.h"
+#include "net/client_pool.h"
 
 namespace batchscope {
 namespace {

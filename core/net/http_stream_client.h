@@ -24,9 +24,9 @@
 #include <string>
 #include <string_view>
 
-#include "clock.h"
-#include "sse.h"
-#include "status.h"
+#include "common/clock.h"
+#include "common/status.h"
+#include "net/sse.h"
 
 namespace batchscope {
 

@@ -1,6 +1,6 @@
-#include "http_target.h"
+#include "net/http_target.h"
 
-#include "infer_json.h"
+#include "net/infer_json.h"
 
 namespace batchscope {
 

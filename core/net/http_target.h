@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "http_client.h"
-#include "load_driver.h"
-#include "model_metadata.h"
+#include "common/model_metadata.h"
+#include "net/http_client.h"
+#include "traffic/load_driver.h"
 
 namespace batchscope {
 

@@ -1,4 +1,4 @@
-#include "infer_json.h"
+#include "net/infer_json.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>

@@ -14,9 +14,9 @@
 #include <variant>
 #include <vector>
 
-#include "model_metadata.h"
-#include "tensor.h"
-#include "text_out.h"
+#include "common/model_metadata.h"
+#include "common/tensor.h"
+#include "common/text_out.h"
 
 namespace batchscope {
 

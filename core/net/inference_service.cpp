@@ -1,13 +1,13 @@
-#include "inference_service.h"
+#include "net/inference_service.h"
 
 #include <algorithm>
 #include <mutex>
 #include <optional>
 
-#include "infer_json.h"
-#include "options_json.h"
-#include "service_routes.h"
-#include "prometheus.h"
+#include "net/infer_json.h"
+#include "net/options_json.h"
+#include "net/prometheus.h"
+#include "net/service_routes.h"
 
 namespace batchscope {
 

@@ -23,11 +23,11 @@
 #include <functional>
 #include <string>
 
-#include "engine.h"
-#include "http_server.h"
-#include "model_metadata.h"
-#include "monitor.h"
-#include "service_access.h"
+#include "batching/engine.h"
+#include "batching/monitor.h"
+#include "common/model_metadata.h"
+#include "net/http_server.h"
+#include "net/service_access.h"
 
 namespace batchscope {
 

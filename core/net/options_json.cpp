@@ -1,10 +1,10 @@
-#include "options_json.h"
+#include "net/options_json.h"
 
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QJsonParseError>
 
-#include "text_out.h"
+#include "common/text_out.h"
 
 namespace batchscope {
 

@@ -18,8 +18,8 @@
 #include <string>
 #include <string_view>
 
-#include "options.h"
-#include "status.h"
+#include "common/options.h"
+#include "common/status.h"
 
 namespace batchscope {
 

@@ -1,5 +1,5 @@
-#include "prometheus.h"
-#include "prometheus_lines.h"
+#include "net/prometheus.h"
+#include "net/prometheus_lines.h"
 
 #include <algorithm>
 #include <array>
@@ -7,11 +7,11 @@
 #include <cmath>
 #include <cstddef>
 
-#include "engine_types.h"
-#include "histogram.h"
-#include "options.h"
-#include "records.h"
-#include "text_out.h"
+#include "batching/engine_types.h"
+#include "common/options.h"
+#include "common/text_out.h"
+#include "runs/histogram.h"
+#include "runs/records.h"
 
 namespace batchscope {
 namespace prom {

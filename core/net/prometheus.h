@@ -31,7 +31,7 @@
 #include <utility>
 #include <vector>
 
-#include "monitor.h"
+#include "batching/monitor.h"
 
 namespace batchscope {
 

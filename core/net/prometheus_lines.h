@@ -8,8 +8,8 @@
 #include <string>
 #include <string_view>
 
-#include "histogram.h"
-#include "prometheus.h"
+#include "net/prometheus.h"
+#include "runs/histogram.h"
 
 namespace batchscope::prom {
 

@@ -1,6 +1,6 @@
-#include "read_watch.h"
+#include "net/read_watch.h"
 
-#include "text_out.h"
+#include "common/text_out.h"
 
 namespace batchscope {
 

@@ -19,8 +19,8 @@
 #include <optional>
 #include <string>
 
-#include "clock.h"
-#include "http_parser.h"
+#include "common/clock.h"
+#include "net/http_parser.h"
 
 namespace batchscope {
 

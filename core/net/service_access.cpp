@@ -1,4 +1,4 @@
-#include "service_access.h"
+#include "net/service_access.h"
 
 #include <cctype>
 

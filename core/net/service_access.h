@@ -9,8 +9,8 @@
 #include <optional>
 #include <string>
 
-#include "http_parser.h"
-#include "http_server.h"
+#include "net/http_parser.h"
+#include "net/http_server.h"
 
 namespace batchscope {
 

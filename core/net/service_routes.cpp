@@ -1,7 +1,7 @@
-#include "service_routes.h"
+#include "net/service_routes.h"
 
-#include "options_json.h"
-#include "text_out.h"
+#include "common/text_out.h"
+#include "net/options_json.h"
 
 namespace batchscope {
 

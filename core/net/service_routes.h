@@ -11,10 +11,10 @@
 #include <string_view>
 #include <utility>
 
-#include "http_server.h"
-#include "options.h"
-#include "prometheus.h"
-#include "service_access.h"
+#include "common/options.h"
+#include "net/http_server.h"
+#include "net/prometheus.h"
+#include "net/service_access.h"
 
 namespace batchscope {
 

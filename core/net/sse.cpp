@@ -1,11 +1,11 @@
-#include "sse.h"
+#include "net/sse.h"
 
 #include <algorithm>
 #include <limits>
 #include <utility>
 #include <variant>
 
-#include "http_response.h"
+#include "net/http_response.h"
 
 namespace batchscope {
 namespace {

@@ -1,4 +1,4 @@
-#include "histogram.h"
+#include "runs/histogram.h"
 
 #include <algorithm>
 #include <bit>

@@ -23,7 +23,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "clock.h"
+#include "common/clock.h"
 
 namespace batchscope {
 

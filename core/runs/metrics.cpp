@@ -1,4 +1,4 @@
-#include "metrics.h"
+#include "runs/metrics.h"
 
 #include <algorithm>
 #include <initializer_list>

@@ -25,9 +25,9 @@
 #include <cstdint>
 #include <deque>
 
-#include "clock.h"
-#include "histogram.h"
-#include "records.h"
+#include "common/clock.h"
+#include "runs/histogram.h"
+#include "runs/records.h"
 
 namespace batchscope {
 

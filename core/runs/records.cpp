@@ -1,4 +1,4 @@
-#include "records.h"
+#include "runs/records.h"
 
 namespace batchscope {
 

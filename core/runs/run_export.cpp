@@ -1,7 +1,7 @@
 // Exports of a recorded run: the JSON summary, per-request and per-window CSV,
 // and a Chrome Trace Event Format trace (Perfetto, chrome://tracing).
 //
-// Written by hand into one std::string: core/engine takes no JSON library, and
+// Written by hand into one std::string: core/runs takes no JSON library, and
 // a run of a million requests must export without a DOM of a million nodes.
 // Numbers go through std::to_chars (shortest round-trip form, locale-free);
 // a non-finite double becomes null in JSON and an empty field in CSV, since
@@ -17,8 +17,8 @@
 #include <string>
 #include <string_view>
 
-#include "run_record.h"
-#include "text_out.h"
+#include "common/text_out.h"
+#include "runs/run_record.h"
 
 namespace batchscope {
 

@@ -11,10 +11,10 @@
 #include <cstdint>
 #include <vector>
 
-#include "histogram.h"
-#include "run_record.h"
+#include "runs/histogram.h"
+#include "runs/run_record.h"
 
-#include "metrics.h"
+#include "runs/metrics.h"
 
 namespace batchscope {
 

@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
-#include "clock.h"
-#include "options.h"
-#include "records.h"
+#include "common/clock.h"
+#include "common/options.h"
+#include "runs/records.h"
 
 namespace batchscope {
 

@@ -1,4 +1,4 @@
-#include "run_recorder.h"
+#include "runs/run_recorder.h"
 
 #include <algorithm>
 #include <chrono>

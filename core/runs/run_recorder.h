@@ -20,9 +20,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "clock.h"
-#include "records.h"
-#include "run_record.h"
+#include "common/clock.h"
+#include "runs/records.h"
+#include "runs/run_record.h"
 
 namespace batchscope {
 

@@ -1,4 +1,4 @@
-#include "metadata_json.h"
+#include "torch/metadata_json.h"
 
 #include <fstream>
 #include <nlohmann/json.hpp>

@@ -9,7 +9,7 @@
 
 #include <string>
 
-#include "model_metadata.h"
+#include "common/model_metadata.h"
 
 namespace batchscope {
 

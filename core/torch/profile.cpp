@@ -1,11 +1,11 @@
-#include "profile.h"
+#include "torch/profile.h"
 
 #include <algorithm>
 #include <chrono>
 #include <nlohmann/json.hpp>
 
-#include "torch_info.h"
-#include "torch_model.h"
+#include "torch/torch_info.h"
+#include "torch/torch_model.h"
 
 namespace batchscope {
 

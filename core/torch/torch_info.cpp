@@ -4,7 +4,7 @@
 #include <ATen/Parallel.h>
 #include <torch/version.h>
 
-#include "torch_info.h"
+#include "torch/torch_info.h"
 
 #include <dlfcn.h>
 

@@ -2,7 +2,7 @@
 // macro (this target never includes Qt).
 #include <torch/script.h>
 
-#include "torch_lm.h"
+#include "torch/torch_lm.h"
 
 #include <algorithm>
 #include <cstring>
@@ -10,8 +10,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "metadata_json.h"
-#include "torch_threads.h"
+#include "torch/metadata_json.h"
+#include "torch/torch_threads.h"
 
 namespace batchscope {
 

@@ -24,9 +24,9 @@
 #include <memory>
 #include <string>
 
-#include "lm_runner.h"
-#include "status.h"
-#include "torch_model.h"
+#include "common/status.h"
+#include "generation/lm_runner.h"
+#include "torch/torch_model.h"
 
 namespace batchscope {
 

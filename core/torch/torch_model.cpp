@@ -4,14 +4,14 @@
 #include <torch/cuda.h>
 #include <torch/script.h>
 
-#include "torch_model.h"
+#include "torch/torch_model.h"
 
 #include <algorithm>
 #include <cstring>
 #include <stdexcept>
 
-#include "metadata_json.h"
-#include "torch_threads.h"
+#include "torch/metadata_json.h"
+#include "torch/torch_threads.h"
 
 namespace batchscope {
 

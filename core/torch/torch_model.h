@@ -24,8 +24,8 @@
 #include <string>
 #include <vector>
 
-#include "engine.h"
-#include "model_metadata.h"
+#include "batching/engine.h"
+#include "common/model_metadata.h"
 
 namespace batchscope {
 

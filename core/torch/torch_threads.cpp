@@ -1,7 +1,7 @@
 #include <ATen/Parallel.h>
 #include <c10/util/Exception.h>
 
-#include "torch_threads.h"
+#include "torch/torch_threads.h"
 
 #include <dlfcn.h>
 

@@ -14,7 +14,7 @@
 #include <exception>
 #include <string>
 
-#include "torch_model.h"
+#include "torch/torch_model.h"
 
 namespace batchscope {
 

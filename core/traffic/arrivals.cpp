@@ -1,4 +1,4 @@
-#include "arrivals.h"
+#include "traffic/arrivals.h"
 
 #include <algorithm>
 #include <bit>
@@ -11,7 +11,7 @@
 #include <numbers>
 #include <sstream>
 
-#include "text_out.h"
+#include "common/text_out.h"
 
 namespace batchscope {
 

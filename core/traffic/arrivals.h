@@ -27,8 +27,8 @@
 #include <utility>
 #include <vector>
 
-#include "clock.h"
-#include "status.h"
+#include "common/clock.h"
+#include "common/status.h"
 
 namespace batchscope {
 

@@ -1,4 +1,4 @@
-#include "gen_load.h"
+#include "traffic/gen_load.h"
 
 #include <algorithm>
 #include <condition_variable>
@@ -6,8 +6,8 @@
 #include <memory>
 #include <mutex>
 
-#include "histogram.h"
-#include "text_out.h"
+#include "common/text_out.h"
+#include "runs/histogram.h"
 
 namespace batchscope {
 

@@ -16,10 +16,10 @@
 #include <string>
 #include <vector>
 
-#include "arrivals.h"
-#include "clock.h"
-#include "gen_engine.h"
-#include "gen_workload.h"
+#include "common/clock.h"
+#include "generation/gen_engine.h"
+#include "traffic/arrivals.h"
+#include "traffic/gen_workload.h"
 
 namespace batchscope {
 

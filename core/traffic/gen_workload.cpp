@@ -1,4 +1,4 @@
-#include "gen_workload.h"
+#include "traffic/gen_workload.h"
 
 #include <algorithm>
 #include <charconv>

@@ -1,19 +1,20 @@
-#include "inproc_run.h"
+#include "traffic/inproc_run.h"
 
-#include "load_driver.h"
+#include "traffic/load_driver.h"
 
 namespace batchscope {
 
 Expected<RunData> run_inproc(const RunnerFactory& factory, const ModelMetadata& metadata,
-                             const Options& options, const ArrivalSpec& spec,
-                             const RunConfig& config, std::vector<Tensors> inputs,
-                             const std::atomic<bool>* stop) {
+                             const Options& options, AdaptivePlanner planner,
+                             const ArrivalSpec& spec, const RunConfig& config,
+                             std::vector<Tensors> inputs, const std::atomic<bool>* stop) {
   if (inputs.empty()) {
     for (uint64_t i = 0; i < 64; ++i) inputs.push_back(random_inputs(metadata, spec.seed + i));
   }
   Engine engine(factory, options);
   const ModelMetadata meta = metadata;
   engine.set_validator([meta](const Tensors& in) { return check_inputs(meta, in); });
+  engine.set_adaptive_planner(planner);
   if (Status s = engine.start(); !s) return s.error();
   SteadyClock clock;
   EngineTarget target(engine, [&inputs](uint64_t i) { return inputs[i % inputs.size()]; });

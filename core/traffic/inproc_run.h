@@ -14,18 +14,21 @@
 #include <atomic>
 #include <vector>
 
-#include "arrivals.h"
-#include "engine.h"
-#include "model_metadata.h"
-#include "run_record.h"
+#include "batching/engine.h"
+#include "common/model_metadata.h"
+#include "runs/run_record.h"
+#include "traffic/arrivals.h"
 
 namespace batchscope {
 
 // `inputs` are sent in turn; empty: 64 seeded inputs built from `metadata`
-// (seeds spec.seed, spec.seed + 1, ...).
+// (seeds spec.seed, spec.seed + 1, ...). `planner` makes the adaptive
+// strategy's plans (core/tuning's make_adaptive_plan); strategy = adaptive
+// fails without one.
 Expected<RunData> run_inproc(const RunnerFactory& factory, const ModelMetadata& metadata,
-                             const Options& options, const ArrivalSpec& spec,
-                             const RunConfig& config, std::vector<Tensors> inputs = {},
+                             const Options& options, AdaptivePlanner planner,
+                             const ArrivalSpec& spec, const RunConfig& config,
+                             std::vector<Tensors> inputs = {},
                              const std::atomic<bool>* stop = nullptr);
 
 }  // namespace batchscope

@@ -1,4 +1,4 @@
-#include "load_driver.h"
+#include "traffic/load_driver.h"
 
 #include <condition_variable>
 #include <deque>

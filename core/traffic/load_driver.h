@@ -16,9 +16,9 @@
 #include <atomic>
 #include <functional>
 
-#include "arrivals.h"
-#include "engine.h"
-#include "run_record.h"
+#include "batching/engine.h"
+#include "runs/run_record.h"
+#include "traffic/arrivals.h"
 
 namespace batchscope {
 

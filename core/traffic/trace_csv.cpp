@@ -1,4 +1,4 @@
-#include "trace_csv.h"
+#include "traffic/trace_csv.h"
 
 #include <algorithm>
 #include <charconv>
@@ -7,7 +7,7 @@
 #include <iterator>
 #include <optional>
 
-#include "text_out.h"
+#include "common/text_out.h"
 
 namespace batchscope {
 

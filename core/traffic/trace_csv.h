@@ -7,8 +7,8 @@
 #include <string_view>
 #include <vector>
 
-#include "clock.h"
-#include "status.h"
+#include "common/clock.h"
+#include "common/status.h"
 
 namespace batchscope {
 

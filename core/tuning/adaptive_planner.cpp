@@ -1,13 +1,12 @@
-#include "adaptive_plan.h"
+#include "tuning/adaptive_planner.h"
 
 #include <algorithm>
 #include <cmath>
 #include <vector>
 
-#include "adaptive.h"
-#include "cost_model.h"
-#include "predictor.h"
-#include "tuner.h"
+#include "tuning/cost_model.h"
+#include "tuning/predictor.h"
+#include "tuning/tuner.h"
 
 namespace batchscope {
 
@@ -56,16 +55,6 @@ bool more_efficient(const Outcome3& a, const Outcome3& b) {
 }
 
 }  // namespace
-
-size_t adaptive_rate_bucket(double rate_per_s) {
-  if (!(rate_per_s > 1.0)) return 0;
-  const double k = std::floor(std::log(rate_per_s) / std::log(kAdaptiveRateStep));
-  return static_cast<size_t>(std::clamp(k, 0.0, static_cast<double>(kAdaptiveRateBuckets - 1)));
-}
-
-double adaptive_bucket_rate(size_t bucket) {
-  return std::pow(kAdaptiveRateStep, static_cast<double>(bucket) + 0.5);
-}
 
 AdaptivePlan make_adaptive_plan(double rate_per_s, const AdaptiveCostModel& model,
                                 const Options& o) {

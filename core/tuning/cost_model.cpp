@@ -1,4 +1,4 @@
-#include "cost_model.h"
+#include "tuning/cost_model.h"
 
 #include <map>
 
@@ -9,8 +9,8 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
-#include "synthetic_runner.h"
-#include "text_out.h"
+#include "batching/synthetic_runner.h"
+#include "common/text_out.h"
 
 namespace batchscope {
 

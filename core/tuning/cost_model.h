@@ -30,11 +30,11 @@
 #include <utility>
 #include <vector>
 
-#include "clock.h"
-#include "options.h"
-#include "records.h"
-#include "run_record.h"
-#include "status.h"
+#include "common/clock.h"
+#include "common/options.h"
+#include "common/status.h"
+#include "runs/records.h"
+#include "runs/run_record.h"
 
 namespace batchscope {
 

@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "arrivals.h"
+#include "traffic/arrivals.h"
 
 namespace batchscope {
 

@@ -2,7 +2,7 @@
 // (basic_engine_lanes.h, basic_engine_queue.h, basic_engine_deadlines.h) or
 // of the load driver, named in its comment.
 
-#include "predictor.h"
+#include "tuning/predictor.h"
 
 #include <algorithm>
 #include <cmath>
@@ -13,9 +13,10 @@
 #include <utility>
 #include <vector>
 
-#include "policy.h"
-#include "rate_estimator.h"
-#include "records.h"
+#include "batching/policy.h"
+#include "batching/rate_estimator.h"
+#include "runs/records.h"
+#include "tuning/adaptive_planner.h"
 
 namespace batchscope {
 
@@ -234,7 +235,7 @@ class Simulation {
 Simulation::Simulation(const PredictSpec& spec)
     : spec_(spec),
       o_(spec.options),
-      strategy_(make_strategy(spec.options.strategy)),
+      strategy_(make_strategy(spec.options.strategy, make_adaptive_plan)),
       sends_(spec.arrivals, spec.start),
       jitter_{spec.seed},
       overhead_{spec.seed ^ 0x5deece66dULL},

@@ -35,7 +35,7 @@
 // batch completions (the earlier-cut batch first), then arrivals in send
 // order; each with all its consequences before the next. The one-lane
 // engine on a ManualClock, driven the same way, gives identical records
-// (tests/engine/predictor_test.cpp checks this).
+// (tests/tuning/predictor_test.cpp checks this).
 //
 // Simplifications.
 //  - A batch runs exactly cost.cost(b), times a uniform factor in
@@ -69,12 +69,12 @@
 
 #include <cstdint>
 
-#include "arrivals.h"
-#include "clock.h"
-#include "cost_model.h"
-#include "options.h"
-#include "run_record.h"
-#include "status.h"
+#include "common/clock.h"
+#include "common/options.h"
+#include "common/status.h"
+#include "runs/run_record.h"
+#include "traffic/arrivals.h"
+#include "tuning/cost_model.h"
 
 namespace batchscope {
 

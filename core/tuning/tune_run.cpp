@@ -1,11 +1,12 @@
-#include "tune_run.h"
+#include "tuning/tune_run.h"
 
 #include <algorithm>
 
-#include "inproc_run.h"
-#include "predict_bounds.h"
-#include "predictor.h"
-#include "text_out.h"
+#include "common/text_out.h"
+#include "traffic/inproc_run.h"
+#include "tuning/adaptive_planner.h"
+#include "tuning/predict_bounds.h"
+#include "tuning/predictor.h"
 
 namespace batchscope {
 
@@ -94,7 +95,8 @@ Expected<std::optional<Confirmed>> confirm_live(const ConfirmSpec& spec,
       out_of_time = !failed && !stopped();
       return {};
     }
-    auto run = run_inproc(spec.factory, spec.metadata, o, spec.traffic, cfg, {}, spec.stop);
+    auto run = run_inproc(spec.factory, spec.metadata, o, make_adaptive_plan, spec.traffic, cfg, {},
+                          spec.stop);
     if (!run) {
       failed = run.error();
       return {};

@@ -26,13 +26,13 @@
 #include <span>
 #include <vector>
 
-#include "arrivals.h"
-#include "cost_model.h"
-#include "engine.h"
-#include "model_metadata.h"
-#include "run_record.h"
-#include "status.h"
-#include "tuner.h"
+#include "batching/engine.h"
+#include "common/model_metadata.h"
+#include "common/status.h"
+#include "runs/run_record.h"
+#include "traffic/arrivals.h"
+#include "tuning/cost_model.h"
+#include "tuning/tuner.h"
 
 namespace batchscope {
 

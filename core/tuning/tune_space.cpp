@@ -1,4 +1,4 @@
-#include "tune_space.h"
+#include "tuning/tune_space.h"
 
 #include <algorithm>
 #include <charconv>
@@ -6,7 +6,7 @@
 #include <limits>
 #include <system_error>
 
-#include "text_out.h"
+#include "common/text_out.h"
 
 namespace batchscope {
 

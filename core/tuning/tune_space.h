@@ -40,8 +40,8 @@
 #include <type_traits>
 #include <vector>
 
-#include "options.h"
-#include "status.h"
+#include "common/options.h"
+#include "common/status.h"
 
 namespace batchscope {
 

@@ -1,4 +1,4 @@
-#include "tuner.h"
+#include "tuning/tuner.h"
 
 #include <algorithm>
 #include <cmath>
@@ -7,7 +7,7 @@
 #include <map>
 #include <tuple>
 
-#include "text_out.h"
+#include "common/text_out.h"
 
 namespace batchscope {
 

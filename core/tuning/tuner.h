@@ -44,11 +44,11 @@
 #include <utility>
 #include <vector>
 
-#include "clock.h"
-#include "options.h"
-#include "run_record.h"
-#include "status.h"
-#include "tune_space.h"
+#include "common/clock.h"
+#include "common/options.h"
+#include "common/status.h"
+#include "runs/run_record.h"
+#include "tuning/tune_space.h"
 
 namespace batchscope {
 

@@ -8,8 +8,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "help_pages.h"
-#include "install_paths.h"
+#include "app/help_pages.h"
+#include "app/install_paths.h"
 
 namespace batchscope {
 namespace {

@@ -4,7 +4,7 @@
 // kCancelled, loads no further lane and never reaches the profile; the token
 // of a finished load does not reach lanes the engine adds later.
 
-#include "model_loader.h"
+#include "app/model_loader.h"
 
 #include <gtest/gtest.h>
 

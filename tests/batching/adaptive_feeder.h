@@ -10,7 +10,8 @@
 #include <utility>
 #include <vector>
 
-#include "adaptive.h"
+#include "batching/adaptive.h"
+#include "tuning/adaptive_planner.h"
 
 namespace batchscope::adaptive_test {
 
@@ -40,7 +41,8 @@ inline Options adaptive_options(uint32_t max_batch = 32, int64_t max_wait_us = 2
 // Drives one AdaptiveStrategy with synthetic records and explicit timestamps.
 class Feeder {
  public:
-  explicit Feeder(Options o) : o_(o) {}
+  // Plans with `planner` (the predictor's by default).
+  explicit Feeder(Options o, AdaptivePlanner planner = make_adaptive_plan) : o_(o), s_(planner) {}
 
   Options& options() { return o_; }
   const AdaptiveStrategy& strategy() const { return s_; }

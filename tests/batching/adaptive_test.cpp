@@ -1,4 +1,4 @@
-#include "adaptive_feeder.h"
+#include "tests/batching/adaptive_feeder.h"
 
 namespace batchscope {
 namespace {
@@ -10,7 +10,7 @@ using namespace adaptive_test;
 // the maxima.
 
 TEST(AdaptiveTest, MakeStrategyBuildsIt) {
-  auto s = make_strategy(StrategyKind::kAdaptive);
+  auto s = make_strategy(StrategyKind::kAdaptive, make_adaptive_plan);
   ASSERT_NE(s, nullptr);
   EXPECT_EQ(s->kind(), StrategyKind::kAdaptive);
   EXPECT_NE(dynamic_cast<AdaptiveStrategy*>(s.get()), nullptr);
@@ -35,7 +35,7 @@ TEST(AdaptiveTest, FreshStateCutsAsSoonAsALaneIsFreeSharingTheQueue) {
     SCOPED_TRACE(testing::Message()
                  << "max_batch=" << r.max_batch << " queued=" << r.queued << " idle=" << r.idle);
     const Options o = adaptive_options(r.max_batch, 2000);
-    AdaptiveStrategy s;
+    AdaptiveStrategy s(make_adaptive_plan);
     QueueView q;
     q.size = r.queued;
     q.oldest_arrival = kStart;
@@ -232,7 +232,7 @@ TEST(AdaptiveTest, NeverExceedsMaximaUnderRandomTrafficAndOptionChanges) {
 }
 
 TEST(AdaptiveTest, FailedBatchesAndNonOkRequestsAreNotEvidence) {
-  AdaptiveStrategy s;
+  AdaptiveStrategy s(make_adaptive_plan);
   const Options o = adaptive_options(32);
   std::vector<RequestRecord> reqs(4);
   for (size_t i = 0; i < reqs.size(); ++i) {

@@ -3,7 +3,7 @@
 #include <memory>
 #include <string>
 
-#include "batched_fn.h"
+#include "batching/batched_fn.h"
 
 namespace batchscope {
 namespace {

@@ -1,7 +1,7 @@
 // Callback: holds small and large callables, move-only ones too; empty from
 // nullptr or an empty std::function; captured state released exactly once.
 
-#include "callback.h"
+#include "batching/callback.h"
 
 #include <gtest/gtest.h>
 

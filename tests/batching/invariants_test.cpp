@@ -13,8 +13,9 @@
 #include <random>
 #include <set>
 
-#include "metrics.h"
-#include "test_support.h"
+#include "runs/metrics.h"
+#include "tests/batching/test_support.h"
+#include "tuning/adaptive_planner.h"
 
 namespace batchscope::test {
 namespace {
@@ -65,6 +66,7 @@ TEST_P(Invariants, HoldUnderRandomTraffic) {
   Options opts = random_options();
   std::vector<std::pair<TimePoint, Options>> history{{clock->now(), opts}};
   Engine engine(TestRunner::factory(control), opts, clock);
+  engine.set_adaptive_planner(make_adaptive_plan);
   ASSERT_TRUE(engine.start().ok());
   settle(engine);
 

@@ -1,8 +1,8 @@
-#include "monitor.h"
+#include "batching/monitor.h"
 
 #include <gtest/gtest.h>
 
-#include "test_support.h"
+#include "tests/batching/test_support.h"
 
 namespace batchscope::test {
 namespace {

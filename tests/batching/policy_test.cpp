@@ -1,7 +1,7 @@
 // decide_fifo as a table: explicit timestamps, exact boundaries.
 #include <gtest/gtest.h>
 
-#include "policy.h"
+#include "batching/policy.h"
 
 namespace batchscope {
 namespace {

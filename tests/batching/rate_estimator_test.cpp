@@ -1,4 +1,4 @@
-#include "rate_estimator.h"
+#include "batching/rate_estimator.h"
 
 #include <gtest/gtest.h>
 

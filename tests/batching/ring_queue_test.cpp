@@ -1,7 +1,7 @@
 // RingQueue: FIFO order across wrap-around and growth, erase in the middle,
 // move-only elements, every element destroyed once, storage given back.
 
-#include "ring_queue.h"
+#include "batching/ring_queue.h"
 
 #include <gtest/gtest.h>
 

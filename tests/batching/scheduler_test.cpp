@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-#include "test_support.h"
+#include "tests/batching/test_support.h"
 
 namespace batchscope::test {
 namespace {

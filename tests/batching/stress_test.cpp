@@ -7,7 +7,8 @@
 #include <atomic>
 #include <random>
 
-#include "test_support.h"
+#include "tests/batching/test_support.h"
+#include "tuning/adaptive_planner.h"
 
 namespace batchscope::test {
 namespace {
@@ -18,6 +19,7 @@ TEST(Stress, ConcurrentSubmitCancelRetuneAndStop) {
   Engine engine(
       SyntheticRunner::factory({.fixed_us = 20, .per_item_us = 1}),
       Options{.max_batch_size = 16, .max_wait_us = 200, .queue_capacity = 256, .num_lanes = 2});
+  engine.set_adaptive_planner(make_adaptive_plan);
   ASSERT_TRUE(engine.start().ok());
   Collector got;
   std::atomic<uint64_t> admitted{0}, refused{0};
@@ -99,6 +101,7 @@ TEST(Stress, AdaptivePlansAreMadeOffTheLanesAndEveryRequestIsAnswered) {
   o.strategy = StrategyKind::kAdaptive;
   o.target_p99_ms = 5;
   Engine engine(SyntheticRunner::factory({.fixed_us = 200, .per_item_us = 10}), o);
+  engine.set_adaptive_planner(make_adaptive_plan);
   ASSERT_TRUE(engine.start().ok());
   Collector got;
   std::mt19937_64 rng(5);

@@ -12,8 +12,8 @@
 #include <thread>
 #include <vector>
 
-#include "engine.h"
-#include "synthetic_runner.h"
+#include "batching/engine.h"
+#include "batching/synthetic_runner.h"
 
 namespace batchscope::test {
 

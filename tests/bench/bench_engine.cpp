@@ -19,14 +19,15 @@
 #include <random>
 #include <thread>
 
-#include "adaptive.h"
-#include "closed_loop.h"
-#include "engine.h"
-#include "gen_scheduler.h"
-#include "load_driver.h"
-#include "predictor.h"
-#include "synthetic_lm.h"
-#include "synthetic_runner.h"
+#include "batching/adaptive.h"
+#include "batching/engine.h"
+#include "batching/synthetic_runner.h"
+#include "generation/gen_scheduler.h"
+#include "generation/synthetic_lm.h"
+#include "tests/bench/closed_loop.h"
+#include "traffic/load_driver.h"
+#include "tuning/adaptive_planner.h"
+#include "tuning/predictor.h"
 
 namespace batchscope {
 namespace {

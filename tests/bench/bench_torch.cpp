@@ -10,9 +10,9 @@
 
 #include <chrono>
 
-#include "closed_loop.h"
-#include "profile.h"
-#include "torch_model.h"
+#include "tests/bench/closed_loop.h"
+#include "torch/profile.h"
+#include "torch/torch_model.h"
 
 namespace batchscope {
 namespace {

@@ -12,7 +12,7 @@
 
 #include <qcustomplot.h>
 
-#include "live_plots.h"
+#include "ui/workbench/live_plots.h"
 
 namespace batchscope {
 namespace {

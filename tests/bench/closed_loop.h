@@ -9,7 +9,7 @@
 #include <mutex>
 #include <vector>
 
-#include "engine.h"
+#include "batching/engine.h"
 
 namespace batchscope::bench {
 

@@ -23,12 +23,13 @@
 #include <string>
 #include <vector>
 
-#include "cost_model.h"
-#include "inproc_run.h"
-#include "metadata_json.h"
-#include "predictor.h"
-#include "run_record.h"
-#include "torch_model.h"
+#include "runs/run_record.h"
+#include "torch/metadata_json.h"
+#include "torch/torch_model.h"
+#include "traffic/inproc_run.h"
+#include "tuning/adaptive_planner.h"
+#include "tuning/cost_model.h"
+#include "tuning/predictor.h"
 
 using namespace batchscope;
 
@@ -189,7 +190,7 @@ int main(int argc, char** argv) {
       cfg.duration_s = spec.duration_s;
       cfg.seed = spec.seed;
       run_lanes = opts.num_lanes;
-      auto run = run_inproc(factory, *meta, opts, spec, cfg);
+      auto run = run_inproc(factory, *meta, opts, make_adaptive_plan, spec, cfg);
       if (!run) return run.error();
       return summarize_run(*run);
     };
@@ -209,7 +210,7 @@ int main(int argc, char** argv) {
         cfg.model = model;
         cfg.options = cal;
         run_lanes = l;
-        auto run = run_inproc(factory, *meta, cal, cs, cfg);
+        auto run = run_inproc(factory, *meta, cal, make_adaptive_plan, cs, cfg);
         if (!run) {
           std::fprintf(stderr, "calibration: %s\n", run.error().message.c_str());
           return 1;

@@ -2,7 +2,7 @@
 
 #include <thread>
 
-#include "clock.h"
+#include "common/clock.h"
 
 namespace batchscope {
 namespace {

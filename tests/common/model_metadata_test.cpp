@@ -1,10 +1,10 @@
-#include "model_metadata.h"
+#include "common/model_metadata.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 
-#include "test_support.h"
+#include "tests/batching/test_support.h"
 
 namespace batchscope {
 namespace {

@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "options.h"
+#include "common/options.h"
 
 namespace batchscope {
 namespace {

@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "tensor.h"
+#include "common/tensor.h"
 
 #include <cmath>
 

@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "export_config.h"
+#include "export/export_config.h"
 
 namespace batchscope {
 

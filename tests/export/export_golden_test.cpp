@@ -13,8 +13,8 @@
 #include <sstream>
 #include <unistd.h>
 
-#include "export_config.h"
-#include "export_fixtures.h"
+#include "export/export_config.h"
+#include "tests/export/export_fixtures.h"
 
 namespace batchscope {
 namespace {

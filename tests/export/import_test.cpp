@@ -5,9 +5,9 @@
 
 #include <gtest/gtest.h>
 
-#include "export_config.h"
-#include "export_fixtures.h"
-#include "options_json.h"
+#include "export/export_config.h"
+#include "net/options_json.h"
+#include "tests/export/export_fixtures.h"
 
 namespace batchscope {
 namespace {

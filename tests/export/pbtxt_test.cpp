@@ -1,7 +1,7 @@
 // The protobuf text-format reader on its own: the syntax config.pbtxt files
 // use, line numbers, and refusals.
 
-#include "pbtxt.h"
+#include "export/pbtxt.h"
 
 #include <gtest/gtest.h>
 

@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <string_view>
 
-#include "completion_json.h"
-#include "fuzz_check.h"
+#include "net/completion_json.h"
+#include "tests/fuzz/fuzz_check.h"
 
 namespace {
 

@@ -11,10 +11,10 @@
 #include <string_view>
 #include <vector>
 
-#include "export_config.h"
-#include "fuzz_check.h"
-#include "options_json.h"
-#include "pbtxt.h"
+#include "export/export_config.h"
+#include "export/pbtxt.h"
+#include "net/options_json.h"
+#include "tests/fuzz/fuzz_check.h"
 
 namespace {
 

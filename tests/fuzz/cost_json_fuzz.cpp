@@ -9,8 +9,8 @@
 #include <string>
 #include <string_view>
 
-#include "cost_model.h"
-#include "fuzz_check.h"
+#include "tests/fuzz/fuzz_check.h"
+#include "tuning/cost_model.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* bytes, size_t size) {
   using namespace batchscope;

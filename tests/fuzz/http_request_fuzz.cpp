@@ -13,9 +13,9 @@
 #include <variant>
 #include <vector>
 
-#include "fuzz_check.h"
-#include "http_parser.h"
-#include "split.h"
+#include "net/http_parser.h"
+#include "tests/fuzz/fuzz_check.h"
+#include "tests/fuzz/split.h"
 
 namespace {
 

@@ -11,9 +11,9 @@
 #include <string_view>
 #include <variant>
 
-#include "fuzz_check.h"
-#include "http_response.h"
-#include "split.h"
+#include "net/http_response.h"
+#include "tests/fuzz/fuzz_check.h"
+#include "tests/fuzz/split.h"
 
 namespace {
 

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "fuzz_check.h"
-#include "model_metadata.h"
+#include "common/model_metadata.h"
+#include "tests/fuzz/fuzz_check.h"
 
 namespace batchscope::fuzz {
 

@@ -7,9 +7,9 @@
 #include <string_view>
 #include <variant>
 
-#include "fuzz_check.h"
-#include "infer_json.h"
-#include "infer_models.h"
+#include "net/infer_json.h"
+#include "tests/fuzz/fuzz_check.h"
+#include "tests/fuzz/infer_models.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* bytes, size_t size) {
   using namespace batchscope;

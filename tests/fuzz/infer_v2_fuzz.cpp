@@ -8,9 +8,9 @@
 #include <string_view>
 #include <variant>
 
-#include "fuzz_check.h"
-#include "infer_json.h"
-#include "infer_models.h"
+#include "net/infer_json.h"
+#include "tests/fuzz/fuzz_check.h"
+#include "tests/fuzz/infer_models.h"
 
 namespace {
 

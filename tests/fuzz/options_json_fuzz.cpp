@@ -7,8 +7,8 @@
 #include <string>
 #include <string_view>
 
-#include "fuzz_check.h"
-#include "options_json.h"
+#include "net/options_json.h"
+#include "tests/fuzz/fuzz_check.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* bytes, size_t size) {
   using namespace batchscope;

@@ -11,9 +11,9 @@
 #include <string_view>
 #include <vector>
 
-#include "fuzz_check.h"
-#include "split.h"
-#include "sse.h"
+#include "net/sse.h"
+#include "tests/fuzz/fuzz_check.h"
+#include "tests/fuzz/split.h"
 
 namespace {
 

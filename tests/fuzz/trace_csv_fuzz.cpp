@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <string_view>
 
-#include "fuzz_check.h"
-#include "trace_csv.h"
+#include "tests/fuzz/fuzz_check.h"
+#include "traffic/trace_csv.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* bytes, size_t size) {
   using namespace batchscope;

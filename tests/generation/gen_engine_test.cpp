@@ -8,8 +8,8 @@
 #include <mutex>
 #include <thread>
 
-#include "gen_engine.h"
-#include "synthetic_lm.h"
+#include "generation/gen_engine.h"
+#include "generation/synthetic_lm.h"
 
 namespace batchscope {
 namespace {

@@ -1,7 +1,7 @@
 // The step planner: exact decisions on hand-built states.
 #include <gtest/gtest.h>
 
-#include "gen_planner.h"
+#include "generation/gen_planner.h"
 
 namespace batchscope {
 namespace {

@@ -6,8 +6,8 @@
 #include <random>
 #include <set>
 
-#include "gen_scheduler.h"
-#include "synthetic_lm.h"
+#include "generation/gen_scheduler.h"
+#include "generation/synthetic_lm.h"
 
 namespace batchscope {
 namespace {

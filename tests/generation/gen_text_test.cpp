@@ -1,8 +1,8 @@
 // Streamed text: whole characters, stop strings held back, sampling.
 #include <gtest/gtest.h>
 
-#include "gen_sampling.h"
-#include "gen_text.h"
+#include "generation/gen_sampling.h"
+#include "generation/gen_text.h"
 
 namespace batchscope {
 namespace {

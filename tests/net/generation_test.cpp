@@ -9,11 +9,11 @@
 #include <condition_variable>
 #include <mutex>
 
-#include "generation_service.h"
-#include "http_client.h"
-#include "http_stream_client.h"
-#include "synthetic_lm.h"
-#include "test_client.h"
+#include "generation/synthetic_lm.h"
+#include "net/generation_service.h"
+#include "net/http_client.h"
+#include "net/http_stream_client.h"
+#include "tests/net/test_client.h"
 
 namespace batchscope {
 namespace {

@@ -7,7 +7,7 @@
 
 #include <QJsonArray>
 
-#include "server_fixture.h"
+#include "tests/net/server_fixture.h"
 
 namespace batchscope::test {
 namespace {

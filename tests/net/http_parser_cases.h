@@ -10,7 +10,7 @@
 #include <variant>
 #include <vector>
 
-#include "http_parser.h"
+#include "net/http_parser.h"
 
 namespace batchscope::test {
 

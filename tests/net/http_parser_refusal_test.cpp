@@ -3,7 +3,7 @@
 // before memory is spent, both body headers refused, and seeded random
 // corruption giving the same outcome however the stream is split.
 
-#include "http_parser.h"
+#include "net/http_parser.h"
 
 #include <gtest/gtest.h>
 
@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "http_parser_cases.h"
+#include "tests/net/http_parser_cases.h"
 
 namespace batchscope {
 namespace {

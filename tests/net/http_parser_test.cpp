@@ -2,14 +2,14 @@
 // byte by byte and split anywhere; pipelined requests in order; keep-alive;
 // header lookup; the path. Refusals are in http_parser_refusal_test.cpp.
 
-#include "http_parser.h"
+#include "net/http_parser.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
-#include "http_parser_cases.h"
+#include "tests/net/http_parser_cases.h"
 
 namespace batchscope {
 namespace {

@@ -2,7 +2,7 @@
 // limits and malformed input; and HttpLoadClient against a raw socket server
 // that answers with bytes the test chooses.
 
-#include "http_response.h"
+#include "net/http_response.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -22,7 +22,7 @@
 #include <variant>
 #include <vector>
 
-#include "http_client.h"
+#include "net/http_client.h"
 
 namespace batchscope {
 namespace {

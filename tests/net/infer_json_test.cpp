@@ -5,7 +5,7 @@
 
 #include <cmath>
 
-#include "infer_json.h"
+#include "net/infer_json.h"
 
 namespace batchscope {
 namespace {

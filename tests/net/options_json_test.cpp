@@ -3,7 +3,7 @@
 
 #include <gtest/gtest.h>
 
-#include "options_json.h"
+#include "net/options_json.h"
 
 namespace batchscope {
 namespace {

@@ -2,7 +2,7 @@
 // here from the format's rules (not from the implementation), then exact
 // values for hand-built snapshots, escaping, and optionally promtool.
 
-#include "prometheus.h"
+#include "net/prometheus.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

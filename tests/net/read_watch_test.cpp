@@ -3,7 +3,7 @@
 
 #include <gtest/gtest.h>
 
-#include "read_watch.h"
+#include "net/read_watch.h"
 
 namespace batchscope {
 namespace {

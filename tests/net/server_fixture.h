@@ -11,9 +11,10 @@
 #include <QJsonObject>
 #include <thread>
 
-#include "../engine/test_support.h"
-#include "inference_service.h"
-#include "test_client.h"
+#include "net/inference_service.h"
+#include "tests/batching/test_support.h"
+#include "tests/net/test_client.h"
+#include "tuning/adaptive_planner.h"
 
 namespace batchscope::test {
 
@@ -54,6 +55,7 @@ class ServerTest : public ::testing::Test {
     const ModelMetadata m = meta_;
     ASSERT_TRUE(
         engine_->set_validator([m](const Tensors& in) { return check_inputs(m, in); }).ok());
+    engine_->set_adaptive_planner(make_adaptive_plan);
     ASSERT_TRUE(engine_->start().ok());
     service_ = std::make_unique<InferenceService>(*engine_, ServiceInfo{meta_, "cpu", "test"});
     service_->set_access(access);

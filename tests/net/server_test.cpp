@@ -4,7 +4,7 @@
 // a manual clock with a runner the test can hold, so queue-full and timeouts
 // are produced deliberately, not by racing the clock.
 
-#include "server_fixture.h"
+#include "tests/net/server_fixture.h"
 
 namespace batchscope::test {
 namespace {

@@ -2,7 +2,7 @@
 // bytes are split, line ends of every kind, whole non-stream answers, and
 // hostile input refused with a sentence (limits, malformed chunk sizes).
 
-#include "sse.h"
+#include "net/sse.h"
 
 #include <gtest/gtest.h>
 

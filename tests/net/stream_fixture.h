@@ -18,10 +18,10 @@
 #include <thread>
 #include <vector>
 
-#include "http_server.h"
-#include "http_stream_client.h"
-#include "sse.h"
-#include "test_client.h"
+#include "net/http_server.h"
+#include "net/http_stream_client.h"
+#include "net/sse.h"
+#include "tests/net/test_client.h"
 
 namespace batchscope::test {
 

@@ -6,8 +6,8 @@
 // Producers are threads started by the handler; gates, not sleeps, decide
 // what the test sees when.
 
-#include "http_client.h"
-#include "stream_fixture.h"
+#include "net/http_client.h"
+#include "tests/net/stream_fixture.h"
 
 namespace batchscope::test {
 namespace {

@@ -1,4 +1,4 @@
-#include "metrics.h"
+#include "runs/metrics.h"
 
 #include <gtest/gtest.h>
 

@@ -2,7 +2,7 @@
 // explicit TimePoints so every expected figure can be worked out on paper;
 // the exports are parsed back with nlohmann/json (test-only dependency).
 
-#include "run_record.h"
+#include "runs/run_record.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>

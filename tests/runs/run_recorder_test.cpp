@@ -2,7 +2,7 @@
 // so that what summarize_run() makes of the recorded run can be worked out on
 // paper. No engine and no threads: the recorder is a pure fold.
 
-#include "run_recorder.h"
+#include "runs/run_recorder.h"
 
 #include <gtest/gtest.h>
 

@@ -1,11 +1,11 @@
-#include "faults.h"
+#include "tests/soak/faults.h"
 
 #include <chrono>
 #include <random>
 #include <thread>
 
-#include "../net/test_client.h"
-#include "traffic.h"
+#include "tests/net/test_client.h"
+#include "tests/soak/traffic.h"
 
 namespace batchscope::soak {
 

@@ -18,7 +18,7 @@
 #include <cstdint>
 #include <string>
 
-#include "tally.h"
+#include "tests/soak/tally.h"
 
 namespace batchscope::soak {
 

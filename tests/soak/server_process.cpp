@@ -1,4 +1,4 @@
-#include "server_process.h"
+#include "tests/soak/server_process.h"
 
 #include <signal.h>
 #include <sys/wait.h>

@@ -25,9 +25,9 @@
 #include <regex>
 #include <thread>
 
-#include "faults.h"
-#include "server_process.h"
-#include "traffic.h"
+#include "tests/soak/faults.h"
+#include "tests/soak/server_process.h"
+#include "tests/soak/traffic.h"
 
 namespace batchscope::soak {
 namespace {

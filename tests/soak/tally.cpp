@@ -1,4 +1,4 @@
-#include "tally.h"
+#include "tests/soak/tally.h"
 
 namespace batchscope::soak {
 

@@ -1,4 +1,4 @@
-#include "traffic.h"
+#include "tests/soak/traffic.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -7,7 +7,7 @@
 #include <cmath>
 #include <thread>
 
-#include "../net/test_client.h"
+#include "tests/net/test_client.h"
 
 namespace batchscope::soak {
 

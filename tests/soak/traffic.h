@@ -22,8 +22,8 @@
 #include <string_view>
 #include <vector>
 
-#include "http_client.h"
-#include "tally.h"
+#include "net/http_client.h"
+#include "tests/soak/tally.h"
 
 namespace batchscope::soak {
 

@@ -13,12 +13,12 @@
 #include <numeric>
 #include <set>
 
-#include "engine.h"
-#include "metadata_json.h"
-#include "profile.h"
-#include "tensor_compare.h"
-#include "torch_lm.h"
-#include "torch_model.h"
+#include "batching/engine.h"
+#include "tests/torch/tensor_compare.h"
+#include "torch/metadata_json.h"
+#include "torch/profile.h"
+#include "torch/torch_lm.h"
+#include "torch/torch_model.h"
 
 namespace batchscope {
 namespace {

@@ -16,7 +16,7 @@
 #include <set>
 #include <sstream>
 
-#include "torch_lm.h"
+#include "torch/torch_lm.h"
 
 namespace batchscope {
 namespace {

@@ -11,10 +11,10 @@
 #include <fstream>
 #include <future>
 
-#include "engine.h"
-#include "metadata_json.h"
-#include "tensor_compare.h"
-#include "torch_model.h"
+#include "batching/engine.h"
+#include "tests/torch/tensor_compare.h"
+#include "torch/metadata_json.h"
+#include "torch/torch_model.h"
 
 namespace batchscope {
 namespace {

@@ -1,4 +1,4 @@
-#include "profile.h"
+#include "torch/profile.h"
 
 #include <gtest/gtest.h>
 

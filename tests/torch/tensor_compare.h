@@ -3,7 +3,7 @@
 
 #include <cmath>
 
-#include "tensor.h"
+#include "common/tensor.h"
 
 namespace batchscope {
 

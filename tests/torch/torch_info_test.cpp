@@ -3,7 +3,7 @@
 #include <cctype>
 #include <filesystem>
 
-#include "torch_info.h"
+#include "torch/torch_info.h"
 
 namespace batchscope {
 namespace {

@@ -1,4 +1,4 @@
-#include "arrivals.h"
+#include "traffic/arrivals.h"
 
 #include <gtest/gtest.h>
 

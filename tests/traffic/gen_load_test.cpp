@@ -4,9 +4,9 @@
 
 #include <algorithm>
 
-#include "gen_load.h"
-#include "gen_metrics.h"
-#include "gen_workload.h"
+#include "generation/gen_metrics.h"
+#include "traffic/gen_load.h"
+#include "traffic/gen_workload.h"
 
 namespace batchscope {
 namespace {

@@ -2,13 +2,13 @@
 // latency instead of lowering offered load, and a closed loop keeps exactly N
 // requests in flight. Plus a short real run against the in-process engine.
 
-#include "load_driver.h"
+#include "traffic/load_driver.h"
 
 #include <gtest/gtest.h>
 
 #include <thread>
 
-#include "test_support.h"
+#include "tests/batching/test_support.h"
 
 namespace batchscope::test {
 namespace {

@@ -2,7 +2,7 @@
 // extra columns and blank lines; garbage refused naming the line; a file
 // read, a missing one named.
 
-#include "trace_csv.h"
+#include "traffic/trace_csv.h"
 
 #include <gtest/gtest.h>
 

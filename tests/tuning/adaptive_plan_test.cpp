@@ -7,10 +7,10 @@
 #include <cmath>
 #include <vector>
 
-#include "adaptive_feeder.h"
-#include "cost_model.h"
-#include "predictor.h"
-#include "tuner.h"
+#include "tests/batching/adaptive_feeder.h"
+#include "tuning/cost_model.h"
+#include "tuning/predictor.h"
+#include "tuning/tuner.h"
 
 namespace batchscope {
 namespace {

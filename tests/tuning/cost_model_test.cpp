@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "cost_model.h"
-#include "cost_points.h"
-#include "synthetic_runner.h"
+#include "batching/synthetic_runner.h"
+#include "tests/tuning/cost_points.h"
+#include "tuning/cost_model.h"
 
 namespace batchscope {
 namespace {

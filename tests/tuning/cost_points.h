@@ -6,7 +6,7 @@
 
 #include <vector>
 
-#include "cost_model.h"
+#include "tuning/cost_model.h"
 
 namespace batchscope::test {
 

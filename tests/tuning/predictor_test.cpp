@@ -15,11 +15,12 @@
 #include <thread>
 #include <vector>
 
-#include "cost_model.h"
-#include "cost_points.h"
-#include "predictor.h"
-#include "synthetic_runner.h"
-#include "test_support.h"
+#include "batching/synthetic_runner.h"
+#include "tests/batching/test_support.h"
+#include "tests/tuning/cost_points.h"
+#include "tuning/adaptive_planner.h"
+#include "tuning/cost_model.h"
+#include "tuning/predictor.h"
 
 namespace batchscope {
 namespace {
@@ -438,6 +439,7 @@ RunData replay_on_engine(const std::vector<TimePoint>& arrivals, const Options& 
   auto clock = std::make_shared<ManualClock>(kStart);
   auto gate = std::make_shared<Gate>();
   Engine engine([gate, clock](int) { return std::make_unique<GateRunner>(gate, clock); }, o, clock);
+  engine.set_adaptive_planner(make_adaptive_plan);  // what the predictor plans with
   RunData run;
   run.start = kStart;
   if (!engine.start().ok()) {

@@ -3,7 +3,7 @@
 // asks for, the predictor as an evaluator, a live confirmation on the
 // synthetic runner (and its stop), and the winner as measured.
 
-#include "tune_run.h"
+#include "tuning/tune_run.h"
 
 #include <gtest/gtest.h>
 
@@ -11,8 +11,8 @@
 #include <chrono>
 #include <thread>
 
-#include "synthetic_runner.h"
-#include "tune_space.h"
+#include "batching/synthetic_runner.h"
+#include "tuning/tune_space.h"
 
 namespace batchscope {
 namespace {

@@ -2,7 +2,7 @@
 // values, its size, the default space clipped to the model, the text form
 // read back, and the combinations visited on top of the base options.
 
-#include "tune_space.h"
+#include "tuning/tune_space.h"
 
 #include <gtest/gtest.h>
 

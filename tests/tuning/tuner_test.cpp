@@ -5,9 +5,9 @@
 #include <set>
 #include <vector>
 
-#include "clock.h"
-#include "tune_space.h"
-#include "tuner.h"
+#include "common/clock.h"
+#include "tuning/tune_space.h"
+#include "tuning/tuner.h"
 
 namespace batchscope {
 namespace {

@@ -1,4 +1,4 @@
-#include "app_resources.h"
+#include "ui/common/app_resources.h"
 
 #include <QDir>
 

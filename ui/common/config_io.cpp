@@ -1,4 +1,4 @@
-#include "config_io.h"
+#include "ui/common/config_io.h"
 
 #include <QComboBox>
 #include <QDialog>

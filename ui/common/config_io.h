@@ -3,7 +3,7 @@
 // every file it writes, and saving them into a folder (write_export).
 // Thread-safety: GUI thread only.
 
-#include "export_config.h"
+#include "export/export_config.h"
 
 class QWidget;
 

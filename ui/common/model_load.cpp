@@ -1,4 +1,4 @@
-#include "model_load.h"
+#include "ui/common/model_load.h"
 
 #include <atomic>
 #include <condition_variable>

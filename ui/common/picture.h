@@ -13,8 +13,8 @@
 #include <functional>
 #include <string>
 
-#include "clock.h"
-#include "status.h"
+#include "common/clock.h"
+#include "common/status.h"
 
 namespace batchscope::picture {
 

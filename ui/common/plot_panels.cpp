@@ -1,4 +1,4 @@
-#include "plot_panels.h"
+#include "ui/common/plot_panels.h"
 
 #include <qcustomplot.h>
 

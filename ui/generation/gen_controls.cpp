@@ -1,4 +1,4 @@
-#include "gen_controls.h"
+#include "ui/generation/gen_controls.h"
 
 #include <QComboBox>
 #include <QDoubleSpinBox>

@@ -13,7 +13,7 @@
 #include <QGroupBox>
 #include <functional>
 
-#include "gen_engine.h"
+#include "generation/gen_engine.h"
 
 class QComboBox;
 class QDoubleSpinBox;

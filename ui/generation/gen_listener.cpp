@@ -1,4 +1,4 @@
-#include "gen_listener.h"
+#include "ui/generation/gen_listener.h"
 
 #include <QHBoxLayout>
 #include <QLabel>

@@ -28,11 +28,11 @@
 #include <string>
 #include <vector>
 
-#include "gen_engine.h"
-#include "gen_metrics.h"
-#include "generation_service.h"
-#include "http_server.h"
-#include "service_access.h"
+#include "generation/gen_engine.h"
+#include "generation/gen_metrics.h"
+#include "net/generation_service.h"
+#include "net/http_server.h"
+#include "net/service_access.h"
 
 class QLabel;
 class QLineEdit;

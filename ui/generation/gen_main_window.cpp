@@ -1,4 +1,4 @@
-#include "gen_main_window.h"
+#include "ui/generation/gen_main_window.h"
 
 #include <QStatusBar>
 

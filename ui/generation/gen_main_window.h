@@ -9,8 +9,8 @@
 #include <QMainWindow>
 #include <memory>
 
-#include "gen_engine.h"
-#include "gen_view.h"
+#include "generation/gen_engine.h"
+#include "ui/generation/gen_view.h"
 
 namespace batchscope {
 

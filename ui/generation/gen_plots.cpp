@@ -1,8 +1,8 @@
-#include "gen_plots.h"
+#include "ui/generation/gen_plots.h"
 
 #include <qcustomplot.h>
 
-#include "plot_panels.h"
+#include "ui/common/plot_panels.h"
 
 #include <QToolTip>
 #include <QVBoxLayout>

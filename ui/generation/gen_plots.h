@@ -12,7 +12,7 @@
 #include <deque>
 #include <vector>
 
-#include "gen_metrics.h"
+#include "generation/gen_metrics.h"
 
 class QCustomPlot;
 class QCPGraph;

@@ -1,4 +1,4 @@
-#include "gen_prompt.h"
+#include "ui/generation/gen_prompt.h"
 
 #include <QCoreApplication>
 #include <QDoubleSpinBox>

@@ -15,7 +15,7 @@
 #include <cstdint>
 #include <optional>
 
-#include "gen_engine.h"
+#include "generation/gen_engine.h"
 
 class QDoubleSpinBox;
 class QLabel;

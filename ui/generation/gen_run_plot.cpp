@@ -1,4 +1,4 @@
-#include "gen_run_plot.h"
+#include "ui/generation/gen_run_plot.h"
 
 // qcustomplot.h uses the Qt keywords `signals` and `foreach`; this file must
 // never include torch (see DESIGN.md section 1).
@@ -16,8 +16,8 @@
 #include <memory>
 #include <vector>
 
-#include "histogram.h"
-#include "picture.h"
+#include "runs/histogram.h"
+#include "ui/common/picture.h"
 
 namespace batchscope {
 namespace {

@@ -20,8 +20,8 @@
 
 #include <string>
 
-#include "gen_load.h"
-#include "status.h"
+#include "common/status.h"
+#include "traffic/gen_load.h"
 
 namespace batchscope {
 

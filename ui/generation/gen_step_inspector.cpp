@@ -1,4 +1,4 @@
-#include "gen_step_inspector.h"
+#include "ui/generation/gen_step_inspector.h"
 
 #include <QCheckBox>
 #include <QHBoxLayout>

@@ -14,7 +14,7 @@
 #include <deque>
 #include <vector>
 
-#include "gen_types.h"
+#include "generation/gen_types.h"
 
 class QCheckBox;
 class QLabel;

@@ -1,4 +1,4 @@
-#include "gen_traffic.h"
+#include "ui/generation/gen_traffic.h"
 
 #include <QDoubleSpinBox>
 #include <QFormLayout>
@@ -8,7 +8,7 @@
 #include <algorithm>
 #include <chrono>
 
-#include "arrivals.h"
+#include "traffic/arrivals.h"
 
 namespace batchscope {
 

@@ -16,8 +16,8 @@
 #include <memory>
 #include <thread>
 
-#include "gen_engine.h"
-#include "gen_workload.h"
+#include "generation/gen_engine.h"
+#include "traffic/gen_workload.h"
 
 class QDoubleSpinBox;
 class QLabel;

@@ -1,4 +1,4 @@
-#include "gen_view.h"
+#include "ui/generation/gen_view.h"
 
 #include <QGroupBox>
 #include <QLabel>
@@ -9,11 +9,11 @@
 #include <QVBoxLayout>
 #include <algorithm>
 
-#include "gen_controls.h"
-#include "gen_plots.h"
-#include "gen_prompt.h"
-#include "gen_step_inspector.h"
-#include "gen_traffic.h"
+#include "ui/generation/gen_controls.h"
+#include "ui/generation/gen_plots.h"
+#include "ui/generation/gen_prompt.h"
+#include "ui/generation/gen_step_inspector.h"
+#include "ui/generation/gen_traffic.h"
 
 namespace batchscope {
 

@@ -22,9 +22,9 @@
 #include <QWidget>
 #include <vector>
 
-#include "gen_engine.h"
-#include "gen_listener.h"
-#include "gen_metrics.h"
+#include "generation/gen_engine.h"
+#include "generation/gen_metrics.h"
+#include "ui/generation/gen_listener.h"
 
 class QLabel;
 class QTimer;

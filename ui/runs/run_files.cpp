@@ -1,4 +1,4 @@
-#include "run_files.h"
+#include "ui/runs/run_files.h"
 
 #include <QDir>
 #include <QFile>

@@ -9,8 +9,8 @@
 #include <atomic>
 #include <functional>
 
-#include "run_list.h"
-#include "status.h"
+#include "common/status.h"
+#include "ui/runs/run_list.h"
 
 namespace batchscope {
 

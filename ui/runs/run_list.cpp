@@ -1,6 +1,6 @@
-#include "run_list.h"
+#include "ui/runs/run_list.h"
 
-#include "number_text.h"
+#include "ui/common/number_text.h"
 
 namespace batchscope {
 

@@ -8,7 +8,7 @@
 #include <memory>
 #include <vector>
 
-#include "run_record.h"
+#include "runs/run_record.h"
 
 namespace batchscope {
 

@@ -1,4 +1,4 @@
-#include "run_plot.h"
+#include "ui/runs/run_plot.h"
 
 // qcustomplot.h uses the Qt keywords `signals` and `foreach`; this file must
 // never include torch (see DESIGN.md section 1).
@@ -18,7 +18,7 @@
 #include <memory>
 #include <vector>
 
-#include "picture.h"
+#include "ui/common/picture.h"
 
 namespace batchscope {
 namespace {

@@ -23,8 +23,8 @@
 #include <cstddef>
 #include <string>
 
-#include "run_record.h"
-#include "status.h"
+#include "common/status.h"
+#include "runs/run_record.h"
 
 namespace batchscope {
 

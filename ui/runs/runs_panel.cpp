@@ -1,4 +1,4 @@
-#include "runs_panel.h"
+#include "ui/runs/runs_panel.h"
 
 #include <qcustomplot.h>
 
@@ -19,9 +19,9 @@
 #include <cmath>
 #include <limits>
 
-#include "number_text.h"
-#include "run_files.h"
-#include "run_plot.h"
+#include "ui/common/number_text.h"
+#include "ui/runs/run_files.h"
+#include "ui/runs/run_plot.h"
 
 namespace batchscope {
 

@@ -28,10 +28,10 @@
 #include <thread>
 #include <vector>
 
-#include "run_list.h"
-#include "run_record.h"
-#include "run_recorder.h"
-#include "status.h"
+#include "common/status.h"
+#include "runs/run_record.h"
+#include "runs/run_recorder.h"
+#include "ui/runs/run_list.h"
 
 class QCustomPlot;
 class QLabel;

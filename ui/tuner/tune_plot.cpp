@@ -1,4 +1,4 @@
-#include "tune_plot.h"
+#include "ui/tuner/tune_plot.h"
 
 #include <qcustomplot.h>
 
@@ -9,7 +9,7 @@
 #include <cmath>
 #include <limits>
 
-#include "number_text.h"
+#include "ui/common/number_text.h"
 
 namespace batchscope {
 

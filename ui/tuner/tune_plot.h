@@ -17,7 +17,7 @@
 #include <optional>
 #include <vector>
 
-#include "tune_table.h"
+#include "ui/tuner/tune_table.h"
 
 class QCPGraph;
 class QCPItemStraightLine;

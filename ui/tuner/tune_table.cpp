@@ -1,4 +1,4 @@
-#include "tune_table.h"
+#include "ui/tuner/tune_table.h"
 
 #include <QColor>
 #include <QFont>
@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "number_text.h"
+#include "ui/common/number_text.h"
 
 namespace batchscope {
 

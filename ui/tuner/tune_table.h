@@ -19,8 +19,8 @@
 #include <span>
 #include <vector>
 
-#include "tune_run.h"
-#include "tuner.h"
+#include "tuning/tune_run.h"
+#include "tuning/tuner.h"
 
 namespace batchscope {
 

@@ -9,9 +9,9 @@
 #include <QToolButton>
 #include <fstream>
 
-#include "text_out.h"
-#include "tune_space.h"
-#include "tuner_panel.h"
+#include "common/text_out.h"
+#include "tuning/tune_space.h"
+#include "ui/tuner/tuner_panel.h"
 
 namespace batchscope {
 

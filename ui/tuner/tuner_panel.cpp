@@ -1,4 +1,4 @@
-#include "tuner_panel.h"
+#include "ui/tuner/tuner_panel.h"
 
 #include <QComboBox>
 #include <QDoubleSpinBox>
@@ -19,7 +19,7 @@
 #include <QVBoxLayout>
 #include <algorithm>
 
-#include "tune_plot.h"
+#include "ui/tuner/tune_plot.h"
 
 namespace batchscope {
 

@@ -55,12 +55,12 @@
 #include <thread>
 #include <vector>
 
-#include "config_io.h"
-#include "cost_model.h"
-#include "model_panel.h"
-#include "tune_run.h"
-#include "tune_space.h"
-#include "tune_table.h"
+#include "tuning/cost_model.h"
+#include "tuning/tune_run.h"
+#include "tuning/tune_space.h"
+#include "ui/common/config_io.h"
+#include "ui/common/model_load.h"
+#include "ui/tuner/tune_table.h"
 
 class QComboBox;
 class QDoubleSpinBox;

@@ -1,7 +1,7 @@
 // The Tuner panel's runs: the search and the live confirmation on a worker
 // thread, their progress and results marshalled back as queued calls, and
 // cancelling (see tuner_panel.h for the contract).
-#include "tuner_panel.h"
+#include "ui/tuner/tuner_panel.h"
 
 #include <QComboBox>
 #include <QDoubleSpinBox>
@@ -10,7 +10,7 @@
 #include <QSpinBox>
 #include <algorithm>
 
-#include "tune_plot.h"
+#include "ui/tuner/tune_plot.h"
 
 namespace batchscope {
 

@@ -1,6 +1,6 @@
-#include "batch_inspector.h"
+#include "ui/workbench/batch_inspector.h"
 
-#include "batch_lanes.h"
+#include "ui/workbench/batch_lanes.h"
 
 #include <qcustomplot.h>
 

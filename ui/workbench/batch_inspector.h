@@ -31,8 +31,8 @@
 #include <optional>
 #include <vector>
 
-#include "batch_table.h"
-#include "records.h"
+#include "runs/records.h"
+#include "ui/workbench/batch_table.h"
 
 class QComboBox;
 class QCPItemText;

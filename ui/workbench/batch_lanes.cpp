@@ -1,4 +1,4 @@
-#include "batch_lanes.h"
+#include "ui/workbench/batch_lanes.h"
 
 #include <algorithm>
 #include <cmath>

@@ -10,7 +10,7 @@
 #include <deque>
 #include <optional>
 
-#include "batch_table.h"
+#include "ui/workbench/batch_table.h"
 
 namespace batchscope {
 

@@ -1,4 +1,4 @@
-#include "batch_table.h"
+#include "ui/workbench/batch_table.h"
 
 #include <QBrush>
 #include <algorithm>

@@ -13,7 +13,7 @@
 #include <deque>
 #include <vector>
 
-#include "records.h"
+#include "runs/records.h"
 
 namespace batchscope {
 

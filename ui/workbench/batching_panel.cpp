@@ -1,4 +1,4 @@
-#include "batching_panel.h"
+#include "ui/workbench/batching_panel.h"
 
 #include <QComboBox>
 #include <QDoubleSpinBox>

@@ -15,8 +15,8 @@
 #include <optional>
 #include <set>
 
-#include "engine_types.h"
-#include "status.h"
+#include "batching/engine_types.h"
+#include "common/status.h"
 
 class QComboBox;
 class QDoubleSpinBox;

@@ -1,8 +1,8 @@
-#include "live_plots.h"
+#include "ui/workbench/live_plots.h"
 
 #include <qcustomplot.h>
 
-#include "plot_panels.h"
+#include "ui/common/plot_panels.h"
 
 #include <QToolTip>
 #include <QVBoxLayout>

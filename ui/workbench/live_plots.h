@@ -14,8 +14,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "monitor.h"
-#include "records.h"
+#include "batching/monitor.h"
+#include "runs/records.h"
 
 class QCustomPlot;
 class QCPGraph;

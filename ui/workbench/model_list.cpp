@@ -1,4 +1,4 @@
-#include "model_list.h"
+#include "ui/workbench/model_list.h"
 
 #include <QDir>
 #include <QFile>

@@ -1,4 +1,4 @@
-#include "model_panel.h"
+#include "ui/workbench/model_panel.h"
 
 #include <qcustomplot.h>
 

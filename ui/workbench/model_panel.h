@@ -28,14 +28,14 @@
 #include <string>
 #include <vector>
 
-#include "cost_model.h"
-#include "engine.h"
-#include "model_list.h"
-#include "model_load.h"
-#include "model_metadata.h"
-#include "options.h"
-#include "status.h"
-#include "synthetic_runner.h"
+#include "batching/engine.h"
+#include "batching/synthetic_runner.h"
+#include "common/model_metadata.h"
+#include "common/options.h"
+#include "common/status.h"
+#include "tuning/cost_model.h"
+#include "ui/common/model_load.h"
+#include "ui/workbench/model_list.h"
 
 class QComboBox;
 class QCustomPlot;

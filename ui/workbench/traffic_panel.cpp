@@ -1,4 +1,4 @@
-#include "traffic_panel.h"
+#include "ui/workbench/traffic_panel.h"
 
 #include <QComboBox>
 #include <QDoubleSpinBox>
@@ -9,7 +9,7 @@
 #include <QShortcut>
 #include <QSpinBox>
 
-#include "http_target.h"
+#include "net/http_target.h"
 
 namespace batchscope {
 

@@ -15,10 +15,10 @@
 #include <string>
 #include <thread>
 
-#include "engine.h"
-#include "http_client.h"
-#include "load_driver.h"
-#include "model_metadata.h"
+#include "batching/engine.h"
+#include "common/model_metadata.h"
+#include "net/http_client.h"
+#include "traffic/load_driver.h"
 
 class QComboBox;
 class QDoubleSpinBox;

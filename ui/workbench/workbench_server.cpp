@@ -8,8 +8,8 @@
 #include <QPushButton>
 #include <QSpinBox>
 
-#include "traffic_panel.h"
-#include "workbench_window.h"
+#include "ui/workbench/traffic_panel.h"
+#include "ui/workbench/workbench_window.h"
 
 namespace batchscope {
 namespace {

@@ -10,12 +10,12 @@
 #include <algorithm>
 #include <fstream>
 
-#include "app_resources.h"
-#include "config_io.h"
-#include "options_json.h"
-#include "traffic_panel.h"
-#include "tuner_panel.h"
-#include "workbench_window.h"
+#include "net/options_json.h"
+#include "ui/common/app_resources.h"
+#include "ui/common/config_io.h"
+#include "ui/tuner/tuner_panel.h"
+#include "ui/workbench/traffic_panel.h"
+#include "ui/workbench/workbench_window.h"
 
 namespace batchscope {
 

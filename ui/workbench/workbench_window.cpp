@@ -1,4 +1,4 @@
-#include "workbench_window.h"
+#include "ui/workbench/workbench_window.h"
 
 #include <qcustomplot.h>
 #include <QApplication>
@@ -20,14 +20,15 @@
 #include <QToolBar>
 #include <QVBoxLayout>
 
-#include "app_resources.h"
-#include "batch_inspector.h"
-#include "batching_panel.h"
-#include "config_io.h"
-#include "live_plots.h"
-#include "runs_panel.h"
-#include "traffic_panel.h"
-#include "tuner_panel.h"
+#include "tuning/adaptive_planner.h"
+#include "ui/common/app_resources.h"
+#include "ui/common/config_io.h"
+#include "ui/runs/runs_panel.h"
+#include "ui/tuner/tuner_panel.h"
+#include "ui/workbench/batch_inspector.h"
+#include "ui/workbench/batching_panel.h"
+#include "ui/workbench/live_plots.h"
+#include "ui/workbench/traffic_panel.h"
 
 namespace batchscope {
 
@@ -282,6 +283,7 @@ void WorkbenchWindow::start_engine(Loaded& loaded, Options options) {
   options.max_batch_size = std::min(options.max_batch_size, meta.max_batch_size);
   loaded.engine = std::make_unique<Engine>(loaded.model->factory, options);
   loaded.engine->set_validator([meta](const Tensors& in) { return check_inputs(meta, in); });
+  loaded.engine->set_adaptive_planner(make_adaptive_plan);
   loaded.status = loaded.engine->start();  // hands each lane its warmed-up runner
 }
 

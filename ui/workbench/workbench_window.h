@@ -37,12 +37,12 @@
 #include <thread>
 #include <vector>
 
-#include "config_io.h"
-#include "engine.h"
-#include "http_server.h"
-#include "inference_service.h"
-#include "model_panel.h"
-#include "monitor.h"
+#include "batching/engine.h"
+#include "batching/monitor.h"
+#include "net/http_server.h"
+#include "net/inference_service.h"
+#include "ui/common/config_io.h"
+#include "ui/workbench/model_panel.h"
 
 class QCheckBox;
 class QComboBox;

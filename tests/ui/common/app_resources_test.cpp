@@ -3,7 +3,7 @@
 // window's engine (a batch above the model's limit cut to it, with a note,
 // where a configuration file's would be refused).
 
-#include "app_resources.h"
+#include "ui/common/app_resources.h"
 
 #include <gtest/gtest.h>
 
@@ -14,9 +14,9 @@
 #include <QStatusBar>
 #include <QTemporaryDir>
 
-#include "config_io.h"
-#include "options_json.h"
-#include "toy_window.h"
+#include "net/options_json.h"
+#include "tests/ui/workbench/toy_window.h"
+#include "ui/common/config_io.h"
 
 namespace batchscope {
 namespace {

@@ -16,15 +16,15 @@
 #include <memory>
 #include <thread>
 
-#include "../net/stream_fixture.h"
-#include "../net/test_client.h"
-#include "gen_listener.h"
-#include "gen_main_window.h"
-#include "gen_plots.h"
-#include "gen_step_inspector.h"
-#include "gen_test_support.h"
-#include "gen_view.h"
-#include "synthetic_lm.h"
+#include "generation/synthetic_lm.h"
+#include "tests/net/stream_fixture.h"
+#include "tests/net/test_client.h"
+#include "tests/ui/generation/gen_test_support.h"
+#include "ui/generation/gen_listener.h"
+#include "ui/generation/gen_main_window.h"
+#include "ui/generation/gen_plots.h"
+#include "ui/generation/gen_step_inspector.h"
+#include "ui/generation/gen_view.h"
 
 namespace batchscope {
 namespace {

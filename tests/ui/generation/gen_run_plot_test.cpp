@@ -1,7 +1,7 @@
 // write_gen_run_plot(): a hand-built generation run, with and without step
 // records, renders to a PNG of the asked-for size; a path that cannot be
 // written gives an error naming it.
-#include "gen_run_plot.h"
+#include "ui/generation/gen_run_plot.h"
 
 #include <gtest/gtest.h>
 

@@ -10,8 +10,8 @@
 #include <thread>
 #include <vector>
 
-#include "gen_engine.h"
-#include "synthetic_lm.h"
+#include "generation/gen_engine.h"
+#include "generation/synthetic_lm.h"
 
 namespace batchscope::test {
 

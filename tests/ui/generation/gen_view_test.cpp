@@ -11,16 +11,16 @@
 #include <memory>
 #include <thread>
 
-#include "gen_controls.h"
-#include "gen_main_window.h"
-#include "gen_plots.h"
-#include "gen_prompt.h"
-#include "gen_step_inspector.h"
-#include "gen_test_support.h"
-#include "gen_traffic.h"
-#include "gen_view.h"
-#include "synthetic_lm.h"
-#include "toy_window.h"
+#include "generation/synthetic_lm.h"
+#include "tests/ui/generation/gen_test_support.h"
+#include "tests/ui/workbench/toy_window.h"
+#include "ui/generation/gen_controls.h"
+#include "ui/generation/gen_main_window.h"
+#include "ui/generation/gen_plots.h"
+#include "ui/generation/gen_prompt.h"
+#include "ui/generation/gen_step_inspector.h"
+#include "ui/generation/gen_traffic.h"
+#include "ui/generation/gen_view.h"
 
 namespace batchscope {
 namespace {

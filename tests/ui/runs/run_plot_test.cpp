@@ -2,7 +2,7 @@
 // content, for runs with and without batch records; bad paths and sizes give
 // errors that say what was wrong. Pixel checks are coarse on purpose: they
 // catch a blank or broken picture, not a changed font.
-#include "run_plot.h"
+#include "ui/runs/run_plot.h"
 
 #include <gtest/gtest.h>
 

@@ -3,7 +3,7 @@
 // compared and exported (synchronously and in the background), and the run
 // list model stays consistent (QAbstractItemModelTester).
 
-#include "runs_panel.h"
+#include "ui/runs/runs_panel.h"
 
 #include <gtest/gtest.h>
 #include <qcustomplot.h>
@@ -22,9 +22,9 @@
 #include <memory>
 #include <thread>
 
-#include "engine.h"
-#include "monitor.h"
-#include "synthetic_runner.h"
+#include "batching/engine.h"
+#include "batching/monitor.h"
+#include "batching/synthetic_runner.h"
 
 namespace batchscope {
 namespace {

@@ -12,7 +12,7 @@
 // file replacing the model's cost, a bad one refused naming it; the run
 // written as tune's JSON; and the inputs kept between sessions.
 
-#include "tuner_panel.h"
+#include "ui/tuner/tuner_panel.h"
 
 #include <gtest/gtest.h>
 
@@ -43,9 +43,9 @@
 #include <chrono>
 #include <fstream>
 
-#include "toy_window.h"
-#include "tune_plot.h"
-#include "tune_space.h"
+#include "tests/ui/workbench/toy_window.h"
+#include "tuning/tune_space.h"
+#include "ui/tuner/tune_plot.h"
 
 namespace batchscope {
 namespace {

@@ -4,7 +4,7 @@
 // table, by id or by a click on its bar shows its size, why it was cut and
 // its requests' waits.
 
-#include "batch_inspector.h"
+#include "ui/workbench/batch_inspector.h"
 
 #include <gtest/gtest.h>
 #include <qcustomplot.h>
@@ -17,9 +17,9 @@
 #include <memory>
 #include <thread>
 
-#include "engine.h"
-#include "monitor.h"
-#include "synthetic_runner.h"
+#include "batching/engine.h"
+#include "batching/monitor.h"
+#include "batching/synthetic_runner.h"
 
 namespace batchscope {
 namespace {

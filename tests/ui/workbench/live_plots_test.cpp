@@ -2,7 +2,7 @@
 // latency fan, offered/completed/rejected rates, the batch-size histogram)
 // and that the widget draws those series, with every batch as a point.
 
-#include "live_plots.h"
+#include "ui/workbench/live_plots.h"
 
 #include <gtest/gtest.h>
 

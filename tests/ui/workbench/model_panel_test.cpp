@@ -3,7 +3,7 @@
 // hands over, progress from any thread, errors, and a profile shown as a plot
 // and a speedup sentence.
 
-#include "model_panel.h"
+#include "ui/workbench/model_panel.h"
 
 #include <gtest/gtest.h>
 #include <qcustomplot.h>

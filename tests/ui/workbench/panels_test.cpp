@@ -13,11 +13,12 @@
 #include <QSlider>
 #include <thread>
 
-#include "batching_panel.h"
-#include "http_server.h"
-#include "inference_service.h"
-#include "synthetic_runner.h"
-#include "traffic_panel.h"
+#include "batching/synthetic_runner.h"
+#include "net/http_server.h"
+#include "net/inference_service.h"
+#include "tuning/adaptive_planner.h"
+#include "ui/workbench/batching_panel.h"
+#include "ui/workbench/traffic_panel.h"
 
 namespace batchscope {
 namespace {
@@ -34,6 +35,7 @@ ModelMetadata toy_model() {
 std::unique_ptr<Engine> started_engine() {
   auto e = std::make_unique<Engine>(SyntheticRunner::factory({.fixed_us = 50, .per_item_us = 2}),
                                     Options{.max_batch_size = 16, .max_wait_us = 1000});
+  e->set_adaptive_planner(make_adaptive_plan);
   EXPECT_TRUE(e->start().ok());
   return e;
 }
@@ -83,6 +85,7 @@ TEST(BatchingPanel, AnApplyChangesOnlyTheEditedFields) {
   auto engine = std::make_unique<Engine>(
       SyntheticRunner::factory({.fixed_us = 50, .per_item_us = 2}),
       Options{.max_batch_size = 16, .max_wait_us = 2505, .queue_capacity = 777});
+  engine->set_adaptive_planner(make_adaptive_plan);
   ASSERT_TRUE(engine->start().ok());
   BatchingPanel panel([&](const Options& o) { return engine->set_options(o); });
   panel.set_model_limit(64);

@@ -10,9 +10,9 @@
 #include <chrono>
 #include <thread>
 
-#include "synthetic_runner.h"
-#include "traffic_panel.h"
-#include "workbench_window.h"
+#include "batching/synthetic_runner.h"
+#include "ui/workbench/traffic_panel.h"
+#include "ui/workbench/workbench_window.h"
 
 namespace batchscope {
 

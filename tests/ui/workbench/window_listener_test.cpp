@@ -14,8 +14,8 @@
 #include <mutex>
 #include <thread>
 
-#include "../net/test_client.h"
-#include "toy_window.h"
+#include "tests/net/test_client.h"
+#include "tests/ui/workbench/toy_window.h"
 
 namespace batchscope {
 namespace {

@@ -10,7 +10,7 @@
 // starts no engine), a stopped listener's requests are still answered
 // safely, configurations load and save, and settings persist.
 
-#include "workbench_window.h"
+#include "ui/workbench/workbench_window.h"
 
 #include <gtest/gtest.h>
 
@@ -29,14 +29,14 @@
 #include <future>
 #include <thread>
 
-#include "../net/test_client.h"
-#include "batch_inspector.h"
-#include "batching_panel.h"
-#include "live_plots.h"
-#include "runs_panel.h"
-#include "synthetic_runner.h"
-#include "toy_window.h"
-#include "traffic_panel.h"
+#include "batching/synthetic_runner.h"
+#include "tests/net/test_client.h"
+#include "tests/ui/workbench/toy_window.h"
+#include "ui/runs/runs_panel.h"
+#include "ui/workbench/batch_inspector.h"
+#include "ui/workbench/batching_panel.h"
+#include "ui/workbench/live_plots.h"
+#include "ui/workbench/traffic_panel.h"
 
 namespace batchscope {
 namespace {
