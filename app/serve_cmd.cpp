@@ -32,7 +32,7 @@ std::string serve_help() {
          "(128 FP32 inputs, 128 outputs). --config reads options as JSON, flags override it.\n"
          "Prints 'listening on http://HOST:PORT' once warm; SIGINT or SIGTERM stops accepting,\n"
          "finishes every admitted request, and exits 0.\n"
-         "Access (see the README, 'Limits and failure behaviour'):\n"
+         "Access (see docs/http.md, 'Limits and failure behaviour'):\n"
          "  --token TOKEN             every route but /health and /v2/health/* needs\n"
          "                            'Authorization: Bearer TOKEN' (default: $BATCHSCOPE_TOKEN)\n"
          "  --no-remote-config        PUT /v1/config answers 403; GET still reads\n"

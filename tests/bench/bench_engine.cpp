@@ -7,7 +7,7 @@
 //   arrivals_per_s     scheduled arrivals the load driver sends per second
 //   us_per_sequence_step  generation scheduler CPU per sequence per step, zero-cost model
 //   simulated_rps      requests the predictor replays per second of CPU
-// Run: build/bin/bench_engine (or scripts/bench). Figures are in the README.
+// Run: build/bin/bench_engine (or scripts/bench). Figures are in docs/benchmarks.md.
 
 #include <benchmark/benchmark.h>
 #include <sys/resource.h>

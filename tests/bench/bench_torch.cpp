@@ -4,7 +4,7 @@
 //   batching_speedup    engine throughput at batch 32 over batch 1
 //   of_predicted        that speedup over what `batchscope profile`
 //                       predicts at 32 (t(1) * 32 / t(32))
-// Run: build/bin/bench_torch (or scripts/bench). Figures are in the README.
+// Run: build/bin/bench_torch (or scripts/bench). Figures are in docs/benchmarks.md.
 
 #include <benchmark/benchmark.h>
 
