@@ -127,7 +127,7 @@ std::string man_page(const std::string& version, const std::string& usage,
          "current folder. \\fBbatchscope \\-\\-version\\fR prints the folder in use.\n"
       << ".TP\n"
       << ".I <prefix>/share/doc/batchscope\n"
-      << "The README and the guides to tuning, exporting and generation.\n"
+      << "The README, and docs/ with one page a subject.\n"
       << ".SH ENVIRONMENT\n"
       << ".TP\n"
       << ".B BATCHSCOPE_MODELS\n"

@@ -221,7 +221,7 @@ class BasicEngine {
   const bool plan_inline_;
   std::shared_ptr<Clock> clock_;
   Validator validator_;  // fixed once started; read without the lock
-  // Fixed once started.
+  // Set before start(), like validator_; read under mu_.
   AdaptivePlanner adaptive_planner_ = nullptr;
 
   mutable std::mutex mu_;

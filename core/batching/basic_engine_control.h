@@ -35,9 +35,9 @@ Status BasicEngine<In, Out>::start() {
     std::lock_guard g(mu_);
     if (started_) return invalid_argument("the engine was already started");
     o = options_;
+    if (Status s = check_planner(o); !s) return s;  // reads adaptive_planner_
   }
   if (Status s = o.validate(); !s) return s;
-  if (Status s = check_planner(o); !s) return s;
   std::vector<std::unique_ptr<Runner>> runners;
   for (uint32_t i = 0; i < o.num_lanes; ++i) {
     std::string why;

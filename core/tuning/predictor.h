@@ -13,17 +13,17 @@
 //    still queued at arrival + request_timeout_ms times out then, never
 //    reaching the model.
 //  - Scheduling: num_lanes lanes; at most one free lane leads and asks the
-//    strategy (make_strategy(options.strategy), QueueView with the engine's
-//    RateEstimator rate). It cuts batches from the head (FIFO) or parks until
-//    the decision's deadline or the earliest request deadline; an arrival
-//    wakes it only when the queue reaches the decision's wake_at_size or the
-//    arrival's deadline is earlier, exactly as BasicEngine does, so a
-//    strategy whose answer depends on the live rate sees the same rate at the
-//    same moments. After a cut with requests left, a free lane takes the lead
-//    at once; a lane that finishes while another leads becomes a follower; a
-//    deadline that passes while every lane is busy means "cut as soon as a
-//    lane frees". The strategy's observe() gets the BatchRecord and the
-//    RequestRecords the engine would build.
+//    strategy (make_strategy(options.strategy, make_adaptive_plan), QueueView
+//    with the engine's RateEstimator rate). It cuts batches from the head
+//    (FIFO) or parks until the decision's deadline or the earliest request
+//    deadline; an arrival wakes it only when the queue reaches the decision's
+//    wake_at_size or the arrival's deadline is earlier, exactly as BasicEngine
+//    does, so a strategy whose answer depends on the live rate sees the same
+//    rate at the same moments. After a cut with requests left, a free lane
+//    takes the lead at once; a lane that finishes while another leads becomes a
+//    follower; a deadline that passes while every lane is busy means "cut as
+//    soon as a lane frees". The strategy's observe() gets the BatchRecord and
+//    the RequestRecords the engine would build.
 //  - Records: a RunData like bench's: requests in send order, every batch,
 //    and a depth sample at each cut plus a final one, with the engine's
 //    record bound (1,048,576 batches and samples) and the load driver's

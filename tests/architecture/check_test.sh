@@ -55,6 +55,30 @@ sed -i 's/target_link_libraries(batchscope_generation PUBLIC batchscope_runs)/ta
 expect_finding "a link that runs up" \
   'core/generation/CMakeLists.txt: batchscope_generation links batchscope_net: forbidden arrow core/generation -> core/net'
 
+fresh  # a project header in angle brackets would escape the include check
+echo '#include <tuning/predictor.h>' >>"$scratch/core/runs/histogram.cpp"
+expect_finding "a project header in angle brackets" \
+  'core/runs/histogram.cpp:[0-9]+: #include <tuning/predictor.h>: a project header in angle brackets'
+
+fresh  # a lowercase Qt header below net
+echo '#include <qglobal.h>' >>"$scratch/core/common/clock.cpp"
+expect_finding "a lowercase Qt header" 'core/common/clock.cpp:[0-9]+: #include <qglobal.h>: core/common may not use qt'
+
+fresh  # a link that runs up, written in another room's CMake file
+echo 'target_link_libraries(batchscope_runs PUBLIC batchscope_tuning)' >>"$scratch/core/CMakeLists.txt"
+expect_finding "a link written elsewhere" \
+  'core/CMakeLists.txt: batchscope_runs links batchscope_tuning: forbidden arrow core/runs -> core/tuning'
+
+fresh  # an outside library linked where it may not be used
+echo 'target_link_libraries(batchscope_batching PUBLIC Qt6::Core)' >>"$scratch/core/batching/CMakeLists.txt"
+expect_finding "Qt linked into the batching engine" \
+  'core/batching/CMakeLists.txt: batchscope_batching links Qt6::Core: core/batching may not use qt'
+
+fresh  # an include inside a block comment is no include
+printf '/*\n#include "tuning/predictor.h"\n*/\n' >>"$scratch/core/runs/metrics.cpp"
+"$check" --root "$scratch" || fail "an include inside a block comment was reported"
+echo "ok: an include inside a block comment is not one"
+
 fresh  # a bare file name hides the room it reaches into
 echo '#include "engine.h"' >>"$scratch/core/traffic/arrivals.cpp"
 expect_finding "a bare header name" 'core/traffic/arrivals.cpp:[0-9]+: #include "engine.h": names no header by its room path'
