@@ -1,6 +1,5 @@
 #include "app/bench_cmd.h"
 
-#include <QApplication>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -12,17 +11,23 @@
 #include "app/gen_bench.h"
 #include "app/lm_setup.h"
 #include "app/model_setup.h"
-#include "net/http_server.h"
-#include "net/http_target.h"
-#include "net/infer_json.h"
-#include "net/inference_service.h"
 #include "traffic/inproc_run.h"
 #include "traffic/load_driver.h"
 #include "traffic/trace_csv.h"
 #include "tuning/adaptive_planner.h"
 #include "tuning/predict_bounds.h"
 #include "tuning/predictor.h"
+#ifdef BATCHSCOPE_WITH_QT
+// Qt: the HTTP targets and the plot. A build without Qt runs the in-process
+// engine and the predictor only.
+#include <QApplication>
+
+#include "net/http_server.h"
+#include "net/http_target.h"
+#include "net/infer_json.h"
+#include "net/inference_service.h"
 #include "ui/runs/run_plot.h"
+#endif
 
 namespace batchscope {
 
@@ -125,6 +130,23 @@ void print_summary(const RunData& run, const RunSummary& s) {
 }
 
 }  // namespace
+
+Status qt_free_check(const std::string& target, const std::string& plot_out,
+                     const std::string& payload_file) {
+  const char* why = "this build has no Qt, which ";
+  if (target != "inproc" && target != "predict") {
+    return invalid_argument("--target " + target + ": " + why +
+                            "the HTTP targets need; use inproc or predict");
+  }
+  if (!plot_out.empty()) {
+    return invalid_argument("--plot " + plot_out + ": " + why + "drawing needs; use --json or --csv");
+  }
+  if (!payload_file.empty()) {
+    return invalid_argument("--payload " + payload_file + ": " + why +
+                            "reading a request body needs");
+  }
+  return {};
+}
 
 // The arrival pattern's flags; false when `name` is not one of them.
 bool save_export(const std::string& path, const std::string& text, const char* what) {
@@ -259,6 +281,10 @@ int run_bench(int argc, char** argv, const std::vector<std::string>& args) {
 
   const bool predicted = target == "predict";
   const bool remote = target != "inproc" && target != "self-http" && !predicted;
+#ifndef BATCHSCOPE_WITH_QT
+  if (Status s = qt_free_check(target, plot_out, payload_file); !s) return fail(s.message());
+  (void)argc, (void)argv, (void)connections;
+#else
   std::optional<Url> url;
   if (remote) {
     auto u = parse_url(target);
@@ -266,6 +292,7 @@ int run_bench(int argc, char** argv, const std::vector<std::string>& args) {
     url = *u;
     url->bearer_token = token;
   }
+#endif
   auto model = make_model(*choice, *options, !remote && !predicted);
   if (!model) return fail(model.error().message, 1);
   std::vector<std::string> bodies;
@@ -277,6 +304,7 @@ int run_bench(int argc, char** argv, const std::vector<std::string>& args) {
     bodies.push_back(text.str());
   }
 
+#ifdef BATCHSCOPE_WITH_QT
   // Qt is needed for the listener (self-http) and for drawing the plot.
   std::unique_ptr<QCoreApplication> app;
   if (!plot_out.empty()) {
@@ -285,6 +313,7 @@ int run_bench(int argc, char** argv, const std::vector<std::string>& args) {
   } else if (target == "self-http") {
     app = std::make_unique<QCoreApplication>(argc, argv);
   }
+#endif
 
   RunConfig cfg;
   cfg.pattern = spec.describe();
@@ -306,6 +335,7 @@ int run_bench(int argc, char** argv, const std::vector<std::string>& args) {
     run.config = cfg;
   } else if (target == "inproc") {
     std::vector<Tensors> inputs;
+#ifdef BATCHSCOPE_WITH_QT
     if (!bodies.empty()) {  // the same {"data": [...]} body an HTTP target would send
       auto parsed = parse_simple_infer(bodies[0], model->metadata);
       if (auto* e = std::get_if<HttpError>(&parsed)) return fail("--payload: " + e->message);
@@ -313,6 +343,7 @@ int run_bench(int argc, char** argv, const std::vector<std::string>& args) {
       if (Status s = check_inputs(model->metadata, inputs[0]); !s)
         return fail("--payload: " + s.message());
     }
+#endif
     std::printf("Batchscope bench: %s -> inproc\n", cfg.pattern.c_str());
     std::fflush(stdout);
     auto r = run_inproc(model->factory, model->metadata, *options, make_adaptive_plan, spec, cfg,
@@ -320,6 +351,7 @@ int run_bench(int argc, char** argv, const std::vector<std::string>& args) {
     if (!r) return fail(r.error().message, 1);
     run = std::move(*r);
   } else {
+#ifdef BATCHSCOPE_WITH_QT
     std::unique_ptr<Engine> engine;
     std::unique_ptr<InferenceService> service;
     std::unique_ptr<HttpServer> server;
@@ -352,6 +384,7 @@ int run_bench(int argc, char** argv, const std::vector<std::string>& args) {
       run.batches = std::move(records.batches);
       run.depth = std::move(records.depth);
     }
+#endif
   }
 
   if (window_s <= 0) window_s = std::clamp(spec.duration_s / 40.0, 0.1, 10.0);
@@ -378,6 +411,7 @@ int run_bench(int argc, char** argv, const std::vector<std::string>& args) {
       save(cost_out, observed->to_json(), "t(b) as the engine ran it; --cost reads it");
     }
   }
+#ifdef BATCHSCOPE_WITH_QT
   if (!plot_out.empty()) {
     if (Status s = write_run_plot(run, summary, plot_out); !s) {
       std::cerr << "batchscope bench: " << s.message() << "\n";
@@ -386,6 +420,7 @@ int run_bench(int argc, char** argv, const std::vector<std::string>& args) {
       std::printf("  wrote %s (latency fan, queue depth, batch sizes)\n", plot_out.c_str());
     }
   }
+#endif
   return rc;
 }
 

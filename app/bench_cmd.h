@@ -19,6 +19,12 @@ bool save_export(const std::string& path, const std::string& text, const char* w
 bool take_arrival_flag(const std::string& name, const std::string& value, ArrivalSpec& spec,
                        Status& bad);
 
+// A build without Qt runs bench and tune in process only: an error naming
+// the flag when `target` is not inproc or predict, or a plot or a payload
+// file is asked for; ok otherwise.
+Status qt_free_check(const std::string& target, const std::string& plot_out,
+                     const std::string& payload_file);
+
 int run_bench(int argc, char** argv, const std::vector<std::string>& args);
 std::string bench_help();
 

@@ -1,6 +1,5 @@
 #include "app/gen_bench.h"
 
-#include <QApplication>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -11,11 +10,17 @@
 #include "app/bench_cmd.h"
 #include "app/cli_args.h"
 #include "app/lm_setup.h"
+#include "traffic/gen_load.h"
+#include "tuning/step_cost.h"
+#ifdef BATCHSCOPE_WITH_QT
+// Qt: the HTTP targets and the plot.
+#include <QApplication>
+
 #include "net/generation_service.h"
 #include "net/http_client.h"
 #include "net/http_stream_client.h"
-#include "traffic/gen_load.h"
 #include "ui/generation/gen_run_plot.h"
+#endif
 
 namespace batchscope {
 
@@ -29,6 +34,9 @@ std::string gen_bench_help() {
          "  --slo-ttft-ms X --slo-itl-ms Y   goodput: requests within both objectives\n"
          "  --plot FILE.png           TTFT and ITL fans, tokens/s and, in process, sequences\n"
          "                            and cache blocks per step over the run\n"
+         "  --cost-out FILE           in process: the model's step cost as the run measured\n"
+         "                            it, S + T per token us (--synthetic-lm S,T replays it)\n"
+         "                            and the median step by sequences decoded\n"
          "  Targets as above; over HTTP, POST /v1/completions with \"stream\": true, every\n"
          "  token timestamped as it arrives. Requests run to max_tokens (ignore_eos).\n";
 }
@@ -40,6 +48,7 @@ int fail(const std::string& message, int code = 2) {
   return code;
 }
 
+#ifdef BATCHSCOPE_WITH_QT
 // POST /v1/completions, streamed, each event timestamped on arrival.
 class GenHttpTarget final : public GenTarget {
  public:
@@ -89,6 +98,7 @@ class GenHttpTarget final : public GenTarget {
   Url url_;
   HttpStreamClient client_;
 };
+#endif
 
 }  // namespace
 
@@ -104,7 +114,7 @@ int run_gen_bench(int argc, char** argv, std::map<std::string, std::string> flag
   auto prompt_dist = LengthDist::parse("uniform:16,64", "--prompt-len");
   auto tokens_dist = LengthDist::parse("lognormal:32,1,512", "--max-tokens");
   std::vector<GenLengths> trace;
-  std::string target = "inproc", json_out, csv_prefix, trace_out, plot_out;
+  std::string target = "inproc", json_out, csv_prefix, trace_out, plot_out, cost_out;
   std::string token = std::getenv("BATCHSCOPE_TOKEN") ? std::getenv("BATCHSCOPE_TOKEN") : "";
   double slo_ttft = 0, slo_itl = 0;
   int connections = 256;
@@ -144,12 +154,27 @@ int run_gen_bench(int argc, char** argv, std::map<std::string, std::string> flag
       trace_out = value;
     } else if (name == "plot") {
       plot_out = value;
+    } else if (name == "cost-out") {
+      cost_out = value;
     } else {
       bad = invalid_argument("unknown option --" + name + " for a generative model (see batchscope bench --help)");
     }
     if (!bad) return fail(bad.message());
   }
   if (Status s = spec.validate(); !s) return fail(s.message());
+  if (target == "predict") {
+    return fail("--target predict replays a tensor model's batches; a generative model runs "
+                "--target inproc, self-http or a URL");
+  }
+  if (!cost_out.empty() && target != "inproc") {
+    return fail("--cost-out " + cost_out + " needs --target inproc: only the engine in this "
+                "process records its steps (--target is '" + target + "')");
+  }
+#ifndef BATCHSCOPE_WITH_QT
+  if (Status s = qt_free_check(target, plot_out, ""); !s)
+    return fail(s.message());
+  (void)argc, (void)argv, (void)connections;
+#endif
 
   const bool remote = target != "inproc" && target != "self-http";
   std::unique_ptr<GenEngine> engine;
@@ -172,6 +197,7 @@ int run_gen_bench(int argc, char** argv, std::map<std::string, std::string> flag
   run.model = model_name;
   run.options = remote ? "the remote server's own" : describe_generation(*options);
   run.seed = spec.seed;
+#ifdef BATCHSCOPE_WITH_QT
   // Qt is needed for the listener (self-http) and for drawing the plot; one
   // application object serves both.
   std::unique_ptr<QCoreApplication> app;
@@ -181,6 +207,7 @@ int run_gen_bench(int argc, char** argv, std::map<std::string, std::string> flag
   } else if (target == "self-http") {
     app = std::make_unique<QCoreApplication>(argc, argv);
   }
+#endif
   std::printf("Batchscope bench: %s -> %s\n", run.pattern.c_str(), target.c_str());
   std::fflush(stdout);
   GenRun measured;
@@ -188,6 +215,7 @@ int run_gen_bench(int argc, char** argv, std::map<std::string, std::string> flag
     GenEngineTarget t(*engine);
     measured = run_gen_load(spec, workload, t, clock);
   } else {
+#ifdef BATCHSCOPE_WITH_QT
     std::unique_ptr<GenerationService> service;
     std::unique_ptr<HttpServer> server;
     Url url;
@@ -210,6 +238,7 @@ int run_gen_bench(int argc, char** argv, std::map<std::string, std::string> flag
     measured = run_gen_load(spec, workload, t, clock);
     t.stop();
     if (server) server->stop(1000);
+#endif
   }
   measured.pattern = run.pattern;
   measured.workload = run.workload;
@@ -231,6 +260,18 @@ int run_gen_bench(int argc, char** argv, std::map<std::string, std::string> flag
   save(json_out, gen_summary_json(measured, summary), "JSON summary");
   if (!csv_prefix.empty()) save(csv_prefix + "_requests.csv", gen_requests_csv(measured), "CSV per request");
   save(trace_out, gen_trace_json(measured), "Chrome trace, one row of steps; open in Perfetto");
+  if (!cost_out.empty()) {
+    auto cost = measure_step_cost(measured.steps);
+    if (!cost) {
+      std::cerr << "batchscope bench: --cost-out: " << cost.error().message << "\n";
+      rc = 1;
+    } else {
+      std::printf("  step cost: %.1f us + %.3f us per token over %llu steps\n", cost->step_us,
+                  cost->token_us, static_cast<unsigned long long>(cost->steps));
+      save(cost_out, step_cost_json(*cost, run.model, choice->device), "step cost; --synthetic-lm S,T replays it");
+    }
+  }
+#ifdef BATCHSCOPE_WITH_QT
   if (!plot_out.empty()) {
     if (Status s = write_gen_run_plot(measured, summary, plot_out); !s) {
       std::cerr << "batchscope bench: " << s.message() << "\n";
@@ -239,6 +280,7 @@ int run_gen_bench(int argc, char** argv, std::map<std::string, std::string> flag
       std::printf("  wrote %s (TTFT and ITL fans, tokens/s, sequences)\n", plot_out.c_str());
     }
   }
+#endif
   return rc;
 }
 

@@ -13,14 +13,14 @@
 #include "app/profile_cmd.h"
 #endif
 
+#include "app/bench_cmd.h"
+#include "app/tune_cmd.h"
 #ifdef BATCHSCOPE_WITH_QT
 #include <QtGlobal>
 
-#include "app/bench_cmd.h"
 #include "app/export_cmd.h"
 #include "app/gui_cmd.h"
 #include "app/serve_cmd.h"
-#include "app/tune_cmd.h"
 #endif
 #ifdef BATCHSCOPE_WITH_TORCH
 #include "torch/torch_info.h"
@@ -45,9 +45,11 @@ const char* kUsage =
 #endif
 #ifdef BATCHSCOPE_WITH_QT
     "  serve     serve a model over HTTP (/infer, KServe v2, /metrics), headless\n"
+#endif
     "  bench     drive a target with an arrival pattern and record the run\n"
     "  tune      find the batching options that serve a traffic pattern best within a p99\n"
     "            objective: predicted for every configuration, the best confirmed live\n"
+#ifdef BATCHSCOPE_WITH_QT
     "  export    write the options as a Triton, TF Serving, TorchServe, Ray Serve, Python\n"
     "            engine or Batchscope JSON configuration\n"
     "  import    read a Triton config.pbtxt or Batchscope JSON into Batchscope JSON\n"
@@ -103,12 +105,14 @@ const std::vector<Command>& commands() {
        [](int argc, char** argv, const std::vector<std::string>& a) {
          return batchscope::run_serve(argc, argv, a);
        }},
+#endif
       {"bench", batchscope::bench_help,
        [](int argc, char** argv, const std::vector<std::string>& a) {
          return batchscope::run_bench(argc, argv, a);
        }},
       {"tune", batchscope::tune_help,
        [](int, char**, const std::vector<std::string>& a) { return batchscope::run_tune(a); }},
+#ifdef BATCHSCOPE_WITH_QT
       {"export", batchscope::export_help,
        [](int, char**, const std::vector<std::string>& a) { return batchscope::run_export(a); }},
       {"import", batchscope::import_help,

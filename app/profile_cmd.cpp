@@ -13,13 +13,16 @@ namespace batchscope {
 std::string profile_help() {
   return "usage: batchscope profile --model PATH [--device cpu|cuda:N] [--max-batch N]\n"
          "                          [--threads N] [--blas-threads N] [--seconds-per-point S]\n"
-         "                          [--json FILE]\n"
+         "                          [--lanes N] [--json FILE]\n"
          "Measures the model's batch cost t(b) for b = 1, 2, 4, ... up to --max-batch (default:\n"
          "the model's max_batch_size), the median of many runs after warm-up, through the\n"
          "same path the engine runs batches. Fits t(b) ~ a + c*b and prints b, t(b), per-item\n"
          "time and speedup, a and c, the asymptotic speedup 1 + a/c, and the BLAS and threads\n"
          "in use. --json writes the same figures. --threads sets LibTorch's intra-op threads\n"
-         "(default 1), --blas-threads OpenBLAS's (default: all cores).\n";
+         "(default 1), --blas-threads OpenBLAS's (default: all cores). --lanes N measures\n"
+         "t(b) again with 2..N copies of the model running batches at once, as engine lanes\n"
+         "at saturation (each its own CUDA stream on a GPU); tune and bench --target predict\n"
+         "read it to price a batch by the lanes busy when it starts.\n";
 }
 
 int run_profile(const std::vector<std::string>& args) {
@@ -56,6 +59,12 @@ int run_profile(const std::vector<std::string>& args) {
         bad = v.error();
       else
         o.blas_threads = static_cast<int>(*v);
+    } else if (name == "lanes") {
+      auto v = cli::parse_number(name, value, 1, 64);
+      if (!v)
+        bad = v.error();
+      else
+        o.lanes = static_cast<uint32_t>(*v);
     } else if (name == "seconds-per-point") {
       auto v = cli::parse_number(name, value, 0, 3600);
       if (!v)
@@ -95,6 +104,13 @@ int run_profile(const std::vector<std::string>& args) {
     std::printf("; no per-item cost measured, so no asymptotic speedup\n");
   } else {
     std::printf("; no fixed cost for a batch to share (a <= 0): batching buys little here\n");
+  }
+  for (const LanesProfile& lp : r->lanes) {
+    std::printf("\n%u lanes at once: %8s %12s %22s\n", lp.lanes, "batch", "t(b) us",
+                "throughput over 1 lane");
+    for (const ProfilePoint& p : lp.points) {
+      std::printf("%24u %12.1f %21.2fx\n", p.batch, p.median_us, p.speedup);
+    }
   }
   if (!json_path.empty()) {
     std::ofstream out(json_path);

@@ -8,7 +8,9 @@
 #include "app/bench_cmd.h"
 #include "app/cli_args.h"
 #include "app/cost_setup.h"
+#ifdef BATCHSCOPE_WITH_QT
 #include "app/export_cmd.h"
+#endif
 #include "app/model_setup.h"
 #include "common/text_out.h"
 #include "tuning/tune_run.h"
@@ -137,9 +139,15 @@ Expected<TuneArgs> parse_args(const std::vector<std::string>& args) {
     return invalid_argument("--out needs --export FORMAT");
   }
   if (!t.export_format.empty()) {
+#ifdef BATCHSCOPE_WITH_QT
     if (auto f = parse_export_format(t.export_format); !f) {
       return invalid_argument("--export: " + f.error().message);
     }
+#else
+    return invalid_argument("--export " + t.export_format +
+                            ": this build has no Qt, which the exporters need; save --json "
+                            "and run batchscope export where Qt is");
+#endif
   }
   return t;
 }
@@ -326,6 +334,7 @@ int run_tune(const std::vector<std::string>& args) {
   extra.members.emplace_back("traffic", traffic_json);
   int rc = save_export(t.json_out, tune_json(result, extra), "JSON result") ? 0 : 1;
 
+#ifdef BATCHSCOPE_WITH_QT
   if (!t.export_format.empty()) {
     ExportInput in;
     in.options = winner.options;
@@ -341,6 +350,7 @@ int run_tune(const std::vector<std::string>& args) {
     if (!files) return fail("--export: " + files.error().message, 1);
     if (write_export_files("tune", *files, t.export_out) != 0) rc = 1;
   }
+#endif
   return rc;
 }
 

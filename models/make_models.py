@@ -455,9 +455,10 @@ def train_lm(steps, log_every=10):
     return model, bits_per_char, seconds
 
 
-def greedy(module, prompt, max_new):
-    """Greedy completion through the scripted cache interface."""
-    cfg = lm_config()
+def greedy(module, prompt, max_new, cfg=None):
+    """Greedy completion through the scripted cache interface (of a model of
+    lm_config() unless cfg gives another)."""
+    cfg = cfg or lm_config()
     head_dim = cfg["d_model"] // cfg["n_head"]
     blocks = (len(prompt) + max_new + LM_BLOCK) // LM_BLOCK
     shape = [cfg["n_layer"], blocks, cfg["n_head"], LM_BLOCK, head_dim]
@@ -550,6 +551,108 @@ def rescript_lm():
     print("rewrote models/tiny_lm.pt; greedy sample unchanged:", repr(after))
 
 
+# --- wide_lm: tiny_lm's architecture, wide and untrained, for throughput ---
+#
+#     python3 models/make_models.py --wide-lm [--out-dir DIR]
+# writes DIR/wide_lm.pt and DIR/wide_lm.json (DIR defaults to models/): the
+# TinyLm above with 4 layers of d_model 2048 (16 heads of 128), about 202
+# million float32 parameters (808 MB), random weights from a fixed seed. Its
+# text is noise; it exists so that a decode step on a GPU reads hundreds of
+# megabytes of weights, for measuring continuous against static batching.
+# The file is too large to ship (.gitignore keeps it out of git): make it on
+# the machine that measures. Tried with Debian's torch 1.13; it uses nothing
+# that PyTorch 2.x lacks (torch.jit.script is deprecated there, not gone).
+
+WIDE_LM_SEED = 11
+WIDE_LM_LAYERS = 4
+WIDE_LM_DIM = 2048
+WIDE_LM_HEAD_DIM = 128
+# Cache positions for 32 sequences of up to 640 positions each (prompt up to
+# 64 + max_tokens up to 512 = 576, rounded up): pass it as --cache-tokens.
+# The runner's default (16384) holds 32 sequences of 512 positions.
+WIDE_LM_CACHE_TOKENS = 32 * 640
+
+
+def wide_lm_config(n_layer, d_model):
+    if d_model % WIDE_LM_HEAD_DIM != 0:
+        raise SystemExit(f"--wide-lm-dim must be a multiple of {WIDE_LM_HEAD_DIM}, got {d_model}")
+    return {"n_layer": n_layer, "d_model": d_model, "n_head": d_model // WIDE_LM_HEAD_DIM,
+            "context": 1024}
+
+
+def make_wide_lm(out_dir, n_layer, d_model):
+    began = time.time()
+    cfg = wide_lm_config(n_layer, d_model)
+    torch.manual_seed(WIDE_LM_SEED)
+    with torch.no_grad():
+        # TinyLm initialises its own weights (normal, std 0.02, the residual
+        # projections scaled down by sqrt(2 * layers), biases zero), in place,
+        # one call per tensor: a few seconds for 200 million parameters.
+        model = TinyLm(**cfg)
+    model.eval()
+    params = sum(p.numel() for p in model.parameters())
+    os.makedirs(out_dir, exist_ok=True)
+    path = os.path.join(out_dir, "wide_lm.pt")
+    torch.jit.script(model).save(path)
+    made = time.time() - began
+
+    # Check what the runner will call: a prefill, decodes; finite logits.
+    loaded = torch.jit.load(path)
+    sample = greedy(loaded, "And God said", 8, cfg)
+    head_dim = cfg["d_model"] // cfg["n_head"]
+    shape = [cfg["n_layer"], 4, cfg["n_head"], LM_BLOCK, head_dim]
+    k_cache, v_cache = torch.zeros(shape), torch.zeros(shape)
+    with torch.no_grad():
+        logits = loaded.decode(torch.tensor([65, 66]), torch.tensor([0, 5]),
+                               torch.tensor([[0], [1]]), k_cache, v_cache)
+    if not bool(torch.isfinite(logits).all()):
+        raise SystemExit("wide_lm's logits are not finite")
+    file_bytes = os.path.getsize(path)
+    # Keys and values: 2 x layers x d_model float32 per position.
+    cache_bytes_per_token = 2 * cfg["n_layer"] * cfg["d_model"] * 4
+    meta = {
+        "name": "wide_lm",
+        "kind": "generative",
+        "description": (
+            f"A {cfg['n_layer']}-layer decoder-only transformer over bytes "
+            f"(d_model {cfg['d_model']}, {cfg['n_head']} heads of {head_dim}, ALiBi positions), "
+            "tiny_lm's architecture made wide so that a decode step reads "
+            f"{params * 4 / 1e6:.0f} MB of weights: random weights, for throughput "
+            "measurement only; its text is noise."),
+        "tokenizer": "bytes",
+        "vocab_size": VOCAB,
+        "eos_token": EOS,
+        "context_length": cfg["context"],
+        "kv_cache": {"layout": "paged", "block_size": LM_BLOCK, "layers": cfg["n_layer"],
+                     "heads": cfg["n_head"], "head_dim": head_dim, "dtype": "float32"},
+        "parameters": params,
+        "weights": {
+            "trained": False,
+            "init": "normal, std 0.02 (proj and out 0.02 / sqrt(2 x layers)); biases 0; "
+                    "LayerNorm weight 1, bias 0; output head tied to the token embedding",
+            "seed": WIDE_LM_SEED,
+            "torch": torch.__version__,
+            "file_bytes": file_bytes,
+        },
+        "cache_sizing": {
+            "bytes_per_token": cache_bytes_per_token,
+            "suggested_cache_tokens": WIDE_LM_CACHE_TOKENS,
+            "suggested_cache_bytes": cache_bytes_per_token * WIDE_LM_CACHE_TOKENS,
+            "note": "32 sequences of up to 640 positions (prompt up to 64 + max_tokens up to "
+                    "512); pass --cache-tokens, the runner does not read this field",
+        },
+    }
+    with open(os.path.join(out_dir, "wide_lm.json"), "w") as f:
+        json.dump(meta, f, indent=2)
+        f.write("\n")
+    print(f"wrote {path}: {params:,} parameters, {file_bytes / 1e6:.0f} MB, "
+          f"{made:.1f} s to make (torch {torch.__version__}); a cache of "
+          f"{WIDE_LM_CACHE_TOKENS} positions takes "
+          f"{cache_bytes_per_token * WIDE_LM_CACHE_TOKENS / 2 ** 30:.2f} GiB")
+    print("greedy sample (noise):", repr(sample))
+    print(f"total {time.time() - began:.1f} s")
+
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--lm", action="store_true",
@@ -560,8 +663,21 @@ if __name__ == "__main__":
     parser.add_argument("--lm-rescript", action="store_true",
                         help="rewrite models/tiny_lm.pt with this file's inference code and "
                              "the weights it holds, without training")
+    parser.add_argument("--wide-lm", action="store_true",
+                        help="write wide_lm.pt and .json: tiny_lm's architecture with "
+                             f"{WIDE_LM_LAYERS} layers of d_model {WIDE_LM_DIM}, random weights, "
+                             "for throughput measurement (about 10 s, 808 MB)")
+    parser.add_argument("--out-dir", default=HERE,
+                        help="folder for --wide-lm's files (default: models/)")
+    parser.add_argument("--wide-lm-layers", type=int, default=WIDE_LM_LAYERS,
+                        help=f"layers with --wide-lm (default {WIDE_LM_LAYERS})")
+    parser.add_argument("--wide-lm-dim", type=int, default=WIDE_LM_DIM,
+                        help=f"d_model with --wide-lm, a multiple of {WIDE_LM_HEAD_DIM} "
+                             f"(default {WIDE_LM_DIM})")
     args = parser.parse_args()
-    if args.lm_rescript:
+    if args.wide_lm:
+        make_wide_lm(args.out_dir, args.wide_lm_layers, args.wide_lm_dim)
+    elif args.lm_rescript:
         rescript_lm()
     elif args.lm:
         make_lm(args.lm_steps)

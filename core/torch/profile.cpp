@@ -1,8 +1,11 @@
 #include "torch/profile.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <latch>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "torch/torch_info.h"
 #include "torch/torch_model.h"
@@ -28,6 +31,82 @@ LineFit fit_line(const std::vector<ProfilePoint>& points) {
   return f;
 }
 
+namespace {
+
+using Wall = std::chrono::steady_clock;
+
+// Median, spread and count of run times in microseconds (sorted here).
+ProfilePoint point_of(uint32_t batch, std::vector<double>& us) {
+  std::sort(us.begin(), us.end());
+  ProfilePoint p;
+  p.batch = batch;
+  p.median_us = us[us.size() / 2];
+  // The uniform jitter of the same p10..p90 width: a uniform spread of
+  // +-s covers 1.6 s of the median between its 10th and 90th percentiles.
+  const double p10 = us[us.size() / 10], p90 = us[us.size() * 9 / 10];
+  p.spread = p.median_us > 0 ? std::clamp((p90 - p10) / (1.6 * p.median_us), 0.0, 0.95) : 0.0;
+  p.per_item_us = p.median_us / batch;
+  p.runs = static_cast<int>(us.size());
+  return p;
+}
+
+// t(b) of each of `models` running batches of b at once, each on its own
+// thread, for the sizes `single` measured alone.
+Expected<LanesProfile> profile_lanes(std::vector<std::unique_ptr<TorchModel>>& models,
+                                     const std::vector<ProfilePoint>& single,
+                                     const std::vector<Tensors>& inputs,
+                                     const ProfileOptions& o) {
+  LanesProfile lp;
+  lp.lanes = static_cast<uint32_t>(models.size());
+  for (const ProfilePoint& alone : single) {
+    const uint32_t b = alone.batch;
+    std::vector<std::vector<double>> us(models.size());
+    std::vector<std::string> errors(models.size());
+    std::latch ready(static_cast<std::ptrdiff_t>(models.size()) + 1);
+    std::atomic<bool> go{false};
+    std::vector<std::thread> threads;
+    Wall::time_point until;
+    for (size_t i = 0; i < models.size(); ++i) {
+      threads.emplace_back([&, i] {
+        std::vector<Tensors> own(inputs.begin(), inputs.begin() + b);
+        ready.count_down();
+        while (!go.load(std::memory_order_acquire)) std::this_thread::yield();
+        while (static_cast<int>(us[i].size()) < o.max_runs &&
+               (static_cast<int>(us[i].size()) < o.min_runs || Wall::now() < until)) {
+          const auto t0 = Wall::now();
+          auto out = models[i]->run(own);
+          const auto t1 = Wall::now();
+          if (!out) {
+            errors[i] = out.error().message;
+            return;
+          }
+          us[i].push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+        }
+      });
+    }
+    ready.arrive_and_wait();
+    until = Wall::now() + std::chrono::duration_cast<Wall::duration>(
+                              std::chrono::duration<double>(o.seconds_per_point));
+    go.store(true, std::memory_order_release);
+    for (std::thread& t : threads) t.join();
+    std::vector<double> all;
+    for (size_t i = 0; i < models.size(); ++i) {
+      if (!errors[i].empty()) return Error{ErrorCode::kModelError, errors[i]};
+      all.insert(all.end(), us[i].begin(), us[i].end());
+    }
+    ProfilePoint p = point_of(b, all);
+    // All lanes' batches per second over one lane's alone.
+    p.speedup = p.median_us > 0 ? lp.lanes * alone.median_us / p.median_us : 0.0;
+    lp.points.push_back(p);
+    if (o.cancelled && o.cancelled()) {
+      return Error{ErrorCode::kCancelled, "profiling lanes was cancelled"};
+    }
+  }
+  return lp;
+}
+
+}  // namespace
+
 Expected<ProfileResult> profile_model(const std::string& model_path, const ProfileOptions& o) {
   TorchOptions to;
   to.device = o.device;
@@ -49,33 +128,23 @@ Expected<ProfileResult> profile_model(const std::string& model_path, const Profi
   r.model = meta.name;
   r.device = model.device();
   std::vector<Tensors> inputs;
-  using Clock = std::chrono::steady_clock;
   for (uint32_t b = 1;; b = std::min(b * 2, top)) {
     while (inputs.size() < b) inputs.push_back(random_inputs(meta, inputs.size() + 1));
     std::span<Tensors> batch(inputs.data(), b);
     std::vector<double> us;
-    const auto until = Clock::now() + std::chrono::duration<double>(o.seconds_per_point);
+    const auto until = Wall::now() + std::chrono::duration<double>(o.seconds_per_point);
     while (static_cast<int>(us.size()) < o.max_runs &&
-           (static_cast<int>(us.size()) < o.min_runs || Clock::now() < until)) {
+           (static_cast<int>(us.size()) < o.min_runs || Wall::now() < until)) {
       if (o.cancelled && o.cancelled()) {
         return Error{ErrorCode::kCancelled, "profiling " + model_path + " was cancelled"};
       }
-      const auto t0 = Clock::now();
+      const auto t0 = Wall::now();
       auto out = model.run(batch);
-      const auto t1 = Clock::now();
+      const auto t1 = Wall::now();
       if (!out) return out.error();
       us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
     }
-    std::sort(us.begin(), us.end());
-    ProfilePoint p;
-    p.batch = b;
-    p.median_us = us[us.size() / 2];
-    // The uniform jitter of the same p10..p90 width: a uniform spread of
-    // +-s covers 1.6 s of the median between its 10th and 90th percentiles.
-    const double p10 = us[us.size() / 10], p90 = us[us.size() * 9 / 10];
-    p.spread = p.median_us > 0 ? std::clamp((p90 - p10) / (1.6 * p.median_us), 0.0, 0.95) : 0.0;
-    p.per_item_us = p.median_us / b;
-    p.runs = static_cast<int>(us.size());
+    ProfilePoint p = point_of(b, us);
     p.speedup = r.points.empty() ? 1.0 : r.points.front().per_item_us / p.per_item_us;
     r.points.push_back(p);
     if (o.on_point) o.on_point(p);
@@ -91,6 +160,20 @@ Expected<ProfileResult> profile_model(const std::string& model_path, const Profi
   r.intra_op_threads = model.intra_op_threads();
   r.blas_threads = model.blas_threads();
   r.inter_op_threads = model.inter_op_threads();
+  for (uint32_t n = 2; n <= o.lanes; ++n) {
+    TorchOptions lane = to;
+    lane.lanes = static_cast<int>(n);
+    lane.warmup_max_batch = top;
+    std::vector<std::unique_ptr<TorchModel>> models;
+    for (uint32_t i = 0; i < n; ++i) {
+      auto m = TorchModel::load(model_path, lane);
+      if (!m) return m.error();
+      models.push_back(std::move(*m));
+    }
+    auto lp = profile_lanes(models, r.points, inputs, o);
+    if (!lp) return lp.error();
+    r.lanes.push_back(std::move(*lp));
+  }
   return r;
 }
 
@@ -118,6 +201,22 @@ std::string profile_json(const ProfileResult& r) {
   j["intra_op_threads"] = r.intra_op_threads;
   j["inter_op_threads"] = r.inter_op_threads;
   j["blas_threads"] = r.blas_threads;
+  if (!r.lanes.empty()) {
+    j["lanes"] = nlohmann::json::array();
+    for (const LanesProfile& lp : r.lanes) {
+      nlohmann::ordered_json entry;
+      entry["lanes"] = lp.lanes;
+      entry["points"] = nlohmann::json::array();
+      for (const ProfilePoint& p : lp.points) {
+        entry["points"].push_back({{"batch", p.batch},
+                                   {"median_us", p.median_us},
+                                   {"spread", p.spread},
+                                   {"runs", p.runs},
+                                   {"throughput_ratio", p.speedup}});
+      }
+      j["lanes"].push_back(entry);
+    }
+  }
   return j.dump(2) + "\n";
 }
 

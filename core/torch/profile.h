@@ -34,6 +34,12 @@ struct ProfileOptions {
   int intra_op_threads = 0;        // 0: TorchOptions' default
   int blas_threads = 0;            // 0: all cores (one lane)
   double seconds_per_point = 0.3;  // time spent measuring each batch size
+  // Above 1: t(b) is measured again with 2, 3, ... `lanes` copies of the
+  // model running batches at once, each on a thread of its own (and on a GPU
+  // a CUDA stream of its own), as that many engine lanes at saturation. On a
+  // CPU each copy gets the lanes' share of the BLAS threads, as the engine's
+  // lanes do.
+  uint32_t lanes = 1;
   int min_runs = 7;
   int max_runs = 2000;
   // Called after each point is measured (its speedup against b = 1 filled
@@ -42,6 +48,12 @@ struct ProfileOptions {
   // Asked before the model loads, between its warm-up sizes and before each
   // run; once it says true the profile stops and returns kCancelled.
   std::function<bool()> cancelled;
+};
+
+// t(b) of one lane while `lanes` lanes run batches of the same size at once.
+struct LanesProfile {
+  uint32_t lanes = 2;
+  std::vector<ProfilePoint> points;  // speedup: batches per second of all lanes over one lane's
 };
 
 struct ProfileResult {
@@ -56,6 +68,7 @@ struct ProfileResult {
   int intra_op_threads = 0;
   int inter_op_threads = 0;
   int blas_threads = 0;
+  std::vector<LanesProfile> lanes;  // 2, 3, ... up to ProfileOptions::lanes
 };
 
 // Least-squares line through (b, t): {a, c}.
@@ -70,7 +83,9 @@ Expected<ProfileResult> profile_model(const std::string& model_path, const Profi
 // {"model", "device", "points": [{"batch", "median_us", "per_item_us",
 //  "speedup", "spread", "runs"}], "a_us", "c_us", "asymptotic_speedup",
 //  "speedup_at": {"1": .., "32": ..}, "blas", "blas_library",
-//  "intra_op_threads", "inter_op_threads", "blas_threads"}
+//  "intra_op_threads", "inter_op_threads", "blas_threads", and when measured
+//  "lanes": [{"lanes": 2, "points": [{"batch", "median_us", "spread", "runs",
+//  "throughput_ratio"}]}]}
 std::string profile_json(const ProfileResult& r);
 
 }  // namespace batchscope

@@ -29,6 +29,7 @@ struct LmSidecar {
   int layers = 0;
   int heads = 0;
   int head_dim = 0;
+  double parameters = 0;  // optional; 0 when the sidecar does not say
 };
 
 const json& field(const json& obj, const char* key, const std::string& where,
@@ -109,6 +110,12 @@ Expected<LmSidecar> parse_lm_sidecar(const json& root, const std::string& origin
     s.layers = whole_field(kv, "layers", 1, 4096, origin, p);
     s.heads = whole_field(kv, "heads", 1, 4096, origin, p);
     s.head_dim = whole_field(kv, "head_dim", 1, 65536, origin, p);
+    if (auto n = root.find("parameters"); n != root.end()) {
+      if (!n->is_number() || !(n->get<double>() >= 0 && n->get<double>() <= 1e13)) {
+        throw Bad{origin + ": 'parameters' is " + n->dump() + "; expected a count from 0 to 1e13"};
+      }
+      s.parameters = n->get<double>();
+    }
   } catch (const Bad& b) {
     return invalid_argument(b.message);
   }
@@ -254,10 +261,18 @@ struct TorchLm::Impl {
     return logits;
   }
 
-  // A decode call costs about as much as this many cached block rows read
-  // (the weights, read once per call, against one sequence's block of keys
-  // and values); a row is padded to the longest in its call.
-  static constexpr int64_t kCallCostInBlocks = 64;
+  // A decode call costs about as much as this many cached block rows read:
+  // the weights, read once per call, over one sequence's block of keys and
+  // values (64 where the sidecar gives no parameter count; tiny_lm's is 62);
+  // a row is padded to the longest in its call. On a GPU a call also
+  // launches every kernel of the model again, which costs far more than a
+  // block's read there, so a step is never split.
+  int64_t call_cost_in_blocks() const {
+    if (cuda) return int64_t{1} << 40;
+    const double block = 2.0 * info().block_size * side.layers * side.heads * side.head_dim;
+    if (side.parameters <= 0 || block <= 0) return 64;
+    return static_cast<int64_t>(std::clamp(side.parameters / block, 1.0, 1e9));
+  }
 
   // Decodes of very different lengths in one call would each read as many
   // blocks as the longest: sorted by length, they are split into the calls
@@ -274,10 +289,11 @@ struct TorchLm::Impl {
     // best[j]: the least cost of the first j (sorted) rows; cut[j]: where its last call starts.
     std::vector<int64_t> best(n + 1, 0);
     std::vector<size_t> cut(n + 1, 0);
+    const int64_t call = call_cost_in_blocks();
     for (size_t j = 1; j <= n; ++j) {
       best[j] = INT64_MAX;
       for (size_t i = 0; i < j; ++i) {
-        const int64_t c = best[i] + kCallCostInBlocks + static_cast<int64_t>(j - i) * width(order[j - 1]);
+        const int64_t c = best[i] + call + static_cast<int64_t>(j - i) * width(order[j - 1]);
         if (c < best[j]) best[j] = c, cut[j] = i;
       }
     }

@@ -3,11 +3,16 @@
 #include <ATen/Parallel.h>
 #include <torch/cuda.h>
 #include <torch/script.h>
+#ifdef BATCHSCOPE_CUDA
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+#endif
 
 #include "torch/torch_model.h"
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <stdexcept>
 
 #include "torch/metadata_json.h"
@@ -47,8 +52,25 @@ struct TorchModel::Impl {
   std::string device_name = "cpu";
   TorchThreadCounts threads;
   bool cuda = false;
+#ifdef BATCHSCOPE_CUDA
+  // A GPU model runs on a stream of its own, so lanes sharing one device
+  // overlap their copies and kernels, and each waits for its own work only.
+  std::optional<c10::cuda::CUDAStream> stream;
+#endif
 
   void configure_thread() const { configure_torch_thread(threads); }
+
+  // Waits for this model's work on the GPU: its stream's, or the device's
+  // where streams are not built in.
+  void wait_for_device() const {
+#ifdef BATCHSCOPE_CUDA
+    if (stream) {
+      stream->synchronize();
+      return;
+    }
+#endif
+    torch::cuda::synchronize(device.index());
+  }
 
   at::Tensor stack(std::span<Tensors> reqs, size_t k) const {
     const TensorSpec& spec = meta.inputs[k];
@@ -102,6 +124,10 @@ struct TorchModel::Impl {
 
   std::vector<at::Tensor> forward(std::span<Tensors> reqs) {
     c10::InferenceMode guard;
+#ifdef BATCHSCOPE_CUDA
+    std::optional<c10::cuda::CUDAStreamGuard> on_stream;
+    if (stream) on_stream.emplace(*stream);
+#endif
     std::vector<c10::IValue> args;
     for (size_t k = 0; k < meta.inputs.size(); ++k) args.emplace_back(stack(reqs, k));
     std::vector<at::Tensor> outs = outputs_of(module.forward(std::move(args)));
@@ -123,7 +149,7 @@ struct TorchModel::Impl {
       t = cuda ? t.to(torch::kCPU, /*non_blocking=*/true) : t.contiguous();
     }
     if (cuda) {
-      torch::cuda::synchronize(device.index());
+      wait_for_device();
       for (at::Tensor& t : outs) t = t.contiguous();
     }
     return outs;
@@ -200,6 +226,12 @@ Expected<std::unique_ptr<TorchModel>> TorchModel::load(const std::string& model_
   try {
     impl->module = torch::jit::load(model_path, impl->device);
     impl->module.eval();
+#ifdef BATCHSCOPE_CUDA
+    if (impl->cuda) {
+      torch::cuda::synchronize(impl->device.index());  // the weights are on the device
+      impl->stream = c10::cuda::getStreamFromPool(false, impl->device.index());
+    }
+#endif
   } catch (const std::exception& e) {
     return Error{ErrorCode::kModelError,
                  "cannot load the TorchScript model " + model_path + ": " + torch_error_message(e)};

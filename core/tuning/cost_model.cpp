@@ -236,6 +236,61 @@ Expected<CostModel> CostModel::from_profile_json(std::string_view text) {
   }
   CostModel m(std::move(points));
   m.overhead_us_ = std::move(*overhead);
+  const auto lanes = j.find("lanes");
+  if (lanes == j.end()) return m;
+  if (!lanes->is_array()) {
+    return invalid_argument(prefix + "lanes = " + excerpt(*lanes) + " must be an array");
+  }
+  std::vector<LaneCostPoints> entries;
+  entries.reserve(lanes->size());  // bounded by the document, already in memory
+  for (size_t i = 0; i < lanes->size(); ++i) {
+    const Json& e = (*lanes)[i];
+    const std::string where = prefix + "lanes[" + std::to_string(i) + "]";
+    if (!e.is_object()) return invalid_argument(where + " = " + excerpt(e) + " must be an object");
+    const auto n = e.find("lanes");
+    if (n == e.end() || !n->is_number_integer()) {
+      return invalid_argument(where + ".lanes = " + (n == e.end() ? "(missing)" : excerpt(*n)) +
+                              " must be a whole number");
+    }
+    const auto pts = e.find("points");
+    if (pts == e.end() || !pts->is_array()) {
+      return invalid_argument(where + ".points = " + (pts == e.end() ? "(missing)" : excerpt(*pts)) +
+                              " must be an array");
+    }
+    LaneCostPoints entry;
+    const auto count = n->get<int64_t>();
+    entry.lanes = count < 0 || count > kMaxCostLanes ? 0 : static_cast<uint32_t>(count);
+    if (entry.lanes == 0) {
+      return invalid_argument(where + ".lanes = " + excerpt(*n) + " must be from 2 to " +
+                              std::to_string(kMaxCostLanes));
+    }
+    entry.points.reserve(pts->size());
+    for (size_t k = 0; k < pts->size(); ++k) {
+      Expected<CostPoint> p = point_from_json((*pts)[k], k, where + ".");
+      if (!p) return p.error();
+      entry.points.push_back(*p);
+    }
+    entries.push_back(std::move(entry));
+  }
+  return m.with_lanes(std::move(entries));
+}
+
+Expected<CostModel> CostModel::with_lanes(std::vector<LaneCostPoints> lanes) const {
+  for (size_t i = 0; i < lanes.size(); ++i) {
+    const std::string where = "lanes[" + std::to_string(i) + "]";
+    const uint32_t n = lanes[i].lanes;
+    if (n < 2 || n > kMaxCostLanes) {
+      return invalid_argument(where + ".lanes = " + std::to_string(n) + " must be from 2 to " +
+                              std::to_string(kMaxCostLanes));
+    }
+    if (i > 0 && n <= lanes[i - 1].lanes) {
+      return invalid_argument(where + ".lanes = " + std::to_string(n) + " must be above " +
+                              std::to_string(lanes[i - 1].lanes) + ", the entry before's");
+    }
+    if (Status s = check_points(lanes[i].points, where + "."); !s) return s.error();
+  }
+  CostModel m = *this;
+  m.lanes_ = std::move(lanes);
   return m;
 }
 
@@ -252,23 +307,37 @@ double CostModel::overhead_us(double u) const {
   return overhead_us_.empty() ? 0.0 : at_quantile(overhead_us_, u);
 }
 
-size_t CostModel::segment(size_t batch) const {
+size_t CostModel::segment(const std::vector<CostPoint>& points, size_t batch) {
   // The first point above b ends the segment; outside the points, the end pair.
-  const auto it = std::upper_bound(points_.begin(), points_.end(), batch,
+  const auto it = std::upper_bound(points.begin(), points.end(), batch,
                                    [](size_t b, const CostPoint& p) { return b < p.batch; });
-  const size_t hi = static_cast<size_t>(it - points_.begin());
-  return std::clamp<size_t>(hi, 1, points_.size() - 1) - 1;
+  const size_t hi = static_cast<size_t>(it - points.begin());
+  return std::clamp<size_t>(hi, 1, points.size() - 1) - 1;
 }
 
-double CostModel::cost_us(size_t batch) const {
+double CostModel::cost_us(size_t batch) const { return interpolate(points_, batch); }
+
+double CostModel::cost_us(size_t batch, size_t busy) const {
+  const LaneCostPoints* use = nullptr;
+  for (const LaneCostPoints& l : lanes_) {
+    if (l.lanes <= busy) use = &l;
+  }
+  return use ? interpolate(use->points, batch) : interpolate(points_, batch);
+}
+
+Duration CostModel::cost(size_t batch, size_t busy) const {
+  return Duration(std::llround(std::min(cost_us(batch, busy), kMaxCostUs) * 1000.0));
+}
+
+double CostModel::interpolate(const std::vector<CostPoint>& points, size_t batch) {
   const double b = static_cast<double>(batch);
-  if (points_.size() == 1) {
-    const CostPoint& p = points_[0];
+  if (points.size() == 1) {
+    const CostPoint& p = points[0];
     return std::max(0.0, p.median_us * b / static_cast<double>(p.batch));
   }
-  const size_t k = segment(batch);
-  const CostPoint& lo = points_[k];
-  const CostPoint& hi = points_[k + 1];
+  const size_t k = segment(points, batch);
+  const CostPoint& lo = points[k];
+  const CostPoint& hi = points[k + 1];
   if (batch == lo.batch) return lo.median_us;  // exact at a point, without rounding
   if (batch == hi.batch) return hi.median_us;
   const double b0 = lo.batch, b1 = hi.batch;
@@ -283,7 +352,7 @@ Duration CostModel::cost(size_t batch) const {
 double CostModel::spread(size_t batch) const {
   if (batch <= points_.front().batch) return points_.front().spread;
   if (batch >= points_.back().batch) return points_.back().spread;
-  const size_t k = segment(batch);
+  const size_t k = segment(points_, batch);
   const CostPoint& lo = points_[k];
   const CostPoint& hi = points_[k + 1];
   const double f = (static_cast<double>(batch) - lo.batch) / (double(hi.batch) - lo.batch);
@@ -307,6 +376,9 @@ std::string CostModel::describe() const {
   if (has_jitter()) s += ", with jitter";
   if (!overhead_us_.empty()) {
     s += ", measured overhead (median " + std::to_string(std::llround(overhead_us(0.5))) + " us)";
+  }
+  if (!lanes_.empty()) {
+    s += ", measured with " + std::to_string(lanes_.back().lanes) + " lanes at once";
   }
   return s;
 }
@@ -372,17 +444,31 @@ Expected<CostModel> CostModel::from_run(const RunData& run, size_t min_runs) {
 }
 
 std::string CostModel::to_json() const {
-  std::string out = "{\"points\":[";
-  for (size_t i = 0; i < points_.size(); ++i) {
-    out += i ? ",{\"batch\":" : "{\"batch\":";
-    out += std::to_string(points_[i].batch) + ",\"median_us\":";
-    append_json_number(out, points_[i].median_us);
-    out += ",\"spread\":";
-    append_json_number(out, points_[i].spread);
-    out += '}';
-  }
-  out += ']';
+  auto append_points = [](std::string& out, const std::vector<CostPoint>& points) {
+    out += '[';
+    for (size_t i = 0; i < points.size(); ++i) {
+      out += i ? ",{\"batch\":" : "{\"batch\":";
+      out += std::to_string(points[i].batch) + ",\"median_us\":";
+      append_json_number(out, points[i].median_us);
+      out += ",\"spread\":";
+      append_json_number(out, points[i].spread);
+      out += '}';
+    }
+    out += ']';
+  };
+  std::string out = "{\"points\":";
+  append_points(out, points_);
   append_array(out, "overhead_us_quantiles", overhead_us_);
+  if (!lanes_.empty()) {
+    out += ",\"lanes\":[";
+    for (size_t i = 0; i < lanes_.size(); ++i) {
+      out += i ? ",{\"lanes\":" : "{\"lanes\":";
+      out += std::to_string(lanes_[i].lanes) + ",\"points\":";
+      append_points(out, lanes_[i].points);
+      out += '}';
+    }
+    out += ']';
+  }
   return out + '}';
 }
 

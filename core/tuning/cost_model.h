@@ -16,6 +16,10 @@
 // p1/64, ..., p100), and the predictor adds a draw from it to each request's
 // completion.
 //
+// Lanes at once (optional). `profile --lanes N` measures t(b) again while 2..N
+// copies of the model run batches at once: lanes sharing one GPU or the CPU's
+// cores. cost_us(b, busy) prices a batch by the lanes busy when it starts.
+//
 // Sources: points given directly, the synthetic runner's SyntheticCost, or the
 // JSON that `batchscope profile --json` writes (core/torch/profile.h), which
 // is read with nlohmann/json (header-only, installed by scripts/setup).
@@ -51,6 +55,15 @@ struct CostPoint {
   double spread = 0;     // relative half-width of the jitter, [0, 1): 0.05 is ±5%
 };
 
+// The most lanes a cost file may describe running at once.
+inline constexpr uint32_t kMaxCostLanes = 1024;
+
+// t(b) of one lane while `lanes` lanes run batches at once.
+struct LaneCostPoints {
+  uint32_t lanes = 2;  // 2..kMaxCostLanes, strictly increasing along a model
+  std::vector<CostPoint> points;
+};
+
 class CostModel {
  public:
   // No cost at all: t(b) = 0 for every b.
@@ -69,6 +82,7 @@ class CostModel {
 
   // Reads {"points": [{"batch": 1, "median_us": 520.5, "spread": 0.05}, ...]},
   // and optionally "overhead_us_quantiles" (an array as with_overhead()
+  // takes) and "lanes": [{"lanes": 2, "points": [...]}, ...] (as with_lanes()
   // takes); "spread" is optional (default 0) and every other key is ignored. Errors
   // say what is wrong where: "profile JSON: points[1].median_us = -3 must be
   // finite and >= 0", "profile JSON: \"points\" is missing", ...
@@ -93,14 +107,25 @@ class CostModel {
   // quantiles in microseconds, non-decreasing, each in [0, kMaxCostUs].
   // Errors name the index and quote the value.
   Expected<CostModel> with_overhead(std::vector<double> overhead_us) const;
+  // This model with t(b) measured at several lanes at once: each entry's
+  // points checked as from_points() does, lanes 2..kMaxCostLanes and strictly
+  // increasing. Errors name the entry: "lanes[1].lanes = 2 must be above 2".
+  Expected<CostModel> with_lanes(std::vector<LaneCostPoints> lanes) const;
   // {"points": [{"batch", "median_us", "spread"}], and "overhead_us_quantiles"
-  // when measured}, which from_profile_json() reads back.
+  // and "lanes" when measured}, which from_profile_json() reads back.
   std::string to_json() const;
 
   // t(b) in microseconds, never below 0.
   double cost_us(size_t batch) const;
   // t(b) rounded to the nanosecond: a batch's run time on a virtual clock.
   Duration cost(size_t batch) const;
+  // t(b) of a batch that starts while `busy` lanes (itself included) are
+  // running: from the entry measured with the most lanes not above `busy`,
+  // t(b) itself when busy <= 1 or no entry is. Lanes beyond the most
+  // measured cost what that many cost.
+  double cost_us(size_t batch, size_t busy) const;
+  Duration cost(size_t batch, size_t busy) const;
+  const std::vector<LaneCostPoints>& lanes() const { return lanes_; }
   // The jitter's relative half-width at b, in [0, 1).
   double spread(size_t batch) const;
   // True when some point has a spread above 0.
@@ -118,11 +143,13 @@ class CostModel {
 
  private:
   explicit CostModel(std::vector<CostPoint> points) : points_(std::move(points)) {}
-  // The two points to interpolate or extrapolate b between.
-  size_t segment(size_t batch) const;
+  // The two points of `points` to interpolate or extrapolate b between.
+  static size_t segment(const std::vector<CostPoint>& points, size_t batch);
+  static double interpolate(const std::vector<CostPoint>& points, size_t batch);
 
   std::vector<CostPoint> points_;
   std::vector<double> overhead_us_;  // quantiles, ascending; empty when not measured
+  std::vector<LaneCostPoints> lanes_;  // by lanes, ascending; empty when not measured
 };
 
 }  // namespace batchscope

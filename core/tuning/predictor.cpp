@@ -201,7 +201,7 @@ class Simulation {
   bool lead_once(size_t lane, TimePoint t);
   void cut(size_t n, BatchReason reason, TimePoint t, size_t lane);
   void take_expired(TimePoint t);
-  Duration run_time(size_t batch);
+  Duration run_time(size_t batch, size_t busy);
   void finish();
 
   const PredictSpec& spec_;
@@ -213,8 +213,11 @@ class Simulation {
   Jitter overhead_;  // draws each request's measured overhead
   const bool jittered_;
   const Duration timeout_;
-  std::vector<Duration> cost_;            // by batch size, without jitter
-  std::vector<double> cost_us_, spread_;  // by batch size, with jitter
+  // By lanes busy (1..num_lanes, where the model was measured with lanes at
+  // once; else one table) and batch size.
+  std::vector<std::vector<Duration>> cost_;  // without jitter
+  std::vector<std::vector<double>> cost_us_;  // with jitter
+  std::vector<double> spread_;               // by batch size, with jitter
   RunData run_;
   std::vector<Queued> admitted_;  // every admitted request; the queue is [head_, end)
   size_t head_ = 0;
@@ -247,13 +250,16 @@ Simulation::Simulation(const PredictSpec& spec)
       last_event_(spec.start),
       latest_done_(spec.start) {
   const size_t max_batch = o_.max_batch_size;
-  for (size_t b = 0; b <= max_batch; ++b) {
-    cost_.push_back(spec.cost.cost(b));
-    if (jittered_) {
-      cost_us_.push_back(spec.cost.cost_us(b));
-      spread_.push_back(spec.cost.spread(b));
+  const size_t tables = spec.cost.lanes().empty() ? 1 : lanes_.size();
+  cost_.resize(tables);
+  cost_us_.resize(jittered_ ? tables : 0);
+  for (size_t busy = 1; busy <= tables; ++busy) {
+    for (size_t b = 0; b <= max_batch; ++b) {
+      cost_[busy - 1].push_back(spec.cost.cost(b, busy));
+      if (jittered_) cost_us_[busy - 1].push_back(spec.cost.cost_us(b, busy));
     }
   }
+  for (size_t b = 0; jittered_ && b <= max_batch; ++b) spread_.push_back(spec.cost.spread(b));
   const size_t expected = expected_sends(spec.arrivals);
   run_.requests.reserve(expected);
   admitted_.reserve(expected);
@@ -439,7 +445,7 @@ void Simulation::cut(size_t n, BatchReason reason, TimePoint t, size_t lane) {
     run_.depth.push_back({t, depth_before, std::max(peak_depth_, depth_before)});
   }
   b.run_start = t;
-  b.run_end = t + run_time(n);
+  b.run_end = t + run_time(n, busy_ + 1);
   l.busy = true;
   l.end = b.run_end;
   ++busy_;
@@ -462,14 +468,15 @@ void Simulation::take_expired(TimePoint t) {
 
 // At least a nanosecond: a batch that took no time would let a closed loop
 // send again at the same instant, for ever.
-Duration Simulation::run_time(size_t batch) {
+Duration Simulation::run_time(size_t batch, size_t busy) {
+  const size_t table = std::min(busy, cost_.size()) - 1;
   Duration d;
-  if (batch >= cost_.size()) {
-    d = spec_.cost.cost(batch);
+  if (batch >= cost_[table].size()) {
+    d = spec_.cost.cost(batch, busy);
   } else if (!jittered_) {
-    d = cost_[batch];
+    d = cost_[table][batch];
   } else {
-    const double us = cost_us_[batch] * (1.0 + spread_[batch] * jitter_.next());
+    const double us = cost_us_[table][batch] * (1.0 + spread_[batch] * jitter_.next());
     d = Duration(std::llround(std::clamp(us, 0.0, kMaxCostUs) * 1000.0));
   }
   return std::max(d, Duration(1));

@@ -38,9 +38,13 @@
 // (tests/tuning/predictor_test.cpp checks this).
 //
 // Simplifications.
-//  - A batch runs exactly cost.cost(b), times a uniform factor in
+//  - A batch runs exactly cost.cost(b, busy), times a uniform factor in
 //    [1 - spread, 1 + spread] when the model has jitter (seeded by `seed`);
-//    no runner fails, no input is refused, nothing is cancelled.
+//    no runner fails, no input is refused, nothing is cancelled. `busy` is
+//    the number of lanes running when it starts, itself included: a model
+//    profiled with lanes at once (profile --lanes) prices contention for one
+//    GPU or the cores that way; a batch keeps the price it started with
+//    when lanes start or finish beside it.
 //  - engine_overhead, and a draw from the model's measured overhead when it
 //    has one, is added to each answered request's completion (and so to its
 //    latency, what adaptive observes, and when a closed loop sends next); it

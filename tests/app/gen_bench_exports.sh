@@ -35,4 +35,27 @@ assert png[:8] == b"\x89PNG\r\n\x1a\n", "plot is not a PNG"
 assert len(png) > 8000, len(png)
 PY
 done
+# The step cost the run measured: a line through the decode steps that the
+# synthetic model's 300 us + 5 us per token lies under, and nothing else.
+"$bin" bench --synthetic-lm 300,5 --pattern closed --concurrency 8 --duration 1 --seed 3 \
+  --max-tokens fixed:16 --prompt-len fixed:8 --cost-out "$dir/steps.json" >"$dir/steps.txt"
+grep -q "step cost:" "$dir/steps.txt"
+python3 - "$dir/steps.json" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1]))
+assert c["model"] and c["steps"] >= c["decode_steps"] > 10, c
+assert c["step_us"] >= 250 and c["token_us"] >= 0, c
+assert c["by_decodes"] and all(r["steps"] > 0 and r["median_us"] > 0 for r in c["by_decodes"]), c
+s, t = c["synthetic_lm"].split(",")
+assert abs(float(s) - c["step_us"]) < 0.1, c
+PY
+# What a generative run cannot do is refused, naming the flag.
+if "$bin" bench --synthetic-lm 300,5 --duration 1 --target self-http --cost-out "$dir/x.json" 2>"$dir/err.txt"; then
+  echo "--cost-out over HTTP was accepted"; exit 1
+fi
+grep -q -- "--cost-out $dir/x.json needs --target inproc" "$dir/err.txt"
+if "$bin" bench --synthetic-lm 300,5 --duration 1 --target predict 2>"$dir/err.txt"; then
+  echo "--target predict on a generative model was accepted"; exit 1
+fi
+grep -q -- "--target predict replays a tensor model's batches" "$dir/err.txt"
 echo "ok"

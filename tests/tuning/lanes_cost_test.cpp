@@ -1,0 +1,144 @@
+// Lanes at once in the cost model (profile --lanes) and the predictor's use
+// of them, and a generative model's step cost measured from step records.
+// Worked out by hand; nothing is timed.
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "tests/tuning/cost_points.h"
+#include "tuning/cost_model.h"
+#include "tuning/predictor.h"
+#include "tuning/step_cost.h"
+
+namespace batchscope {
+namespace {
+
+using std::chrono::microseconds;
+
+const char* kTwoLanes = R"({"points": [{"batch": 1, "median_us": 1000}, {"batch": 4, "median_us": 1600}],
+  "lanes": [{"lanes": 2, "points": [{"batch": 1, "median_us": 3000, "throughput_ratio": 0.67},
+                                    {"batch": 4, "median_us": 4000}]}]})";
+
+TEST(LanesCostTest, ABatchIsPricedByTheLanesBusyWhenItStarts) {
+  Expected<CostModel> m = CostModel::from_profile_json(kTwoLanes);
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  EXPECT_DOUBLE_EQ(m->cost_us(1), 1000);
+  EXPECT_DOUBLE_EQ(m->cost_us(1, 1), 1000);
+  EXPECT_DOUBLE_EQ(m->cost_us(1, 2), 3000);
+  EXPECT_DOUBLE_EQ(m->cost_us(2, 2), 3000 + 1000.0 / 3);  // interpolated along the 2-lane points
+  EXPECT_DOUBLE_EQ(m->cost_us(4, 5), 4000);  // beyond the most lanes measured: that many's
+  EXPECT_NE(m->describe().find("measured with 2 lanes at once"), std::string::npos);
+  // Written and read back the same.
+  Expected<CostModel> back = CostModel::from_profile_json(m->to_json());
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_DOUBLE_EQ(back->cost_us(4, 2), 4000);
+  EXPECT_EQ(back->to_json(), m->to_json());
+  // Without lanes measured, every busy count costs t(b).
+  EXPECT_DOUBLE_EQ(test::linear(100, 10).cost_us(3, 4), 130);
+}
+
+TEST(LanesCostTest, BadLaneEntriesAreRefusedNamingTheEntryAndValue) {
+  struct Case {
+    const char* json;
+    const char* message;
+  };
+  const std::vector<Case> cases = {
+      {R"({"points": [{"batch": 1, "median_us": 5}], "lanes": 2})", "lanes = 2 must be an array"},
+      {R"({"points": [{"batch": 1, "median_us": 5}], "lanes": [{"lanes": 1, "points": [{"batch": 1, "median_us": 5}]}]})",
+       "lanes[0].lanes = 1 must be from 2 to 1024"},
+      {R"({"points": [{"batch": 1, "median_us": 5}], "lanes": [{"lanes": 2.5, "points": []}]})",
+       "lanes[0].lanes = 2.5 must be a whole number"},
+      {R"({"points": [{"batch": 1, "median_us": 5}], "lanes": [{"lanes": 99999, "points": []}]})",
+       "lanes[0].lanes = 99999 must be from 2 to 1024"},
+      {R"({"points": [{"batch": 1, "median_us": 5}], "lanes": [{"lanes": 2}]})",
+       "lanes[0].points = (missing) must be an array"},
+      {R"({"points": [{"batch": 1, "median_us": 5}], "lanes": [{"lanes": 2, "points": [{"batch": 1, "median_us": -1}]}]})",
+       "lanes[0].points[0].median_us = -1 must be from 0"},
+      {R"({"points": [{"batch": 1, "median_us": 5}], "lanes": [{"lanes": 3, "points": [{"batch": 1, "median_us": 5}]}, {"lanes": 2, "points": [{"batch": 1, "median_us": 5}]}]})",
+       "lanes[1].lanes = 2 must be above 3"},
+      {R"({"points": [{"batch": 1, "median_us": 5}], "lanes": ["two"]})",
+       "lanes[0] = \"two\" must be an object"},
+  };
+  for (const Case& c : cases) {
+    Expected<CostModel> m = CostModel::from_profile_json(c.json);
+    ASSERT_FALSE(m.ok()) << c.json;
+    EXPECT_NE(m.error().message.find(c.message), std::string::npos)
+        << "for " << c.json << "\n got: " << m.error().message;
+  }
+}
+
+// Two requests 1 us apart, batches of one, no wait, two lanes: the first runs
+// alone (1000 us), the second starts while the first runs, so two lanes are
+// busy and it takes the 2-lane price (3000 us).
+TEST(LanesCostTest, ThePredictorChargesTheSecondLaneItsSharedPrice) {
+  Expected<CostModel> m = CostModel::from_profile_json(kTwoLanes);
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  PredictSpec s;
+  s.arrivals.pattern = Pattern::kConstant;
+  s.arrivals.rate = 1e6;
+  s.arrivals.duration_s = 100;
+  s.arrivals.max_requests = 2;
+  s.options.max_batch_size = 1;
+  s.options.max_wait_us = 0;
+  s.options.num_lanes = 2;
+  s.cost = *m;
+  auto run_times = [](const RunData& run) {
+    std::vector<int64_t> us;
+    for (const BatchRecord& b : run.batches) {
+      us.push_back(std::chrono::duration_cast<microseconds>(b.run_end - b.run_start).count());
+    }
+    return us;
+  };
+  EXPECT_EQ(run_times(predict_run(s)), (std::vector<int64_t>{1000, 3000}));
+  // One lane: the second waits for the first and runs alone.
+  s.options.num_lanes = 1;
+  EXPECT_EQ(run_times(predict_run(s)), (std::vector<int64_t>{1000, 1000}));
+  // Two lanes with no lanes measured: independent, as before.
+  s.options.num_lanes = 2;
+  s.cost = test::points({{1, 1000}, {4, 1600}});
+  EXPECT_EQ(run_times(predict_run(s)), (std::vector<int64_t>{1000, 1000}));
+}
+
+StepRecord step(int64_t start_us, int64_t us, uint32_t decodes, uint32_t prefill) {
+  StepRecord s;
+  s.start = TimePoint(microseconds(1'000'000 + start_us));
+  s.end = s.start + microseconds(us);
+  s.decodes = decodes;
+  s.prefill_tokens = prefill;
+  return s;
+}
+
+TEST(StepCostTest, FitsDecodeStepsThroughTheirMediansAndPricesPromptTokensBeyondThem) {
+  // Decode steps cost 500 + 10 per sequence; one of them stalled (9000 us),
+  // which the median of its count ignores. The prefilling step costs the line
+  // for its 2 decodes plus 64 prompt tokens at 10 us.
+  const std::vector<StepRecord> steps = {
+      step(0, 510, 1, 0),    step(1000, 520, 2, 0),   step(2000, 540, 4, 0),
+      step(3000, 1160, 2, 64), step(5000, 560, 6, 0), step(6000, 520, 2, 0),
+      step(7000, 9000, 2, 0), step(20000, 5000, 0, 0)};
+  Expected<StepCost> c = measure_step_cost(steps);
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_EQ(c->steps, 8u);
+  EXPECT_EQ(c->decode_steps, 6u);
+  EXPECT_NEAR(c->step_us, 500, 1e-6);
+  EXPECT_NEAR(c->token_us, 10, 1e-9);
+  EXPECT_NEAR(c->prefill_token_us, 10, 1e-9);
+  ASSERT_EQ(c->rows.size(), 3u);  // 1, 2-3, 4-7
+  EXPECT_EQ(c->rows[1].decodes_from, 2u);
+  EXPECT_EQ(c->rows[1].decodes_to, 3u);
+  EXPECT_EQ(c->rows[1].steps, 3u);
+  EXPECT_DOUBLE_EQ(c->rows[1].median_us, 520);
+  EXPECT_EQ(c->rows[2].steps, 2u);
+  EXPECT_DOUBLE_EQ(c->rows[2].median_us, 560);
+  const std::string json = step_cost_json(*c, "tiny_lm", "cuda:0");
+  EXPECT_NE(json.find("\"synthetic_lm\": \"500.0,10.000\""), std::string::npos) << json;
+  // Nothing that only decoded: an error, not a zero cost.
+  EXPECT_FALSE(measure_step_cost({}).ok());
+  EXPECT_FALSE(measure_step_cost(std::vector<StepRecord>{step(0, 900, 0, 64)}).ok());
+}
+
+}  // namespace
+}  // namespace batchscope
