@@ -226,6 +226,49 @@ void print_confirmed(const Confirmed& c) {
       c.runs, c.stable ? "stable" : "not stable within 6");
 }
 
+// Re-predicts the confirmed configurations, and the whole space, with the
+// cost model calibrated by what the live runs saw, and prints how far each
+// prediction moved. A new best prediction that was not confirmed is
+// confirmed too while the budget lasts; the winner is still chosen as
+// measured.
+void recalibrate(const TuneArgs& t, const CostModel& cost, const TuneSpace& space,
+                 TuneSettings settings, std::chrono::steady_clock::time_point deadline,
+                 std::vector<Confirmed>& confirmed) {
+  if (std::none_of(confirmed.begin(), confirmed.end(), [](const Confirmed& c) { return c.observed; }))
+    return;
+  const CostModel refined = calibrate(cost, confirmed);
+  const Evaluator predict_one = prediction_evaluator(t.traffic, refined);
+  std::printf("\nre-predicted with t(b) as the live runs ran it (%s):\n", refined.describe().c_str());
+  for (Confirmed& c : confirmed) {
+    c.recalibrated = predict_one(c.predicted.options);
+    std::printf("  %s: p50 %.3f -> %.3f ms, p99 %.3f -> %.3f ms (measured %.3f, %.3f)\n",
+                describe_short(c.predicted.options).c_str(), c.predicted.p50_ms,
+                c.recalibrated->p50_ms, c.predicted.p99_ms, c.recalibrated->p99_ms,
+                c.measured.p50_ms, c.measured.p99_ms);
+  }
+  const double left = Seconds(deadline - std::chrono::steady_clock::now()).count();
+  settings.max_seconds = std::min(settings.max_seconds, std::max(left / 2, 0.0));
+  TuneResult again = search(space, t.base, settings, predict_one);
+  if (!again.best) {
+    std::printf("  re-predicted, no configuration meets the objective\n");
+    return;
+  }
+  const Options& best = again.best->options;
+  const bool seen = std::any_of(confirmed.begin(), confirmed.end(),
+                                [&](const Confirmed& c) { return c.predicted.options == best; });
+  std::printf("  best re-predicted: %s%s\n", describe_short(best).c_str(),
+              seen ? " (confirmed above)" : "; confirming it live:");
+  if (seen) return;
+  auto c = confirm_one(t, *again.best, deadline);
+  if (!c || !*c) {
+    std::printf("  not confirmed: %s\n", c ? "--budget-s ran out" : c.error().message.c_str());
+    return;
+  }
+  (*c)->recalibrated = (*c)->predicted;
+  print_confirmed(**c);
+  confirmed.push_back(std::move(**c));
+}
+
 }  // namespace
 
 int run_tune(const std::vector<std::string>& args) {
@@ -300,6 +343,8 @@ int run_tune(const std::vector<std::string>& args) {
       std::fflush(stdout);
     }
   }
+
+  recalibrate(t, *cost, *space, settings, deadline, confirmed);
 
   Evaluated winner = *result.best;
   std::optional<Evaluated> measured;

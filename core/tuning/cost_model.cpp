@@ -294,6 +294,61 @@ Expected<CostModel> CostModel::with_lanes(std::vector<LaneCostPoints> lanes) con
   return m;
 }
 
+namespace {
+
+// `base` refined by `seen` as CostModel::calibrated() says.
+std::vector<CostPoint> refine(const std::vector<CostPoint>& base,
+                              const std::vector<CostPoint>& seen,
+                              double (*interpolate)(const std::vector<CostPoint>&, size_t)) {
+  std::vector<double> ratio;  // seen over modelled, at each seen size
+  for (const CostPoint& s : seen) {
+    const double modelled = interpolate(base, s.batch);
+    ratio.push_back(modelled > 0 ? s.median_us / modelled : 1.0);
+  }
+  auto ratio_at = [&](uint32_t b) {
+    if (b <= seen.front().batch) return ratio.front();
+    if (b >= seen.back().batch) return ratio.back();
+    size_t k = 1;
+    while (seen[k].batch < b) ++k;
+    const double f = double(b - seen[k - 1].batch) / double(seen[k].batch - seen[k - 1].batch);
+    return ratio[k - 1] + (ratio[k] - ratio[k - 1]) * f;
+  };
+  std::vector<CostPoint> out = seen;
+  for (const CostPoint& p : base) {
+    const bool was_seen = std::any_of(seen.begin(), seen.end(),
+                                      [&](const CostPoint& s) { return s.batch == p.batch; });
+    if (was_seen) continue;
+    CostPoint q = p;
+    q.median_us = std::min(p.median_us * ratio_at(p.batch), kMaxCostUs);
+    out.push_back(q);
+  }
+  std::sort(out.begin(), out.end(),
+            [](const CostPoint& a, const CostPoint& b) { return a.batch < b.batch; });
+  return out;
+}
+
+}  // namespace
+
+CostModel CostModel::calibrated(const CostModel& observed, uint32_t lanes) const {
+  CostModel m = *this;
+  if (lanes <= 1) {
+    m.points_ = refine(points_, observed.points_, &CostModel::interpolate);
+  } else {
+    // The curve for `lanes`, or a new one from the nearest fewer lanes' curve.
+    const std::vector<CostPoint>* from = &points_;
+    auto it = m.lanes_.begin();
+    for (; it != m.lanes_.end() && it->lanes < lanes; ++it) from = &it->points;
+    if (it != m.lanes_.end() && it->lanes == lanes) {
+      it->points = refine(it->points, observed.points_, &CostModel::interpolate);
+    } else {
+      LaneCostPoints entry{lanes, refine(*from, observed.points_, &CostModel::interpolate)};
+      m.lanes_.insert(it, std::move(entry));
+    }
+  }
+  if (observed.has_overhead()) m.overhead_us_ = observed.overhead_us_;
+  return m;
+}
+
 Expected<CostModel> CostModel::with_overhead(std::vector<double> overhead_us) const {
   if (Status s = check_quantiles(overhead_us, "overhead_us_quantiles", kMaxCostUs, ""); !s) {
     return s.error();

@@ -111,6 +111,14 @@ class CostModel {
   // points checked as from_points() does, lanes 2..kMaxCostLanes and strictly
   // increasing. Errors name the entry: "lanes[1].lanes = 2 must be above 2".
   Expected<CostModel> with_lanes(std::vector<LaneCostPoints> lanes) const;
+  // This model refined by `observed`, t(b) as a live run with `lanes` lanes
+  // ran it (from_run): the curve for that many lanes (t(b) itself for 1; the
+  // lanes entry for more, made from the nearest fewer lanes' curve when the
+  // model has none) takes each observed size's median and spread, and every
+  // size it did not see is scaled by the observed-to-modelled ratio,
+  // interpolated between the observed sizes and held beyond them. The
+  // observed overhead, when measured, replaces this model's.
+  CostModel calibrated(const CostModel& observed, uint32_t lanes = 1) const;
   // {"points": [{"batch", "median_us", "spread"}], and "overhead_us_quantiles"
   // and "lanes" when measured}, which from_profile_json() reads back.
   std::string to_json() const;

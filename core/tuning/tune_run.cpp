@@ -89,6 +89,7 @@ Expected<std::optional<Confirmed>> confirm_live(const ConfirmSpec& spec,
   std::optional<Error> failed;
   bool out_of_time = false;
   int runs = 0;
+  std::shared_ptr<const CostModel> observed;
   StableMeasurement m = measure_until_stable(spec.rule, [&]() -> RunWindow {
     if (out_of_time || failed || stopped() ||
         (spec.deadline && std::chrono::steady_clock::now() >= *spec.deadline)) {
@@ -102,6 +103,9 @@ Expected<std::optional<Confirmed>> confirm_live(const ConfirmSpec& spec,
       return {};
     }
     if (spec.on_run) spec.on_run(++runs);
+    if (auto seen = CostModel::from_run(*run)) {
+      observed = std::make_shared<const CostModel>(std::move(*seen));
+    }
     return window_of(summarize_run(*run));
   });
   // A run cut short by `stop` measured part of the traffic only: no figures.
@@ -121,7 +125,16 @@ Expected<std::optional<Confirmed>> confirm_live(const ConfirmSpec& spec,
   c.measured.rejected = m.combined.rejected;
   c.measured.timed_out = m.combined.timed_out;
   c.measured.errors = m.combined.errors;
+  c.observed = std::move(observed);
   return std::optional<Confirmed>(c);
+}
+
+CostModel calibrate(const CostModel& cost, std::span<const Confirmed> confirmed) {
+  CostModel m = cost;
+  for (const Confirmed& c : confirmed) {
+    if (c.observed) m = m.calibrated(*c.observed, c.predicted.options.num_lanes);
+  }
+  return m;
 }
 
 Expected<size_t> best_measured(std::span<const Confirmed> confirmed, double slo_p99_ms,
@@ -148,14 +161,20 @@ std::string confirmed_json(std::span<const Confirmed> confirmed) {
     out += options_to_json(c.predicted.options);
     out += ",\"runs\":" + std::to_string(c.runs);
     out += c.stable ? ",\"stable\":true" : ",\"stable\":false";
-    out += ",\"measured\":{\"throughput_rps\":";
-    append_json_number(out, c.measured.throughput_rps);
-    out += ",\"p50_ms\":";
-    append_json_number(out, c.measured.p50_ms);
-    out += ",\"p99_ms\":";
-    append_json_number(out, c.measured.p99_ms);
-    out += ",\"lost\":" + std::to_string(c.measured.rejected + c.measured.timed_out);
-    out += "}}";
+    auto figures = [&out](const char* name, const Evaluated& e) {
+      out += ",\"";
+      out += name;
+      out += "\":{\"throughput_rps\":";
+      append_json_number(out, e.throughput_rps);
+      out += ",\"p50_ms\":";
+      append_json_number(out, e.p50_ms);
+      out += ",\"p99_ms\":";
+      append_json_number(out, e.p99_ms);
+      out += ",\"lost\":" + std::to_string(e.rejected + e.timed_out) + "}";
+    };
+    figures("measured", c.measured);
+    if (c.recalibrated) figures("recalibrated", *c.recalibrated);
+    out += "}";
   }
   return out + "]";
 }

@@ -22,6 +22,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <span>
 #include <vector>
@@ -70,7 +71,17 @@ struct Confirmed {
   Evaluated measured;
   int runs = 0;
   bool stable = false;
+  // t(b) and each request's overhead as the engine ran them in the last run
+  // (CostModel::from_run); null when no batch size ran often enough.
+  std::shared_ptr<const CostModel> observed;
+  // Its prediction again, made with the cost model calibrated by the
+  // confirmations (tune fills it in).
+  std::optional<Evaluated> recalibrated;
 };
+
+// `cost` refined by every confirmation's observed t(b), each for its lane
+// count (CostModel::calibrated).
+CostModel calibrate(const CostModel& cost, std::span<const Confirmed> confirmed);
 
 struct ConfirmSpec {
   RunnerFactory factory;  // makes the runners of the fresh engine of each run
@@ -98,7 +109,8 @@ Expected<size_t> best_measured(std::span<const Confirmed> confirmed, double slo_
                                TuneObjective objective);
 
 // [{"options": {...}, "runs": N, "stable": bool, "measured": {"throughput_rps",
-// "p50_ms", "p99_ms", "lost"}}, ...]: the "confirmed" member of tune's JSON.
+// "p50_ms", "p99_ms", "lost"}, and when set "recalibrated": {the same}}, ...]:
+// the "confirmed" member of tune's JSON.
 std::string confirmed_json(std::span<const Confirmed> confirmed);
 
 }  // namespace batchscope

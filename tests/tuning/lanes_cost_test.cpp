@@ -1,6 +1,6 @@
 // Lanes at once in the cost model (profile --lanes) and the predictor's use
-// of them, and a generative model's step cost measured from step records.
-// Worked out by hand; nothing is timed.
+// of them, calibration by live runs, and a generative model's step cost
+// measured from step records. Worked out by hand; nothing is timed.
 
 #include <gtest/gtest.h>
 
@@ -100,6 +100,54 @@ TEST(LanesCostTest, ThePredictorChargesTheSecondLaneItsSharedPrice) {
   s.options.num_lanes = 2;
   s.cost = test::points({{1, 1000}, {4, 1600}});
   EXPECT_EQ(run_times(predict_run(s)), (std::vector<int64_t>{1000, 1000}));
+}
+
+// Profile 1:100 4:160 8:200 16:300; live 4:208 (x1.3) and 8:240 (x1.2).
+TEST(CalibrationTest, ObservedSizesReplaceTheModelsAndTheRestScaleByTheNearestRatios) {
+  const CostModel profile = test::points({{1, 100}, {4, 160}, {8, 200}, {16, 300}});
+  const CostModel live = test::points({{4, 208, 0.1}, {8, 240, 0.2}});
+  const CostModel m = profile.calibrated(live);
+  ASSERT_EQ(m.points().size(), 4u);
+  EXPECT_DOUBLE_EQ(m.cost_us(1), 130);   // held at 4's ratio below it
+  EXPECT_DOUBLE_EQ(m.cost_us(4), 208);
+  EXPECT_DOUBLE_EQ(m.spread(4), 0.1);
+  EXPECT_DOUBLE_EQ(m.cost_us(8), 240);
+  EXPECT_DOUBLE_EQ(m.cost_us(16), 360);  // held at 8's ratio above it
+  // A size the profile lacks: modelled 180 at 6, seen 216 (x1.2) is inserted;
+  // 1 and 4 scale by 1.2 too, 16 by 1.2.
+  const CostModel six = profile.calibrated(test::points({{6, 216}}));
+  ASSERT_EQ(six.points().size(), 5u);
+  EXPECT_DOUBLE_EQ(six.cost_us(1), 120);
+  EXPECT_DOUBLE_EQ(six.cost_us(4), 192);
+  EXPECT_DOUBLE_EQ(six.cost_us(6), 216);
+  EXPECT_DOUBLE_EQ(six.cost_us(16), 360);
+  // Between two seen sizes the ratio is interpolated: 2 and 10 seen at x1.5
+  // and x1.1 (modelled 120 and 225), so 4 (x1.4) and 8 (x1.2).
+  const CostModel two = profile.calibrated(test::points({{2, 180}, {10, 247.5}}));
+  EXPECT_NEAR(two.cost_us(4), 224, 1e-9);
+  EXPECT_NEAR(two.cost_us(8), 240, 1e-9);
+  EXPECT_NEAR(two.cost_us(1), 150, 1e-9);
+}
+
+TEST(CalibrationTest, ARunWithTwoLanesRefinesTheTwoLaneCurveAndTakesTheOverhead) {
+  const CostModel profile = test::points({{1, 100}, {8, 200}});
+  Expected<CostModel> live = test::points({{8, 300}}).with_overhead({10, 20, 40});
+  ASSERT_TRUE(live.ok());
+  const CostModel m = profile.calibrated(*live, 2);
+  EXPECT_DOUBLE_EQ(m.cost_us(8), 200);     // one lane as profiled
+  EXPECT_DOUBLE_EQ(m.cost_us(8, 2), 300);  // two lanes as seen
+  EXPECT_DOUBLE_EQ(m.cost_us(1, 2), 150);  // scaled by x1.5
+  ASSERT_EQ(m.lanes().size(), 1u);
+  EXPECT_EQ(m.lanes()[0].lanes, 2u);
+  EXPECT_DOUBLE_EQ(m.overhead_us(0.5), 20);
+  // A second two-lane run refines that curve again rather than the profile.
+  const CostModel again = m.calibrated(test::points({{8, 330}}), 2);
+  EXPECT_DOUBLE_EQ(again.cost_us(1, 2), 165);
+  EXPECT_DOUBLE_EQ(again.cost_us(8), 200);
+  // What it writes, it reads back.
+  Expected<CostModel> back = CostModel::from_profile_json(again.to_json());
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_DOUBLE_EQ(back->cost_us(1, 2), 165);
 }
 
 StepRecord step(int64_t start_us, int64_t us, uint32_t decodes, uint32_t prefill) {
