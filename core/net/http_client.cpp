@@ -75,7 +75,7 @@ struct HttpLoadClient::Impl final : ClientPool {
         close(conn, "malformed response: " + e->message);
         return false;
       }
-      const HttpResponse& resp = std::get<HttpResponse>(r);
+      const ReceivedResponse& resp = std::get<ReceivedResponse>(r);
       in[conn].erase(0, resp.size);
       if (resp.status < 200) continue;  // interim (100 Continue); the real answer follows
       if (!busy(conn)) {

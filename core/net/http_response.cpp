@@ -185,7 +185,7 @@ std::variant<std::monostate, Head, HttpResponseError> parse_head(std::string_vie
   return h;
 }
 
-HttpResponseParse parse_chunked(std::string_view in, const Head& h, HttpResponse r,
+HttpResponseParse parse_chunked(std::string_view in, const Head& h, ReceivedResponse r,
                                 const HttpResponseLimits& limits) {
   // Chunks are located first and copied once the response is whole, so a
   // body that arrives in many reads is not copied again on each.
@@ -283,7 +283,7 @@ HttpResponseParse parse_response(std::string_view in, bool eof, const HttpRespon
     return error("the response exceeds " + std::to_string(limits.max_response_bytes) + " bytes");
   }
 
-  HttpResponse r;
+  ReceivedResponse r;
   r.status = h.status;
   r.keep_alive = h.version_minor >= 1 ? !h.close : h.keep_alive && !h.close;
   if (h.status < 200 || h.status == 204 || h.status == 304) {

@@ -41,7 +41,9 @@ struct HttpResponseLimits {
   size_t max_response_bytes = 64u * 1024 * 1024;
 };
 
-struct HttpResponse {
+// A response as a client received it (the server side sends HttpResponse,
+// net/http_server.h; one name for both broke the one-definition rule).
+struct ReceivedResponse {
   int status = 0;          // 100..999
   std::string body;        // chunk framing removed
   bool keep_alive = true;  // false: the server closes the connection after this response
@@ -52,7 +54,7 @@ struct HttpResponseError {
   std::string message;  // a sentence, e.g. "status line 'FOO' is not 'HTTP/1.1 200 OK'"
 };
 
-using HttpResponseParse = std::variant<std::monostate, HttpResponse, HttpResponseError>;
+using HttpResponseParse = std::variant<std::monostate, ReceivedResponse, HttpResponseError>;
 
 // What a response head says about framing and the connection; the head
 // parser parse_response uses, shared with the incremental reader in sse.h.

@@ -19,7 +19,7 @@ namespace {
 
 using namespace batchscope;
 
-void check_response(const HttpResponse& r, std::string_view in, const HttpResponseLimits& l) {
+void check_response(const ReceivedResponse& r, std::string_view in, const HttpResponseLimits& l) {
   FUZZ_CHECK(r.status >= 100 && r.status <= 999);
   FUZZ_CHECK(r.size > 0 && r.size <= in.size());
   FUZZ_CHECK(r.size <= l.max_response_bytes);
@@ -27,7 +27,7 @@ void check_response(const HttpResponse& r, std::string_view in, const HttpRespon
   if (r.status < 200 || r.status == 204 || r.status == 304) FUZZ_CHECK(r.body.empty());
 }
 
-bool same(const HttpResponse& a, const HttpResponse& b) {
+bool same(const ReceivedResponse& a, const ReceivedResponse& b) {
   return a.status == b.status && a.body == b.body && a.keep_alive == b.keep_alive &&
          a.size == b.size;
 }
@@ -41,9 +41,9 @@ void check_prefixes(std::string_view in, const HttpResponseParse& whole,
                      : i == 1 ? in.size() - std::min<size_t>(in.size(), 1)
                               : split.next() - 1;
     const HttpResponseParse part = parse_response(in.substr(0, k), false, l);
-    if (const auto* r = std::get_if<HttpResponse>(&whole)) {
+    if (const auto* r = std::get_if<ReceivedResponse>(&whole)) {
       if (k >= r->size) {
-        const auto* p = std::get_if<HttpResponse>(&part);
+        const auto* p = std::get_if<ReceivedResponse>(&part);
         FUZZ_CHECK(p != nullptr && same(*p, *r));
       } else {
         FUZZ_CHECK(std::holds_alternative<std::monostate>(part));
@@ -51,7 +51,7 @@ void check_prefixes(std::string_view in, const HttpResponseParse& whole,
     } else if (std::holds_alternative<std::monostate>(whole)) {
       FUZZ_CHECK(std::holds_alternative<std::monostate>(part));
     } else {
-      FUZZ_CHECK(!std::holds_alternative<HttpResponse>(part));
+      FUZZ_CHECK(!std::holds_alternative<ReceivedResponse>(part));
     }
   }
 }
@@ -67,10 +67,10 @@ void read_connection(std::string_view in, const HttpResponseLimits& l) {
     if (std::holds_alternative<std::monostate>(r)) {
       // The server closes: a body without a length ends here.
       const HttpResponseParse at_eof = parse_response(in, true, l);
-      if (const auto* last = std::get_if<HttpResponse>(&at_eof)) check_response(*last, in, l);
+      if (const auto* last = std::get_if<ReceivedResponse>(&at_eof)) check_response(*last, in, l);
       return;
     }
-    const HttpResponse& resp = std::get<HttpResponse>(r);
+    const ReceivedResponse& resp = std::get<ReceivedResponse>(r);
     check_response(resp, in, l);
     in.remove_prefix(resp.size);
   }

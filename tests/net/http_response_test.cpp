@@ -29,7 +29,7 @@ namespace {
 
 using namespace std::string_literals;
 
-HttpResponse expect_response(const HttpResponseParse& r) {
+ReceivedResponse expect_response(const HttpResponseParse& r) {
   if (const auto* e = std::get_if<HttpResponseError>(&r)) {
     ADD_FAILURE() << "error: " << e->message;
     return {};
@@ -38,7 +38,7 @@ HttpResponse expect_response(const HttpResponseParse& r) {
     ADD_FAILURE() << "asks for more bytes";
     return {};
   }
-  return std::get<HttpResponse>(r);
+  return std::get<ReceivedResponse>(r);
 }
 
 std::string expect_error(const HttpResponseParse& r) {
@@ -52,7 +52,7 @@ bool needs_more(const HttpResponseParse& r) { return std::holds_alternative<std:
 
 TEST(HttpResponse, ContentLengthBodyAndWhatFollows) {
   const std::string in = "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhelloHTTP/1.1";
-  const HttpResponse r = expect_response(parse_response(in));
+  const ReceivedResponse r = expect_response(parse_response(in));
   EXPECT_EQ(r.status, 200);
   EXPECT_EQ(r.body, "hello");
   EXPECT_TRUE(r.keep_alive);
@@ -67,10 +67,10 @@ TEST(HttpResponse, EveryPrefixAsksForMore) {
   for (size_t k = 0; k < first; ++k) {
     EXPECT_TRUE(needs_more(parse_response(std::string_view(whole).substr(0, k)))) << k;
   }
-  const HttpResponse a = expect_response(parse_response(whole));
+  const ReceivedResponse a = expect_response(parse_response(whole));
   EXPECT_EQ(a.status, 422);
   EXPECT_EQ(a.size, first);
-  const HttpResponse b = expect_response(parse_response(std::string_view(whole).substr(a.size)));
+  const ReceivedResponse b = expect_response(parse_response(std::string_view(whole).substr(a.size)));
   EXPECT_EQ(b.status, 204);
   EXPECT_EQ(b.body, "");
 }
@@ -79,7 +79,7 @@ TEST(HttpResponse, ChunkedBodyIsDecodedAndTrailersSkipped) {
   const std::string in =
       "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
       "5\r\nhello\r\n6;name=value\r\n world\r\n0\r\nX-Checksum: 1\r\n\r\n";
-  const HttpResponse r = expect_response(parse_response(in));
+  const ReceivedResponse r = expect_response(parse_response(in));
   EXPECT_EQ(r.body, "hello world");
   EXPECT_EQ(r.size, in.size());
   for (size_t k = 0; k < in.size(); ++k) {
@@ -88,7 +88,7 @@ TEST(HttpResponse, ChunkedBodyIsDecodedAndTrailersSkipped) {
 }
 
 TEST(HttpResponse, BareLineFeedsAreAccepted) {
-  const HttpResponse r =
+  const ReceivedResponse r =
       expect_response(parse_response("HTTP/1.1 200 OK\nContent-Length: 2\n\nok"));
   EXPECT_EQ(r.body, "ok");
 }
@@ -96,7 +96,7 @@ TEST(HttpResponse, BareLineFeedsAreAccepted) {
 TEST(HttpResponse, StatusesWithoutBodyIgnoreLengthHeaders) {
   for (const char* status : {"100 Continue", "204 No Content", "304 Not Modified"}) {
     const std::string in = "HTTP/1.1 "s + status + "\r\nContent-Length: 10\r\n\r\n";
-    const HttpResponse r = expect_response(parse_response(in));
+    const ReceivedResponse r = expect_response(parse_response(in));
     EXPECT_EQ(r.body, "") << status;
     EXPECT_EQ(r.size, in.size()) << status;
   }
@@ -105,7 +105,7 @@ TEST(HttpResponse, StatusesWithoutBodyIgnoreLengthHeaders) {
 TEST(HttpResponse, BodyWithoutLengthRunsToTheClose) {
   const std::string in = "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\nall of it";
   EXPECT_TRUE(needs_more(parse_response(in)));
-  const HttpResponse r = expect_response(parse_response(in, /*eof=*/true));
+  const ReceivedResponse r = expect_response(parse_response(in, /*eof=*/true));
   EXPECT_EQ(r.body, "all of it");
   EXPECT_FALSE(r.keep_alive);
   // A transfer coding other than chunked has no length either.
@@ -128,7 +128,7 @@ TEST(HttpResponse, ConnectionHeaderAndVersionDecideKeepAlive) {
 }
 
 TEST(HttpResponse, ChunkedWinsOverContentLengthAndEndsTheConnection) {
-  const HttpResponse r = expect_response(
+  const ReceivedResponse r = expect_response(
       parse_response("HTTP/1.1 200 OK\r\nContent-Length: 100\r\nTransfer-Encoding: chunked\r\n\r\n"
                      "2\r\nhi\r\n0\r\n\r\n"));
   EXPECT_EQ(r.body, "hi");
