@@ -213,8 +213,8 @@ class Simulation {
   Jitter overhead_;  // draws each request's measured overhead
   const bool jittered_;
   const Duration timeout_;
-  // By lanes busy (1..num_lanes, where the model was measured with lanes at
-  // once; else one table) and batch size.
+  // By lanes busy (1 up to the most measured at once, at most num_lanes;
+  // one table when none was) and batch size.
   std::vector<std::vector<Duration>> cost_;  // without jitter
   std::vector<std::vector<double>> cost_us_;  // with jitter
   std::vector<double> spread_;               // by batch size, with jitter
@@ -250,7 +250,10 @@ Simulation::Simulation(const PredictSpec& spec)
       last_event_(spec.start),
       latest_done_(spec.start) {
   const size_t max_batch = o_.max_batch_size;
-  const size_t tables = spec.cost.lanes().empty() ? 1 : lanes_.size();
+  // Beyond the most lanes measured every count costs the same: no table.
+  const size_t tables = spec.cost.lanes().empty()
+                            ? 1
+                            : std::min<size_t>(lanes_.size(), spec.cost.lanes().back().lanes);
   cost_.resize(tables);
   cost_us_.resize(jittered_ ? tables : 0);
   for (size_t busy = 1; busy <= tables; ++busy) {

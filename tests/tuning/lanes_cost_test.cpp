@@ -93,6 +93,12 @@ TEST(LanesCostTest, ThePredictorChargesTheSecondLaneItsSharedPrice) {
     return us;
   };
   EXPECT_EQ(run_times(predict_run(s)), (std::vector<int64_t>{1000, 3000}));
+  // Three lanes, two measured: the third, started beside two, costs what two
+  // lanes at once cost.
+  s.options.num_lanes = 3;
+  s.arrivals.max_requests = 3;
+  EXPECT_EQ(run_times(predict_run(s)), (std::vector<int64_t>{1000, 3000, 3000}));
+  s.arrivals.max_requests = 2;
   // One lane: the second waits for the first and runs alone.
   s.options.num_lanes = 1;
   EXPECT_EQ(run_times(predict_run(s)), (std::vector<int64_t>{1000, 1000}));
