@@ -14,6 +14,12 @@ Expected<CostModel> load_cost_model(const ModelChoice& model, const std::string&
   if (!cost_file.empty()) {
     auto m = CostModel::from_file(cost_file);
     if (!m) return invalid_argument("--cost: " + m.error().message);
+    if (const std::string u = m->unsettled(); !u.empty()) {
+      std::fprintf(stderr,
+                   "%s: warning: %s was profiled on a busy machine; t(b) did not settle at %s, "
+                   "so predictions there are not to be trusted\n",
+                   command, cost_file.c_str(), u.c_str());
+    }
     return m;
   }
   if (model.synthetic) return CostModel::from_synthetic(*model.synthetic, max_batch);
@@ -28,6 +34,12 @@ Expected<CostModel> load_cost_model(const ModelChoice& model, const std::string&
   p.max_batch = max_batch;
   auto r = profile_model(model.path, p);
   if (!r) return r.error();
+  if (!r->settled) {
+    std::fprintf(stderr,
+                 "%s: warning: t(b) did not settle at %s; predictions there are not to be "
+                 "trusted (profile again on a quiet machine)\n",
+                 command, unsettled_text(r->points).c_str());
+  }
   return CostModel::from_profile_json(profile_json(*r));
 #else
   (void)command;

@@ -192,7 +192,10 @@ Expected<LoadedModel> load_torch(const ModelRequest& r, const LoadProgress& prog
   auto prof = profile_model(r.path, po);
   if (!prof && prof.error().code == ErrorCode::kCancelled) return cancelled(r);
   if (!prof) return prof.error();
-  for (const ProfilePoint& p : prof->points) m.profile.push_back({p.batch, p.median_us, p.spread});
+  for (const ProfilePoint& p : prof->points) {
+    m.profile.push_back({p.batch, p.median_us, p.spread, p.run_quantiles, p.settled});
+  }
+  m.unsettled = unsettled_text(prof->points);
   m.a_us = prof->a_us;
   m.c_us = prof->c_us;
   m.asymptotic_speedup = prof->asymptotic_speedup;

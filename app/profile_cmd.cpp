@@ -16,9 +16,14 @@ std::string profile_help() {
          "                          [--lanes N] [--json FILE]\n"
          "Measures the model's batch cost t(b) for b = 1, 2, 4, ... up to --max-batch (default:\n"
          "the model's max_batch_size), the median of many runs after warm-up, through the\n"
-         "same path the engine runs batches. Fits t(b) ~ a + c*b and prints b, t(b), per-item\n"
-         "time and speedup, a and c, the asymptotic speedup 1 + a/c, and the BLAS and threads\n"
-         "in use. --json writes the same figures. --threads sets LibTorch's intra-op threads\n"
+         "same path the engine runs batches. Each size is timed in windows until three in a\n"
+         "row agree within 10% and the measuring thread had a core for half their time or\n"
+         "more (at most 10 windows); a size that does not settle is marked with why. t(b) is\n"
+         "made monotone (a larger batch never costs less). Fits t(b) ~ a + c*b through the\n"
+         "settled sizes and prints b, t(b), the median as measured, per-item time, speedup,\n"
+         "whether it settled, a and c, the asymptotic speedup 1 + a/c, and the BLAS and\n"
+         "threads in use. --json writes the same figures (cost file version 2). --threads sets "
+         "LibTorch's intra-op threads\n"
          "(default 1), --blas-threads OpenBLAS's (default: all cores). --lanes N measures\n"
          "t(b) again with 2..N copies of the model running batches at once, as engine lanes\n"
          "at saturation (each its own CUDA stream on a GPU); tune and bench --target predict\n"
@@ -92,13 +97,24 @@ int run_profile(const std::vector<std::string>& args) {
       "Model %s on %s; BLAS %s, %d BLAS thread(s), %d intra-op and %d inter-op thread(s)\n\n",
       r->model.c_str(), r->device.c_str(), r->blas.c_str(), r->blas_threads, r->intra_op_threads,
       r->inter_op_threads);
-  std::printf("%8s %12s %14s %9s %6s\n", "batch", "t(b) us", "per item us", "speedup", "runs");
+  std::printf("%8s %12s %12s %14s %9s %6s  %s\n", "batch", "t(b) us", "measured us", "per item us",
+              "speedup", "runs", "settled (windows, CPU share, window gap)");
   for (const ProfilePoint& p : r->points) {
-    std::printf("%8u %12.1f %14.2f %8.2fx %6d\n", p.batch, p.median_us, p.per_item_us, p.speedup,
-                p.runs);
+    std::printf("%8u %12.1f %12.1f %14.2f %8.2fx %6d  %s (%d, %.0f%%, %.1f%%)\n", p.batch,
+                p.median_us, p.measured_us, p.per_item_us, p.speedup, p.runs,
+                p.settled ? "yes" : "NO", p.windows, 100 * p.cpu_share, 100 * p.window_gap);
+  }
+  if (!r->settled) {
+    std::printf(
+        "\nnot settled at %s.\nThese sizes' times are not the model's; profile again on a quiet "
+        "machine.\n",
+        unsettled_text(r->points).c_str());
   }
   std::printf("\nfit: t(b) = %.1f + %.2f * b us", r->a_us, r->c_us);
-  if (r->asymptotic_speedup > 0) {
+  if (!r->settled && r->asymptotic_speedup <= 0) {
+    std::printf(
+        "; fewer than 2 sizes settled or their fit has no fixed cost: no speedup claimed\n");
+  } else if (r->asymptotic_speedup > 0) {
     std::printf("; asymptotic speedup 1 + a/c = %.1fx\n", r->asymptotic_speedup);
   } else if (r->c_us <= 0) {
     std::printf("; no per-item cost measured, so no asymptotic speedup\n");

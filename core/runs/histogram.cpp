@@ -124,4 +124,18 @@ bool LogHistogram::operator==(const LogHistogram& other) const {
   return base_ == other.base_ && counts_ == other.counts_;
 }
 
+std::vector<double> even_quantiles(std::vector<double> v, size_t parts) {
+  std::vector<double> q;
+  if (v.empty() || parts == 0) return q;
+  std::sort(v.begin(), v.end());
+  q.reserve(parts + 1);
+  for (size_t i = 0; i <= parts; ++i) {
+    const double pos = static_cast<double>(i) * static_cast<double>(v.size() - 1) / parts;
+    const size_t lo = static_cast<size_t>(pos);
+    const size_t hi = std::min(lo + 1, v.size() - 1);
+    q.push_back(v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo)));
+  }
+  return q;
+}
+
 }  // namespace batchscope

@@ -7,6 +7,8 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "runs/histogram.h"
+#include "torch/settle.h"
 #include "torch/torch_info.h"
 #include "torch/torch_model.h"
 
@@ -31,6 +33,36 @@ LineFit fit_line(const std::vector<ProfilePoint>& points) {
   return f;
 }
 
+std::vector<double> monotone_fit(const std::vector<double>& medians) {
+  // Blocks of pooled values: their mean and how many they hold.
+  std::vector<std::pair<double, size_t>> blocks;
+  for (double m : medians) {
+    blocks.push_back({m, 1});
+    while (blocks.size() > 1 && blocks[blocks.size() - 2].first > blocks.back().first) {
+      auto [v, n] = blocks.back();
+      blocks.pop_back();
+      auto& prev = blocks.back();
+      prev.first = (prev.first * static_cast<double>(prev.second) + v * static_cast<double>(n)) /
+                   static_cast<double>(prev.second + n);
+      prev.second += n;
+    }
+  }
+  std::vector<double> out;
+  out.reserve(medians.size());
+  for (auto [v, n] : blocks) out.insert(out.end(), n, v);
+  return out;
+}
+
+std::string unsettled_text(const std::vector<ProfilePoint>& points) {
+  std::string sizes, why;
+  for (const ProfilePoint& p : points) {
+    if (p.settled) continue;
+    sizes += (sizes.empty() ? "b = " : ", ") + std::to_string(p.batch);
+    if (why.empty()) why = p.why;
+  }
+  return sizes.empty() ? "" : sizes + ": " + why;
+}
+
 namespace {
 
 using Wall = std::chrono::steady_clock;
@@ -47,6 +79,11 @@ ProfilePoint point_of(uint32_t batch, std::vector<double>& us) {
   p.spread = p.median_us > 0 ? std::clamp((p90 - p10) / (1.6 * p.median_us), 0.0, 0.95) : 0.0;
   p.per_item_us = p.median_us / batch;
   p.runs = static_cast<int>(us.size());
+  p.measured_us = p.median_us;
+  if (p.median_us > 0) {
+    p.run_quantiles = even_quantiles(us);
+    for (double& q : p.run_quantiles) q /= p.median_us;
+  }
   return p;
 }
 
@@ -54,8 +91,7 @@ ProfilePoint point_of(uint32_t batch, std::vector<double>& us) {
 // thread, for the sizes `single` measured alone.
 Expected<LanesProfile> profile_lanes(std::vector<std::unique_ptr<TorchModel>>& models,
                                      const std::vector<ProfilePoint>& single,
-                                     const std::vector<Tensors>& inputs,
-                                     const ProfileOptions& o) {
+                                     const std::vector<Tensors>& inputs, const ProfileOptions& o) {
   LanesProfile lp;
   lp.lanes = static_cast<uint32_t>(models.size());
   for (const ProfilePoint& alone : single) {
@@ -128,29 +164,55 @@ Expected<ProfileResult> profile_model(const std::string& model_path, const Profi
   r.model = meta.name;
   r.device = model.device();
   std::vector<Tensors> inputs;
+  // A GPU run's thread waits on the device, so its CPU share says nothing.
+  const bool on_gpu = r.device.rfind("cuda", 0) == 0;
+  SettleOptions so;
+  so.windows_to_agree = 3;
+  so.window_seconds = o.seconds_per_point / so.windows_to_agree;
+  so.min_runs = std::max(1, (o.min_runs + so.windows_to_agree - 1) / so.windows_to_agree);
+  so.max_runs = std::max(1, o.max_runs / so.windows_to_agree);
+  so.max_windows = std::max(so.windows_to_agree, o.max_windows);
+  so.min_cpu_share = on_gpu ? 0.0 : 0.5;
+  const SettleClocks clocks = SettleClocks::real();
   for (uint32_t b = 1;; b = std::min(b * 2, top)) {
     while (inputs.size() < b) inputs.push_back(random_inputs(meta, inputs.size() + 1));
     std::span<Tensors> batch(inputs.data(), b);
-    std::vector<double> us;
-    const auto until = Wall::now() + std::chrono::duration<double>(o.seconds_per_point);
-    while (static_cast<int>(us.size()) < o.max_runs &&
-           (static_cast<int>(us.size()) < o.min_runs || Wall::now() < until)) {
-      if (o.cancelled && o.cancelled()) {
-        return Error{ErrorCode::kCancelled, "profiling " + model_path + " was cancelled"};
-      }
-      const auto t0 = Wall::now();
+    auto once = [&]() -> Status {
       auto out = model.run(batch);
-      const auto t1 = Wall::now();
-      if (!out) return out.error();
-      us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+      return out ? Status::Ok() : Status(out.error());
+    };
+    auto got = settle(once, so, clocks, o.cancelled);
+    if (!got && got.error().code == ErrorCode::kCancelled) {
+      return Error{ErrorCode::kCancelled, "profiling " + model_path + " was cancelled"};
     }
-    ProfilePoint p = point_of(b, us);
+    if (!got) return got.error();
+    ProfilePoint p = point_of(b, got->us);
+    p.settled = got->settled;
+    p.windows = got->windows;
+    p.cpu_share = got->cpu_share;
+    p.window_gap = got->window_gap;
+    p.why = got->why;
     p.speedup = r.points.empty() ? 1.0 : r.points.front().per_item_us / p.per_item_us;
     r.points.push_back(p);
     if (o.on_point) o.on_point(p);
     if (b == top) break;
   }
-  const LineFit f = fit_line(r.points);
+  std::vector<double> measured;
+  for (const ProfilePoint& p : r.points) measured.push_back(p.measured_us);
+  const std::vector<double> fitted = monotone_fit(measured);
+  for (size_t i = 0; i < r.points.size(); ++i) {
+    ProfilePoint& p = r.points[i];
+    p.median_us = fitted[i];
+    p.per_item_us = p.median_us / p.batch;
+    p.speedup = p.per_item_us > 0 ? r.points.front().per_item_us / p.per_item_us : 0.0;
+    // The jitter's shape stays that of the runs, about the fitted median.
+    for (double& q : p.run_quantiles) q *= p.measured_us / std::max(p.median_us, 1e-9);
+  }
+  std::vector<ProfilePoint> settled;
+  for (const ProfilePoint& p : r.points)
+    if (p.settled) settled.push_back(p);
+  r.settled = settled.size() == r.points.size();
+  const LineFit f = settled.size() >= 2 ? fit_line(settled) : LineFit{};
   r.a_us = f.a;
   r.c_us = f.c;
   r.asymptotic_speedup = f.c > 0 && f.a > 0 ? 1.0 + f.a / f.c : 0.0;
@@ -179,17 +241,28 @@ Expected<ProfileResult> profile_model(const std::string& model_path, const Profi
 
 std::string profile_json(const ProfileResult& r) {
   nlohmann::ordered_json j;
+  j["format"] = "batchscope-cost";
+  j["version"] = 2;
   j["model"] = r.model;
   j["device"] = r.device;
+  j["settled"] = r.settled;
   j["points"] = nlohmann::json::array();
   nlohmann::ordered_json at = nlohmann::ordered_json::object();
   for (const ProfilePoint& p : r.points) {
-    j["points"].push_back({{"batch", p.batch},
-                           {"median_us", p.median_us},
-                           {"per_item_us", p.per_item_us},
-                           {"speedup", p.speedup},
-                           {"spread", p.spread},
-                           {"runs", p.runs}});
+    nlohmann::ordered_json e = {{"batch", p.batch},
+                                {"median_us", p.median_us},
+                                {"measured_us", p.measured_us},
+                                {"per_item_us", p.per_item_us},
+                                {"speedup", p.speedup},
+                                {"spread", p.spread},
+                                {"runs", p.runs},
+                                {"settled", p.settled},
+                                {"windows", p.windows},
+                                {"cpu_share", p.cpu_share},
+                                {"window_gap", p.window_gap}};
+    if (!p.settled) e["why"] = p.why;
+    if (!p.run_quantiles.empty()) e["run_quantiles"] = p.run_quantiles;
+    j["points"].push_back(e);
     at[std::to_string(p.batch)] = p.speedup;
   }
   j["a_us"] = r.a_us;

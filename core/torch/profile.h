@@ -3,6 +3,11 @@
 // through the same run path the engine uses (stack, forward, split), and fits
 // t(b) ~ a + c*b. The fit says what batching can buy: per-item time falls
 // from a + c towards c, an asymptotic speedup of 1 + a/c.
+// Each size is measured until it settles (torch/settle.h): on a busy machine
+// a size that does not settle is kept but marked, with the reason, and the
+// line is fitted through the settled sizes alone. The medians the cost model
+// reads are made monotone (a larger batch never costs less: pooled adjacent
+// violators); the medians as measured are kept beside them.
 // A caller that gives up (a window closing) stops it between runs: it
 // returns kCancelled after the run in progress, never a partial curve.
 // Thread-safety: profile_model() runs on the calling thread, and calls the
@@ -19,13 +24,23 @@ namespace batchscope {
 
 struct ProfilePoint {
   uint32_t batch = 0;
-  double median_us = 0;
+  double median_us = 0;  // the monotone fit's t(b); as measured until the curve is complete
   double per_item_us = 0;
   double speedup = 0;  // per-item time at b = 1 over per-item time here
   // Run-to-run jitter as the relative half-width of a uniform spread with the
   // same 10th-to-90th percentile width: (p90 - p10) / (1.6 * median).
   double spread = 0;
   int runs = 0;
+  double measured_us = 0;  // the median as measured
+  // Run time over the median at p0, p1/64, ..., p100: the jitter's shape.
+  std::vector<double> run_quantiles;
+  // How far it can be trusted (settle.h): settled, the windows it took, the
+  // measuring thread's lowest CPU share and the windows' largest gap.
+  bool settled = true;
+  int windows = 0;
+  double cpu_share = 1;
+  double window_gap = 0;
+  std::string why;  // why it did not settle; empty when it did
 };
 
 struct ProfileOptions {
@@ -42,6 +57,9 @@ struct ProfileOptions {
   uint32_t lanes = 1;
   int min_runs = 7;
   int max_runs = 2000;
+  // Windows measured at most per size before it is reported unsettled; a
+  // settled size takes 3, each a third of seconds_per_point.
+  int max_windows = 10;
   // Called after each point is measured (its speedup against b = 1 filled
   // in), so a caller can show how far the curve has got.
   std::function<void(const ProfilePoint&)> on_point;
@@ -63,6 +81,9 @@ struct ProfileResult {
   double a_us = 0;                // fitted fixed cost per batch
   double c_us = 0;                // fitted cost per item
   double asymptotic_speedup = 0;  // 1 + a/c; 0 unless a > 0 and c > 0
+  // Every size settled. When not, the fit is through the settled sizes only
+  // (none when fewer than 2 settled: a = c = 0).
+  bool settled = true;
   std::string blas;
   std::string blas_library;
   int intra_op_threads = 0;
@@ -70,6 +91,14 @@ struct ProfileResult {
   int blas_threads = 0;
   std::vector<LanesProfile> lanes;  // 2, 3, ... up to ProfileOptions::lanes
 };
+
+// The sizes that did not settle, "b = 16, 32", and why the first did not;
+// empty when all did.
+std::string unsettled_text(const std::vector<ProfilePoint>& points);
+
+// medians made non-decreasing in b by pooling adjacent violators (equal
+// weights): the least-squares monotone fit.
+std::vector<double> monotone_fit(const std::vector<double>& medians);
 
 // Least-squares line through (b, t): {a, c}.
 struct LineFit {
@@ -80,8 +109,10 @@ LineFit fit_line(const std::vector<ProfilePoint>& points);
 
 Expected<ProfileResult> profile_model(const std::string& model_path, const ProfileOptions& options);
 
-// {"model", "device", "points": [{"batch", "median_us", "per_item_us",
-//  "speedup", "spread", "runs"}], "a_us", "c_us", "asymptotic_speedup",
+// {"format": "batchscope-cost", "version": 2, "model", "device", "settled",
+//  "points": [{"batch", "median_us", "measured_us", "per_item_us", "speedup",
+//  "spread", "runs", "settled", "windows", "cpu_share", "window_gap", "why"
+//  (when unsettled), "run_quantiles"}], "a_us", "c_us", "asymptotic_speedup",
 //  "speedup_at": {"1": .., "32": ..}, "blas", "blas_library",
 //  "intra_op_threads", "inter_op_threads", "blas_threads", and when measured
 //  "lanes": [{"lanes": 2, "points": [{"batch", "median_us", "spread", "runs",

@@ -11,6 +11,7 @@
 
 #include "batching/synthetic_runner.h"
 #include "common/text_out.h"
+#include "runs/histogram.h"
 
 namespace batchscope {
 
@@ -37,6 +38,9 @@ std::string excerpt(const Json& v) {
   return s;
 }
 
+Status check_quantiles(const std::vector<double>& q, const char* name, double max,
+                       const std::string& prefix);
+
 Status check_points(const std::vector<CostPoint>& points, const std::string& prefix) {
   if (points.empty()) {
     return invalid_argument(prefix + "points is empty; a cost model needs at least one point");
@@ -61,6 +65,10 @@ Status check_points(const std::vector<CostPoint>& points, const std::string& pre
       return invalid_argument(prefix + at(i, "spread") + " = " + shortest(p.spread) +
                               " must be in [0, 1)");
     }
+    const std::string name = at(i, "run_quantiles");
+    if (Status s = check_quantiles(p.run_quantiles, name.c_str(), kMaxRunFactor, prefix); !s) {
+      return s;
+    }
   }
   return Status::Ok();
 }
@@ -78,6 +86,9 @@ Expected<double> number_field(const Json& point, size_t i, const char* field, bo
   }
   return it->get<double>();
 }
+
+Expected<std::vector<double>> number_array(const Json& j, const char* name,
+                                           const std::string& prefix);
 
 Expected<CostPoint> point_from_json(const Json& p, size_t i, const std::string& prefix) {
   if (!p.is_object()) {
@@ -97,6 +108,16 @@ Expected<CostPoint> point_from_json(const Json& p, size_t i, const std::string& 
   out.median_us = *median;
   const Expected<double> spread = number_field(p, i, "spread", false, 0, prefix);
   if (!spread) return spread.error();
+  Expected<std::vector<double>> q = number_array(p, "run_quantiles", prefix + at(i, "") + ".");
+  if (!q) return q.error();
+  out.run_quantiles = std::move(*q);
+  if (const auto it = p.find("settled"); it != p.end()) {
+    if (!it->is_boolean()) {
+      return invalid_argument(prefix + at(i, "settled") + " = " + excerpt(*it) +
+                              " must be true or false");
+    }
+    out.settled = it->get<bool>();
+  }
   out.spread = *spread;
   return out;
 }
@@ -106,22 +127,6 @@ std::string without_tag(const char* what) {
   std::string s = what;
   const size_t end = s.find("] ");
   return (s.rfind("[json.exception", 0) == 0 && end != std::string::npos) ? s.substr(end + 2) : s;
-}
-
-// The 65 quantiles p0, p1/64, ..., p100 of `v` (sorted here); empty when v is.
-std::vector<double> quantiles(std::vector<double> v) {
-  std::vector<double> q;
-  if (v.empty()) return q;
-  std::sort(v.begin(), v.end());
-  constexpr size_t kParts = 64;
-  q.reserve(kParts + 1);
-  for (size_t i = 0; i <= kParts; ++i) {
-    const double pos = static_cast<double>(i) * static_cast<double>(v.size() - 1) / kParts;
-    const size_t lo = static_cast<size_t>(pos);
-    const size_t hi = std::min(lo + 1, v.size() - 1);
-    q.push_back(v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo)));
-  }
-  return q;
 }
 
 // The value at quantile u of quantiles `q` (ascending, at least 2).
@@ -216,6 +221,21 @@ Expected<CostModel> CostModel::from_profile_json(std::string_view text) {
   if (!j.is_object()) {
     return invalid_argument(prefix + "the top level = " + excerpt(j) + " must be an object");
   }
+  if (const auto f = j.find("format"); f != j.end() && *f != "batchscope-cost") {
+    return invalid_argument(prefix + "format = " + excerpt(*f) +
+                            " is not a cost file's (\"batchscope-cost\")");
+  }
+  if (const auto v = j.find("version"); v != j.end()) {
+    if (!v->is_number_integer() || v->get<int64_t>() < 1) {
+      return invalid_argument(prefix + "version = " + excerpt(*v) +
+                              " must be a whole number from 1");
+    }
+    if (v->get<int64_t>() > kCostFormatVersion) {
+      return invalid_argument(
+          prefix + "version = " + excerpt(*v) + " is newer than this batchscope reads (1 to " +
+          std::to_string(kCostFormatVersion) + "); update batchscope or profile the model again");
+    }
+  }
   const auto it = j.find("points");
   if (it == j.end()) return invalid_argument(prefix + "\"points\" is missing");
   if (!it->is_array()) {
@@ -254,8 +274,8 @@ Expected<CostModel> CostModel::from_profile_json(std::string_view text) {
     }
     const auto pts = e.find("points");
     if (pts == e.end() || !pts->is_array()) {
-      return invalid_argument(where + ".points = " + (pts == e.end() ? "(missing)" : excerpt(*pts)) +
-                              " must be an array");
+      return invalid_argument(where + ".points = " +
+                              (pts == e.end() ? "(missing)" : excerpt(*pts)) + " must be an array");
     }
     LaneCostPoints entry;
     const auto count = n->get<int64_t>();
@@ -414,9 +434,40 @@ double CostModel::spread(size_t batch) const {
   return std::clamp(lo.spread + (hi.spread - lo.spread) * f, 0.0, std::nextafter(1.0, 0.0));
 }
 
+namespace {
+
+// One point's run time over its median at quantile u.
+double point_factor(const CostPoint& p, double u) {
+  if (p.run_quantiles.size() >= 2) return at_quantile(p.run_quantiles, u);
+  return 1.0 + p.spread * (2.0 * std::clamp(u, 0.0, 1.0) - 1.0);
+}
+
+}  // namespace
+
+double CostModel::jitter_factor(size_t batch, double u) const {
+  if (batch <= points_.front().batch) return point_factor(points_.front(), u);
+  if (batch >= points_.back().batch) return point_factor(points_.back(), u);
+  const size_t k = segment(points_, batch);
+  const CostPoint& lo = points_[k];
+  const CostPoint& hi = points_[k + 1];
+  const double f = (static_cast<double>(batch) - lo.batch) / (double(hi.batch) - lo.batch);
+  const double a = point_factor(lo, u), b = point_factor(hi, u);
+  return std::max(0.0, a + (b - a) * f);
+}
+
 bool CostModel::has_jitter() const {
-  return std::any_of(points_.begin(), points_.end(),
-                     [](const CostPoint& p) { return p.spread > 0; });
+  return std::any_of(points_.begin(), points_.end(), [](const CostPoint& p) {
+    return p.spread > 0 ||
+           (p.run_quantiles.size() >= 2 && p.run_quantiles.front() != p.run_quantiles.back());
+  });
+}
+
+std::string CostModel::unsettled() const {
+  std::string s;
+  for (const CostPoint& p : points_) {
+    if (!p.settled) s += (s.empty() ? "b = " : ", ") + std::to_string(p.batch);
+  }
+  return s;
 }
 
 std::string CostModel::describe() const {
@@ -472,6 +523,10 @@ Expected<CostModel> CostModel::from_batches(std::span<const BatchRecord> batches
     // The uniform spread with the same p10..p90 width, as profile records it.
     const double width = us[us.size() * 9 / 10] - us[us.size() / 10];
     p.spread = p.median_us > 0 ? std::clamp(width / (1.6 * p.median_us), 0.0, 0.95) : 0.0;
+    if (p.median_us > 0) {
+      p.run_quantiles = even_quantiles(us);
+      for (double& q : p.run_quantiles) q = std::min(q / p.median_us, kMaxRunFactor);
+    }
     points.push_back(p);
   }
   if (points.empty()) {
@@ -495,7 +550,7 @@ Expected<CostModel> CostModel::from_run(const RunData& run, size_t min_runs) {
     const double us = to_us(r.sent - r.intended) + to_us(r.done - b->second->run_end);
     overhead.push_back(std::clamp(us, 0.0, kMaxCostUs));
   }
-  return m->with_overhead(quantiles(std::move(overhead)));
+  return m->with_overhead(even_quantiles(std::move(overhead)));
 }
 
 std::string CostModel::to_json() const {
@@ -507,11 +562,15 @@ std::string CostModel::to_json() const {
       append_json_number(out, points[i].median_us);
       out += ",\"spread\":";
       append_json_number(out, points[i].spread);
+      append_array(out, "run_quantiles", points[i].run_quantiles);
+      if (!points[i].settled) out += ",\"settled\":false";
       out += '}';
     }
     out += ']';
   };
-  std::string out = "{\"points\":";
+  std::string out =
+      "{\"format\":\"batchscope-cost\",\"version\":" + std::to_string(kCostFormatVersion) +
+      ",\"points\":";
   append_points(out, points_);
   append_array(out, "overhead_us_quantiles", overhead_us_);
   if (!lanes_.empty()) {

@@ -6,9 +6,17 @@
 // Shape. Between two points t(b) is interpolated linearly. Beyond the last
 // point it is extrapolated linearly along the last two, and below the first
 // along the first two; a model of a single point is proportional, t(b) = t1 *
-// b / b1. It never goes below 0. The spread (the relative half-width of
-// run-to-run jitter) is interpolated the same way between points and held at
-// the nearest end's value outside them.
+// b / b1. It never goes below 0.
+//
+// Jitter. A point's run-to-run jitter is its run times over its median as
+// quantiles (p0 .. p100, from a profile or a live run), or, where none were
+// kept, a uniform spread of +-spread. jitter_factor(b, u) interpolates the
+// two points' factors at quantile u between points and holds the nearest
+// end's outside them; the predictor draws u uniformly.
+//
+// Format. The JSON carries "format": "batchscope-cost" and "version": 2.
+// A file without a version is read as version 1 (written before versions,
+// the same fields less the quantiles); a newer version is refused, naming it.
 //
 // Measured overhead (optional). A live run (`bench --cost-out`, from_run) also
 // gives each answered request's time outside its batch: its send lag, plus
@@ -49,10 +57,21 @@ inline constexpr double kMaxCostUs = 3.6e9;
 // The most quantiles a measured overhead may hold.
 inline constexpr size_t kMaxQuantiles = 1025;
 
+// The cost file version this build writes, and the newest it reads.
+inline constexpr int kCostFormatVersion = 2;
+// The largest run time over its median a quantile may give.
+inline constexpr double kMaxRunFactor = 1e6;
+
 struct CostPoint {
   uint32_t batch = 1;    // batch size; >= 1, strictly increasing along a model
   double median_us = 0;  // median run time of a batch this size, in microseconds; 0..kMaxCostUs
   double spread = 0;     // relative half-width of the jitter, [0, 1): 0.05 is ±5%
+  // Run time over the median at evenly spaced quantiles p0 .. p100: 2 to
+  // kMaxQuantiles values, non-decreasing, each 0..kMaxRunFactor. Empty: the
+  // jitter is uniform over ±spread.
+  std::vector<double> run_quantiles = {};
+  // False when the profile could not settle this size (a busy machine).
+  bool settled = true;
 };
 
 // The most lanes a cost file may describe running at once.
@@ -136,8 +155,12 @@ class CostModel {
   const std::vector<LaneCostPoints>& lanes() const { return lanes_; }
   // The jitter's relative half-width at b, in [0, 1).
   double spread(size_t batch) const;
-  // True when some point has a spread above 0.
+  // A batch of b's run time over t(b) at quantile u in [0, 1].
+  double jitter_factor(size_t batch, double u) const;
+  // True when some point has a spread above 0 or quantiles that differ.
   bool has_jitter() const;
+  // The sizes whose profile did not settle ("b = 16, 32"); empty when all did.
+  std::string unsettled() const;
   // A request's time outside its batch at quantile u in [0, 1] (interpolated
   // between the measured quantiles), in microseconds; 0 when none was
   // measured.

@@ -5,6 +5,7 @@
 #include "tuning/predictor.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <functional>
 #include <memory>
@@ -45,6 +46,9 @@ struct Jitter {
     return static_cast<double>(z >> 11) * 0x1.0p-52 - 1.0;
   }
 };
+
+// The steps of a batch size's jitter table: the quantiles a profile keeps.
+constexpr size_t kJitterSteps = 64;
 
 // Roughly how many requests a run sends, to reserve for.
 size_t expected_sends(const ArrivalSpec& a) {
@@ -215,9 +219,10 @@ class Simulation {
   const Duration timeout_;
   // By lanes busy (1 up to the most measured at once, at most num_lanes;
   // one table when none was) and batch size.
-  std::vector<std::vector<Duration>> cost_;  // without jitter
+  std::vector<std::vector<Duration>> cost_;   // without jitter
   std::vector<std::vector<double>> cost_us_;  // with jitter
-  std::vector<double> spread_;               // by batch size, with jitter
+  // By batch size, with jitter: run time over t(b) at u = 0, 1/64, ..., 1.
+  std::vector<std::array<double, kJitterSteps + 1>> factors_;
   RunData run_;
   std::vector<Queued> admitted_;  // every admitted request; the queue is [head_, end)
   size_t head_ = 0;
@@ -262,7 +267,11 @@ Simulation::Simulation(const PredictSpec& spec)
       if (jittered_) cost_us_[busy - 1].push_back(spec.cost.cost_us(b, busy));
     }
   }
-  for (size_t b = 0; jittered_ && b <= max_batch; ++b) spread_.push_back(spec.cost.spread(b));
+  for (size_t b = 0; jittered_ && b <= max_batch; ++b) {
+    auto& f = factors_.emplace_back();
+    for (size_t k = 0; k <= kJitterSteps; ++k)
+      f[k] = spec.cost.jitter_factor(b, double(k) / kJitterSteps);
+  }
   const size_t expected = expected_sends(spec.arrivals);
   run_.requests.reserve(expected);
   admitted_.reserve(expected);
@@ -479,7 +488,11 @@ Duration Simulation::run_time(size_t batch, size_t busy) {
   } else if (!jittered_) {
     d = cost_[table][batch];
   } else {
-    const double us = cost_us_[table][batch] * (1.0 + spread_[batch] * jitter_.next());
+    const auto& f = factors_[batch];
+    const double pos = (jitter_.next() + 1.0) * 0.5 * kJitterSteps;
+    const size_t lo = std::min(static_cast<size_t>(pos), kJitterSteps - 1);
+    const double factor = f[lo] + (f[lo + 1] - f[lo]) * (pos - static_cast<double>(lo));
+    const double us = cost_us_[table][batch] * factor;
     d = Duration(std::llround(std::clamp(us, 0.0, kMaxCostUs) * 1000.0));
   }
   return std::max(d, Duration(1));

@@ -38,8 +38,9 @@
 // (tests/tuning/predictor_test.cpp checks this).
 //
 // Simplifications.
-//  - A batch runs exactly cost.cost(b, busy), times a uniform factor in
-//    [1 - spread, 1 + spread] when the model has jitter (seeded by `seed`);
+//  - A batch runs exactly cost.cost(b, busy), times a draw from its jitter
+//    (cost.jitter_factor(b, u), u uniform, seeded by `seed`) when the model
+//    has jitter: the measured quantiles, or uniform over +-spread;
 //    no runner fails, no input is refused, nothing is cancelled. `busy` is
 //    the number of lanes running when it starts, itself included: a model
 //    profiled with lanes at once (profile --lanes) prices contention for one

@@ -24,6 +24,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* bytes, size_t size) {
     const double us = m->cost_us(b);
     FUZZ_CHECK(std::isfinite(us) && us >= 0);
     FUZZ_CHECK(m->spread(b) >= 0 && m->spread(b) < 1);
+    for (double u : {0.0, 0.5, 1.0}) {
+      const double f = m->jitter_factor(b, u);
+      FUZZ_CHECK(std::isfinite(f) && f >= 0);
+    }
   }
   for (double u : {0.0, 0.3, 1.0}) {
     FUZZ_CHECK(std::isfinite(m->overhead_us(u)) && m->overhead_us(u) >= 0);

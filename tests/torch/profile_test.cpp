@@ -17,6 +17,26 @@ TEST(Profile, FitRecoversAnExactLine) {
   EXPECT_NEAR(f.c, 20.0, 1e-9);
 }
 
+TEST(Profile, TheMonotoneFitPoolsAdjacentViolators) {
+  // 1051 at b = 8 and 872 at 16 pool to 961.5, below 972 at b = 4, so all
+  // three pool: (972 + 1051 + 872) / 3 = 965. An increasing run stays.
+  EXPECT_EQ(monotone_fit({972, 1051, 872, 1300}), (std::vector<double>{965, 965, 965, 1300}));
+  // A violation that reaches back pools three: (900 + 800 + 400) / 3 = 700.
+  EXPECT_EQ(monotone_fit({500, 900, 800, 400}), (std::vector<double>{500, 700, 700, 700}));
+  EXPECT_EQ(monotone_fit({1, 2, 3}), (std::vector<double>{1, 2, 3}));
+  EXPECT_TRUE(monotone_fit({}).empty());
+}
+
+TEST(Profile, NamesTheSizesThatDidNotSettle) {
+  std::vector<ProfilePoint> pts(3);
+  pts[0].batch = 1, pts[1].batch = 2, pts[2].batch = 4;
+  EXPECT_EQ(unsettled_text(pts), "");
+  pts[1].settled = pts[2].settled = false;
+  pts[1].why = "the machine is busy";
+  pts[2].why = "another reason";
+  EXPECT_EQ(unsettled_text(pts), "b = 2, 4: the machine is busy");
+}
+
 TEST(Profile, MeasuresAModelAndWritesTheDocumentedJson) {
   ProfileOptions o;
   o.max_batch = 8;
@@ -31,8 +51,23 @@ TEST(Profile, MeasuresAModelAndWritesTheDocumentedJson) {
     EXPECT_GE(p.runs, o.min_runs);
   }
   const auto j = nlohmann::json::parse(profile_json(*r));
-  for (const char* key : {"points", "a_us", "c_us", "speedup_at", "blas", "intra_op_threads"}) {
+  for (const char* key :
+       {"points", "a_us", "c_us", "speedup_at", "blas", "intra_op_threads", "settled"}) {
     EXPECT_TRUE(j.contains(key)) << key;
+  }
+  EXPECT_EQ(j["format"], "batchscope-cost");
+  EXPECT_EQ(j["version"], 2);
+  EXPECT_EQ(j["settled"].get<bool>(), r->settled);
+  for (size_t i = 0; i < r->points.size(); ++i) {
+    const ProfilePoint& p = r->points[i];
+    EXPECT_GE(p.windows, 3);
+    if (i > 0) EXPECT_GE(p.median_us, r->points[i - 1].median_us);  // monotone
+    ASSERT_EQ(j["points"][i]["run_quantiles"].size(), 65u);
+    // About the fitted median, the runs' own median (p50 interpolates
+    // between the two middle runs where the median takes the upper one).
+    EXPECT_NEAR(j["points"][i]["run_quantiles"][32].get<double>() * p.median_us, p.measured_us,
+                0.02 * p.measured_us);
+    EXPECT_EQ(j["points"][i]["settled"].get<bool>(), p.settled);
   }
   EXPECT_EQ(j["points"][3]["batch"], 8);
   EXPECT_DOUBLE_EQ(j["points"][3]["median_us"].get<double>(), r->points[3].median_us);
@@ -51,8 +86,8 @@ TEST(Profile, ReportsEachPointAsItIsMeasured) {
   ASSERT_EQ(seen.size(), r->points.size());
   for (size_t i = 0; i < seen.size(); ++i) {
     EXPECT_EQ(seen[i].batch, r->points[i].batch);
-    EXPECT_DOUBLE_EQ(seen[i].median_us, r->points[i].median_us);
-    EXPECT_DOUBLE_EQ(seen[i].speedup, r->points[i].speedup);  // known when reported
+    EXPECT_DOUBLE_EQ(seen[i].measured_us, r->points[i].measured_us);
+    EXPECT_GT(seen[i].speedup, 0);  // known when reported
   }
 }
 

@@ -33,6 +33,10 @@ struct LoadedModel {
   double a_us = 0;                 // fit t(b) ≈ a + c·b: fixed cost per batch
   double c_us = 0;                 // cost per item
   double asymptotic_speedup = 0;   // 1 + a/c; 0 unless a > 0 and c > 0
+  // The sizes whose profile did not settle and why ("b = 16, 32: the
+  // measuring thread had a core ..."); empty when all did. The fit is
+  // through the settled sizes alone.
+  std::string unsettled;
   // The synthetic stand-in's cost formula, of which the profile is a sample.
   std::optional<SyntheticCost> synthetic;
 };

@@ -270,6 +270,7 @@ void ModelPanel::show_model(const LoadedModel& m) {
   about_->setToolTip(QString::fromStdString(meta.description));
 
   plot_profile(m);
+  speedup_->setStyleSheet(QString());
   if (m.profile.empty()) {
     speedup_->setText("No cost profile was measured.");
   } else {
@@ -284,16 +285,27 @@ void ModelPanel::show_model(const LoadedModel& m) {
     // is never less than a speedup that was measured.
     double up_to = m.asymptotic_speedup;
     for (size_t i = 0; i < m.profile.size(); ++i) up_to = std::max(up_to, speedup_at(m.profile, i));
-    speedup_->setText(m.asymptotic_speedup > 0
-                          ? QString("Batching can make each item up to %1 cheaper; %2.")
-                                .arg(times_text(up_to), here)
-                          : QString("Batching buys little here: a batch has no fixed cost to "
-                                    "share (%1).")
-                                .arg(here));
+    if (!m.unsettled.empty()) {
+      speedup_->setStyleSheet("color: #b00020");
+      speedup_->setText(
+          QString("t(b) did not settle at %1. Those sizes' times are not the model's, so "
+                  "no speedup is claimed from them; reload the model when the machine is quiet.")
+              .arg(QString::fromStdString(m.unsettled)));
+    } else {
+      speedup_->setText(m.asymptotic_speedup > 0
+                            ? QString("Batching can make each item up to %1 cheaper; %2.")
+                                  .arg(times_text(up_to), here)
+                            : QString("Batching buys little here: a batch has no fixed cost to "
+                                      "share (%1).")
+                                  .arg(here));
+    }
   }
-  fit_->setText(m.profile.empty()
-                    ? QString()
-                    : QString("Fit: t(b) ≈ %1 + %2·b µs").arg(us_text(m.a_us), us_text(m.c_us)));
+  const bool no_fit = !m.unsettled.empty() && m.a_us == 0 && m.c_us == 0;
+  fit_->setText(m.profile.empty() ? QString()
+                : no_fit          ? QString("No fit: fewer than two sizes settled.")
+                                  : QString("Fit%3: t(b) ≈ %1 + %2·b µs")
+                               .arg(us_text(m.a_us), us_text(m.c_us),
+                                    m.unsettled.empty() ? "" : " (settled sizes)"));
   blas_->setText(QString::fromStdString(m.blas.empty() ? "n/a" : m.blas));
   threads_->setText(QString::fromStdString(m.threads.empty() ? "n/a" : m.threads));
 }

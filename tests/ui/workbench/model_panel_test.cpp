@@ -86,7 +86,8 @@ TEST(ModelListModel, FindsTheShippedModelsAndPassesTheModelTester) {
   const QString tip = list.index(mlp).data(Qt::ToolTipRole).toString();
   EXPECT_TRUE(tip.contains("mlp.pt")) << tip.toStdString();
   EXPECT_TRUE(tip.contains("multilayer perceptron")) << tip.toStdString();
-  const QString lm_tip = list.index(list.row_of(kModels + "/tiny_lm.pt")).data(Qt::ToolTipRole).toString();
+  const QString lm_tip =
+      list.index(list.row_of(kModels + "/tiny_lm.pt")).data(Qt::ToolTipRole).toString();
   EXPECT_TRUE(lm_tip.contains("transformer")) << lm_tip.toStdString();
   list.refresh();
   EXPECT_EQ(list.rowCount(), 4);
@@ -248,6 +249,26 @@ TEST(ModelPanel, AModelWithoutAFixedCostIsSaidToGainLittle) {
   EXPECT_TRUE(panel.speedup_text().startsWith("Batching buys little here"))
       << panel.speedup_text().toStdString();
   EXPECT_TRUE(panel.speedup_text().contains("at b = 32 it is 1.0×"));
+}
+
+TEST(ModelPanel, AnUnsettledProfileClaimsNoSpeedupAndSaysWhy) {
+  ModelPanel panel(kModels, {"cpu"});
+  LoadedModel m = linear_cost_model(kModels + "/mlp.pt");
+  // As a profile beside a build measures: scheduler slices, no fixed cost.
+  for (CostPoint& p : m.profile) p.settled = p.batch < 16;
+  m.unsettled = "b = 16, 32, 64: the measuring thread had a core for only 13% of its wall time";
+  m.a_us = -40;
+  m.asymptotic_speedup = 0;
+  panel.show_model(m);
+  const QString said = panel.speedup_text();
+  EXPECT_TRUE(
+      said.startsWith("t(b) did not settle at b = 16, 32, 64: the measuring thread had "
+                      "a core for only 13%"))
+      << said.toStdString();
+  EXPECT_FALSE(said.contains("buys little")) << said.toStdString();
+  // A later quiet profile takes the warning away.
+  panel.show_model(linear_cost_model(kModels + "/mlp.pt"));
+  EXPECT_TRUE(panel.speedup_text().startsWith("Batching can make each item up to"));
 }
 
 TEST(ModelPanel, AModelFromElsewhereOrTheSyntheticOneIsSelected) {

@@ -1,0 +1,119 @@
+// Tests for the cost file's version 2: its format and version, each point's
+// run-time quantiles and whether it settled, and how the predictor's jitter
+// draws from them.
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "tests/tuning/cost_points.h"
+#include "tuning/cost_model.h"
+
+namespace batchscope {
+namespace {
+
+using test::points;
+
+TEST(CostFormatTest, WritesItsFormatAndVersionAndReadsThemBack) {
+  CostPoint a{1, 100, 0.1, {0.8, 0.9, 1.0, 1.2, 2.0}};
+  CostPoint b{4, 300, 0.05, {}, false};
+  const CostModel m = points({a, b});
+  const std::string json = m.to_json();
+  EXPECT_EQ(json.rfind(R"({"format":"batchscope-cost","version":2,"points":)", 0), 0u) << json;
+  auto back = CostModel::from_profile_json(json);
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->points()[0].run_quantiles, a.run_quantiles);
+  EXPECT_TRUE(back->points()[0].settled);
+  EXPECT_FALSE(back->points()[1].settled);
+  EXPECT_EQ(back->to_json(), json);
+  EXPECT_EQ(back->unsettled(), "b = 4");
+}
+
+TEST(CostFormatTest, AFileWithoutAVersionIsReadAsTheFirst) {
+  // As profile wrote before versions: no format, no version, no quantiles.
+  auto m = CostModel::from_profile_json(
+      R"({"model": "mlp", "points": [{"batch": 1, "median_us": 100, "spread": 0.1}]})");
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  EXPECT_TRUE(m->points()[0].run_quantiles.empty());
+  EXPECT_DOUBLE_EQ(m->jitter_factor(1, 0.0), 0.9);  // uniform over +-spread
+  EXPECT_TRUE(m->unsettled().empty());
+  EXPECT_TRUE(
+      CostModel::from_profile_json(R"({"version": 1, "points": [{"batch": 1, "median_us": 100}]})")
+          .ok());
+}
+
+TEST(CostFormatTest, ANewerVersionOrAnotherFormatIsRefusedByName) {
+  struct Case {
+    const char* json;
+    const char* message;
+  };
+  const Case cases[] = {
+      {R"({"version": 3, "points": []})",
+       "profile JSON: version = 3 is newer than this batchscope reads (1 to 2); update "
+       "batchscope or profile the model again"},
+      {R"({"version": "2", "points": []})", "version = \"2\" must be a whole number from 1"},
+      {R"({"version": 0, "points": []})", "version = 0 must be a whole number from 1"},
+      {R"({"format": "triton", "points": []})",
+       "format = \"triton\" is not a cost file's (\"batchscope-cost\")"},
+      {R"({"points": [{"batch": 1, "median_us": 1, "run_quantiles": [1, 0.5]}]})",
+       "points[0].run_quantiles[1] = 0.5 is below points[0].run_quantiles[0] = 1"},
+      {R"({"points": [{"batch": 1, "median_us": 1, "run_quantiles": [2]}]})",
+       "points[0].run_quantiles holds 1 values; it must hold 2 to 1025"},
+      {R"({"points": [{"batch": 1, "median_us": 1, "run_quantiles": [1, "x"]}]})",
+       "points[0].run_quantiles[1] = \"x\" must be a number"},
+      {R"({"points": [{"batch": 1, "median_us": 1, "run_quantiles": [1, 1e7]}]})",
+       "points[0].run_quantiles[1] = 1e+07 must be from 0 to 1e+06"},
+      {R"({"points": [{"batch": 1, "median_us": 1, "settled": "no"}]})",
+       "points[0].settled = \"no\" must be true or false"},
+  };
+  for (const Case& c : cases) {
+    auto m = CostModel::from_profile_json(c.json);
+    ASSERT_FALSE(m.ok()) << c.json;
+    EXPECT_NE(m.error().message.find(c.message), std::string::npos)
+        << c.json << "\n  said: " << m.error().message;
+  }
+}
+
+TEST(CostFormatTest, JitterFollowsTheQuantilesAndInterpolatesBetweenSizes) {
+  // b = 2: quantiles 0.5, 1, 3 at u = 0, 0.5, 1; b = 4: uniform +-0.2.
+  const CostModel m = points({{2, 100, 0.3, {0.5, 1.0, 3.0}}, {4, 200, 0.2}});
+  EXPECT_TRUE(m.has_jitter());
+  EXPECT_DOUBLE_EQ(m.jitter_factor(2, 0.0), 0.5);
+  EXPECT_DOUBLE_EQ(m.jitter_factor(2, 0.25), 0.75);
+  EXPECT_DOUBLE_EQ(m.jitter_factor(2, 0.75), 2.0);
+  EXPECT_DOUBLE_EQ(m.jitter_factor(1, 1.0), 3.0);  // held below the first size
+  EXPECT_DOUBLE_EQ(m.jitter_factor(4, 1.0), 1.2);
+  EXPECT_DOUBLE_EQ(m.jitter_factor(9, 0.0), 0.8);  // held beyond the last
+  // b = 3, halfway: u = 1 gives (3 + 1.2) / 2, u = 0 gives (0.5 + 0.8) / 2.
+  EXPECT_DOUBLE_EQ(m.jitter_factor(3, 1.0), 2.1);
+  EXPECT_DOUBLE_EQ(m.jitter_factor(3, 0.0), 0.65);
+  // Flat quantiles are no jitter.
+  EXPECT_FALSE(points({{1, 100, 0, {1.0, 1.0}}}).has_jitter());
+}
+
+TEST(CostFormatTest, ALiveRunKeepsEachSizesQuantiles) {
+  std::vector<BatchRecord> batches;
+  const TimePoint t0(std::chrono::seconds(5));
+  // Size 4: 100..900 us in steps of 100 (median 500); the quantiles are
+  // those times over the median.
+  for (int us = 900; us >= 100; us -= 100) {
+    BatchRecord b;
+    b.size = 4;
+    b.run_start = t0;
+    b.run_end = t0 + microseconds(us);
+    batches.push_back(b);
+  }
+  auto m = CostModel::from_batches(batches);
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  const std::vector<double>& q = m->points()[0].run_quantiles;
+  ASSERT_EQ(q.size(), 65u);
+  EXPECT_DOUBLE_EQ(q.front(), 0.2);
+  EXPECT_DOUBLE_EQ(q[32], 1.0);
+  EXPECT_DOUBLE_EQ(q.back(), 1.8);
+  EXPECT_DOUBLE_EQ(q[8], (100 + 8.0 * 100 / 8) / 500);  // rank 1 of 0..8: 200 us
+}
+
+}  // namespace
+}  // namespace batchscope
