@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 #include "app/cli_args.h"
@@ -58,8 +59,10 @@ std::string bench_help() {
          "engine would record, replayed on a virtual clock against the model's t(b) (--cost\n"
          "FILE from batchscope profile --json, or measured now; exact for --synthetic), with\n"
          "every export as for a live run (docs/tuning.md). --cost-out FILE writes the batch\n"
-         "run times of an in-process or self-http run as such a t(b), with the spread of run\n"
-         "times and each request's time outside its batch. --payload FILE sends that request\n"
+         "run times of an in-process or self-http run as such a t(b), with the quantiles of\n"
+         "run times and each request's time outside its batch; where FILE is a cost file\n"
+         "already, the run refines it (the sizes it saw, for its number of lanes; the rest\n"
+         "scaled by the nearest ratio) and prints how far each size moved. --payload FILE sends that request\n"
          "body instead of seeded inputs built from the model's metadata. --csv PREFIX writes\n"
          "PREFIX_requests.csv and PREFIX_windows.csv.\n"
          "--window S sets the summary windows (default: the duration / 40, 0.1 s to 10 s).\n"
@@ -293,6 +296,23 @@ int run_bench(int argc, char** argv, const std::vector<std::string>& args) {
     url->bearer_token = token;
   }
 #endif
+  // An existing cost file is refined by this run, so it is read first: a
+  // file that is not one is refused before the run, not after it.
+  std::optional<CostModel> refining;
+  if (!cost_out.empty()) {
+    if (remote || predicted) {
+      return fail("--cost-out " + cost_out + " needs --target inproc or self-http, whose " +
+                  "batches this process runs and times");
+    }
+    if (std::ifstream(cost_out).good()) {
+      auto before = CostModel::from_file(cost_out);
+      if (!before) {
+        return fail("--cost-out: " + before.error().message +
+                    "; it would be refined by this run, so give a new path or a cost file");
+      }
+      refining = *before;
+    }
+  }
   auto model = make_model(*choice, *options, !remote && !predicted);
   if (!model) return fail(model.error().message, 1);
   std::vector<std::string> bodies;
@@ -407,8 +427,24 @@ int run_bench(int argc, char** argv, const std::vector<std::string>& args) {
     if (!observed) {
       std::cerr << "batchscope bench: --cost-out: " << observed.error().message << "\n";
       rc = 1;
-    } else {
+    } else if (!refining) {
       save(cost_out, observed->to_json(), "t(b) as the engine ran it; --cost reads it");
+    } else {
+      std::string seen;
+      for (const CostPoint& p : observed->points()) {
+        if (!seen.empty()) seen += ", ";
+        seen += std::to_string(p.batch);
+      }
+      const uint32_t lanes = options->num_lanes;
+      const CostModel refined = refining->calibrated(*observed, lanes);
+      std::printf("  refined %s with t(b) at b = %s as %u lane(s) ran it:\n", cost_out.c_str(),
+                  seen.c_str(), lanes);
+      for (const CostPoint& p : observed->points()) {
+        const double was = refining->cost_us(p.batch, lanes);
+        std::printf("    b = %u: %.1f us, was %.1f (%+.0f%%)\n", p.batch, p.median_us, was,
+                    was > 0 ? 100.0 * (p.median_us / was - 1.0) : 0.0);
+      }
+      save(cost_out, refined.to_json(), "t(b) refined by this run; --cost reads it");
     }
   }
 #ifdef BATCHSCOPE_WITH_QT

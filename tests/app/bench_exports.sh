@@ -35,3 +35,34 @@ png = open(d + "/run.png", "rb").read()
 assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 20000, len(png)
 print("exports load back:", s["sent"], "requests,", len(wins), "windows,", len(ev), "trace events")
 PY
+
+# --cost-out on an existing cost file refines it: the sizes the run saw take
+# their live medians, the rest are scaled by the nearest ratio. The file says
+# t(b) is twice the synthetic model's 200 + 10 b us.
+echo '{"points": [{"batch": 1, "median_us": 420}, {"batch": 2, "median_us": 440},
+  {"batch": 64, "median_us": 1680}]}' >"$dir/cost.json"
+"$bin" bench --synthetic 200,10 --pattern constant --rate 4000 --duration 1 --seed 3 \
+  --max-batch-size 2 --max-wait-ms 5 --cost-out "$dir/cost.json" >"$dir/refine.txt"
+grep -q "refined $dir/cost.json with t(b) at b = " "$dir/refine.txt"
+python3 - "$dir" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1] + "/cost.json"))
+assert m["format"] == "batchscope-cost" and m["version"] == 2, m
+pts = {p["batch"]: p for p in m["points"]}
+# b = 2 ran (4000/s against batches of 2 capped at 2): about 220 us, not 440.
+assert 2 in pts and 200 <= pts[2]["median_us"] < 400, pts
+assert len(pts[2]["run_quantiles"]) == 65, pts[2]
+# b = 64 never ran: scaled by b = 2's ratio, so well below the 1680 given.
+assert 64 in pts and pts[64]["median_us"] < 1680 * 0.95, pts[64]
+print("refined: b = 2 at", round(pts[2]["median_us"]), "us, b = 64 at", round(pts[64]["median_us"]))
+PY
+# A file that is not a cost file is refused before the run, and kept.
+echo 'not json' >"$dir/notes.txt"
+rc=0
+"$bin" bench --synthetic 200,10 --duration 1 --cost-out "$dir/notes.txt" 2>"$dir/err.txt" || rc=$?
+[ "$rc" = 2 ] && grep -q -- "--cost-out: $dir/notes.txt: profile JSON: not valid JSON" "$dir/err.txt"
+grep -qx 'not json' "$dir/notes.txt"
+rc=0
+"$bin" bench --synthetic 200,10 --duration 1 --target predict --cost-out "$dir/p.json" 2>"$dir/err.txt" || rc=$?
+[ "$rc" = 2 ] && grep -q -- "--cost-out $dir/p.json needs --target inproc or self-http" "$dir/err.txt"
+echo "cost-out refines a cost file and refuses what is not one"
