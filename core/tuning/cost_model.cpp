@@ -284,6 +284,9 @@ Expected<CostModel> CostModel::from_profile_json(std::string_view text) {
       return invalid_argument(where + ".lanes = " + excerpt(*n) + " must be from 2 to " +
                               std::to_string(kMaxCostLanes));
     }
+    Expected<std::vector<double>> overhead = number_array(e, "overhead_us_quantiles", where + ".");
+    if (!overhead) return overhead.error();
+    entry.overhead_us = std::move(*overhead);
     entry.points.reserve(pts->size());
     for (size_t k = 0; k < pts->size(); ++k) {
       Expected<CostPoint> p = point_from_json((*pts)[k], k, where + ".");
@@ -308,6 +311,11 @@ Expected<CostModel> CostModel::with_lanes(std::vector<LaneCostPoints> lanes) con
                               std::to_string(lanes[i - 1].lanes) + ", the entry before's");
     }
     if (Status s = check_points(lanes[i].points, where + "."); !s) return s.error();
+    if (Status s =
+            check_quantiles(lanes[i].overhead_us, "overhead_us_quantiles", kMaxCostUs, where + ".");
+        !s) {
+      return s.error();
+    }
   }
   CostModel m = *this;
   m.lanes_ = std::move(lanes);
@@ -353,6 +361,7 @@ CostModel CostModel::calibrated(const CostModel& observed, uint32_t lanes) const
   CostModel m = *this;
   if (lanes <= 1) {
     m.points_ = refine(points_, observed.points_, &CostModel::interpolate);
+    if (observed.has_overhead()) m.overhead_us_ = observed.overhead_us_;
   } else {
     // The curve for `lanes`, or a new one from the nearest fewer lanes' curve.
     const std::vector<CostPoint>* from = &points_;
@@ -362,10 +371,10 @@ CostModel CostModel::calibrated(const CostModel& observed, uint32_t lanes) const
       it->points = refine(it->points, observed.points_, &CostModel::interpolate);
     } else {
       LaneCostPoints entry{lanes, refine(*from, observed.points_, &CostModel::interpolate)};
-      m.lanes_.insert(it, std::move(entry));
+      it = m.lanes_.insert(it, std::move(entry));
     }
+    if (observed.has_overhead()) it->overhead_us = observed.overhead_us_;
   }
-  if (observed.has_overhead()) m.overhead_us_ = observed.overhead_us_;
   return m;
 }
 
@@ -381,6 +390,16 @@ Expected<CostModel> CostModel::with_overhead(std::vector<double> overhead_us) co
 double CostModel::overhead_us(double u) const {
   return overhead_us_.empty() ? 0.0 : at_quantile(overhead_us_, u);
 }
+
+const std::vector<double>& CostModel::overheads_us(size_t lanes) const {
+  const std::vector<double>* use = &overhead_us_;
+  for (const LaneCostPoints& l : lanes_) {
+    if (l.lanes <= lanes && !l.overhead_us.empty()) use = &l.overhead_us;
+  }
+  return *use;
+}
+
+double CostModel::quantile_of(const std::vector<double>& q, double u) { return at_quantile(q, u); }
 
 size_t CostModel::segment(const std::vector<CostPoint>& points, size_t batch) {
   // The first point above b ends the segment; outside the points, the end pair.
@@ -579,6 +598,7 @@ std::string CostModel::to_json() const {
       out += i ? ",{\"lanes\":" : "{\"lanes\":";
       out += std::to_string(lanes_[i].lanes) + ",\"points\":";
       append_points(out, lanes_[i].points);
+      append_array(out, "overhead_us_quantiles", lanes_[i].overhead_us);
       out += '}';
     }
     out += ']';

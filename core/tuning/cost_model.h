@@ -81,6 +81,9 @@ inline constexpr uint32_t kMaxCostLanes = 1024;
 struct LaneCostPoints {
   uint32_t lanes = 2;  // 2..kMaxCostLanes, strictly increasing along a model
   std::vector<CostPoint> points;
+  // A request's time outside its batch in a live run with this many lanes
+  // (quantiles, as with_overhead() takes); empty when none was measured.
+  std::vector<double> overhead_us = {};
 };
 
 class CostModel {
@@ -136,7 +139,8 @@ class CostModel {
   // model has none) takes each observed size's median and spread, and every
   // size it did not see is scaled by the observed-to-modelled ratio,
   // interpolated between the observed sizes and held beyond them. The
-  // observed overhead, when measured, replaces this model's.
+  // observed overhead, when measured, replaces this model's for that many
+  // lanes (the model's own for 1, the lanes entry's for more).
   CostModel calibrated(const CostModel& observed, uint32_t lanes = 1) const;
   // {"points": [{"batch", "median_us", "spread"}], and "overhead_us_quantiles"
   // and "lanes" when measured}, which from_profile_json() reads back.
@@ -167,6 +171,12 @@ class CostModel {
   double overhead_us(double u) const;
   bool has_overhead() const { return !overhead_us_.empty(); }
   const std::vector<double>& overheads_us() const { return overhead_us_; }
+  // The overhead quantiles measured with the most lanes not above `lanes`
+  // (the model's own when no lanes entry has any); empty when none was.
+  const std::vector<double>& overheads_us(size_t lanes) const;
+  // The value at quantile u in [0, 1] of ascending quantiles q (at least 2),
+  // interpolated.
+  static double quantile_of(const std::vector<double>& q, double u);
 
   const std::vector<CostPoint>& points() const { return points_; }
   // "t(b) from 2 points: 520 us at b=1 .. 1140 us at b=32"

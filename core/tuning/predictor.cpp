@@ -215,6 +215,8 @@ class Simulation {
   Sends sends_;
   Jitter jitter_;
   Jitter overhead_;  // draws each request's measured overhead
+  // The overhead measured with this configuration's lanes (or the nearest fewer).
+  const std::vector<double>& overhead_us_;
   const bool jittered_;
   const Duration timeout_;
   // By lanes busy (1 up to the most measured at once, at most num_lanes;
@@ -247,6 +249,7 @@ Simulation::Simulation(const PredictSpec& spec)
       sends_(spec.arrivals, spec.start),
       jitter_{spec.seed},
       overhead_{spec.seed ^ 0x5deece66dULL},
+      overhead_us_(spec.cost.overheads_us(spec.options.num_lanes)),
       jittered_(spec.cost.has_jitter()),
       timeout_(milliseconds(spec.options.request_timeout_ms)),
       lanes_(spec.options.num_lanes),
@@ -363,12 +366,12 @@ void Simulation::complete(size_t lane, TimePoint t) {
   l.end = kNever;
   --busy_;
   const BatchRecord& b = l.batch;
-  const bool measured = spec_.cost.has_overhead();
+  const bool measured = !overhead_us_.empty();
   TimePoint latest = t;
   for (size_t k = 0; k < b.size; ++k) {
     TimePoint completed = t + spec_.engine_overhead;
     if (measured) {
-      const double us = spec_.cost.overhead_us(0.5 * (overhead_.next() + 1.0));
+      const double us = CostModel::quantile_of(overhead_us_, 0.5 * (overhead_.next() + 1.0));
       completed += Duration(std::llround(us * 1000.0));
     }
     latest = std::max(latest, completed);

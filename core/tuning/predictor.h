@@ -47,7 +47,8 @@
 //    GPU or the cores that way; a batch keeps the price it started with
 //    when lanes start or finish beside it.
 //  - engine_overhead, and a draw from the model's measured overhead when it
-//    has one, is added to each answered request's completion (and so to its
+//    has one (as measured with the configuration's lanes, or the nearest
+//    fewer: CostModel::overheads_us(lanes)), is added to each answered request's completion (and so to its
 //    latency, what adaptive observes, and when a closed loop sends next); it
 //    does not hold the lane.
 //  - Which free lane leads or is promoted is a choice (the one free longest);

@@ -18,7 +18,8 @@ namespace {
 
 using std::chrono::microseconds;
 
-const char* kTwoLanes = R"({"points": [{"batch": 1, "median_us": 1000}, {"batch": 4, "median_us": 1600}],
+const char* kTwoLanes =
+    R"({"points": [{"batch": 1, "median_us": 1000}, {"batch": 4, "median_us": 1600}],
   "lanes": [{"lanes": 2, "points": [{"batch": 1, "median_us": 3000, "throughput_ratio": 0.67},
                                     {"batch": 4, "median_us": 4000}]}]})";
 
@@ -114,7 +115,7 @@ TEST(CalibrationTest, ObservedSizesReplaceTheModelsAndTheRestScaleByTheNearestRa
   const CostModel live = test::points({{4, 208, 0.1}, {8, 240, 0.2}});
   const CostModel m = profile.calibrated(live);
   ASSERT_EQ(m.points().size(), 4u);
-  EXPECT_DOUBLE_EQ(m.cost_us(1), 130);   // held at 4's ratio below it
+  EXPECT_DOUBLE_EQ(m.cost_us(1), 130);  // held at 4's ratio below it
   EXPECT_DOUBLE_EQ(m.cost_us(4), 208);
   EXPECT_DOUBLE_EQ(m.spread(4), 0.1);
   EXPECT_DOUBLE_EQ(m.cost_us(8), 240);
@@ -145,7 +146,12 @@ TEST(CalibrationTest, ARunWithTwoLanesRefinesTheTwoLaneCurveAndTakesTheOverhead)
   EXPECT_DOUBLE_EQ(m.cost_us(1, 2), 150);  // scaled by x1.5
   ASSERT_EQ(m.lanes().size(), 1u);
   EXPECT_EQ(m.lanes()[0].lanes, 2u);
-  EXPECT_DOUBLE_EQ(m.overhead_us(0.5), 20);
+  // The overhead is the two-lane configurations': one lane keeps none.
+  EXPECT_FALSE(m.has_overhead());
+  EXPECT_EQ(m.overheads_us(2), (std::vector<double>{10, 20, 40}));
+  EXPECT_EQ(m.overheads_us(3), (std::vector<double>{10, 20, 40}));
+  EXPECT_TRUE(m.overheads_us(1).empty());
+  EXPECT_DOUBLE_EQ(CostModel::quantile_of(m.overheads_us(2), 0.75), 30);
   // A second two-lane run refines that curve again rather than the profile.
   const CostModel again = m.calibrated(test::points({{8, 330}}), 2);
   EXPECT_DOUBLE_EQ(again.cost_us(1, 2), 165);
@@ -154,6 +160,11 @@ TEST(CalibrationTest, ARunWithTwoLanesRefinesTheTwoLaneCurveAndTakesTheOverhead)
   Expected<CostModel> back = CostModel::from_profile_json(again.to_json());
   ASSERT_TRUE(back.ok()) << back.error().message;
   EXPECT_DOUBLE_EQ(back->cost_us(1, 2), 165);
+  EXPECT_EQ(back->overheads_us(2), (std::vector<double>{10, 20, 40}));
+  // A one-lane run's overhead is the model's own, and two lanes keep theirs.
+  const CostModel one = again.calibrated(*test::points({{8, 210}}).with_overhead({5, 6}), 1);
+  EXPECT_EQ(one.overheads_us(1), (std::vector<double>{5, 6}));
+  EXPECT_EQ(one.overheads_us(2), (std::vector<double>{10, 20, 40}));
 }
 
 StepRecord step(int64_t start_us, int64_t us, uint32_t decodes, uint32_t prefill) {
@@ -169,10 +180,10 @@ TEST(StepCostTest, FitsDecodeStepsThroughTheirMediansAndPricesPromptTokensBeyond
   // Decode steps cost 500 + 10 per sequence; one of them stalled (9000 us),
   // which the median of its count ignores. The prefilling step costs the line
   // for its 2 decodes plus 64 prompt tokens at 10 us.
-  const std::vector<StepRecord> steps = {
-      step(0, 510, 1, 0),    step(1000, 520, 2, 0),   step(2000, 540, 4, 0),
-      step(3000, 1160, 2, 64), step(5000, 560, 6, 0), step(6000, 520, 2, 0),
-      step(7000, 9000, 2, 0), step(20000, 5000, 0, 0)};
+  const std::vector<StepRecord> steps = {step(0, 510, 1, 0),     step(1000, 520, 2, 0),
+                                         step(2000, 540, 4, 0),  step(3000, 1160, 2, 64),
+                                         step(5000, 560, 6, 0),  step(6000, 520, 2, 0),
+                                         step(7000, 9000, 2, 0), step(20000, 5000, 0, 0)};
   Expected<StepCost> c = measure_step_cost(steps);
   ASSERT_TRUE(c.ok()) << c.error().message;
   EXPECT_EQ(c->steps, 8u);

@@ -269,6 +269,24 @@ TEST(PredictorTest, AClosedLoopOfOneSeesTheBatchCostExactly) {
   }
 }
 
+TEST(PredictorTest, TwoLanesTakeTheOverheadMeasuredWithTwoLanes) {
+  // The same pairs as below: a one-lane configuration adds the model's own
+  // 250 us, a two-lane one the 600 us its calibration run measured.
+  Expected<CostModel> m = linear(1000, 100).with_overhead({250, 250});
+  ASSERT_TRUE(m.ok());
+  const CostModel both = m->calibrated(*linear(1000, 100).with_overhead({600, 600}), /*lanes=*/2);
+  Options o{.max_batch_size = 4, .max_wait_us = 2000};
+  const RunData one = predict_run(constant(1000, 10, o, both));
+  EXPECT_EQ(latencies_us(one).front(), 3450);
+  o.num_lanes = 2;
+  const RunData two = predict_run(constant(1000, 10, o, both));
+  const RunData bare = predict_run(constant(1000, 10, o, linear(1000, 100)));
+  ASSERT_EQ(latencies_us(two).size(), latencies_us(bare).size());
+  for (size_t i = 0; i < latencies_us(two).size(); ++i) {
+    EXPECT_EQ(latencies_us(two)[i], latencies_us(bare)[i] + 600) << i;
+  }
+}
+
 TEST(PredictorTest, AMeasuredOverheadDelaysEachAnswerAndNotTheLane) {
   // As in WaitsMaxWaitThenCutsWhatIsQueued (pairs at 3200 and 2200 us), with
   // 250 us added to every answer: the batches stay, each latency grows by 250.
