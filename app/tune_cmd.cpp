@@ -22,13 +22,19 @@ std::string tune_help() {
   return "usage: batchscope tune [--model PATH | --synthetic A_US,C_US[,L_US]] --slo-p99-ms X\n"
          "                       [pattern options as in bench] [--objective throughput|latency]\n"
          "                       [--space TEXT] [--confirm K] [--budget-s S] [--cost FILE.json]\n"
-         "                       [--json FILE] [--export FORMAT --out PATH] [serving options]\n"
+         "                       [--calibrate on|off] [--json FILE] [--export FORMAT --out PATH]\n"
+         "                       [serving options]\n"
          "Finds the batching options that serve the traffic best within a p99 objective.\n"
          "Every configuration of the space is replayed on the predictor: the traffic run\n"
          "through the real strategies on a virtual clock against the model's cost curve\n"
          "t(b), which --cost reads from `batchscope profile --json` or `bench --cost-out`\n"
          "output (the latter with each request's measured overhead; the closest to live)\n"
-         "or which is measured now (the synthetic model's is exact). It prints the Pareto\n"
+         "or which is measured now (the synthetic model's is exact). Then, unless\n"
+         "--calibrate off, the traffic runs live once per lane count of the space (fifo,\n"
+         "the largest batch, a 2 ms wait), and each run refines t(b) for its lanes and\n"
+         "the time requests spend outside their batches: the cost as the lanes see it\n"
+         "under load, with the load generator and the engine's threads beside them.\n"
+         "It prints the Pareto\n"
          "front (throughput against p99 and losses) and the best configuration under the\n"
          "objective: the highest throughput with p99 <= X, throughputs within 1% of the best\n"
          "counting as equal and then the lowest p99 (throughput), or the lowest p99\n"
@@ -75,6 +81,7 @@ struct TuneArgs {
   std::string json_out;
   std::string export_format;
   std::string export_out;
+  bool calibrate = true;
 };
 
 Expected<TuneArgs> parse_args(const std::vector<std::string>& args) {
@@ -118,6 +125,11 @@ Expected<TuneArgs> parse_args(const std::vector<std::string>& args) {
       number(1, 1e6, t.budget_s);
     } else if (name == "cost") {
       t.cost_file = value;
+    } else if (name == "calibrate") {
+      if (value != "on" && value != "off") {
+        bad = invalid_argument("--calibrate: expected on or off, got '" + value + "'");
+      }
+      t.calibrate = value == "on";
     } else if (name == "json") {
       t.json_out = value;
     } else if (name == "export") {
@@ -226,6 +238,74 @@ void print_confirmed(const Confirmed& c) {
       c.runs, c.stable ? "stable" : "not stable within 6");
 }
 
+// The lane counts the space searches, or the base's.
+std::vector<uint32_t> lane_counts(const TuneSpace& space, const Options& base) {
+  std::vector<uint32_t> out;
+  for (const TuneDimension& d : space.dimensions()) {
+    if (d.field != "num_lanes") continue;
+    for (double v : d.values) out.push_back(static_cast<uint32_t>(v));
+  }
+  if (out.empty()) out.push_back(base.num_lanes);
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+// t(b) as the lanes see it under load: the traffic runs live once per lane
+// count of the space, first-come first-served with the largest batch and a
+// 2 ms wait (so that many sizes form), and each run refines the cost curve
+// for its lane count and the overhead its configurations will see. Prints
+// how far each size seen moved.
+Expected<CostModel> calibrate_under_load(const TuneArgs& t, const CostModel& cost,
+                                         const TuneSpace& space, uint32_t max_batch) {
+  std::printf(
+      "calibrating t(b) under the traffic (fifo, max_batch_size %u, max_wait 2 ms), one live "
+      "run per lane count:\n",
+      max_batch);
+  std::fflush(stdout);
+  CostModel m = cost;
+  for (uint32_t lanes : lane_counts(space, t.base)) {
+    Options o = t.base;
+    o.strategy = StrategyKind::kFifo;
+    o.max_batch_size = max_batch;
+    o.max_wait_us = 2000;
+    o.num_lanes = lanes;
+    auto model = make_model(t.model, o);
+    if (!model) return model.error();
+    ConfirmSpec spec;
+    spec.factory = model->factory;
+    spec.metadata = model->metadata;
+    spec.traffic = t.traffic;
+    auto run = run_live_once(spec, o);
+    if (!run) return run.error();
+    std::printf("  %u lane(s): %zu batches, p50 %.3f ms, p99 %.3f ms", lanes, run->batches,
+                run->summary.latency.p50_ms, run->summary.latency.p99_ms);
+    if (!run->observed) {
+      std::printf("; no size ran 5 times, so nothing to refine\n");
+      continue;
+    }
+    const CostModel& seen = *run->observed;
+    std::vector<double> moved;  // seen over modelled, at each size seen
+    for (const CostPoint& p : seen.points()) {
+      const double was = m.cost_us(p.batch, lanes);
+      if (was > 0) moved.push_back(p.median_us / was - 1.0);
+    }
+    std::sort(moved.begin(), moved.end());
+    const std::vector<double>& over = seen.overheads_us();
+    std::printf("; overhead p50 %.0f us, p99 %.0f us\n", CostModel::quantile_of(over, 0.5),
+                CostModel::quantile_of(over, 0.99));
+    if (!moved.empty()) {
+      std::printf(
+          "    t(b) at %zu sizes (b = %u..%u) moved by %+.0f%% (median; %+.0f%% to %+.0f%%)\n",
+          seen.points().size(), seen.points().front().batch, seen.points().back().batch,
+          100 * moved[moved.size() / 2], 100 * moved.front(), 100 * moved.back());
+    }
+    std::fflush(stdout);
+    m = m.calibrated(seen, lanes);
+  }
+  return m;
+}
+
 // Re-predicts the confirmed configurations, and the whole space, with the
 // cost model calibrated by what the live runs saw, and prints how far each
 // prediction moved. A new best prediction that was not confirmed is
@@ -234,11 +314,13 @@ void print_confirmed(const Confirmed& c) {
 void recalibrate(const TuneArgs& t, const CostModel& cost, const TuneSpace& space,
                  TuneSettings settings, std::chrono::steady_clock::time_point deadline,
                  std::vector<Confirmed>& confirmed) {
-  if (std::none_of(confirmed.begin(), confirmed.end(), [](const Confirmed& c) { return c.observed; }))
+  if (std::none_of(confirmed.begin(), confirmed.end(),
+                   [](const Confirmed& c) { return c.observed; }))
     return;
   const CostModel refined = calibrate(cost, confirmed);
   const Evaluator predict_one = prediction_evaluator(t.traffic, refined);
-  std::printf("\nre-predicted with t(b) as the live runs ran it (%s):\n", refined.describe().c_str());
+  std::printf("\nre-predicted with t(b) as the live runs ran it (%s):\n",
+              refined.describe().c_str());
   for (Confirmed& c : confirmed) {
     c.recalibrated = predict_one(c.predicted.options);
     std::printf("  %s: p50 %.3f -> %.3f ms, p99 %.3f -> %.3f ms (measured %.3f, %.3f)\n",
@@ -293,9 +375,13 @@ int run_tune(const std::vector<std::string>& args) {
   }
   auto cost = load_cost_model(t.model, t.cost_file, max_batch, "tune");
   if (!cost) return fail(cost.error().message, 1);
-
   std::printf("tune: %s, p99 <= %g ms, objective %s\n", t.traffic.describe().c_str(), t.slo_p99_ms,
               objective_name(t.objective));
+  if (t.calibrate) {
+    cost = calibrate_under_load(t, *cost, *space, max_batch);
+    if (!cost) return fail("calibrating: " + cost.error().message, 1);
+    std::printf("\n");
+  }
   std::printf("model %s: %s\n", meta->metadata.name.c_str(), cost->describe().c_str());
   std::printf("space: %s (%llu configurations)\n", space->text().c_str(),
               static_cast<unsigned long long>(space->size()));

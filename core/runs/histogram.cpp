@@ -138,4 +138,29 @@ std::vector<double> even_quantiles(std::vector<double> v, size_t parts) {
   return q;
 }
 
+std::vector<double> monotone_fit(const std::vector<double>& values,
+                                 const std::vector<double>& weights) {
+  struct Block {
+    double mean, weight;
+    size_t count;
+  };
+  std::vector<Block> blocks;
+  for (size_t i = 0; i < values.size(); ++i) {
+    blocks.push_back({values[i], i < weights.size() ? weights[i] : 1.0, 1});
+    while (blocks.size() > 1 && blocks[blocks.size() - 2].mean > blocks.back().mean) {
+      const Block last = blocks.back();
+      blocks.pop_back();
+      Block& prev = blocks.back();
+      const double w = prev.weight + last.weight;
+      prev.mean = (prev.mean * prev.weight + last.mean * last.weight) / w;
+      prev.weight = w;
+      prev.count += last.count;
+    }
+  }
+  std::vector<double> out;
+  out.reserve(values.size());
+  for (const Block& b : blocks) out.insert(out.end(), b.count, b.mean);
+  return out;
+}
+
 }  // namespace batchscope

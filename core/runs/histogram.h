@@ -106,4 +106,10 @@ class LogHistogram {
 // exact figures a cost model keeps of a few thousand measured times.
 std::vector<double> even_quantiles(std::vector<double> v, size_t parts = 64);
 
+// `values` made non-decreasing by pooling adjacent violators: the weighted
+// least-squares monotone fit (weights: equal when empty, else one each,
+// above 0). A cost curve whose larger batch measured cheaper, by noise.
+std::vector<double> monotone_fit(const std::vector<double>& values,
+                                 const std::vector<double>& weights = {});
+
 }  // namespace batchscope

@@ -33,26 +33,6 @@ LineFit fit_line(const std::vector<ProfilePoint>& points) {
   return f;
 }
 
-std::vector<double> monotone_fit(const std::vector<double>& medians) {
-  // Blocks of pooled values: their mean and how many they hold.
-  std::vector<std::pair<double, size_t>> blocks;
-  for (double m : medians) {
-    blocks.push_back({m, 1});
-    while (blocks.size() > 1 && blocks[blocks.size() - 2].first > blocks.back().first) {
-      auto [v, n] = blocks.back();
-      blocks.pop_back();
-      auto& prev = blocks.back();
-      prev.first = (prev.first * static_cast<double>(prev.second) + v * static_cast<double>(n)) /
-                   static_cast<double>(prev.second + n);
-      prev.second += n;
-    }
-  }
-  std::vector<double> out;
-  out.reserve(medians.size());
-  for (auto [v, n] : blocks) out.insert(out.end(), n, v);
-  return out;
-}
-
 std::string unsettled_text(const std::vector<ProfilePoint>& points) {
   std::string sizes, why;
   for (const ProfilePoint& p : points) {

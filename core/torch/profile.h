@@ -96,10 +96,6 @@ struct ProfileResult {
 // empty when all did.
 std::string unsettled_text(const std::vector<ProfilePoint>& points);
 
-// medians made non-decreasing in b by pooling adjacent violators (equal
-// weights): the least-squares monotone fit.
-std::vector<double> monotone_fit(const std::vector<double>& medians);
-
 // Least-squares line through (b, t): {a, c}.
 struct LineFit {
   double a = 0;

@@ -399,7 +399,10 @@ const std::vector<double>& CostModel::overheads_us(size_t lanes) const {
   return *use;
 }
 
-double CostModel::quantile_of(const std::vector<double>& q, double u) { return at_quantile(q, u); }
+double CostModel::quantile_of(const std::vector<double>& q, double u) {
+  if (q.size() < 2) return q.empty() ? 0.0 : q.front();
+  return at_quantile(q, u);
+}
 
 size_t CostModel::segment(const std::vector<CostPoint>& points, size_t batch) {
   // The first point above b ends the segment; outside the points, the end pair.
@@ -493,7 +496,7 @@ std::string CostModel::describe() const {
   const CostPoint& first = points_.front();
   const CostPoint& last = points_.back();
   auto point = [](const CostPoint& p) {
-    return shortest(p.median_us) + " us at b=" + std::to_string(p.batch);
+    return shortest(std::round(p.median_us * 10) / 10) + " us at b=" + std::to_string(p.batch);
   };
   std::string s = points_.size() == 1 ? "t(b) proportional: " + point(first)
                                       : "t(b) from " + std::to_string(points_.size()) +
@@ -547,6 +550,22 @@ Expected<CostModel> CostModel::from_batches(std::span<const BatchRecord> batches
       for (double& q : p.run_quantiles) q = std::min(q / p.median_us, kMaxRunFactor);
     }
     points.push_back(p);
+  }
+  // Sizes that ran few times are noisy: a larger one can measure cheaper.
+  // Their medians are made monotone, weighted by runs, and each size's
+  // quantiles stay those of its runs about the new median.
+  std::vector<double> medians, weights;
+  for (const CostPoint& p : points) {
+    medians.push_back(p.median_us);
+    weights.push_back(static_cast<double>(runs[p.batch].size()));
+  }
+  const std::vector<double> fitted = monotone_fit(medians, weights);
+  for (size_t i = 0; i < points.size(); ++i) {
+    if (fitted[i] <= 0 || fitted[i] == medians[i]) continue;
+    for (double& q : points[i].run_quantiles) {
+      q = std::min(q * medians[i] / fitted[i], kMaxRunFactor);
+    }
+    points[i].median_us = fitted[i];
   }
   if (points.empty()) {
     return invalid_argument("no batch size ran " + std::to_string(min_runs) +

@@ -116,8 +116,9 @@ class CostModel {
   static constexpr uint64_t kMaxFileBytes = 16u << 20;
 
   // t(b) as the engine ran it: the run time (run_end - run_start) of every
-  // batch that ran and did not fail, the median and spread of each size seen
-  // at least `min_runs` times. Errors when no size was.
+  // batch that ran and did not fail, the median, spread and quantiles of each
+  // size seen at least `min_runs` times, the medians made monotone in b
+  // (monotone_fit, weighted by each size's runs). Errors when no size was.
   static Expected<CostModel> from_batches(std::span<const BatchRecord> batches,
                                           size_t min_runs = 5);
 
@@ -174,8 +175,8 @@ class CostModel {
   // The overhead quantiles measured with the most lanes not above `lanes`
   // (the model's own when no lanes entry has any); empty when none was.
   const std::vector<double>& overheads_us(size_t lanes) const;
-  // The value at quantile u in [0, 1] of ascending quantiles q (at least 2),
-  // interpolated.
+  // The value at quantile u in [0, 1] of ascending quantiles q,
+  // interpolated; 0 when q is empty.
   static double quantile_of(const std::vector<double>& q, double u);
 
   const std::vector<CostPoint>& points() const { return points_; }

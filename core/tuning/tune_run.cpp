@@ -75,9 +75,7 @@ RunWindow window_of(const RunSummary& s) {
   return w;
 }
 
-Expected<std::optional<Confirmed>> confirm_live(const ConfirmSpec& spec,
-                                                const Evaluated& predicted) {
-  const Options& o = predicted.options;
+Expected<LiveRun> run_live_once(const ConfirmSpec& spec, const Options& o) {
   RunConfig cfg;
   cfg.pattern = spec.traffic.describe();
   cfg.target = "inproc";
@@ -85,6 +83,21 @@ Expected<std::optional<Confirmed>> confirm_live(const ConfirmSpec& spec,
   cfg.options = o;
   cfg.duration_s = spec.traffic.duration_s;
   cfg.seed = spec.traffic.seed;
+  auto run = run_inproc(spec.factory, spec.metadata, o, make_adaptive_plan, spec.traffic, cfg, {},
+                        spec.stop);
+  if (!run) return run.error();
+  LiveRun live;
+  live.summary = summarize_run(*run);
+  live.batches = run->batches.size();
+  if (auto seen = CostModel::from_run(*run)) {
+    live.observed = std::make_shared<const CostModel>(std::move(*seen));
+  }
+  return live;
+}
+
+Expected<std::optional<Confirmed>> confirm_live(const ConfirmSpec& spec,
+                                                const Evaluated& predicted) {
+  const Options& o = predicted.options;
   auto stopped = [&] { return spec.stop && spec.stop->load(); };
   std::optional<Error> failed;
   bool out_of_time = false;
@@ -96,17 +109,14 @@ Expected<std::optional<Confirmed>> confirm_live(const ConfirmSpec& spec,
       out_of_time = !failed && !stopped();
       return {};
     }
-    auto run = run_inproc(spec.factory, spec.metadata, o, make_adaptive_plan, spec.traffic, cfg, {},
-                          spec.stop);
+    auto run = run_live_once(spec, o);
     if (!run) {
       failed = run.error();
       return {};
     }
     if (spec.on_run) spec.on_run(++runs);
-    if (auto seen = CostModel::from_run(*run)) {
-      observed = std::make_shared<const CostModel>(std::move(*seen));
-    }
-    return window_of(summarize_run(*run));
+    if (run->observed) observed = run->observed;
+    return window_of(run->summary);
   });
   // A run cut short by `stop` measured part of the traffic only: no figures.
   if (stopped()) return Error{ErrorCode::kCancelled, "the confirmation was cancelled"};

@@ -96,6 +96,17 @@ struct ConfirmSpec {
   std::function<void(int runs)> on_run;
 };
 
+// One live run of the traffic with options `o` against a fresh in-process
+// engine.
+struct LiveRun {
+  RunSummary summary;
+  size_t batches = 0;
+  // t(b) and each request's overhead as the engine ran them
+  // (CostModel::from_run); null when no batch size ran often enough.
+  std::shared_ptr<const CostModel> observed;
+};
+Expected<LiveRun> run_live_once(const ConfirmSpec& spec, const Options& o);
+
 // Runs the traffic live against predicted.options until the stability rule
 // holds. nullopt: the deadline came first. kCancelled: `stop` was set. A
 // model or engine that fails is the error.

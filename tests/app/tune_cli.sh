@@ -28,6 +28,8 @@ refuse 2 "space entry 'colour=red'" --synthetic 500,20 --slo-p99-ms 5 --space "c
 refuse 2 "--objective: expected throughput or latency, got 'speed'" --synthetic 500,20 \
   --slo-p99-ms 5 --objective speed
 refuse 2 "unknown option --frobnicate" --synthetic 500,20 --slo-p99-ms 5 --frobnicate 1
+refuse 2 "--calibrate: expected on or off, got 'maybe'" --synthetic 500,20 --slo-p99-ms 5 \
+  --calibrate maybe
 refuse 2 "--out needs --export FORMAT" --synthetic 500,20 --slo-p99-ms 5 --out x
 refuse 2 "--export: " --synthetic 500,20 --slo-p99-ms 5 --export nginx
 refuse 2 "max_batch_size = 8192 is out of range" --synthetic 500,20 --slo-p99-ms 5 \
@@ -48,6 +50,12 @@ refuse 1 "closest: strategy=" --synthetic 10000,10 --rate 50 --duration 1 --slo-
   --json "$dir/tune.json" --export json --out "$dir/best.json" >"$dir/tune.txt"
 grep -q "Pareto front" "$dir/tune.txt"
 grep -q "measured" "$dir/tune.txt"
+# Before the search, one live run under the traffic calibrates t(b) for the
+# space's one lane count.
+grep -q "calibrating t(b) under the traffic (fifo, max_batch_size 64, max_wait 2 ms)" "$dir/tune.txt"
+grep -Eq "^  1 lane\(s\): [0-9]+ batches, .*overhead p50 [0-9]+ us" "$dir/tune.txt"
+grep -Eq "^    t\(b\) at [0-9]+ sizes \(b = [0-9]+\.\.[0-9]+\) moved by" "$dir/tune.txt"
+! grep -q "2 lane(s)" "$dir/tune.txt"
 grep -q "re-predicted with t(b) as the live runs ran it" "$dir/tune.txt"
 python3 - "$dir" <<'PY'
 import json, sys
@@ -74,6 +82,13 @@ saved = json.load(open(f"{d}/best.json"))
 assert saved["max_batch_size"] == o["max_batch_size"], (saved, o)
 assert saved["max_wait_us"] == o["max_wait_us"], (saved, o)
 PY
+
+# --calibrate off searches on the cost model as given.
+"$bin" tune --synthetic 500,20 --rate 3000 --duration 1 --seed 4 --slo-p99-ms 100 \
+  --space "max_batch_size=1..64,max_wait_ms=0..5,lanes=1" --confirm 0 --calibrate off \
+  >"$dir/uncalibrated.txt"
+! grep -q "calibrating" "$dir/uncalibrated.txt"
+grep -q "best predicted" "$dir/uncalibrated.txt"
 
 # bench --target predict: the run the engine would record, with bench's exports.
 "$bin" bench --synthetic 500,20 --rate 3000 --duration 1 --seed 4 --max-batch-size 8 \

@@ -288,5 +288,29 @@ TEST(LogHistogramTest, ClearEmpties) {
   EXPECT_EQ(h.quantile(0.5), 7u);
 }
 
+TEST(MonotoneFit, PoolsAdjacentViolators) {
+  // 1051 at b = 8 and 872 at 16 pool to 961.5, below 972 at b = 4, so all
+  // three pool: (972 + 1051 + 872) / 3 = 965. An increasing run stays.
+  EXPECT_EQ(monotone_fit({972, 1051, 872, 1300}), (std::vector<double>{965, 965, 965, 1300}));
+  // A violation that reaches back pools three: (900 + 800 + 400) / 3 = 700.
+  EXPECT_EQ(monotone_fit({500, 900, 800, 400}), (std::vector<double>{500, 700, 700, 700}));
+  EXPECT_EQ(monotone_fit({1, 2, 3}), (std::vector<double>{1, 2, 3}));
+  EXPECT_TRUE(monotone_fit({}).empty());
+  // Weighted by runs: 100 runs at 3000 us outweigh 3 at 2000 us:
+  // (3000 * 100 + 2000 * 3) / 103 = 2970.87.
+  const std::vector<double> w = monotone_fit({1000, 3000, 2000}, {50, 100, 3});
+  EXPECT_DOUBLE_EQ(w[0], 1000);
+  EXPECT_DOUBLE_EQ(w[1], (3000.0 * 100 + 2000.0 * 3) / 103);
+  EXPECT_DOUBLE_EQ(w[2], w[1]);
+}
+
+TEST(EvenQuantiles, InterpolatesBetweenRanks) {
+  // 0, 10, ..., 40 at p0, p1/4, ..., p100; two values, interpolated.
+  EXPECT_EQ(even_quantiles({40, 0, 20, 10, 30}, 4), (std::vector<double>{0, 10, 20, 30, 40}));
+  EXPECT_EQ(even_quantiles({0, 10}, 4), (std::vector<double>{0, 2.5, 5, 7.5, 10}));
+  EXPECT_EQ(even_quantiles({7}).size(), 65u);
+  EXPECT_TRUE(even_quantiles({}).empty());
+}
+
 }  // namespace
 }  // namespace batchscope

@@ -17,16 +17,6 @@ TEST(Profile, FitRecoversAnExactLine) {
   EXPECT_NEAR(f.c, 20.0, 1e-9);
 }
 
-TEST(Profile, TheMonotoneFitPoolsAdjacentViolators) {
-  // 1051 at b = 8 and 872 at 16 pool to 961.5, below 972 at b = 4, so all
-  // three pool: (972 + 1051 + 872) / 3 = 965. An increasing run stays.
-  EXPECT_EQ(monotone_fit({972, 1051, 872, 1300}), (std::vector<double>{965, 965, 965, 1300}));
-  // A violation that reaches back pools three: (900 + 800 + 400) / 3 = 700.
-  EXPECT_EQ(monotone_fit({500, 900, 800, 400}), (std::vector<double>{500, 700, 700, 700}));
-  EXPECT_EQ(monotone_fit({1, 2, 3}), (std::vector<double>{1, 2, 3}));
-  EXPECT_TRUE(monotone_fit({}).empty());
-}
-
 TEST(Profile, NamesTheSizesThatDidNotSettle) {
   std::vector<ProfilePoint> pts(3);
   pts[0].batch = 1, pts[1].batch = 2, pts[2].batch = 4;
