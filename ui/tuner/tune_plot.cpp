@@ -19,6 +19,7 @@ const QColor kEvaluated(0x99, 0x99, 0x99, 110);
 const QColor kFront(0x1f, 0x5f, 0xbf);
 const QColor kLive(0xd9, 0x60, 0x0b);
 const QColor kBest(0x2e, 0x9d, 0x3a);
+const QColor kCalibrated(0x7b, 0x3f, 0xb5);
 const QColor kSlo(0xc6, 0x28, 0x28);
 constexpr double kPickPx = 8;  // how near the pointer a point must be
 
@@ -87,6 +88,11 @@ TunePlot::TunePlot(QWidget* parent) : QWidget(parent) {
   live_->setName("measured live");
   live_->setLineStyle(QCPGraph::lsNone);
   live_->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDiamond, QPen(kLive, 1.5), kLive, 9));
+  calibrated_ = plot_->addGraph();
+  calibrated_->setName("calibrated");
+  calibrated_->setLineStyle(QCPGraph::lsNone);
+  calibrated_->setScatterStyle(
+      QCPScatterStyle(QCPScatterStyle::ssTriangle, QPen(kCalibrated, 1.5), Qt::NoBrush, 9));
   best_ = plot_->addGraph();
   best_->setName("best");
   best_->setLineStyle(QCPGraph::lsNone);
@@ -147,7 +153,7 @@ TunePlot::TunePlot(QWidget* parent) : QWidget(parent) {
 void TunePlot::clear_items() {
   for (QCPItemLine* l : links_) plot_->removeItem(l);
   links_.clear();
-  for (QCPGraph* g : {all_, front_, live_, best_, selected_}) g->data()->clear();
+  for (QCPGraph* g : {all_, front_, live_, calibrated_, best_, selected_}) g->data()->clear();
 }
 
 void TunePlot::clear(const QString& note) {
@@ -201,6 +207,10 @@ void TunePlot::show_result(const std::vector<Evaluated>& evaluated,
     link->start->setCoords(x_of(row.predicted.p99_ms), row.predicted.throughput_rps);
     link->end->setCoords(x_of(m.p99_ms), m.throughput_rps);
     links_.push_back(link);
+    if (const auto& c = row.live->recalibrated; c && c->ok > 0) {
+      extend(*c);
+      calibrated_->addData(x_of(c->p99_ms), c->throughput_rps);
+    }
   }
   if (best && *best < rows_.size()) {
     const Evaluated& b = rows_[*best].predicted;
@@ -240,11 +250,13 @@ QPointF TunePlot::pixel(double p99_ms, double rps) const {
   return {plot_->xAxis->coordToPixel(x_of(p99_ms)), plot_->yAxis->coordToPixel(rps)};
 }
 
-QPoint TunePlot::pixel_of(int row, bool measured) const {
+QPoint TunePlot::pixel_of(int row, Point which) const {
   if (row < 0 || static_cast<size_t>(row) >= rows_.size()) return {};
   const TuneRow& r = rows_[static_cast<size_t>(row)];
-  const Evaluated& e = measured && r.live ? r.live->measured : r.predicted;
-  return pixel(e.p99_ms, e.throughput_rps).toPoint();
+  const Evaluated* e = &r.predicted;
+  if (which == Point::kMeasured && r.live) e = &r.live->measured;
+  if (which == Point::kCalibrated && r.live && r.live->recalibrated) e = &*r.live->recalibrated;
+  return pixel(e->p99_ms, e->throughput_rps).toPoint();
 }
 
 std::optional<TunePlot::Hit> TunePlot::hit(const QPoint& pos) const {
@@ -259,6 +271,9 @@ std::optional<TunePlot::Hit> TunePlot::hit(const QPoint& pos) const {
   for (size_t i = 0; i < rows_.size(); ++i) {
     consider(rows_[i].predicted, static_cast<int>(i), 0, false);
     if (rows_[i].live) consider(rows_[i].live->measured, static_cast<int>(i), 0, true);
+    if (rows_[i].live && rows_[i].live->recalibrated) {
+      consider(*rows_[i].live->recalibrated, static_cast<int>(i), 0, false);
+    }
   }
   if (best) return best;
   for (size_t i = 0; i < evaluated_.size(); ++i) consider(evaluated_[i], -1, i, false);
@@ -285,6 +300,7 @@ QString TunePlot::text_at(const QPoint& pos) const {
   text += "\n" + figures("predicted", r.predicted);
   if (r.live) {
     text += "\n" + figures("measured", r.live->measured) + QString(" (%1 runs)").arg(r.live->runs);
+    if (r.live->recalibrated) text += "\n" + figures("calibrated", *r.live->recalibrated);
   }
   if (r.alike > 0) text += QString("\n%1 more configurations predict the same").arg(r.alike);
   if (!r.on_front) text += "\nNot on the Pareto front.";

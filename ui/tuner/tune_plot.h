@@ -3,7 +3,10 @@
 // throughput up. Every configuration evaluated is a faint grey dot; the rows
 // of the table (the distinct Pareto front, the best, the confirmed) are blue
 // circles; a configuration confirmed live adds an orange diamond where it was
-// measured, joined to its prediction by a dashed line; the best has a star;
+// measured, joined to its prediction by a dashed line, and a purple triangle
+// where it is predicted again once the live runs have calibrated t(b) (the
+// closer the triangle to the diamond, the truer the calibrated model); the
+// best has a star;
 // the SLO is a red vertical line; the row selected in the table has a ring.
 // Hovering near a point reads out its options and figures; clicking a row's
 // point calls the pick callback with its row (the panel selects it in the
@@ -46,8 +49,13 @@ class TunePlot : public QWidget {
   // The row whose point (predicted or measured) is nearest `pos`, within a
   // few pixels.
   std::optional<int> row_at(const QPoint& pos) const;
-  // Where row `row`'s predicted (or measured) point is drawn, in plot pixels.
-  QPoint pixel_of(int row, bool measured = false) const;
+  // Where row `row`'s predicted (or measured, or calibrated) point is drawn,
+  // in plot pixels.
+  enum class Point { kPredicted, kMeasured, kCalibrated };
+  QPoint pixel_of(int row, Point which) const;
+  QPoint pixel_of(int row, bool measured = false) const {
+    return pixel_of(row, measured ? Point::kMeasured : Point::kPredicted);
+  }
   QCustomPlot* plot() const { return plot_; }
 
  private:
@@ -65,6 +73,7 @@ class TunePlot : public QWidget {
   QCPGraph* all_ = nullptr;
   QCPGraph* front_ = nullptr;
   QCPGraph* live_ = nullptr;
+  QCPGraph* calibrated_ = nullptr;
   QCPGraph* best_ = nullptr;
   QCPGraph* selected_ = nullptr;
   QCPItemStraightLine* slo_line_ = nullptr;

@@ -120,6 +120,9 @@ QVariant TuneTableModel::data(const QModelIndex& index, int role) const {
                         : QString();
       case kLiveP50: return row.live ? ms_text(row.live->measured.p50_ms) : QString();
       case kLiveP99: return row.live ? ms_text(row.live->measured.p99_ms) : QString();
+      case kCalibratedP99:
+        return row.live && row.live->recalibrated ? ms_text(row.live->recalibrated->p99_ms)
+                                                  : QString();
       default: return {};
     }
   }
@@ -147,6 +150,10 @@ QVariant TuneTableModel::data(const QModelIndex& index, int role) const {
              QString(" (%1 runs, %2)")
                  .arg(row.live->runs)
                  .arg(row.live->stable ? "stable" : "not stable within the limit");
+      if (row.live->recalibrated) {
+        tip += "\n" + figures_tip("calibrated", *row.live->recalibrated) +
+               " (predicted again with t(b) as the live runs ran it)";
+      }
     }
     if (row.alike > 0) tip += QString("\n%1 more configurations predict the same").arg(row.alike);
     if (!row.on_front) tip += "\nNot on the predicted Pareto front.";
@@ -160,6 +167,10 @@ QVariant TuneTableModel::data(const QModelIndex& index, int role) const {
 QVariant TuneTableModel::headerData(int section, Qt::Orientation orientation, int role) const {
   if (orientation != Qt::Horizontal) return {};
   if (role == Qt::ToolTipRole) {
+    if (section == kCalibratedP99) {
+      return QStringLiteral(
+          "Predicted again with t(b) calibrated by the live runs (confirmed rows only)");
+    }
     if (section >= kLiveThroughput) return QStringLiteral("Measured live (confirmed rows only)");
     if (section >= kThroughput) return QStringLiteral("Predicted");
     return {};
@@ -167,8 +178,8 @@ QVariant TuneTableModel::headerData(int section, Qt::Orientation orientation, in
   if (role != Qt::DisplayRole) return {};
   // Two lines where that keeps a column as narrow as its figures.
   static const char* const kNames[kColumnCount] = {
-      "",        "strategy", "batch",   "wait\nms",    "lanes",     "req/s",
-      "p50\nms", "p99\nms",  "lost\n%", "live\nreq/s", "live\np50", "live\np99"};
+      "",        "strategy", "batch",       "wait\nms",  "lanes",     "req/s",      "p50\nms",
+      "p99\nms", "lost\n%",  "live\nreq/s", "live\np50", "live\np99", "calib.\np99"};
   return section >= 0 && section < kColumnCount ? QString(kNames[section]) : QVariant();
 }
 

@@ -8,7 +8,8 @@
 //
 // TuneTableModel shows them, one row each: a mark (★ for the best), strategy,
 // max batch size, max wait, lanes, predicted req/s, p50, p99 and the share
-// lost, then the measured req/s, p50 and p99 where confirmed. The best row is
+// lost, then the measured req/s, p50 and p99 where confirmed, and the p99
+// predicted again with t(b) calibrated by the live runs. The best row is
 // bold; a row whose p99 is above the SLO (as measured when it was measured)
 // is grey.
 // Thread-safety: GUI thread only; tune_rows() is a pure function.
@@ -55,6 +56,7 @@ class TuneTableModel : public QAbstractTableModel {
     kLiveThroughput,
     kLiveP50,
     kLiveP99,
+    kCalibratedP99,
     kColumnCount
   };
 

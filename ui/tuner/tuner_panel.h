@@ -25,7 +25,9 @@
 //    stops the search before its next configuration and a live run at its
 //    next send.
 //  - The Pareto scatter (TunePlot) and the table (TuneTableModel) show the
-//    front, the confirmed with their measured figures, and the best; when
+//    front, the confirmed with their measured figures and their prediction
+//    made again with t(b) calibrated by the live runs (calibrate(),
+//    tune_run.h), apart from the first, and the best; when
 //    nothing meets the SLO, the error names the closest configuration and
 //    the front still shows. Clicking a point selects its row.
 //  - Apply puts the selected row's options in force live through the
@@ -174,6 +176,7 @@ class TunerPanel : public QWidget {
   void search_done(uint64_t run, TuneResult result);
   void start_confirming(std::vector<Evaluated> candidates);
   void confirmed_one(uint64_t run, Confirmed c);
+  void calibrated(uint64_t run, std::vector<std::optional<Evaluated>> again);
   void confirm_done(uint64_t run, Status s);
   void finish(const QString& status);
   void show_rows();
@@ -228,9 +231,10 @@ class TunerPanel : public QWidget {
   std::string traffic_text_;
   int candidates_ = 0;
   std::optional<std::chrono::steady_clock::time_point> deadline_;  // of the run under way
-  bool budget_ran_out_ = false;  // a candidate was left unconfirmed
-  std::string run_cost_text_;    // the run's cost model, described
-  QString cost_path_;            // the cost file chosen; empty: the model's
+  bool budget_ran_out_ = false;              // a candidate was left unconfirmed
+  std::string run_cost_text_;                // the run's cost model, described
+  std::optional<CostModel> run_cost_model_;  // the run's cost model
+  QString cost_path_;                        // the cost file chosen; empty: the model's
   std::optional<CostModel> file_cost_;
   std::shared_ptr<const Clock> search_clock_;
 };

@@ -92,6 +92,7 @@ Status TunerPanel::run() {
               std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                   std::chrono::duration<double>(budget_s));
   budget_ran_out_ = false;
+  run_cost_model_ = *cost;
   run_cost_text_ =
       cost->describe() + (cost_path_.isEmpty() ? "" : " (" + cost_path_.toStdString() + ")");
   result_.reset();
@@ -186,43 +187,69 @@ void TunerPanel::start_confirming(std::vector<Evaluated> picks) {
   spec.stop = &stop_;
   spec.rule = kRule;
   spec.deadline = deadline_;
-  start_worker([this, id, spec, picks = std::move(picks), n, paused]() mutable {
-    for (int i = 0; i < n; ++i) {
-      spec.on_run = [this, id, i, n, paused](int runs) {
-        post_progress(id, i * kRule.max_trials + runs, n * kRule.max_trials,
-                      QString("Confirming %1 of %2 live: run %3 done…%4")
-                          .arg(i + 1)
-                          .arg(n)
-                          .arg(runs)
-                          .arg(paused));
-      };
-      auto c = confirm_live(spec, picks[static_cast<size_t>(i)]);
-      Status s = c ? Status::Ok() : Status(c.error());
-      const bool out_of_time = c && !*c;
-      if (c && *c) {
-        QMetaObject::invokeMethod(
-            this, [this, id, one = **c] { confirmed_one(id, one); }, Qt::QueuedConnection);
-      } else if (out_of_time) {
-        QMetaObject::invokeMethod(
-            this,
-            [this, id] {
-              if (id == run_id_) budget_ran_out_ = true;
-            },
-            Qt::QueuedConnection);
-      }
-      if (!s || out_of_time || i + 1 == n) {
-        QMetaObject::invokeMethod(
-            this, [this, id, s] { confirm_done(id, s); }, Qt::QueuedConnection);
-        return;
-      }
-    }
-  });
+  start_worker(
+      [this, id, spec, picks = std::move(picks), n, paused, cost = *run_cost_model_]() mutable {
+        std::vector<Confirmed> done;
+        // Each confirmed configuration predicted again with t(b) as the live
+        // runs ran it: how far off the first prediction was for want of it.
+        auto recalibrate = [&] {
+          if (done.empty() || stop_) return;
+          const Evaluator again = prediction_evaluator(spec.traffic, calibrate(cost, done));
+          std::vector<std::optional<Evaluated>> figures;
+          for (const Confirmed& c : done) {
+            figures.push_back(c.observed ? std::optional<Evaluated>(again(c.predicted.options))
+                                         : std::nullopt);
+          }
+          QMetaObject::invokeMethod(
+              this, [this, id, f = std::move(figures)]() mutable { calibrated(id, std::move(f)); },
+              Qt::QueuedConnection);
+        };
+        for (int i = 0; i < n; ++i) {
+          spec.on_run = [this, id, i, n, paused](int runs) {
+            post_progress(id, i * kRule.max_trials + runs, n * kRule.max_trials,
+                          QString("Confirming %1 of %2 live: run %3 done…%4")
+                              .arg(i + 1)
+                              .arg(n)
+                              .arg(runs)
+                              .arg(paused));
+          };
+          auto c = confirm_live(spec, picks[static_cast<size_t>(i)]);
+          Status s = c ? Status::Ok() : Status(c.error());
+          const bool out_of_time = c && !*c;
+          if (c && *c) {
+            done.push_back(**c);
+            QMetaObject::invokeMethod(
+                this, [this, id, one = **c] { confirmed_one(id, one); }, Qt::QueuedConnection);
+          } else if (out_of_time) {
+            QMetaObject::invokeMethod(
+                this,
+                [this, id] {
+                  if (id == run_id_) budget_ran_out_ = true;
+                },
+                Qt::QueuedConnection);
+          }
+          if (!s || out_of_time || i + 1 == n) {
+            if (s || out_of_time) recalibrate();
+            QMetaObject::invokeMethod(
+                this, [this, id, s] { confirm_done(id, s); }, Qt::QueuedConnection);
+            return;
+          }
+        }
+      });
 }
 
 void TunerPanel::confirmed_one(uint64_t id, Confirmed c) {
   if (id != run_id_) return;
   confirmed_.push_back(std::move(c));
   bar_->setValue(static_cast<int>(confirmed_.size()) * kRule.max_trials);
+  show_rows();
+}
+
+void TunerPanel::calibrated(uint64_t id, std::vector<std::optional<Evaluated>> again) {
+  if (id != run_id_) return;
+  for (size_t i = 0; i < again.size() && i < confirmed_.size(); ++i) {
+    confirmed_[i].recalibrated = again[i];
+  }
   show_rows();
 }
 

@@ -13,6 +13,7 @@
 // written as tune's JSON; and the inputs kept between sessions.
 
 #include "ui/tuner/tuner_panel.h"
+#include "ui/common/number_text.h"
 
 #include <gtest/gtest.h>
 
@@ -114,6 +115,17 @@ TEST_F(TunerPanelTest, ARealTuneConfirmsTheBestAndAppliesIt) {
   EXPECT_GT(row.live->measured.throughput_rps, 0);
   EXPECT_FALSE(table->data(table->index(best, TuneTableModel::kLiveP99)).toString().isEmpty());
   ASSERT_EQ(tuner()->confirmed().size(), 1u);
+  // Predicted again with t(b) as the live runs ran it: a column of the table
+  // and a point of the scatter of its own, apart from the first prediction.
+  ASSERT_TRUE(row.live->observed);
+  ASSERT_TRUE(row.live->recalibrated.has_value());
+  EXPECT_GT(row.live->recalibrated->p99_ms, 0);
+  EXPECT_EQ(table->data(table->index(best, TuneTableModel::kCalibratedP99)).toString(),
+            ms_text(row.live->recalibrated->p99_ms));
+  TunePlot* plot = tuner()->plot();
+  plot->plot()->replot();
+  const QString said = plot->text_at(plot->pixel_of(best, TunePlot::Point::kCalibrated));
+  EXPECT_TRUE(said.contains("calibrated: ")) << said.toStdString();
   for (int i = 0; i < table->rowCount(); ++i) {
     if (table->at(i).on_front) continue;
     // Off the front only the best or the confirmed.
