@@ -10,15 +10,7 @@
 
 namespace batchscope {
 
-ModelMetadata synthetic_metadata() {
-  ModelMetadata m;
-  m.name = "synthetic";
-  m.description = "The engine's synthetic model: every input x answers 2x + 1.";
-  m.max_batch_size = kMaxBatchSize;
-  m.inputs = {TensorSpec{"data", DType::kFloat32, {-1, 128}, false}};
-  m.outputs = {TensorSpec{"output", DType::kFloat32, {-1, 128}, false}};
-  return m;
-}
+ModelMetadata synthetic_metadata() { return SyntheticRunner::metadata(); }
 
 Expected<ModelChoice> take_model_flags(std::map<std::string, std::string>& flags,
                                        std::string default_path) {

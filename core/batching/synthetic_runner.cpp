@@ -12,6 +12,16 @@ RunnerFactory SyntheticRunner::factory(SyntheticCost cost) {
   return [cost](int lane) { return std::make_unique<SyntheticRunner>(cost, lane); };
 }
 
+ModelMetadata SyntheticRunner::metadata() {
+  ModelMetadata m;
+  m.name = "synthetic";
+  m.description = "The engine's synthetic model: every input x answers 2x + 1.";
+  m.max_batch_size = kMaxBatchSize;
+  m.inputs = {TensorSpec{"data", DType::kFloat32, {-1, 128}, false}};
+  m.outputs = {TensorSpec{"output", DType::kFloat32, {-1, 128}, false}};
+  return m;
+}
+
 Tensor SyntheticRunner::expected_output(const Tensor& input) {
   Tensor out(DType::kFloat32, input.shape());
   auto x = input.as<float>();

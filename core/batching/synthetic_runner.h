@@ -17,6 +17,7 @@
 #include <random>
 
 #include "batching/engine.h"
+#include "common/model_metadata.h"
 
 namespace batchscope {
 
@@ -40,6 +41,8 @@ class SyntheticRunner final : public Runner {
   Expected<std::vector<Tensors>> run(std::span<Tensors> inputs) override;
 
   static RunnerFactory factory(SyntheticCost cost);
+  // Its metadata: FP32 [-1, 128] in and out, batches up to kMaxBatchSize.
+  static ModelMetadata metadata();
   // The expected output for an input: what run() returns for it.
   static Tensor expected_output(const Tensor& input);
 

@@ -591,6 +591,15 @@ Expected<CostModel> CostModel::from_run(const RunData& run, size_t min_runs) {
   return m->with_overhead(even_quantiles(std::move(overhead)));
 }
 
+CostModel CostModel::uniform_jitter() const {
+  CostModel m = *this;
+  for (CostPoint& p : m.points_) p.run_quantiles.clear();
+  for (LaneCostPoints& l : m.lanes_) {
+    for (CostPoint& p : l.points) p.run_quantiles.clear();
+  }
+  return m;
+}
+
 std::string CostModel::to_json() const {
   auto append_points = [](std::string& out, const std::vector<CostPoint>& points) {
     out += '[';

@@ -143,6 +143,9 @@ class CostModel {
   // observed overhead, when measured, replaces this model's for that many
   // lanes (the model's own for 1, the lanes entry's for more).
   CostModel calibrated(const CostModel& observed, uint32_t lanes = 1) const;
+  // This model with every point's jitter uniform over +-spread: its run-time
+  // quantiles dropped (to compare the two shapes side by side).
+  CostModel uniform_jitter() const;
   // {"points": [{"batch", "median_us", "spread"}], and "overhead_us_quantiles"
   // and "lanes" when measured}, which from_profile_json() reads back.
   std::string to_json() const;

@@ -1,18 +1,29 @@
 // How closely the predictor matches the live engine, with LibTorch alone (no
-// Qt, so it builds on a GPU machine too): 20 configurations x 3 patterns
-// (poisson, burst, step) on mlp and cnn_mnist, each run live (what `bench
-// --target inproc` runs) and predicted (what `bench --target predict` runs)
-// against t(b) and the per-request overhead as the engine ran them in a
-// calibration run of the same traffic at another configuration (max batch
-// 128, max wait 2 ms, the point's lanes, seed 99; what `bench --cost-out`
-// writes). Counts the points whose predicted p50 is within 10% and p99 within
-// 20% of the live figure; with --repeat each live point runs twice and the
-// same bounds are applied to the two live runs: how often the engine agrees
-// with itself on this machine. Each lane's model is loaded once.
+// Qt, so it builds on a GPU machine too). For each model (mlp, cnn_mnist,
+// linear_128x64 and the synthetic 500 + 20 b us), pattern (poisson, burst,
+// step) and configuration (20: fifo at three caps and three waits, fifo with
+// two lanes, adaptive at three targets, one at a time), the traffic runs live
+// `--runs` times (what `bench --target inproc` runs; default 3) and is
+// predicted once (what `bench --target predict` runs) against t(b) and the
+// per-request overhead as the engine ran them in calibration runs of the same
+// traffic at another configuration (max batch 128, max wait 2 ms, one run per
+// lane count, seed 99; what `tune` does before its search and `bench
+// --cost-out` writes). A point is a hit when the predicted p50 is within 10%
+// and p99 within 20% of the median of its live runs. Prints each point with
+// the live runs' own spread, every miss, the share of hits by model and lane
+// count, and the mean absolute error of p50, p99, throughput and mean batch
+// size. Each point is also predicted with each size's jitter uniform over
+// +-spread in place of its measured quantiles ("uniform hits"), side by side.
+// Each lane's model is loaded once.
 //
-// Usage: validate_predictor [--seconds S] [--device cpu|cuda:N] [--repeat]
-//                           [--csv OUT.csv] [--models DIR] [--model mlp|cnn_mnist]
+// --quick: the synthetic model alone, poisson, five configurations, 1 s runs
+// (the CI check). --min-share X: exit 1 when fewer than X of the points hit.
+//
+// Usage: validate_predictor [--seconds S] [--runs N] [--device cpu|cuda:N]
+//                           [--csv OUT.csv] [--models DIR] [--model NAME]
+//                           [--quick] [--min-share X]
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdio>
@@ -23,6 +34,7 @@
 #include <string>
 #include <vector>
 
+#include "batching/synthetic_runner.h"
 #include "runs/run_record.h"
 #include "torch/metadata_json.h"
 #include "torch/torch_model.h"
@@ -35,18 +47,38 @@ using namespace batchscope;
 
 namespace {
 
+// What is compared: latency, throughput and the mean batch.
+struct Figures {
+  double p50 = 0, p99 = 0, rps = 0, batch = 0;
+};
+
 struct Point {
   std::string model, pattern, config;
   uint32_t lanes = 1;
-  double live_p50 = 0, live_p99 = 0, pred_p50 = 0, pred_p99 = 0;
-  double again_p50 = 0, again_p99 = 0;
+  std::vector<Figures> live;  // each run
+  Figures median;             // of the live runs, figure by figure
+  Figures predicted;
+  Figures uniform;                    // predicted with each size's jitter uniform over +-spread
+  double spread50 = 0, spread99 = 0;  // (max - min) / median of the live runs
 };
 
 bool within(double ref, double other, double bound) {
   return ref > 0 ? std::abs(other - ref) / ref <= bound : other == ref;
 }
-bool close(double r50, double r99, double o50, double o99) {
-  return within(r50, o50, 0.10) && within(r99, o99, 0.20);
+bool hit(const Figures& live, const Figures& predicted) {
+  return within(live.p50, predicted.p50, 0.10) && within(live.p99, predicted.p99, 0.20);
+}
+bool hit(const Point& p) { return hit(p.median, p.predicted); }
+double rel_error(double ref, double other) { return ref > 0 ? std::abs(other - ref) / ref : 0.0; }
+
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n == 0 ? 0.0 : n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+Figures figures_of(const RunSummary& s) {
+  return {s.latency.p50_ms, s.latency.p99_ms, s.throughput_rps, s.batch_mean};
 }
 
 // A lane's model, loaded once and lent to each run's engine.
@@ -61,34 +93,41 @@ class Borrowed final : public Runner {
 
 struct Args {
   double seconds = 3;
+  int runs = 3;
   std::string device = "cpu";
-  bool repeat = false;
   std::string csv;
   std::string models = BATCHSCOPE_SOURCE_DIR "/models";
   std::string only;  // one model's points alone
+  bool quick = false;
+  double min_share = 0;
 };
 
 ArrivalSpec pattern_of(const std::string& model, const std::string& name, double seconds) {
-  const bool mlp = model == "mlp";
+  // Rates that keep every configuration at 20-85% of a lane's capacity on a
+  // 2-core machine: the heavier models (cnn_mnist, linear's tiny batches
+  // with the engine's per-request work) at the higher ones.
+  const bool light = model == "mlp" || model == "synthetic";
   ArrivalSpec a;
   a.duration_s = seconds;
   if (name == "poisson") {
     a.pattern = Pattern::kPoisson;
-    a.rate = mlp ? 3000 : 4000;
+    a.rate = light ? 3000 : 4000;
   } else if (name == "burst") {
     a.pattern = Pattern::kBurst;
-    a.rate = mlp ? 6000 : 8000;
+    a.rate = light ? 6000 : 8000;
     a.rate_low = 1000;
     a.on_s = a.off_s = 0.5;
   } else {
     a.pattern = Pattern::kStep;
-    a.steps = mlp ? std::vector<std::pair<double, double>>{{1000, 1}, {4000, 1}, {2000, 1}}
-                  : std::vector<std::pair<double, double>>{{1000, 1}, {6000, 1}, {3000, 1}};
+    const double third = seconds / 3;
+    a.steps =
+        light ? std::vector<std::pair<double, double>>{{1000, third}, {4000, third}, {2000, third}}
+              : std::vector<std::pair<double, double>>{{1000, third}, {6000, third}, {3000, third}};
   }
   return a;
 }
 
-std::vector<std::pair<std::string, Options>> configurations() {
+std::vector<std::pair<std::string, Options>> configurations(bool quick) {
   std::vector<std::pair<std::string, Options>> c;
   auto add = [&c](std::string name, uint32_t b, double wait_ms, uint32_t lanes,
                   StrategyKind s = StrategyKind::kFifo, double target = 50) {
@@ -100,6 +139,14 @@ std::vector<std::pair<std::string, Options>> configurations() {
     o.target_p99_ms = target;
     c.emplace_back(std::move(name), o);
   };
+  if (quick) {
+    add("fifo b4 w0", 4, 0, 1);
+    add("fifo b16 w1", 16, 1, 1);
+    add("fifo b64 w4", 64, 4, 1);
+    add("fifo b16 w1 x2", 16, 1, 2);
+    add("adaptive t5 b32", 32, 4, 1, StrategyKind::kAdaptive, 5);
+    return c;
+  }
   for (uint32_t b : {4u, 16u, 64u})
     for (double w : {0.0, 1.0, 4.0})
       add("fifo b" + std::to_string(b) + " w" + std::to_string(static_cast<int>(w)), b, w, 1);
@@ -115,176 +162,263 @@ std::vector<std::pair<std::string, Options>> configurations() {
   return c;
 }
 
-}  // namespace
+[[noreturn]] void usage() {
+  std::fprintf(stderr,
+               "usage: validate_predictor [--seconds S] [--runs N] [--device cpu|cuda:N] "
+               "[--csv OUT.csv] [--models DIR] [--model mlp|cnn_mnist|linear_128x64|synthetic] "
+               "[--quick] [--min-share X]\n");
+  std::exit(2);
+}
 
-int main(int argc, char** argv) {
+Args parse(int argc, char** argv) {
   Args o;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto value = [&]() -> std::string {
-      if (i + 1 >= argc) {
-        std::fprintf(stderr, "%s needs a value\n", a.c_str());
-        std::exit(2);
-      }
+      if (i + 1 >= argc) usage();
       return argv[++i];
     };
     if (a == "--seconds") {
       o.seconds = std::atof(value().c_str());
+    } else if (a == "--runs") {
+      o.runs = std::atoi(value().c_str());
     } else if (a == "--device") {
       o.device = value();
-    } else if (a == "--repeat") {
-      o.repeat = true;
     } else if (a == "--csv") {
       o.csv = value();
     } else if (a == "--models") {
       o.models = value();
     } else if (a == "--model") {
       o.only = value();
+    } else if (a == "--quick") {
+      o.quick = true;
+    } else if (a == "--min-share") {
+      o.min_share = std::atof(value().c_str());
     } else {
-      std::fprintf(stderr,
-                   "usage: validate_predictor [--seconds S] [--device cpu|cuda:N] [--repeat] "
-                   "[--csv OUT.csv] [--models DIR] [--model mlp|cnn_mnist]\n");
-      return 2;
+      usage();
     }
   }
-  if (!(o.seconds > 0 && o.seconds <= 600)) {
-    std::fprintf(stderr, "--seconds must be above 0 and at most 600\n");
-    return 2;
+  if (!(o.seconds > 0 && o.seconds <= 600) || o.runs < 1 || o.runs > 20 ||
+      !(o.min_share >= 0 && o.min_share <= 1)) {
+    std::fprintf(stderr, "--seconds must be in (0, 600], --runs in 1..20, --min-share in [0, 1]\n");
+    std::exit(2);
   }
+  return o;
+}
 
-  std::vector<Point> points;
-  const auto configs = configurations();
-  for (const std::string model : {"mlp", "cnn_mnist"}) {
-    if (!o.only.empty() && model != o.only) continue;
-    const std::string path = o.models + "/" + model + ".pt";
-    auto meta = load_metadata(sidecar_path(path));
-    if (!meta) {
-      std::fprintf(stderr, "%s\n", meta.error().message.c_str());
-      return 1;
-    }
-    // One model for one-lane runs with the machine's threads, and two for
-    // two-lane runs with half each, as bench loads them.
-    std::vector<std::unique_ptr<TorchModel>> models;
-    for (int lanes : {1, 2, 2}) {
-      TorchOptions to;
-      to.device = o.device;
-      to.lanes = lanes;
-      auto m = TorchModel::load(path, to);
-      if (!m) {
-        std::fprintf(stderr, "%s\n", m.error().message.c_str());
-        return 1;
-      }
-      models.push_back(std::move(*m));
-    }
-    uint32_t run_lanes = 1;  // the lane count of the run being made
-    const RunnerFactory factory = [&models, &run_lanes](int lane) -> std::unique_ptr<Runner> {
-      const size_t i = run_lanes == 1 ? 0 : 1 + static_cast<size_t>(lane);
+// The runners of one model: the synthetic one, or a TorchScript model loaded
+// once for one-lane runs (the machine's threads) and twice for two-lane runs
+// (half each), as bench loads them.
+struct Loaded {
+  ModelMetadata meta;
+  std::vector<std::unique_ptr<TorchModel>> models;
+  RunnerFactory synthetic;
+  uint32_t lanes = 1;  // of the run being made
+  RunnerFactory factory() {
+    if (synthetic) return synthetic;
+    return [this](int lane) -> std::unique_ptr<Runner> {
+      const size_t i = lanes == 1 ? 0 : 1 + static_cast<size_t>(lane);
       return std::make_unique<Borrowed>(*models.at(i));
     };
-    auto live = [&](const Options& opts, ArrivalSpec spec) -> Expected<RunSummary> {
-      RunConfig cfg;
-      cfg.pattern = spec.describe();
-      cfg.target = "inproc";
-      cfg.model = model;
-      cfg.options = opts;
-      cfg.duration_s = spec.duration_s;
-      cfg.seed = spec.seed;
-      run_lanes = opts.num_lanes;
-      auto run = run_inproc(factory, *meta, opts, make_adaptive_plan, spec, cfg);
-      if (!run) return run.error();
-      return summarize_run(*run);
-    };
-    for (const std::string pattern : {"poisson", "burst", "step"}) {
+  }
+};
+
+Expected<std::unique_ptr<Loaded>> load(const std::string& model, const Args& o) {
+  auto l = std::make_unique<Loaded>();
+  if (model == "synthetic") {
+    l->meta = SyntheticRunner::metadata();
+    l->synthetic = SyntheticRunner::factory(SyntheticCost{.fixed_us = 500, .per_item_us = 20});
+    return l;
+  }
+  const std::string path = o.models + "/" + model + ".pt";
+  auto meta = load_metadata(sidecar_path(path));
+  if (!meta) return meta.error();
+  l->meta = *meta;
+  for (int lanes : {1, 2, 2}) {
+    TorchOptions to;
+    to.device = o.device;
+    to.lanes = lanes;
+    auto m = TorchModel::load(path, to);
+    if (!m) return m.error();
+    l->models.push_back(std::move(*m));
+  }
+  return l;
+}
+
+Expected<RunData> run_live(Loaded& l, const Options& opts, const ArrivalSpec& spec) {
+  RunConfig cfg;
+  cfg.pattern = spec.describe();
+  cfg.target = "inproc";
+  cfg.model = l.meta.name;
+  cfg.options = opts;
+  cfg.duration_s = spec.duration_s;
+  cfg.seed = spec.seed;
+  l.lanes = opts.num_lanes;
+  return run_inproc(l.factory(), l.meta, opts, make_adaptive_plan, spec, cfg);
+}
+
+void print_point(const Point& p) {
+  std::printf(
+      "%-13s %-7s %-17s live p50 %7.3f p99 %7.3f (spread %3.0f%% %3.0f%%) | predicted "
+      "p50 %7.3f p99 %7.3f %s\n",
+      p.model.c_str(), p.pattern.c_str(), p.config.c_str(), p.median.p50, p.median.p99,
+      100 * p.spread50, 100 * p.spread99, p.predicted.p50, p.predicted.p99, hit(p) ? "ok" : "MISS");
+  std::fflush(stdout);
+}
+
+void write_csv(const std::string& path, const std::vector<Point>& points) {
+  std::ofstream out(path);
+  out << "model,pattern,config,lanes,live_p50_ms,live_p99_ms,live_rps,live_batch,"
+         "predicted_p50_ms,predicted_p99_ms,predicted_rps,predicted_batch,spread_p50,"
+         "spread_p99,hit,uniform_p50_ms,uniform_p99_ms,uniform_hit,runs_p50_ms,runs_p99_ms\n";
+  for (const Point& p : points) {
+    out << p.model << ',' << p.pattern << ',' << p.config << ',' << p.lanes << ',' << p.median.p50
+        << ',' << p.median.p99 << ',' << p.median.rps << ',' << p.median.batch << ','
+        << p.predicted.p50 << ',' << p.predicted.p99 << ',' << p.predicted.rps << ','
+        << p.predicted.batch << ',' << p.spread50 << ',' << p.spread99 << ',' << hit(p) << ','
+        << p.uniform.p50 << ',' << p.uniform.p99 << ',' << hit(p.median, p.uniform) << ',';
+    for (size_t i = 0; i < p.live.size(); ++i) out << (i ? " " : "") << p.live[i].p50;
+    out << ',';
+    for (size_t i = 0; i < p.live.size(); ++i) out << (i ? " " : "") << p.live[i].p99;
+    out << '\n';
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Args o = parse(argc, argv);
+  if (o.quick) {
+    o.seconds = std::min(o.seconds, 1.0);
+    if (o.only.empty()) o.only = "synthetic";
+  }
+  std::vector<Point> points;
+  const auto configs = configurations(o.quick);
+  const std::vector<std::string> patterns =
+      o.quick ? std::vector<std::string>{"poisson"}
+              : std::vector<std::string>{"poisson", "burst", "step"};
+  for (const std::string model : {"mlp", "cnn_mnist", "linear_128x64", "synthetic"}) {
+    if (!o.only.empty() && model != o.only) continue;
+    auto loaded = load(model, o);
+    if (!loaded) {
+      std::fprintf(stderr, "%s: %s\n", model.c_str(), loaded.error().message.c_str());
+      return 1;
+    }
+    Loaded& l = **loaded;
+    for (const std::string& pattern : patterns) {
       const ArrivalSpec spec = pattern_of(model, pattern, o.seconds);
-      std::map<uint32_t, CostModel> cost;
-      for (uint32_t l : {1u, 2u}) {
+      // The cost as the lanes see it under this traffic: one calibration
+      // run per lane count, each refining the last.
+      CostModel cost;
+      bool first = true;
+      for (uint32_t lanes : {1u, 2u}) {
         Options cal;
         cal.max_batch_size = 128;
         cal.max_wait_us = 2000;
-        cal.num_lanes = l;
+        cal.num_lanes = lanes;
         ArrivalSpec cs = spec;
         cs.seed = 99;
-        RunConfig cfg;
-        cfg.pattern = cs.describe();
-        cfg.target = "inproc";
-        cfg.model = model;
-        cfg.options = cal;
-        run_lanes = l;
-        auto run = run_inproc(factory, *meta, cal, make_adaptive_plan, cs, cfg);
+        auto run = run_live(l, cal, cs);
         if (!run) {
           std::fprintf(stderr, "calibration: %s\n", run.error().message.c_str());
           return 1;
         }
-        auto m = CostModel::from_run(*run);
-        if (!m) {
-          std::fprintf(stderr, "calibration: %s\n", m.error().message.c_str());
+        auto seen = CostModel::from_run(*run);
+        if (!seen) {
+          std::fprintf(stderr, "calibration: %s\n", seen.error().message.c_str());
           return 1;
         }
-        cost.emplace(l, std::move(*m));
+        cost = first ? *seen : cost.calibrated(*seen, lanes);
+        first = false;
       }
       for (size_t i = 0; i < configs.size(); ++i) {
         const auto& [name, opts] = configs[i];
         Point p{model, pattern, name, opts.num_lanes};
         ArrivalSpec point = spec;
         point.seed = 11 + i;  // each configuration its own traffic, as the calibration's
-        auto first = live(opts, point);
-        if (!first) {
-          std::fprintf(stderr, "%s %s %s: %s\n", model.c_str(), pattern.c_str(), name.c_str(),
-                       first.error().message.c_str());
-          return 1;
+        for (int r = 0; r < o.runs; ++r) {
+          auto run = run_live(l, opts, point);
+          if (!run) {
+            std::fprintf(stderr, "%s %s %s: %s\n", model.c_str(), pattern.c_str(), name.c_str(),
+                         run.error().message.c_str());
+            return 1;
+          }
+          p.live.push_back(figures_of(summarize_run(*run)));
         }
-        p.live_p50 = first->latency.p50_ms;
-        p.live_p99 = first->latency.p99_ms;
-        if (o.repeat) {
-          auto again = live(opts, point);
-          if (!again) return 1;
-          p.again_p50 = again->latency.p50_ms;
-          p.again_p99 = again->latency.p99_ms;
+        auto pick = [&](double Figures::*f) {
+          std::vector<double> v;
+          for (const Figures& x : p.live) v.push_back(x.*f);
+          return v;
+        };
+        for (double Figures::*f : {&Figures::p50, &Figures::p99, &Figures::rps, &Figures::batch}) {
+          p.median.*f = median_of(pick(f));
         }
-        const RunSummary pred = predict(PredictSpec{point, opts, cost.at(opts.num_lanes)});
-        p.pred_p50 = pred.latency.p50_ms;
-        p.pred_p99 = pred.latency.p99_ms;
-        const bool ok = close(p.live_p50, p.live_p99, p.pred_p50, p.pred_p99);
-        std::printf("%-10s %-8s %-20s live p50 %8.3f p99 %8.3f | predicted p50 %8.3f p99 %8.3f %s",
-                    model.c_str(), pattern.c_str(), name.c_str(), p.live_p50, p.live_p99,
-                    p.pred_p50, p.pred_p99, ok ? "ok" : "MISS");
-        if (o.repeat) {
-          std::printf(" | again p50 %8.3f p99 %8.3f %s", p.again_p50, p.again_p99,
-                      close(p.live_p50, p.live_p99, p.again_p50, p.again_p99) ? "ok" : "MISS");
-        }
-        std::printf("\n");
-        std::fflush(stdout);
+        auto spread = [&](double Figures::*f) {
+          const auto v = pick(f);
+          const double m = p.median.*f;
+          return m > 0 ? (*std::max_element(v.begin(), v.end()) -
+                          *std::min_element(v.begin(), v.end())) /
+                             m
+                       : 0.0;
+        };
+        p.spread50 = spread(&Figures::p50);
+        p.spread99 = spread(&Figures::p99);
+        p.predicted = figures_of(predict(PredictSpec{point, opts, cost}));
+        p.uniform = figures_of(predict(PredictSpec{point, opts, cost.uniform_jitter()}));
+        print_point(p);
         points.push_back(p);
       }
     }
   }
 
   // A line per model and lane count, and the whole.
-  std::map<std::string, std::array<int, 3>> groups;  // points, predicted ok, repeated ok
+  struct Group {
+    int points = 0, hits = 0, uniform_hits = 0;
+    std::array<double, 4> error{};  // summed relative errors: p50, p99, req/s, batch
+  };
+  std::map<std::string, Group> groups;
   for (const Point& p : points) {
     for (const std::string& g :
          {p.model + (p.lanes > 1 ? ", two lanes" : ", one lane"), std::string("all")}) {
-      auto& n = groups[g];
-      ++n[0];
-      n[1] += close(p.live_p50, p.live_p99, p.pred_p50, p.pred_p99);
-      n[2] += o.repeat && close(p.live_p50, p.live_p99, p.again_p50, p.again_p99);
+      Group& n = groups[g];
+      ++n.points;
+      n.hits += hit(p);
+      n.uniform_hits += hit(p.median, p.uniform);
+      n.error[0] += rel_error(p.median.p50, p.predicted.p50);
+      n.error[1] += rel_error(p.median.p99, p.predicted.p99);
+      n.error[2] += rel_error(p.median.rps, p.predicted.rps);
+      n.error[3] += rel_error(p.median.batch, p.predicted.batch);
     }
   }
-  std::printf("\n%-22s %6s %10s%s\n", "group", "points", "predicted", o.repeat ? "  repeated" : "");
+  std::printf(
+      "\nmisses (predicted against the median of %d live runs; spread: the live runs' own "
+      "(max - min) / median):\n",
+      o.runs);
+  for (const Point& p : points) {
+    if (hit(p)) continue;
+    std::printf(
+        "  %-13s %-7s %-17s p50 %+4.0f%% p99 %+4.0f%%; live spread p50 %3.0f%% p99 %3.0f%%\n",
+        p.model.c_str(), p.pattern.c_str(), p.config.c_str(),
+        100 * (p.predicted.p50 / std::max(p.median.p50, 1e-9) - 1),
+        100 * (p.predicted.p99 / std::max(p.median.p99, 1e-9) - 1), 100 * p.spread50,
+        100 * p.spread99);
+  }
+  std::printf("\n%-24s %6s %12s %14s   mean absolute error: %6s %6s %6s %6s\n", "group", "points",
+              "hits", "uniform hits", "p50", "p99", "req/s", "batch");
   for (const auto& [g, n] : groups) {
-    std::printf("%-22s %6d %5d (%2.0f%%)", g.c_str(), n[0], n[1], 100.0 * n[1] / n[0]);
-    if (o.repeat) std::printf(" %5d (%2.0f%%)", n[2], 100.0 * n[2] / n[0]);
-    std::printf("\n");
+    std::printf("%-24s %6d %5d (%3.0f%%) %6d (%3.0f%%) %24.1f%% %5.1f%% %5.1f%% %5.1f%%\n",
+                g.c_str(), n.points, n.hits, 100.0 * n.hits / n.points, n.uniform_hits,
+                100.0 * n.uniform_hits / n.points, 100 * n.error[0] / n.points,
+                100 * n.error[1] / n.points, 100 * n.error[2] / n.points,
+                100 * n.error[3] / n.points);
   }
-  if (!o.csv.empty()) {
-    std::ofstream out(o.csv);
-    out << "model,pattern,config,lanes,live_p50_ms,live_p99_ms,predicted_p50_ms,"
-           "predicted_p99_ms,again_p50_ms,again_p99_ms\n";
-    for (const Point& p : points) {
-      out << p.model << ',' << p.pattern << ',' << p.config << ',' << p.lanes << ',' << p.live_p50
-          << ',' << p.live_p99 << ',' << p.pred_p50 << ',' << p.pred_p99 << ',' << p.again_p50
-          << ',' << p.again_p99 << '\n';
-    }
+  if (!o.csv.empty()) write_csv(o.csv, points);
+  const Group& all = groups["all"];
+  const double share = all.points > 0 ? static_cast<double>(all.hits) / all.points : 0.0;
+  if (share < o.min_share) {
+    std::printf("\n%.0f%% of points hit, below --min-share %.0f%%\n", 100 * share,
+                100 * o.min_share);
+    return 1;
   }
   return 0;
 }

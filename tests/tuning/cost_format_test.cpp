@@ -89,6 +89,11 @@ TEST(CostFormatTest, JitterFollowsTheQuantilesAndInterpolatesBetweenSizes) {
   // b = 3, halfway: u = 1 gives (3 + 1.2) / 2, u = 0 gives (0.5 + 0.8) / 2.
   EXPECT_DOUBLE_EQ(m.jitter_factor(3, 1.0), 2.1);
   EXPECT_DOUBLE_EQ(m.jitter_factor(3, 0.0), 0.65);
+  // Uniform again: the quantiles dropped, the spread kept.
+  const CostModel uniform = m.uniform_jitter();
+  EXPECT_DOUBLE_EQ(uniform.jitter_factor(2, 0.0), 0.7);
+  EXPECT_DOUBLE_EQ(uniform.jitter_factor(2, 1.0), 1.3);
+  EXPECT_TRUE(uniform.points()[0].run_quantiles.empty());
   // Flat quantiles are no jitter.
   EXPECT_FALSE(points({{1, 100, 0, {1.0, 1.0}}}).has_jitter());
 }
