@@ -62,7 +62,8 @@ std::string bench_help() {
          "run times of an in-process or self-http run as such a t(b), with the quantiles of\n"
          "run times and each request's time outside its batch; where FILE is a cost file\n"
          "already, the run refines it (the sizes it saw, for its number of lanes; the rest\n"
-         "scaled by the nearest ratio) and prints how far each size moved. --payload FILE sends that request\n"
+         "scaled by the nearest ratio) and prints how far each size moved. --payload FILE sends "
+         "that request\n"
          "body instead of seeded inputs built from the model's metadata. --csv PREFIX writes\n"
          "PREFIX_requests.csv and PREFIX_windows.csv.\n"
          "--window S sets the summary windows (default: the duration / 40, 0.1 s to 10 s).\n"
@@ -142,7 +143,8 @@ Status qt_free_check(const std::string& target, const std::string& plot_out,
                             "the HTTP targets need; use inproc or predict");
   }
   if (!plot_out.empty()) {
-    return invalid_argument("--plot " + plot_out + ": " + why + "drawing needs; use --json or --csv");
+    return invalid_argument("--plot " + plot_out + ": " + why +
+                            "drawing needs; use --json or --csv");
   }
   if (!payload_file.empty()) {
     return invalid_argument("--payload " + payload_file + ": " + why +
@@ -423,7 +425,9 @@ int run_bench(int argc, char** argv, const std::vector<std::string>& args) {
   }
   save(trace_out, run_trace_json(run), "Chrome trace; open in Perfetto or chrome://tracing");
   if (!cost_out.empty()) {
-    auto observed = CostModel::from_run(run);
+    // A refinement with several lanes refines their curve: the batches that
+    // ran beside the others.
+    auto observed = CostModel::from_run(run, 5, refining ? options->num_lanes : 1u);
     if (!observed) {
       std::cerr << "batchscope bench: --cost-out: " << observed.error().message << "\n";
       rc = 1;

@@ -1,6 +1,7 @@
 #include "tuning/cost_model.h"
 
 #include <map>
+#include <queue>
 
 #include <algorithm>
 #include <cmath>
@@ -529,10 +530,36 @@ Expected<CostModel> CostModel::from_file(const std::string& path) {
   return m;
 }
 
-Expected<CostModel> CostModel::from_batches(std::span<const BatchRecord> batches, size_t min_runs) {
+namespace {
+
+// How many batches ran when each of `batches` started, itself included.
+std::vector<uint32_t> busy_at_start(std::span<const BatchRecord> batches) {
+  std::vector<size_t> order(batches.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(),
+            [&](size_t a, size_t b) { return batches[a].run_start < batches[b].run_start; });
+  std::vector<uint32_t> busy(batches.size(), 1);
+  std::priority_queue<TimePoint, std::vector<TimePoint>, std::greater<>> running;  // their ends
+  for (size_t i : order) {
+    const BatchRecord& b = batches[i];
+    if (b.run_start == TimePoint{} || b.run_end < b.run_start) continue;
+    while (!running.empty() && running.top() <= b.run_start) running.pop();
+    busy[i] = static_cast<uint32_t>(running.size()) + 1;
+    running.push(b.run_end);
+  }
+  return busy;
+}
+
+}  // namespace
+
+Expected<CostModel> CostModel::from_batches(std::span<const BatchRecord> batches, size_t min_runs,
+                                            uint32_t busy) {
+  const std::vector<uint32_t> running = busy > 1 ? busy_at_start(batches) : std::vector<uint32_t>();
   std::map<uint32_t, std::vector<double>> runs;
-  for (const BatchRecord& b : batches) {
+  for (size_t i = 0; i < batches.size(); ++i) {
+    const BatchRecord& b = batches[i];
     if (b.failed || b.size == 0 || b.run_start == TimePoint{} || b.run_end < b.run_start) continue;
+    if (busy > 1 && running[i] < busy) continue;
     runs[b.size].push_back(to_us(b.run_end - b.run_start));
   }
   std::vector<CostPoint> points;
@@ -568,15 +595,18 @@ Expected<CostModel> CostModel::from_batches(std::span<const BatchRecord> batches
     points[i].median_us = fitted[i];
   }
   if (points.empty()) {
-    return invalid_argument("no batch size ran " + std::to_string(min_runs) +
-                            " times or more in the run (" + std::to_string(batches.size()) +
-                            " batches): run longer or busier to measure t(b)");
+    return invalid_argument(
+        "no batch size ran " + std::to_string(min_runs) + " times or more in the run (" +
+        std::to_string(batches.size()) + " batches" +
+        (busy > 1 ? ", counting those that started beside " + std::to_string(busy - 1) + " running"
+                  : std::string()) +
+        "): run longer or busier to measure t(b)");
   }
   return from_points(std::move(points));
 }
 
-Expected<CostModel> CostModel::from_run(const RunData& run, size_t min_runs) {
-  Expected<CostModel> m = from_batches(run.batches, min_runs);
+Expected<CostModel> CostModel::from_run(const RunData& run, size_t min_runs, uint32_t busy) {
+  Expected<CostModel> m = from_batches(run.batches, min_runs, busy);
   if (!m) return m;
   std::map<uint64_t, const BatchRecord*> by_id;
   for (const BatchRecord& b : run.batches) by_id[b.id] = &b;

@@ -120,12 +120,17 @@ class CostModel {
   // size seen at least `min_runs` times, the medians made monotone in b
   // (monotone_fit, weighted by each size's runs). Errors when no size was.
   static Expected<CostModel> from_batches(std::span<const BatchRecord> batches,
-                                          size_t min_runs = 5);
+                                          size_t min_runs = 5, uint32_t busy = 1);
 
   // from_batches(run.batches), with the distribution of each answered
   // request's time outside its batch ((sent - intended) + (done - its
-  // batch's run_end)) when the run recorded its batches.
-  static Expected<CostModel> from_run(const RunData& run, size_t min_runs = 5);
+  // batch's run_end)) when the run recorded its batches. With `busy` above
+  // 1, only the batches that started while at least that many lanes were
+  // running (itself included) count: t(b) as the predictor prices a batch
+  // with that many busy (a two-lane run's batches that ran alone are left
+  // out of its two-lane curve).
+  static Expected<CostModel> from_run(const RunData& run, size_t min_runs = 5,
+                                      uint32_t busy = 1);
   // This model with a measured overhead: empty (none) or 2 to kMaxQuantiles
   // quantiles in microseconds, non-decreasing, each in [0, kMaxCostUs].
   // Errors name the index and quote the value.

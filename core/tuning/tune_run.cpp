@@ -89,7 +89,7 @@ Expected<LiveRun> run_live_once(const ConfirmSpec& spec, const Options& o) {
   LiveRun live;
   live.summary = summarize_run(*run);
   live.batches = run->batches.size();
-  if (auto seen = CostModel::from_run(*run)) {
+  if (auto seen = CostModel::from_run(*run, 5, o.num_lanes)) {
     live.observed = std::make_shared<const CostModel>(std::move(*seen));
   }
   return live;
@@ -180,8 +180,10 @@ std::string confirmed_json(std::span<const Confirmed> confirmed) {
       append_json_number(out, e.p50_ms);
       out += ",\"p99_ms\":";
       append_json_number(out, e.p99_ms);
+      out += ",\"sent\":" + std::to_string(e.sent);
       out += ",\"lost\":" + std::to_string(e.rejected + e.timed_out) + "}";
     };
+    figures("predicted", c.predicted);
     figures("measured", c.measured);
     if (c.recalibrated) figures("recalibrated", *c.recalibrated);
     out += "}";

@@ -102,7 +102,8 @@ struct LiveRun {
   RunSummary summary;
   size_t batches = 0;
   // t(b) and each request's overhead as the engine ran them
-  // (CostModel::from_run); null when no batch size ran often enough.
+  // (CostModel::from_run, of the batches that started with all of o's
+  // lanes busy); null when no batch size ran often enough.
   std::shared_ptr<const CostModel> observed;
 };
 Expected<LiveRun> run_live_once(const ConfirmSpec& spec, const Options& o);
@@ -119,8 +120,9 @@ Expected<std::optional<Confirmed>> confirm_live(const ConfirmSpec& spec,
 Expected<size_t> best_measured(std::span<const Confirmed> confirmed, double slo_p99_ms,
                                TuneObjective objective);
 
-// [{"options": {...}, "runs": N, "stable": bool, "measured": {"throughput_rps",
-// "p50_ms", "p99_ms", "lost"}, and when set "recalibrated": {the same}}, ...]:
+// [{"options": {...}, "runs": N, "stable": bool, "predicted": {"throughput_rps",
+// "p50_ms", "p99_ms", "sent", "lost"}, "measured": {the same}, and when set
+// "recalibrated": {the same}}, ...]:
 // the "confirmed" member of tune's JSON.
 std::string confirmed_json(std::span<const Confirmed> confirmed);
 

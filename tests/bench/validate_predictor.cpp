@@ -5,10 +5,11 @@
 // two lanes, adaptive at three targets, one at a time), the traffic runs live
 // `--runs` times (what `bench --target inproc` runs; default 3) and is
 // predicted once (what `bench --target predict` runs) against t(b) and the
-// per-request overhead as the engine ran them in calibration runs of the same
-// traffic at another configuration (max batch 128, max wait 2 ms, one run per
-// lane count, seed 99; what `tune` does before its search and `bench
-// --cost-out` writes). A point is a hit when the predicted p50 is within 10%
+// per-request overhead as tune gets them: the model profiled (`batchscope
+// profile`, up to b = 128; the synthetic model's formula), then refined by
+// calibration runs of the same traffic at another configuration (max batch
+// 128, max wait 2 ms, one run per lane count, seed 99), as `tune` does before
+// its search. A point is a hit when the predicted p50 is within 10%
 // and p99 within 20% of the median of its live runs. Prints each point with
 // the live runs' own spread, every miss, the share of hits by model and lane
 // count, and the mean absolute error of p50, p99, throughput and mean batch
@@ -37,6 +38,7 @@
 #include "batching/synthetic_runner.h"
 #include "runs/run_record.h"
 #include "torch/metadata_json.h"
+#include "torch/profile.h"
 #include "torch/torch_model.h"
 #include "traffic/inproc_run.h"
 #include "tuning/adaptive_planner.h"
@@ -211,6 +213,7 @@ Args parse(int argc, char** argv) {
 // (half each), as bench loads them.
 struct Loaded {
   ModelMetadata meta;
+  CostModel profile;  // t(b) on a quiet machine, as tune starts from
   std::vector<std::unique_ptr<TorchModel>> models;
   RunnerFactory synthetic;
   uint32_t lanes = 1;  // of the run being made
@@ -226,14 +229,24 @@ struct Loaded {
 Expected<std::unique_ptr<Loaded>> load(const std::string& model, const Args& o) {
   auto l = std::make_unique<Loaded>();
   if (model == "synthetic") {
+    const SyntheticCost cost{.fixed_us = 500, .per_item_us = 20};
     l->meta = SyntheticRunner::metadata();
-    l->synthetic = SyntheticRunner::factory(SyntheticCost{.fixed_us = 500, .per_item_us = 20});
+    l->synthetic = SyntheticRunner::factory(cost);
+    l->profile = CostModel::from_synthetic(cost, 128);
     return l;
   }
   const std::string path = o.models + "/" + model + ".pt";
   auto meta = load_metadata(sidecar_path(path));
   if (!meta) return meta.error();
   l->meta = *meta;
+  ProfileOptions po;
+  po.device = o.device;
+  po.max_batch = std::min<uint32_t>(128, meta->max_batch_size);
+  auto prof = profile_model(path, po);
+  if (!prof) return prof.error();
+  auto cost = CostModel::from_profile_json(profile_json(*prof));
+  if (!cost) return cost.error();
+  l->profile = *cost;
   for (int lanes : {1, 2, 2}) {
     TorchOptions to;
     to.device = o.device;
@@ -307,10 +320,10 @@ int main(int argc, char** argv) {
     Loaded& l = **loaded;
     for (const std::string& pattern : patterns) {
       const ArrivalSpec spec = pattern_of(model, pattern, o.seconds);
-      // The cost as the lanes see it under this traffic: one calibration
-      // run per lane count, each refining the last.
-      CostModel cost;
-      bool first = true;
+      // The cost as the lanes see it under this traffic, as tune calibrates
+      // it: the profile refined by one run per lane count, a run's curve
+      // from the batches that started with all its lanes busy.
+      CostModel cost = l.profile;
       for (uint32_t lanes : {1u, 2u}) {
         Options cal;
         cal.max_batch_size = 128;
@@ -323,13 +336,13 @@ int main(int argc, char** argv) {
           std::fprintf(stderr, "calibration: %s\n", run.error().message.c_str());
           return 1;
         }
-        auto seen = CostModel::from_run(*run);
+        auto seen = CostModel::from_run(*run, 5, lanes);
         if (!seen) {
-          std::fprintf(stderr, "calibration: %s\n", seen.error().message.c_str());
-          return 1;
+          std::fprintf(stderr, "calibration with %u lanes: %s\n", lanes,
+                       seen.error().message.c_str());
+          continue;
         }
-        cost = first ? *seen : cost.calibrated(*seen, lanes);
-        first = false;
+        cost = cost.calibrated(*seen, lanes);
       }
       for (size_t i = 0; i < configs.size(); ++i) {
         const auto& [name, opts] = configs[i];

@@ -167,6 +167,47 @@ TEST(CalibrationTest, ARunWithTwoLanesRefinesTheTwoLaneCurveAndTakesTheOverhead)
   EXPECT_EQ(one.overheads_us(2), (std::vector<double>{10, 20, 40}));
 }
 
+TEST(CalibrationTest, ATwoLaneCurveTakesOnlyTheBatchesThatRanBesideAnother) {
+  // Size 4: a batch alone takes 100 us; of a pair, the first (which starts
+  // alone) 130 us and the second (which starts beside it) 160 us; five of
+  // each.
+  std::vector<BatchRecord> batches;
+  const TimePoint t0(std::chrono::seconds(1));
+  auto add = [&](int64_t start_us, int64_t us) {
+    BatchRecord b;
+    b.id = batches.size() + 1;
+    b.size = 4;
+    b.run_start = t0 + microseconds(start_us);
+    b.run_end = b.run_start + microseconds(us);
+    batches.push_back(b);
+  };
+  for (int k = 0; k < 5; ++k) {
+    add(1000 * k, 100);        // alone
+    add(1000 * k + 400, 160);  // the first of a pair: starts alone
+    add(1000 * k + 410, 160);  // starts while the first runs
+  }
+  auto all = CostModel::from_batches(batches);
+  ASSERT_TRUE(all.ok()) << all.error().message;
+  EXPECT_DOUBLE_EQ(all->cost_us(4), 130);  // the median of all fifteen
+  auto beside = CostModel::from_batches(batches, 5, /*busy=*/2);
+  ASSERT_TRUE(beside.ok()) << beside.error().message;
+  EXPECT_DOUBLE_EQ(beside->cost_us(4), 160);
+  // A batch that starts the moment another ends ran alone.
+  batches.clear();
+  for (int k = 0; k < 6; ++k) add(100 * k, 100);
+  auto none = CostModel::from_batches(batches, 5, 2);
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(none.error().message.find("counting those that started beside 1 running"),
+            std::string::npos)
+      << none.error().message;
+  // Five that each start beside the one before do count.
+  batches.clear();
+  for (int k = 0; k < 6; ++k) add(50 * k, 100);
+  auto chained = CostModel::from_batches(batches, 5, 2);
+  ASSERT_TRUE(chained.ok()) << chained.error().message;
+  EXPECT_DOUBLE_EQ(chained->cost_us(4), 100);
+}
+
 StepRecord step(int64_t start_us, int64_t us, uint32_t decodes, uint32_t prefill) {
   StepRecord s;
   s.start = TimePoint(microseconds(1'000'000 + start_us));
