@@ -183,7 +183,7 @@ TEST(CalibrationTest, ATwoLaneCurveTakesOnlyTheBatchesThatRanBesideAnother) {
   };
   for (int k = 0; k < 5; ++k) {
     add(1000 * k, 100);        // alone
-    add(1000 * k + 400, 160);  // the first of a pair: starts alone
+    add(1000 * k + 400, 130);  // the first of a pair: starts alone
     add(1000 * k + 410, 160);  // starts while the first runs
   }
   auto all = CostModel::from_batches(batches);
