@@ -223,8 +223,10 @@ class Simulation {
   // one table when none was) and batch size.
   std::vector<std::vector<Duration>> cost_;   // without jitter
   std::vector<std::vector<double>> cost_us_;  // with jitter
-  // By batch size, with jitter: run time over t(b) at u = 0, 1/64, ..., 1.
+  // By batch size, with jitter: run time over t(b) at u = 0, 1/64, ..., 1,
+  // filled the first time a batch of that size runs (a run sees few sizes).
   std::vector<std::array<double, kJitterSteps + 1>> factors_;
+  std::vector<bool> has_factors_;
   RunData run_;
   std::vector<Queued> admitted_;  // every admitted request; the queue is [head_, end)
   size_t head_ = 0;
@@ -270,10 +272,9 @@ Simulation::Simulation(const PredictSpec& spec)
       if (jittered_) cost_us_[busy - 1].push_back(spec.cost.cost_us(b, busy));
     }
   }
-  for (size_t b = 0; jittered_ && b <= max_batch; ++b) {
-    auto& f = factors_.emplace_back();
-    for (size_t k = 0; k <= kJitterSteps; ++k)
-      f[k] = spec.cost.jitter_factor(b, double(k) / kJitterSteps);
+  if (jittered_) {
+    factors_.resize(max_batch + 1);
+    has_factors_.resize(max_batch + 1);
   }
   const size_t expected = expected_sends(spec.arrivals);
   run_.requests.reserve(expected);
@@ -491,7 +492,13 @@ Duration Simulation::run_time(size_t batch, size_t busy) {
   } else if (!jittered_) {
     d = cost_[table][batch];
   } else {
-    const auto& f = factors_[batch];
+    auto& f = factors_[batch];
+    if (!has_factors_[batch]) {
+      for (size_t k = 0; k <= kJitterSteps; ++k) {
+        f[k] = spec_.cost.jitter_factor(batch, static_cast<double>(k) / kJitterSteps);
+      }
+      has_factors_[batch] = true;
+    }
     const double pos = (jitter_.next() + 1.0) * 0.5 * kJitterSteps;
     const size_t lo = std::min(static_cast<size_t>(pos), kJitterSteps - 1);
     const double factor = f[lo] + (f[lo + 1] - f[lo]) * (pos - static_cast<double>(lo));
