@@ -91,6 +91,21 @@ Expected<double> number_field(const Json& point, size_t i, const char* field, bo
 Expected<std::vector<double>> number_array(const Json& j, const char* name,
                                            const std::string& prefix);
 
+// Reads an optional "jitter_streak": {"weight": 0..1, "rho": 0..0.999}.
+Expected<JitterStreak> streak_from_json(const Json& j, const std::string& prefix) {
+  const auto st = j.find("jitter_streak");
+  if (st == j.end()) return JitterStreak{};
+  const auto w = st->is_object() ? st->find("weight") : st->end();
+  const auto r = st->is_object() ? st->find("rho") : st->end();
+  if (!st->is_object() || w == st->end() || r == st->end() || !w->is_number() || !r->is_number() ||
+      !(w->get<double>() >= 0 && w->get<double>() <= 1) ||
+      !(r->get<double>() >= 0 && r->get<double>() <= 0.999)) {
+    return invalid_argument(prefix + "jitter_streak = " + excerpt(*st) +
+                            " must be {\"weight\": 0..1, \"rho\": 0..0.999}");
+  }
+  return JitterStreak{w->get<double>(), r->get<double>()};
+}
+
 Expected<CostPoint> point_from_json(const Json& p, size_t i, const std::string& prefix) {
   if (!p.is_object()) {
     return invalid_argument(prefix + at(i, "") + " = " + excerpt(p) + " must be an object");
@@ -178,6 +193,15 @@ Expected<std::vector<double>> number_array(const Json& j, const char* name,
   return out;
 }
 
+void append_streak(std::string& out, const JitterStreak& k) {
+  if (k.weight <= 0) return;
+  out += ",\"jitter_streak\":{\"weight\":";
+  append_json_number(out, k.weight);
+  out += ",\"rho\":";
+  append_json_number(out, k.rho);
+  out += '}';
+}
+
 void append_array(std::string& out, const char* name, const std::vector<double>& v) {
   if (v.empty()) return;
   out += ",\"";
@@ -257,6 +281,9 @@ Expected<CostModel> CostModel::from_profile_json(std::string_view text) {
   }
   CostModel m(std::move(points));
   m.overhead_us_ = std::move(*overhead);
+  Expected<JitterStreak> streak = streak_from_json(j, prefix);
+  if (!streak) return streak.error();
+  m.streak_ = *streak;
   const auto lanes = j.find("lanes");
   if (lanes == j.end()) return m;
   if (!lanes->is_array()) {
@@ -288,6 +315,9 @@ Expected<CostModel> CostModel::from_profile_json(std::string_view text) {
     Expected<std::vector<double>> overhead = number_array(e, "overhead_us_quantiles", where + ".");
     if (!overhead) return overhead.error();
     entry.overhead_us = std::move(*overhead);
+    Expected<JitterStreak> lane_streak = streak_from_json(e, where + ".");
+    if (!lane_streak) return lane_streak.error();
+    entry.streak = *lane_streak;
     entry.points.reserve(pts->size());
     for (size_t k = 0; k < pts->size(); ++k) {
       Expected<CostPoint> p = point_from_json((*pts)[k], k, where + ".");
@@ -360,6 +390,7 @@ std::vector<CostPoint> refine(const std::vector<CostPoint>& base,
 
 CostModel CostModel::calibrated(const CostModel& observed, uint32_t lanes) const {
   CostModel m = *this;
+  if (lanes <= 1 && observed.streak_.weight > 0) m.streak_ = observed.streak_;
   if (lanes <= 1) {
     m.points_ = refine(points_, observed.points_, &CostModel::interpolate);
     if (observed.has_overhead()) m.overhead_us_ = observed.overhead_us_;
@@ -375,6 +406,7 @@ CostModel CostModel::calibrated(const CostModel& observed, uint32_t lanes) const
       it = m.lanes_.insert(it, std::move(entry));
     }
     if (observed.has_overhead()) it->overhead_us = observed.overhead_us_;
+    if (observed.streak_.weight > 0) it->streak = observed.streak_;
   }
   return m;
 }
@@ -396,6 +428,14 @@ const std::vector<double>& CostModel::overheads_us(size_t lanes) const {
   const std::vector<double>* use = &overhead_us_;
   for (const LaneCostPoints& l : lanes_) {
     if (l.lanes <= lanes && !l.overhead_us.empty()) use = &l.overhead_us;
+  }
+  return *use;
+}
+
+const JitterStreak& CostModel::streak(size_t lanes) const {
+  const JitterStreak* use = &streak_;
+  for (const LaneCostPoints& l : lanes_) {
+    if (l.lanes <= lanes && l.streak.weight > 0) use = &l.streak;
   }
   return *use;
 }
@@ -578,6 +618,57 @@ Expected<CostModel> CostModel::from_batches(std::span<const BatchRecord> batches
     }
     points.push_back(p);
   }
+  // Streaks: the autocorrelation of log(run time / its size's median), in
+  // the order the batches started, at lags 1 and 10.
+  JitterStreak streak;
+  {
+    std::map<uint32_t, double> median;
+    for (auto& [size, us] : runs) {
+      std::vector<double> v = us;
+      std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+      median[size] = v[v.size() / 2];
+    }
+    std::vector<std::pair<TimePoint, double>> seq;
+    for (size_t i = 0; i < batches.size(); ++i) {
+      const BatchRecord& b = batches[i];
+      if (b.failed || b.size == 0 || b.run_start == TimePoint{} || b.run_end < b.run_start)
+        continue;
+      if (busy > 1 && running[i] < busy) continue;
+      const auto m = median.find(b.size);
+      const double us = to_us(b.run_end - b.run_start);
+      if (m == median.end() || runs[b.size].size() < std::max<size_t>(min_runs, 1) ||
+          m->second <= 0 || us <= 0) {
+        continue;
+      }
+      seq.push_back({b.run_start, std::log(us / m->second)});
+    }
+    std::sort(seq.begin(), seq.end(),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
+    if (seq.size() >= 50) {
+      double mean = 0, var = 0;
+      for (const auto& [t, x] : seq) mean += x / static_cast<double>(seq.size());
+      for (const auto& [t, x] : seq) var += (x - mean) * (x - mean);
+      auto corr = [&](size_t lag) {
+        double c = 0;
+        for (size_t i = 0; i + lag < seq.size(); ++i) {
+          c += (seq[i].second - mean) * (seq[i + lag].second - mean);
+        }
+        return var > 0 ? c / var * static_cast<double>(seq.size()) /
+                             static_cast<double>(seq.size() - lag)
+                       : 0.0;
+      };
+      const double c1 = corr(1), c10 = corr(10);
+      if (c1 > 0.05) {
+        if (c10 > 0.01 && c10 < c1) {
+          streak.rho = std::pow(c10 / c1, 1.0 / 9.0);
+          streak.weight = c1 / streak.rho;
+        } else {
+          streak.rho = c1;
+          streak.weight = 1;
+        }
+      }
+    }
+  }
   // Sizes that ran few times are noisy: a larger one can measure cheaper.
   // Their medians are made monotone, weighted by runs, and each size's
   // quantiles stay those of its runs about the new median.
@@ -602,7 +693,9 @@ Expected<CostModel> CostModel::from_batches(std::span<const BatchRecord> batches
                   : std::string()) +
         "): run longer or busier to measure t(b)");
   }
-  return from_points(std::move(points));
+  Expected<CostModel> m = from_points(std::move(points));
+  if (!m) return m;
+  return m->with_streak(streak);
 }
 
 Expected<CostModel> CostModel::from_run(const RunData& run, size_t min_runs, uint32_t busy) {
@@ -619,6 +712,20 @@ Expected<CostModel> CostModel::from_run(const RunData& run, size_t min_runs, uin
     overhead.push_back(std::clamp(us, 0.0, kMaxCostUs));
   }
   return m->with_overhead(even_quantiles(std::move(overhead)));
+}
+
+CostModel CostModel::with_streak(JitterStreak streak) const {
+  CostModel m = *this;
+  m.streak_.weight = std::isfinite(streak.weight) ? std::clamp(streak.weight, 0.0, 1.0) : 0.0;
+  m.streak_.rho = std::isfinite(streak.rho) ? std::clamp(streak.rho, 0.0, 0.999) : 0.0;
+  return m;
+}
+
+CostModel CostModel::independent_jitter() const {
+  CostModel m = *this;
+  m.streak_ = {};
+  for (LaneCostPoints& l : m.lanes_) l.streak = {};
+  return m;
 }
 
 CostModel CostModel::uniform_jitter() const {
@@ -650,6 +757,7 @@ std::string CostModel::to_json() const {
       ",\"points\":";
   append_points(out, points_);
   append_array(out, "overhead_us_quantiles", overhead_us_);
+  append_streak(out, streak_);
   if (!lanes_.empty()) {
     out += ",\"lanes\":[";
     for (size_t i = 0; i < lanes_.size(); ++i) {
@@ -657,6 +765,7 @@ std::string CostModel::to_json() const {
       out += std::to_string(lanes_[i].lanes) + ",\"points\":";
       append_points(out, lanes_[i].points);
       append_array(out, "overhead_us_quantiles", lanes_[i].overhead_us);
+      append_streak(out, lanes_[i].streak);
       out += '}';
     }
     out += ']';

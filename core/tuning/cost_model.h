@@ -14,6 +14,13 @@
 // two points' factors at quantile u between points and holds the nearest
 // end's outside them; the predictor draws u uniformly.
 //
+// Streaks. Live, slow batches come in runs (the machine's other threads):
+// the log of a batch's run time over its size's median correlates with the
+// next batches'. A live run measures it as weight w and rate rho, the
+// correlation at lag k being w * rho^k (fitted at lags 1 and 10), and the
+// predictor draws each batch's quantile from a Gaussian that much correlated
+// with the last (none when not measured: independent draws).
+//
 // Format. The JSON carries "format": "batchscope-cost" and "version": 2.
 // A file without a version is read as version 1 (written before versions,
 // the same fields less the quantiles); a newer version is refused, naming it.
@@ -62,6 +69,13 @@ inline constexpr int kCostFormatVersion = 2;
 // The largest run time over its median a quantile may give.
 inline constexpr double kMaxRunFactor = 1e6;
 
+// How a batch's jitter follows the batches before it: corr(k) = weight * rho^k.
+struct JitterStreak {
+  double weight = 0;  // [0, 1]; 0: independent draws
+  double rho = 0;     // [0, 0.999]
+  bool operator==(const JitterStreak&) const = default;
+};
+
 struct CostPoint {
   uint32_t batch = 1;    // batch size; >= 1, strictly increasing along a model
   double median_us = 0;  // median run time of a batch this size, in microseconds; 0..kMaxCostUs
@@ -84,6 +98,8 @@ struct LaneCostPoints {
   // A request's time outside its batch in a live run with this many lanes
   // (quantiles, as with_overhead() takes); empty when none was measured.
   std::vector<double> overhead_us = {};
+  // How slow batches streaked in that run; weight 0 when not measured.
+  JitterStreak streak = {};
 };
 
 class CostModel {
@@ -151,6 +167,9 @@ class CostModel {
   // This model with every point's jitter uniform over +-spread: its run-time
   // quantiles dropped (to compare the two shapes side by side).
   CostModel uniform_jitter() const;
+  // This model with every batch's jitter drawn independently: its streaks
+  // dropped (to compare side by side).
+  CostModel independent_jitter() const;
   // {"points": [{"batch", "median_us", "spread"}], and "overhead_us_quantiles"
   // and "lanes" when measured}, which from_profile_json() reads back.
   std::string to_json() const;
@@ -174,6 +193,12 @@ class CostModel {
   bool has_jitter() const;
   // The sizes whose profile did not settle ("b = 16, 32"); empty when all did.
   std::string unsettled() const;
+  const JitterStreak& streak() const { return streak_; }
+  // The streak measured with the most lanes not above `lanes` (the model's
+  // own when no lanes entry has one).
+  const JitterStreak& streak(size_t lanes) const;
+  // This model with `streak` (weight and rho clamped into range).
+  CostModel with_streak(JitterStreak streak) const;
   // A request's time outside its batch at quantile u in [0, 1] (interpolated
   // between the measured quantiles), in microseconds; 0 when none was
   // measured.
@@ -200,6 +225,7 @@ class CostModel {
   std::vector<CostPoint> points_;
   std::vector<double> overhead_us_;  // quantiles, ascending; empty when not measured
   std::vector<LaneCostPoints> lanes_;  // by lanes, ascending; empty when not measured
+  JitterStreak streak_;
 };
 
 }  // namespace batchscope

@@ -8,6 +8,7 @@
 #include <array>
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <span>
@@ -227,6 +228,12 @@ class Simulation {
   // filled the first time a batch of that size runs (a run sees few sizes).
   std::vector<std::array<double, kJitterSteps + 1>> factors_;
   std::vector<bool> has_factors_;
+  // The streak's slow part (a unit Gaussian AR(1)); NaN before the first draw.
+  double slow_ = std::numeric_limits<double>::quiet_NaN();
+  double gaussian();
+  // The quantile a batch's run time is drawn at: uniform, or from a Gaussian
+  // correlated with the batches before (CostModel::streak()).
+  double jitter_quantile();
   RunData run_;
   std::vector<Queued> admitted_;  // every admitted request; the queue is [head_, end)
   size_t head_ = 0;
@@ -482,6 +489,22 @@ void Simulation::take_expired(TimePoint t) {
   }
 }
 
+double Simulation::gaussian() {
+  // Box-Muller; 1 - u keeps the logarithm's argument in (0, 1].
+  const double u1 = 1.0 - 0.5 * (jitter_.next() + 1.0);
+  const double u2 = 0.5 * (jitter_.next() + 1.0);
+  return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
+}
+
+double Simulation::jitter_quantile() {
+  const JitterStreak& k = spec_.cost.streak(o_.num_lanes);
+  if (k.weight <= 0) return 0.5 * (jitter_.next() + 1.0);
+  slow_ =
+      std::isnan(slow_) ? gaussian() : k.rho * slow_ + std::sqrt(1 - k.rho * k.rho) * gaussian();
+  const double z = std::sqrt(k.weight) * slow_ + std::sqrt(1 - k.weight) * gaussian();
+  return 0.5 * std::erfc(-z / std::sqrt(2.0));
+}
+
 // At least a nanosecond: a batch that took no time would let a closed loop
 // send again at the same instant, for ever.
 Duration Simulation::run_time(size_t batch, size_t busy) {
@@ -499,7 +522,7 @@ Duration Simulation::run_time(size_t batch, size_t busy) {
       }
       has_factors_[batch] = true;
     }
-    const double pos = (jitter_.next() + 1.0) * 0.5 * kJitterSteps;
+    const double pos = jitter_quantile() * kJitterSteps;
     const size_t lo = std::min(static_cast<size_t>(pos), kJitterSteps - 1);
     const double factor = f[lo] + (f[lo + 1] - f[lo]) * (pos - static_cast<double>(lo));
     const double us = cost_us_[table][batch] * factor;

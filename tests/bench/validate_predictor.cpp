@@ -14,7 +14,8 @@
 // the live runs' own spread, every miss, the share of hits by model and lane
 // count, and the mean absolute error of p50, p99, throughput and mean batch
 // size. Each point is also predicted with each size's jitter uniform over
-// +-spread in place of its measured quantiles ("uniform hits"), side by side.
+// +-spread in place of its measured quantiles ("uniform"), and with every
+// batch's jitter drawn independently ("no streaks"), side by side.
 // Each lane's model is loaded once.
 //
 // --quick: the synthetic model alone, poisson, five configurations, 1 s runs
@@ -61,6 +62,7 @@ struct Point {
   Figures median;             // of the live runs, figure by figure
   Figures predicted;
   Figures uniform;                    // predicted with each size's jitter uniform over +-spread
+  Figures independent;                // predicted with each batch's jitter drawn apart (no streaks)
   double spread50 = 0, spread99 = 0;  // (max - min) / median of the live runs
 };
 
@@ -283,13 +285,16 @@ void write_csv(const std::string& path, const std::vector<Point>& points) {
   std::ofstream out(path);
   out << "model,pattern,config,lanes,live_p50_ms,live_p99_ms,live_rps,live_batch,"
          "predicted_p50_ms,predicted_p99_ms,predicted_rps,predicted_batch,spread_p50,"
-         "spread_p99,hit,uniform_p50_ms,uniform_p99_ms,uniform_hit,runs_p50_ms,runs_p99_ms\n";
+         "spread_p99,hit,uniform_p50_ms,uniform_p99_ms,uniform_hit,independent_p50_ms,"
+         "independent_p99_ms,independent_hit,runs_p50_ms,runs_p99_ms\n";
   for (const Point& p : points) {
     out << p.model << ',' << p.pattern << ',' << p.config << ',' << p.lanes << ',' << p.median.p50
         << ',' << p.median.p99 << ',' << p.median.rps << ',' << p.median.batch << ','
         << p.predicted.p50 << ',' << p.predicted.p99 << ',' << p.predicted.rps << ','
         << p.predicted.batch << ',' << p.spread50 << ',' << p.spread99 << ',' << hit(p) << ','
-        << p.uniform.p50 << ',' << p.uniform.p99 << ',' << hit(p.median, p.uniform) << ',';
+        << p.uniform.p50 << ',' << p.uniform.p99 << ',' << hit(p.median, p.uniform) << ','
+        << p.independent.p50 << ',' << p.independent.p99 << ',' << hit(p.median, p.independent)
+        << ',';
     for (size_t i = 0; i < p.live.size(); ++i) out << (i ? " " : "") << p.live[i].p50;
     out << ',';
     for (size_t i = 0; i < p.live.size(); ++i) out << (i ? " " : "") << p.live[i].p99;
@@ -378,6 +383,7 @@ int main(int argc, char** argv) {
         p.spread99 = spread(&Figures::p99);
         p.predicted = figures_of(predict(PredictSpec{point, opts, cost}));
         p.uniform = figures_of(predict(PredictSpec{point, opts, cost.uniform_jitter()}));
+        p.independent = figures_of(predict(PredictSpec{point, opts, cost.independent_jitter()}));
         print_point(p);
         points.push_back(p);
       }
@@ -386,7 +392,7 @@ int main(int argc, char** argv) {
 
   // A line per model and lane count, and the whole.
   struct Group {
-    int points = 0, hits = 0, uniform_hits = 0;
+    int points = 0, hits = 0, uniform_hits = 0, independent_hits = 0;
     std::array<double, 4> error{};  // summed relative errors: p50, p99, req/s, batch
   };
   std::map<std::string, Group> groups;
@@ -397,6 +403,7 @@ int main(int argc, char** argv) {
       ++n.points;
       n.hits += hit(p);
       n.uniform_hits += hit(p.median, p.uniform);
+      n.independent_hits += hit(p.median, p.independent);
       n.error[0] += rel_error(p.median.p50, p.predicted.p50);
       n.error[1] += rel_error(p.median.p99, p.predicted.p99);
       n.error[2] += rel_error(p.median.rps, p.predicted.rps);
@@ -416,14 +423,15 @@ int main(int argc, char** argv) {
         100 * (p.predicted.p99 / std::max(p.median.p99, 1e-9) - 1), 100 * p.spread50,
         100 * p.spread99);
   }
-  std::printf("\n%-24s %6s %12s %14s   mean absolute error: %6s %6s %6s %6s\n", "group", "points",
-              "hits", "uniform hits", "p50", "p99", "req/s", "batch");
+  std::printf("\n%-24s %6s %12s %14s %14s   mean absolute error: %6s %6s %6s %6s\n", "group",
+              "points", "hits", "uniform", "no streaks", "p50", "p99", "req/s", "batch");
   for (const auto& [g, n] : groups) {
-    std::printf("%-24s %6d %5d (%3.0f%%) %6d (%3.0f%%) %24.1f%% %5.1f%% %5.1f%% %5.1f%%\n",
-                g.c_str(), n.points, n.hits, 100.0 * n.hits / n.points, n.uniform_hits,
-                100.0 * n.uniform_hits / n.points, 100 * n.error[0] / n.points,
-                100 * n.error[1] / n.points, 100 * n.error[2] / n.points,
-                100 * n.error[3] / n.points);
+    std::printf(
+        "%-24s %6d %5d (%3.0f%%) %6d (%3.0f%%) %6d (%3.0f%%) %24.1f%% %5.1f%% %5.1f%% %5.1f%%\n",
+        g.c_str(), n.points, n.hits, 100.0 * n.hits / n.points, n.uniform_hits,
+        100.0 * n.uniform_hits / n.points, n.independent_hits,
+        100.0 * n.independent_hits / n.points, 100 * n.error[0] / n.points,
+        100 * n.error[1] / n.points, 100 * n.error[2] / n.points, 100 * n.error[3] / n.points);
   }
   if (!o.csv.empty()) write_csv(o.csv, points);
   const Group& all = groups["all"];

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -118,6 +119,58 @@ TEST(CostFormatTest, ALiveRunKeepsEachSizesQuantiles) {
   EXPECT_DOUBLE_EQ(q[32], 1.0);
   EXPECT_DOUBLE_EQ(q.back(), 1.8);
   EXPECT_DOUBLE_EQ(q[8], (100 + 8.0 * 100 / 8) / 500);  // rank 1 of 0..8: 200 us
+}
+
+TEST(CostFormatTest, ALiveRunMeasuresHowSlowBatchesComeInStreaks) {
+  // 200 batches of size 4 that alternate 40 slow (1.5x) and 40 fast (0.5x):
+  // the log ratios correlate strongly at lag 1 and less at lag 10. The same
+  // times shuffled apart (slow, fast, slow, ...) correlate negatively: none.
+  const TimePoint t0(std::chrono::seconds(1));
+  auto batches_of = [&](auto slow_at) {
+    std::vector<BatchRecord> out;
+    for (int i = 0; i < 200; ++i) {
+      BatchRecord b;
+      b.id = static_cast<uint64_t>(i + 1);
+      b.size = 4;
+      b.run_start = t0 + microseconds(1000 * i);
+      b.run_end = b.run_start + microseconds(slow_at(i) ? 150 : 50);
+      out.push_back(b);
+    }
+    return out;
+  };
+  auto streaky = CostModel::from_batches(batches_of([](int i) { return (i / 40) % 2 == 0; }));
+  ASSERT_TRUE(streaky.ok()) << streaky.error().message;
+  const JitterStreak k = streaky->streak();
+  // Square wave of period 80: corr(1) = 1 - 2/40 (about 0.95), corr(10) =
+  // 1 - 20/40 = 0.5; rho = (0.5 / 0.95)^(1/9), weight = corr(1) / rho.
+  EXPECT_NEAR(k.rho, std::pow(0.5 / 0.95, 1.0 / 9), 0.03);
+  EXPECT_NEAR(k.weight * k.rho, 0.95, 0.03);
+  auto apart = CostModel::from_batches(batches_of([](int i) { return i % 2 == 0; }));
+  ASSERT_TRUE(apart.ok());
+  EXPECT_EQ(apart->streak(), JitterStreak{});
+  // It is written, read back and refused when out of range.
+  const std::string json = streaky->to_json();
+  auto back = CostModel::from_profile_json(json);
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->streak(), k);
+  auto bad = CostModel::from_profile_json(
+      R"({"points": [{"batch": 1, "median_us": 1}], "jitter_streak": {"weight": 2, "rho": 0.5}})");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("jitter_streak = {\"rho\":0.5,\"weight\":2} must be"),
+            std::string::npos)
+      << bad.error().message;
+  // Calibration takes a measured streak for its lane count, and keeps the
+  // model's otherwise.
+  EXPECT_EQ(points({{4, 100}}).calibrated(*streaky).streak(), k);
+  EXPECT_EQ(streaky->calibrated(points({{4, 100}})).streak(), k);
+  const CostModel two = points({{4, 100}}).calibrated(*streaky, 2);
+  EXPECT_EQ(two.streak(1), JitterStreak{});
+  EXPECT_EQ(two.streak(2), k);
+  EXPECT_EQ(two.streak(3), k);
+  auto two_back = CostModel::from_profile_json(two.to_json());
+  ASSERT_TRUE(two_back.ok()) << two_back.error().message;
+  EXPECT_EQ(two_back->streak(2), k);
+  EXPECT_EQ(two.independent_jitter().streak(2), JitterStreak{});
 }
 
 }  // namespace

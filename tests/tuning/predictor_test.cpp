@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <condition_variable>
 #include <filesystem>
 #include <fstream>
@@ -285,6 +286,42 @@ TEST(PredictorTest, TwoLanesTakeTheOverheadMeasuredWithTwoLanes) {
   for (size_t i = 0; i < latencies_us(two).size(); ++i) {
     EXPECT_EQ(latencies_us(two)[i], latencies_us(bare)[i] + 600) << i;
   }
+}
+
+TEST(PredictorTest, StreakyJitterKeepsItsSpreadAndMakesSlowBatchesFollowEachOther) {
+  // Uniform jitter of +-40% at one size: independent draws against draws
+  // with a strong streak. Both keep the size's spread; with the streak a
+  // slow batch is followed by a slow one far more often.
+  const Options o{.max_batch_size = 1, .max_wait_us = 0};
+  const CostModel plain = points({{1, 100, 0.4}});
+  const CostModel streaky = plain.with_streak({.weight = 0.9, .rho = 0.95});
+  auto runs_of = [&](const CostModel& m) {
+    std::vector<double> us;
+    for (const BatchRecord& b : predict_run(constant(1000, 4000, o, m)).batches) {
+      us.push_back(static_cast<double>((b.run_end - b.run_start).count()) / 1000.0);
+    }
+    return us;
+  };
+  auto lag1 = [](const std::vector<double>& v) {
+    double mean = 0, var = 0, c = 0;
+    for (double x : v) mean += x / static_cast<double>(v.size());
+    for (size_t i = 0; i < v.size(); ++i) {
+      var += (v[i] - mean) * (v[i] - mean);
+      if (i + 1 < v.size()) c += (v[i] - mean) * (v[i + 1] - mean);
+    }
+    return c / var;
+  };
+  const std::vector<double> a = runs_of(plain), b = runs_of(streaky);
+  ASSERT_EQ(a.size(), 4000u);
+  ASSERT_EQ(b.size(), 4000u);
+  for (const auto* v : {&a, &b}) {
+    EXPECT_GE(*std::min_element(v->begin(), v->end()), 60 - 1e-3);
+    EXPECT_LE(*std::max_element(v->begin(), v->end()), 140 + 1e-3);
+  }
+  EXPECT_LT(std::abs(lag1(a)), 0.1);
+  EXPECT_GT(lag1(b), 0.6);
+  // The same seed gives the same run.
+  EXPECT_EQ(runs_of(streaky), b);
 }
 
 TEST(PredictorTest, AMeasuredOverheadDelaysEachAnswerAndNotTheLane) {
