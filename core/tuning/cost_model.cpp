@@ -91,7 +91,8 @@ Expected<double> number_field(const Json& point, size_t i, const char* field, bo
 Expected<std::vector<double>> number_array(const Json& j, const char* name,
                                            const std::string& prefix);
 
-// Reads an optional "jitter_streak": {"weight": 0..1, "rho": 0..0.999}.
+// Reads an optional "jitter_streak": {"weight": 0..1, "rho": 0..0.999,
+// "sigma": 0..5 (optional)}.
 Expected<JitterStreak> streak_from_json(const Json& j, const std::string& prefix) {
   const auto st = j.find("jitter_streak");
   if (st == j.end()) return JitterStreak{};
@@ -103,7 +104,32 @@ Expected<JitterStreak> streak_from_json(const Json& j, const std::string& prefix
     return invalid_argument(prefix + "jitter_streak = " + excerpt(*st) +
                             " must be {\"weight\": 0..1, \"rho\": 0..0.999}");
   }
-  return JitterStreak{w->get<double>(), r->get<double>()};
+  double sigma = 0;
+  if (const auto sg = st->find("sigma"); sg != st->end()) {
+    if (!sg->is_number() || !(sg->get<double>() >= 0 && sg->get<double>() <= 5)) {
+      return invalid_argument(prefix + "jitter_streak.sigma = " + excerpt(*sg) +
+                              " must be a number in 0..5");
+    }
+    sigma = sg->get<double>();
+  }
+  return JitterStreak{w->get<double>(), r->get<double>(), sigma};
+}
+
+// Reads an optional "turnaround": {"fixed_us": us, "per_answer_us": us}.
+Expected<Turnaround> turnaround_from_json(const Json& j, const std::string& prefix) {
+  const auto t = j.find("turnaround");
+  if (t == j.end()) return Turnaround{};
+  const auto f = t->is_object() ? t->find("fixed_us") : t->end();
+  const auto a = t->is_object() ? t->find("per_answer_us") : t->end();
+  auto ok = [&](Json::const_iterator v) {
+    return v != t->end() && v->is_number() && v->get<double>() >= 0 &&
+           v->get<double>() <= kMaxCostUs;
+  };
+  if (!t->is_object() || !ok(f) || !ok(a)) {
+    return invalid_argument(prefix + "turnaround = " + excerpt(*t) +
+                            " must be {\"fixed_us\": 0..3.6e9, \"per_answer_us\": 0..3.6e9}");
+  }
+  return Turnaround{f->get<double>(), a->get<double>()};
 }
 
 Expected<CostPoint> point_from_json(const Json& p, size_t i, const std::string& prefix) {
@@ -199,6 +225,19 @@ void append_streak(std::string& out, const JitterStreak& k) {
   append_json_number(out, k.weight);
   out += ",\"rho\":";
   append_json_number(out, k.rho);
+  if (k.sigma > 0) {
+    out += ",\"sigma\":";
+    append_json_number(out, k.sigma);
+  }
+  out += '}';
+}
+
+void append_turnaround(std::string& out, const Turnaround& t) {
+  if (t == Turnaround{}) return;
+  out += ",\"turnaround\":{\"fixed_us\":";
+  append_json_number(out, t.fixed_us);
+  out += ",\"per_answer_us\":";
+  append_json_number(out, t.per_answer_us);
   out += '}';
 }
 
@@ -284,6 +323,9 @@ Expected<CostModel> CostModel::from_profile_json(std::string_view text) {
   Expected<JitterStreak> streak = streak_from_json(j, prefix);
   if (!streak) return streak.error();
   m.streak_ = *streak;
+  Expected<Turnaround> turnaround = turnaround_from_json(j, prefix);
+  if (!turnaround) return turnaround.error();
+  m.turnaround_ = *turnaround;
   const auto lanes = j.find("lanes");
   if (lanes == j.end()) return m;
   if (!lanes->is_array()) {
@@ -318,6 +360,9 @@ Expected<CostModel> CostModel::from_profile_json(std::string_view text) {
     Expected<JitterStreak> lane_streak = streak_from_json(e, where + ".");
     if (!lane_streak) return lane_streak.error();
     entry.streak = *lane_streak;
+    Expected<Turnaround> lane_turnaround = turnaround_from_json(e, where + ".");
+    if (!lane_turnaround) return lane_turnaround.error();
+    entry.turnaround = *lane_turnaround;
     entry.points.reserve(pts->size());
     for (size_t k = 0; k < pts->size(); ++k) {
       Expected<CostPoint> p = point_from_json((*pts)[k], k, where + ".");
@@ -391,6 +436,7 @@ std::vector<CostPoint> refine(const std::vector<CostPoint>& base,
 CostModel CostModel::calibrated(const CostModel& observed, uint32_t lanes) const {
   CostModel m = *this;
   if (lanes <= 1 && observed.streak_.weight > 0) m.streak_ = observed.streak_;
+  if (lanes <= 1 && observed.turnaround_ != Turnaround{}) m.turnaround_ = observed.turnaround_;
   if (lanes <= 1) {
     m.points_ = refine(points_, observed.points_, &CostModel::interpolate);
     if (observed.has_overhead()) m.overhead_us_ = observed.overhead_us_;
@@ -407,6 +453,7 @@ CostModel CostModel::calibrated(const CostModel& observed, uint32_t lanes) const
     }
     if (observed.has_overhead()) it->overhead_us = observed.overhead_us_;
     if (observed.streak_.weight > 0) it->streak = observed.streak_;
+    if (observed.turnaround_ != Turnaround{}) it->turnaround = observed.turnaround_;
   }
   return m;
 }
@@ -438,6 +485,21 @@ const JitterStreak& CostModel::streak(size_t lanes) const {
     if (l.lanes <= lanes && l.streak.weight > 0) use = &l.streak;
   }
   return *use;
+}
+
+const Turnaround& CostModel::turnaround(size_t lanes) const {
+  const Turnaround* use = &turnaround_;
+  for (const LaneCostPoints& l : lanes_) {
+    if (l.lanes <= lanes && l.turnaround != Turnaround{}) use = &l.turnaround;
+  }
+  return *use;
+}
+
+CostModel CostModel::with_turnaround(Turnaround t) const {
+  CostModel m = *this;
+  auto in_range = [](double v) { return std::isfinite(v) ? std::clamp(v, 0.0, kMaxCostUs) : 0.0; };
+  m.turnaround_ = {in_range(t.fixed_us), in_range(t.per_answer_us)};
+  return m;
 }
 
 double CostModel::quantile_of(const std::vector<double>& q, double u) {
@@ -519,9 +581,15 @@ double CostModel::jitter_factor(size_t batch, double u) const {
 }
 
 bool CostModel::has_jitter() const {
-  return std::any_of(points_.begin(), points_.end(), [](const CostPoint& p) {
-    return p.spread > 0 ||
-           (p.run_quantiles.size() >= 2 && p.run_quantiles.front() != p.run_quantiles.back());
+  auto varies = [](const std::vector<CostPoint>& points) {
+    return std::any_of(points.begin(), points.end(), [](const CostPoint& p) {
+      return p.spread > 0 ||
+             (p.run_quantiles.size() >= 2 && p.run_quantiles.front() != p.run_quantiles.back());
+    });
+  };
+  if (varies(points_) || streak_.sigma > 0) return true;
+  return std::any_of(lanes_.begin(), lanes_.end(), [&](const LaneCostPoints& l) {
+    return l.streak.sigma > 0 || varies(l.points);
   });
 }
 
@@ -574,13 +642,18 @@ CostModel CostModel::with_streak(JitterStreak streak) const {
   CostModel m = *this;
   m.streak_.weight = std::isfinite(streak.weight) ? std::clamp(streak.weight, 0.0, 1.0) : 0.0;
   m.streak_.rho = std::isfinite(streak.rho) ? std::clamp(streak.rho, 0.0, 0.999) : 0.0;
+  m.streak_.sigma = std::isfinite(streak.sigma) ? std::clamp(streak.sigma, 0.0, 5.0) : 0.0;
   return m;
 }
 
 CostModel CostModel::independent_jitter() const {
   CostModel m = *this;
-  m.streak_ = {};
-  for (LaneCostPoints& l : m.lanes_) l.streak = {};
+  // A slow state of its own keeps its spread, drawn afresh for each batch.
+  auto apart = [](JitterStreak& k) {
+    k = k.sigma > 0 ? JitterStreak{1, 0, k.sigma} : JitterStreak{};
+  };
+  apart(m.streak_);
+  for (LaneCostPoints& l : m.lanes_) apart(l.streak);
   return m;
 }
 
@@ -614,6 +687,7 @@ std::string CostModel::to_json() const {
   append_points(out, points_);
   append_array(out, "overhead_us_quantiles", overhead_us_);
   append_streak(out, streak_);
+  append_turnaround(out, turnaround_);
   if (!lanes_.empty()) {
     out += ",\"lanes\":[";
     for (size_t i = 0; i < lanes_.size(); ++i) {
@@ -622,6 +696,7 @@ std::string CostModel::to_json() const {
       append_points(out, lanes_[i].points);
       append_array(out, "overhead_us_quantiles", lanes_[i].overhead_us);
       append_streak(out, lanes_[i].streak);
+      append_turnaround(out, lanes_[i].turnaround);
       out += '}';
     }
     out += ']';

@@ -69,11 +69,30 @@ inline constexpr int kCostFormatVersion = 2;
 // The largest run time over its median a quantile may give.
 inline constexpr double kMaxRunFactor = 1e6;
 
-// How a batch's jitter follows the batches before it: corr(k) = weight * rho^k.
+// How a batch's jitter follows the batches before it: corr(k) = weight * rho^k
+// of log(run time / t(b)).
+// With sigma > 0 the slow part is a state of its own, divided out of t(b)
+// and its quantiles: a batch runs t(b) * exp(sigma * s) * its size's jitter,
+// s a unit Gaussian AR(1) with rho. With sigma 0 (a version-2 file without
+// it) the quantile a batch's jitter is drawn at is weight-correlated instead.
 struct JitterStreak {
   double weight = 0;  // [0, 1]; 0: independent draws
   double rho = 0;     // [0, 0.999]
+  double sigma = 0;   // [0, 5]: the state's standard deviation in log units
   bool operator==(const JitterStreak&) const = default;
+};
+
+// How long a lane takes between a batch's end and the next batch's start
+// when requests are waiting: it answers each request of the batch it ran
+// (their callbacks run on the lane) and cuts the next. Measured from a
+// live run; zero when not measured.
+struct Turnaround {
+  double fixed_us = 0;       // 0..kMaxCostUs
+  double per_answer_us = 0;  // 0..kMaxCostUs, for each request of the batch that ended
+  bool operator==(const Turnaround&) const = default;
+  double us(size_t answers) const {
+    return fixed_us + per_answer_us * static_cast<double>(answers);
+  }
 };
 
 struct CostPoint {
@@ -100,6 +119,8 @@ struct LaneCostPoints {
   std::vector<double> overhead_us = {};
   // How slow batches streaked in that run; weight 0 when not measured.
   JitterStreak streak = {};
+  // The lanes' turnaround in that run; zero when not measured.
+  Turnaround turnaround = {};
 };
 
 class CostModel {
@@ -134,19 +155,22 @@ class CostModel {
   // t(b) as the engine ran it: the run time (run_end - run_start) of every
   // batch that ran and did not fail, the median, spread and quantiles of each
   // size seen at least `min_runs` times, the medians made monotone in b
-  // (monotone_fit, weighted by each size's runs). Errors when no size was.
-  static Expected<CostModel> from_batches(std::span<const BatchRecord> batches,
-                                          size_t min_runs = 5, uint32_t busy = 1);
+  // (monotone_fit, weighted by each size's runs), the slow state divided
+  // out where it streaks (JitterStreak), and the lanes' turnaround from the
+  // gaps before batches whose oldest request's `max_wait` (the run's) had
+  // run out when the batch before on that lane ended. Errors when no size
+  // ran min_runs times.
+  static Expected<CostModel> from_batches(std::span<const BatchRecord> batches, size_t min_runs = 5,
+                                          uint32_t busy = 1, Duration max_wait = Duration::zero());
 
-  // from_batches(run.batches), with the distribution of each answered
+  // from_batches(run.batches, ..., its max_wait), with the distribution of each answered
   // request's time outside its batch ((sent - intended) + (done - its
   // batch's run_end)) when the run recorded its batches. With `busy` above
   // 1, only the batches that started while at least that many lanes were
   // running (itself included) count: t(b) as the predictor prices a batch
   // with that many busy (a two-lane run's batches that ran alone are left
   // out of its two-lane curve).
-  static Expected<CostModel> from_run(const RunData& run, size_t min_runs = 5,
-                                      uint32_t busy = 1);
+  static Expected<CostModel> from_run(const RunData& run, size_t min_runs = 5, uint32_t busy = 1);
   // This model with a measured overhead: empty (none) or 2 to kMaxQuantiles
   // quantiles in microseconds, non-decreasing, each in [0, kMaxCostUs].
   // Errors name the index and quote the value.
@@ -194,6 +218,10 @@ class CostModel {
   // The sizes whose profile did not settle ("b = 16, 32"); empty when all did.
   std::string unsettled() const;
   const JitterStreak& streak() const { return streak_; }
+  // The turnaround measured with the most lanes not above `lanes` (the
+  // model's own for 1 and as the fallback).
+  const Turnaround& turnaround(size_t lanes = 1) const;
+  CostModel with_turnaround(Turnaround t) const;
   // The streak measured with the most lanes not above `lanes` (the model's
   // own when no lanes entry has one).
   const JitterStreak& streak(size_t lanes) const;
@@ -223,9 +251,10 @@ class CostModel {
   static double interpolate(const std::vector<CostPoint>& points, size_t batch);
 
   std::vector<CostPoint> points_;
-  std::vector<double> overhead_us_;  // quantiles, ascending; empty when not measured
+  std::vector<double> overhead_us_;    // quantiles, ascending; empty when not measured
   std::vector<LaneCostPoints> lanes_;  // by lanes, ascending; empty when not measured
   JitterStreak streak_;
+  Turnaround turnaround_;
 };
 
 }  // namespace batchscope

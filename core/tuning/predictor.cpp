@@ -161,7 +161,8 @@ struct Queued {
 struct Lane {
   bool busy = false;
   TimePoint end = kNever;
-  size_t first = 0;  // position in the admission order of its batch's first request
+  TimePoint back = kNever;  // answering its batch until then (the turnaround)
+  size_t first = 0;         // position in the admission order of its batch's first request
   BatchRecord batch;
 };
 
@@ -201,6 +202,7 @@ class Simulation {
   void timer(TimePoint t);
   void arrive(TimePoint t);
   void complete(size_t lane, TimePoint t);
+  void back(size_t lane, TimePoint t);
   void stop(TimePoint t);
   void lead(size_t lane, TimePoint t);
   bool lead_once(size_t lane, TimePoint t);
@@ -218,6 +220,9 @@ class Simulation {
   Jitter overhead_;  // draws each request's measured overhead
   // The overhead measured with this configuration's lanes (or the nearest fewer).
   const std::vector<double>& overhead_us_;
+  // The lanes' turnaround measured with this configuration's lanes.
+  const Turnaround turnaround_;
+  size_t returning_ = 0;  // lanes in their turnaround
   const bool jittered_;
   const Duration timeout_;
   // By lanes busy (1 up to the most measured at once, at most num_lanes;
@@ -233,7 +238,9 @@ class Simulation {
   double gaussian();
   // The quantile a batch's run time is drawn at: uniform, or from a Gaussian
   // correlated with the batches before (CostModel::streak()).
-  double jitter_quantile();
+  // The quantile of a batch's jitter, and in `state` the slow state's
+  // factor (1 without one).
+  double jitter_quantile(double& state);
   RunData run_;
   std::vector<Queued> admitted_;  // every admitted request; the queue is [head_, end)
   size_t head_ = 0;
@@ -259,6 +266,7 @@ Simulation::Simulation(const PredictSpec& spec)
       jitter_{spec.seed},
       overhead_{spec.seed ^ 0x5deece66dULL},
       overhead_us_(spec.cost.overheads_us(spec.options.num_lanes)),
+      turnaround_(spec.cost.turnaround(spec.options.num_lanes)),
       jittered_(spec.cost.has_jitter()),
       timeout_(milliseconds(spec.options.request_timeout_ms)),
       lanes_(spec.options.num_lanes),
@@ -311,16 +319,23 @@ RunData Simulation::run() {
         done_lane = i;
       }
     }
+    TimePoint t_back = kNever;
+    size_t back_lane = 0;
+    for (size_t i = 0; returning_ > 0 && i < lanes_.size(); ++i) {
+      if (lanes_[i].back < t_back) t_back = lanes_[i].back, back_lane = i;
+    }
     const TimePoint t_send = sends_.next();
     const bool outstanding = busy_ > 0 || queue_size() > 0;
     const TimePoint t_stop = !stopping_ && outstanding ? drain_until() : kNever;
-    const TimePoint t = std::min({t_timer, t_done, t_send, t_stop});
+    const TimePoint t = std::min({t_timer, t_done, t_back, t_send, t_stop});
     if (t == kNever) break;
     last_event_ = t;
     if (t_timer == t) {
       timer(t);
     } else if (t_done == t) {
       complete(done_lane, t);
+    } else if (t_back == t) {
+      back(back_lane, t);
     } else if (t_send == t) {
       arrive(t);
     } else {
@@ -403,6 +418,22 @@ void Simulation::complete(size_t lane, TimePoint t) {
   // The strategy's slow work takes no virtual time: done and applied at once.
   if (StrategyTask task = strategy_->take_task()) {
     if (StrategyApply apply = task()) apply(*strategy_);
+  }
+  const double turn_us = turnaround_.us(b.size);
+  if (turn_us > 0) {
+    l.back = t + Duration(std::max<int64_t>(1, std::llround(turn_us * 1000.0)));
+    ++returning_;
+    return;
+  }
+  back(lane, t);
+}
+
+// lane_loop once run_batch() has answered every request: the lane leads
+// again, or follows the leader there is.
+void Simulation::back(size_t lane, TimePoint t) {
+  if (lanes_[lane].back != kNever) {
+    lanes_[lane].back = kNever;
+    --returning_;
   }
   if (leader_ >= 0) {
     followers_.push(lane);
@@ -496,11 +527,16 @@ double Simulation::gaussian() {
   return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
 }
 
-double Simulation::jitter_quantile() {
+double Simulation::jitter_quantile(double& state) {
   const JitterStreak& k = spec_.cost.streak(o_.num_lanes);
+  state = 1.0;
   if (k.weight <= 0) return 0.5 * (jitter_.next() + 1.0);
   slow_ =
       std::isnan(slow_) ? gaussian() : k.rho * slow_ + std::sqrt(1 - k.rho * k.rho) * gaussian();
+  if (k.sigma > 0) {  // the slow state multiplies; the size's own jitter is drawn apart
+    state = std::exp(k.sigma * slow_);
+    return 0.5 * (jitter_.next() + 1.0);
+  }
   const double z = std::sqrt(k.weight) * slow_ + std::sqrt(1 - k.weight) * gaussian();
   return 0.5 * std::erfc(-z / std::sqrt(2.0));
 }
@@ -522,10 +558,11 @@ Duration Simulation::run_time(size_t batch, size_t busy) {
       }
       has_factors_[batch] = true;
     }
-    const double pos = jitter_quantile() * kJitterSteps;
+    double state = 1.0;
+    const double pos = jitter_quantile(state) * kJitterSteps;
     const size_t lo = std::min(static_cast<size_t>(pos), kJitterSteps - 1);
     const double factor = f[lo] + (f[lo + 1] - f[lo]) * (pos - static_cast<double>(lo));
-    const double us = cost_us_[table][batch] * factor;
+    const double us = cost_us_[table][batch] * factor * state;
     d = Duration(std::llround(std::clamp(us, 0.0, kMaxCostUs) * 1000.0));
   }
   return std::max(d, Duration(1));

@@ -15,7 +15,10 @@
 // count, and the mean absolute error of p50, p99, throughput and mean batch
 // size. Each point is also predicted with each size's jitter uniform over
 // +-spread in place of its measured quantiles ("uniform"), and with every
-// batch's jitter drawn independently ("no streaks"), side by side.
+// batch's jitter drawn independently ("no streaks"), side by side, and with
+// the cost its own first live run measured ("self": where that misses too,
+// the miss is in the simulation, not in the cost's transfer from the
+// calibration run), beside that run's send lag p99.
 // Each lane's model is loaded once.
 //
 // --quick: the synthetic model alone, poisson, five configurations, 1 s runs
@@ -63,8 +66,10 @@ struct Point {
   std::vector<Figures> live;  // each run
   Figures median;             // of the live runs, figure by figure
   Figures predicted;
-  Figures uniform;                    // predicted with each size's jitter uniform over +-spread
-  Figures independent;                // predicted with each batch's jitter drawn apart (no streaks)
+  Figures uniform;      // predicted with each size's jitter uniform over +-spread
+  Figures independent;  // predicted with each batch's jitter drawn apart (no streaks)
+  Figures self;         // predicted with the cost the point's first live run measured (a diagnosis)
+  double lag99 = 0;     // the first live run's send lag p99, ms
   double spread50 = 0, spread99 = 0;  // (max - min) / median of the live runs
 };
 
@@ -282,9 +287,10 @@ Expected<RunData> run_live(Loaded& l, const Options& opts, const ArrivalSpec& sp
 void print_point(const Point& p) {
   std::printf(
       "%-13s %-7s %-17s live p50 %7.3f p99 %7.3f (spread %3.0f%% %3.0f%%) | predicted "
-      "p50 %7.3f p99 %7.3f %s\n",
+      "p50 %7.3f p99 %7.3f %s | self p50 %7.3f p99 %7.3f lag99 %.3f\n",
       p.model.c_str(), p.pattern.c_str(), p.config.c_str(), p.median.p50, p.median.p99,
-      100 * p.spread50, 100 * p.spread99, p.predicted.p50, p.predicted.p99, hit(p) ? "ok" : "MISS");
+      100 * p.spread50, 100 * p.spread99, p.predicted.p50, p.predicted.p99, hit(p) ? "ok" : "MISS",
+      p.self.p50, p.self.p99, p.lag99);
   std::fflush(stdout);
 }
 
@@ -293,7 +299,8 @@ void write_csv(const std::string& path, const std::vector<Point>& points) {
   out << "model,pattern,config,lanes,live_p50_ms,live_p99_ms,live_rps,live_batch,"
          "predicted_p50_ms,predicted_p99_ms,predicted_rps,predicted_batch,spread_p50,"
          "spread_p99,hit,uniform_p50_ms,uniform_p99_ms,uniform_hit,independent_p50_ms,"
-         "independent_p99_ms,independent_hit,runs_p50_ms,runs_p99_ms\n";
+         "independent_p99_ms,independent_hit,self_p50_ms,self_p99_ms,lag_p99_ms,runs_p50_ms,"
+         "runs_p99_ms\n";
   for (const Point& p : points) {
     out << p.model << ',' << p.pattern << ',' << p.config << ',' << p.lanes << ',' << p.median.p50
         << ',' << p.median.p99 << ',' << p.median.rps << ',' << p.median.batch << ','
@@ -301,7 +308,7 @@ void write_csv(const std::string& path, const std::vector<Point>& points) {
         << p.predicted.batch << ',' << p.spread50 << ',' << p.spread99 << ',' << hit(p) << ','
         << p.uniform.p50 << ',' << p.uniform.p99 << ',' << hit(p.median, p.uniform) << ','
         << p.independent.p50 << ',' << p.independent.p99 << ',' << hit(p.median, p.independent)
-        << ',';
+        << ',' << p.self.p50 << ',' << p.self.p99 << ',' << p.lag99 << ',';
     for (size_t i = 0; i < p.live.size(); ++i) out << (i ? " " : "") << p.live[i].p50;
     out << ',';
     for (size_t i = 0; i < p.live.size(); ++i) out << (i ? " " : "") << p.live[i].p99;
@@ -358,7 +365,11 @@ int main(int argc, char** argv) {
       }
       for (size_t i = 0; i < configs.size(); ++i) {
         const auto& [name, opts] = configs[i];
-        Point p{model, pattern, name, opts.num_lanes};
+        Point p;
+        p.model = model;
+        p.pattern = pattern;
+        p.config = name;
+        p.lanes = opts.num_lanes;
         ArrivalSpec point = spec;
         point.seed = 11 + i;  // each configuration its own traffic, as the calibration's
         for (int r = 0; r < o.runs; ++r) {
@@ -368,7 +379,15 @@ int main(int argc, char** argv) {
                          run.error().message.c_str());
             return 1;
           }
-          p.live.push_back(figures_of(summarize_run(*run)));
+          const RunSummary sum = summarize_run(*run);
+          p.live.push_back(figures_of(sum));
+          if (r == 0) {
+            p.lag99 = sum.lag_p99_ms;
+            if (auto own = CostModel::from_run(*run, 5, opts.num_lanes)) {
+              p.self = figures_of(
+                  predict(PredictSpec{point, opts, cost.calibrated(*own, opts.num_lanes)}));
+            }
+          }
         }
         auto pick = [&](double Figures::*f) {
           std::vector<double> v;

@@ -170,7 +170,101 @@ TEST(CostFormatTest, ALiveRunMeasuresHowSlowBatchesComeInStreaks) {
   auto two_back = CostModel::from_profile_json(two.to_json());
   ASSERT_TRUE(two_back.ok()) << two_back.error().message;
   EXPECT_EQ(two_back->streak(2), k);
-  EXPECT_EQ(two.independent_jitter().streak(2), JitterStreak{});
+  // Drawn apart, the slow state keeps its spread and loses its memory.
+  EXPECT_EQ(two.independent_jitter().streak(2), (JitterStreak{1, 0, k.sigma}));
+  EXPECT_EQ(points({{4, 100}}).independent_jitter().streak(), JitterStreak{});
+  auto bad_sigma = CostModel::from_profile_json(
+      R"({"points": [{"batch": 1, "median_us": 1}], "jitter_streak": {"weight": 1, "rho": 0.5, "sigma": -1}})");
+  ASSERT_FALSE(bad_sigma.ok());
+  EXPECT_NE(bad_sigma.error().message.find("jitter_streak.sigma = -1 must be"), std::string::npos)
+      << bad_sigma.error().message;
+}
+
+TEST(CostFormatTest, ALiveRunMeasuresTheLanesTurnaround) {
+  // One lane; batches of 2 and 6 that each start 10 us + 20 us per request
+  // of the batch before after it ended, their oldest request having waited.
+  // Every fifth batch found the queue empty and started 5 ms later: the
+  // lane waited for work, not answered, so it is left out.
+  const TimePoint t0(std::chrono::seconds(1));
+  std::vector<BatchRecord> batches;
+  TimePoint end = t0;
+  for (int i = 0; i < 100; ++i) {
+    BatchRecord b;
+    b.id = static_cast<uint64_t>(i + 1);
+    b.size = i % 2 ? 6 : 2;
+    const bool idle = i % 5 == 4;
+    const uint32_t before = batches.empty() ? 0 : batches.back().size;
+    b.run_start = end + microseconds(idle ? 5000 : 10 + 20 * before);
+    b.oldest_arrival = idle ? b.run_start - microseconds(1) : end - microseconds(100);
+    b.run_end = b.run_start + microseconds(b.size * 100);
+    end = b.run_end;
+    batches.push_back(b);
+  }
+  auto m = CostModel::from_batches(batches);
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  EXPECT_NEAR(m->turnaround().fixed_us, 10, 1e-6);
+  EXPECT_NEAR(m->turnaround().per_answer_us, 20, 1e-6);
+  EXPECT_DOUBLE_EQ(m->turnaround().us(4), 90);
+  // Written, read back, taken by calibration for its lane count.
+  auto back = CostModel::from_profile_json(m->to_json());
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->turnaround(), m->turnaround());
+  EXPECT_EQ(points({{2, 100}}).calibrated(*m).turnaround(), m->turnaround());
+  const CostModel two = points({{2, 100}}).calibrated(*m, 2);
+  EXPECT_EQ(two.turnaround(1), Turnaround{});
+  EXPECT_EQ(two.turnaround(2), m->turnaround());
+  auto two_back = CostModel::from_profile_json(two.to_json());
+  ASSERT_TRUE(two_back.ok()) << two_back.error().message;
+  EXPECT_EQ(two_back->turnaround(3), m->turnaround());
+  // Out of range, it is refused by name.
+  auto bad = CostModel::from_profile_json(
+      R"({"points": [{"batch": 1, "median_us": 1}], "turnaround": {"fixed_us": -1, "per_answer_us": 2}})");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("turnaround = {\"fixed_us\":-1,\"per_answer_us\":2} must be"),
+            std::string::npos)
+      << bad.error().message;
+  // Too few gaps measure nothing.
+  auto few = CostModel::from_batches(std::span(batches).first(10));
+  ASSERT_TRUE(few.ok());
+  EXPECT_EQ(few->turnaround(), Turnaround{});
+}
+
+TEST(CostFormatTest, ASlowStateTheSizesFollowIsDividedOutOfTB) {
+  // t(2) = 100 us and t(4) = 200 us, every run +-5% about that, on a machine
+  // that is 1.5x slower for 50 batches, then as fast for 50, and so on.
+  // Slow stretches queue more: there 60% of the batches are 4 (40% when
+  // fast). Each size's own median reads t(4) = 300 (the slow 60%), t(2) =
+  // 100 (the fast 60%): a ratio of 3. Dividing the state out gives 2.
+  const TimePoint t0(std::chrono::seconds(1));
+  std::vector<BatchRecord> batches;
+  for (int i = 0; i < 1000; ++i) {
+    const bool slow = (i / 50) % 2 == 1;
+    const bool big = slow ? i % 5 < 3 : i % 5 >= 3;
+    const double noise = 1.0 + 0.05 * std::sin(i * 2.399);  // deterministic, in +-5%
+    BatchRecord b;
+    b.id = static_cast<uint64_t>(i + 1);
+    b.size = big ? 4 : 2;
+    b.run_start = t0 + microseconds(1000 * i);
+    b.run_end =
+        b.run_start + microseconds(std::llround((big ? 200 : 100) * (slow ? 1.5 : 1.0) * noise));
+    batches.push_back(b);
+  }
+  auto m = CostModel::from_batches(batches);
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  const double ratio = m->cost_us(4) / m->cost_us(2);
+  EXPECT_NEAR(ratio, 2.0, 0.2) << m->cost_us(2) << " " << m->cost_us(4);
+  // The state is kept apart: about log(1.5) / 2 = 0.2 either way of its
+  // middle, and lasting.
+  const JitterStreak k = m->streak();
+  EXPECT_GT(k.sigma, 0.12);
+  EXPECT_LT(k.sigma, 0.25);
+  EXPECT_GT(k.rho, 0.8);
+  // Each size's jitter is what is left: within the +-5% and the error of
+  // the state's estimate at the stretches' edges, not the 1.5x between them.
+  const auto& q = m->points().front().run_quantiles;
+  ASSERT_EQ(q.size(), 65u);
+  EXPECT_GT(q[6], 0.85);   // p10
+  EXPECT_LT(q[58], 1.15);  // p90
 }
 
 }  // namespace

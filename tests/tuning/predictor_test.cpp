@@ -324,6 +324,25 @@ TEST(PredictorTest, StreakyJitterKeepsItsSpreadAndMakesSlowBatchesFollowEachOthe
   EXPECT_EQ(runs_of(streaky), b);
 }
 
+TEST(PredictorTest, ALanesTurnaroundHoldsItBeforeItsNextBatch) {
+  // One request every 1000 us, t(1) = 900 us: alone, each waits for nothing.
+  // A turnaround of 50 + 100 us an answer holds the lane 150 us after each
+  // batch, so the lane starts batch k at 1050k: the answers keep their
+  // times after the run, and each request waits 50 us more than the last.
+  const Options o{.max_batch_size = 1, .max_wait_us = 0};
+  const RunData plain = predict_run(constant(1000, 5, o, linear(900, 0)));
+  EXPECT_EQ(latencies_us(plain), (std::vector<int64_t>{900, 900, 900, 900, 900}));
+  const CostModel turning = linear(900, 0).with_turnaround({.fixed_us = 50, .per_answer_us = 100});
+  const RunData a = predict_run(constant(1000, 5, o, turning));
+  EXPECT_EQ(latencies_us(a), (std::vector<int64_t>{900, 950, 1000, 1050, 1100}));
+  EXPECT_EQ(a.batches.back().run_start, at_us(4200));
+  // With two lanes, the second takes what the first cannot: nobody waits.
+  Options two = o;
+  two.num_lanes = 2;
+  EXPECT_EQ(latencies_us(predict_run(constant(1000, 5, two, turning))),
+            (std::vector<int64_t>{900, 900, 900, 900, 900}));
+}
+
 TEST(PredictorTest, AMeasuredOverheadDelaysEachAnswerAndNotTheLane) {
   // As in WaitsMaxWaitThenCutsWhatIsQueued (pairs at 3200 and 2200 us), with
   // 250 us added to every answer: the batches stay, each latency grows by 250.
