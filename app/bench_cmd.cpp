@@ -62,8 +62,10 @@ std::string bench_help() {
          "run times of an in-process or self-http run as such a t(b), with the quantiles of\n"
          "run times and each request's time outside its batch; where FILE is a cost file\n"
          "already, the run refines it (the sizes it saw, for its number of lanes; the rest\n"
-         "scaled by the nearest ratio) and prints how far each size moved. --payload FILE sends "
-         "that request\n"
+         "scaled by the nearest ratio) and prints how far each size moved. With strategy\n"
+         "adaptive, --cost FILE is the cost its planner plans on, live (inproc, self-http)\n"
+         "and predicted alike, instead of the strategy's own fit (docs/tuning.md).\n"
+         "--payload FILE sends that request\n"
          "body instead of seeded inputs built from the model's metadata. --csv PREFIX writes\n"
          "PREFIX_requests.csv and PREFIX_windows.csv.\n"
          "--window S sets the summary windows (default: the duration / 40, 0.1 s to 10 s).\n"
@@ -286,6 +288,13 @@ int run_bench(int argc, char** argv, const std::vector<std::string>& args) {
 
   const bool predicted = target == "predict";
   const bool remote = target != "inproc" && target != "self-http" && !predicted;
+  // A live run reads --cost only as the adaptive strategy's planner's cost.
+  const bool plan_cost = !cost_file.empty() && options->strategy == StrategyKind::kAdaptive;
+  if (!cost_file.empty() && !predicted && (remote || !plan_cost)) {
+    return fail("--cost " + cost_file + " is read by --target predict, and by the adaptive " +
+                "strategy of an inproc or self-http run (which plans on it); this run has " +
+                "target " + target + " and strategy " + strategy_name(options->strategy));
+  }
 #ifndef BATCHSCOPE_WITH_QT
   if (Status s = qt_free_check(target, plot_out, payload_file); !s) return fail(s.message());
   (void)argc, (void)argv, (void)connections;
@@ -345,6 +354,13 @@ int run_bench(int argc, char** argv, const std::vector<std::string>& args) {
   cfg.duration_s = spec.duration_s;
   cfg.seed = spec.seed;
 
+  AdaptivePlanner planner = make_adaptive_plan;
+  if (plan_cost && !predicted) {
+    auto cost = CostModel::from_file(cost_file);
+    if (!cost) return fail("--cost: " + cost.error().message);
+    std::printf("adaptive plans on %s (%s)\n", cost_file.c_str(), cost->describe().c_str());
+    planner = plan_on_cost(std::move(*cost));
+  }
   SteadyClock clock;
   RunData run;
   if (predicted) {
@@ -353,7 +369,9 @@ int run_bench(int argc, char** argv, const std::vector<std::string>& args) {
     std::printf("Batchscope bench: %s -> predicted (%s)\n", cfg.pattern.c_str(),
                 cost->describe().c_str());
     std::fflush(stdout);
-    run = predict_run(PredictSpec{bounded_for_prediction(spec), *options, *cost});
+    PredictSpec ps{bounded_for_prediction(spec), *options, *cost};
+    ps.plan_on_cost = plan_cost;
+    run = predict_run(ps);
     run.config = cfg;
   } else if (target == "inproc") {
     std::vector<Tensors> inputs;
@@ -368,7 +386,7 @@ int run_bench(int argc, char** argv, const std::vector<std::string>& args) {
 #endif
     std::printf("Batchscope bench: %s -> inproc\n", cfg.pattern.c_str());
     std::fflush(stdout);
-    auto r = run_inproc(model->factory, model->metadata, *options, make_adaptive_plan, spec, cfg,
+    auto r = run_inproc(model->factory, model->metadata, *options, planner, spec, cfg,
                         std::move(inputs));
     if (!r) return fail(r.error().message, 1);
     run = std::move(*r);
@@ -381,7 +399,7 @@ int run_bench(int argc, char** argv, const std::vector<std::string>& args) {
       engine = std::make_unique<Engine>(model->factory, *options);
       const ModelMetadata meta = model->metadata;
       engine->set_validator([meta](const Tensors& in) { return check_inputs(meta, in); });
-      engine->set_adaptive_planner(make_adaptive_plan);
+      engine->set_adaptive_planner(planner);
       if (Status s = engine->start(); !s) return fail(s.message(), 1);
       service = std::make_unique<InferenceService>(
           *engine, ServiceInfo{model->metadata, model->device, BATCHSCOPE_VERSION});

@@ -24,14 +24,16 @@ namespace batchscope {
 std::string serve_help() {
   return "usage: batchscope serve [--model PATH | --synthetic A_US,C_US] [--config FILE]\n"
          "                        [--host 127.0.0.1] [--port 8000] [--device cpu|cuda:N]\n"
-         "                        [--token TOKEN] [--no-remote-config] [listener limits]\n"
+         "                        [--token TOKEN] [--no-remote-config] [--cost FILE]\n"
+         "                        [listener limits]\n"
          "                        [serving options]\n"
          "Serves a model over HTTP: POST /infer, KServe v2 under /v2, GET /metrics (Prometheus),\n"
          "GET /health, GET|PUT /v1/config. Default model: models/linear_128x64.pt.\n"
          "--synthetic serves a stand-in model costing A + C*b microseconds per batch of b\n"
          "(128 FP32 inputs, 128 outputs). --config reads options as JSON, flags override it.\n"
          "Prints 'listening on http://HOST:PORT' once warm; SIGINT or SIGTERM stops accepting,\n"
-         "finishes every admitted request, and exits 0.\n"
+         "finishes every admitted request, and exits 0. --cost FILE (from profile --json or\n"
+         "bench --cost-out): the adaptive strategy plans on it, not on its own fit.\n"
          "Access (see docs/http.md, 'Limits and failure behaviour'):\n"
          "  --token TOKEN             every route but /health and /v2/health/* needs\n"
          "                            'Authorization: Bearer TOKEN' (default: $BATCHSCOPE_TOKEN)\n"
@@ -138,6 +140,14 @@ int run_serve(int argc, char** argv, const std::vector<std::string>& args) {
     }
     return serve_generation(argc, argv, {*lm, *options, access, listener, host, port}, stop_signals);
   }
+  // The adaptive strategy plans on this cost, whenever it is in force.
+  AdaptivePlanner planner = make_adaptive_plan;
+  if (auto it = flags->find("cost"); it != flags->end()) {
+    auto cost = CostModel::from_file(it->second);
+    if (!cost) return fail("--cost: " + cost.error().message);
+    planner = plan_on_cost(std::move(*cost));
+    flags->erase(it);
+  }
   auto choice = take_model_flags(*flags, kDefaultModel);
   if (!choice) return fail(choice.error().message);
   if (!flags->empty()) {
@@ -156,7 +166,7 @@ int run_serve(int argc, char** argv, const std::vector<std::string>& args) {
   Engine engine(factory, *options);
   const ModelMetadata meta = info.model;
   engine.set_validator([meta](const Tensors& in) { return check_inputs(meta, in); });
-  engine.set_adaptive_planner(make_adaptive_plan);
+  engine.set_adaptive_planner(planner);
   if (Status s = engine.start(); !s) return fail(s.message(), 1);
 
   InferenceService service(engine, info);

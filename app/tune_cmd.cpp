@@ -209,7 +209,9 @@ void print_front(const TuneResult& r, size_t rows) {
 
 // Runs the traffic live against the prediction's options until the stability
 // rule holds; nullopt when the budget ran out first.
+// An adaptive configuration plans on `cost`, the cost it was predicted with.
 Expected<std::optional<Confirmed>> confirm_one(const TuneArgs& t, const Evaluated& predicted,
+                                               const CostModel& cost,
                                                std::chrono::steady_clock::time_point deadline) {
   auto model = make_model(t.model, predicted.options);
   if (!model) return model.error();
@@ -218,6 +220,7 @@ Expected<std::optional<Confirmed>> confirm_one(const TuneArgs& t, const Evaluate
   spec.metadata = model->metadata;
   spec.traffic = t.traffic;
   spec.deadline = deadline;
+  spec.plan_cost = std::make_shared<const CostModel>(cost);
   return confirm_live(spec, predicted);
 }
 
@@ -318,7 +321,7 @@ void recalibrate(const TuneArgs& t, const CostModel& cost, const TuneSpace& spac
                    [](const Confirmed& c) { return c.observed; }))
     return;
   const CostModel refined = calibrate(cost, confirmed);
-  const Evaluator predict_one = prediction_evaluator(t.traffic, refined);
+  const Evaluator predict_one = prediction_evaluator(t.traffic, refined, nullptr, true);
   std::printf("\nre-predicted with t(b) as the live runs ran it (%s):\n",
               refined.describe().c_str());
   for (Confirmed& c : confirmed) {
@@ -341,7 +344,7 @@ void recalibrate(const TuneArgs& t, const CostModel& cost, const TuneSpace& spac
   std::printf("  best re-predicted: %s%s\n", describe_short(best).c_str(),
               seen ? " (confirmed above)" : "; confirming it live:");
   if (seen) return;
-  auto c = confirm_one(t, *again.best, deadline);
+  auto c = confirm_one(t, *again.best, refined, deadline);
   if (!c || !*c) {
     std::printf("  not confirmed: %s\n", c ? "--budget-s ran out" : c.error().message.c_str());
     return;
@@ -392,7 +395,7 @@ int run_tune(const std::vector<std::string>& args) {
   settings.slo_p99_ms = t.slo_p99_ms;
   settings.objective = t.objective;
   settings.max_seconds = t.budget_s / 2;  // the rest is for confirming
-  const Evaluator predict_one = prediction_evaluator(t.traffic, *cost, &simulated);
+  const Evaluator predict_one = prediction_evaluator(t.traffic, *cost, &simulated, true);
   const auto search_start = std::chrono::steady_clock::now();
   TuneResult result = search(*space, t.base, settings, predict_one);
   const double search_s = Seconds(std::chrono::steady_clock::now() - search_start).count();
@@ -415,7 +418,7 @@ int run_tune(const std::vector<std::string>& args) {
         "+-10%%, at most 6):\n");
     std::fflush(stdout);
     for (const Evaluated& e : tune_candidates(result, t.confirm)) {
-      auto c = confirm_one(t, e, deadline);
+      auto c = confirm_one(t, e, *cost, deadline);
       if (!c) {
         save_export(t.json_out, tune_json(result), "JSON result");
         return fail("confirming " + describe_short(e.options) + ": " + c.error().message, 1);

@@ -95,6 +95,7 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <utility>
 
 #include "batching/adaptive_plan.h"
 #include "batching/policy.h"
@@ -134,12 +135,14 @@ struct AdaptiveCostModel {
   double intercept_us = 0;
   double per_item_us = 0;
   bool proportional = false;  // sizes did not vary enough to fit an intercept
+  double mean_size = 0;       // the weighted mean batch size the fit rests on
 };
 
 // What plans were made for: the fit and the options they depend on.
 struct AdaptivePlanKey {
   double intercept_us = 0;  // the fit, t(b) = intercept_us + per_item_us * b
   double per_item_us = 0;
+  double mean_size = 0;  // the fit's mean batch size
   uint32_t max_batch_size = 0;
   int64_t max_wait_us = 0;
   uint32_t num_lanes = 0;
@@ -221,7 +224,8 @@ std::optional<double> adaptive_predict_run_us(const AdaptiveState& s, double siz
 // its plan (a pure function, about kAdaptivePlanRequests simulated requests
 // per candidate), install it (dropped when the plans were re-keyed meanwhile).
 std::optional<AdaptivePlanRequest> adaptive_take_plan_request(AdaptiveState& s);
-AdaptivePlan adaptive_run_plan_request(const AdaptivePlanRequest& r, AdaptivePlanner planner);
+AdaptivePlan adaptive_run_plan_request(const AdaptivePlanRequest& r,
+                                       const AdaptivePlanner& planner);
 void adaptive_install_plan(AdaptiveState& s, const AdaptivePlanRequest& r, const AdaptivePlan& p);
 
 // The plan limits() would use at this rate, or null when there is none for
@@ -237,7 +241,7 @@ class AdaptiveStrategy final : public Strategy {
  public:
   // Plans are made by `planner`; without one (null) the strategy never plans
   // and stays on step 3's fallback. Engines refuse that case.
-  explicit AdaptiveStrategy(AdaptivePlanner planner) : planner_(planner) {}
+  explicit AdaptiveStrategy(AdaptivePlanner planner) : planner_(std::move(planner)) {}
   StrategyKind kind() const override { return StrategyKind::kAdaptive; }
   Decision decide(const QueueView& q, TimePoint now, const Options& o) const override;
   Limits limits(const QueueView& q, const Options& o) const override;

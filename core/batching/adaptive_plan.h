@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <span>
 
 #include "common/options.h"
@@ -62,9 +63,10 @@ double adaptive_bucket_rate(size_t bucket);
 
 // Makes the plan for arrivals at `rate_per_s` on t(b) = model, under the
 // options' lanes, max_batch_size, max_wait_us, queue_capacity,
-// request_timeout_ms and target_p99_ms. A pure function, called off the
+// request_timeout_ms and target_p99_ms. Pure (it may hold constant data,
+// such as a measured cost, but no state that calls change), called off the
 // engine's lock; an invalid plan means "no evidence to plan on".
-using AdaptivePlanner = AdaptivePlan (*)(double rate_per_s, const AdaptiveCostModel& model,
-                                         const Options& o);
+using AdaptivePlanner =
+    std::function<AdaptivePlan(double rate_per_s, const AdaptiveCostModel& model, const Options& o)>;
 
 }  // namespace batchscope

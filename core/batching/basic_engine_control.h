@@ -74,8 +74,8 @@ template <class In, class Out>
 Status BasicEngine<In, Out>::set_adaptive_planner(AdaptivePlanner planner) {
   std::lock_guard g(mu_);
   if (started_) return invalid_argument("the adaptive planner must be set before start()");
-  adaptive_planner_ = planner;
-  strategy_ = make_strategy(options_.strategy, planner);
+  adaptive_planner_ = std::move(planner);
+  strategy_ = make_strategy(options_.strategy, adaptive_planner_);
   ++strategy_generation_;
   return Status::Ok();
 }

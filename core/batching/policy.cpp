@@ -23,7 +23,7 @@ Decision FifoStrategy::decide(const QueueView& q, TimePoint now, const Options& 
   return decide_fifo(q, now, limits(q, o));
 }
 
-std::unique_ptr<Strategy> make_strategy(StrategyKind kind, AdaptivePlanner planner) {
+std::unique_ptr<Strategy> make_strategy(StrategyKind kind, const AdaptivePlanner& planner) {
   if (kind == StrategyKind::kAdaptive) return std::make_unique<AdaptiveStrategy>(planner);
   return std::make_unique<FifoStrategy>();
 }

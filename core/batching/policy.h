@@ -98,6 +98,6 @@ class FifoStrategy final : public Strategy {
 };
 
 // The strategy for `kind`; the adaptive one makes its plans with `planner`.
-std::unique_ptr<Strategy> make_strategy(StrategyKind kind, AdaptivePlanner planner);
+std::unique_ptr<Strategy> make_strategy(StrategyKind kind, const AdaptivePlanner& planner);
 
 }  // namespace batchscope

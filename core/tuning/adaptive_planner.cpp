@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <vector>
 
 #include "tuning/cost_model.h"
@@ -54,19 +55,13 @@ bool more_efficient(const Outcome3& a, const Outcome3& b) {
   return a.p99_ms < b.p99_ms;
 }
 
-}  // namespace
-
-AdaptivePlan make_adaptive_plan(double rate_per_s, const AdaptiveCostModel& model,
-                                const Options& o) {
+// The plan for Poisson arrivals at `rate_per_s` on `cost`.
+AdaptivePlan plan_on(double rate_per_s, const CostModel& cost, const Options& o) {
   AdaptivePlan plan;
-  const double a = std::clamp(model.intercept_us, 0.0, kMaxCostUs);
-  const double c = std::clamp(model.per_item_us, 0.0, kMaxCostUs);
-  auto cost = CostModel::from_points(
-      {{1, std::min(a + c, kMaxCostUs), 0}, {2, std::min(a + 2 * c, kMaxCostUs), 0}});
-  if (!cost || !(rate_per_s > 0) || !std::isfinite(rate_per_s)) return plan;
+  if (!(rate_per_s > 0) || !std::isfinite(rate_per_s)) return plan;
 
   PredictSpec spec;
-  spec.cost = *cost;
+  spec.cost = cost;
   spec.options = o;
   spec.options.strategy = StrategyKind::kFifo;
   spec.arrivals.pattern = Pattern::kPoisson;
@@ -77,8 +72,8 @@ AdaptivePlan make_adaptive_plan(double rate_per_s, const AdaptiveCostModel& mode
   spec.arrivals.seed = 1;
 
   const uint32_t user = std::max<uint32_t>(o.max_batch_size, 1);
-  const double lanes = std::max<uint32_t>(o.num_lanes, 1);
-  const double t1_ns = (a + c) * 1000.0;
+  const size_t lanes = std::max<uint32_t>(o.num_lanes, 1);
+  const double t1_ns = cost.cost_us(1) * 1000.0;
   const double max_wait_ns = static_cast<double>(std::max<int64_t>(o.max_wait_us, 0)) * 1000.0;
   std::vector<int64_t> waits = {0};
   for (double w : {t1_ns / 4, t1_ns / 2, t1_ns, 2 * t1_ns, o.target_p99_ms * 1e6 / 4}) {
@@ -96,7 +91,8 @@ AdaptivePlan make_adaptive_plan(double rate_per_s, const AdaptiveCostModel& mode
     outcomes.push_back(widest);
     for (uint32_t cap = w > 0 ? 2 : 1; cap < std::min(user, widest.largest); cap *= 2) {
       // A cap whose lanes cannot serve the rate only lets the queue grow.
-      if (lanes * cap / std::max(a + c * cap, 1e-3) * 1e6 < rate_per_s) continue;
+      const double t_us = std::max(cost.cost_us(cap, lanes), 1e-3);
+      if (static_cast<double>(lanes) * cap / t_us * 1e6 < rate_per_s) continue;
       outcomes.push_back(replay(spec, {cap, w}, scratch));
     }
   }
@@ -120,6 +116,49 @@ AdaptivePlan make_adaptive_plan(double rate_per_s, const AdaptiveCostModel& mode
   plan.efficient = efficient->limits;
   plan.efficient_p99_ms = efficient->p99_ms;
   return plan;
+}
+
+// A batch of b's mean run time on `cost` (one lane busy): t(b) times its
+// jitter's mean and, with a slow state, exp(sigma^2 / 2), the mean of its
+// lognormal factor; what a least-squares fit of live run times estimates.
+double mean_run_us(const CostModel& cost, size_t b) {
+  constexpr int kSteps = 64;
+  double jitter = 0;
+  for (int i = 0; i < kSteps; ++i) jitter += cost.jitter_factor(b, (i + 0.5) / kSteps);
+  const double sigma = cost.streak().sigma;
+  return cost.cost_us(b) * (jitter / kSteps) * std::exp(sigma * sigma / 2);
+}
+
+}  // namespace
+
+AdaptivePlan make_adaptive_plan(double rate_per_s, const AdaptiveCostModel& model,
+                                const Options& o) {
+  const double a = std::clamp(model.intercept_us, 0.0, kMaxCostUs);
+  const double c = std::clamp(model.per_item_us, 0.0, kMaxCostUs);
+  auto cost = CostModel::from_points(
+      {{1, std::min(a + c, kMaxCostUs), 0}, {2, std::min(a + 2 * c, kMaxCostUs), 0}});
+  if (!cost) return {};
+  return plan_on(rate_per_s, *cost, o);
+}
+
+double cost_scale_for_fit(const CostModel& cost, const AdaptiveCostModel& fit) {
+  const double size = std::clamp(fit.mean_size, 1.0, static_cast<double>(kMaxBatchSize));
+  const double fitted = fit.intercept_us + fit.per_item_us * size;
+  const double modelled = mean_run_us(cost, static_cast<size_t>(std::lround(size)));
+  if (!(fitted > 0) || !(modelled > 0) || !std::isfinite(fitted / modelled)) return 1.0;
+  const double band = 1.0 + kAdaptiveReplanDrift;
+  const double r = fitted / modelled;
+  const double moved = r > band ? r / band : r < 1 / band ? r * band : 1.0;
+  return std::clamp(moved, 1.0 / kMaxCostScale, kMaxCostScale);
+}
+
+AdaptivePlanner plan_on_cost(CostModel cost) {
+  auto shared = std::make_shared<const CostModel>(std::move(cost));
+  return [shared](double rate_per_s, const AdaptiveCostModel& fit, const Options& o) {
+    const double scale = cost_scale_for_fit(*shared, fit);
+    if (scale == 1.0) return plan_on(rate_per_s, *shared, o);
+    return plan_on(rate_per_s, shared->scaled(scale), o);
+  };
 }
 
 }  // namespace batchscope

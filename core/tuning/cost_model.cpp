@@ -657,6 +657,16 @@ CostModel CostModel::independent_jitter() const {
   return m;
 }
 
+CostModel CostModel::scaled(double factor) const {
+  CostModel m = *this;
+  auto scale = [factor](std::vector<CostPoint>& points) {
+    for (CostPoint& p : points) p.median_us = std::clamp(p.median_us * factor, 0.0, kMaxCostUs);
+  };
+  scale(m.points_);
+  for (LaneCostPoints& l : m.lanes_) scale(l.points);
+  return m;
+}
+
 CostModel CostModel::uniform_jitter() const {
   CostModel m = *this;
   for (CostPoint& p : m.points_) p.run_quantiles.clear();

@@ -258,10 +258,17 @@ class Simulation {
   TimePoint latest_done_;
 };
 
+AdaptivePlanner planner_for(const PredictSpec& spec) {
+  if (spec.plan_on_cost && spec.options.strategy == StrategyKind::kAdaptive) {
+    return plan_on_cost(spec.cost);
+  }
+  return make_adaptive_plan;
+}
+
 Simulation::Simulation(const PredictSpec& spec)
     : spec_(spec),
       o_(spec.options),
-      strategy_(make_strategy(spec.options.strategy, make_adaptive_plan)),
+      strategy_(make_strategy(spec.options.strategy, planner_for(spec))),
       sends_(spec.arrivals, spec.start),
       jitter_{spec.seed},
       overhead_{spec.seed ^ 0x5deece66dULL},

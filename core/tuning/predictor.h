@@ -13,7 +13,8 @@
 //    still queued at arrival + request_timeout_ms times out then, never
 //    reaching the model.
 //  - Scheduling: num_lanes lanes; at most one free lane leads and asks the
-//    strategy (make_strategy(options.strategy, make_adaptive_plan), QueueView
+//    strategy (make_strategy(options.strategy, make_adaptive_plan, or
+//    plan_on_cost(cost) with plan_on_cost set), QueueView
 //    with the engine's RateEstimator rate). It cuts batches from the head
 //    (FIFO) or parks until the decision's deadline or the earliest request
 //    deadline; an arrival wakes it only when the queue reaches the decision's
@@ -97,6 +98,9 @@ struct PredictSpec {
   // Time zero of the virtual run. Not the zero TimePoint, which records read
   // as "never reached".
   TimePoint start = TimePoint(std::chrono::seconds(1000));
+  // The adaptive strategy plans on `cost` (plan_on_cost, as a live engine
+  // handed that planner does) instead of its own fit (make_adaptive_plan).
+  bool plan_on_cost = false;
 
   // Ok, or kInvalidArgument naming the bad field (of options or arrivals, or
   // engine_overhead, start).

@@ -39,8 +39,10 @@ namespace batchscope {
 
 // Predicts one configuration under `traffic` against `cost`. `simulated`,
 // when given, accumulates the requests replayed (the caller's thread only).
+// With `plan_on_cost`, adaptive configurations plan on `cost`
+// (PredictSpec::plan_on_cost), as live runs given ConfirmSpec::plan_cost do.
 Evaluator prediction_evaluator(const ArrivalSpec& traffic, const CostModel& cost,
-                               uint64_t* simulated = nullptr);
+                               uint64_t* simulated = nullptr, bool plan_on_cost = false);
 
 // The largest batch size the space can ask for (base's, when it does not
 // search max_batch_size).
@@ -94,6 +96,9 @@ struct ConfirmSpec {
   StabilityRule rule{0.10, 3, 6};
   // After each run with the runs done so far, on the caller's thread.
   std::function<void(int runs)> on_run;
+  // The cost an adaptive configuration's planner plans on (plan_on_cost);
+  // null: its own live fit (make_adaptive_plan).
+  std::shared_ptr<const CostModel> plan_cost;
 };
 
 // One live run of the traffic with options `o` against a fresh in-process

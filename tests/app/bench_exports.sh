@@ -66,3 +66,18 @@ rc=0
 "$bin" bench --synthetic 200,10 --duration 1 --target predict --cost-out "$dir/p.json" 2>"$dir/err.txt" || rc=$?
 [ "$rc" = 2 ] && grep -q -- "--cost-out $dir/p.json needs --target inproc or self-http" "$dir/err.txt"
 echo "cost-out refines a cost file and refuses what is not one"
+
+# --cost with a live target is the adaptive planner's cost: read before the
+# run, named in what bench prints, and refused where nothing would read it.
+"$bin" bench --synthetic 200,10 --duration 1 --seed 3 --rate 3000 --strategy adaptive \
+  --target-p99-ms 5 --cost "$dir/cost.json" --json "$dir/planned.json" >"$dir/planned.txt"
+grep -q "adaptive plans on $dir/cost.json (t(b) from" "$dir/planned.txt"
+python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); assert s["sent"] > 2000 and s["ok"] == s["sent"], s' \
+  "$dir/planned.json"
+rc=0
+"$bin" bench --synthetic 200,10 --duration 1 --cost "$dir/cost.json" 2>"$dir/err.txt" || rc=$?
+[ "$rc" = 2 ] && grep -q -- "--cost $dir/cost.json is read by --target predict, and by the adaptive strategy of an inproc or self-http run (which plans on it); this run has target inproc and strategy fifo" "$dir/err.txt"
+rc=0
+"$bin" bench --synthetic 200,10 --duration 1 --strategy adaptive --cost "$dir/notes.txt" 2>"$dir/err.txt" || rc=$?
+[ "$rc" = 2 ] && grep -q -- "--cost: $dir/notes.txt: profile JSON: not valid JSON" "$dir/err.txt"
+echo "cost plans the adaptive strategy live and is refused where nothing reads it"

@@ -18,7 +18,8 @@
 // batch's jitter drawn independently ("no streaks"), side by side, and with
 // the cost its own first live run measured ("self": where that misses too,
 // the miss is in the simulation, not in the cost's transfer from the
-// calibration run), beside that run's send lag p99.
+// calibration run), beside that run's send lag p99. Adaptive configurations
+// plan on that cost, live and predicted alike (plan_on_cost), as tune's do.
 // Each lane's model is loaded once.
 //
 // --quick: the synthetic model alone, poisson, five configurations, 1 s runs
@@ -272,7 +273,10 @@ Expected<std::unique_ptr<Loaded>> load(const std::string& model, const Args& o) 
   return l;
 }
 
-Expected<RunData> run_live(Loaded& l, const Options& opts, const ArrivalSpec& spec) {
+// An adaptive configuration plans on `plan_cost` when given (plan_on_cost),
+// else on its own live fit.
+Expected<RunData> run_live(Loaded& l, const Options& opts, const ArrivalSpec& spec,
+                           const CostModel* plan_cost = nullptr) {
   RunConfig cfg;
   cfg.pattern = spec.describe();
   cfg.target = "inproc";
@@ -281,7 +285,9 @@ Expected<RunData> run_live(Loaded& l, const Options& opts, const ArrivalSpec& sp
   cfg.duration_s = spec.duration_s;
   cfg.seed = spec.seed;
   l.lanes = opts.num_lanes;
-  return run_inproc(l.factory(), l.meta, opts, make_adaptive_plan, spec, cfg);
+  const AdaptivePlanner planner =
+      plan_cost ? plan_on_cost(*plan_cost) : AdaptivePlanner(make_adaptive_plan);
+  return run_inproc(l.factory(), l.meta, opts, planner, spec, cfg);
 }
 
 void print_point(const Point& p) {
@@ -373,7 +379,7 @@ int main(int argc, char** argv) {
         ArrivalSpec point = spec;
         point.seed = 11 + i;  // each configuration its own traffic, as the calibration's
         for (int r = 0; r < o.runs; ++r) {
-          auto run = run_live(l, opts, point);
+          auto run = run_live(l, opts, point, &cost);
           if (!run) {
             std::fprintf(stderr, "%s %s %s: %s\n", model.c_str(), pattern.c_str(), name.c_str(),
                          run.error().message.c_str());
@@ -384,8 +390,9 @@ int main(int argc, char** argv) {
           if (r == 0) {
             p.lag99 = sum.lag_p99_ms;
             if (auto own = CostModel::from_run(*run, 5, opts.num_lanes)) {
-              p.self = figures_of(
-                  predict(PredictSpec{point, opts, cost.calibrated(*own, opts.num_lanes)}));
+              PredictSpec self{point, opts, cost.calibrated(*own, opts.num_lanes)};
+              self.plan_on_cost = true;
+              p.self = figures_of(predict(self));
             }
           }
         }
@@ -407,9 +414,14 @@ int main(int argc, char** argv) {
         };
         p.spread50 = spread(&Figures::p50);
         p.spread99 = spread(&Figures::p99);
-        p.predicted = figures_of(predict(PredictSpec{point, opts, cost}));
-        p.uniform = figures_of(predict(PredictSpec{point, opts, cost.uniform_jitter()}));
-        p.independent = figures_of(predict(PredictSpec{point, opts, cost.independent_jitter()}));
+        auto predicted_on = [&](const CostModel& c) {
+          PredictSpec ps{point, opts, c};
+          ps.plan_on_cost = true;
+          return figures_of(predict(ps));
+        };
+        p.predicted = predicted_on(cost);
+        p.uniform = predicted_on(cost.uniform_jitter());
+        p.independent = predicted_on(cost.independent_jitter());
         print_point(p);
         points.push_back(p);
       }

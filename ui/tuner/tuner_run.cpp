@@ -123,7 +123,7 @@ Status TunerPanel::run() {
                     static_cast<int>(total / static_cast<uint64_t>(scale)),
                     QString("Predicted %1 of %2 configurations…").arg(done).arg(total));
     };
-    TuneResult result = search(space, base, settings, prediction_evaluator(traffic, cost));
+    TuneResult result = search(space, base, settings, prediction_evaluator(traffic, cost, nullptr, true));
     QMetaObject::invokeMethod(
         this, [this, id, r = std::move(result)]() mutable { search_done(id, std::move(r)); },
         Qt::QueuedConnection);
@@ -187,6 +187,8 @@ void TunerPanel::start_confirming(std::vector<Evaluated> picks) {
   spec.stop = &stop_;
   spec.rule = kRule;
   spec.deadline = deadline_;
+  // Adaptive picks plan on the cost they were predicted with, live too.
+  spec.plan_cost = std::make_shared<const CostModel>(*run_cost_model_);
   start_worker(
       [this, id, spec, picks = std::move(picks), n, paused, cost = *run_cost_model_]() mutable {
         std::vector<Confirmed> done;
@@ -194,7 +196,7 @@ void TunerPanel::start_confirming(std::vector<Evaluated> picks) {
         // runs ran it: how far off the first prediction was for want of it.
         auto recalibrate = [&] {
           if (done.empty() || stop_) return;
-          const Evaluator again = prediction_evaluator(spec.traffic, calibrate(cost, done));
+          const Evaluator again = prediction_evaluator(spec.traffic, calibrate(cost, done), nullptr, true);
           std::vector<std::optional<Evaluated>> figures;
           for (const Confirmed& c : done) {
             figures.push_back(c.observed ? std::optional<Evaluated>(again(c.predicted.options))
