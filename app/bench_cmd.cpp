@@ -37,7 +37,7 @@ std::string bench_help() {
          "                        [--pattern constant|poisson|burst|ramp|step|sine|trace|closed]\n"
          "                        [pattern parameters] [--duration S] [--requests N] [--seed N]\n"
          "                        [--target inproc|self-http|predict|URL] [--cost FILE] "
-         "[--cost-out FILE] [--payload "
+         "[--cost-out FILE] [--plan-cost FILE] [--payload "
          "FILE]\n"
          "                        [serving options] [--json FILE] [--csv PREFIX] [--trace-out "
          "FILE]\n"
@@ -62,9 +62,9 @@ std::string bench_help() {
          "run times of an in-process or self-http run as such a t(b), with the quantiles of\n"
          "run times and each request's time outside its batch; where FILE is a cost file\n"
          "already, the run refines it (the sizes it saw, for its number of lanes; the rest\n"
-         "scaled by the nearest ratio) and prints how far each size moved. With strategy\n"
-         "adaptive, --cost FILE is the cost its planner plans on, live (inproc, self-http)\n"
-         "and predicted alike, instead of the strategy's own fit (docs/tuning.md).\n"
+         "scaled by the nearest ratio) and prints how far each size moved. --plan-cost FILE:\n"
+         "the adaptive strategy plans on that cost file instead of its own fit, live\n"
+         "(inproc, self-http) and predicted alike (docs/tuning.md).\n"
          "--payload FILE sends that request\n"
          "body instead of seeded inputs built from the model's metadata. --csv PREFIX writes\n"
          "PREFIX_requests.csv and PREFIX_windows.csv.\n"
@@ -244,7 +244,8 @@ int run_bench(int argc, char** argv, const std::vector<std::string>& args) {
   if (!choice) return fail(choice.error().message);
   std::string target = "inproc";
   std::string token = std::getenv("BATCHSCOPE_TOKEN") ? std::getenv("BATCHSCOPE_TOKEN") : "";
-  std::string json_out, csv_prefix, trace_out, plot_out, payload_file, cost_file, cost_out;
+  std::string json_out, csv_prefix, trace_out, plot_out, payload_file, cost_file, cost_out,
+      plan_file;
   int connections = 64;
   double window_s = 0;  // 0: about 40 windows over the run
   for (auto& [name, value] : *flags) {
@@ -268,6 +269,8 @@ int run_bench(int argc, char** argv, const std::vector<std::string>& args) {
       payload_file = value;
     else if (name == "cost")
       cost_file = value;
+    else if (name == "plan-cost")
+      plan_file = value;
     else if (name == "cost-out")
       cost_out = value;
     else if (name == "window")
@@ -288,12 +291,16 @@ int run_bench(int argc, char** argv, const std::vector<std::string>& args) {
 
   const bool predicted = target == "predict";
   const bool remote = target != "inproc" && target != "self-http" && !predicted;
-  // A live run reads --cost only as the adaptive strategy's planner's cost.
-  const bool plan_cost = !cost_file.empty() && options->strategy == StrategyKind::kAdaptive;
-  if (!cost_file.empty() && !predicted && (remote || !plan_cost)) {
-    return fail("--cost " + cost_file + " is read by --target predict, and by the adaptive " +
-                "strategy of an inproc or self-http run (which plans on it); this run has " +
-                "target " + target + " and strategy " + strategy_name(options->strategy));
+  // A live run would not read --cost: say so rather than ignore it.
+  if (!cost_file.empty() && !predicted) {
+    return fail("--cost " + cost_file + " is read by --target predict alone; this run has " +
+                "target " + target + " (--plan-cost FILE makes the adaptive strategy plan on a " +
+                "cost file)");
+  }
+  if (!plan_file.empty() && (remote || options->strategy != StrategyKind::kAdaptive)) {
+    return fail("--plan-cost " + plan_file + " is read by the adaptive strategy of an inproc, " +
+                "self-http or predict run; this run has target " + target + " and strategy " +
+                strategy_name(options->strategy));
   }
 #ifndef BATCHSCOPE_WITH_QT
   if (Status s = qt_free_check(target, plot_out, payload_file); !s) return fail(s.message());
@@ -355,22 +362,29 @@ int run_bench(int argc, char** argv, const std::vector<std::string>& args) {
   cfg.seed = spec.seed;
 
   AdaptivePlanner planner = make_adaptive_plan;
-  if (plan_cost && !predicted) {
-    auto cost = CostModel::from_file(cost_file);
-    if (!cost) return fail("--cost: " + cost.error().message);
-    std::printf("adaptive plans on %s (%s)\n", cost_file.c_str(), cost->describe().c_str());
+  if (!plan_file.empty() && !predicted) {
+    auto cost = CostModel::from_file(plan_file);
+    if (!cost) return fail("--plan-cost: " + cost.error().message);
+    std::printf("adaptive plans on %s (%s)\n", plan_file.c_str(), cost->describe().c_str());
     planner = plan_on_cost(std::move(*cost));
   }
   SteadyClock clock;
   RunData run;
   if (predicted) {
-    auto cost = load_cost_model(*choice, cost_file, options->max_batch_size, "bench");
+    // With --plan-cost, the predictor plans on the cost it predicts with.
+    if (!plan_file.empty() && !cost_file.empty() && plan_file != cost_file) {
+      return fail("--plan-cost " + plan_file + " and --cost " + cost_file +
+                  " differ; with --target predict the adaptive strategy plans on the cost it "
+                  "is predicted with, so give one file");
+    }
+    auto cost = load_cost_model(*choice, plan_file.empty() ? cost_file : plan_file,
+                                options->max_batch_size, "bench");
     if (!cost) return fail(cost.error().message, 1);
     std::printf("Batchscope bench: %s -> predicted (%s)\n", cfg.pattern.c_str(),
                 cost->describe().c_str());
     std::fflush(stdout);
     PredictSpec ps{bounded_for_prediction(spec), *options, *cost};
-    ps.plan_on_cost = plan_cost;
+    ps.plan_on_cost = !plan_file.empty();
     run = predict_run(ps);
     run.config = cfg;
   } else if (target == "inproc") {

@@ -24,7 +24,7 @@ namespace batchscope {
 std::string serve_help() {
   return "usage: batchscope serve [--model PATH | --synthetic A_US,C_US] [--config FILE]\n"
          "                        [--host 127.0.0.1] [--port 8000] [--device cpu|cuda:N]\n"
-         "                        [--token TOKEN] [--no-remote-config] [--cost FILE]\n"
+         "                        [--token TOKEN] [--no-remote-config] [--plan-cost FILE]\n"
          "                        [listener limits]\n"
          "                        [serving options]\n"
          "Serves a model over HTTP: POST /infer, KServe v2 under /v2, GET /metrics (Prometheus),\n"
@@ -32,8 +32,8 @@ std::string serve_help() {
          "--synthetic serves a stand-in model costing A + C*b microseconds per batch of b\n"
          "(128 FP32 inputs, 128 outputs). --config reads options as JSON, flags override it.\n"
          "Prints 'listening on http://HOST:PORT' once warm; SIGINT or SIGTERM stops accepting,\n"
-         "finishes every admitted request, and exits 0. --cost FILE (from profile --json or\n"
-         "bench --cost-out): the adaptive strategy plans on it, not on its own fit.\n"
+         "finishes every admitted request, and exits 0. --plan-cost FILE (from profile --json\n"
+         "or bench --cost-out): the adaptive strategy plans on it, not on its own fit.\n"
          "Access (see docs/http.md, 'Limits and failure behaviour'):\n"
          "  --token TOKEN             every route but /health and /v2/health/* needs\n"
          "                            'Authorization: Bearer TOKEN' (default: $BATCHSCOPE_TOKEN)\n"
@@ -48,7 +48,8 @@ std::string serve_help() {
          "                            (default 60000)\n"
          "Serving options:\n" +
          cli::options_help() + lm_flags_help() +
-         "A generative model serves POST /v1/completions (OpenAI; \"stream\": true for Server-Sent\n"
+         "A generative model serves POST /v1/completions (OpenAI; \"stream\": true for "
+         "Server-Sent\n"
          "Events) and Triton's POST /v2/models/NAME/generate and /generate_stream instead.\n";
 }
 
@@ -138,13 +139,14 @@ int run_serve(int argc, char** argv, const std::vector<std::string>& args) {
     if (!flags->empty()) {
       return fail("unknown option --" + flags->begin()->first + " (see batchscope serve --help)");
     }
-    return serve_generation(argc, argv, {*lm, *options, access, listener, host, port}, stop_signals);
+    return serve_generation(argc, argv, {*lm, *options, access, listener, host, port},
+                            stop_signals);
   }
   // The adaptive strategy plans on this cost, whenever it is in force.
   AdaptivePlanner planner = make_adaptive_plan;
-  if (auto it = flags->find("cost"); it != flags->end()) {
+  if (auto it = flags->find("plan-cost"); it != flags->end()) {
     auto cost = CostModel::from_file(it->second);
-    if (!cost) return fail("--cost: " + cost.error().message);
+    if (!cost) return fail("--plan-cost: " + cost.error().message);
     planner = plan_on_cost(std::move(*cost));
     flags->erase(it);
   }

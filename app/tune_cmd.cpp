@@ -209,9 +209,7 @@ void print_front(const TuneResult& r, size_t rows) {
 
 // Runs the traffic live against the prediction's options until the stability
 // rule holds; nullopt when the budget ran out first.
-// An adaptive configuration plans on `cost`, the cost it was predicted with.
 Expected<std::optional<Confirmed>> confirm_one(const TuneArgs& t, const Evaluated& predicted,
-                                               const CostModel& cost,
                                                std::chrono::steady_clock::time_point deadline) {
   auto model = make_model(t.model, predicted.options);
   if (!model) return model.error();
@@ -220,7 +218,6 @@ Expected<std::optional<Confirmed>> confirm_one(const TuneArgs& t, const Evaluate
   spec.metadata = model->metadata;
   spec.traffic = t.traffic;
   spec.deadline = deadline;
-  spec.plan_cost = std::make_shared<const CostModel>(cost);
   return confirm_live(spec, predicted);
 }
 
@@ -241,24 +238,8 @@ void print_confirmed(const Confirmed& c) {
       c.runs, c.stable ? "stable" : "not stable within 6");
 }
 
-// The lane counts the space searches, or the base's.
-std::vector<uint32_t> lane_counts(const TuneSpace& space, const Options& base) {
-  std::vector<uint32_t> out;
-  for (const TuneDimension& d : space.dimensions()) {
-    if (d.field != "num_lanes") continue;
-    for (double v : d.values) out.push_back(static_cast<uint32_t>(v));
-  }
-  if (out.empty()) out.push_back(base.num_lanes);
-  std::sort(out.begin(), out.end());
-  out.erase(std::unique(out.begin(), out.end()), out.end());
-  return out;
-}
-
-// t(b) as the lanes see it under load: the traffic runs live once per lane
-// count of the space, first-come first-served with the largest batch and a
-// 2 ms wait (so that many sizes form), and each run refines the cost curve
-// for its lane count and the overhead its configurations will see. Prints
-// how far each size seen moved.
+// t(b) as the lanes see it under load (calibrate_once per lane count of the
+// space). Prints how far each size seen moved.
 Expected<CostModel> calibrate_under_load(const TuneArgs& t, const CostModel& cost,
                                          const TuneSpace& space, uint32_t max_batch) {
   std::printf(
@@ -268,35 +249,26 @@ Expected<CostModel> calibrate_under_load(const TuneArgs& t, const CostModel& cos
   std::fflush(stdout);
   CostModel m = cost;
   for (uint32_t lanes : lane_counts(space, t.base)) {
-    Options o = t.base;
-    o.strategy = StrategyKind::kFifo;
-    o.max_batch_size = max_batch;
-    o.max_wait_us = 2000;
-    o.num_lanes = lanes;
+    const Options o = calibration_options(t.base, max_batch, lanes);
     auto model = make_model(t.model, o);
     if (!model) return model.error();
     ConfirmSpec spec;
     spec.factory = model->factory;
     spec.metadata = model->metadata;
     spec.traffic = t.traffic;
-    auto run = run_live_once(spec, o);
+    auto run = calibrate_once(spec, o, m);
     if (!run) return run.error();
     std::printf("  %u lane(s): %zu batches, p50 %.3f ms, p99 %.3f ms", lanes, run->batches,
-                run->summary.latency.p50_ms, run->summary.latency.p99_ms);
+                run->p50_ms, run->p99_ms);
     if (!run->observed) {
       std::printf("; no size ran 5 times, so nothing to refine\n");
       continue;
     }
     const CostModel& seen = *run->observed;
-    std::vector<double> moved;  // seen over modelled, at each size seen
-    for (const CostPoint& p : seen.points()) {
-      const double was = m.cost_us(p.batch, lanes);
-      if (was > 0) moved.push_back(p.median_us / was - 1.0);
-    }
-    std::sort(moved.begin(), moved.end());
     const std::vector<double>& over = seen.overheads_us();
     std::printf("; overhead p50 %.0f us, p99 %.0f us\n", CostModel::quantile_of(over, 0.5),
                 CostModel::quantile_of(over, 0.99));
+    const std::vector<double>& moved = run->moved;
     if (!moved.empty()) {
       std::printf(
           "    t(b) at %zu sizes (b = %u..%u) moved by %+.0f%% (median; %+.0f%% to %+.0f%%)\n",
@@ -304,7 +276,6 @@ Expected<CostModel> calibrate_under_load(const TuneArgs& t, const CostModel& cos
           100 * moved[moved.size() / 2], 100 * moved.front(), 100 * moved.back());
     }
     std::fflush(stdout);
-    m = m.calibrated(seen, lanes);
   }
   return m;
 }
@@ -321,7 +292,7 @@ void recalibrate(const TuneArgs& t, const CostModel& cost, const TuneSpace& spac
                    [](const Confirmed& c) { return c.observed; }))
     return;
   const CostModel refined = calibrate(cost, confirmed);
-  const Evaluator predict_one = prediction_evaluator(t.traffic, refined, nullptr, true);
+  const Evaluator predict_one = prediction_evaluator(t.traffic, refined);
   std::printf("\nre-predicted with t(b) as the live runs ran it (%s):\n",
               refined.describe().c_str());
   for (Confirmed& c : confirmed) {
@@ -344,7 +315,7 @@ void recalibrate(const TuneArgs& t, const CostModel& cost, const TuneSpace& spac
   std::printf("  best re-predicted: %s%s\n", describe_short(best).c_str(),
               seen ? " (confirmed above)" : "; confirming it live:");
   if (seen) return;
-  auto c = confirm_one(t, *again.best, refined, deadline);
+  auto c = confirm_one(t, *again.best, deadline);
   if (!c || !*c) {
     std::printf("  not confirmed: %s\n", c ? "--budget-s ran out" : c.error().message.c_str());
     return;
@@ -395,7 +366,7 @@ int run_tune(const std::vector<std::string>& args) {
   settings.slo_p99_ms = t.slo_p99_ms;
   settings.objective = t.objective;
   settings.max_seconds = t.budget_s / 2;  // the rest is for confirming
-  const Evaluator predict_one = prediction_evaluator(t.traffic, *cost, &simulated, true);
+  const Evaluator predict_one = prediction_evaluator(t.traffic, *cost, &simulated);
   const auto search_start = std::chrono::steady_clock::now();
   TuneResult result = search(*space, t.base, settings, predict_one);
   const double search_s = Seconds(std::chrono::steady_clock::now() - search_start).count();
@@ -418,7 +389,7 @@ int run_tune(const std::vector<std::string>& args) {
         "+-10%%, at most 6):\n");
     std::fflush(stdout);
     for (const Evaluated& e : tune_candidates(result, t.confirm)) {
-      auto c = confirm_one(t, e, *cost, deadline);
+      auto c = confirm_one(t, e, deadline);
       if (!c) {
         save_export(t.json_out, tune_json(result), "JSON result");
         return fail("confirming " + describe_short(e.options) + ": " + c.error().message, 1);

@@ -100,7 +100,6 @@ AdaptivePlanKey key_of(const AdaptiveCostModel& m, const Options& o) {
   AdaptivePlanKey k;
   k.intercept_us = m.intercept_us;
   k.per_item_us = m.per_item_us;
-  k.mean_size = m.mean_size;
   k.max_batch_size = o.max_batch_size;
   k.max_wait_us = o.max_wait_us;
   k.num_lanes = o.num_lanes;
@@ -117,8 +116,7 @@ bool same_options(const AdaptivePlanKey& a, const AdaptivePlanKey& b) {
 }
 
 bool same_key(const AdaptivePlanKey& a, const AdaptivePlanKey& b) {
-  return same_options(a, b) && a.intercept_us == b.intercept_us && a.per_item_us == b.per_item_us &&
-         a.mean_size == b.mean_size;
+  return same_options(a, b) && a.intercept_us == b.intercept_us && a.per_item_us == b.per_item_us;
 }
 
 bool drifted(double was, double now) {
@@ -186,7 +184,6 @@ std::optional<AdaptiveCostModel> adaptive_cost_model(const AdaptiveState& s) {
   const double var_b = mean_bb - mean_b * mean_b;
 
   AdaptiveCostModel m;
-  m.mean_size = mean_b;
   if (var_b > kMinRelativeSizeVariance * mean_bb) {
     m.per_item_us = (mean_bt - mean_b * mean_t) / var_b;
     m.intercept_us = mean_t - m.per_item_us * mean_b;
@@ -290,7 +287,6 @@ AdaptivePlan adaptive_run_plan_request(const AdaptivePlanRequest& r,
   AdaptiveCostModel m;
   m.intercept_us = r.key.intercept_us;
   m.per_item_us = r.key.per_item_us;
-  m.mean_size = r.key.mean_size;
   Options o;
   o.strategy = StrategyKind::kFifo;
   o.max_batch_size = r.key.max_batch_size;

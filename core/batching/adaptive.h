@@ -135,14 +135,12 @@ struct AdaptiveCostModel {
   double intercept_us = 0;
   double per_item_us = 0;
   bool proportional = false;  // sizes did not vary enough to fit an intercept
-  double mean_size = 0;       // the weighted mean batch size the fit rests on
 };
 
 // What plans were made for: the fit and the options they depend on.
 struct AdaptivePlanKey {
   double intercept_us = 0;  // the fit, t(b) = intercept_us + per_item_us * b
   double per_item_us = 0;
-  double mean_size = 0;  // the fit's mean batch size
   uint32_t max_batch_size = 0;
   int64_t max_wait_us = 0;
   uint32_t num_lanes = 0;

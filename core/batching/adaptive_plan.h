@@ -66,7 +66,7 @@ double adaptive_bucket_rate(size_t bucket);
 // request_timeout_ms and target_p99_ms. Pure (it may hold constant data,
 // such as a measured cost, but no state that calls change), called off the
 // engine's lock; an invalid plan means "no evidence to plan on".
-using AdaptivePlanner =
-    std::function<AdaptivePlan(double rate_per_s, const AdaptiveCostModel& model, const Options& o)>;
+using AdaptivePlanner = std::function<AdaptivePlan(
+    double rate_per_s, const AdaptiveCostModel& model, const Options& o)>;
 
 }  // namespace batchscope

@@ -118,17 +118,6 @@ AdaptivePlan plan_on(double rate_per_s, const CostModel& cost, const Options& o)
   return plan;
 }
 
-// A batch of b's mean run time on `cost` (one lane busy): t(b) times its
-// jitter's mean and, with a slow state, exp(sigma^2 / 2), the mean of its
-// lognormal factor; what a least-squares fit of live run times estimates.
-double mean_run_us(const CostModel& cost, size_t b) {
-  constexpr int kSteps = 64;
-  double jitter = 0;
-  for (int i = 0; i < kSteps; ++i) jitter += cost.jitter_factor(b, (i + 0.5) / kSteps);
-  const double sigma = cost.streak().sigma;
-  return cost.cost_us(b) * (jitter / kSteps) * std::exp(sigma * sigma / 2);
-}
-
 }  // namespace
 
 AdaptivePlan make_adaptive_plan(double rate_per_s, const AdaptiveCostModel& model,
@@ -141,23 +130,11 @@ AdaptivePlan make_adaptive_plan(double rate_per_s, const AdaptiveCostModel& mode
   return plan_on(rate_per_s, *cost, o);
 }
 
-double cost_scale_for_fit(const CostModel& cost, const AdaptiveCostModel& fit) {
-  const double size = std::clamp(fit.mean_size, 1.0, static_cast<double>(kMaxBatchSize));
-  const double fitted = fit.intercept_us + fit.per_item_us * size;
-  const double modelled = mean_run_us(cost, static_cast<size_t>(std::lround(size)));
-  if (!(fitted > 0) || !(modelled > 0) || !std::isfinite(fitted / modelled)) return 1.0;
-  const double band = 1.0 + kAdaptiveReplanDrift;
-  const double r = fitted / modelled;
-  const double moved = r > band ? r / band : r < 1 / band ? r * band : 1.0;
-  return std::clamp(moved, 1.0 / kMaxCostScale, kMaxCostScale);
-}
-
 AdaptivePlanner plan_on_cost(CostModel cost) {
   auto shared = std::make_shared<const CostModel>(std::move(cost));
-  return [shared](double rate_per_s, const AdaptiveCostModel& fit, const Options& o) {
-    const double scale = cost_scale_for_fit(*shared, fit);
-    if (scale == 1.0) return plan_on(rate_per_s, *shared, o);
-    return plan_on(rate_per_s, shared->scaled(scale), o);
+  // The fit is not read: the cost holds more than a line through it.
+  return [shared](double rate_per_s, const AdaptiveCostModel&, const Options& o) {
+    return plan_on(rate_per_s, *shared, o);
   };
 }
 

@@ -23,17 +23,17 @@
 // kAdaptivePlanRequests Poisson arrivals (common random numbers, so
 // candidates differ only by their limits).
 //
-// Two planners. make_adaptive_plan plans on the strategy's own live fit,
-// t(b) = a + c * b, with no jitter and no time outside a batch. plan_on_cost
-// plans on a measured cost (a cost file, `profile` refined by live runs):
-// its t(b) curve, its jitter and slow state, the lanes' contention, the time
-// a request spends outside its batch and the lanes' turnaround, the model
-// the predictor prices every configuration with. The live fit then only
-// says how far the machine has moved from that cost: within
-// kAdaptiveReplanDrift of the cost's mean run time at the fit's mean batch
-// size, the cost stands as measured; beyond, it is scaled by the part of
-// the ratio outside that band (cost_scale_for_fit), so a machine that slowed
-// down (a build beside it) is planned for as it runs now.
+// Two planners. make_adaptive_plan, the default everywhere, plans on the
+// strategy's own live fit, t(b) = a + c * b, with no jitter and no time
+// outside a batch. plan_on_cost plans on a measured cost (a cost file,
+// `profile` refined by live runs): its t(b) curve, its jitter and slow
+// state, the lanes' contention, the time a request spends outside its batch
+// and the lanes' turnaround, the model the predictor prices every
+// configuration with; the live fit then only says when plans are made again
+// (they come out the same). It is opt-in (bench and serve --plan-cost,
+// validate_predictor --planner cost): on `mlp` it predicted adaptive
+// configurations no better and ran them live no faster than the fit's
+// planner (docs/benchmarks.md).
 //
 // Cost: kAdaptivePlanRequests simulated requests per candidate; at light load
 // a handful of candidates (the batches stay small), under heavy load a few
@@ -53,16 +53,6 @@ namespace batchscope {
 // engine with set_adaptive_planner(make_adaptive_plan).
 AdaptivePlan make_adaptive_plan(double rate_per_s, const AdaptiveCostModel& model,
                                 const Options& o);
-
-// The most a live fit scales a measured cost by, either way.
-inline constexpr double kMaxCostScale = 16;
-
-// The factor plan_on_cost scales `cost` by for the live `fit`: 1 while the
-// fit's run time at its mean batch size is within kAdaptiveReplanDrift of
-// the cost's mean run time there (t(b) times its jitter's mean), else the
-// ratio beyond that band, within [1/kMaxCostScale, kMaxCostScale]. 1 for a
-// fit or cost that gives no positive run time.
-double cost_scale_for_fit(const CostModel& cost, const AdaptiveCostModel& fit);
 
 // A planner that plans on `cost` as described above. The cost is shared
 // by every copy of the planner and never changes.

@@ -188,10 +188,6 @@ class CostModel {
   // observed overhead, when measured, replaces this model's for that many
   // lanes (the model's own for 1, the lanes entry's for more).
   CostModel calibrated(const CostModel& observed, uint32_t lanes = 1) const;
-  // This model with every batch running `factor` (> 0) times as long: each
-  // point's median, for one lane and each lanes entry, scaled (clamped into
-  // [0, kMaxCostUs]); the jitter, overhead and turnaround as they are.
-  CostModel scaled(double factor) const;
   // This model with every point's jitter uniform over +-spread: its run-time
   // quantiles dropped (to compare the two shapes side by side).
   CostModel uniform_jitter() const;

@@ -11,11 +11,10 @@
 namespace batchscope {
 
 Evaluator prediction_evaluator(const ArrivalSpec& traffic, const CostModel& cost,
-                               uint64_t* simulated, bool plan_on_cost) {
+                               uint64_t* simulated) {
   PredictSpec spec;
   spec.arrivals = bounded_for_prediction(traffic);
   spec.cost = cost;
-  spec.plan_on_cost = plan_on_cost;
   return [spec, simulated](const Options& o) {
     PredictSpec s = spec;
     s.options = o;
@@ -84,10 +83,8 @@ Expected<LiveRun> run_live_once(const ConfirmSpec& spec, const Options& o) {
   cfg.options = o;
   cfg.duration_s = spec.traffic.duration_s;
   cfg.seed = spec.traffic.seed;
-  const AdaptivePlanner planner =
-      spec.plan_cost && o.strategy == StrategyKind::kAdaptive ? plan_on_cost(*spec.plan_cost)
-                                                              : AdaptivePlanner(make_adaptive_plan);
-  auto run = run_inproc(spec.factory, spec.metadata, o, planner, spec.traffic, cfg, {}, spec.stop);
+  auto run = run_inproc(spec.factory, spec.metadata, o, make_adaptive_plan, spec.traffic, cfg, {},
+                        spec.stop);
   if (!run) return run.error();
   LiveRun live;
   live.summary = summarize_run(*run);
@@ -96,6 +93,47 @@ Expected<LiveRun> run_live_once(const ConfirmSpec& spec, const Options& o) {
     live.observed = std::make_shared<const CostModel>(std::move(*seen));
   }
   return live;
+}
+
+std::vector<uint32_t> lane_counts(const TuneSpace& space, const Options& base) {
+  std::vector<uint32_t> out;
+  for (const TuneDimension& d : space.dimensions()) {
+    if (d.field != "num_lanes") continue;
+    for (double v : d.values) out.push_back(static_cast<uint32_t>(v));
+  }
+  if (out.empty()) out.push_back(base.num_lanes);
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+Options calibration_options(const Options& base, uint32_t max_batch, uint32_t lanes) {
+  Options o = base;
+  o.strategy = StrategyKind::kFifo;
+  o.max_batch_size = max_batch;
+  o.max_wait_us = 2000;
+  o.num_lanes = lanes;
+  return o;
+}
+
+Expected<CalibrationRun> calibrate_once(const ConfirmSpec& spec, const Options& o,
+                                        CostModel& cost) {
+  auto run = run_live_once(spec, o);
+  if (!run) return run.error();
+  CalibrationRun c;
+  c.options = o;
+  c.batches = run->batches;
+  c.p50_ms = run->summary.latency.p50_ms;
+  c.p99_ms = run->summary.latency.p99_ms;
+  c.observed = run->observed;
+  if (!c.observed) return c;
+  for (const CostPoint& p : c.observed->points()) {
+    const double was = cost.cost_us(p.batch, o.num_lanes);
+    if (was > 0) c.moved.push_back(p.median_us / was - 1.0);
+  }
+  std::sort(c.moved.begin(), c.moved.end());
+  cost = cost.calibrated(*c.observed, o.num_lanes);
+  return c;
 }
 
 Expected<std::optional<Confirmed>> confirm_live(const ConfirmSpec& spec,

@@ -39,10 +39,8 @@ namespace batchscope {
 
 // Predicts one configuration under `traffic` against `cost`. `simulated`,
 // when given, accumulates the requests replayed (the caller's thread only).
-// With `plan_on_cost`, adaptive configurations plan on `cost`
-// (PredictSpec::plan_on_cost), as live runs given ConfirmSpec::plan_cost do.
 Evaluator prediction_evaluator(const ArrivalSpec& traffic, const CostModel& cost,
-                               uint64_t* simulated = nullptr, bool plan_on_cost = false);
+                               uint64_t* simulated = nullptr);
 
 // The largest batch size the space can ask for (base's, when it does not
 // search max_batch_size).
@@ -96,9 +94,6 @@ struct ConfirmSpec {
   StabilityRule rule{0.10, 3, 6};
   // After each run with the runs done so far, on the caller's thread.
   std::function<void(int runs)> on_run;
-  // The cost an adaptive configuration's planner plans on (plan_on_cost);
-  // null: its own live fit (make_adaptive_plan).
-  std::shared_ptr<const CostModel> plan_cost;
 };
 
 // One live run of the traffic with options `o` against a fresh in-process
@@ -118,6 +113,35 @@ Expected<LiveRun> run_live_once(const ConfirmSpec& spec, const Options& o);
 // model or engine that fails is the error.
 Expected<std::optional<Confirmed>> confirm_live(const ConfirmSpec& spec,
                                                 const Evaluated& predicted);
+
+// Calibration under the traffic, before a search (`tune`, the Tuner panel):
+// the traffic runs live once per lane count the space searches, fifo with
+// the largest batch and a 2 ms wait (so that many sizes form), and each run
+// refines the cost for its lane count (CostModel::calibrated), its curve
+// from the batches that started with all its lanes busy.
+
+// The lane counts `space` searches, ascending, or base's alone.
+std::vector<uint32_t> lane_counts(const TuneSpace& space, const Options& base);
+
+// The options of the calibration run with `lanes`: base's, fifo,
+// max_batch_size `max_batch`, max_wait 2 ms.
+Options calibration_options(const Options& base, uint32_t max_batch, uint32_t lanes);
+
+struct CalibrationRun {
+  Options options;
+  size_t batches = 0;
+  double p50_ms = 0, p99_ms = 0;
+  // t(b) as the run saw it; null when no size ran 5 times (nothing refined).
+  std::shared_ptr<const CostModel> observed;
+  // Each size seen: its median over what the cost said before, minus 1,
+  // ascending (0.3: 30% slower than the cost said).
+  std::vector<double> moved;
+};
+
+// One calibration run of spec's traffic with `o` (calibration_options),
+// refining `cost` for o.num_lanes. A model or engine that fails is the
+// error; `cost` is then unchanged.
+Expected<CalibrationRun> calibrate_once(const ConfirmSpec& spec, const Options& o, CostModel& cost);
 
 // The position in `confirmed` of the best by its measured figures, or an
 // error saying that none of them meets the objective as measured, naming the

@@ -67,17 +67,24 @@ rc=0
 [ "$rc" = 2 ] && grep -q -- "--cost-out $dir/p.json needs --target inproc or self-http" "$dir/err.txt"
 echo "cost-out refines a cost file and refuses what is not one"
 
-# --cost with a live target is the adaptive planner's cost: read before the
-# run, named in what bench prints, and refused where nothing would read it.
+# --plan-cost: the adaptive strategy plans on a cost file, read before the
+# run and named in what bench prints; refused where nothing would read it,
+# as --cost is on a live run.
 "$bin" bench --synthetic 200,10 --duration 1 --seed 3 --rate 3000 --strategy adaptive \
-  --target-p99-ms 5 --cost "$dir/cost.json" --json "$dir/planned.json" >"$dir/planned.txt"
+  --target-p99-ms 5 --plan-cost "$dir/cost.json" --json "$dir/planned.json" >"$dir/planned.txt"
 grep -q "adaptive plans on $dir/cost.json (t(b) from" "$dir/planned.txt"
 python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); assert s["sent"] > 2000 and s["ok"] == s["sent"], s' \
   "$dir/planned.json"
+"$bin" bench --synthetic 200,10 --duration 1 --seed 3 --rate 3000 --strategy adaptive \
+  --target-p99-ms 5 --plan-cost "$dir/cost.json" --target predict >"$dir/planned_p.txt"
+grep -q "predicted (t(b) from" "$dir/planned_p.txt"
+rc=0
+"$bin" bench --synthetic 200,10 --duration 1 --plan-cost "$dir/cost.json" 2>"$dir/err.txt" || rc=$?
+[ "$rc" = 2 ] && grep -q -- "--plan-cost $dir/cost.json is read by the adaptive strategy of an inproc, self-http or predict run; this run has target inproc and strategy fifo" "$dir/err.txt"
+rc=0
+"$bin" bench --synthetic 200,10 --duration 1 --strategy adaptive --plan-cost "$dir/notes.txt" 2>"$dir/err.txt" || rc=$?
+[ "$rc" = 2 ] && grep -q -- "--plan-cost: $dir/notes.txt: profile JSON: not valid JSON" "$dir/err.txt"
 rc=0
 "$bin" bench --synthetic 200,10 --duration 1 --cost "$dir/cost.json" 2>"$dir/err.txt" || rc=$?
-[ "$rc" = 2 ] && grep -q -- "--cost $dir/cost.json is read by --target predict, and by the adaptive strategy of an inproc or self-http run (which plans on it); this run has target inproc and strategy fifo" "$dir/err.txt"
-rc=0
-"$bin" bench --synthetic 200,10 --duration 1 --strategy adaptive --cost "$dir/notes.txt" 2>"$dir/err.txt" || rc=$?
-[ "$rc" = 2 ] && grep -q -- "--cost: $dir/notes.txt: profile JSON: not valid JSON" "$dir/err.txt"
-echo "cost plans the adaptive strategy live and is refused where nothing reads it"
+[ "$rc" = 2 ] && grep -q -- "--cost $dir/cost.json is read by --target predict alone; this run has target inproc" "$dir/err.txt"
+echo "plan-cost plans the adaptive strategy on a cost file; cost and plan-cost are refused where nothing reads them"

@@ -19,7 +19,7 @@
 // the cost its own first live run measured ("self": where that misses too,
 // the miss is in the simulation, not in the cost's transfer from the
 // calibration run), beside that run's send lag p99. Adaptive configurations
-// plan on that cost, live and predicted alike (plan_on_cost), as tune's do.
+// plan on their own live fit (make_adaptive_plan), as everywhere by default.
 // Each lane's model is loaded once.
 //
 // --quick: the synthetic model alone, poisson, five configurations, 1 s runs
@@ -27,9 +27,15 @@
 // (--gate p50: have their p50 within 10%, which a machine's hiccup in the
 // one-second calibration run does not move as it moves p99).
 //
+// --planner cost: adaptive configurations plan on the calibrated cost
+// instead (plan_on_cost), live and predicted alike, to compare the two.
+// --configs PREFIX: only the configurations whose name starts with PREFIX
+// ("adaptive", "fifo b16").
+//
 // Usage: validate_predictor [--seconds S] [--runs N] [--device cpu|cuda:N]
 //                           [--csv OUT.csv] [--models DIR] [--model NAME]
-//                           [--quick] [--min-share X]
+//                           [--quick] [--min-share X] [--planner fit|cost]
+//                           [--configs PREFIX]
 
 #include <algorithm>
 #include <array>
@@ -113,6 +119,8 @@ struct Args {
   bool quick = false;
   double min_share = 0;
   bool p50_only = false;  // --min-share counts the points whose p50 is within 10%
+  bool plan_on_fit = true;  // --planner cost: adaptive plans on the calibrated cost
+  std::string config_prefix;  // --configs PREFIX: the configurations named so alone
 };
 
 ArrivalSpec pattern_of(const std::string& model, const std::string& name, double seconds) {
@@ -179,7 +187,8 @@ std::vector<std::pair<std::string, Options>> configurations(bool quick) {
   std::fprintf(stderr,
                "usage: validate_predictor [--seconds S] [--runs N] [--device cpu|cuda:N] "
                "[--csv OUT.csv] [--models DIR] [--model mlp|cnn_mnist|linear_128x64|synthetic] "
-               "[--quick] [--min-share X] [--gate both|p50]\n");
+               "[--quick] [--min-share X] [--gate both|p50] [--planner fit|cost] "
+               "[--configs PREFIX]\n");
   std::exit(2);
 }
 
@@ -207,6 +216,12 @@ Args parse(int argc, char** argv) {
       o.quick = true;
     } else if (a == "--min-share") {
       o.min_share = std::atof(value().c_str());
+    } else if (a == "--planner") {
+      const std::string p = value();
+      if (p != "fit" && p != "cost") usage();
+      o.plan_on_fit = p == "fit";
+    } else if (a == "--configs") {
+      o.config_prefix = value();
     } else if (a == "--gate") {
       const std::string g = value();
       if (g != "both" && g != "p50") usage();
@@ -371,6 +386,7 @@ int main(int argc, char** argv) {
       }
       for (size_t i = 0; i < configs.size(); ++i) {
         const auto& [name, opts] = configs[i];
+        if (!name.starts_with(o.config_prefix)) continue;
         Point p;
         p.model = model;
         p.pattern = pattern;
@@ -379,7 +395,7 @@ int main(int argc, char** argv) {
         ArrivalSpec point = spec;
         point.seed = 11 + i;  // each configuration its own traffic, as the calibration's
         for (int r = 0; r < o.runs; ++r) {
-          auto run = run_live(l, opts, point, &cost);
+          auto run = run_live(l, opts, point, o.plan_on_fit ? nullptr : &cost);
           if (!run) {
             std::fprintf(stderr, "%s %s %s: %s\n", model.c_str(), pattern.c_str(), name.c_str(),
                          run.error().message.c_str());
@@ -391,7 +407,7 @@ int main(int argc, char** argv) {
             p.lag99 = sum.lag_p99_ms;
             if (auto own = CostModel::from_run(*run, 5, opts.num_lanes)) {
               PredictSpec self{point, opts, cost.calibrated(*own, opts.num_lanes)};
-              self.plan_on_cost = true;
+              self.plan_on_cost = !o.plan_on_fit;
               p.self = figures_of(predict(self));
             }
           }
@@ -416,7 +432,7 @@ int main(int argc, char** argv) {
         p.spread99 = spread(&Figures::p99);
         auto predicted_on = [&](const CostModel& c) {
           PredictSpec ps{point, opts, c};
-          ps.plan_on_cost = true;
+          ps.plan_on_cost = !o.plan_on_fit;
           return figures_of(predict(ps));
         };
         p.predicted = predicted_on(cost);

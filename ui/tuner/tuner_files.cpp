@@ -1,5 +1,6 @@
 // The Tuner panel's files: the cost file it may tune against, the JSON it
 // writes, and the inputs it keeps between sessions (see tuner_panel.h).
+#include <QCheckBox>
 #include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QLabel>
@@ -100,6 +101,7 @@ void TunerPanel::save_settings(QSettings& s) const {
   s.setValue("tuner/seconds", seconds_->value());
   s.setValue("tuner/confirm", confirm_->value());
   s.setValue("tuner/budget_s", budget_->value());
+  s.setValue("tuner/calibrate", calibrate_->isChecked());
   const uint32_t model_max = model_ ? model_->metadata.max_batch_size : 0;
   const bool is_default = space_->text() == text_of(TuneSpace::default_text(model_max));
   s.setValue("tuner/space", is_default ? QString() : space_->text());
@@ -114,6 +116,7 @@ void TunerPanel::restore_settings(const QSettings& s) {
   seconds_->setValue(s.value("tuner/seconds", seconds_->value()).toDouble());
   confirm_->setValue(s.value("tuner/confirm", confirm_->value()).toInt());
   budget_->setValue(s.value("tuner/budget_s", budget_->value()).toDouble());
+  calibrate_->setChecked(s.value("tuner/calibrate", calibrate_->isChecked()).toBool());
   if (const QString space = s.value("tuner/space").toString(); !space.isEmpty()) {
     set_space_text(space);
     default_space_ = false;

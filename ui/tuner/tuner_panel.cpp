@@ -1,5 +1,6 @@
 #include "ui/tuner/tuner_panel.h"
 
+#include <QCheckBox>
 #include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QFileDialog>
@@ -107,8 +108,15 @@ TunerPanel::TunerPanel(TunerHooks hooks, QWidget* parent)
   grid->addWidget(seconds_, 1, 1);
   grid->addWidget(new QLabel("Confirm"), 1, 2);
   grid->addWidget(confirm_, 1, 3);
+  calibrate_ = new QCheckBox("Calibrate first");
+  calibrate_->setChecked(true);
+  calibrate_->setToolTip(
+      "Before the search, run the traffic live once per lane count the space searches\n"
+      "(fifo, the largest batch, 2 ms wait) and predict with t(b) as those runs saw it,\n"
+      "as tune's --calibrate does; the window's traffic pauses meanwhile");
   grid->addWidget(new QLabel("Budget"), 2, 0);
   grid->addWidget(budget_, 2, 1);
+  grid->addWidget(calibrate_, 2, 2, 1, 2);
   grid->setColumnStretch(1, 1);
   grid->setColumnStretch(3, 1);
   in_col->addLayout(grid);
@@ -327,7 +335,7 @@ void TunerPanel::update_controls() {
   run_->setToolTip(tunable ? QString() : cost_->text());
   cancel_->setEnabled(!idle);
   for (QWidget* w : std::initializer_list<QWidget*>{slo_, objective_, seconds_, confirm_, budget_,
-                                                    space_, cost_file_button_})
+                                                    calibrate_, space_, cost_file_button_})
     w->setEnabled(idle);
   cost_clear_button_->setEnabled(idle);
   cost_clear_button_->setVisible(!cost_path_.isEmpty());

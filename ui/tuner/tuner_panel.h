@@ -17,6 +17,12 @@
 //    model's formula (exact), else the loaded model's measured profile; a
 //    model with none cannot be tuned here, and Run says so and stays
 //    disabled.
+//  - Calibrate first (on by default, as tune's --calibrate): before the
+//    search the traffic runs live once per lane count the space searches
+//    (calibrate_once, tune_run.h), with the window's traffic paused, and
+//    the search, the confirmations and their adaptive plans use the cost
+//    those runs refined; the status says how far t(b) moved. A calibration
+//    run that fails leaves the cost as it was, and the status says so.
 //  - Run searches on a worker thread with a progress bar (the predictor
 //    replays the traffic for every configuration), then confirms the best K
 //    live, each on a fresh in-process engine from the model's runner factory
@@ -64,6 +70,7 @@
 #include "ui/common/model_load.h"
 #include "ui/tuner/tune_table.h"
 
+class QCheckBox;
 class QComboBox;
 class QDoubleSpinBox;
 class QLabel;
@@ -95,7 +102,7 @@ Expected<CostModel> tuning_cost(const LoadedModel& model, uint32_t max_batch);
 
 class TunerPanel : public QWidget {
  public:
-  enum class Phase { kIdle, kSearching, kConfirming };
+  enum class Phase { kIdle, kCalibrating, kSearching, kConfirming };
 
   explicit TunerPanel(TunerHooks hooks, QWidget* parent = nullptr);
   ~TunerPanel() override;
@@ -144,6 +151,8 @@ class TunerPanel : public QWidget {
   // The last search: what it evaluated, chose, and confirmed.
   const std::optional<TuneResult>& result() const { return result_; }
   const std::vector<Confirmed>& confirmed() const { return confirmed_; }
+  // The cost the last run predicted with (calibrated, when it calibrated).
+  const std::optional<CostModel>& run_cost_model() const { return run_cost_model_; }
   std::optional<size_t> best_row() const { return table_model_->best(); }
   QString status_text() const;
   QString error_text() const;
@@ -155,6 +164,7 @@ class TunerPanel : public QWidget {
   QDoubleSpinBox* seconds_box() const { return seconds_; }
   QSpinBox* confirm_box() const { return confirm_; }
   QDoubleSpinBox* budget_box() const { return budget_; }
+  QCheckBox* calibrate_box() const { return calibrate_; }
   QLineEdit* space_edit() const { return space_; }
   QPushButton* run_button() const { return run_; }
   QPushButton* cancel_button() const { return cancel_; }
@@ -173,7 +183,10 @@ class TunerPanel : public QWidget {
   void update_controls();
   void start_worker(std::function<void()> work);
   void join_worker();
-  void search_done(uint64_t run, TuneResult result);
+  // `calibrated`: the cost the calibration refined (none when it did not
+  // run or failed); `note`: what it found, for the status.
+  void search_done(uint64_t run, TuneResult result, std::optional<CostModel> calibrated,
+                   QString note);
   void start_confirming(std::vector<Evaluated> candidates);
   void confirmed_one(uint64_t run, Confirmed c);
   void calibrated(uint64_t run, std::vector<std::optional<Evaluated>> again);
@@ -197,6 +210,7 @@ class TunerPanel : public QWidget {
   QDoubleSpinBox* seconds_ = nullptr;
   QSpinBox* confirm_ = nullptr;
   QDoubleSpinBox* budget_ = nullptr;
+  QCheckBox* calibrate_ = nullptr;
   QLineEdit* space_ = nullptr;
   QLabel* space_error_ = nullptr;
   QLabel* traffic_ = nullptr;

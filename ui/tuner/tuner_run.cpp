@@ -3,12 +3,15 @@
 // cancelling (see tuner_panel.h for the contract).
 #include "ui/tuner/tuner_panel.h"
 
+#include <QCheckBox>
 #include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QLabel>
 #include <QProgressBar>
 #include <QSpinBox>
+#include <QStringList>
 #include <algorithm>
+#include <cmath>
 
 #include "ui/tuner/tune_plot.h"
 
@@ -26,8 +29,8 @@ QString text_of(const std::string& s) { return QString::fromStdString(s); }
 void TunerPanel::cancel() {
   if (!running()) return;
   stop_ = true;
-  status_->setText(phase_ == Phase::kConfirming ? "Cancelling: stopping the live run…"
-                                                : "Cancelling…");
+  const bool live = phase_ == Phase::kConfirming || phase_ == Phase::kCalibrating;
+  status_->setText(live ? "Cancelling: stopping the live run…" : "Cancelling…");
 }
 
 void TunerPanel::cancel_and_wait() {
@@ -101,17 +104,68 @@ Status TunerPanel::run() {
   table_model_->clear();
   plot_->clear("Searching…");
   stop_ = false;
-  phase_ = Phase::kSearching;
+  const bool calibrating = calibrate_->isChecked();
+  const std::vector<uint32_t> lanes = lane_counts(*space, base);
+  phase_ = calibrating ? Phase::kCalibrating : Phase::kSearching;
   const uint64_t id = ++run_id_;
-  bar_->setRange(0, static_cast<int>(std::min<uint64_t>(space->size(), 1u << 30)));
+  if (calibrating) {
+    // Its live runs would share the cores with the window's traffic.
+    paused_traffic_ = hooks_.pause_traffic && hooks_.pause_traffic();
+    bar_->setRange(0, static_cast<int>(lanes.size()));
+    status_->setText(QString("Calibrating t(b) under %1: a live run per lane count…%2")
+                         .arg(text_of(traffic_text_))
+                         .arg(paused_traffic_ ? " The window's traffic is paused meanwhile." : ""));
+  } else {
+    bar_->setRange(0, static_cast<int>(std::min<uint64_t>(space->size(), 1u << 30)));
+    status_->setText(QString("Predicting %1 configurations against %2…")
+                         .arg(space->size())
+                         .arg(text_of(traffic_text_)));
+  }
   bar_->setValue(0);
-  status_->setText(QString("Predicting %1 configurations against %2…")
-                       .arg(space->size())
-                       .arg(text_of(traffic_text_)));
   update_controls();
 
+  ConfirmSpec live;
+  live.factory = run_factory_;
+  live.metadata = run_metadata_;
+  live.traffic = traffic;
+  live.stop = &stop_;
   start_worker([this, id, space = *space, base, settings, traffic, cost = *cost,
-                clock = search_clock_]() mutable {
+                clock = search_clock_, calibrating, lanes, live, max_batch]() mutable {
+    std::optional<CostModel> calibrated;
+    QString note;
+    if (calibrating) {
+      CostModel m = cost;
+      QStringList moved;
+      bool failed = false;
+      for (size_t k = 0; k < lanes.size() && !stop_; ++k) {
+        post_progress(id, static_cast<int>(k), static_cast<int>(lanes.size()),
+                      QString("Calibrating t(b) under the traffic: %1 lane(s), run %2 of %3…")
+                          .arg(lanes[k])
+                          .arg(k + 1)
+                          .arg(lanes.size()));
+        auto c = calibrate_once(live, calibration_options(base, max_batch, lanes[k]), m);
+        if (!c) {
+          note = QString(" Calibration failed (%1); predicted with the cost as it was.")
+                     .arg(text_of(c.error().message));
+          failed = true;
+          break;
+        }
+        if (!c->moved.empty()) {
+          moved << QString("%1 lane(s) %2%3%")
+                       .arg(lanes[k])
+                       .arg(c->moved[c->moved.size() / 2] >= 0 ? "+" : "")
+                       .arg(std::lround(100 * c->moved[c->moved.size() / 2]));
+        }
+      }
+      if (!failed && !stop_) {
+        calibrated = m;
+        cost = std::move(m);
+        note = moved.isEmpty()
+                   ? QString(" Calibrated: no batch size ran often enough to refine t(b).")
+                   : " Calibrated under the traffic: t(b) moved " + moved.join(", ") +
+                         " (median of the sizes seen).";
+      }
+    }
     uint64_t posted = 0;
     settings.cancel = [this] { return stop_.load(); };
     settings.progress = [this, id, &posted](uint64_t done, uint64_t total) {
@@ -123,9 +177,12 @@ Status TunerPanel::run() {
                     static_cast<int>(total / static_cast<uint64_t>(scale)),
                     QString("Predicted %1 of %2 configurations…").arg(done).arg(total));
     };
-    TuneResult result = search(space, base, settings, prediction_evaluator(traffic, cost, nullptr, true));
+    TuneResult result = search(space, base, settings, prediction_evaluator(traffic, cost));
     QMetaObject::invokeMethod(
-        this, [this, id, r = std::move(result)]() mutable { search_done(id, std::move(r)); },
+        this,
+        [this, id, r = std::move(result), c = std::move(calibrated), n = note]() mutable {
+          search_done(id, std::move(r), std::move(c), n);
+        },
         Qt::QueuedConnection);
   });
   return Status::Ok();
@@ -143,20 +200,32 @@ void TunerPanel::post_progress(uint64_t id, int value, int maximum, const QStrin
       Qt::QueuedConnection);
 }
 
-void TunerPanel::search_done(uint64_t id, TuneResult result) {
+void TunerPanel::search_done(uint64_t id, TuneResult result, std::optional<CostModel> calibrated,
+                             QString note) {
   if (id != run_id_) return;
   join_worker();
+  phase_ = Phase::kSearching;
+  if (calibrated) {
+    run_cost_model_ = std::move(calibrated);
+    run_cost_text_ = run_cost_model_->describe() + ", calibrated under the traffic" +
+                     (cost_path_.isEmpty() ? "" : " (from " + cost_path_.toStdString() + ")");
+  }
+  // The traffic the calibration paused runs again (a confirmation pauses it
+  // once more).
+  if (paused_traffic_ && hooks_.resume_traffic) hooks_.resume_traffic();
+  paused_traffic_ = false;
   result_ = std::move(result);
   const TuneResult& r = *result_;
   if (r.best) winner_ = r.best->options;
   show_rows();
-  const QString searched = QString("Predicted %1 of %2 configurations%3.")
+  const QString searched = QString("Predicted %1 of %2 configurations%3%4.%5")
                                .arg(r.evaluated.size())
                                .arg(r.space_size)
                                .arg(r.method == TuneResult::Method::kExhaustive
                                         ? ""
                                         : " (a coarse grid, then refined around the best)")
-                               .append(r.out_of_time ? " before the budget ran out" : "");
+                               .arg(r.out_of_time ? " before the budget ran out" : "")
+                               .arg(note);
   if (r.cancelled) return finish("Cancelled. " + searched);
   if (!r.best) {
     show_error(text_of(r.best.error().message));
@@ -187,8 +256,6 @@ void TunerPanel::start_confirming(std::vector<Evaluated> picks) {
   spec.stop = &stop_;
   spec.rule = kRule;
   spec.deadline = deadline_;
-  // Adaptive picks plan on the cost they were predicted with, live too.
-  spec.plan_cost = std::make_shared<const CostModel>(*run_cost_model_);
   start_worker(
       [this, id, spec, picks = std::move(picks), n, paused, cost = *run_cost_model_]() mutable {
         std::vector<Confirmed> done;
@@ -196,7 +263,7 @@ void TunerPanel::start_confirming(std::vector<Evaluated> picks) {
         // runs ran it: how far off the first prediction was for want of it.
         auto recalibrate = [&] {
           if (done.empty() || stop_) return;
-          const Evaluator again = prediction_evaluator(spec.traffic, calibrate(cost, done), nullptr, true);
+          const Evaluator again = prediction_evaluator(spec.traffic, calibrate(cost, done));
           std::vector<std::optional<Evaluated>> figures;
           for (const Confirmed& c : done) {
             figures.push_back(c.observed ? std::optional<Evaluated>(again(c.predicted.options))

@@ -19,6 +19,7 @@
 
 #include <qcustomplot.h>
 #include <QApplication>
+#include <QCheckBox>
 #include <QComboBox>
 #include <QDialog>
 #include <QDir>
@@ -64,6 +65,10 @@ class TunerPanelTest : public ::testing::Test {
     tuner()->seconds_box()->setValue(0.5);
     tuner()->confirm_box()->setValue(1);
     tuner()->space_edit()->setText(kSmallSpace);
+    // The flows below without the calibration runs; those have tests of
+    // their own.
+    EXPECT_TRUE(tuner()->calibrate_box()->isChecked());  // the default
+    tuner()->calibrate_box()->setChecked(false);
   }
   void TearDown() override { window_.reset(); }
   TunerPanel* tuner() { return window_->tuner(); }
@@ -232,6 +237,55 @@ TEST_F(TunerPanelTest, CancelStopsASearchPromptlyAndThePanelRunsAgain) {
   EXPECT_TRUE(tuner()->best_row().has_value());
 }
 
+TEST_F(TunerPanelTest, ItCalibratesUnderTheTrafficBeforeItSearches) {
+  tuner()->calibrate_box()->setChecked(true);
+  tuner()->slo_box()->setValue(100);
+  tuner()->confirm_box()->setValue(0);
+  ASSERT_TRUE(window_->start_traffic().ok());
+  ASSERT_TRUE(tuner()->run().ok());
+  // The live run pauses the window's traffic, as a confirmation does.
+  EXPECT_EQ(tuner()->phase(), TunerPanel::Phase::kCalibrating);
+  EXPECT_FALSE(window_->traffic_running());
+  EXPECT_TRUE(tuner()->status_text().contains("Calibrating t(b)"))
+      << tuner()->status_text().toStdString();
+  QTRY_VERIFY_WITH_TIMEOUT(!tuner()->running(), 60000);
+  EXPECT_TRUE(window_->traffic_running());
+  EXPECT_TRUE(tuner()->status_text().contains("Calibrated under the traffic: t(b) moved 1 lane(s)"))
+      << tuner()->status_text().toStdString();
+  // The toy model's formula has no time outside a batch; the live run
+  // measured one, and the search predicted with it.
+  ASSERT_TRUE(tuner()->run_cost_model().has_value());
+  EXPECT_TRUE(tuner()->run_cost_model()->has_overhead());
+  ASSERT_TRUE(tuner()->result().has_value());
+  EXPECT_EQ(tuner()->result()->evaluated.size(), 25u);
+
+  // Off: the model's own cost, as it was.
+  tuner()->calibrate_box()->setChecked(false);
+  ASSERT_TRUE(tuner()->run().ok());
+  EXPECT_EQ(tuner()->phase(), TunerPanel::Phase::kSearching);
+  QTRY_VERIFY_WITH_TIMEOUT(!tuner()->running(), 60000);
+  EXPECT_FALSE(tuner()->run_cost_model()->has_overhead());
+  EXPECT_FALSE(tuner()->status_text().contains("Calibrated"))
+      << tuner()->status_text().toStdString();
+}
+
+TEST_F(TunerPanelTest, CancelStopsACalibrationRunAndTheTrafficResumes) {
+  tuner()->calibrate_box()->setChecked(true);
+  tuner()->seconds_box()->setValue(60);  // a minute of live traffic: the cancel cuts it short
+  ASSERT_TRUE(window_->start_traffic().ok());
+  ASSERT_TRUE(tuner()->run().ok());
+  EXPECT_FALSE(window_->traffic_running());
+  QTest::qWait(200);
+  tuner()->cancel();
+  EXPECT_TRUE(tuner()->status_text().contains("stopping the live run"))
+      << tuner()->status_text().toStdString();
+  QTRY_VERIFY_WITH_TIMEOUT(!tuner()->running(), 5000);
+  EXPECT_TRUE(tuner()->status_text().startsWith("Cancelled"))
+      << tuner()->status_text().toStdString();
+  EXPECT_TRUE(window_->traffic_running());
+  EXPECT_TRUE(tuner()->run_button()->isEnabled());
+}
+
 TEST_F(TunerPanelTest, CancelStopsALiveConfirmationAndTheTrafficResumes) {
   tuner()->seconds_box()->setValue(30);  // each live run 30 s: the cancel cuts it short
   tuner()->space_edit()->setText("max_batch_size=8|16,max_wait_ms=0.5,lanes=1");
@@ -349,6 +403,7 @@ class LonePanel : public ::testing::Test {
     panel_.seconds_box()->setValue(0.5);
     panel_.confirm_box()->setValue(0);
     panel_.space_edit()->setText(kSmallSpace);
+    panel_.calibrate_box()->setChecked(false);
   }
   void run_to_end() {
     ASSERT_TRUE(panel_.run().ok());
@@ -484,6 +539,7 @@ TEST_F(LonePanel, TheInputsAndTheCostFileAreKeptBetweenSessions) {
   EXPECT_DOUBLE_EQ(again.seconds_box()->value(), 4);
   EXPECT_EQ(again.confirm_box()->value(), 2);
   EXPECT_DOUBLE_EQ(again.budget_box()->value(), 90);
+  EXPECT_FALSE(again.calibrate_box()->isChecked());  // off in SetUp, on by default
   EXPECT_EQ(again.space_edit()->text().toStdString(),
             kSmallSpace.toStdString());  // not the default
   EXPECT_EQ(again.cost_file().toStdString(), cost);

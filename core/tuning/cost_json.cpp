@@ -1,0 +1,345 @@
+// The cost file: CostModel's JSON reader and writer (the format is in
+// cost_model.h).
+#include "tuning/cost_model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <nlohmann/json.hpp>
+
+#include "common/text_out.h"
+#include "tuning/cost_checks.h"
+
+namespace batchscope {
+
+namespace {
+
+using Json = nlohmann::json;
+using cost_detail::check_points;
+using cost_detail::check_quantiles;
+using cost_detail::point_name;
+
+constexpr double kMaxPointBatch = std::numeric_limits<uint32_t>::max();
+
+// A JSON value as given, cut short so a message never echoes a whole document.
+std::string excerpt(const Json& v) {
+  std::string s = v.dump();
+  if (s.size() > 64) s = s.substr(0, 61) + "...";
+  return s;
+}
+
+// Reads points[i].field as a number; `required` says whether it may be absent.
+Expected<double> number_field(const Json& point, size_t i, const char* field, bool required,
+                              double fallback, const std::string& prefix) {
+  const auto it = point.find(field);
+  if (it == point.end()) {
+    if (!required) return fallback;
+    return invalid_argument(prefix + point_name(i, field) + " is missing");
+  }
+  if (!it->is_number()) {
+    return invalid_argument(prefix + point_name(i, field) + " = " + excerpt(*it) +
+                            " must be a number");
+  }
+  return it->get<double>();
+}
+
+Expected<std::vector<double>> number_array(const Json& j, const char* name,
+                                           const std::string& prefix);
+
+// Reads an optional "jitter_streak": {"weight": 0..1, "rho": 0..0.999,
+// "sigma": 0..5 (optional)}.
+Expected<JitterStreak> streak_from_json(const Json& j, const std::string& prefix) {
+  const auto st = j.find("jitter_streak");
+  if (st == j.end()) return JitterStreak{};
+  const auto w = st->is_object() ? st->find("weight") : st->end();
+  const auto r = st->is_object() ? st->find("rho") : st->end();
+  if (!st->is_object() || w == st->end() || r == st->end() || !w->is_number() || !r->is_number() ||
+      !(w->get<double>() >= 0 && w->get<double>() <= 1) ||
+      !(r->get<double>() >= 0 && r->get<double>() <= 0.999)) {
+    return invalid_argument(prefix + "jitter_streak = " + excerpt(*st) +
+                            " must be {\"weight\": 0..1, \"rho\": 0..0.999}");
+  }
+  double sigma = 0;
+  if (const auto sg = st->find("sigma"); sg != st->end()) {
+    if (!sg->is_number() || !(sg->get<double>() >= 0 && sg->get<double>() <= 5)) {
+      return invalid_argument(prefix + "jitter_streak.sigma = " + excerpt(*sg) +
+                              " must be a number in 0..5");
+    }
+    sigma = sg->get<double>();
+  }
+  return JitterStreak{w->get<double>(), r->get<double>(), sigma};
+}
+
+// Reads an optional "turnaround": {"fixed_us": us, "per_answer_us": us}.
+Expected<Turnaround> turnaround_from_json(const Json& j, const std::string& prefix) {
+  const auto t = j.find("turnaround");
+  if (t == j.end()) return Turnaround{};
+  const auto f = t->is_object() ? t->find("fixed_us") : t->end();
+  const auto a = t->is_object() ? t->find("per_answer_us") : t->end();
+  auto ok = [&](Json::const_iterator v) {
+    return v != t->end() && v->is_number() && v->get<double>() >= 0 &&
+           v->get<double>() <= kMaxCostUs;
+  };
+  if (!t->is_object() || !ok(f) || !ok(a)) {
+    return invalid_argument(prefix + "turnaround = " + excerpt(*t) +
+                            " must be {\"fixed_us\": 0..3.6e9, \"per_answer_us\": 0..3.6e9}");
+  }
+  return Turnaround{f->get<double>(), a->get<double>()};
+}
+
+Expected<CostPoint> point_from_json(const Json& p, size_t i, const std::string& prefix) {
+  if (!p.is_object()) {
+    return invalid_argument(prefix + point_name(i, "") + " = " + excerpt(p) + " must be an object");
+  }
+  CostPoint out;
+  const Expected<double> batch = number_field(p, i, "batch", true, 0, prefix);
+  if (!batch) return batch.error();
+  const double b = *batch;
+  if (!(b >= 1 && b <= kMaxPointBatch && b == std::floor(b))) {
+    return invalid_argument(prefix + point_name(i, "batch") + " = " + excerpt(p.at("batch")) +
+                            " must be a whole number from 1 to 4294967295");
+  }
+  out.batch = static_cast<uint32_t>(b);
+  const Expected<double> median = number_field(p, i, "median_us", true, 0, prefix);
+  if (!median) return median.error();
+  out.median_us = *median;
+  const Expected<double> spread = number_field(p, i, "spread", false, 0, prefix);
+  if (!spread) return spread.error();
+  Expected<std::vector<double>> q =
+      number_array(p, "run_quantiles", prefix + point_name(i, "") + ".");
+  if (!q) return q.error();
+  out.run_quantiles = std::move(*q);
+  if (const auto it = p.find("settled"); it != p.end()) {
+    if (!it->is_boolean()) {
+      return invalid_argument(prefix + point_name(i, "settled") + " = " + excerpt(*it) +
+                              " must be true or false");
+    }
+    out.settled = it->get<bool>();
+  }
+  out.spread = *spread;
+  return out;
+}
+
+// nlohmann's messages start with "[json.exception.parse_error.101] ".
+std::string without_tag(const char* what) {
+  std::string s = what;
+  const size_t end = s.find("] ");
+  return (s.rfind("[json.exception", 0) == 0 && end != std::string::npos) ? s.substr(end + 2) : s;
+}
+
+// Reads an optional array of numbers `name` from `j`.
+Expected<std::vector<double>> number_array(const Json& j, const char* name,
+                                           const std::string& prefix) {
+  std::vector<double> out;
+  const auto it = j.find(name);
+  if (it == j.end()) return out;
+  if (!it->is_array()) {
+    return invalid_argument(prefix + name + " = " + excerpt(*it) + " must be an array");
+  }
+  out.reserve(it->size());  // bounded by the document, already in memory
+  for (size_t i = 0; i < it->size(); ++i) {
+    const Json& v = (*it)[i];
+    if (!v.is_number()) {
+      return invalid_argument(prefix + name + "[" + std::to_string(i) + "] = " + excerpt(v) +
+                              " must be a number");
+    }
+    out.push_back(v.get<double>());
+  }
+  return out;
+}
+
+void append_streak(std::string& out, const JitterStreak& k) {
+  if (k.weight <= 0) return;
+  out += ",\"jitter_streak\":{\"weight\":";
+  append_json_number(out, k.weight);
+  out += ",\"rho\":";
+  append_json_number(out, k.rho);
+  if (k.sigma > 0) {
+    out += ",\"sigma\":";
+    append_json_number(out, k.sigma);
+  }
+  out += '}';
+}
+
+void append_turnaround(std::string& out, const Turnaround& t) {
+  if (t == Turnaround{}) return;
+  out += ",\"turnaround\":{\"fixed_us\":";
+  append_json_number(out, t.fixed_us);
+  out += ",\"per_answer_us\":";
+  append_json_number(out, t.per_answer_us);
+  out += '}';
+}
+
+void append_array(std::string& out, const char* name, const std::vector<double>& v) {
+  if (v.empty()) return;
+  out += ",\"";
+  out += name;
+  out += "\":[";
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (i) out += ',';
+    append_json_number(out, v[i]);
+  }
+  out += ']';
+}
+
+}  // namespace
+
+Expected<CostModel> CostModel::from_profile_json(std::string_view text) {
+  const std::string prefix = "profile JSON: ";
+  Json j;
+  try {
+    j = Json::parse(text.begin(), text.end());
+  } catch (const Json::exception& e) {
+    return invalid_argument(prefix + "not valid JSON: " + without_tag(e.what()));
+  }
+  if (!j.is_object()) {
+    return invalid_argument(prefix + "the top level = " + excerpt(j) + " must be an object");
+  }
+  if (const auto f = j.find("format"); f != j.end() && *f != "batchscope-cost") {
+    return invalid_argument(prefix + "format = " + excerpt(*f) +
+                            " is not a cost file's (\"batchscope-cost\")");
+  }
+  if (const auto v = j.find("version"); v != j.end()) {
+    if (!v->is_number_integer() || v->get<int64_t>() < 1) {
+      return invalid_argument(prefix + "version = " + excerpt(*v) +
+                              " must be a whole number from 1");
+    }
+    if (v->get<int64_t>() > kCostFormatVersion) {
+      return invalid_argument(
+          prefix + "version = " + excerpt(*v) + " is newer than this batchscope reads (1 to " +
+          std::to_string(kCostFormatVersion) + "); update batchscope or profile the model again");
+    }
+  }
+  const auto it = j.find("points");
+  if (it == j.end()) return invalid_argument(prefix + "\"points\" is missing");
+  if (!it->is_array()) {
+    return invalid_argument(prefix + "points = " + excerpt(*it) + " must be an array");
+  }
+  std::vector<CostPoint> points;
+  points.reserve(it->size());
+  for (size_t i = 0; i < it->size(); ++i) {
+    Expected<CostPoint> p = point_from_json((*it)[i], i, prefix);
+    if (!p) return p.error();
+    points.push_back(*p);
+  }
+  if (Status s = check_points(points, prefix); !s) return s.error();
+  Expected<std::vector<double>> overhead = number_array(j, "overhead_us_quantiles", prefix);
+  if (!overhead) return overhead.error();
+  if (Status s = check_quantiles(*overhead, "overhead_us_quantiles", kMaxCostUs, prefix); !s) {
+    return s.error();
+  }
+  CostModel m(std::move(points));
+  m.overhead_us_ = std::move(*overhead);
+  Expected<JitterStreak> streak = streak_from_json(j, prefix);
+  if (!streak) return streak.error();
+  m.streak_ = *streak;
+  Expected<Turnaround> turnaround = turnaround_from_json(j, prefix);
+  if (!turnaround) return turnaround.error();
+  m.turnaround_ = *turnaround;
+  const auto lanes = j.find("lanes");
+  if (lanes == j.end()) return m;
+  if (!lanes->is_array()) {
+    return invalid_argument(prefix + "lanes = " + excerpt(*lanes) + " must be an array");
+  }
+  std::vector<LaneCostPoints> entries;
+  entries.reserve(lanes->size());  // bounded by the document, already in memory
+  for (size_t i = 0; i < lanes->size(); ++i) {
+    const Json& e = (*lanes)[i];
+    const std::string where = prefix + "lanes[" + std::to_string(i) + "]";
+    if (!e.is_object()) return invalid_argument(where + " = " + excerpt(e) + " must be an object");
+    const auto n = e.find("lanes");
+    if (n == e.end() || !n->is_number_integer()) {
+      return invalid_argument(where + ".lanes = " + (n == e.end() ? "(missing)" : excerpt(*n)) +
+                              " must be a whole number");
+    }
+    const auto pts = e.find("points");
+    if (pts == e.end() || !pts->is_array()) {
+      return invalid_argument(where + ".points = " +
+                              (pts == e.end() ? "(missing)" : excerpt(*pts)) + " must be an array");
+    }
+    LaneCostPoints entry;
+    const auto count = n->get<int64_t>();
+    entry.lanes = count < 0 || count > kMaxCostLanes ? 0 : static_cast<uint32_t>(count);
+    if (entry.lanes == 0) {
+      return invalid_argument(where + ".lanes = " + excerpt(*n) + " must be from 2 to " +
+                              std::to_string(kMaxCostLanes));
+    }
+    Expected<std::vector<double>> overhead = number_array(e, "overhead_us_quantiles", where + ".");
+    if (!overhead) return overhead.error();
+    entry.overhead_us = std::move(*overhead);
+    Expected<JitterStreak> lane_streak = streak_from_json(e, where + ".");
+    if (!lane_streak) return lane_streak.error();
+    entry.streak = *lane_streak;
+    Expected<Turnaround> lane_turnaround = turnaround_from_json(e, where + ".");
+    if (!lane_turnaround) return lane_turnaround.error();
+    entry.turnaround = *lane_turnaround;
+    entry.points.reserve(pts->size());
+    for (size_t k = 0; k < pts->size(); ++k) {
+      Expected<CostPoint> p = point_from_json((*pts)[k], k, where + ".");
+      if (!p) return p.error();
+      entry.points.push_back(*p);
+    }
+    entries.push_back(std::move(entry));
+  }
+  return m.with_lanes(std::move(entries));
+}
+
+Expected<CostModel> CostModel::from_file(const std::string& path) {
+  std::error_code ec;
+  const auto bytes = std::filesystem::file_size(path, ec);
+  std::ifstream in(path, std::ios::binary);
+  if (ec || !in) return invalid_argument("cannot read " + path);
+  if (bytes > kMaxFileBytes) {
+    return invalid_argument(path + " is " + std::to_string(bytes) +
+                            " bytes; a cost file holds at most " + std::to_string(kMaxFileBytes));
+  }
+  std::string text(static_cast<size_t>(bytes), '\0');
+  if (!in.read(text.data(), static_cast<std::streamsize>(text.size()))) {
+    return invalid_argument("cannot read " + path);
+  }
+  auto m = from_profile_json(text);
+  if (!m) return invalid_argument(path + ": " + m.error().message);
+  return m;
+}
+
+std::string CostModel::to_json() const {
+  auto append_points = [](std::string& out, const std::vector<CostPoint>& points) {
+    out += '[';
+    for (size_t i = 0; i < points.size(); ++i) {
+      out += i ? ",{\"batch\":" : "{\"batch\":";
+      out += std::to_string(points[i].batch) + ",\"median_us\":";
+      append_json_number(out, points[i].median_us);
+      out += ",\"spread\":";
+      append_json_number(out, points[i].spread);
+      append_array(out, "run_quantiles", points[i].run_quantiles);
+      if (!points[i].settled) out += ",\"settled\":false";
+      out += '}';
+    }
+    out += ']';
+  };
+  std::string out =
+      "{\"format\":\"batchscope-cost\",\"version\":" + std::to_string(kCostFormatVersion) +
+      ",\"points\":";
+  append_points(out, points_);
+  append_array(out, "overhead_us_quantiles", overhead_us_);
+  append_streak(out, streak_);
+  append_turnaround(out, turnaround_);
+  if (!lanes_.empty()) {
+    out += ",\"lanes\":[";
+    for (size_t i = 0; i < lanes_.size(); ++i) {
+      out += i ? ",{\"lanes\":" : "{\"lanes\":";
+      out += std::to_string(lanes_[i].lanes) + ",\"points\":";
+      append_points(out, lanes_[i].points);
+      append_array(out, "overhead_us_quantiles", lanes_[i].overhead_us);
+      append_streak(out, lanes_[i].streak);
+      append_turnaround(out, lanes_[i].turnaround);
+      out += '}';
+    }
+    out += ']';
+  }
+  return out + '}';
+}
+
+}  // namespace batchscope
