@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <utility>
 
 #include "tests/tuning/cost_points.h"
 #include "tuning/adaptive_planner.h"
@@ -77,12 +78,11 @@ TEST(PlanOnCostTest, ItSeesTheTimeOutsideABatchThatTheFitCannot) {
   EXPECT_NEAR(on_cost.fast_p99_ms, on_fit.fast_p99_ms + 1.0, 1e-9);
 }
 
-// The predictor's adaptive strategy, planning on the cost or on its fit of
-// the batches it ran: on a cost without jitter the fit is the cost's own
-// line, so both make the same plans and the same run.
-TEST(PlanOnCostTest, OnACostItsFitRecoversThePredictorRunsTheSameEitherWay) {
+// Poisson at 3,000 req/s for 2 s on `cost`, adaptive with an 8 ms target,
+// predicted planning on the fit, then on the cost.
+std::pair<RunSummary, RunSummary> predicted_both_ways(const CostModel& cost) {
   PredictSpec spec;
-  spec.cost = linear(500, 20);
+  spec.cost = cost;
   spec.options = adaptive(1, 8);
   spec.arrivals.pattern = Pattern::kPoisson;
   spec.arrivals.rate = 3000;
@@ -90,7 +90,14 @@ TEST(PlanOnCostTest, OnACostItsFitRecoversThePredictorRunsTheSameEitherWay) {
   spec.arrivals.seed = 5;
   const RunSummary on_fit = predict(spec);
   spec.plan_on_cost = true;
-  const RunSummary on_cost = predict(spec);
+  return {on_fit, predict(spec)};
+}
+
+// The predictor's adaptive strategy, planning on the cost or on its fit of
+// the batches it ran: on a cost without jitter the fit is the cost's own
+// line, so both make the same plans and the same run.
+TEST(PlanOnCostTest, OnACostItsFitRecoversThePredictorRunsTheSameEitherWay) {
+  const auto [on_fit, on_cost] = predicted_both_ways(linear(500, 20));
   EXPECT_GT(on_fit.ok, 5000u);
   EXPECT_EQ(on_cost.ok, on_fit.ok);
   EXPECT_DOUBLE_EQ(on_cost.latency.p99_ms, on_fit.latency.p99_ms);
@@ -102,16 +109,7 @@ TEST(PlanOnCostTest, OnACostItsFitRecoversThePredictorRunsTheSameEitherWay) {
 // 4 ms), planning on it leaves the efficient choice 1 ms to batch in, not 4:
 // smaller batches, sooner.
 TEST(PlanOnCostTest, ThePredictorPlansOnWhatTheCostHoldsWhenAskedTo) {
-  PredictSpec spec;
-  spec.cost = *linear(500, 20).with_overhead({3000, 3000});
-  spec.options = adaptive(1, 8);
-  spec.arrivals.pattern = Pattern::kPoisson;
-  spec.arrivals.rate = 3000;
-  spec.arrivals.duration_s = 2;
-  spec.arrivals.seed = 5;
-  const RunSummary on_fit = predict(spec);
-  spec.plan_on_cost = true;
-  const RunSummary on_cost = predict(spec);
+  const auto [on_fit, on_cost] = predicted_both_ways(*linear(500, 20).with_overhead({3000, 3000}));
   EXPECT_GT(on_cost.ok, 5000u);
   EXPECT_LT(on_cost.batch_mean, on_fit.batch_mean);
   EXPECT_LT(on_cost.latency.p50_ms, on_fit.latency.p50_ms);
