@@ -19,8 +19,12 @@
 #include "batching/rate_estimator.h"
 #include "runs/records.h"
 #include "tuning/adaptive_planner.h"
+#include "tuning/predict_sends.h"
 
 namespace batchscope {
+
+using predict_detail::expected_sends;
+using predict_detail::Sends;
 
 namespace {
 
@@ -30,9 +34,6 @@ constexpr size_t kRecordCapacity = size_t{1} << 20;
 // LoadOptions::drain_timeout's default: how long bench waits for answers
 // after it stops sending.
 constexpr Duration kDrainTimeout = std::chrono::seconds(60);
-// Reservations beyond this are left to the vectors' own growth.
-constexpr double kMaxReserve = double(1 << 24);
-
 uint32_t u32(size_t v) { return static_cast<uint32_t>(std::min<size_t>(v, UINT32_MAX)); }
 
 // splitmix64, uniform in [-1, 1): seeded, and the same on every platform
@@ -50,108 +51,6 @@ struct Jitter {
 
 // The steps of a batch size's jitter table: the quantiles a profile keeps.
 constexpr size_t kJitterSteps = 64;
-
-// Roughly how many requests a run sends, to reserve for.
-size_t expected_sends(const ArrivalSpec& a) {
-  double per_s = 0;
-  switch (a.pattern) {
-    case Pattern::kConstant:
-    case Pattern::kPoisson: per_s = a.rate; break;
-    case Pattern::kBurst:
-      per_s = (a.rate * a.on_s + a.rate_low * a.off_s) / (a.on_s + a.off_s);
-      break;
-    case Pattern::kRamp: per_s = (a.rate_from + a.rate_to) / 2; break;
-    case Pattern::kSine: per_s = (a.rate_min + a.rate_max) / 2; break;
-    case Pattern::kStep: {
-      double n = 0, s = 0;
-      for (const auto& [rate, seconds] : a.steps) n += rate * seconds, s += seconds;
-      per_s = s > 0 ? n / s : 0;
-      break;
-    }
-    case Pattern::kTrace: per_s = static_cast<double>(a.trace.size()) / a.duration_s; break;
-    case Pattern::kClosed: break;  // depends on the model: left to growth
-  }
-  double n = per_s * a.duration_s * 1.05 + 64;
-  if (a.max_requests > 0) n = std::min(n, static_cast<double>(a.max_requests));
-  return static_cast<size_t>(std::clamp(n, 0.0, kMaxReserve));
-}
-
-// When the load driver sends (run_load): the schedule's offsets (open loop),
-// or a slot freed by an answer (closed loop).
-class Sends {
- public:
-  Sends(const ArrivalSpec& spec, TimePoint start)
-      : closed_(spec.pattern == Pattern::kClosed),
-        schedule_(spec),
-        start_(start),
-        end_(start +
-             std::chrono::duration_cast<Duration>(std::chrono::duration<double>(spec.duration_s))),
-        cap_(spec.max_requests > 0 ? spec.max_requests : UINT64_MAX),
-        last_(start) {
-    if (closed_) {
-      free_.assign(std::max<uint32_t>(spec.concurrency, 1), start);
-    } else {
-      fetch();
-    }
-  }
-
-  // The next send, kNever when none is due (closed: until a slot frees).
-  TimePoint next() const {
-    if (!closed_) return next_;
-    if (sent_ >= cap_ || free_.empty() || free_.front() >= end_) return kNever;
-    return free_.front();
-  }
-
-  // The send at next() went.
-  void sent(TimePoint t) {
-    ++sent_;
-    last_ = t;
-    if (!closed_) {
-      fetch();
-      return;
-    }
-    std::pop_heap(free_.begin(), free_.end(), std::greater<>());
-    free_.pop_back();
-  }
-
-  // Closed loop: an answer at `t` frees a slot; a rejected send waits until
-  // the queue shrinks (`unblock`).
-  void answered(TimePoint t) {
-    if (!closed_) return;
-    free_.push_back(t);
-    std::push_heap(free_.begin(), free_.end(), std::greater<>());
-  }
-  void rejected() { blocked_ += closed_ ? 1 : 0; }
-  void unblock(TimePoint t) {
-    for (; blocked_ > 0; --blocked_) answered(t);
-  }
-
-  // When the driver stopped sending and began waiting for answers; kNever
-  // while it may still send.
-  TimePoint drain_start() const {
-    if (sent_ >= cap_) return last_;
-    if (closed_) return end_;
-    return next_ == kNever ? last_ : kNever;
-  }
-
- private:
-  void fetch() {
-    next_ = kNever;
-    if (sent_ >= cap_) return;
-    const std::optional<Duration> offset = schedule_.next();
-    if (offset && start_ + *offset < end_) next_ = start_ + *offset;
-  }
-
-  bool closed_;
-  ArrivalSchedule schedule_;
-  TimePoint start_, end_;
-  uint64_t cap_;
-  uint64_t sent_ = 0;
-  TimePoint last_;
-  TimePoint next_ = kNever;
-  std::vector<TimePoint> free_;  // closed: min-heap of slot times
-  uint64_t blocked_ = 0;
-};
 
 struct Queued {
   uint32_t request;  // index into the run's requests
