@@ -22,7 +22,8 @@ std::string tune_help() {
   return "usage: batchscope tune [--model PATH | --synthetic A_US,C_US[,L_US]] --slo-p99-ms X\n"
          "                       [pattern options as in bench] [--objective throughput|latency]\n"
          "                       [--space TEXT] [--confirm K] [--budget-s S] [--cost FILE.json]\n"
-         "                       [--calibrate on|off] [--json FILE] [--export FORMAT --out PATH]\n"
+         "                       [--calibrate on|off] [--calibration-runs N] [--json FILE]\n"
+         "                       [--export FORMAT --out PATH]\n"
          "                       [serving options]\n"
          "Finds the batching options that serve the traffic best within a p99 objective.\n"
          "Every configuration of the space is replayed on the predictor: the traffic run\n"
@@ -34,6 +35,9 @@ std::string tune_help() {
          "the largest batch, a 2 ms wait), and each run refines t(b) for its lanes and\n"
          "the time requests spend outside their batches: the cost as the lanes see it\n"
          "under load, with the load generator and the engine's threads beside them.\n"
+         "--calibration-runs N (1..9, default 1) runs it N times per lane count and\n"
+         "refines with the run of the median level (its t(b) over the cost's), so that\n"
+         "one run the machine slowed or sped does not set every prediction.\n"
          "It prints the Pareto\n"
          "front (throughput against p99 and losses) and the best configuration under the\n"
          "objective: the highest throughput with p99 <= X, throughputs within 1% of the best\n"
@@ -82,6 +86,7 @@ struct TuneArgs {
   std::string export_format;
   std::string export_out;
   bool calibrate = true;
+  int calibration_runs = 1;
 };
 
 Expected<TuneArgs> parse_args(const std::vector<std::string>& args) {
@@ -130,6 +135,8 @@ Expected<TuneArgs> parse_args(const std::vector<std::string>& args) {
         bad = invalid_argument("--calibrate: expected on or off, got '" + value + "'");
       }
       t.calibrate = value == "on";
+    } else if (name == "calibration-runs") {
+      number(1, kMaxCalibrationRuns, t.calibration_runs);
     } else if (name == "json") {
       t.json_out = value;
     } else if (name == "export") {
@@ -238,14 +245,15 @@ void print_confirmed(const Confirmed& c) {
       c.runs, c.stable ? "stable" : "not stable within 6");
 }
 
-// t(b) as the lanes see it under load (calibrate_once per lane count of the
-// space). Prints how far each size seen moved.
+// t(b) as the lanes see it under load (calibrate_live per lane count of the
+// space). Prints how far each size seen moved, and each run's level when
+// there were several.
 Expected<CostModel> calibrate_under_load(const TuneArgs& t, const CostModel& cost,
                                          const TuneSpace& space, uint32_t max_batch) {
   std::printf(
-      "calibrating t(b) under the traffic (fifo, max_batch_size %u, max_wait 2 ms), one live "
-      "run per lane count:\n",
-      max_batch);
+      "calibrating t(b) under the traffic (fifo, max_batch_size %u, max_wait 2 ms), %d live "
+      "run%s per lane count:\n",
+      max_batch, t.calibration_runs, t.calibration_runs > 1 ? "s" : "");
   std::fflush(stdout);
   CostModel m = cost;
   for (uint32_t lanes : lane_counts(space, t.base)) {
@@ -256,8 +264,15 @@ Expected<CostModel> calibrate_under_load(const TuneArgs& t, const CostModel& cos
     spec.factory = model->factory;
     spec.metadata = model->metadata;
     spec.traffic = t.traffic;
-    auto run = calibrate_once(spec, o, m);
+    auto run = calibrate_live(spec, o, m, t.calibration_runs);
     if (!run) return run.error();
+    if (run->levels.size() > 1) {
+      std::printf("  %u lane(s): t(b) over the cost's, run by run:", lanes);
+      for (size_t i = 0; i < run->levels.size(); ++i) {
+        std::printf(" %.2f%s", run->levels[i], i == run->chosen ? " (median, used)" : "");
+      }
+      std::printf("\n");
+    }
     std::printf("  %u lane(s): %zu batches, p50 %.3f ms, p99 %.3f ms", lanes, run->batches,
                 run->p50_ms, run->p99_ms);
     if (!run->observed) {

@@ -1,6 +1,7 @@
 #include "tuning/tune_run.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "common/text_out.h"
 #include "traffic/inproc_run.h"
@@ -116,16 +117,48 @@ Options calibration_options(const Options& base, uint32_t max_batch, uint32_t la
   return o;
 }
 
-Expected<CalibrationRun> calibrate_once(const ConfirmSpec& spec, const Options& o,
-                                        CostModel& cost) {
-  auto run = run_live_once(spec, o);
-  if (!run) return run.error();
+double cost_level(const CostModel& observed, const CostModel& base, uint32_t lanes) {
+  double log_sum = 0;
+  int n = 0;
+  for (const CostPoint& p : observed.points()) {
+    const double was = base.cost_us(p.batch, lanes);
+    if (was <= 0 || p.median_us <= 0) continue;
+    log_sum += std::log(p.median_us / was);
+    ++n;
+  }
+  return n ? std::exp(log_sum / n) : 0.0;
+}
+
+size_t median_level(std::span<const double> levels) {
+  std::vector<size_t> order;
+  for (size_t i = 0; i < levels.size(); ++i) {
+    if (levels[i] > 0) order.push_back(i);
+  }
+  if (order.empty()) return 0;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return levels[a] < levels[b]; });
+  return order[(order.size() - 1) / 2];
+}
+
+Expected<CalibrationRun> calibrate_live(const ConfirmSpec& spec, const Options& o, CostModel& cost,
+                                        int runs) {
+  runs = std::clamp(runs, 1, kMaxCalibrationRuns);
+  std::vector<LiveRun> done;
   CalibrationRun c;
   c.options = o;
-  c.batches = run->batches;
-  c.p50_ms = run->summary.latency.p50_ms;
-  c.p99_ms = run->summary.latency.p99_ms;
-  c.observed = run->observed;
+  for (int r = 0; r < runs; ++r) {
+    auto run = run_live_once(spec, o);
+    if (!run) return run.error();
+    c.levels.push_back(run->observed ? cost_level(*run->observed, cost, o.num_lanes) : 0.0);
+    c.seen.push_back(run->observed);
+    done.push_back(std::move(*run));
+  }
+  c.chosen = median_level(c.levels);
+  const LiveRun& run = done[c.chosen];
+  c.batches = run.batches;
+  c.p50_ms = run.summary.latency.p50_ms;
+  c.p99_ms = run.summary.latency.p99_ms;
+  c.observed = run.observed;
   if (!c.observed) return c;
   for (const CostPoint& p : c.observed->points()) {
     const double was = cost.cost_us(p.batch, o.num_lanes);

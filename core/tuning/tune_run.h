@@ -115,10 +115,11 @@ Expected<std::optional<Confirmed>> confirm_live(const ConfirmSpec& spec,
                                                 const Evaluated& predicted);
 
 // Calibration under the traffic, before a search (`tune`, the Tuner panel):
-// the traffic runs live once per lane count the space searches, fifo with
-// the largest batch and a 2 ms wait (so that many sizes form), and each run
-// refines the cost for its lane count (CostModel::calibrated), its curve
-// from the batches that started with all its lanes busy.
+// the traffic runs live once (or a few times) per lane count the space
+// searches, fifo with the largest batch and a 2 ms wait (so that many sizes
+// form), and a run refines the cost for its lane count
+// (CostModel::calibrated), its curve from the batches that started with all
+// its lanes busy.
 
 // The lane counts `space` searches, ascending, or base's alone.
 std::vector<uint32_t> lane_counts(const TuneSpace& space, const Options& base);
@@ -129,19 +130,40 @@ Options calibration_options(const Options& base, uint32_t max_batch, uint32_t la
 
 struct CalibrationRun {
   Options options;
+  // Of the run chosen (the median level's).
   size_t batches = 0;
   double p50_ms = 0, p99_ms = 0;
-  // t(b) as the run saw it; null when no size ran 5 times (nothing refined).
+  // t(b) as the chosen run saw it; null when no run had a size that ran 5
+  // times (nothing refined).
   std::shared_ptr<const CostModel> observed;
   // Each size seen: its median over what the cost said before, minus 1,
   // ascending (0.3: 30% slower than the cost said).
   std::vector<double> moved;
+  // Each run's t(b) (null where no size ran 5 times) and cost_level()
+  // against the cost before (0 there), in run order, and the position of the
+  // one chosen.
+  std::vector<std::shared_ptr<const CostModel>> seen;
+  std::vector<double> levels;
+  size_t chosen = 0;
 };
 
-// One calibration run of spec's traffic with `o` (calibration_options),
-// refining `cost` for o.num_lanes. A model or engine that fails is the
-// error; `cost` is then unchanged.
-Expected<CalibrationRun> calibrate_once(const ConfirmSpec& spec, const Options& o, CostModel& cost);
+// How slow a live run ran against `base`: the geometric mean, over the
+// sizes `observed` holds, of its t(b) over base's with `lanes` busy (1.2:
+// 20% slower). 0 when no size compares.
+double cost_level(const CostModel& observed, const CostModel& base, uint32_t lanes);
+
+// The position of the median of `levels` (the lower of the middle two for
+// an even count), skipping zeros (runs that refined nothing); 0 when all are.
+size_t median_level(std::span<const double> levels);
+
+// Calibration runs of spec's traffic with `o` (calibration_options), `runs`
+// of them (1..kMaxCalibrationRuns): `cost` is refined for o.num_lanes by
+// the run whose level (cost_level against `cost`) is the median, so that
+// one run the machine slowed or sped does not set every prediction after
+// it. A model or engine that fails is the error; `cost` is then unchanged.
+inline constexpr int kMaxCalibrationRuns = 9;
+Expected<CalibrationRun> calibrate_live(const ConfirmSpec& spec, const Options& o, CostModel& cost,
+                                        int runs = 1);
 
 // The position in `confirmed` of the best by its measured figures, or an
 // error saying that none of them meets the objective as measured, naming the

@@ -30,6 +30,8 @@ refuse 2 "--objective: expected throughput or latency, got 'speed'" --synthetic 
 refuse 2 "unknown option --frobnicate" --synthetic 500,20 --slo-p99-ms 5 --frobnicate 1
 refuse 2 "--calibrate: expected on or off, got 'maybe'" --synthetic 500,20 --slo-p99-ms 5 \
   --calibrate maybe
+refuse 2 "--calibration-runs = 0" --synthetic 500,20 --slo-p99-ms 5 --calibration-runs 0
+refuse 2 "--calibration-runs = 10" --synthetic 500,20 --slo-p99-ms 5 --calibration-runs 10
 refuse 2 "--out needs --export FORMAT" --synthetic 500,20 --slo-p99-ms 5 --out x
 refuse 2 "--export: " --synthetic 500,20 --slo-p99-ms 5 --export nginx
 refuse 2 "max_batch_size = 8192 is out of range" --synthetic 500,20 --slo-p99-ms 5 \
@@ -89,6 +91,16 @@ PY
   >"$dir/uncalibrated.txt"
 ! grep -q "calibrating" "$dir/uncalibrated.txt"
 grep -q "best predicted" "$dir/uncalibrated.txt"
+
+# --calibration-runs 3: three calibration runs, each one's level printed, the
+# median's used.
+"$bin" tune --synthetic 500,20 --rate 3000 --duration 0.5 --seed 4 --slo-p99-ms 100 \
+  --space "max_batch_size=1..64,max_wait_ms=0..5,lanes=1" --confirm 0 --calibration-runs 3 \
+  >"$dir/three.txt"
+grep -q "max_wait 2 ms), 3 live runs per lane count" "$dir/three.txt"
+grep -Eq "^  1 lane\(s\): t\(b\) over the cost's, run by run:( [0-9.]+( \(median, used\))?){3}$" \
+  "$dir/three.txt"
+[[ $(grep -o "(median, used)" "$dir/three.txt" | wc -l) == 1 ]]
 
 # bench --target predict: the run the engine would record, with bench's exports.
 "$bin" bench --synthetic 500,20 --rate 3000 --duration 1 --seed 4 --max-batch-size 8 \

@@ -27,6 +27,16 @@
 // (--gate p50: have their p50 within 10%, which a machine's hiccup in the
 // one-second calibration run does not move as it moves p99).
 //
+// --calibration-runs K: K calibration runs per lane count, the cost refined
+// by the run of the median level (calibrate_live, as `tune
+// --calibration-runs`); each point is then also predicted with the cost of
+// the first run alone ("first run"), side by side on the same live runs.
+// --halves: the live runs (an even --runs) split into two sets, even and odd
+// runs; the prediction is compared with the first set's median, and the
+// second set's median with the first's ("live B"): how often the live
+// engine meets the bounds against itself on this machine, the most a
+// prediction can reach here.
+//
 // --planner cost: adaptive configurations plan on the calibrated cost
 // instead (plan_on_cost), live and predicted alike, to compare the two.
 // --configs PREFIX: only the configurations whose name starts with PREFIX
@@ -35,7 +45,7 @@
 // Usage: validate_predictor [--seconds S] [--runs N] [--device cpu|cuda:N]
 //                           [--csv OUT.csv] [--models DIR] [--model NAME]
 //                           [--quick] [--min-share X] [--planner fit|cost]
-//                           [--configs PREFIX]
+//                           [--configs PREFIX] [--calibration-runs K] [--halves]
 
 #include <algorithm>
 #include <array>
@@ -57,6 +67,7 @@
 #include "tuning/adaptive_planner.h"
 #include "tuning/cost_model.h"
 #include "tuning/predictor.h"
+#include "tuning/tune_run.h"
 
 using namespace batchscope;
 
@@ -76,6 +87,8 @@ struct Point {
   Figures uniform;      // predicted with each size's jitter uniform over +-spread
   Figures independent;  // predicted with each batch's jitter drawn apart (no streaks)
   Figures self;         // predicted with the cost the point's first live run measured (a diagnosis)
+  Figures first;        // predicted with the first calibration run's cost alone
+  Figures other;        // --halves: the median of the second set of live runs
   double lag99 = 0;     // the first live run's send lag p99, ms
   double spread50 = 0, spread99 = 0;  // (max - min) / median of the live runs
 };
@@ -118,9 +131,11 @@ struct Args {
   std::string only;  // one model's points alone
   bool quick = false;
   double min_share = 0;
-  bool p50_only = false;  // --min-share counts the points whose p50 is within 10%
-  bool plan_on_fit = true;  // --planner cost: adaptive plans on the calibrated cost
+  bool p50_only = false;      // --min-share counts the points whose p50 is within 10%
+  bool plan_on_fit = true;    // --planner cost: adaptive plans on the calibrated cost
   std::string config_prefix;  // --configs PREFIX: the configurations named so alone
+  int calibration_runs = 1;
+  bool halves = false;
 };
 
 ArrivalSpec pattern_of(const std::string& model, const std::string& name, double seconds) {
@@ -188,7 +203,7 @@ std::vector<std::pair<std::string, Options>> configurations(bool quick) {
                "usage: validate_predictor [--seconds S] [--runs N] [--device cpu|cuda:N] "
                "[--csv OUT.csv] [--models DIR] [--model mlp|cnn_mnist|linear_128x64|synthetic] "
                "[--quick] [--min-share X] [--gate both|p50] [--planner fit|cost] "
-               "[--configs PREFIX]\n");
+               "[--configs PREFIX] [--calibration-runs K] [--halves]\n");
   std::exit(2);
 }
 
@@ -220,6 +235,10 @@ Args parse(int argc, char** argv) {
       const std::string p = value();
       if (p != "fit" && p != "cost") usage();
       o.plan_on_fit = p == "fit";
+    } else if (a == "--calibration-runs") {
+      o.calibration_runs = std::atoi(value().c_str());
+    } else if (a == "--halves") {
+      o.halves = true;
     } else if (a == "--configs") {
       o.config_prefix = value();
     } else if (a == "--gate") {
@@ -231,8 +250,12 @@ Args parse(int argc, char** argv) {
     }
   }
   if (!(o.seconds > 0 && o.seconds <= 600) || o.runs < 1 || o.runs > 20 ||
-      !(o.min_share >= 0 && o.min_share <= 1)) {
-    std::fprintf(stderr, "--seconds must be in (0, 600], --runs in 1..20, --min-share in [0, 1]\n");
+      !(o.min_share >= 0 && o.min_share <= 1) || o.calibration_runs < 1 ||
+      o.calibration_runs > kMaxCalibrationRuns || (o.halves && o.runs % 2)) {
+    std::fprintf(stderr,
+                 "--seconds must be in (0, 600], --runs in 1..20 (even with --halves), "
+                 "--min-share in [0, 1], --calibration-runs in 1..%d\n",
+                 kMaxCalibrationRuns);
     std::exit(2);
   }
   return o;
@@ -321,7 +344,8 @@ void write_csv(const std::string& path, const std::vector<Point>& points) {
          "predicted_p50_ms,predicted_p99_ms,predicted_rps,predicted_batch,spread_p50,"
          "spread_p99,hit,uniform_p50_ms,uniform_p99_ms,uniform_hit,independent_p50_ms,"
          "independent_p99_ms,independent_hit,self_p50_ms,self_p99_ms,lag_p99_ms,runs_p50_ms,"
-         "runs_p99_ms\n";
+         "runs_p99_ms,first_p50_ms,first_p99_ms,first_hit,live_b_p50_ms,live_b_p99_ms,"
+         "live_b_hit\n";
   for (const Point& p : points) {
     out << p.model << ',' << p.pattern << ',' << p.config << ',' << p.lanes << ',' << p.median.p50
         << ',' << p.median.p99 << ',' << p.median.rps << ',' << p.median.batch << ','
@@ -333,7 +357,8 @@ void write_csv(const std::string& path, const std::vector<Point>& points) {
     for (size_t i = 0; i < p.live.size(); ++i) out << (i ? " " : "") << p.live[i].p50;
     out << ',';
     for (size_t i = 0; i < p.live.size(); ++i) out << (i ? " " : "") << p.live[i].p99;
-    out << '\n';
+    out << ',' << p.first.p50 << ',' << p.first.p99 << ',' << hit(p.median, p.first) << ','
+        << p.other.p50 << ',' << p.other.p99 << ',' << hit(p.median, p.other) << '\n';
   }
 }
 
@@ -363,26 +388,33 @@ int main(int argc, char** argv) {
       // The cost as the lanes see it under this traffic, as tune calibrates
       // it: the profile refined by one run per lane count, a run's curve
       // from the batches that started with all its lanes busy.
-      CostModel cost = l.profile;
+      CostModel cost = l.profile, first = l.profile;
       for (uint32_t lanes : {1u, 2u}) {
-        Options cal;
-        cal.max_batch_size = 128;
-        cal.max_wait_us = 2000;
-        cal.num_lanes = lanes;
-        ArrivalSpec cs = spec;
-        cs.seed = 99;
-        auto run = run_live(l, cal, cs);
+        ConfirmSpec cs;
+        l.lanes = lanes;
+        cs.factory = l.factory();
+        cs.metadata = l.meta;
+        cs.traffic = spec;
+        cs.traffic.seed = 99;
+        auto run = calibrate_live(cs, calibration_options(Options{}, 128, lanes), cost,
+                                  o.calibration_runs);
         if (!run) {
           std::fprintf(stderr, "calibration: %s\n", run.error().message.c_str());
           return 1;
         }
-        auto seen = CostModel::from_run(*run, 5, lanes);
-        if (!seen) {
-          std::fprintf(stderr, "calibration with %u lanes: %s\n", lanes,
-                       seen.error().message.c_str());
+        if (!run->observed) {
+          std::fprintf(stderr, "calibration with %u lanes: no size ran 5 times\n", lanes);
           continue;
         }
-        cost = cost.calibrated(*seen, lanes);
+        if (run->seen.front()) first = first.calibrated(*run->seen.front(), lanes);
+        if (run->levels.size() > 1) {
+          std::printf("%s %s calibration, %u lane(s): levels", model.c_str(), pattern.c_str(),
+                      lanes);
+          for (size_t k = 0; k < run->levels.size(); ++k) {
+            std::printf(" %.3f%s", run->levels[k], k == run->chosen ? "*" : "");
+          }
+          std::printf("\n");
+        }
       }
       for (size_t i = 0; i < configs.size(); ++i) {
         const auto& [name, opts] = configs[i];
@@ -412,13 +444,18 @@ int main(int argc, char** argv) {
             }
           }
         }
-        auto pick = [&](double Figures::*f) {
+        // With --halves, set A (even runs) is compared and set B (odd) is
+        // the live engine against itself.
+        auto pick = [&](double Figures::*f, size_t set = 0) {
           std::vector<double> v;
-          for (const Figures& x : p.live) v.push_back(x.*f);
+          for (size_t r = 0; r < p.live.size(); ++r) {
+            if (!o.halves || r % 2 == set) v.push_back(p.live[r].*f);
+          }
           return v;
         };
         for (double Figures::*f : {&Figures::p50, &Figures::p99, &Figures::rps, &Figures::batch}) {
           p.median.*f = median_of(pick(f));
+          if (o.halves) p.other.*f = median_of(pick(f, 1));
         }
         auto spread = [&](double Figures::*f) {
           const auto v = pick(f);
@@ -438,6 +475,7 @@ int main(int argc, char** argv) {
         p.predicted = predicted_on(cost);
         p.uniform = predicted_on(cost.uniform_jitter());
         p.independent = predicted_on(cost.independent_jitter());
+        if (o.calibration_runs > 1) p.first = predicted_on(first);
         print_point(p);
         points.push_back(p);
       }
@@ -447,6 +485,7 @@ int main(int argc, char** argv) {
   // A line per model and lane count, and the whole.
   struct Group {
     int points = 0, hits = 0, uniform_hits = 0, independent_hits = 0;
+    int first_hits = 0, live_b_hits = 0, against_b_hits = 0;
     std::array<double, 4> error{};  // summed relative errors: p50, p99, req/s, batch
   };
   std::map<std::string, Group> groups;
@@ -458,6 +497,9 @@ int main(int argc, char** argv) {
       n.hits += hit(p);
       n.uniform_hits += hit(p.median, p.uniform);
       n.independent_hits += hit(p.median, p.independent);
+      n.first_hits += hit(p.median, p.first);
+      n.live_b_hits += hit(p.median, p.other);
+      n.against_b_hits += hit(p.other, p.predicted);
       n.error[0] += rel_error(p.median.p50, p.predicted.p50);
       n.error[1] += rel_error(p.median.p99, p.predicted.p99);
       n.error[2] += rel_error(p.median.rps, p.predicted.rps);
@@ -465,9 +507,9 @@ int main(int argc, char** argv) {
     }
   }
   std::printf(
-      "\nmisses (predicted against the median of %d live runs; spread: the live runs' own "
+      "\nmisses (predicted against the median of %d live runs%s; spread: the live runs' own "
       "(max - min) / median):\n",
-      o.runs);
+      o.halves ? o.runs / 2 : o.runs, o.halves ? ", set A" : "");
   for (const Point& p : points) {
     if (hit(p)) continue;
     std::printf(
@@ -486,6 +528,23 @@ int main(int argc, char** argv) {
         100.0 * n.uniform_hits / n.points, n.independent_hits,
         100.0 * n.independent_hits / n.points, 100 * n.error[0] / n.points,
         100 * n.error[1] / n.points, 100 * n.error[2] / n.points, 100 * n.error[3] / n.points);
+  }
+  if (o.halves || o.calibration_runs > 1) {
+    std::printf("\n%-24s %6s %14s %14s %14s %14s\n", "group", "points", "hits (A)",
+                o.calibration_runs > 1 ? "first run (A)" : "", o.halves ? "hits (B)" : "",
+                o.halves ? "live B vs A" : "");
+    auto share = [](int k, int n, bool shown) {
+      char buf[32] = "";
+      if (shown) std::snprintf(buf, sizeof buf, "%d (%3.0f%%)", k, 100.0 * k / n);
+      return std::string(buf);
+    };
+    for (const auto& [g, n] : groups) {
+      std::printf("%-24s %6d %14s %14s %14s %14s\n", g.c_str(), n.points,
+                  share(n.hits, n.points, true).c_str(),
+                  share(n.first_hits, n.points, o.calibration_runs > 1).c_str(),
+                  share(n.against_b_hits, n.points, o.halves).c_str(),
+                  share(n.live_b_hits, n.points, o.halves).c_str());
+    }
   }
   if (!o.csv.empty()) write_csv(o.csv, points);
   int gated = 0;

@@ -45,7 +45,9 @@ TEST(CostFormatTest, AFileWithoutAVersionIsReadAsTheFirst) {
           .ok());
 }
 
-TEST(CostFormatTest, ANewerVersionOrAnotherFormatIsRefusedByName) {
+// Every value the reader refuses, in one table: the message names the field
+// and quotes the value.
+TEST(CostFormatTest, ANewerVersionAnotherFormatOrAValueOutOfRangeIsRefusedByName) {
   struct Case {
     const char* json;
     const char* message;
@@ -68,6 +70,12 @@ TEST(CostFormatTest, ANewerVersionOrAnotherFormatIsRefusedByName) {
        "points[0].run_quantiles[1] = 1e+07 must be from 0 to 1e+06"},
       {R"({"points": [{"batch": 1, "median_us": 1, "settled": "no"}]})",
        "points[0].settled = \"no\" must be true or false"},
+      {R"({"points": [{"batch": 1, "median_us": 1}], "jitter_streak": {"weight": 2, "rho": 0.5}})",
+       "jitter_streak = {\"rho\":0.5,\"weight\":2} must be"},
+      {R"({"points": [{"batch": 1, "median_us": 1}], "jitter_streak": {"weight": 1, "rho": 0.5, "sigma": -1}})",
+       "jitter_streak.sigma = -1 must be"},
+      {R"({"points": [{"batch": 1, "median_us": 1}], "turnaround": {"fixed_us": -1, "per_answer_us": 2}})",
+       "turnaround = {\"fixed_us\":-1,\"per_answer_us\":2} must be"},
   };
   for (const Case& c : cases) {
     auto m = CostModel::from_profile_json(c.json);
@@ -148,17 +156,11 @@ TEST(CostFormatTest, ALiveRunMeasuresHowSlowBatchesComeInStreaks) {
   auto apart = CostModel::from_batches(batches_of([](int i) { return i % 2 == 0; }));
   ASSERT_TRUE(apart.ok());
   EXPECT_EQ(apart->streak(), JitterStreak{});
-  // It is written, read back and refused when out of range.
+  // It is written and read back (refused out of range: the table above).
   const std::string json = streaky->to_json();
   auto back = CostModel::from_profile_json(json);
   ASSERT_TRUE(back.ok()) << back.error().message;
   EXPECT_EQ(back->streak(), k);
-  auto bad = CostModel::from_profile_json(
-      R"({"points": [{"batch": 1, "median_us": 1}], "jitter_streak": {"weight": 2, "rho": 0.5}})");
-  ASSERT_FALSE(bad.ok());
-  EXPECT_NE(bad.error().message.find("jitter_streak = {\"rho\":0.5,\"weight\":2} must be"),
-            std::string::npos)
-      << bad.error().message;
   // Calibration takes a measured streak for its lane count, and keeps the
   // model's otherwise.
   EXPECT_EQ(points({{4, 100}}).calibrated(*streaky).streak(), k);
@@ -173,11 +175,6 @@ TEST(CostFormatTest, ALiveRunMeasuresHowSlowBatchesComeInStreaks) {
   // Drawn apart, the slow state keeps its spread and loses its memory.
   EXPECT_EQ(two.independent_jitter().streak(2), (JitterStreak{1, 0, k.sigma}));
   EXPECT_EQ(points({{4, 100}}).independent_jitter().streak(), JitterStreak{});
-  auto bad_sigma = CostModel::from_profile_json(
-      R"({"points": [{"batch": 1, "median_us": 1}], "jitter_streak": {"weight": 1, "rho": 0.5, "sigma": -1}})");
-  ASSERT_FALSE(bad_sigma.ok());
-  EXPECT_NE(bad_sigma.error().message.find("jitter_streak.sigma = -1 must be"), std::string::npos)
-      << bad_sigma.error().message;
 }
 
 TEST(CostFormatTest, ALiveRunMeasuresTheLanesTurnaround) {
@@ -216,13 +213,6 @@ TEST(CostFormatTest, ALiveRunMeasuresTheLanesTurnaround) {
   auto two_back = CostModel::from_profile_json(two.to_json());
   ASSERT_TRUE(two_back.ok()) << two_back.error().message;
   EXPECT_EQ(two_back->turnaround(3), m->turnaround());
-  // Out of range, it is refused by name.
-  auto bad = CostModel::from_profile_json(
-      R"({"points": [{"batch": 1, "median_us": 1}], "turnaround": {"fixed_us": -1, "per_answer_us": 2}})");
-  ASSERT_FALSE(bad.ok());
-  EXPECT_NE(bad.error().message.find("turnaround = {\"fixed_us\":-1,\"per_answer_us\":2} must be"),
-            std::string::npos)
-      << bad.error().message;
   // Too few gaps measure nothing.
   auto few = CostModel::from_batches(std::span(batches).first(10));
   ASSERT_TRUE(few.ok());

@@ -90,13 +90,19 @@ TEST(TuneRun, ThePredictionEvaluatorCountsWhatItReplays) {
   EXPECT_NEAR(one.p50_ms, 0.11, 1e-6);
 }
 
-TEST(TuneRun, ALiveConfirmationMeasuresUntilStable) {
+// Poisson traffic at `rate` for `seconds` on the synthetic 100 + 5 b us.
+ConfirmSpec synthetic_spec(double rate, double seconds) {
   ConfirmSpec spec;
   spec.factory = SyntheticRunner::factory({.fixed_us = 100, .per_item_us = 5});
   spec.metadata = small_model();
   spec.traffic.pattern = Pattern::kPoisson;
-  spec.traffic.rate = 500;
-  spec.traffic.duration_s = 0.2;
+  spec.traffic.rate = rate;
+  spec.traffic.duration_s = seconds;
+  return spec;
+}
+
+TEST(TuneRun, ALiveConfirmationMeasuresUntilStable) {
+  ConfirmSpec spec = synthetic_spec(500, 0.2);
   spec.rule = StabilityRule{0.5, 2, 4};
   int runs_seen = 0;
   spec.on_run = [&runs_seen](int runs) { runs_seen = runs; };
@@ -116,12 +122,7 @@ TEST(TuneRun, ALiveConfirmationMeasuresUntilStable) {
 }
 
 TEST(TuneRun, AStoppedConfirmationSaysSoAndADeadlineSkipsIt) {
-  ConfirmSpec spec;
-  spec.factory = SyntheticRunner::factory({.fixed_us = 100, .per_item_us = 5});
-  spec.metadata = small_model();
-  spec.traffic.pattern = Pattern::kPoisson;
-  spec.traffic.rate = 500;
-  spec.traffic.duration_s = 60;
+  ConfirmSpec spec = synthetic_spec(500, 60);
   std::atomic<bool> stop{false};
   spec.stop = &stop;
   // Stopped from another thread during the first run, which is a minute
@@ -155,6 +156,69 @@ TEST(TuneRun, TheWinnerIsTheBestAsMeasured) {
             std::string::npos)
       << none.error().message;
   EXPECT_NE(none.error().message.find("closest:"), std::string::npos);
+}
+
+CostModel line_cost(std::vector<std::pair<uint32_t, double>> points) {
+  std::vector<CostPoint> v;
+  for (auto [b, us] : points) v.push_back(CostPoint{.batch = b, .median_us = us});
+  auto m = CostModel::from_points(v);
+  EXPECT_TRUE(m.ok()) << m.error().message;
+  return *m;
+}
+
+TEST(TuneRun, ALevelIsTheGeometricMeanOfTBOverTheCosts) {
+  const CostModel base = line_cost({{1, 100}, {4, 200}, {8, 400}});
+  // 1.21 at b = 1 and 1.0 at b = 4: sqrt(1.21) = 1.1.
+  EXPECT_NEAR(cost_level(line_cost({{1, 121}, {4, 200}}), base, 1), 1.1, 1e-9);
+  // b = 2 is between base's points (133.3 us): 1.5 there, alone.
+  EXPECT_NEAR(cost_level(line_cost({{2, 200}}), base, 1), 200 / (100 + 100.0 / 3), 1e-9);
+  // With two lanes, against base's two-lane curve (twice as slow): 0.5.
+  auto two = base.with_lanes({LaneCostPoints{
+      2, {CostPoint{.batch = 1, .median_us = 200}, CostPoint{.batch = 8, .median_us = 800}}}});
+  ASSERT_TRUE(two.ok()) << two.error().message;
+  EXPECT_NEAR(cost_level(line_cost({{1, 100}, {8, 400}}), *two, 2), 0.5, 1e-9);
+  EXPECT_NEAR(cost_level(line_cost({{1, 100}, {8, 400}}), *two, 1), 1.0, 1e-9);
+  // Nothing compares against a cost of zero.
+  EXPECT_EQ(cost_level(line_cost({{1, 100}}), line_cost({{1, 0}, {2, 0}}), 1), 0);
+}
+
+TEST(TuneRun, TheMedianLevelSkipsRunsThatRefinedNothing) {
+  using L = std::vector<double>;
+  EXPECT_EQ(median_level(L{1.3, 0.9, 1.1}), 2u);
+  EXPECT_EQ(median_level(L{1.3, 0, 0.9, 1.1}), 3u);
+  EXPECT_EQ(median_level(L{1.2, 0.8}), 1u);  // the lower of the middle two
+  EXPECT_EQ(median_level(L{0.7}), 0u);
+  EXPECT_EQ(median_level(L{0, 0}), 0u);
+  EXPECT_EQ(median_level(L{}), 0u);
+}
+
+TEST(TuneRun, CalibrationWithSeveralRunsRefinesWithTheMedianRun) {
+  ConfirmSpec spec = synthetic_spec(3000, 0.3);
+  const CostModel before = line_cost({{1, 50}, {32, 80}});
+  CostModel cost = before;
+  auto c = calibrate_live(spec, calibration_options(Options{}, 32, 1), cost, 3);
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  ASSERT_EQ(c->levels.size(), 3u);
+  ASSERT_EQ(c->seen.size(), 3u);
+  ASSERT_TRUE(c->observed);
+  EXPECT_EQ(c->observed, c->seen[c->chosen]);
+  EXPECT_EQ(c->chosen, median_level(c->levels));
+  for (size_t k = 0; k < 3; ++k) {
+    ASSERT_TRUE(c->seen[k]);
+    // The synthetic runner sleeps 100 + 5 b us at least: slower than 50..80.
+    EXPECT_GT(c->levels[k], 1.0);
+    EXPECT_DOUBLE_EQ(c->levels[k], cost_level(*c->seen[k], before, 1));
+  }
+  // The chosen run's sizes are the cost's now, as measured.
+  for (const CostPoint& p : c->observed->points()) {
+    EXPECT_DOUBLE_EQ(cost.cost_us(p.batch), p.median_us) << "b = " << p.batch;
+  }
+  // One run at least, however few are asked for.
+  CostModel again = before;
+  auto one = calibrate_live(spec, calibration_options(Options{}, 32, 1), again, 0);
+  ASSERT_TRUE(one.ok()) << one.error().message;
+  EXPECT_EQ(one->levels.size(), 1u);
+  EXPECT_EQ(one->chosen, 0u);
 }
 
 }  // namespace

@@ -19,7 +19,7 @@
 //    disabled.
 //  - Calibrate first (on by default, as tune's --calibrate): before the
 //    search the traffic runs live once per lane count the space searches
-//    (calibrate_once, tune_run.h), with the window's traffic paused, and
+//    (calibrate_live, tune_run.h), with the window's traffic paused, and
 //    the search, the confirmations and their adaptive plans use the cost
 //    those runs refined; the status says how far t(b) moved. A calibration
 //    run that fails leaves the cost as it was, and the status says so.

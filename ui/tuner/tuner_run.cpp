@@ -143,7 +143,7 @@ Status TunerPanel::run() {
                           .arg(lanes[k])
                           .arg(k + 1)
                           .arg(lanes.size()));
-        auto c = calibrate_once(live, calibration_options(base, max_batch, lanes[k]), m);
+        auto c = calibrate_live(live, calibration_options(base, max_batch, lanes[k]), m);
         if (!c) {
           note = QString(" Calibration failed (%1); predicted with the cost as it was.")
                      .arg(text_of(c.error().message));
