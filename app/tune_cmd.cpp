@@ -275,11 +275,11 @@ Expected<CostModel> calibrate_under_load(const TuneArgs& t, const CostModel& cos
     }
     std::printf("  %u lane(s): %zu batches, p50 %.3f ms, p99 %.3f ms", lanes, run->batches,
                 run->p50_ms, run->p99_ms);
-    if (!run->observed) {
+    if (!run->observed()) {
       std::printf("; no size ran 5 times, so nothing to refine\n");
       continue;
     }
-    const CostModel& seen = *run->observed;
+    const CostModel& seen = *run->observed();
     const std::vector<double>& over = seen.overheads_us();
     std::printf("; overhead p50 %.0f us, p99 %.0f us\n", CostModel::quantile_of(over, 0.5),
                 CostModel::quantile_of(over, 0.99));

@@ -158,14 +158,13 @@ Expected<CalibrationRun> calibrate_live(const ConfirmSpec& spec, const Options& 
   c.batches = run.batches;
   c.p50_ms = run.summary.latency.p50_ms;
   c.p99_ms = run.summary.latency.p99_ms;
-  c.observed = run.observed;
-  if (!c.observed) return c;
-  for (const CostPoint& p : c.observed->points()) {
+  if (!run.observed) return c;
+  for (const CostPoint& p : run.observed->points()) {
     const double was = cost.cost_us(p.batch, o.num_lanes);
     if (was > 0) c.moved.push_back(p.median_us / was - 1.0);
   }
   std::sort(c.moved.begin(), c.moved.end());
-  cost = cost.calibrated(*c.observed, o.num_lanes);
+  cost = cost.calibrated(*run.observed, o.num_lanes);
   return c;
 }
 

@@ -133,9 +133,6 @@ struct CalibrationRun {
   // Of the run chosen (the median level's).
   size_t batches = 0;
   double p50_ms = 0, p99_ms = 0;
-  // t(b) as the chosen run saw it; null when no run had a size that ran 5
-  // times (nothing refined).
-  std::shared_ptr<const CostModel> observed;
   // Each size seen: its median over what the cost said before, minus 1,
   // ascending (0.3: 30% slower than the cost said).
   std::vector<double> moved;
@@ -145,6 +142,11 @@ struct CalibrationRun {
   std::vector<std::shared_ptr<const CostModel>> seen;
   std::vector<double> levels;
   size_t chosen = 0;
+  // t(b) as the chosen run saw it; null when no run had a size that ran 5
+  // times (nothing refined).
+  std::shared_ptr<const CostModel> observed() const {
+    return chosen < seen.size() ? seen[chosen] : nullptr;
+  }
 };
 
 // How slow a live run ran against `base`: the geometric mean, over the

@@ -402,7 +402,7 @@ int main(int argc, char** argv) {
           std::fprintf(stderr, "calibration: %s\n", run.error().message.c_str());
           return 1;
         }
-        if (!run->observed) {
+        if (!run->observed()) {
           std::fprintf(stderr, "calibration with %u lanes: no size ran 5 times\n", lanes);
           continue;
         }

@@ -200,8 +200,8 @@ TEST(TuneRun, CalibrationWithSeveralRunsRefinesWithTheMedianRun) {
   ASSERT_TRUE(c.ok()) << c.error().message;
   ASSERT_EQ(c->levels.size(), 3u);
   ASSERT_EQ(c->seen.size(), 3u);
-  ASSERT_TRUE(c->observed);
-  EXPECT_EQ(c->observed, c->seen[c->chosen]);
+  ASSERT_TRUE(c->observed());
+  EXPECT_EQ(c->observed(), c->seen[c->chosen]);
   EXPECT_EQ(c->chosen, median_level(c->levels));
   for (size_t k = 0; k < 3; ++k) {
     ASSERT_TRUE(c->seen[k]);
@@ -210,7 +210,7 @@ TEST(TuneRun, CalibrationWithSeveralRunsRefinesWithTheMedianRun) {
     EXPECT_DOUBLE_EQ(c->levels[k], cost_level(*c->seen[k], before, 1));
   }
   // The chosen run's sizes are the cost's now, as measured.
-  for (const CostPoint& p : c->observed->points()) {
+  for (const CostPoint& p : c->observed()->points()) {
     EXPECT_DOUBLE_EQ(cost.cost_us(p.batch), p.median_us) << "b = " << p.batch;
   }
   // One run at least, however few are asked for.
