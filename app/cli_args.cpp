@@ -1,5 +1,7 @@
 #include "app/cli_args.h"
 
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -46,6 +48,25 @@ Expected<double> parse_number(const std::string& flag, const std::string& text, 
     return invalid_argument(m.str());
   }
   return v;
+}
+
+Expected<size_t> parse_max_connections(const std::string& text) {
+  rlimit l{};
+  const double most = getrlimit(RLIMIT_NOFILE, &l) == 0 && l.rlim_cur != RLIM_INFINITY
+                          ? static_cast<double>(l.rlim_cur)
+                          : 1e9;
+  auto v = parse_number("max-connections", text, 1, 1e9);
+  if (!v) return v.error();
+  if (*v != std::floor(*v)) {
+    return invalid_argument("--max-connections: expected a whole number, got '" + text + "'");
+  }
+  if (*v > most) {
+    return invalid_argument("--max-connections = " + text +
+                            " is more than this process may open: its descriptor limit (ulimit "
+                            "-n) is " +
+                            std::to_string(static_cast<uint64_t>(most)));
+  }
+  return static_cast<size_t>(*v);
 }
 
 Expected<Options> take_options(std::map<std::string, std::string>& flags, Options o) {
@@ -142,7 +163,8 @@ std::string options_help() {
          "request's whole life):\n"
          "  --scheduling continuous|static  iteration-level or request-level (default continuous)\n"
          "  --max-num-seqs N          sequences running at once (default 32)\n"
-         "  --max-num-batched-tokens N  tokens per step, prefill chunks and decodes (default 512)\n";
+         "  --max-num-batched-tokens N  tokens per step, prefill chunks and decodes (default "
+         "512)\n";
 }
 
 }  // namespace batchscope::cli

@@ -30,6 +30,10 @@ Expected<SyntheticCost> parse_synthetic(const std::string& text);
 Expected<double> parse_number(const std::string& flag, const std::string& text, double lo,
                               double hi);
 
+// --max-connections N: 1 up to the process's descriptor limit (RLIMIT_NOFILE),
+// which the message names when N is above it.
+Expected<size_t> parse_max_connections(const std::string& text);
+
 // The help text for the serving options, one flag a line.
 std::string options_help();
 

@@ -29,13 +29,15 @@ std::string gui_help() {
   return "usage: batchscope gui [--model PATH | --synthetic A_US,C_US[,L_US]] [--device "
          "cpu|cuda:N]\n"
          "                      [--rate R] [--no-traffic] [--listen PORT] [--token TOKEN]\n"
-         "                      [--no-remote-config] [--fresh] [serving options]\n"
+         "                      [--no-remote-config] [--max-connections N] [--fresh]\n"
+         "                      [serving options]\n"
          "Opens the workbench window: live latency, queue depth, batch size and throughput\n"
          "plots, the batching options applied live, traffic, the model and its cost profile,\n"
          "an HTTP listener, a batch inspector and recorded runs. Default model models/mlp.pt\n"
          "with Poisson traffic at 1500 req/s (--rate), started once the model is loaded\n"
          "unless --no-traffic. --listen PORT starts the HTTP listener at once; --token TOKEN\n"
-         "(default $BATCHSCOPE_TOKEN) and --no-remote-config guard it as they do serve's.\n"
+         "(default $BATCHSCOPE_TOKEN) and --no-remote-config guard it as they do serve's, and\n"
+         "--max-connections N limits its connections as serve's (see serve --help).\n"
          "The window remembers its layout, traffic, server, model and options between starts;\n"
          "flags given here win, and --fresh ignores what was saved.\n"
          "Space starts and stops traffic; P pauses the plots.\n"
@@ -47,8 +49,8 @@ std::string gui_help() {
          "generation traffic (--rate, default 25 req/s, started unless --no-traffic) and an\n"
          "HTTP listener whose clients' requests show beside the traffic: POST /v1/completions\n"
          "(streamed or not), POST /v2/models/{m}/generate[_stream], GET /metrics, /v1/config.\n"
-         "--listen PORT (0: a free one, printed at start), --token and --no-remote-config\n"
-         "work there as above; "
+         "--listen PORT (0: a free one, printed at start), --token, --no-remote-config and\n"
+         "--max-connections work there as above; "
          "--prompt TEXT generates TEXT's completion at once.\n" +
          lm_flags_help() + "Serving options (the starting values):\n" + cli::options_help();
 }
@@ -59,11 +61,17 @@ bool display_available() {
 
 namespace {
 
-// --listen PORT, --token TOKEN and --no-remote-config, the same for both
-// windows: true when `name` is one of them, an error when its value is bad.
+// --listen PORT, --token TOKEN, --no-remote-config and --max-connections N,
+// the same for both windows: true when `name` is one of them, an error when
+// its value is bad.
 Expected<bool> take_listener_flag(const std::string& name, const std::string& value,
-                                  int& listen_port, ServiceAccess& access) {
-  if (name == "listen") {
+                                  int& listen_port, ServiceAccess& access,
+                                  size_t& max_connections) {
+  if (name == "max-connections") {
+    auto n = cli::parse_max_connections(value);
+    if (!n) return n.error();
+    max_connections = *n;
+  } else if (name == "listen") {
     auto p = cli::parse_number(name, value, 0, 65535);
     if (!p) return p.error();
     listen_port = static_cast<int>(*p);
@@ -101,7 +109,8 @@ int run_gen_gui(int argc, char** argv, std::map<std::string, std::string> flags)
   std::string screenshot;
   double after_s = 10;
   for (auto& [name, value] : flags) {
-    auto listener = take_listener_flag(name, value, cfg.listener.listen_port, cfg.listener.access);
+    auto listener = take_listener_flag(name, value, cfg.listener.listen_port, cfg.listener.access,
+                                       cfg.listener.max_connections);
     if (!listener) return fail(listener.error().message);
     if (*listener) continue;
     if (name == "rate") {
@@ -223,7 +232,8 @@ int run_gui(int argc, char** argv, const std::vector<std::string>& args) {
   double after_s = 10;
   bool fresh = false;
   for (auto& [name, value] : *flags) {
-    auto listener = take_listener_flag(name, value, cfg.listen_port, cfg.access);
+    auto listener =
+        take_listener_flag(name, value, cfg.listen_port, cfg.access, cfg.max_connections);
     if (!listener) return fail(listener.error().message);
     if (*listener) continue;
     if (name == "rate") {

@@ -46,6 +46,10 @@ std::string serve_help() {
          "                            (default 1024; 0: no minimum)\n"
          "  --idle-timeout-ms N       an idle keep-alive connection is closed after this\n"
          "                            (default 60000)\n"
+         "  --max-connections N       connections open at once (default: the descriptor\n"
+         "                            limit, ulimit -n, less a reserve); at the limit the\n"
+         "                            longest-idle one is closed, or a new one gets 503\n"
+         "                            (health checks are still answered)\n"
          "Serving options:\n" +
          cli::options_help() + lm_flags_help() +
          "A generative model serves POST /v1/completions (OpenAI; \"stream\": true for "
@@ -79,6 +83,12 @@ Status take_listener_flags(std::map<std::string, std::string>& flags, HttpServer
     if (name == "header-timeout-ms") o.header_timeout_ms = static_cast<int>(*v);
     if (name == "min-body-rate") o.min_body_bytes_per_s = *v;
     if (name == "idle-timeout-ms") o.idle_timeout_ms = static_cast<int>(*v);
+    flags.erase(it);
+  }
+  if (auto it = flags.find("max-connections"); it != flags.end()) {
+    auto n = cli::parse_max_connections(it->second);
+    if (!n) return n.error();
+    o.max_connections = *n;
     flags.erase(it);
   }
   return Status::Ok();

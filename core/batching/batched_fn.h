@@ -11,20 +11,24 @@
 //         return out;
 //       },
 //       Options{.max_batch_size = 16, .max_wait_us = 500});
-//   Expected<size_t> n = lengths.call("hello").get();
+//   Expected<size_t> n = lengths.call("hello").get();  // a batchscope::Future
 //   if (!n && n.error().code == ErrorCode::kQueueFull) { /* shed load */ }
+//
+// call() answers with a Future (batching/future.h): no system call to hand
+// over an answer nobody is waiting for yet, or to take one that is there. It
+// converts to a std::future for code that wants one, at std::future's cost.
 //
 // The handler runs on lane threads (concurrently when num_lanes > 1) and
 // must return one output per input, in order; an exception fails that batch.
 // Thread-safety: call() and set_options() are thread-safe.
 
-#include <future>
 #include <memory>
 #include <span>
 #include <stdexcept>
 #include <vector>
 
 #include "batching/basic_engine_impl.h"
+#include "batching/future.h"
 
 namespace batchscope {
 
@@ -46,9 +50,9 @@ class BatchedFn {
 
   // Resolves to the output, or to an Error: kQueueFull (at once, when the
   // queue is full), kTimedOut, kModelError (the handler threw), kShuttingDown.
-  std::future<Expected<Out>> call(In input) {
-    std::promise<Expected<Out>> promise;
-    std::future<Expected<Out>> f = promise.get_future();
+  Future<Expected<Out>> call(In input) {
+    Promise<Expected<Out>> promise;
+    Future<Expected<Out>> f = promise.get_future();
     engine_.submit(std::move(input), [p = std::move(promise)](Response<Out>&& r) mutable {
       p.set_value(std::move(r.result));
     });
@@ -57,13 +61,13 @@ class BatchedFn {
 
   // Several calls at once, admitted under one lock: one future per input, in
   // order; each resolves as call()'s does.
-  std::vector<std::future<Expected<Out>>> call_many(std::vector<In> inputs) {
-    std::vector<std::future<Expected<Out>>> futures;
+  std::vector<Future<Expected<Out>>> call_many(std::vector<In> inputs) {
+    std::vector<Future<Expected<Out>>> futures;
     std::vector<Done> dones;
     futures.reserve(inputs.size());
     dones.reserve(inputs.size());
     for (size_t i = 0; i < inputs.size(); ++i) {
-      std::promise<Expected<Out>> promise;
+      Promise<Expected<Out>> promise;
       futures.push_back(promise.get_future());
       dones.emplace_back([p = std::move(promise)](Response<Out>&& r) mutable {
         p.set_value(std::move(r.result));

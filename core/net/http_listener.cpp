@@ -1,9 +1,9 @@
 #include "net/http_listener.h"
 
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <QHostAddress>
-#include <QTcpServer>
 #include <QTcpSocket>
 #include <QThread>
 #include <QTimer>
@@ -74,25 +74,19 @@ Listener::Listener(HttpServer::Handler handler, HttpServerOptions options)
                 std::chrono::milliseconds(options.body_grace_ms)},
       hub_(std::make_shared<Hub>()) {
   hub_->listener = this;
+  max_connections_ =
+      options_.max_connections > 0 ? options_.max_connections : default_max_connections();
 }
 
 Listener::~Listener() {
+  if (listen_fd_ >= 0) ::close(listen_fd_);  // never started accepting on its thread
   std::lock_guard g(hub_->mu);
   hub_->listener = nullptr;
 }
 
 Expected<uint16_t> Listener::listen(const std::string& host, uint16_t port) {
-  server_ = new QTcpServer(this);
-  QObject::connect(server_, &QTcpServer::newConnection, this,
-                   [this] { guarded([this] { accept(); }); });
-  QHostAddress addr;
-  if (!addr.setAddress(QString::fromStdString(host))) {
-    return invalid_argument("--host " + host + " is not an IP address (for example 127.0.0.1)");
-  }
-  if (!server_->listen(addr, port)) {
-    return invalid_argument("cannot listen on " + host + ":" + std::to_string(port) + ": " +
-                            server_->errorString().toStdString());
-  }
+  auto bound = open_listening_socket(host, port);
+  if (!bound) return bound.error();
   // One timer checks every connection's deadlines; a quarter of the
   // shortest one keeps a 408 within 25% of its deadline.
   const int shortest = std::min({options_.header_timeout_ms, options_.body_grace_ms,
@@ -101,11 +95,7 @@ Expected<uint16_t> Listener::listen(const std::string& host, uint16_t port) {
   ticker_->setInterval(std::clamp(shortest / 4, 10, 250));
   QObject::connect(ticker_, &QTimer::timeout, this, [this] { guarded([this] { tick(); }); });
   ticker_->start();
-  return static_cast<uint16_t>(server_->serverPort());
-}
-
-void Listener::stop_accepting() {
-  if (server_) server_->close();
+  return *bound;
 }
 
 size_t Listener::unanswered() const {
@@ -191,6 +181,11 @@ HttpCounters Listener::counters() const {
   c.errors = errors_.load();
   c.dropped = dropped_.load();
   c.handler_exceptions = handler_exceptions_.load();
+  c.connections = open_.load();
+  c.max_connections = max_connections_;
+  c.closed_for_room = closed_for_room_.load();
+  c.refused_at_limit = refused_at_limit_.load();
+  c.accept_errors = accept_errors_.load();
   for (size_t code = 0; code < by_status_.size(); ++code) {
     if (const uint64_t n = by_status_[code].load()) c.by_status.emplace_back(code, n);
   }
@@ -209,10 +204,16 @@ Listener::Slot* Listener::slot(Conn& c, uint64_t seq) {
 }
 
 void Listener::accept() {
-  while (QTcpSocket* sock = server_->nextPendingConnection()) {
+  const uint64_t first_new = next_conn_ + 1;
+  while (may_accept(first_new)) {
+    QTcpSocket* sock = accept_one(first_new);
+    if (!sock) break;
+    const bool over_limit = !place(first_new);
     const uint64_t id = ++next_conn_;
     auto c = std::make_unique<Conn>(id, options_.limits, timeouts_);
     c->socket = sock;
+    c->over_limit = over_limit;
+    over_limit_ += over_limit ? 1 : 0;
     sock->setSocketOption(QAbstractSocket::LowDelayOption, 1);
     // Bounded, so that a connection we stop reading pushes back on its
     // client through TCP instead of filling our memory.
@@ -235,8 +236,9 @@ void Listener::accept() {
     QObject::connect(sock, &QTcpSocket::disconnected, this,
                      [this, id] { guarded([&] { gone(id); }); });
     c->idle->start();
-    c->last_progress = steady_now();
+    c->last_progress = c->last_active = steady_now();
     conns_.emplace(id, std::move(c));
+    ++open_;
   }
 }
 
@@ -263,6 +265,7 @@ void Listener::read_requests(uint64_t id) {
   }
   const QByteArray data = c->socket->readAll();
   c->idle->start();
+  c->last_active = steady_now();
   c->parser.append(data.constData(), static_cast<size_t>(data.size()));
   while (!c->closing) {
     auto next = c->parser.next();
@@ -280,6 +283,11 @@ void Listener::read_requests(uint64_t id) {
     s.close = !req.keep_alive;
     s.head_only = req.method == "HEAD";
     if (s.close) c->closing = true;
+    if (refuse_over_limit(*c, req, s)) {
+      c = find(id);
+      if (!c) return;
+      continue;  // closing: the loop ends
+    }
     {
       Responder r;
       r.shared_ = std::make_shared<Responder::Shared>();
@@ -390,7 +398,7 @@ void Listener::half_close(Conn& c) {
 void Listener::on_written(uint64_t id, qint64 n) {
   Conn* c = find(id);
   if (!c) return;
-  c->last_progress = steady_now();
+  c->last_progress = c->last_active = steady_now();
   while (n > 0 && !c->unsent.empty()) {
     Unsent& u = c->unsent.front();
     const int64_t take = std::min<int64_t>(n, u.bytes);
@@ -441,6 +449,9 @@ void Listener::gone(uint64_t id) {
   if (it == conns_.end()) return;
   std::unique_ptr<Conn> c = std::move(it->second);
   conns_.erase(it);
+  --open_;
+  over_limit_ -= c->over_limit ? 1 : 0;
+  resume_accepting();  // a descriptor is free again
   // Answers that will never be written: owed, or still in the socket's buffer.
   for (const Unsent& u : c->unsent) dropped_ += u.status > 0 ? 1 : 0;
   drop_slots(c->pending);

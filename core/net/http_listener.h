@@ -27,7 +27,7 @@
 #include "net/http_server.h"
 #include "net/read_watch.h"
 
-class QTcpServer;
+class QSocketNotifier;
 class QTcpSocket;
 class QTimer;
 
@@ -133,6 +133,8 @@ class Listener : public QObject {
     uint64_t discarded = 0;            // bytes read and dropped while lingering
     TimePoint linger_until = kNever;   // from the half-close
     TimePoint last_progress{};         // when bytes last left for the client
+    TimePoint last_active{};           // when a request or an answer last moved
+    bool over_limit = false;           // accepted beyond max_connections: one request, then close
     uint64_t id = 0;
     Conn(uint64_t i, HttpLimits l, ReadTimeouts t) : parser(l), watch(t), id(i) {}
   };
@@ -199,6 +201,34 @@ class Listener : public QObject {
   void half_close(Conn& c);
   void on_written(uint64_t id, qint64 n);
   void resume_if_drained(Conn& c);
+
+  // Accepting, and the connection limit (http_accept.cpp). The listening
+  // socket is the listener's own, not a QTcpServer's, so that an accept that
+  // fails (out of descriptors) is seen: QTcpServer retries one on every
+  // pass of the event loop, spinning a core.
+  Expected<uint16_t> open_listening_socket(const std::string& host, uint16_t port);
+  // Connections from `first_new` on were accepted in this pass: not read
+  // yet, so never taken for idle.
+  // The next connection, or nullptr when none is waiting or accepting
+  // failed (counted, and accepting paused for a moment).
+  QTcpSocket* accept_one(uint64_t first_new);
+  // Whether a connection may be accepted now: below the limit, a spare
+  // over-limit place, or an idle connection to close; false: accepting
+  // paused until a connection closes.
+  bool may_accept(uint64_t first_new);
+  // Makes room for an accepted connection; false: it is over the limit.
+  bool place(uint64_t first_new);
+  // The keep-alive connection idle the longest, or nullptr.
+  Conn* idlest(uint64_t first_new);
+  bool make_room(uint64_t first_new);
+  // A request on a connection over the limit: answered 503 here unless it
+  // is a health check; either way the connection closes after it. True
+  // when answered here.
+  bool refuse_over_limit(Conn& c, const HttpRequest& req, Slot& s);
+  void pause_accepting();
+  void resume_accepting();
+  static constexpr size_t kOverLimitConnections = 16;
+
   void tick();
   void gone(uint64_t id);
   QByteArray serialize(const HttpResponse& r, bool close) const;
@@ -208,8 +238,13 @@ class Listener : public QObject {
   HttpServerOptions options_;
   ReadTimeouts timeouts_;
   std::shared_ptr<Hub> hub_;
-  QTcpServer* server_ = nullptr;
+  int listen_fd_ = -1;
+  QSocketNotifier* accept_notifier_ = nullptr;
   QTimer* ticker_ = nullptr;
+  QTimer* retry_accept_ = nullptr;
+  size_t max_connections_ = 0;
+  size_t over_limit_ = 0;  // connections open beyond the limit
+  bool accepting_paused_ = false;
   std::unordered_map<uint64_t, std::unique_ptr<Conn>> conns_;
   uint64_t next_conn_ = 0;
 
@@ -218,6 +253,10 @@ class Listener : public QObject {
   std::atomic<uint64_t> errors_{0};
   std::atomic<uint64_t> dropped_{0};
   std::atomic<uint64_t> handler_exceptions_{0};
+  std::atomic<uint64_t> open_{0};
+  std::atomic<uint64_t> closed_for_room_{0};
+  std::atomic<uint64_t> refused_at_limit_{0};
+  std::atomic<uint64_t> accept_errors_{0};
   std::array<std::atomic<uint64_t>, 600> by_status_{};
 };
 

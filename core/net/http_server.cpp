@@ -47,6 +47,11 @@ HttpCounters& HttpCounters::operator+=(const HttpCounters& other) {
   errors += other.errors;
   dropped += other.dropped;
   handler_exceptions += other.handler_exceptions;
+  connections += other.connections;
+  max_connections = std::max(max_connections, other.max_connections);
+  closed_for_room += other.closed_for_room;
+  refused_at_limit += other.refused_at_limit;
+  accept_errors += other.accept_errors;
   std::map<int, uint64_t> codes(by_status.begin(), by_status.end());
   for (const auto& [code, n] : other.by_status) codes[code] += n;
   by_status.assign(codes.begin(), codes.end());

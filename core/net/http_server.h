@@ -146,7 +146,22 @@ struct HttpServerOptions {
   // max_unwritten_bytes has its connection cut instead.
   size_t max_pending_responses = 64;
   size_t max_unwritten_bytes = size_t{8} << 20;
+  // Connections open at once; 0: default_max_connections() of the process's
+  // descriptor limit. At the limit the keep-alive connection idle the
+  // longest is closed to make room; when none is idle, a new connection is
+  // read for one request: a health check (is_health_path) is answered, any
+  // other request gets 503, and it closes. Beyond a few such connections
+  // accepting pauses until one closes. A failed accept (out of descriptors)
+  // pauses accepting for a moment, never spins.
+  size_t max_connections = 0;
 };
+
+// The connection limit that leaves a process with `descriptors` open files
+// (RLIMIT_NOFILE) room for its own: models, logs, pipes, the connections
+// being accepted. At least 1.
+size_t default_max_connections(uint64_t descriptors);
+// The same for this process's soft limit now.
+size_t default_max_connections();
 
 // Counts of one server since it was made.
 struct HttpCounters {
@@ -154,7 +169,12 @@ struct HttpCounters {
   uint64_t written = 0;  // answers whose last byte has left for the client's kernel
   uint64_t errors = 0;   // of which with status >= 400
   uint64_t dropped = 0;  // answers never written in full: the connection went first
-  uint64_t handler_exceptions = 0;                  // exceptions caught at the connection boundary
+  uint64_t handler_exceptions = 0;  // exceptions caught at the connection boundary
+  uint64_t connections = 0;         // open now (a gauge; += adds the other's)
+  uint64_t max_connections = 0;     // the limit in force (a gauge; += keeps the larger)
+  uint64_t closed_for_room = 0;     // idle keep-alive connections closed to make room
+  uint64_t refused_at_limit = 0;    // requests answered 503 on a connection over the limit
+  uint64_t accept_errors = 0;       // accepts that failed (out of descriptors, ...)
   std::vector<std::pair<int, uint64_t>> by_status;  // written answers per status, ascending
 
   // Adds another server's counts (a listener restarted over a new engine).

@@ -345,6 +345,20 @@ void server_families(std::string& out, const ServerInfo& info) {
   for (const auto& [code, n] : info.http_by_status) {
     sample_u(out, "batchscope_http_responses_total", "code=\"" + std::to_string(code) + "\"", n);
   }
+  if (info.http_max_connections == 0) return;  // not behind a listener
+  gauge_u(out, "batchscope_http_connections", "HTTP connections open.", info.http_connections);
+  gauge_u(out, "batchscope_http_connections_max", "The HTTP connection limit (--max-connections).",
+          info.http_max_connections);
+  counter(out, "batchscope_http_connections_closed_for_room_total",
+          "Idle keep-alive HTTP connections closed to make room at the connection limit.",
+          info.http_closed_for_room);
+  counter(out, "batchscope_http_refused_at_limit_total",
+          "HTTP requests answered 503 because every connection was busy at the limit.",
+          info.http_refused_at_limit);
+  counter(out, "batchscope_http_accept_errors_total",
+          "HTTP connections the kernel could not hand over (out of descriptors); accepting "
+          "pauses, then resumes.",
+          info.http_accept_errors);
 }
 
 void append_prometheus_label_value(std::string& out, std::string_view value) {

@@ -45,6 +45,12 @@ struct ServerInfo {
   uint64_t http_parsed = 0;    // requests read (each answered, or dropped when the client left)
   uint64_t http_dropped = 0;   // answers never written: the client had gone
   std::vector<std::pair<int, uint64_t>> http_by_status;  // answers written per status
+  // The connection limit (http_server.h, max_connections).
+  uint64_t http_connections = 0;       // open now
+  uint64_t http_max_connections = 0;   // the limit; 0: not known
+  uint64_t http_closed_for_room = 0;   // idle keep-alive connections closed to make room
+  uint64_t http_refused_at_limit = 0;  // answered 503 over the limit
+  uint64_t http_accept_errors = 0;     // accepts that failed
 };
 
 // The Content-Type a server should send with prometheus_text()'s body.

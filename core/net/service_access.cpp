@@ -4,13 +4,11 @@
 
 namespace batchscope {
 
-namespace {
-
-// Health checks stay open so that load balancers and probes need no token;
-// exact paths only, so that no other answer (a 404 naming the model) leaks.
-bool is_public(std::string_view path) {
+bool is_health_path(std::string_view path) {
   return path == "/health" || path == "/v2/health/live" || path == "/v2/health/ready";
 }
+
+namespace {
 
 // Runs over the whole secret whatever was sent, so that the time taken tells
 // a client neither how much of a guess was right nor how long the secret is.
@@ -40,7 +38,7 @@ std::optional<std::string_view> bearer_token(std::string_view auth) {
 
 std::optional<HttpResponse> refuse_unauthorized(const HttpRequest& req,
                                                 const ServiceAccess& access) {
-  if (access.token.empty() || is_public(req.path())) return std::nullopt;
+  if (access.token.empty() || is_health_path(req.path())) return std::nullopt;
   const auto token = bearer_token(req.header("authorization"));
   if (token && same_secret(*token, access.token)) return std::nullopt;
   HttpResponse resp = error_response(

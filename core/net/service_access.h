@@ -14,6 +14,12 @@
 
 namespace batchscope {
 
+// /health, /v2/health/live and /v2/health/ready, exactly. Health checks stay
+// open: they need no token (so load balancers and probes need none; exact
+// paths only, so that no other answer, a 404 naming the model, leaks), and
+// a listener at its connection limit still answers them.
+bool is_health_path(std::string_view path);
+
 struct ServiceAccess {
   std::string token;  // empty: no authentication
   bool remote_config = true;

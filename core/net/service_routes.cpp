@@ -29,9 +29,12 @@ bool answer_server_route(const HttpRequest& req, const Responder& r, std::string
   } else if (path == "/v2/health/live") {
     r.send(get ? json_response("{\"live\":true}") : method_not_allowed("GET"));
   } else if (path == "/v2/health/ready") {
-    if (!get) r.send(method_not_allowed("GET"));
-    else if (shutting_down) r.send(error_response(503, "shutting down"));
-    else r.send(json_response("{\"ready\":true}"));
+    if (!get)
+      r.send(method_not_allowed("GET"));
+    else if (shutting_down)
+      r.send(error_response(503, "shutting down"));
+    else
+      r.send(json_response("{\"ready\":true}"));
   } else {
     return false;
   }
@@ -44,8 +47,8 @@ std::optional<std::string_view> model_tail(std::string_view rest, const std::str
   const std::string_view name = rest.substr(0, slash);
   std::string_view tail = slash == std::string_view::npos ? "" : rest.substr(slash);
   if (name != model) {
-    r.send(error_response(404, "unknown model " + quoted_excerpt(name) + "; this server serves '" +
-                                   model + "'"));
+    r.send(error_response(
+        404, "unknown model " + quoted_excerpt(name) + "; this server serves '" + model + "'"));
     return std::nullopt;
   }
   constexpr std::string_view kVersions = "/versions/";
@@ -54,8 +57,8 @@ std::optional<std::string_view> model_tail(std::string_view rest, const std::str
     const size_t s = tail.find('/');
     const std::string_view version = tail.substr(0, s);
     if (version != "1") {
-      r.send(error_response(404, "model '" + model + "' has no version " +
-                                     quoted_excerpt(version) + "; it has version 1"));
+      r.send(error_response(404, "model '" + model + "' has no version " + quoted_excerpt(version) +
+                                     "; it has version 1"));
       return std::nullopt;
     }
     tail = s == std::string_view::npos ? "" : tail.substr(s);
@@ -94,6 +97,11 @@ ServerInfo server_info(std::string model, std::string device, std::string versio
     si.http_by_status = c.by_status;
     si.http_dropped = c.dropped;
     si.http_parsed = c.parsed;
+    si.http_connections = c.connections;
+    si.http_max_connections = c.max_connections;
+    si.http_closed_for_room = c.closed_for_room;
+    si.http_refused_at_limit = c.refused_at_limit;
+    si.http_accept_errors = c.accept_errors;
   }
   return si;
 }

@@ -18,7 +18,7 @@ TEST(BatchedFn, EachCallGetsItsOwnResult) {
         return out;
       },
       Options{.max_batch_size = 16, .max_wait_us = 2000});
-  std::vector<std::future<Expected<size_t>>> fs;
+  std::vector<Future<Expected<size_t>>> fs;
   for (int i = 0; i < 100; ++i)
     fs.push_back(lengths.call(std::string(static_cast<size_t>(i), 'x')));
   for (int i = 0; i < 100; ++i) {
@@ -39,12 +39,12 @@ TEST(BatchedFn, QueueFullIsADistinctErrorAtOnce) {
       },
       Options{.max_batch_size = 1, .max_wait_us = 0, .queue_capacity = 1});
   auto first = f.call(1);  // runs (blocked in the handler) or queues
-  std::vector<std::future<Expected<int>>> more;
+  std::vector<Future<Expected<int>>> more;
   for (int i = 0; i < 3; ++i) more.push_back(f.call(2 + i));
   // At most one of these fits the queue; the others are refused at once.
   int full = 0;
   for (auto& m : more) {
-    if (m.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
+    if (m.ready()) {
       Expected<int> r = m.get();
       ASSERT_FALSE(r.ok());
       EXPECT_EQ(r.error().code, ErrorCode::kQueueFull);
@@ -91,6 +91,18 @@ TEST(BatchedFn, CallManyAnswersEachInputInOrderAndTakesMoveOnlyInputs) {
   }
   EXPECT_LE(batches.load(), 8);  // admitted together, cut mostly full
   EXPECT_EQ(twice.status().counters.admitted, 50u);
+}
+
+TEST(BatchedFn, ItsFuturesConvertToStdFutures) {
+  BatchedFn<int, int> f([](std::span<int> in) { return std::vector<int>(in.begin(), in.end()); },
+                        Options{.max_batch_size = 8, .max_wait_us = 100});
+  std::vector<std::future<Expected<int>>> fs;
+  for (int i = 0; i < 64; ++i) fs.push_back(f.call(i));
+  for (int i = 0; i < 64; ++i) {
+    Expected<int> r = fs[static_cast<size_t>(i)].get();
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(*r, i);
+  }
 }
 
 TEST(BatchedFn, InvalidOptionsThrowNamingTheField) {

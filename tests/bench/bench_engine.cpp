@@ -7,6 +7,10 @@
 //   arrivals_per_s     scheduled arrivals the load driver sends per second
 //   us_per_sequence_step  generation scheduler CPU per sequence per step, zero-cost model
 //   simulated_rps      requests the predictor replays per second of CPU
+//   FutexWakeNoWaiter  one futex wake with nobody waiting: what a system call
+//                      costs on this machine, to read the other figures by
+//   FutureHandOff      a value set and taken on one thread, through
+//                      batchscope::Future (0) or std::future (1)
 // Run: build/bin/bench_engine (or scripts/bench). Figures are in docs/benchmarks.md.
 
 #include <benchmark/benchmark.h>
@@ -19,8 +23,15 @@
 #include <random>
 #include <thread>
 
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <future>
+
 #include "batching/adaptive.h"
 #include "batching/engine.h"
+#include "batching/future.h"
 #include "batching/synthetic_runner.h"
 #include "generation/gen_scheduler.h"
 #include "generation/synthetic_lm.h"
@@ -298,6 +309,32 @@ BENCHMARK(BM_AdaptivePlan)
     ->Args({256, 2, 30'000})
     ->Args({4096, 64, 30'000})
     ->Unit(benchmark::kMillisecond);
+
+void BM_FutexWakeNoWaiter(benchmark::State& state) {
+  uint32_t word = 0;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(syscall(SYS_futex, &word, FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0));
+  }
+}
+BENCHMARK(BM_FutexWakeNoWaiter);
+
+void BM_FutureHandOff(benchmark::State& state) {
+  const bool std_future = state.range(0) == 1;
+  for (auto _ : state) {
+    if (std_future) {
+      std::promise<int> p;
+      std::future<int> f = p.get_future();
+      p.set_value(1);
+      benchmark::DoNotOptimize(f.get());
+    } else {
+      Promise<int> p;
+      Future<int> f = p.get_future();
+      p.set_value(1);
+      benchmark::DoNotOptimize(f.get());
+    }
+  }
+}
+BENCHMARK(BM_FutureHandOff)->ArgName("std")->Arg(0)->Arg(1);
 
 }  // namespace
 }  // namespace batchscope

@@ -3,7 +3,6 @@
 // Batches a function under fifo and under adaptive (with the planner from
 // core/tuning), from two threads, and checks every answer.
 #include <cstdio>
-#include <future>
 #include <thread>
 #include <vector>
 
@@ -17,7 +16,7 @@ using batchscope::StrategyKind;
 static int check(BatchedFn<int, int>& fn, const char* what) {
   int bad = 0;
   auto caller = [&](int from) {
-    std::vector<std::future<batchscope::Expected<int>>> answers;
+    std::vector<batchscope::Future<batchscope::Expected<int>>> answers;
     for (int i = from; i < from + 2000; ++i) answers.push_back(fn.call(i));
     for (int i = from; i < from + 2000; ++i) {
       auto r = answers[i - from].get();

@@ -64,8 +64,11 @@ Expected<uint16_t> GenListener::start(const std::string& host, uint16_t port) {
     std::lock_guard g(published->mu);
     return published->totals;
   });
+  HttpServerOptions listener;
+  listener.max_connections = config_.max_connections;
   server_ = std::make_unique<HttpServer>(
-      [svc = service_.get()](HttpRequest&& req, Responder r) { svc->handle(std::move(req), r); });
+      [svc = service_.get()](HttpRequest&& req, Responder r) { svc->handle(std::move(req), r); },
+      listener);
   service_->set_server(server_.get());
   auto bound = server_->start(host, port);
   if (!bound) {

@@ -45,6 +45,7 @@ struct GenListenerConfig {
   std::string host = "127.0.0.1";  // the host field's first value
   int listen_port = -1;            // >= 0: listen at once (0: any free port); else 8000 is offered
   ServiceAccess access;            // the bearer token and read-only configuration
+  size_t max_connections = 0;      // the connection limit; 0: from the descriptor limit
   std::string device = "cpu";      // reported by /health and /metrics
   std::string version;             // reported by /metrics and GET /v2
 };

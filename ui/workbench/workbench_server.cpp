@@ -64,8 +64,11 @@ Expected<uint16_t> WorkbenchWindow::start_server(const std::string& host, uint16
   service_ = std::make_unique<InferenceService>(
       *engine_, ServiceInfo{model_.metadata, model_.device, config_.version});
   service_->set_access(config_.access);
+  HttpServerOptions listener;
+  listener.max_connections = config_.max_connections;
   server_ = std::make_unique<HttpServer>(
-      [svc = service_.get()](HttpRequest&& req, Responder r) { svc->handle(std::move(req), r); });
+      [svc = service_.get()](HttpRequest&& req, Responder r) { svc->handle(std::move(req), r); },
+      listener);
   service_->set_server(server_.get());
   // The window drains the engine's records; /metrics reads its totals.
   publish_totals();

@@ -70,11 +70,12 @@ struct WorkbenchConfig {
   Options options;                    // the starting options
   std::vector<std::string> devices = {"cpu"};
   QString models_dir = "models";
-  std::string version;          // reported by the HTTP listener
-  double traffic_rate = 1500;   // requests/s of the traffic started at launch
-  bool start_traffic = true;    // once the first model is ready
-  int listen_port = -1;         // >= 0: start the HTTP listener at launch (0: any free port)
-  ServiceAccess access;         // the listener's bearer token and read-only configuration
+  std::string version;            // reported by the HTTP listener
+  double traffic_rate = 1500;     // requests/s of the traffic started at launch
+  bool start_traffic = true;      // once the first model is ready
+  int listen_port = -1;           // >= 0: start the HTTP listener at launch (0: any free port)
+  ServiceAccess access;           // the listener's bearer token and read-only configuration
+  size_t max_connections = 0;     // the listener's connection limit; 0: from the descriptor limit
   bool restore_settings = false;  // apply the saved view, traffic and server settings
   // Offered every model request first, with this window as the parent for
   // what it opens: nullopt leaves the request to `loader`; a Status says it
