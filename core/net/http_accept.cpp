@@ -12,7 +12,6 @@
 
 #include <QHostAddress>
 #include <QSocketNotifier>
-#include <QTcpSocket>
 #include <QTimer>
 #include <algorithm>
 #include <cerrno>
@@ -96,16 +95,12 @@ void Listener::stop_accepting() {
   listen_fd_ = -1;
 }
 
-QTcpSocket* Listener::accept_one(uint64_t first_new) {
+TcpConn* Listener::accept_one(uint64_t first_new) {
   for (bool room_made = false;;) {
     const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
-    if (fd >= 0) {
-      auto* sock = new QTcpSocket(this);
-      if (sock->setSocketDescriptor(fd)) return sock;
-      ::close(fd);
-      delete sock;
-      continue;
-    }
+    // Bounded input, so that a connection we stop reading pushes back on
+    // its client through TCP instead of filling our memory.
+    if (fd >= 0) return new TcpConn(fd, int64_t{1} << 20, this);
     if (errno == EINTR || errno == ECONNABORTED) continue;
     if (errno == EAGAIN || errno == EWOULDBLOCK) return nullptr;
     // Out of descriptors (EMFILE, ENFILE) or kernel memory: close an idle
@@ -128,7 +123,7 @@ Listener::Conn* Listener::idlest(uint64_t first_new) {
     if (id >= first_new) continue;
     const bool idle = !c->closing && !c->over_limit && c->pending.empty() &&
                       c->parser.phase() == HttpPhase::kIdle && c->parser.buffered() == 0 &&
-                      c->socket->bytesToWrite() == 0;
+                      c->socket->bytes_to_write() == 0;
     if (idle && (!found || c->last_active < found->last_active)) found = c.get();
   }
   return found;
@@ -139,8 +134,8 @@ bool Listener::make_room(uint64_t first_new) {
   if (!idlest) return false;
   ++closed_for_room_;
   idlest->closing = true;
-  // Nothing is owed or unwritten: the descriptor is closed now (gone()
-  // runs from the socket's disconnected signal).
+  // Nothing is owed or unwritten: the descriptor is closed now, and gone()
+  // runs from inside abort().
   idlest->socket->abort();
   return true;
 }

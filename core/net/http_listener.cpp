@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include <QHostAddress>
-#include <QTcpSocket>
 #include <QThread>
 #include <QTimer>
 #include <algorithm>
@@ -138,13 +137,13 @@ void Listener::close_all() {
   // erases from conns_: take the sockets first (deleted later, not now).
   // A stream still running when the drain time is up is cut at once:
   // flushing part of it would not make it whole.
-  std::vector<std::pair<QTcpSocket*, bool>> sockets;
+  std::vector<std::pair<TcpConn*, bool>> sockets;
   for (auto& [id, c] : conns_) sockets.emplace_back(c->socket, live_stream(*c));
   for (auto [s, cut] : sockets) {
     if (cut) {
       s->abort();
     } else {
-      s->disconnectFromHost();
+      s->close();
     }
   }
 }
@@ -206,7 +205,7 @@ Listener::Slot* Listener::slot(Conn& c, uint64_t seq) {
 void Listener::accept() {
   const uint64_t first_new = next_conn_ + 1;
   while (may_accept(first_new)) {
-    QTcpSocket* sock = accept_one(first_new);
+    TcpConn* sock = accept_one(first_new);
     if (!sock) break;
     const bool over_limit = !place(first_new);
     const uint64_t id = ++next_conn_;
@@ -214,10 +213,6 @@ void Listener::accept() {
     c->socket = sock;
     c->over_limit = over_limit;
     over_limit_ += over_limit ? 1 : 0;
-    sock->setSocketOption(QAbstractSocket::LowDelayOption, 1);
-    // Bounded, so that a connection we stop reading pushes back on its
-    // client through TCP instead of filling our memory.
-    sock->setReadBufferSize(qint64{1} << 20);
     c->idle = new QTimer(sock);
     c->idle->setSingleShot(true);
     c->idle->setInterval(options_.idle_timeout_ms);
@@ -225,16 +220,14 @@ void Listener::accept() {
       Conn* conn = find(id);
       // Answers still owed or being written: not idle (the send timeout
       // deals with a client that does not read them).
-      if (conn && conn->pending.empty() && conn->socket->bytesToWrite() == 0)
-        conn->socket->disconnectFromHost();
+      if (conn && conn->pending.empty() && conn->socket->bytes_to_write() == 0)
+        conn->socket->close();
       else if (conn)
         conn->idle->start();
     });
-    QObject::connect(sock, &QTcpSocket::readyRead, this, [this, id] { read(id); });
-    QObject::connect(sock, &QTcpSocket::bytesWritten, this,
-                     [this, id](qint64 n) { guarded([&] { on_written(id, n); }); });
-    QObject::connect(sock, &QTcpSocket::disconnected, this,
-                     [this, id] { guarded([&] { gone(id); }); });
+    sock->on_readable = [this, id] { read(id); };
+    sock->on_written = [this, id](int64_t n) { guarded([&] { on_written(id, n); }); };
+    sock->on_closed = [this, id] { guarded([&] { gone(id); }); };
     c->idle->start();
     c->last_progress = c->last_active = steady_now();
     conns_.emplace(id, std::move(c));
@@ -263,7 +256,7 @@ void Listener::read_requests(uint64_t id) {
     c->paused = true;
     return;
   }
-  const QByteArray data = c->socket->readAll();
+  const QByteArray data = c->socket->take_input();
   c->idle->start();
   c->last_active = steady_now();
   c->parser.append(data.constData(), static_cast<size_t>(data.size()));
@@ -309,6 +302,7 @@ void Listener::read_requests(uint64_t id) {
       return;
     }
   }
+  if (!c->closing && c->socket->peer_finished()) return input_ended(*c);
   if (!c->closing) check_deadlines(*c, id, steady_now());
 }
 
@@ -334,12 +328,29 @@ void Listener::check_deadlines(Conn& c, uint64_t id, TimePoint now) {
 
 bool Listener::over_backlog(const Conn& c) const {
   return c.pending.size() >= options_.max_pending_responses ||
-         static_cast<size_t>(c.socket->bytesToWrite()) > options_.max_unwritten_bytes;
+         static_cast<size_t>(c.socket->bytes_to_write()) > options_.max_unwritten_bytes;
 }
 
 void Listener::discard(Conn& c) {
-  c.discarded += static_cast<uint64_t>(c.socket->readAll().size());
-  if (c.lingering && c.discarded > options_.linger_bytes) c.socket->abort();
+  c.discarded += static_cast<uint64_t>(c.socket->take_input().size());
+  if (c.lingering && c.discarded > options_.linger_bytes) return c.socket->abort();
+  // Both sides done: nothing is left to wait for.
+  if (c.half_closed && c.socket->peer_finished()) close_later(c.id);
+}
+
+void Listener::input_ended(Conn& c) {
+  c.closing = true;
+  if (c.pending.empty()) return linger(c);
+  c.close_when_answered = true;  // every answer owed is written first
+}
+
+void Listener::close_later(uint64_t id) {
+  QMetaObject::invokeMethod(
+      this,
+      [this, id] {
+        if (Conn* c = find(id)) c->socket->close();
+      },
+      Qt::QueuedConnection);
 }
 
 void Listener::flush(Conn& c) {
@@ -371,7 +382,7 @@ void Listener::flush(Conn& c) {
 }
 
 void Listener::send_bytes(Conn& c, const QByteArray& bytes, int status) {
-  if (c.socket->bytesToWrite() == 0) c.last_progress = steady_now();
+  if (c.socket->bytes_to_write() == 0) c.last_progress = steady_now();
   c.unsent.push_back({static_cast<int64_t>(bytes.size()), status});
   c.socket->write(bytes);
 }
@@ -385,14 +396,15 @@ void Listener::count_written(int status) {
 void Listener::linger(Conn& c) {
   c.lingering = true;
   c.closing = true;
-  if (c.socket->bytesToWrite() == 0) half_close(c);
+  if (c.socket->bytes_to_write() == 0) half_close(c);
 }
 
 void Listener::half_close(Conn& c) {
   if (c.half_closed) return;
   c.half_closed = true;
   c.linger_until = steady_now() + std::chrono::milliseconds(options_.linger_ms);
-  ::shutdown(static_cast<int>(c.socket->socketDescriptor()), SHUT_WR);
+  c.socket->shutdown_write();
+  if (c.socket->peer_finished()) close_later(c.id);  // the client is done too
 }
 
 void Listener::on_written(uint64_t id, qint64 n) {
@@ -408,7 +420,7 @@ void Listener::on_written(uint64_t id, qint64 n) {
     if (u.status > 0) count_written(u.status);
     c->unsent.pop_front();
   }
-  if (c->lingering && c->socket->bytesToWrite() == 0) half_close(*c);
+  if (c->lingering && c->socket->bytes_to_write() == 0) half_close(*c);
   resume_if_drained(*c);
 }
 
@@ -431,7 +443,7 @@ void Listener::tick() {
     Conn* c = find(id);
     if (!c) continue;
     // A client that stopped reading its answers holds buffers until this.
-    if (c->socket->bytesToWrite() > 0 &&
+    if (c->socket->bytes_to_write() > 0 &&
         now - c->last_progress >= std::chrono::milliseconds(options_.send_timeout_ms)) {
       c->socket->abort();  // gone() counts what it still owed as dropped
       continue;

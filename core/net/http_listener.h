@@ -1,6 +1,6 @@
 #pragma once
-// The listener behind HttpServer: a QTcpServer and its connections, on the
-// I/O thread. Internal to core/net: HttpServer (http_server.h) is the API.
+// The listener behind HttpServer: a listening socket and its connections
+// (TcpConn), on the I/O thread. Internal to core/net: HttpServer (http_server.h) is the API.
 // Each connection parses requests (HttpParser), hands them to the handler
 // with a Responder, writes the answers in request order, and applies the
 // rules http_server.h lists: deadlines (ReadWatch), backpressure, the send
@@ -26,9 +26,9 @@
 
 #include "net/http_server.h"
 #include "net/read_watch.h"
+#include "net/tcp_conn.h"
 
 class QSocketNotifier;
-class QTcpSocket;
 class QTimer;
 
 namespace batchscope {
@@ -118,7 +118,7 @@ class Listener : public QObject {
     int status = 0;
   };
   struct Conn {
-    QTcpSocket* socket = nullptr;
+    TcpConn* socket = nullptr;
     QTimer* idle = nullptr;
     HttpParser parser;
     ReadWatch watch;
@@ -173,6 +173,15 @@ class Listener : public QObject {
   // Input after the connection's last request: read (so the kernel does not
   // answer it with a reset) and dropped, up to the linger limit.
   void discard(Conn& c);
+  // The client shut its side of the connection (half-closed, or closed:
+  // TCP cannot tell the two apart until a write fails): no request comes
+  // after the ones read, each of those is answered and written, and then
+  // the connection closes. A request cut short was never read: it gets no
+  // answer, as when its client is gone.
+  void input_ended(Conn& c);
+  // Closes the connection once what is written has left, from the event
+  // loop rather than here: callers hold `c`.
+  void close_later(uint64_t id);
   // Writes the answers at the head of the pipeline that are ready, and
   // whatever a stream at its head has produced so far.
   void flush(Conn& c);
@@ -211,7 +220,7 @@ class Listener : public QObject {
   // yet, so never taken for idle.
   // The next connection, or nullptr when none is waiting or accepting
   // failed (counted, and accepting paused for a moment).
-  QTcpSocket* accept_one(uint64_t first_new);
+  TcpConn* accept_one(uint64_t first_new);
   // Whether a connection may be accepted now: below the limit, a spare
   // over-limit place, or an idle connection to close; false: accepting
   // paused until a connection closes.

@@ -1,6 +1,7 @@
 #pragma once
-// The HTTP/1.1 listener: a QTcpServer and its connections on one I/O thread
-// of their own, so serving never waits on the GUI or the model.
+// The HTTP/1.1 listener: a listening socket and its connections (TcpConn)
+// on one I/O thread of their own, so serving never waits on the GUI or the
+// model.
 //
 // Each parsed request goes to the handler on the I/O thread together with a
 // Responder, which any thread may complete exactly once (an engine lane
@@ -29,9 +30,12 @@
 //  - stopping: idle connections close at once, busy ones after their last
 //    answer, and no new request is read; what is left when the drain time
 //    is up is aborted and its answers counted as dropped.
-// A client that half-closes its side before reading its answers is taken
-// for gone (QTcpSocket cannot tell the two apart): its queued requests are
-// cancelled and the answers counted as dropped.
+// A client that shuts its sending side (half-closes, as `nc -N` does) gets
+// every answer to the requests it sent, then the connection closes; one
+// that closes normally looks the same until a write to it fails (its
+// queued work runs). A client that resets is gone at once: its queued
+// requests are cancelled and their answers counted as dropped.
+//  - connections: at most max_connections (see HttpServerOptions).
 //  - streamed answers (Server-Sent Events for generation) follow the same
 //    rules: a stream at the head of the pipeline is written chunk by chunk
 //    as it is produced, and pipelined answers behind it wait for its end.

@@ -3,8 +3,8 @@
 // they arrive when the answer is at the head of its connection's pipeline.
 // The rules of http_server.h hold for them as for whole answers.
 
-#include <QTcpSocket>
 #include <algorithm>
+#include "net/tcp_conn.h"
 
 #include "net/http_listener.h"
 
@@ -38,7 +38,7 @@ void Listener::stream_part(uint64_t conn, uint64_t seq, StreamPart p) {
         // its stream goes on is cut, not buffered for. gone() counts the
         // answer as dropped and runs its cancel hooks.
         const bool front = s == &c->pending.front();
-        const qint64 waiting = s->bytes.size() + (front ? c->socket->bytesToWrite() : 0);
+        const qint64 waiting = s->bytes.size() + (front ? c->socket->bytes_to_write() : 0);
         if (static_cast<uint64_t>(waiting) > options_.max_unwritten_bytes) {
           c->socket->abort();
           return;

@@ -230,7 +230,8 @@ TEST_F(ServerTest, MetricsCountAnswersPerStatusAndTheOnesDropped) {
     TestClient gone(port_);
     gone.send(http_request("POST", "/infer", data_body(2)));
     await_queued(1);
-  }  // leaves with its request queued: that answer is dropped
+    gone.reset();  // leaves with its request queued: that answer is dropped
+  }
   const auto give_up = std::chrono::steady_clock::now() + kSafety;
   while (server_->counters().dropped < 1) {
     ASSERT_LT(std::chrono::steady_clock::now(), give_up) << "the dropped answer was not counted";

@@ -221,7 +221,8 @@ TEST_F(ServerTest, ADisconnectWhileQueuedCancels) {
     TestClient gone(port_);
     gone.send(http_request("POST", "/infer", data_body(2)));
     await_queued(1);
-  }  // closes while its request waits
+    gone.reset();  // gives up while its request waits
+  }
   const auto give_up = std::chrono::steady_clock::now() + kSafety;
   while (engine_->status().counters.cancelled < 1) {
     ASSERT_LT(std::chrono::steady_clock::now(), give_up) << "the queued request was not cancelled";
@@ -231,6 +232,37 @@ TEST_F(ServerTest, ADisconnectWhileQueuedCancels) {
   control_->release(1);
   ASSERT_TRUE(a.read());
   EXPECT_EQ(control_->log.snapshot().size(), 1u);  // the cancelled one never ran
+}
+
+// A client that shuts its sending side after its requests (nc -N, some
+// proxies) is not gone: it reads every answer it asked for, then the end of
+// the stream; a request it cut short was never read and gets nothing. A client
+// that closes normally looks the same until a write to it fails, so its
+// queued work runs; one that resets cancels at once (above).
+TEST_F(ServerTest, AHalfClosedClientGetsEveryAnswerItAskedFor) {
+  control_->hold = true;
+  start(Options{.max_batch_size = 1, .max_wait_us = 0});
+  TestClient c(port_);
+  for (int i = 1; i <= 3; ++i) c.send(http_request("POST", "/infer", data_body(float(i))));
+  ASSERT_TRUE(control_->await_entered(1));
+  c.shutdown_write();  // while the first runs and the others wait
+  control_->release(3);
+  for (int i = 1; i <= 3; ++i) {
+    auto r = c.read();
+    ASSERT_TRUE(r) << "answer " << i << " never came";
+    EXPECT_EQ(r->status, 200);
+  }
+  EXPECT_TRUE(c.closed_by_peer());
+  EXPECT_EQ(engine_->status().counters.cancelled, 0u);
+
+  TestClient cut(port_);
+  cut.send(http_request("GET", "/health") + "POST /infer HTTP/1.1\r\nContent-Length: 10\r\n\r\n{");
+  cut.shutdown_write();
+  auto health = cut.read();
+  ASSERT_TRUE(health);
+  EXPECT_EQ(health->status, 200);
+  EXPECT_TRUE(cut.closed_by_peer());
+  EXPECT_EQ(server_->counters().parsed, 4u);  // the 3 above and the health check
 }
 
 TEST_F(ServerTest, ShuttingDownAnswers503) {

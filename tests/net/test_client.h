@@ -64,6 +64,11 @@ class TestClient {
     if (fd_ >= 0) ::close(fd_);
     fd_ = -1;
   }
+  // Shuts the sending side only (as nc -N does): the server reads the end
+  // of the stream, and answers can still be read.
+  void shutdown_write() {
+    if (fd_ >= 0) ::shutdown(fd_, SHUT_WR);
+  }
 
   bool send(const std::string& raw) {
     size_t off = 0;

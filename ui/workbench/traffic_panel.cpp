@@ -52,6 +52,12 @@ TrafficPanel::TrafficPanel(TrafficHooks hooks, double rate, QWidget* parent)
   url_ = new QLineEdit("http://127.0.0.1:8000/infer");
   url_->setToolTip("A URL ending in /infer or /v2/models/NAME/infer");
   form->addRow("URL", url_);
+  // Not saved with the window's settings, and shown as dots.
+  token_ = new QLineEdit;
+  token_->setEchoMode(QLineEdit::Password);
+  token_->setPlaceholderText("none");
+  token_->setToolTip("Sent to the URL as 'Authorization: Bearer TOKEN' (batchscope serve --token)");
+  form->addRow("Token", token_);
   connections_ = new QSpinBox;
   connections_->setRange(1, 1024);
   connections_->setValue(32);
@@ -75,8 +81,8 @@ TrafficPanel::TrafficPanel(TrafficHooks hooks, double rate, QWidget* parent)
     else
       (void)start();  // a refusal shows in the panel
   });
-  new QShortcut(QKeySequence(Qt::Key_Space), this, [this] { start_stop_->click(); },
-                Qt::WindowShortcut);
+  new QShortcut(
+      QKeySequence(Qt::Key_Space), this, [this] { start_stop_->click(); }, Qt::WindowShortcut);
   update_fields();
 }
 
@@ -96,6 +102,7 @@ void TrafficPanel::update_fields() {
   concurrency_->setEnabled(idle && p == "closed");
   target_->setEnabled(idle);
   url_->setEnabled(idle && target_->currentIndex() == kUrl);
+  token_->setEnabled(idle && target_->currentIndex() == kUrl);
   connections_->setEnabled(idle && target_->currentIndex() != kInProcess);
 }
 
@@ -152,6 +159,7 @@ Status TrafficPanel::start_thread() {
     auto u = parse_url(url_->text().toStdString());
     if (!u) return invalid_argument("URL: " + u.error().message);
     url = *u;
+    url->bearer_token = token_->text().toStdString();
   }
   std::unique_ptr<HttpTarget> http;
   if (url) {
@@ -206,6 +214,7 @@ void TrafficPanel::set_target(Target t, const QString& url) {
   target_->setCurrentIndex(t);
   if (!url.isEmpty()) url_->setText(url);
 }
+void TrafficPanel::set_token(const QString& token) { token_->setText(token); }
 void TrafficPanel::set_pattern(const QString& name) {
   const int i = pattern_->findText(name);
   if (i >= 0) pattern_->setCurrentIndex(i);

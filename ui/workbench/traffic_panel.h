@@ -30,8 +30,8 @@ class QSpinBox;
 namespace batchscope {
 
 struct TrafficHooks {
-  std::function<Engine*()> engine;           // the in-process engine, or null while loading
-  std::function<ModelMetadata()> model;      // what the payloads must fit
+  std::function<Engine*()> engine;        // the in-process engine, or null while loading
+  std::function<ModelMetadata()> model;   // what the payloads must fit
   std::function<Expected<Url>()> listen;  // this window's listener (started if off): its /infer
 };
 
@@ -50,10 +50,12 @@ class TrafficPanel : public QGroupBox {
   void refresh();
 
   void set_target(Target t, const QString& url = {});
+  // The bearer token sent to a URL target (its own listener's is known).
+  void set_token(const QString& token);
   void set_pattern(const QString& name);
   void set_rate(double per_s);
   const LoadCounters& counters() const { return counters_; }
-  std::string target_name() const;  // "inproc", "self-http" or the URL
+  std::string target_name() const;   // "inproc", "self-http" or the URL
   std::string pattern_text() const;  // "poisson rate=1500/s ..."
   // The pattern as set in the fields, open-ended (duration 1e6 s, seed 1):
   // what start() runs, and what the tuner replays for a duration of its own.
@@ -82,6 +84,7 @@ class TrafficPanel : public QGroupBox {
   QSpinBox* concurrency_ = nullptr;
   QComboBox* target_ = nullptr;
   QLineEdit* url_ = nullptr;
+  QLineEdit* token_ = nullptr;
   QSpinBox* connections_ = nullptr;
   QPushButton* start_stop_ = nullptr;
   QLabel* label_ = nullptr;

@@ -189,6 +189,26 @@ TEST_F(TrafficPanelTest, AUrlTargetSpeaksHttpToThatServer) {
   EXPECT_EQ(listen_calls_, 0);
 }
 
+TEST_F(TrafficPanelTest, AUrlTargetGetsTheTokenGivenForIt) {
+  service_->set_access(ServiceAccess{.token = "remote-secret"});
+  auto port = server_->start("127.0.0.1", 0);
+  ASSERT_TRUE(port.ok());
+  TrafficPanel t(hooks(), 2000);
+  t.set_target(TrafficPanel::kUrl, QString("http://127.0.0.1:%1/infer").arg(*port));
+  ASSERT_TRUE(t.start().ok()) << t.error().toStdString();  // without the token: every one 401
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (t.counters().sent.load() < 50) {
+    ASSERT_LT(std::chrono::steady_clock::now(), give_up) << "no traffic was sent";
+    QApplication::processEvents();
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  t.stop();
+  EXPECT_EQ(t.counters().ok.load(), 0u);
+  t.set_token("remote-secret");
+  run_until_ok(t, 200);
+  EXPECT_GE(server_->requests(), 250u);
+}
+
 TEST_F(TrafficPanelTest, ABadUrlOrPatternIsRefusedWithAReason) {
   TrafficPanel t(hooks(), 2000);
   t.set_target(TrafficPanel::kUrl, "ftp://nowhere");
@@ -207,10 +227,10 @@ TEST_F(TrafficPanelTest, ARefusalIsShownInThePanel) {
 
 TEST(TrafficPanel, WithoutAModelEveryTargetIsRefused) {
   // No engine and no model yet (the first load still under way, or failed).
-  TrafficPanel t(TrafficHooks{[] { return static_cast<Engine*>(nullptr); },
-                              [] { return ModelMetadata{}; },
-                              []() -> Expected<Url> { return invalid_argument("no engine"); }},
-                 100);
+  TrafficPanel t(
+      TrafficHooks{[] { return static_cast<Engine*>(nullptr); }, [] { return ModelMetadata{}; },
+                   []() -> Expected<Url> { return invalid_argument("no engine"); }},
+      100);
   for (TrafficPanel::Target target :
        {TrafficPanel::kInProcess, TrafficPanel::kSelfHttp, TrafficPanel::kUrl}) {
     t.set_target(target, "http://127.0.0.1:9/infer");
