@@ -3,6 +3,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <QAbstractEventDispatcher>
 #include <QHostAddress>
 #include <QThread>
 #include <QTimer>
@@ -54,9 +55,11 @@ void deliver(const std::shared_ptr<Hub>& hub, uint64_t conn, uint64_t seq, HttpR
     l = hub->listener;
     if (!l) return;
     if (QThread::currentThread() != l->thread()) {
-      QMetaObject::invokeMethod(
-          l, [l, conn, seq, r = std::move(r)]() mutable { l->complete(conn, seq, std::move(r)); },
-          Qt::QueuedConnection);
+      const bool wake = hub->done.empty();
+      hub->done.push_back({conn, seq, std::move(r)});
+      if (wake)
+        QMetaObject::invokeMethod(
+            l, [l] { l->complete_queued(); }, Qt::QueuedConnection);
       return;
     }
   }
@@ -86,6 +89,9 @@ Listener::~Listener() {
 Expected<uint16_t> Listener::listen(const std::string& host, uint16_t port) {
   auto bound = open_listening_socket(host, port);
   if (!bound) return bound.error();
+  // What this pass of the event loop wrote leaves before it waits again.
+  QObject::connect(QAbstractEventDispatcher::instance(), &QAbstractEventDispatcher::aboutToBlock,
+                   this, [this] { guarded([this] { flush_written(); }); });
   // One timer checks every connection's deadlines; a quarter of the
   // shortest one keeps a 408 within 25% of its deadline.
   const int shortest = std::min({options_.header_timeout_ms, options_.body_grace_ms,
@@ -166,6 +172,27 @@ void Listener::complete(uint64_t conn, uint64_t seq, HttpResponse r) {
   // request, which must not move the queue under `s`.
   const auto hooks = std::move(s.hooks);
   flush(*c);
+}
+
+void Listener::flush_written() {
+  // Flushing may close a connection (a failed write): look each up afresh.
+  std::vector<uint64_t> ids;
+  ids.swap(to_flush_);
+  for (uint64_t id : ids) {
+    if (Conn* c = find(id)) {
+      c->flush_queued = false;
+      c->socket->flush();
+    }
+  }
+}
+
+void Listener::complete_queued() {
+  std::vector<Hub::Done> done;
+  {
+    std::lock_guard g(hub_->mu);
+    done.swap(hub_->done);
+  }
+  for (Hub::Done& d : done) guarded([&] { complete(d.conn, d.seq, std::move(d.response)); });
 }
 
 void Listener::add_hook(uint64_t conn, uint64_t seq, std::function<void()> f) {
@@ -385,6 +412,10 @@ void Listener::send_bytes(Conn& c, const QByteArray& bytes, int status) {
   if (c.socket->bytes_to_write() == 0) c.last_progress = steady_now();
   c.unsent.push_back({static_cast<int64_t>(bytes.size()), status});
   c.socket->write(bytes);
+  if (!c.flush_queued) {
+    c.flush_queued = true;
+    to_flush_.push_back(c.id);
+  }
 }
 
 void Listener::count_written(int status) {

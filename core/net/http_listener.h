@@ -36,8 +36,16 @@ namespace batchscope {
 // Where Responders post to; outlives the Listener so a late answer is dropped
 // instead of reaching a deleted object.
 struct Hub {
+  struct Done {
+    uint64_t conn = 0;
+    uint64_t seq = 0;
+    HttpResponse response;
+  };
   std::mutex mu;
   Listener* listener = nullptr;
+  // Answers from other threads, waiting for the I/O thread: only the first
+  // into an empty queue wakes it, so a batch's answers cost one wake-up.
+  std::vector<Done> done;
 };
 
 // One request's answer slot, shared by the copies of its Responder: the
@@ -90,6 +98,11 @@ class Listener : public QObject {
   void abort_all();
   void close_all();
   void complete(uint64_t conn, uint64_t seq, HttpResponse r);
+  // Completes what other threads queued in the hub.
+  void complete_queued();
+  // Sends what connections were given to write in this pass of the event
+  // loop (send_bytes queues them), before the loop waits again.
+  void flush_written();
   void add_hook(uint64_t conn, uint64_t seq, std::function<void()> f);
   // A step of a streamed answer (http_stream.cpp).
   void stream_part(uint64_t conn, uint64_t seq, StreamPart p);
@@ -135,6 +148,7 @@ class Listener : public QObject {
     TimePoint last_progress{};         // when bytes last left for the client
     TimePoint last_active{};           // when a request or an answer last moved
     bool over_limit = false;           // accepted beyond max_connections: one request, then close
+    bool flush_queued = false;         // in to_flush_
     uint64_t id = 0;
     Conn(uint64_t i, HttpLimits l, ReadTimeouts t) : parser(l), watch(t), id(i) {}
   };
@@ -253,6 +267,7 @@ class Listener : public QObject {
   QTimer* retry_accept_ = nullptr;
   size_t max_connections_ = 0;
   size_t over_limit_ = 0;  // connections open beyond the limit
+  std::vector<uint64_t> to_flush_;
   bool accepting_paused_ = false;
   std::unordered_map<uint64_t, std::unique_ptr<Conn>> conns_;
   uint64_t next_conn_ = 0;

@@ -25,7 +25,7 @@ TcpConn::TcpConn(int fd, int64_t read_cap, QObject* parent)
   writer_ = new QSocketNotifier(fd_, QSocketNotifier::Write, this);
   writer_->setEnabled(false);
   QObject::connect(reader_, &QSocketNotifier::activated, this, [this] { read_ready(); });
-  QObject::connect(writer_, &QSocketNotifier::activated, this, [this] { write_ready(); });
+  QObject::connect(writer_, &QSocketNotifier::activated, this, [this] { send_queued(); });
 }
 
 TcpConn::~TcpConn() {
@@ -69,11 +69,14 @@ void TcpConn::write(QByteArray bytes) {
   if (fd_ < 0 || bytes.isEmpty()) return;
   unsent_ += bytes.size();
   queue_.push_back(std::move(bytes));
-  writer_->setEnabled(true);
 }
 
-void TcpConn::write_ready() {
-  if (fd_ < 0) return;
+void TcpConn::flush() {
+  if (fd_ >= 0 && unsent_ > 0 && !writer_->isEnabled()) send_queued();
+}
+
+void TcpConn::send_queued() {
+  if (fd_ < 0 || queue_.empty()) return;
   iovec iov[kGather];
   size_t count = 0;
   for (auto it = queue_.begin(); it != queue_.end() && count < kGather; ++it, ++count) {
@@ -89,7 +92,10 @@ void TcpConn::write_ready() {
     n = ::sendmsg(fd_, &msg, MSG_NOSIGNAL);
   } while (n < 0 && errno == EINTR);
   if (n < 0) {
-    if (errno == EAGAIN || errno == EWOULDBLOCK) return;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) {
+      writer_->setEnabled(true);  // the kernel's buffer is full: when it drains
+      return;
+    }
     return finish();  // EPIPE, ECONNRESET: the peer is gone
   }
   int64_t left = n;
@@ -104,7 +110,11 @@ void TcpConn::write_ready() {
     queue_.pop_front();
   }
   unsent_ -= n;
-  if (queue_.empty()) writer_->setEnabled(false);
+  if (queue_.empty()) {
+    if (writer_->isEnabled()) writer_->setEnabled(false);
+  } else if (!writer_->isEnabled()) {
+    writer_->setEnabled(true);  // the kernel took part: the rest when it drains
+  }
   if (on_written) on_written(n);
   if (fd_ >= 0 && closing_ && unsent_ == 0) finish();
 }
@@ -117,7 +127,8 @@ void TcpConn::close() {
   if (fd_ < 0) return;
   closing_ = true;
   reader_->setEnabled(false);
-  if (unsent_ == 0) finish();
+  if (unsent_ == 0) return finish();
+  if (!writer_->isEnabled()) writer_->setEnabled(true);  // finishes once it is out
 }
 
 void TcpConn::abort() {

@@ -6,8 +6,12 @@
 //    and some proxies do) is reported as finished sending, not as gone: the
 //    connection stays open for the answers it asked for. QTcpSocket closes
 //    its descriptor on the end of the stream.
-//  - Everything written in one pass of the event loop leaves in one
-//    writev(), however many answers it holds.
+//  - What is written is sent when its owner calls flush(), once per pass of
+//    the event loop, so everything written in a pass leaves in one
+//    sendmsg(), however many answers it holds; the socket notifier for
+//    writing is on only while the kernel's buffer is full. (Turning a
+//    notifier on and off wakes the GLib event loop through its eventfd: two
+//    system calls an answer when it is toggled for each.)
 // Reads are buffered up to a cap (read_cap); at the cap the connection is
 // not read until take_input() empties the buffer, so a peer the listener
 // stops reading is held back by TCP.
@@ -43,8 +47,11 @@ class TcpConn : public QObject {
   // The peer shut its side: nothing more will arrive.
   bool peer_finished() const { return peer_finished_; }
 
-  // Queued; sent when the socket is writable, with whatever else is queued.
+  // Queued; sent by flush(), with whatever else is queued.
   void write(QByteArray bytes);
+  // Sends what is queued now; what the kernel does not take is sent when
+  // the socket is writable again.
+  void flush();
   int64_t bytes_to_write() const { return unsent_; }
 
   // Shuts our side for writing (the peer reads the end of the stream).
@@ -58,7 +65,7 @@ class TcpConn : public QObject {
 
  private:
   void read_ready();
-  void write_ready();
+  void send_queued();
   void finish();  // closes the descriptor and reports it
 
   int fd_ = -1;
