@@ -25,7 +25,10 @@ grep -qxF "Models: $root/usr/share/batchscope/models" version.txt ||
 
 "$bin" profile --model mlp --max-batch 4 --seconds-per-point 0.02 >profile.txt ||
   fail "profile failed: $(cat profile.txt)"
-grep -q "asymptotic speedup" profile.txt || fail "profile printed: $(cat profile.txt)"
+# Loaded by its bare name and measured; whether the sizes settle depends on how
+# busy the machine is, so the fit's verdict is not asserted here.
+grep -q "^Model mlp on cpu" profile.txt && grep -q "^fit: t(b) = " profile.txt ||
+  fail "profile printed: $(cat profile.txt)"
 [[ ! -e models ]] || fail "the empty folder has models/"
 
 "$bin" bench --model models/linear_128x64.pt --duration 1 --rate 200 --json bench.json >bench.txt
