@@ -44,6 +44,7 @@
 #include "batching/rate_estimator.h"
 #include "batching/ring_queue.h"
 #include "batching/runner.h"
+#include "common/doorbell.h"
 
 namespace batchscope {
 
@@ -225,7 +226,7 @@ class BasicEngine {
   AdaptivePlanner adaptive_planner_ = nullptr;
 
   mutable std::mutex mu_;
-  std::condition_variable leader_cv_;
+  Doorbell leader_bell_;  // the parked leader sleeps on it (common/doorbell.h)
   std::condition_variable follower_cv_;
   // Everything below is guarded by mu_.
   Options options_;

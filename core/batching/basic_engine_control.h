@@ -166,7 +166,7 @@ void BasicEngine<In, Out>::stop(StopMode mode) {
     if (stop_mode_ == StopMode::kFail) {
       take_all_locked(failed);
     }
-    leader_cv_.notify_all();
+    leader_bell_.ring();
     follower_cv_.notify_all();
   }
   std::unique_lock lg(lanes_mu_);

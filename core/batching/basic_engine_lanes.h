@@ -130,7 +130,7 @@ bool BasicEngine<In, Out>::lead(int lane, std::unique_lock<std::mutex>& lk, Lane
     leader_until_ = until;
     leader_parked_ = true;
     wake_pending_ = false;
-    clock_->wait_until(lk, leader_cv_, until);
+    clock_->wait_until(lk, leader_bell_, until);
     leader_parked_ = false;
     wake_pending_ = false;
   }

@@ -90,7 +90,7 @@ bool BasicEngine<In, Out>::leader_wake_due_locked() {
 
 template <class In, class Out>
 void BasicEngine<In, Out>::wake_leader_locked() {
-  if (leader_wake_due_locked()) leader_cv_.notify_one();
+  if (leader_wake_due_locked()) leader_bell_.ring();
 }
 
 template <class In, class Out>
@@ -143,7 +143,7 @@ typename BasicEngine<In, Out>::Wakes BasicEngine<In, Out>::after_admit_locked(Ti
 
 template <class In, class Out>
 void BasicEngine<In, Out>::notify(Wakes w) {
-  if (w.leader) leader_cv_.notify_one();
+  if (w.leader) leader_bell_.ring();
   if (w.follower) follower_cv_.notify_one();
   if (w.reaper) reaper_cv_.notify_one();
 }

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "common/doorbell.h"
+
 namespace batchscope {
 
 TimePoint SteadyClock::now() const {
@@ -17,6 +19,14 @@ void SteadyClock::wait_until(std::unique_lock<std::mutex>& lock, std::condition_
   }
 }
 
+void SteadyClock::wait_until(std::unique_lock<std::mutex>& lock, Doorbell& bell,
+                             TimePoint deadline) {
+  const uint32_t seen = bell.rings();
+  lock.unlock();
+  bell.wait_until(seen, deadline);
+  lock.lock();
+}
+
 ManualClock::ManualClock(TimePoint start) : now_(start) {}
 
 TimePoint ManualClock::now() const {
@@ -29,7 +39,7 @@ void ManualClock::wait_until(std::unique_lock<std::mutex>& lock, std::condition_
   // The waiter registers while the caller still holds `lock`; advance() takes
   // that same mutex before notifying, so a wake-up cannot slip in between the
   // registration and cv.wait() releasing the lock.
-  Waiter self{lock.mutex(), &cv, deadline};
+  Waiter self{lock.mutex(), &cv, nullptr, deadline};
   {
     std::lock_guard g(mu_);
     if (now_ >= deadline) return;
@@ -37,9 +47,31 @@ void ManualClock::wait_until(std::unique_lock<std::mutex>& lock, std::condition_
   }
   changed_.notify_all();
   cv.wait(lock);
+  leave(&self);
+}
+
+void ManualClock::wait_until(std::unique_lock<std::mutex>& lock, Doorbell& bell,
+                             TimePoint deadline) {
+  // The count is read before registering: a ring from advance() after that
+  // changes it, so the sleep below cannot miss it.
+  const uint32_t seen = bell.rings();
+  Waiter self{nullptr, nullptr, &bell, deadline};
   {
     std::lock_guard g(mu_);
-    waiters_.erase(std::find(waiters_.begin(), waiters_.end(), &self));
+    if (now_ >= deadline) return;
+    waiters_.push_back(&self);
+  }
+  changed_.notify_all();
+  lock.unlock();
+  bell.wait_until(seen, kNever);
+  lock.lock();
+  leave(&self);
+}
+
+void ManualClock::leave(Waiter* self) {
+  {
+    std::lock_guard g(mu_);
+    waiters_.erase(std::find(waiters_.begin(), waiters_.end(), self));
   }
   changed_.notify_all();
 }
@@ -65,6 +97,10 @@ void ManualClock::advance_to(TimePoint t) {
   // The mutex and condition variable belong to the waiting object, which
   // outlives its waits; holding its mutex orders this notify after its wait.
   for (const Waiter& w : due) {
+    if (w.bell != nullptr) {
+      w.bell->ring();
+      continue;
+    }
     std::lock_guard g(*w.mutex);
     w.cv->notify_all();
   }

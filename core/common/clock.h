@@ -18,6 +18,8 @@ using TimePoint = std::chrono::time_point<std::chrono::steady_clock, Duration>;
 using std::chrono::microseconds;
 using std::chrono::milliseconds;
 
+class Doorbell;
+
 inline constexpr TimePoint kNever = TimePoint::max();
 
 inline double to_us(Duration d) { return std::chrono::duration<double, std::micro>(d).count(); }
@@ -33,6 +35,12 @@ class Clock {
   // may return early; callers re-check their state.
   virtual void wait_until(std::unique_lock<std::mutex>& lock, std::condition_variable& cv,
                           TimePoint deadline) = 0;
+
+  // The same wait on a doorbell (common/doorbell.h): lets go of `lock`, sleeps
+  // until `bell` rings or the clock reaches `deadline`, and takes `lock` back.
+  // Whoever rings must decide to under `lock`, after the caller's check.
+  virtual void wait_until(std::unique_lock<std::mutex>& lock, Doorbell& bell,
+                          TimePoint deadline) = 0;
 };
 
 // The process's monotonic clock.
@@ -41,6 +49,7 @@ class SteadyClock final : public Clock {
   TimePoint now() const override;
   void wait_until(std::unique_lock<std::mutex>& lock, std::condition_variable& cv,
                   TimePoint deadline) override;
+  void wait_until(std::unique_lock<std::mutex>& lock, Doorbell& bell, TimePoint deadline) override;
 };
 
 // A clock that only moves when a test moves it. Threads blocked in
@@ -54,6 +63,7 @@ class ManualClock final : public Clock {
   TimePoint now() const override;
   void wait_until(std::unique_lock<std::mutex>& lock, std::condition_variable& cv,
                   TimePoint deadline) override;
+  void wait_until(std::unique_lock<std::mutex>& lock, Doorbell& bell, TimePoint deadline) override;
 
   // Moves time forward and wakes every waiter whose deadline has come.
   void advance(Duration d);
@@ -71,9 +81,12 @@ class ManualClock final : public Clock {
  private:
   struct Waiter {
     std::mutex* mutex;
-    std::condition_variable* cv;
+    std::condition_variable* cv;  // or
+    Doorbell* bell;
     TimePoint deadline;
   };
+
+  void leave(Waiter* self);
 
   mutable std::mutex mu_;
   std::condition_variable changed_;  // signalled when the set of waiters changes

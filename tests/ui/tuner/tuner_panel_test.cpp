@@ -389,6 +389,7 @@ class SteppingClock final : public Clock {
  public:
   TimePoint now() const override { return TimePoint(std::chrono::seconds(reads_++)); }
   void wait_until(std::unique_lock<std::mutex>&, std::condition_variable&, TimePoint) override {}
+  void wait_until(std::unique_lock<std::mutex>&, Doorbell&, TimePoint) override {}
 
  private:
   mutable std::atomic<int64_t> reads_{0};

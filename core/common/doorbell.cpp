@@ -1,0 +1,34 @@
+#include "common/doorbell.h"
+
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <climits>
+#include <ctime>
+
+namespace batchscope {
+
+void Doorbell::ring() {
+  rings_.fetch_add(1, std::memory_order_release);
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&rings_), FUTEX_WAKE_PRIVATE, INT_MAX, nullptr,
+          nullptr, 0);
+}
+
+void Doorbell::wait_until(uint32_t seen, TimePoint deadline) {
+  // FUTEX_WAIT_BITSET takes an absolute time on CLOCK_MONOTONIC, the clock
+  // std::chrono::steady_clock reads on Linux.
+  timespec at{};
+  const timespec* timeout = nullptr;
+  if (deadline != kNever) {
+    const int64_t ns = deadline.time_since_epoch().count();
+    if (ns <= 0) return;
+    at.tv_sec = static_cast<time_t>(ns / 1'000'000'000);
+    at.tv_nsec = static_cast<long>(ns % 1'000'000'000);
+    timeout = &at;
+  }
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&rings_), FUTEX_WAIT_BITSET_PRIVATE, seen,
+          timeout, nullptr, FUTEX_BITSET_MATCH_ANY);
+}
+
+}  // namespace batchscope
