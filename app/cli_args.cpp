@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <limits>
 #include <sstream>
 
 namespace batchscope::cli {
@@ -55,10 +56,16 @@ Expected<size_t> parse_max_connections(const std::string& text) {
   const double most = getrlimit(RLIMIT_NOFILE, &l) == 0 && l.rlim_cur != RLIM_INFINITY
                           ? static_cast<double>(l.rlim_cur)
                           : 1e9;
-  auto v = parse_number("max-connections", text, 1, 1e9);
+  auto v = parse_number("max-connections", text, -std::numeric_limits<double>::max(),
+                        std::numeric_limits<double>::max());
   if (!v) return v.error();
   if (*v != std::floor(*v)) {
     return invalid_argument("--max-connections: expected a whole number, got '" + text + "'");
+  }
+  if (*v < 1) {
+    return invalid_argument("--max-connections = " + text + " is out of range; allowed 1 to " +
+                            std::to_string(static_cast<uint64_t>(most)) +
+                            " (the descriptor limit, ulimit -n)");
   }
   if (*v > most) {
     return invalid_argument("--max-connections = " + text +

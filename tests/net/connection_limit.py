@@ -182,4 +182,10 @@ for value, says in (("0", "out of range"), ("70", "descriptor limit (ulimit -n) 
                        preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64)))
     check(r.returncode == 2 and value in r.stderr and says in r.stderr,
           f"--max-connections {value} is refused: {r.stderr.strip()}")
+# The window's flag is read by the same rule before any window opens.
+r = subprocess.run([BIN, "gui", "--max-connections", "0"], capture_output=True, text=True,
+                   timeout=30, env=dict(os.environ, QT_QPA_PLATFORM="offscreen"),
+                   preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64)))
+check(r.returncode == 2 and "allowed 1 to 64" in r.stderr,
+      f"gui --max-connections 0 is refused: {r.stderr.strip()}")
 print("serve kept to its connection limit")

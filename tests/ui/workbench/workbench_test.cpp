@@ -136,6 +136,40 @@ TEST_F(WorkbenchTest, TheServerPanelServesHttpWhileOn) {
   EXPECT_FALSE(after.connected());  // the listener is gone
 }
 
+// The window's listener keeps to --max-connections as serve does: at the
+// limit the longest-idle keep-alive connection makes room for a new one.
+TEST(WorkbenchListener, KeepsToItsConnectionLimit) {
+  WorkbenchConfig cfg = toy_config();
+  cfg.max_connections = 2;
+  WorkbenchWindow w(cfg);
+  auto port = w.start_server("127.0.0.1", 0);
+  ASSERT_TRUE(port.ok()) << port.error().message;
+  test::TestClient oldest(*port), newer(*port);
+  for (test::TestClient* c : {&oldest, &newer}) {
+    ASSERT_TRUE(c->connected());
+    c->send(test::http_request("GET", "/health", ""));
+    auto r = c->read();
+    ASSERT_TRUE(r);
+    ASSERT_EQ(r->status, 200);
+  }
+  test::TestClient third(*port);
+  ASSERT_TRUE(third.connected());
+  third.send(test::http_request("GET", "/metrics", ""));
+  auto r = third.read();
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200);
+  EXPECT_NE(r->body.find("batchscope_http_connections_max 2\n"), std::string::npos) << r->body;
+  EXPECT_NE(r->body.find("batchscope_http_connections_closed_for_room_total 1\n"),
+            std::string::npos)
+      << r->body;
+  EXPECT_TRUE(oldest.closed_by_peer());
+  newer.send(test::http_request("GET", "/health", ""));
+  auto still = newer.read();
+  ASSERT_TRUE(still);
+  EXPECT_EQ(still->status, 200);
+  w.stop_server();
+}
+
 TEST_F(WorkbenchTest, MetricsScrapesDoNotTakeRecordsFromThePlots) {
   auto port = window_->start_server("127.0.0.1", 0);
   ASSERT_TRUE(port.ok()) << port.error().message;
