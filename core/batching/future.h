@@ -67,7 +67,7 @@ class Future {
     uint32_t expected = 0;
     if (!s_->state.compare_exchange_strong(expected, kWaiter, std::memory_order_acq_rel)) return;
     while (!(s_->state.load(std::memory_order_acquire) & kReady))
-      future_detail::futex_wait(s_->state, kWaiter, nullptr);
+      futex::wait(s_->state, kWaiter, nullptr);
   }
 
   // Waits at most `timeout` on the steady clock; as std::future::wait_for,
@@ -88,7 +88,7 @@ class Future {
       }
       const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(left).count();
       const timespec rel{static_cast<time_t>(ns / 1000000000), static_cast<long>(ns % 1000000000)};
-      future_detail::futex_wait(s_->state, kWaiter, &rel);
+      futex::wait(s_->state, kWaiter, &rel);
     }
     return true;
   }
@@ -208,7 +208,7 @@ class Promise {
       delete s->forward;  // without a value, its future gets broken_promise
       s->forward = nullptr;
     }
-    if (before & future_detail::kWaiter) future_detail::futex_wake(s->state);
+    if (before & future_detail::kWaiter) futex::wake_all(s->state);
     future_detail::release(s);
   }
 

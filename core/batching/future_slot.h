@@ -1,33 +1,23 @@
 #pragma once
-// The parts of Future and Promise (future.h) below the API: the futex
-// calls, the one-shot slot they share and the per-thread cache of free
-// slots. Linux only. Thread-safety: a slot is shared by one Promise and one
+// The parts of Future and Promise (future.h) below the API: the one-shot
+// slot they share (a futex word, common/futex.h) and the per-thread cache of
+// free slots. Linux only. Thread-safety: a slot is shared by one Promise and one
 // Future; a cache belongs to its thread.
 
-#include <linux/futex.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 #include <atomic>
 #include <chrono>
-#include <climits>
 #include <cstdint>
 #include <ctime>
 #include <future>
 #include <new>
 #include <utility>
 
+#include "common/futex.h"
+
 namespace batchscope {
 
 namespace future_detail {
 
-inline void futex_wait(std::atomic<uint32_t>& word, uint32_t expected, const timespec* relative) {
-  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&word), FUTEX_WAIT_PRIVATE, expected, relative,
-          nullptr, 0);
-}
-inline void futex_wake(std::atomic<uint32_t>& word) {
-  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&word), FUTEX_WAKE_PRIVATE, INT_MAX, nullptr,
-          nullptr, 0);
-}
 
 inline void cpu_relax() {
 #if defined(__x86_64__) || defined(__i386__)

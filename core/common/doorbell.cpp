@@ -1,18 +1,14 @@
 #include "common/doorbell.h"
 
-#include <linux/futex.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-
-#include <climits>
 #include <ctime>
+
+#include "common/futex.h"
 
 namespace batchscope {
 
 void Doorbell::ring() {
   rings_.fetch_add(1, std::memory_order_release);
-  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&rings_), FUTEX_WAKE_PRIVATE, INT_MAX, nullptr,
-          nullptr, 0);
+  futex::wake_all(rings_);
 }
 
 void Doorbell::wait_until(uint32_t seen, TimePoint deadline) {
@@ -27,8 +23,7 @@ void Doorbell::wait_until(uint32_t seen, TimePoint deadline) {
     at.tv_nsec = static_cast<long>(ns % 1'000'000'000);
     timeout = &at;
   }
-  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&rings_), FUTEX_WAIT_BITSET_PRIVATE, seen,
-          timeout, nullptr, FUTEX_BITSET_MATCH_ANY);
+  futex::wait_until(rings_, seen, timeout);
 }
 
 }  // namespace batchscope
