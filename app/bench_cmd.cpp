@@ -10,6 +10,7 @@
 #include "app/cli_args.h"
 #include "app/cost_setup.h"
 #include "app/gen_bench.h"
+#include "app/history_setup.h"
 #include "app/lm_setup.h"
 #include "app/model_setup.h"
 #include "traffic/inproc_run.h"
@@ -41,7 +42,7 @@ std::string bench_help() {
          "FILE]\n"
          "                        [serving options] [--json FILE] [--csv PREFIX] [--trace-out "
          "FILE]\n"
-         "                        [--plot FILE.png] [--window S]\n"
+         "                        [--plot FILE.png] [--window S] [--history FILE | --no-history]\n"
          "Patterns and their parameters:\n"
          "  constant --rate R            evenly spaced\n"
          "  poisson  --rate R            random arrivals at R per second (default)\n"
@@ -69,8 +70,8 @@ std::string bench_help() {
          "body instead of seeded inputs built from the model's metadata. --csv PREFIX writes\n"
          "PREFIX_requests.csv and PREFIX_windows.csv.\n"
          "--window S sets the summary windows (default: the duration / 40, 0.1 s to 10 s).\n"
-         "Serving options:\n" +
-         cli::options_help() + lm_flags_help() + gen_bench_help();
+         "Every run is kept in the run history with what it ran on (batchscope runs):\n" +
+         history_flags_help() + "Serving options:\n" + cli::options_help() + lm_flags_help() + gen_bench_help();
 }
 
 namespace {
@@ -230,9 +231,11 @@ bool take_arrival_flag(const std::string& name, const std::string& value, Arriva
 }
 
 int run_bench(int argc, char** argv, const std::vector<std::string>& args) {
-  auto flags = cli::parse_flags(args);
+  auto flags = cli::parse_flags(args, {"no-history"});
   if (!flags) return fail(flags.error().message);
   if (wants_lm(*flags, "models/linear_128x64.pt")) return run_gen_bench(argc, argv, *flags);
+  auto history = take_history_flags(*flags);
+  if (!history) return fail(history.error().message);
   auto options = cli::take_options(*flags);
   if (!options) return fail(options.error().message);
 
@@ -450,12 +453,17 @@ int run_bench(int argc, char** argv, const std::vector<std::string>& args) {
   auto save = [&](const std::string& path, const std::string& text, const char* what) {
     if (!save_export(path, text, what)) rc = 1;
   };
-  save(json_out, run_summary_json(run, summary), "JSON summary");
+  const std::string summary_json = run_summary_json(run, summary);
+  save(json_out, summary_json, "JSON summary");
   if (!csv_prefix.empty()) {
     save(csv_prefix + "_requests.csv", run_requests_csv(run), "CSV per request");
     save(csv_prefix + "_windows.csv", run_windows_csv(summary), "CSV per window");
   }
   save(trace_out, run_trace_json(run), "Chrome trace; open in Perfetto or chrome://tracing");
+  if (auto writer = open_history_writer(*history, "batchscope bench")) {
+    keep_run(*writer, "bench", run, summary_json,
+             run_context_json(choice->synthetic ? "" : choice->path, choice->device));
+  }
   if (!cost_out.empty()) {
     // A refinement with several lanes refines their curve: the batches that
     // ran beside the others.

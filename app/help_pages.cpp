@@ -173,6 +173,33 @@ std::string bash_completion(const std::vector<CommandHelp>& commands,
       << "  fi\n"
       << "  case ${COMP_WORDS[1]} in\n";
   for (const CommandHelp& c : commands) {
+    if (c.name == "runs") {
+      // Subcommands first, then run ids from the history itself.
+      out << "    runs)\n"
+             "      if [[ $COMP_CWORD -eq 2 ]]; then\n"
+             "        COMPREPLY=($(compgen -W \"list show compare export rm import\" -- \"$cur\"))\n"
+             "        return\n"
+             "      fi\n"
+             "      case $prev in\n"
+             "        --format) COMPREPLY=($(compgen -W \"json csv trace png\" -- \"$cur\")); return ;;\n"
+             "        --kind) COMPREPLY=($(compgen -W \"bench tune recorded generation\" -- \"$cur\")); "
+             "return ;;\n"
+             "        --history|--out) compopt -o filenames 2>/dev/null; "
+             "COMPREPLY=($(compgen -f -- \"$cur\")); return ;;\n"
+             "        --model|--since|--grep) return ;;\n"
+             "      esac\n"
+             "      if [[ $cur != -* ]]; then\n"
+             "        case ${COMP_WORDS[2]} in\n"
+             "          show|compare|export|rm)\n"
+             "            COMPREPLY=($(compgen -W \"$(\"${COMP_WORDS[0]}\" runs ids 2>/dev/null)\" "
+             "-- \"$cur\")); return ;;\n"
+             "          import) compopt -o filenames 2>/dev/null; "
+             "COMPREPLY=($(compgen -f -- \"$cur\")); return ;;\n"
+             "        esac\n"
+             "      fi\n"
+             "      flags=\"--history --model --kind --since --grep --format --out\" ;;\n";
+      continue;
+    }
     const std::vector<FlagHelp> flags = flags_in_help(c.help);
     std::vector<std::string> file_flags, value_flags, all;
     out << "    " << c.name << ")\n      case $prev in\n";

@@ -15,6 +15,7 @@
 
 #include "app/bench_cmd.h"
 #include "app/tune_cmd.h"
+#include "app/runs_cmd.h"
 #ifdef BATCHSCOPE_WITH_QT
 #include <QtGlobal>
 
@@ -49,6 +50,7 @@ const char* kUsage =
     "  bench     drive a target with an arrival pattern and record the run\n"
     "  tune      find the batching options that serve a traffic pattern best within a p99\n"
     "            objective: predicted for every configuration, the best confirmed live\n"
+    "  runs      the run history: list, show, compare, export, remove and import kept runs\n"
 #ifdef BATCHSCOPE_WITH_QT
     "  export    write the options as a Triton, TF Serving, TorchServe, Ray Serve, Python\n"
     "            engine or Batchscope JSON configuration\n"
@@ -112,6 +114,8 @@ const std::vector<Command>& commands() {
        }},
       {"tune", batchscope::tune_help,
        [](int, char**, const std::vector<std::string>& a) { return batchscope::run_tune(a); }},
+      {"runs", batchscope::runs_help,
+       [](int, char**, const std::vector<std::string>& a) { return batchscope::run_runs(a); }},
 #ifdef BATCHSCOPE_WITH_QT
       {"export", batchscope::export_help,
        [](int, char**, const std::vector<std::string>& a) { return batchscope::run_export(a); }},

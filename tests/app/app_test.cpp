@@ -133,5 +133,11 @@ TEST(HelpPages, TheCompletionHasACaseForEachCommand) {
   EXPECT_NE(script.find("complete -F _batchscope batchscope"), std::string::npos);
 }
 
+TEST(HelpPages, TheCompletionAsksTheHistoryForRunIds) {
+  const std::string script = bash_completion({{"runs", "usage: runs list"}}, {});
+  EXPECT_NE(script.find("compgen -W \"list show compare export rm import\""), std::string::npos);
+  EXPECT_NE(script.find("runs ids 2>/dev/null"), std::string::npos) << script;
+}
+
 }  // namespace
 }  // namespace batchscope

@@ -76,4 +76,10 @@ complete_words() {
 [[ $(complete_words batchscope serve --model ml) == "mlp" ]] || fail "completing --model ml"
 touch trace_one.csv
 [[ $(complete_words batchscope bench --trace trace_) == "trace_one.csv" ]] || fail "completing a file"
+# Run ids come from the history: a run kept by bench is offered after `runs show`.
+export BATCHSCOPE_HISTORY=$PWD/completion_history.sqlite
+PATH=$root/usr/bin:$PATH batchscope bench --synthetic 100,10 --duration 0.2 --rate 200 >/dev/null \
+  || fail "bench did not run"
+[[ $(complete_words batchscope runs sh) == "show" ]] || fail "completing runs sh"
+[[ $(complete_words batchscope runs show "") == "1" ]] || fail "completing a run id: $(complete_words batchscope runs show "")"
 echo "install_test: installed tree works from $PWD"

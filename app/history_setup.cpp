@@ -1,0 +1,165 @@
+#include "app/history_setup.h"
+
+#include <cstdio>
+#include <filesystem>
+
+#include "app/cli_args.h"
+#include "common/text_out.h"
+#ifdef BATCHSCOPE_WITH_HISTORY
+#include "runs/history.h"
+#include "runs/history_writer.h"
+#include "runs/run_context.h"
+#endif
+#ifdef BATCHSCOPE_WITH_TORCH
+#include "torch/torch_info.h"
+#endif
+
+namespace batchscope {
+namespace {
+
+// "key": "text" into an object under way.
+void text_field(std::string& out, const char* key, const std::string& value) {
+  if (out.size() > 1) out.push_back(',');
+  append_json_string(out, key);
+  out.push_back(':');
+  append_json_string(out, value);
+}
+
+void number_field(std::string& out, const char* key, double value) {
+  if (out.size() > 1) out.push_back(',');
+  append_json_string(out, key);
+  out.push_back(':');
+  append_json_number(out, value);
+}
+
+}  // namespace
+
+void HistoryWriterDelete::operator()(HistoryWriter* w) const {
+#ifdef BATCHSCOPE_WITH_HISTORY
+  delete w;
+#else
+  (void)w;
+#endif
+}
+
+Expected<HistoryChoice> take_history_flags(std::map<std::string, std::string>& flags) {
+  HistoryChoice c;
+#ifdef BATCHSCOPE_WITH_HISTORY
+  c.path = default_history_path();
+#else
+  c.off = true;
+#endif
+  if (auto it = flags.find("no-history"); it != flags.end()) {
+    c.off = true;
+    flags.erase(it);
+  }
+  if (auto it = flags.find("history"); it != flags.end()) {
+    if (it->second.empty()) return invalid_argument("--history needs a file name");
+#ifndef BATCHSCOPE_WITH_HISTORY
+    return invalid_argument("--history " + it->second +
+                            ": this build has no run history (it needs SQLite and OpenSSL)");
+#endif
+    c.path = it->second;
+    flags.erase(it);
+  }
+  if (auto it = flags.find("history-requests"); it != flags.end()) {
+    auto n = cli::parse_number("history-requests", it->second, 0, 1e12);
+    if (!n) return n.error();
+    if (*n != static_cast<double>(static_cast<uint64_t>(*n)))
+      return invalid_argument("--history-requests " + it->second + " is not a whole number");
+    c.request_cap = static_cast<uint64_t>(*n);
+    flags.erase(it);
+  }
+  return c;
+}
+
+HistoryWriterPtr open_history_writer(const HistoryChoice& c, const char* command) {
+#ifdef BATCHSCOPE_WITH_HISTORY
+  if (c.off) return nullptr;
+  auto h = History::open(c.path);
+  if (!h) {
+    std::fprintf(stderr, "%s: warning: %s; the history is off for this run\n", command,
+                 h.error().message.c_str());
+    return nullptr;
+  }
+  return HistoryWriterPtr(new HistoryWriter(std::move(*h), c.request_cap));
+#else
+  (void)c, (void)command;
+  return nullptr;
+#endif
+}
+
+std::string run_context_json(const std::string& model_path, const std::string& device) {
+#ifdef BATCHSCOPE_WITH_HISTORY
+  std::string out = "{\"machine\":" + machine_json();
+  std::string torch = "{";
+#ifdef BATCHSCOPE_WITH_TORCH
+  const TorchInfo t = torch_info();
+  text_field(torch, "version", t.torch_version);
+  text_field(torch, "blas", t.blas_name);
+  text_field(torch, "blas_library", t.blas_library);
+  number_field(torch, "intra_op_threads", t.intra_op_threads);
+  number_field(torch, "inter_op_threads", t.inter_op_threads);
+  number_field(torch, "blas_threads", t.blas_threads);
+#endif
+  text_field(torch, "device", device);
+  torch.push_back('}');
+  out += ",\"torch\":" + torch;
+  std::string model = "{";
+  std::error_code ec;
+  if (!model_path.empty() && std::filesystem::is_regular_file(model_path, ec)) {
+    if (auto f = file_facts(model_path)) model = file_facts_json(*f);
+  } else {
+    text_field(model, "path", model_path.empty() ? "synthetic" : model_path);
+    model.push_back('}');
+  }
+  if (model == "{") model = "{}";
+  out += ",\"model\":" + model + "}";
+  return out;
+#else
+  (void)model_path, (void)device;
+  return "{}";
+#endif
+}
+
+bool keep_run(HistoryWriter& w, const std::string& kind, const RunData& run,
+              const std::string& summary_json, const std::string& context_json) {
+#ifdef BATCHSCOPE_WITH_HISTORY
+  HistoryRun h;
+  h.kind = kind;
+  h.label = run.config.pattern + " -> " + run.config.target;
+  h.model = run.config.model;
+  h.config = run.config;
+  h.context = context_json;
+  const auto t = w.begin(std::move(h), run.start);
+  w.append(t, run.requests, run.batches, run.depth);
+  w.finish(t, summary_json);
+  w.flush();
+  if (auto why = w.failure()) {
+    std::fprintf(stderr, "  not kept in the history: %s\n", why->c_str());
+    return false;
+  }
+  const auto id = w.id_of(t);
+  std::printf("  kept as run %lld in %s", static_cast<long long>(id.value_or(0)),
+              w.path().c_str());
+  if (run.requests.size() > w.request_cap()) {
+    std::printf(" (%llu of %zu requests: --history-requests)",
+                static_cast<unsigned long long>(w.request_cap()), run.requests.size());
+  }
+  std::printf("\n");
+  return true;
+#else
+  (void)w, (void)kind, (void)run, (void)summary_json, (void)context_json;
+  return false;
+#endif
+}
+
+std::string history_flags_help() {
+  return "  --history FILE         keep this run in FILE (default $BATCHSCOPE_HISTORY, else\n"
+         "                         $XDG_DATA_HOME/batchscope/history.sqlite)\n"
+         "  --no-history           keep nothing\n"
+         "  --history-requests N   keep at most N requests of a run (default 1000000; the\n"
+         "                         rest are counted, and the run says it was cut)\n";
+}
+
+}  // namespace batchscope

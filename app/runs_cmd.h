@@ -1,0 +1,13 @@
+#pragma once
+// `batchscope runs`: the run history from the command line: list, show,
+// compare, export, rm, import (and ids, for tab completion).
+
+#include <string>
+#include <vector>
+
+namespace batchscope {
+
+int run_runs(const std::vector<std::string>& args);
+std::string runs_help();
+
+}  // namespace batchscope

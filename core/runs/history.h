@@ -1,0 +1,129 @@
+#pragma once
+// The run history: every bench, tune, recorded and generation run kept in one
+// SQLite file (WAL mode), with its context (machine, model), options, traffic,
+// summary, and the requests, batches and queue-depth samples it recorded.
+//
+// A run is written as it goes: begin_run() makes its row, marked unfinished;
+// append() adds records in whatever transaction the caller holds; finish_run()
+// stores the summary and marks it finished. A process killed mid-run leaves
+// an unfinished run with what was committed. Times are kept as nanoseconds
+// since the run's start, NULL for a stage never reached, so load() gives back
+// a RunData that summarize_run() and the exports read as they read the one
+// recorded.
+//
+// The schema is versioned (PRAGMA user_version): an older file is migrated
+// forward on open, a newer one refused by name. Writers from several
+// processes share a file through SQLite's locking, waiting up to the busy
+// timeout for one another.
+// Thread-safety: one thread at a time per History; HistoryWriter owns one on
+// its own thread.
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/status.h"
+#include "runs/run_record.h"
+
+namespace batchscope {
+
+namespace sqlite {
+class Db;
+class Stmt;
+}  // namespace sqlite
+
+inline constexpr int kHistorySchemaVersion = 2;
+
+// One run's row.
+struct HistoryRun {
+  int64_t id = 0;
+  std::string kind;         // "bench", "tune", "recorded", "generation"
+  std::string started_at;   // UTC, "2026-11-28T19:40:00Z"
+  std::string finished_at;  // empty while unfinished
+  std::string label;        // what the run was, in a line
+  std::string model;        // the model's name
+  RunConfig config;         // traffic, target, options, duration, seed
+  std::string context;      // JSON object: {"machine": {...}, "model": {...}}
+  std::string summary;      // JSON: run_summary_json(), or a tune's result
+  uint64_t requests_seen = 0;  // requests the run recorded
+  uint64_t requests_kept = 0;  // of them, rows kept (the rest cut by the cap)
+  bool finished() const { return !finished_at.empty(); }
+};
+
+struct HistoryFilter {
+  std::string model;  // exact name; empty: any
+  std::string kind;   // exact kind; empty: any
+  std::string since;  // runs started at or after this UTC time; empty: any
+  std::string text;   // a substring of the label or model; empty: any
+};
+
+// The history file's default path: $BATCHSCOPE_HISTORY, else
+// $XDG_DATA_HOME/batchscope/history.sqlite, else
+// ~/.local/share/batchscope/history.sqlite.
+std::string default_history_path();
+
+// Now in UTC, ISO 8601 to the second.
+std::string utc_now();
+
+class History {
+ public:
+  struct OpenOptions {
+    bool read_only = false;   // list and show without writing
+    int busy_timeout_ms = 5000;
+  };
+  // Opens (creating it and its folder when writing) and migrates the file.
+  // Fails, naming the file and what is wrong, when it is not a history, is
+  // newer than this build reads, is read-only while writing was asked, or
+  // stays locked past the busy timeout.
+  static Expected<std::unique_ptr<History>> open(const std::string& path, OpenOptions o);
+  static Expected<std::unique_ptr<History>> open(const std::string& path) {
+    return open(path, OpenOptions{});
+  }
+
+  ~History();
+  const std::string& path() const;
+  int schema_version() const { return version_; }
+
+  // A write transaction (BEGIN IMMEDIATE: the write lock is taken at once, so
+  // two writers queue rather than deadlock).
+  Status begin();
+  Status commit();
+  void rollback();
+  // The last call failed because another connection held the lock past the
+  // busy timeout.
+  bool busy() const;
+
+  // Inserts the run's row, unfinished, and returns its id.
+  Expected<int64_t> begin_run(const HistoryRun& run);
+  // Appends records; times are taken relative to `start`, the run's time zero.
+  Status append(int64_t id, TimePoint start, std::span<const RunRequest> requests,
+                std::span<const BatchRecord> batches, std::span<const DepthSample> depth);
+  Status set_counts(int64_t id, uint64_t seen, uint64_t kept);
+  Status finish_run(int64_t id, const std::string& summary, uint64_t seen, uint64_t kept);
+
+  Expected<std::vector<HistoryRun>> list(const HistoryFilter& f = {});
+  Expected<HistoryRun> get(int64_t id);
+  // The run's records as a RunData (config from its row).
+  Expected<RunData> load(int64_t id);
+  // Removes a run and its records; an unknown id is an error naming it.
+  Status remove(int64_t id);
+
+ private:
+  History();
+  Status migrate();
+  Status prepare();
+
+  std::unique_ptr<sqlite::Db> db_owner_;
+  sqlite::Db& db_;
+  int version_ = 0;
+  std::unique_ptr<sqlite::Stmt> insert_request_, insert_batch_, insert_depth_;
+};
+
+// Reads an options object written by options_to_json() over `base`; fields it
+// does not know are left as they are.
+Options options_from_history_json(const std::string& json, Options base = {});
+
+}  // namespace batchscope

@@ -1,0 +1,161 @@
+#include "runs/history_figures.h"
+
+#include <nlohmann/json.hpp>
+
+namespace batchscope {
+namespace {
+
+using nlohmann::json;
+
+json parse(const std::string& text) {
+  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  return j.is_object() ? j : json::object();
+}
+
+// The number at `path` ("latency_ms/p99"), if it is one.
+std::optional<double> number_at(const json& j, std::initializer_list<const char*> path) {
+  const json* at = &j;
+  for (const char* key : path) {
+    if (!at->is_object()) return std::nullopt;
+    auto it = at->find(key);
+    if (it == at->end()) return std::nullopt;
+    at = &*it;
+  }
+  if (!at->is_number()) return std::nullopt;
+  return at->get<double>();
+}
+
+// Flattens an object into "prefix.key" = text, for the context comparison.
+void flatten(const json& j, const std::string& prefix, std::map<std::string, std::string>& out) {
+  if (j.is_object()) {
+    for (const auto& [k, v] : j.items()) flatten(v, prefix.empty() ? k : prefix + "." + k, out);
+  } else if (j.is_string()) {
+    out[prefix] = j.get<std::string>();
+  } else {
+    out[prefix] = j.dump(-1, ' ', false, json::error_handler_t::replace);
+  }
+}
+
+std::map<std::string, std::string> context_of(const HistoryRun& r) {
+  std::map<std::string, std::string> m;
+  flatten(parse(r.context), "", m);
+  flatten(parse(options_to_json(r.config.options)), "options", m);
+  m["traffic"] = r.config.pattern;
+  m["target"] = r.config.target;
+  m["model.name"] = r.model;
+  return m;
+}
+
+Error bad_import(const std::string& what) {
+  return invalid_argument("not a bench --json summary: " + what);
+}
+
+}  // namespace
+
+std::vector<Figure> summary_figures(const std::string& summary_json) {
+  const json j = parse(summary_json);
+  struct Source {
+    const char* name;
+    std::initializer_list<const char*> path;
+  };
+  static const Source kSources[] = {
+      {"sent", {"sent"}},
+      {"ok", {"ok"}},
+      {"rejected", {"rejected"}},
+      {"timed_out", {"timed_out"}},
+      {"errors", {"errors"}},
+      {"throughput_rps", {"throughput_rps"}},
+      {"p50_ms", {"latency_ms", "p50"}},
+      {"p90_ms", {"latency_ms", "p90"}},
+      {"p95_ms", {"latency_ms", "p95"}},
+      {"p99_ms", {"latency_ms", "p99"}},
+      {"p999_ms", {"latency_ms", "p999"}},
+      {"max_ms", {"latency_ms", "max"}},
+      {"mean_ms", {"latency_ms", "mean"}},
+      {"batch_mean", {"batch_size", "mean"}},
+      {"depth_mean", {"queue_depth", "mean"}},
+      {"depth_max", {"queue_depth", "max"}},
+      {"lag_p99_ms", {"send_lag_ms", "p99"}},
+  };
+  std::vector<Figure> out;
+  for (const Source& s : kSources) {
+    if (auto v = number_at(j, s.path)) out.push_back({s.name, *v});
+  }
+  return out;
+}
+
+std::optional<double> figure(const std::vector<Figure>& figures, const std::string& name) {
+  for (const Figure& f : figures) {
+    if (f.name == name) return f.value;
+  }
+  return std::nullopt;
+}
+
+std::vector<FigureDiff> compare_figures(const HistoryRun& a, const HistoryRun& b) {
+  const auto fa = summary_figures(a.summary), fb = summary_figures(b.summary);
+  std::vector<FigureDiff> out;
+  auto add = [&](const std::string& name) {
+    for (const FigureDiff& d : out) {
+      if (d.name == name) return;
+    }
+    out.push_back({name, figure(fa, name), figure(fb, name)});
+  };
+  for (const Figure& f : fa) add(f.name);
+  for (const Figure& f : fb) add(f.name);
+  return out;
+}
+
+std::vector<ContextDiff> compare_context(const HistoryRun& a, const HistoryRun& b) {
+  const auto ca = context_of(a), cb = context_of(b);
+  std::vector<ContextDiff> out;
+  for (const auto& [k, v] : ca) {
+    auto it = cb.find(k);
+    const std::string other = it == cb.end() ? "-" : it->second;
+    if (other != v) out.push_back({k, v, other});
+  }
+  for (const auto& [k, v] : cb) {
+    if (!ca.count(k)) out.push_back({k, "-", v});
+  }
+  return out;
+}
+
+Expected<HistoryRun> import_bench_json(const std::string& text) {
+  const json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return bad_import("the file is not JSON");
+  if (!j.is_object()) return bad_import("the top level is not an object");
+  for (const char* key : {"sent", "ok", "throughput_rps"}) {
+    if (!j.contains(key) || !j[key].is_number())
+      return bad_import(std::string("it has no number \"") + key + "\"");
+  }
+  if (!j.contains("latency_ms") || !j["latency_ms"].is_object())
+    return bad_import("it has no object \"latency_ms\"");
+  if (!j.contains("config") || !j["config"].is_object())
+    return bad_import("it has no object \"config\"");
+  const json& c = j["config"];
+  auto text_of = [](const json& o, const char* key) -> std::string {
+    auto it = o.find(key);
+    return it != o.end() && it->is_string() ? it->get<std::string>() : std::string();
+  };
+  HistoryRun r;
+  r.kind = "bench";
+  r.model = text_of(c, "model");
+  r.config.model = r.model;
+  r.config.target = text_of(c, "target");
+  r.config.pattern = text_of(j, "pattern");
+  if (auto d = number_at(c, {"duration_s"}); d && *d >= 0 && *d < 1e9) r.config.duration_s = *d;
+  if (auto s = number_at(c, {"seed"}); s && *s >= 0 && *s < 1.8e19)
+    r.config.seed = static_cast<uint64_t>(*s);
+  r.config.options = options_from_history_json(c.dump(-1, ' ', false, json::error_handler_t::replace));
+  r.label = r.config.pattern + " -> " + r.config.target + " (imported)";
+  r.summary = j.dump(-1, ' ', false, json::error_handler_t::replace);
+  if (auto it = j.find("context"); it != j.end() && it->is_object())
+    r.context = it->dump(-1, ' ', false, json::error_handler_t::replace);
+  r.started_at = text_of(j, "started_at");
+  if (r.started_at.empty()) r.started_at = utc_now();
+  r.finished_at = r.started_at;
+  if (auto sent = number_at(j, {"sent"}); *sent >= 0 && *sent < 1.8e19)
+    r.requests_seen = static_cast<uint64_t>(*sent);
+  return r;
+}
+
+}  // namespace batchscope

@@ -1,0 +1,114 @@
+// The history file's schema, version by version. A file is brought from the
+// version it has to kHistorySchemaVersion one step at a time, each step in
+// one transaction, so a migration cut short leaves the file at a version it
+// had. Never change a step that has shipped: add the next one.
+#include <string>
+
+#include "runs/history.h"
+#include "runs/sqlite_db.h"
+
+namespace batchscope {
+namespace {
+
+// Version 1: runs, and their requests, batches and depth samples.
+constexpr const char* kVersion1 = R"sql(
+CREATE TABLE runs(
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  kind TEXT NOT NULL,
+  started_at TEXT NOT NULL,
+  finished_at TEXT,
+  label TEXT NOT NULL DEFAULT '',
+  model TEXT NOT NULL DEFAULT '',
+  traffic TEXT NOT NULL DEFAULT '',
+  target TEXT NOT NULL DEFAULT '',
+  duration_s REAL NOT NULL DEFAULT 0,
+  seed INTEGER NOT NULL DEFAULT 0,
+  options TEXT NOT NULL DEFAULT '{}',
+  context TEXT NOT NULL DEFAULT '{}',
+  summary TEXT NOT NULL DEFAULT '{}');
+CREATE TABLE requests(
+  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  idx INTEGER NOT NULL,
+  intended_ns INTEGER, sent_ns INTEGER, done_ns INTEGER,
+  outcome INTEGER NOT NULL, http_status INTEGER NOT NULL,
+  batch_id INTEGER NOT NULL, batch_size INTEGER NOT NULL);
+CREATE INDEX requests_run ON requests(run_id);
+CREATE TABLE batches(
+  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  id INTEGER NOT NULL, size INTEGER NOT NULL, reason INTEGER NOT NULL,
+  lane INTEGER NOT NULL, failed INTEGER NOT NULL, depth_after INTEGER NOT NULL,
+  oldest_ns INTEGER, batched_ns INTEGER, run_start_ns INTEGER, run_end_ns INTEGER);
+CREATE INDEX batches_run ON batches(run_id);
+CREATE TABLE depth(
+  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  t_ns INTEGER, depth INTEGER NOT NULL, peak INTEGER NOT NULL);
+CREATE INDEX depth_run ON depth(run_id);
+)sql";
+
+// Version 2: a run says how many requests it recorded and how many rows it
+// kept (--history-requests caps them), and runs are found by start time.
+// Version 1 kept every request, so both counts are its rows.
+constexpr const char* kVersion2 = R"sql(
+ALTER TABLE runs ADD COLUMN requests_seen INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE runs ADD COLUMN requests_kept INTEGER NOT NULL DEFAULT 0;
+UPDATE runs SET requests_kept = (SELECT count(*) FROM requests WHERE run_id = runs.id);
+UPDATE runs SET requests_seen = requests_kept;
+CREATE INDEX runs_started ON runs(started_at);
+)sql";
+
+constexpr const char* kSteps[] = {kVersion1, kVersion2};
+static_assert(std::size(kSteps) == kHistorySchemaVersion);
+
+}  // namespace
+
+Status History::migrate() {
+  auto v = db_.query_int("PRAGMA user_version");
+  if (!v) return v.error();
+  version_ = static_cast<int>(*v);
+  if (version_ > kHistorySchemaVersion) {
+    return Error{ErrorCode::kInvalidArgument,
+                 "history " + db_.path() + " has schema version " + std::to_string(version_) +
+                     "; this batchscope reads versions up to " +
+                     std::to_string(kHistorySchemaVersion) +
+                     " (a newer batchscope wrote it: use that one, or another --history file)"};
+  }
+  if (version_ < 0) {
+    return Error{ErrorCode::kInvalidArgument,
+                 "history " + db_.path() + " has schema version " + std::to_string(version_) +
+                     ", which no batchscope writes"};
+  }
+  if (version_ == kHistorySchemaVersion) return {};
+  if (db_.read_only()) {
+    return Error{ErrorCode::kInvalidArgument,
+                 "history " + db_.path() + " has schema version " + std::to_string(version_) +
+                     " and is read-only, so it cannot be brought to version " +
+                     std::to_string(kHistorySchemaVersion)};
+  }
+  while (version_ < kHistorySchemaVersion) {
+    if (Status s = begin(); !s) return s;
+    // Another process may have migrated it while this one waited for the lock.
+    auto now = db_.query_int("PRAGMA user_version");
+    if (!now) {
+      rollback();
+      return now.error();
+    }
+    if (*now != version_) {
+      rollback();
+      version_ = static_cast<int>(*now);
+      continue;
+    }
+    const int next = version_ + 1;
+    Status s = db_.exec(kSteps[version_]);
+    if (s) s = db_.exec("PRAGMA user_version = " + std::to_string(next));
+    if (s) s = commit();
+    if (!s) {
+      rollback();
+      return Error{s.error().code, "cannot bring history " + db_.path() + " to schema version " +
+                                       std::to_string(next) + ": " + s.message()};
+    }
+    version_ = next;
+  }
+  return {};
+}
+
+}  // namespace batchscope

@@ -1,0 +1,149 @@
+#include "runs/history_writer.h"
+
+#include <algorithm>
+
+namespace batchscope {
+
+HistoryWriter::HistoryWriter(std::unique_ptr<History> store, uint64_t request_cap)
+    : store_(std::move(store)), cap_(request_cap), path_(store_->path()) {
+  thread_ = std::thread([this] { loop(); });
+}
+
+HistoryWriter::~HistoryWriter() {
+  {
+    std::lock_guard lock(mu_);
+    stop_ = true;
+  }
+  wake_.notify_one();
+  thread_.join();
+}
+
+HistoryWriter::Token HistoryWriter::begin(HistoryRun header, TimePoint start) {
+  Op op;
+  op.kind = Op::kBegin;
+  op.header = std::move(header);
+  op.start = start;
+  {
+    std::lock_guard lock(mu_);
+    op.token = next_token_++;
+  }
+  const Token t = op.token;
+  push(std::move(op));
+  return t;
+}
+
+void HistoryWriter::append(Token run, std::vector<RunRequest> requests,
+                           std::vector<BatchRecord> batches, std::vector<DepthSample> depth) {
+  Op op;
+  op.kind = Op::kAppend;
+  op.token = run;
+  op.requests = std::move(requests);
+  op.batches = std::move(batches);
+  op.depth = std::move(depth);
+  push(std::move(op));
+}
+
+void HistoryWriter::finish(Token run, std::string summary) {
+  Op op;
+  op.kind = Op::kFinish;
+  op.token = run;
+  op.summary = std::move(summary);
+  push(std::move(op));
+}
+
+void HistoryWriter::push(Op op) {
+  {
+    std::lock_guard lock(mu_);
+    if (failure_) return;  // the history is off
+    queue_.push_back(std::move(op));
+    ++queued_;
+  }
+  wake_.notify_one();
+}
+
+void HistoryWriter::flush() {
+  std::unique_lock lock(mu_);
+  const uint64_t target = queued_;
+  done_.wait(lock, [&] { return written_ >= target || failure_.has_value(); });
+}
+
+std::optional<int64_t> HistoryWriter::id_of(Token run) const {
+  std::lock_guard lock(mu_);
+  auto it = ids_.find(run);
+  if (it == ids_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::optional<std::string> HistoryWriter::failure() const {
+  std::lock_guard lock(mu_);
+  return failure_;
+}
+
+void HistoryWriter::loop() {
+  std::unique_lock lock(mu_);
+  for (;;) {
+    wake_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+    if (queue_.empty() && stop_) return;
+    std::deque<Op> ops;
+    ops.swap(queue_);
+    const uint64_t n = ops.size();
+    lock.unlock();
+    std::vector<std::pair<Token, int64_t>> begun;
+    Status s = write(ops, begun);
+    lock.lock();
+    if (s) {
+      for (const auto& [t, id] : begun) ids_[t] = id;
+    } else if (!failure_) {
+      failure_ = s.message();
+      queue_.clear();
+    }
+    written_ += n;
+    done_.notify_all();
+  }
+}
+
+// One transaction for everything taken. A failure rolls it back whole.
+Status HistoryWriter::write(std::deque<Op>& ops, std::vector<std::pair<Token, int64_t>>& begun) {
+  // Another process writing for longer than the busy timeout: wait again.
+  Status began = store_->begin();
+  for (int tries = 1; !began && store_->busy() && tries < 3; ++tries) began = store_->begin();
+  if (!began) return began;
+  for (Op& op : ops) {
+    if (Status s = apply(op, begun); !s) {
+      store_->rollback();
+      return s;
+    }
+  }
+  if (Status s = store_->commit(); !s) {
+    store_->rollback();
+    return s;
+  }
+  return {};
+}
+
+Status HistoryWriter::apply(Op& op, std::vector<std::pair<Token, int64_t>>& begun) {
+  if (op.kind == Op::kBegin) {
+    auto id = store_->begin_run(op.header);
+    if (!id) return id.error();
+    runs_[op.token] = RunState{*id, op.start, 0, 0};
+    begun.emplace_back(op.token, *id);
+    return {};
+  }
+  auto it = runs_.find(op.token);
+  if (it == runs_.end()) return {};  // a token this writer never began: nothing to add to
+  RunState& r = it->second;
+  if (op.kind == Op::kAppend) {
+    r.seen += op.requests.size();
+    const uint64_t room = cap_ > r.kept ? cap_ - r.kept : 0;
+    const size_t keep = static_cast<size_t>(std::min<uint64_t>(room, op.requests.size()));
+    std::span<const RunRequest> kept(op.requests.data(), keep);
+    r.kept += keep;
+    if (Status s = store_->append(r.id, r.start, kept, op.batches, op.depth); !s) return s;
+    return store_->set_counts(r.id, r.seen, r.kept);
+  }
+  Status s = store_->finish_run(r.id, op.summary, r.seen, r.kept);
+  runs_.erase(it);
+  return s;
+}
+
+}  // namespace batchscope

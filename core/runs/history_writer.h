@@ -1,0 +1,99 @@
+#pragma once
+// Writes runs into the history from a thread of its own, so that whoever
+// records (the engine's drain on the GUI thread, a bench at its end) never
+// waits for the disk. Each call queues its work and returns at once; the
+// writer takes everything queued when it wakes and writes it in one
+// transaction, so a run recorded as it goes is committed as often as its
+// recorder hands records over (the window hands them over on every refresh,
+// several times a second). A process killed mid-run therefore loses only
+// what it had not yet handed over, and its run stays marked unfinished.
+//
+// Requests past `request_cap` a run are counted but not kept. An error while
+// writing (a full disk, a file made read-only) stops the history: the error
+// is kept for failure(), later calls are dropped, and the caller's run goes
+// on.
+// Thread-safety: every public member may be called from any thread.
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "runs/history.h"
+
+namespace batchscope {
+
+inline constexpr uint64_t kDefaultHistoryRequestCap = 1'000'000;
+
+class HistoryWriter {
+ public:
+  using Token = uint64_t;  // a run of this writer's, before and after it has an id
+
+  HistoryWriter(std::unique_ptr<History> store, uint64_t request_cap = kDefaultHistoryRequestCap);
+  // Writes what is queued, then stops.
+  ~HistoryWriter();
+  HistoryWriter(const HistoryWriter&) = delete;
+  HistoryWriter& operator=(const HistoryWriter&) = delete;
+
+  // Starts a run whose records' times count from `start`.
+  Token begin(HistoryRun header, TimePoint start);
+  void append(Token run, std::vector<RunRequest> requests, std::vector<BatchRecord> batches = {},
+              std::vector<DepthSample> depth = {});
+  // Stores the summary and marks the run finished.
+  void finish(Token run, std::string summary);
+
+  // Blocks until everything queued before the call is written (or dropped).
+  void flush();
+  // The run's id in the file; nullopt until it is written, or if it failed.
+  std::optional<int64_t> id_of(Token run) const;
+  // Set once writing has failed; the history is off from then on.
+  std::optional<std::string> failure() const;
+  const std::string& path() const { return path_; }
+  uint64_t request_cap() const { return cap_; }
+
+ private:
+  struct Op {
+    enum Kind { kBegin, kAppend, kFinish } kind = kBegin;
+    Token token = 0;
+    HistoryRun header;
+    TimePoint start{};
+    std::vector<RunRequest> requests;
+    std::vector<BatchRecord> batches;
+    std::vector<DepthSample> depth;
+    std::string summary;
+  };
+  struct RunState {
+    int64_t id = 0;
+    TimePoint start{};
+    uint64_t seen = 0, kept = 0;
+  };
+
+  void push(Op op);
+  void loop();
+  Status write(std::deque<Op>& ops, std::vector<std::pair<Token, int64_t>>& begun);
+  Status apply(Op& op, std::vector<std::pair<Token, int64_t>>& begun);
+
+  std::unique_ptr<History> store_;  // the writer thread's alone
+  const uint64_t cap_;
+  const std::string path_;
+  std::map<Token, RunState> runs_;  // the writer thread's alone
+
+  mutable std::mutex mu_;
+  std::condition_variable wake_, done_;
+  std::deque<Op> queue_;
+  uint64_t queued_ = 0, written_ = 0;  // ops queued and taken care of, ever
+  Token next_token_ = 1;
+  std::map<Token, int64_t> ids_;
+  std::optional<std::string> failure_;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
+}  // namespace batchscope

@@ -1,0 +1,36 @@
+#pragma once
+// What a figure was measured on, kept with every run in the history so that
+// two figures can be told apart later: the machine (CPU model, cores, host,
+// kernel, allocator) and the model file (path, size, SHA-256, modified time).
+// Rooms above add what they know (LibTorch, BLAS and threads in core/torch; a
+// GPU and its driver where one is used) as further keys of the same object.
+// Thread-safety: free functions; they read /proc and the file system.
+
+#include <cstdint>
+#include <string>
+
+#include "common/status.h"
+
+namespace batchscope {
+
+struct FileFacts {
+  std::string path;      // absolute
+  uint64_t size = 0;     // bytes
+  std::string sha256;    // lower-case hex
+  std::string modified;  // UTC, ISO 8601
+};
+
+// Reads the whole file once to hash it.
+Expected<FileFacts> file_facts(const std::string& path);
+
+// {"cpu": "Intel(R) Xeon(R) ...", "cores": 2, "host": "...", "kernel": "...",
+//  "allocator": "jemalloc"}
+std::string machine_json();
+
+// {"path": ..., "size": ..., "sha256": ..., "modified": ...}
+std::string file_facts_json(const FileFacts& f);
+
+// The SHA-256 of `bytes`, lower-case hex.
+std::string sha256_hex(const void* bytes, size_t size);
+
+}  // namespace batchscope

@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# The run history from the command line, on a real SQLite file: bench keeps
+# its runs (with the machine and model file), runs list/show/compare/export/
+# rm/import read and change them, and unfit history files give one warning
+# while bench goes on. Every refusal names what was wrong.
+# Usage: runs_cli.sh BATCHSCOPE WORKDIR [MODEL.pt]
+set -euo pipefail
+bin=$1
+dir=$2
+model=${3:-}
+rm -rf "$dir"
+mkdir -p "$dir"
+cd "$dir"
+export BATCHSCOPE_HISTORY=$dir/history.sqlite
+
+fail() {
+  echo "runs_cli: $*" >&2
+  exit 1
+}
+# refuse CODE TEXT ARGS...: batchscope ARGS exits CODE and stderr contains TEXT.
+refuse() {
+  local want=$1 text=$2
+  shift 2
+  local rc=0
+  "$bin" "$@" >out.txt 2>err.txt || rc=$?
+  if [[ $rc != "$want" ]] || ! grep -qF -- "$text" err.txt; then
+    echo "$*: exit $rc (wanted $want), stderr:" >&2
+    cat err.txt >&2
+    exit 1
+  fi
+}
+
+# Nothing kept yet: list says so, and makes no file.
+"$bin" runs list >out.txt
+grep -q "nothing has been kept yet" out.txt || fail "empty list: $(cat out.txt)"
+[[ ! -e history.sqlite ]] || fail "runs list made a history file"
+
+# Two bench runs with different options, kept with their context.
+"$bin" bench --synthetic 200,20 --rate 400 --duration 0.5 --max-batch-size 8 --json a.json >a.txt
+grep -q "kept as run 1 in $BATCHSCOPE_HISTORY" a.txt || fail "first run not kept: $(cat a.txt)"
+"$bin" bench --synthetic 200,20 --rate 400 --duration 0.5 --max-batch-size 16 >b.txt
+grep -q "kept as run 2 in" b.txt || fail "second run not kept: $(cat b.txt)"
+# --no-history keeps nothing; --history FILE keeps it elsewhere.
+"$bin" bench --synthetic 200,20 --rate 400 --duration 0.2 --no-history >c.txt
+! grep -q "kept as run" c.txt || fail "--no-history kept the run"
+"$bin" bench --synthetic 200,20 --rate 400 --duration 0.2 --history other.sqlite >c.txt
+grep -q "kept as run 1 in other.sqlite" c.txt || fail "--history FILE: $(cat c.txt)"
+
+"$bin" runs list >list.txt
+[[ $(grep -c " bench " list.txt) == 2 ]] || fail "list: $(cat list.txt)"
+head -2 list.txt | tail -1 | grep -q "^    2 " || fail "newest first: $(cat list.txt)"
+"$bin" runs list --kind tune >list.txt
+grep -q "no runs in .* match" list.txt || fail "--kind tune: $(cat list.txt)"
+"$bin" runs list --since 2000-01-01 --model synthetic >list.txt
+[[ $(grep -c " bench " list.txt) == 2 ]] || fail "--since --model: $(cat list.txt)"
+
+# show: options, figures and what it ran on.
+"$bin" runs show 1 >show.txt
+grep -q "max_batch_size=8" show.txt || fail "show options: $(cat show.txt)"
+grep -q "throughput_rps" show.txt || fail "show figures: $(cat show.txt)"
+grep -q "machine.cpu" show.txt || fail "show machine: $(cat show.txt)"
+grep -q "machine.cores" show.txt || fail "show cores: $(cat show.txt)"
+# The figures are the ones bench wrote to --json.
+want=$(python3 -c 'import json; print(json.load(open("a.json"))["sent"])')
+grep -qE "^  sent +$want\$" show.txt || fail "show's sent is not the --json one ($want): $(cat show.txt)"
+
+# compare: the figures side by side, and the option that differs.
+"$bin" runs compare 1 2 >cmp.txt
+grep -q "^throughput_rps" cmp.txt || fail "compare figures: $(cat cmp.txt)"
+grep -qE "options.max_batch_size +8  \|  16" cmp.txt || fail "compare context: $(cat cmp.txt)"
+
+# export: what bench would have written.
+"$bin" runs export 1 --format json --out e.json >/dev/null
+python3 - <<'EOF' || fail "exported JSON differs from bench --json"
+import json
+a, e = json.load(open("a.json")), json.load(open("e.json"))
+assert a["sent"] == e["sent"] and a["latency_ms"] == e["latency_ms"], (a["sent"], e["sent"])
+EOF
+"$bin" runs export 1 --format csv --out e >/dev/null
+[[ $(($(wc -l <e_requests.csv) - 1)) == "$want" ]] || fail "CSV rows: $(wc -l <e_requests.csv)"
+[[ -s e_windows.csv ]] || fail "no windows CSV"
+"$bin" runs export 2 --format trace --out e.trace.json >/dev/null
+python3 -c 'import json; t = json.load(open("e.trace.json")); assert t["traceEvents"]' \
+  || fail "trace export"
+if "$bin" --version | grep -q "^Qt"; then
+  QT_QPA_PLATFORM=offscreen "$bin" runs export 2 --format png --out e.png >/dev/null
+  [[ $(head -c 4 e.png | tail -c 3) == PNG ]] || fail "png export"
+fi
+
+# import: a bench --json summary becomes a run with its figures.
+"$bin" runs import a.json >imp.txt
+grep -q "kept a.json as run 3" imp.txt || fail "import: $(cat imp.txt)"
+"$bin" runs show 3 | grep -q "(imported)" || fail "imported run"
+echo '{"sent": 5}' >bad.json
+refuse 1 'not a bench --json summary: it has no number "ok"' runs import bad.json
+echo 'not json at all' >bad.json
+refuse 1 "not a bench --json summary: the file is not JSON" runs import bad.json
+
+# rm, and the refusals.
+"$bin" runs rm 3 | grep -q "removed run 3" || fail "rm"
+refuse 2 "no run 3 in history" runs show 3
+refuse 1 "no run 3 in history" runs rm 3
+refuse 2 "run id 'abc' is not a run id" runs show abc
+refuse 2 "runs compare takes two ids" runs compare 1
+refuse 2 "--format xml is not one of json, csv, trace, png" runs export 1 --format xml --out x
+refuse 2 "--since yesterday is not a date" runs list --since yesterday
+refuse 2 "--kind serve is not one of" runs list --kind serve
+refuse 2 "unknown subcommand frob" runs frob
+refuse 2 "--history-requests = -1" bench --synthetic 200,20 --duration 0.1 --history-requests -1
+
+# The request cap: a run cut is said to be cut.
+"$bin" bench --synthetic 200,20 --rate 1000 --duration 0.5 --history-requests 10 >cap.txt
+grep -q "(10 of .* requests: --history-requests)" cap.txt || fail "cap: $(cat cap.txt)"
+id=$(sed -n 's/.*kept as run \([0-9]*\).*/\1/p' cap.txt)
+"$bin" runs show "$id" | grep -q "10 kept of .* (cut by --history-requests)" || fail "cap show"
+
+# Unfit history files: one warning, and bench goes on and succeeds.
+echo "not a database" >corrupt.sqlite
+"$bin" bench --synthetic 200,20 --duration 0.2 --history corrupt.sqlite >ok.txt 2>warn.txt
+grep -q "warning: history corrupt.sqlite is not a Batchscope history" warn.txt \
+  || fail "corrupt: $(cat warn.txt)"
+grep -q "the history is off for this run" warn.txt || fail "corrupt: history not off"
+[[ $(wc -l <warn.txt) == 1 ]] || fail "more than one warning: $(cat warn.txt)"
+grep -q "throughput" ok.txt || fail "bench did not run on a corrupt history"
+refuse 1 "is not a Batchscope history" runs list --history corrupt.sqlite
+
+if [[ -n $model ]]; then
+  # A TorchScript model's file is fingerprinted.
+  "$bin" bench --model "$model" --rate 200 --duration 0.3 >m.txt
+  id=$(sed -n 's/.*kept as run \([0-9]*\).*/\1/p' m.txt)
+  sha=$(sha256sum "$model" | cut -d' ' -f1)
+  "$bin" runs show "$id" >m_show.txt
+  grep -q "model.sha256 *$sha" m_show.txt || fail "model sha256: $(cat m_show.txt)"
+  grep -q "torch.version" m_show.txt || fail "torch version: $(cat m_show.txt)"
+fi
+echo "runs_cli: ok"

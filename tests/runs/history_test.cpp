@@ -1,0 +1,278 @@
+// Tests for History: a real SQLite file in a fresh folder each time. Round
+// trips of every kind of record, the schema's versions (a v1 file kept beside
+// these tests is migrated; a newer one is refused), and files that are not
+// fit to write to (corrupt, read-only, locked).
+
+#include "runs/history.h"
+
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "runs/run_record.h"
+#include "tests/runs/history_support.h"
+
+namespace batchscope {
+namespace {
+
+using namespace testing_history;
+
+std::unique_ptr<History> open_ok(const std::string& path) {
+  auto h = History::open(path);
+  EXPECT_TRUE(h.ok()) << (h.ok() ? "" : h.error().message);
+  return h.ok() ? std::move(*h) : nullptr;
+}
+
+int64_t store(History& h, const RunData& run, const std::string& kind = "bench") {
+  EXPECT_TRUE(h.begin());
+  auto id = h.begin_run(header_of(run, kind));
+  EXPECT_TRUE(id.ok());
+  EXPECT_TRUE(h.append(*id, run.start, run.requests, run.batches, run.depth));
+  const RunSummary s = summarize_run(run);
+  EXPECT_TRUE(h.finish_run(*id, run_summary_json(run, s), run.requests.size(),
+                           run.requests.size()));
+  EXPECT_TRUE(h.commit());
+  return *id;
+}
+
+TEST(History, CreatesItsFolderAndTheCurrentSchema) {
+  TempFolder dir;
+  auto h = open_ok(dir.file("a/b/history.sqlite"));
+  ASSERT_TRUE(h);
+  EXPECT_EQ(h->schema_version(), kHistorySchemaVersion);
+  EXPECT_TRUE(std::filesystem::exists(dir.file("a/b/history.sqlite")));
+  auto runs = h->list();
+  ASSERT_TRUE(runs.ok());
+  EXPECT_TRUE(runs->empty());
+}
+
+TEST(History, ARunComesBackAsItWasRecorded) {
+  TempFolder dir;
+  const RunData run = sample_run(40);
+  int64_t id;
+  {
+    auto h = open_ok(dir.file("h.sqlite"));
+    id = store(*h, run);
+  }
+  auto h = open_ok(dir.file("h.sqlite"));  // a new connection reads what the first wrote
+  auto row = h->get(id);
+  ASSERT_TRUE(row.ok()) << row.error().message;
+  EXPECT_EQ(row->kind, "bench");
+  EXPECT_EQ(row->model, "mlp");
+  EXPECT_EQ(row->label, "poisson rate=1000 -> inproc");
+  EXPECT_TRUE(row->finished());
+  EXPECT_EQ(row->requests_seen, 40u);
+  EXPECT_EQ(row->requests_kept, 40u);
+  EXPECT_EQ(row->config.options, run.config.options);
+  EXPECT_EQ(row->config.seed, 42u);
+  EXPECT_EQ(row->context, R"({"machine":{"cpu":"test"}})");
+
+  auto back = h->load(id);
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  ASSERT_EQ(back->requests.size(), run.requests.size());
+  ASSERT_EQ(back->batches.size(), run.batches.size());
+  ASSERT_EQ(back->depth.size(), run.depth.size());
+  // Times come back to the nanosecond, relative to the start.
+  for (size_t i = 0; i < run.requests.size(); ++i) {
+    const RunRequest &a = run.requests[i], &b = back->requests[i];
+    EXPECT_EQ(b.index, a.index);
+    EXPECT_EQ(b.intended - back->start, a.intended - run.start);
+    EXPECT_EQ(b.done - back->start, a.done - run.start);
+    EXPECT_EQ(b.outcome, a.outcome);
+    EXPECT_EQ(b.batch_id, a.batch_id);
+  }
+  EXPECT_EQ(back->batches[0].run_end, TimePoint{}) << "a stage never reached stays unreached";
+  EXPECT_EQ(back->batches[1].run_end - back->start, run.batches[1].run_end - run.start);
+  EXPECT_EQ(back->batches[1].reason, BatchReason::kTimeout);
+  EXPECT_EQ(back->batches[1].lane, 1);
+  EXPECT_EQ(back->depth[3].peak, run.depth[3].peak);
+  // The summary made from what came back is the one made from the run.
+  EXPECT_EQ(run_summary_json(*back, summarize_run(*back)), row->summary);
+}
+
+TEST(History, ListsNewestFirstAndFilters) {
+  TempFolder dir;
+  auto h = open_ok(dir.file("h.sqlite"));
+  RunData a = sample_run(8), b = sample_run(8), c = sample_run(8);
+  b.config.model = "resnet";
+  c.config.pattern = "burst rate=50";
+  const int64_t ia = store(*h, a), ib = store(*h, b, "tune"), ic = store(*h, c, "recorded");
+  auto all = h->list();
+  ASSERT_TRUE(all.ok());
+  ASSERT_EQ(all->size(), 3u);
+  EXPECT_EQ((*all)[0].id, ic);
+  EXPECT_EQ((*all)[2].id, ia);
+  auto by_model = h->list({.model = "resnet"});
+  ASSERT_EQ(by_model->size(), 1u);
+  EXPECT_EQ((*by_model)[0].id, ib);
+  auto by_kind = h->list({.kind = "recorded"});
+  ASSERT_EQ(by_kind->size(), 1u);
+  EXPECT_EQ((*by_kind)[0].id, ic);
+  auto by_text = h->list({.text = "burst"});
+  ASSERT_EQ(by_text->size(), 1u);
+  EXPECT_EQ((*by_text)[0].id, ic);
+  EXPECT_EQ(h->list({.since = "2999-01-01"})->size(), 0u);
+  EXPECT_EQ(h->list({.since = "2000-01-01"})->size(), 3u);
+}
+
+TEST(History, RemovesARunWithItsRecords) {
+  TempFolder dir;
+  auto h = open_ok(dir.file("h.sqlite"));
+  const int64_t keep = store(*h, sample_run(12));
+  const int64_t gone = store(*h, sample_run(12));
+  ASSERT_TRUE(h->remove(gone));
+  EXPECT_FALSE(h->get(gone).ok());
+  EXPECT_EQ(h->load(keep)->requests.size(), 12u);
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open(dir.file("h.sqlite").c_str(), &raw), SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  sqlite3_prepare_v2(raw, "SELECT count(*) FROM requests WHERE run_id = ?", -1, &st, nullptr);
+  sqlite3_bind_int64(st, 1, gone);
+  ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+  EXPECT_EQ(sqlite3_column_int64(st, 0), 0) << "its requests went with it";
+  sqlite3_finalize(st);
+  sqlite3_close(raw);
+
+  Status again = h->remove(gone);
+  ASSERT_FALSE(again);
+  EXPECT_NE(again.message().find("no run " + std::to_string(gone)), std::string::npos)
+      << again.message();
+}
+
+TEST(History, MigratesTheVersionOneFileKeptWithTheTests) {
+  TempFolder dir;
+  const std::string path = dir.file("v1.sqlite");
+  std::filesystem::copy_file(BATCHSCOPE_TEST_DATA "/history_v1.sqlite", path);
+  auto h = open_ok(path);
+  ASSERT_TRUE(h);
+  EXPECT_EQ(h->schema_version(), 2);
+  auto runs = h->list();
+  ASSERT_TRUE(runs.ok()) << runs.error().message;
+  ASSERT_EQ(runs->size(), 2u);
+  // Version 1 kept every request, so both counts are its rows.
+  for (const HistoryRun& r : *runs) {
+    const size_t rows = h->load(r.id)->requests.size();
+    EXPECT_GT(rows, 0u);
+    EXPECT_EQ(r.requests_seen, rows);
+    EXPECT_EQ(r.requests_kept, rows);
+  }
+  EXPECT_EQ((*runs)[1].model, "mlp");
+  EXPECT_FALSE((*runs)[0].finished()) << "the v1 file holds one unfinished run";
+  // The migrated file takes new runs.
+  store(*h, sample_run(8));
+  EXPECT_EQ(h->list()->size(), 3u);
+}
+
+TEST(History, RefusesANewerSchemaByName) {
+  TempFolder dir;
+  const std::string path = dir.file("new.sqlite");
+  { open_ok(path); }
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(raw, "PRAGMA user_version = 9", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(raw);
+  auto h = History::open(path);
+  ASSERT_FALSE(h.ok());
+  EXPECT_NE(h.error().message.find("schema version 9"), std::string::npos) << h.error().message;
+  EXPECT_NE(h.error().message.find("newer batchscope"), std::string::npos) << h.error().message;
+}
+
+TEST(History, RefusesAFileThatIsNotAHistory) {
+  TempFolder dir;
+  const std::string path = dir.file("corrupt.sqlite");
+  std::ofstream(path) << "this is a bench --json file, not a database\n" << std::string(5000, 'x');
+  auto h = History::open(path);
+  ASSERT_FALSE(h.ok());
+  EXPECT_NE(h.error().message.find("is not a Batchscope history"), std::string::npos)
+      << h.error().message;
+  EXPECT_NE(h.error().message.find(path), std::string::npos);
+}
+
+// Root writes any file, so as root the checks run in a child that has become
+// nobody; the folder lets nobody make SQLite's shared-memory file beside it.
+TEST(History, RefusesToWriteAReadOnlyFileButReadsIt) {
+  TempFolder dir;
+  const std::string path = dir.file("ro.sqlite");
+  {
+    auto h = open_ok(path);
+    store(*h, sample_run(8));
+  }
+  ASSERT_EQ(chmod(path.c_str(), 0444), 0);
+  ASSERT_EQ(chmod(std::filesystem::path(path).parent_path().c_str(), 0777), 0);
+  auto check = [&]() -> int {
+    auto w = History::open(path);
+    if (w.ok()) return 1;
+    if (w.error().message.find("is read-only") == std::string::npos) return 2;
+    auto r = History::open(path, {.read_only = true});
+    if (!r.ok()) return 3;
+    auto runs = (*r)->list();
+    if (!runs.ok() || runs->size() != 1) return 4;
+    return 0;
+  };
+  if (geteuid() != 0) {
+    EXPECT_EQ(check(), 0);
+    return;
+  }
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    if (setgid(65534) != 0 || setuid(65534) != 0) _exit(9);
+    _exit(check());
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "1: opened for writing; 2: wrong message; 3: could not "
+                                       "read; 4: wrong runs; 9: could not become nobody";
+}
+
+TEST(History, SaysWhenAnotherProcessHoldsTheFileLocked) {
+  TempFolder dir;
+  const std::string path = dir.file("locked.sqlite");
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);
+  // A rollback-journal file under an exclusive lock: nobody else may read it.
+  ASSERT_EQ(sqlite3_exec(raw, "BEGIN EXCLUSIVE; CREATE TABLE t(a);", nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  auto h = History::open(path, {.busy_timeout_ms = 20});
+  ASSERT_FALSE(h.ok());
+  EXPECT_NE(h.error().message.find("locked"), std::string::npos) << h.error().message;
+  sqlite3_exec(raw, "ROLLBACK", nullptr, nullptr, nullptr);
+  sqlite3_close(raw);
+  EXPECT_TRUE(History::open(path).ok()) << "once the lock is gone the file opens";
+}
+
+TEST(History, ReadsOptionsBackAndIgnoresWhatItDoesNotKnow) {
+  Options o;
+  o.max_batch_size = 16;
+  o.scheduling = Scheduling::kStatic;
+  o.strategy = StrategyKind::kAdaptive;
+  EXPECT_EQ(options_from_history_json(options_to_json(o)), o);
+  const Options back = options_from_history_json(
+      R"({"max_batch_size": 1e30, "strategy": "nonsense", "colour": "red", "max_wait_us": 7})");
+  EXPECT_EQ(back.max_batch_size, Options{}.max_batch_size) << "out of range is not taken";
+  EXPECT_EQ(back.strategy, Options{}.strategy);
+  EXPECT_EQ(back.max_wait_us, 7);
+  EXPECT_EQ(options_from_history_json("not json"), Options{});
+}
+
+TEST(History, DefaultPathFollowsTheEnvironment) {
+  const char* old_h = std::getenv("BATCHSCOPE_HISTORY");
+  const char* old_x = std::getenv("XDG_DATA_HOME");
+  const std::string keep_h = old_h ? old_h : "", keep_x = old_x ? old_x : "";
+  unsetenv("BATCHSCOPE_HISTORY");
+  setenv("XDG_DATA_HOME", "/data/x", 1);
+  EXPECT_EQ(default_history_path(), "/data/x/batchscope/history.sqlite");
+  setenv("BATCHSCOPE_HISTORY", "/elsewhere/h.sqlite", 1);
+  EXPECT_EQ(default_history_path(), "/elsewhere/h.sqlite");
+  old_h ? setenv("BATCHSCOPE_HISTORY", keep_h.c_str(), 1) : unsetenv("BATCHSCOPE_HISTORY");
+  old_x ? setenv("XDG_DATA_HOME", keep_x.c_str(), 1) : unsetenv("XDG_DATA_HOME");
+}
+
+}  // namespace
+}  // namespace batchscope
