@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "app/cli_args.h"
+#include "app/history_setup.h"
 #include "app/install_paths.h"
 #include "app/lm_setup.h"
 #include "app/model_loader.h"
@@ -17,6 +18,7 @@
 #include "net/options_json.h"
 #include "ui/common/app_resources.h"
 #include "ui/generation/gen_main_window.h"
+#include "ui/runs/runs_panel.h"
 #include "ui/workbench/workbench_window.h"
 #ifdef BATCHSCOPE_WITH_TORCH
 #include "torch/torch_lm.h"
@@ -30,7 +32,7 @@ std::string gui_help() {
          "cpu|cuda:N]\n"
          "                      [--rate R] [--no-traffic] [--listen PORT] [--token TOKEN]\n"
          "                      [--no-remote-config] [--max-connections N] [--fresh]\n"
-         "                      [serving options]\n"
+         "                      [--history FILE | --no-history] [serving options]\n"
          "Opens the workbench window: live latency, queue depth, batch size and throughput\n"
          "plots, the batching options applied live, traffic, the model and its cost profile,\n"
          "an HTTP listener, a batch inspector and recorded runs. Default model models/mlp.pt\n"
@@ -42,7 +44,11 @@ std::string gui_help() {
          "flags given here win, and --fresh ignores what was saved.\n"
          "Space starts and stops traffic; P pauses the plots.\n"
          "--screenshot FILE.png [--after S] saves the window S seconds after the model is\n"
-         "ready (default 10) and exits; with QT_QPA_PLATFORM=offscreen it needs no display.\n"
+         "ready (default 10) and exits; with QT_QPA_PLATFORM=offscreen it needs no display\n"
+         "(and shows no history unless --history names one).\n"
+         "The Runs tab records runs into the run history as they go and lists what it keeps\n"
+         "(batchscope runs; a recording cut short by a crash is there, marked unfinished):\n" +
+         history_flags_help() +
          "A generative model (a --model whose sidecar says \"kind\": \"generative\", or\n"
          "--synthetic-lm S,T) opens the generation view instead: TTFT and ITL fans, tokens/s,\n"
          "sequences and cache, a step inspector, the scheduling applied live, a prompt box and\n"
@@ -216,9 +222,15 @@ int run_gui(int argc, char** argv, const std::vector<std::string>& args) {
     std::cerr << "batchscope gui: " << m << "\n";
     return code;
   };
-  auto flags = cli::parse_flags(args, {"no-traffic", "fresh", "no-remote-config"});
+  auto flags =
+      cli::parse_flags(args, {"no-traffic", "fresh", "no-remote-config", "no-history"});
   if (!flags) return fail(flags.error().message);
   if (wants_lm(*flags, "models/mlp.pt")) return run_gen_gui(argc, argv, std::move(*flags));
+  // A screenshot shows a window without this machine's runs, unless a
+  // history is named.
+  const bool history_named = flags->count("history") > 0;
+  auto history = take_history_flags(*flags);
+  if (!history) return fail(history.error().message);
   const bool model_given = flags->count("model") || flags->count("synthetic");
   const size_t before = flags->size();
   auto options = cli::take_options(*flags);
@@ -292,9 +304,20 @@ int run_gui(int argc, char** argv, const std::vector<std::string>& args) {
     return open_generative(r, parent, access);
   };
 
+  if (!screenshot.empty() && !history_named) history->off = true;
+  // Opened before the window and closed after it: the window's recordings
+  // are written through it until the last one is finished.
+  HistoryWriterPtr writer = open_history_writer(*history, "batchscope gui");
   int rc = 0;
   {
     WorkbenchWindow window(cfg);
+    if (writer) {
+      window.runs()->set_context_provider([&window] {
+        const LoadedModel& m = window.model();
+        return run_context_json(m.path.rfind("synthetic", 0) == 0 ? "" : m.path, m.device);
+      });
+      window.runs()->set_history(writer.get());
+    }
     if (!remember || !QSettings().contains("window/geometry")) {  // else the saved geometry
       QSize size(1700, 1000);
       const QString platform = QGuiApplication::platformName();

@@ -108,7 +108,19 @@ std::string run_context_json(const std::string& model_path, const std::string& d
   std::string model = "{";
   std::error_code ec;
   if (!model_path.empty() && std::filesystem::is_regular_file(model_path, ec)) {
-    if (auto f = file_facts(model_path)) model = file_facts_json(*f);
+    // A file is hashed once while its size and time stay the same: the window
+    // asks at every recording.
+    static std::map<std::string, std::pair<std::string, std::string>> hashed;  // path -> (stamp, json)
+    const auto size = std::filesystem::file_size(model_path, ec);
+    const auto time = std::filesystem::last_write_time(model_path, ec).time_since_epoch().count();
+    const std::string stamp = std::to_string(size) + "/" + std::to_string(time);
+    auto it = hashed.find(model_path);
+    if (it != hashed.end() && it->second.first == stamp) {
+      model = it->second.second;
+    } else if (auto f = file_facts(model_path)) {
+      model = file_facts_json(*f);
+      hashed[model_path] = {stamp, model};
+    }
   } else {
     text_field(model, "path", model_path.empty() ? "synthetic" : model_path);
     model.push_back('}');

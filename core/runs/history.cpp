@@ -219,18 +219,27 @@ Status History::append(int64_t id, TimePoint start, std::span<const RunRequest> 
   return {};
 }
 
+Status History::relabel(int64_t id, const std::string& label) {
+  sqlite::Stmt st(db_, "UPDATE runs SET label = ? WHERE id = ?");
+  st.bind(1, label).bind(2, id);
+  return st.run("cannot relabel a run in");
+}
+
 Status History::set_counts(int64_t id, uint64_t seen, uint64_t kept) {
   sqlite::Stmt st(db_, "UPDATE runs SET requests_seen = ?, requests_kept = ? WHERE id = ?");
   st.bind(1, static_cast<int64_t>(seen)).bind(2, static_cast<int64_t>(kept)).bind(3, id);
   return st.run("cannot update a run in");
 }
 
-Status History::finish_run(int64_t id, const std::string& summary, uint64_t seen, uint64_t kept) {
+Status History::finish_run(int64_t id, const std::string& summary, uint64_t seen, uint64_t kept,
+                           double duration_s) {
   sqlite::Stmt st(db_,
                   "UPDATE runs SET finished_at = ?, summary = ?, requests_seen = ?, "
-                  "requests_kept = ? WHERE id = ?");
+                  "requests_kept = ?, duration_s = CASE WHEN ?5 >= 0 THEN ?5 ELSE duration_s END "
+                  "WHERE id = ?6");
   st.bind(1, utc_now()).bind(2, summary.empty() ? std::string_view("{}") : summary);
-  st.bind(3, static_cast<int64_t>(seen)).bind(4, static_cast<int64_t>(kept)).bind(5, id);
+  st.bind(3, static_cast<int64_t>(seen)).bind(4, static_cast<int64_t>(kept));
+  st.bind(5, duration_s).bind(6, id);
   return st.run("cannot finish a run in");
 }
 
@@ -254,6 +263,16 @@ Expected<std::vector<HistoryRun>> History::list(const HistoryFilter& f) {
   return out;
 }
 
+Expected<std::vector<std::string>> History::models() {
+  sqlite::Stmt st(db_, "SELECT DISTINCT model FROM runs WHERE model != '' ORDER BY model");
+  if (!st.ok()) return db_.error("cannot read");
+  std::vector<std::string> out;
+  int rc;
+  while ((rc = st.step()) == SQLITE_ROW) out.push_back(st.text_at(0));
+  if (rc != SQLITE_DONE) return db_.error("cannot read");
+  return out;
+}
+
 Expected<HistoryRun> History::get(int64_t id) {
   sqlite::Stmt st(db_, std::string("SELECT ") + kRunColumns + " FROM runs WHERE id = ?");
   if (!st.ok()) return db_.error("cannot read");
@@ -273,12 +292,14 @@ Expected<RunData> History::load(int64_t id) {
   {
     sqlite::Stmt st(db_,
                     "SELECT idx, intended_ns, sent_ns, done_ns, outcome, http_status, batch_id, "
-                    "batch_size FROM requests WHERE run_id = ? ORDER BY rowid");
+                    "batch_size FROM requests WHERE run_id = ? ORDER BY intended_ns, rowid");
     st.bind(1, id);
     int rc;
     while ((rc = st.step()) == SQLITE_ROW) {
       RunRequest q;
-      q.index = static_cast<uint64_t>(st.int_at(0));
+      // In intended order, indexed as a recorder indexes a finished run
+      // (a recording is kept in the order its answers came).
+      q.index = run.requests.size();
       q.intended = time_at(st, 1);
       q.sent = time_at(st, 2);
       q.done = time_at(st, 3);
@@ -294,7 +315,7 @@ Expected<RunData> History::load(int64_t id) {
   {
     sqlite::Stmt st(db_,
                     "SELECT id, size, reason, lane, failed, depth_after, oldest_ns, batched_ns, "
-                    "run_start_ns, run_end_ns FROM batches WHERE run_id = ? ORDER BY rowid");
+                    "run_start_ns, run_end_ns FROM batches WHERE run_id = ? ORDER BY batched_ns, rowid");
     st.bind(1, id);
     int rc;
     while ((rc = st.step()) == SQLITE_ROW) {
@@ -316,7 +337,7 @@ Expected<RunData> History::load(int64_t id) {
     if (rc != SQLITE_DONE) return db_.error("cannot read batches from");
   }
   {
-    sqlite::Stmt st(db_, "SELECT t_ns, depth, peak FROM depth WHERE run_id = ? ORDER BY rowid");
+    sqlite::Stmt st(db_, "SELECT t_ns, depth, peak FROM depth WHERE run_id = ? ORDER BY t_ns, rowid");
     st.bind(1, id);
     int rc;
     while ((rc = st.step()) == SQLITE_ROW) {
@@ -326,6 +347,12 @@ Expected<RunData> History::load(int64_t id) {
     if (rc != SQLITE_DONE) return db_.error("cannot read depth samples from");
   }
   return run;
+}
+
+Status History::remove_in_transaction(int64_t id) {
+  sqlite::Stmt st(db_, "DELETE FROM runs WHERE id = ?");
+  st.bind(1, id);
+  return st.run("cannot remove a run from");
 }
 
 Status History::remove(int64_t id) {

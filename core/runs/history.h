@@ -101,15 +101,24 @@ class History {
   // Appends records; times are taken relative to `start`, the run's time zero.
   Status append(int64_t id, TimePoint start, std::span<const RunRequest> requests,
                 std::span<const BatchRecord> batches, std::span<const DepthSample> depth);
+  Status relabel(int64_t id, const std::string& label);
   Status set_counts(int64_t id, uint64_t seen, uint64_t kept);
-  Status finish_run(int64_t id, const std::string& summary, uint64_t seen, uint64_t kept);
+  // A `duration_s` of zero or more replaces the run's duration.
+  Status finish_run(int64_t id, const std::string& summary, uint64_t seen, uint64_t kept,
+                    double duration_s = -1);
 
   Expected<std::vector<HistoryRun>> list(const HistoryFilter& f = {});
   Expected<HistoryRun> get(int64_t id);
-  // The run's records as a RunData (config from its row).
+  // The models the kept runs ran, sorted.
+  Expected<std::vector<std::string>> models();
+  // The run's records as a RunData (config from its row): requests in
+  // intended order and indexed 0, 1, 2, ..., batches by cut time, depth by
+  // time, as RunRecorder::finish() orders a recording.
   Expected<RunData> load(int64_t id);
   // Removes a run and its records; an unknown id is an error naming it.
   Status remove(int64_t id);
+  // The same inside the caller's transaction; an unknown id is no error.
+  Status remove_in_transaction(int64_t id);
 
  private:
   History();

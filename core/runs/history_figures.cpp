@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstdlib>
+
 namespace batchscope {
 namespace {
 
@@ -82,6 +84,82 @@ std::vector<Figure> summary_figures(const std::string& summary_json) {
     if (auto v = number_at(j, s.path)) out.push_back({s.name, *v});
   }
   return out;
+}
+
+namespace {
+
+double num(const json& j, std::initializer_list<const char*> path) {
+  return number_at(j, path).value_or(0.0);
+}
+
+template <class T>
+T whole(const json& j, std::initializer_list<const char*> path) {
+  const double v = num(j, path);
+  return v > 0 && v < 1.8e19 ? static_cast<T>(v) : T{0};
+}
+
+RunLatency latency_of(const json& j) {
+  RunLatency l;
+  l.p50_ms = num(j, {"latency_ms", "p50"});
+  l.p90_ms = num(j, {"latency_ms", "p90"});
+  l.p95_ms = num(j, {"latency_ms", "p95"});
+  l.p99_ms = num(j, {"latency_ms", "p99"});
+  l.p999_ms = num(j, {"latency_ms", "p999"});
+  l.max_ms = num(j, {"latency_ms", "max"});
+  l.mean_ms = num(j, {"latency_ms", "mean"});
+  return l;
+}
+
+}  // namespace
+
+RunSummary summary_from_json(const std::string& summary_json) {
+  const json j = parse(summary_json);
+  RunSummary s;
+  s.sent = whole<uint64_t>(j, {"sent"});
+  s.ok = whole<uint64_t>(j, {"ok"});
+  s.rejected = whole<uint64_t>(j, {"rejected"});
+  s.timed_out = whole<uint64_t>(j, {"timed_out"});
+  s.errors = whole<uint64_t>(j, {"errors"});
+  s.duration_s = num(j, {"duration_s"});
+  s.throughput_rps = num(j, {"throughput_rps"});
+  s.latency = latency_of(j);
+  s.lag_p50_ms = num(j, {"send_lag_ms", "p50"});
+  s.lag_p99_ms = num(j, {"send_lag_ms", "p99"});
+  s.lag_max_ms = num(j, {"send_lag_ms", "max"});
+  s.batch_mean = num(j, {"batch_size", "mean"});
+  if (auto h = j.find("batch_size"); h != j.end() && h->is_object()) {
+    if (auto hist = h->find("histogram"); hist != h->end() && hist->is_object()) {
+      for (const auto& [size, count] : hist->items()) {
+        char* end = nullptr;
+        const unsigned long b = std::strtoul(size.c_str(), &end, 10);
+        if (end && *end == '\0' && b > 0 && b <= 0xffffffffUL && count.is_number_unsigned())
+          s.batch_histogram[static_cast<uint32_t>(b)] = count.get<uint64_t>();
+      }
+    }
+  }
+  s.depth_mean = num(j, {"queue_depth", "mean"});
+  s.depth_max = whole<uint32_t>(j, {"queue_depth", "max"});
+  if (auto w = j.find("windows"); w != j.end() && w->is_array()) {
+    for (const json& x : *w) {
+      if (!x.is_object()) continue;
+      RunWindow r;
+      r.start_s = num(x, {"start_s"});
+      r.length_s = num(x, {"length_s"});
+      r.sent = whole<uint64_t>(x, {"sent"});
+      r.ok = whole<uint64_t>(x, {"ok"});
+      r.rejected = whole<uint64_t>(x, {"rejected"});
+      r.timed_out = whole<uint64_t>(x, {"timed_out"});
+      r.errors = whole<uint64_t>(x, {"errors"});
+      r.throughput_rps = num(x, {"throughput_rps"});
+      r.latency = latency_of(x);
+      r.batch_mean = num(x, {"batch_mean"});
+      r.batch_max = whole<uint32_t>(x, {"batch_max"});
+      r.depth_mean = num(x, {"depth_mean"});
+      r.depth_max = whole<uint32_t>(x, {"depth_max"});
+      s.windows.push_back(r);
+    }
+  }
+  return s;
 }
 
 std::optional<double> figure(const std::vector<Figure>& figures, const std::string& name) {

@@ -24,6 +24,11 @@ struct Figure {
 std::vector<Figure> summary_figures(const std::string& summary_json);
 std::optional<double> figure(const std::vector<Figure>& figures, const std::string& name);
 
+// The RunSummary that run_summary_json() wrote, windows and batch-size
+// histogram included; what the text lacks stays zero. The window's Runs panel
+// lists and overlays kept runs from this without loading their records.
+RunSummary summary_from_json(const std::string& summary_json);
+
 // A row of a comparison: the figure in A and in B, B - A, and (B - A) / A.
 struct FigureDiff {
   std::string name;

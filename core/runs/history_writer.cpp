@@ -43,11 +43,27 @@ void HistoryWriter::append(Token run, std::vector<RunRequest> requests,
   push(std::move(op));
 }
 
-void HistoryWriter::finish(Token run, std::string summary) {
+void HistoryWriter::finish(Token run, std::string summary, double duration_s) {
   Op op;
   op.kind = Op::kFinish;
   op.token = run;
   op.summary = std::move(summary);
+  op.duration_s = duration_s;
+  push(std::move(op));
+}
+
+void HistoryWriter::remove(int64_t id) {
+  Op op;
+  op.kind = Op::kRemove;
+  op.id = id;
+  push(std::move(op));
+}
+
+void HistoryWriter::relabel(int64_t id, std::string label) {
+  Op op;
+  op.kind = Op::kRelabel;
+  op.id = id;
+  op.summary = std::move(label);
   push(std::move(op));
 }
 
@@ -129,6 +145,8 @@ Status HistoryWriter::apply(Op& op, std::vector<std::pair<Token, int64_t>>& begu
     begun.emplace_back(op.token, *id);
     return {};
   }
+  if (op.kind == Op::kRemove) return store_->remove_in_transaction(op.id);
+  if (op.kind == Op::kRelabel) return store_->relabel(op.id, op.summary);
   auto it = runs_.find(op.token);
   if (it == runs_.end()) return {};  // a token this writer never began: nothing to add to
   RunState& r = it->second;
@@ -141,7 +159,7 @@ Status HistoryWriter::apply(Op& op, std::vector<std::pair<Token, int64_t>>& begu
     if (Status s = store_->append(r.id, r.start, kept, op.batches, op.depth); !s) return s;
     return store_->set_counts(r.id, r.seen, r.kept);
   }
-  Status s = store_->finish_run(r.id, op.summary, r.seen, r.kept);
+  Status s = store_->finish_run(r.id, op.summary, r.seen, r.kept, op.duration_s);
   runs_.erase(it);
   return s;
 }

@@ -46,8 +46,16 @@ class HistoryWriter {
   Token begin(HistoryRun header, TimePoint start);
   void append(Token run, std::vector<RunRequest> requests, std::vector<BatchRecord> batches = {},
               std::vector<DepthSample> depth = {});
-  // Stores the summary and marks the run finished.
-  void finish(Token run, std::string summary);
+  // Stores the summary and marks the run finished; a `duration_s` of zero or
+  // more replaces the one the run began with (a recording learns its length
+  // when it stops).
+  void finish(Token run, std::string summary, double duration_s = -1);
+
+  // Removes a kept run (by its id in the file) and its records. A run that
+  // is not there is no error: someone removed it first.
+  void remove(int64_t id);
+  // Gives a kept run a new label (its name in the window).
+  void relabel(int64_t id, std::string label);
 
   // Blocks until everything queued before the call is written (or dropped).
   void flush();
@@ -60,14 +68,16 @@ class HistoryWriter {
 
  private:
   struct Op {
-    enum Kind { kBegin, kAppend, kFinish } kind = kBegin;
+    enum Kind { kBegin, kAppend, kFinish, kRemove, kRelabel } kind = kBegin;
     Token token = 0;
+    int64_t id = 0;  // kRemove, kRelabel
     HistoryRun header;
     TimePoint start{};
     std::vector<RunRequest> requests;
     std::vector<BatchRecord> batches;
     std::vector<DepthSample> depth;
-    std::string summary;
+    std::string summary;  // kFinish; the label for kRelabel
+    double duration_s = -1;  // kFinish
   };
   struct RunState {
     int64_t id = 0;

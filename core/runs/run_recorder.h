@@ -43,6 +43,9 @@ class RunRecorder {
   // Requests kept so far (some may still fall after the end given to finish()).
   size_t requests() const { return run_.requests.size(); }
   size_t batches() const { return run_.batches.size(); }
+  // What has been kept so far, in the order add() kept it (requests are
+  // not yet sorted or indexed); a history appends from it as it grows.
+  const RunData& so_far() const { return run_; }
   // Records the engine lost while this run was under way because its buffer
   // was full; a run with any is incomplete.
   uint64_t dropped() const { return dropped_; }

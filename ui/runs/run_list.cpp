@@ -1,5 +1,7 @@
 #include "ui/runs/run_list.h"
 
+#include <algorithm>
+
 #include "ui/common/number_text.h"
 
 namespace batchscope {
@@ -10,6 +12,19 @@ int RunListModel::add(RecordedRun run) {
   runs_.push_back(std::move(run));
   endInsertRows();
   return row;
+}
+
+void RunListModel::insert(int row, RecordedRun run) {
+  row = std::clamp(row, 0, size());
+  beginInsertRows(QModelIndex(), row, row);
+  runs_.insert(runs_.begin() + row, std::move(run));
+  endInsertRows();
+}
+
+void RunListModel::reset(std::vector<RecordedRun> runs) {
+  beginResetModel();
+  runs_ = std::move(runs);
+  endResetModel();
 }
 
 void RunListModel::remove(int row) {
@@ -35,21 +50,28 @@ QVariant RunListModel::data(const QModelIndex& index, int role) const {
   const int column = index.column();
   if (role == Qt::EditRole && column == kName) return r.name;
   if (role == Qt::TextAlignmentRole) {
-    return column == kName ? int(Qt::AlignLeft | Qt::AlignVCenter)
+    const bool text = column == kName || column == kStarted || column == kKind || column == kModel;
+    return text ? int(Qt::AlignLeft | Qt::AlignVCenter)
                            : int(Qt::AlignRight | Qt::AlignVCenter);
   }
   if (role == Qt::ToolTipRole) {
-    const RunConfig& c = r.data->config;
-    return QString("%1\npattern: %2 · target: %3 · model: %4\n%5")
-        .arg(r.name, QString::fromStdString(c.pattern.empty() ? "-" : c.pattern),
-             QString::fromStdString(c.target.empty() ? "-" : c.target),
-             QString::fromStdString(c.model.empty() ? "-" : c.model),
-             QString::fromStdString(describe(c.options)));
+    const RunConfig& c = r.config;
+    QString tip = QString("%1\npattern: %2 · target: %3 · model: %4\n%5")
+                      .arg(r.name, QString::fromStdString(c.pattern.empty() ? "-" : c.pattern),
+                           QString::fromStdString(c.target.empty() ? "-" : c.target),
+                           QString::fromStdString(c.model.empty() ? "-" : c.model),
+                           QString::fromStdString(describe(c.options)));
+    if (r.history_id > 0) tip += QString("\nrun %1 in the history").arg(r.history_id);
+    if (!r.finished) tip += "\nunfinished: the program ended while it was being recorded";
+    return tip;
   }
   if (role != Qt::DisplayRole) return {};
   switch (column) {
     case kName: return r.name;
-    case kDuration: return number_text(r.data->config.duration_s, 1);
+    case kStarted: return r.started;
+    case kKind: return r.finished ? r.kind : r.kind + QStringLiteral(" · unfinished");
+    case kModel: return QString::fromStdString(r.config.model);
+    case kDuration: return number_text(r.config.duration_s, 1);
     case kSent: return QVariant::fromValue<qulonglong>(s.sent);
     case kOk: return QVariant::fromValue<qulonglong>(s.ok);
     case kRejected: return QVariant::fromValue<qulonglong>(s.rejected);
@@ -65,6 +87,9 @@ QVariant RunListModel::headerData(int section, Qt::Orientation orientation, int 
   if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return {};
   switch (section) {
     case kName: return QStringLiteral("name");
+    case kStarted: return QStringLiteral("started");
+    case kKind: return QStringLiteral("kind");
+    case kModel: return QStringLiteral("model");
     case kDuration: return QStringLiteral("duration (s)");
     case kSent: return QStringLiteral("sent");
     case kOk: return QStringLiteral("ok");

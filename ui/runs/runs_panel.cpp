@@ -2,6 +2,8 @@
 
 #include <qcustomplot.h>
 
+#include <QComboBox>
+#include <QDateTime>
 #include <QDir>
 #include <QFileDialog>
 #include <QFileInfo>
@@ -21,6 +23,7 @@
 
 #include "ui/common/number_text.h"
 #include "ui/runs/run_files.h"
+#include "runs/history_writer.h"
 #include "ui/runs/run_plot.h"
 
 namespace batchscope {
@@ -81,6 +84,24 @@ RunsPanel::RunsPanel(QWidget* parent) : QWidget(parent), model_(new RunListModel
   rec_status_ = new QLabel("Record a stretch of the live traffic to keep, compare and export it.");
   rec_status_->setWordWrap(true);
   col->addWidget(rec_status_);
+
+  // The history's filters, shown while the history is on.
+  filters_ = new QWidget;
+  auto* filter_row = new QHBoxLayout(filters_);
+  filter_row->setContentsMargins(0, 0, 0, 0);
+  model_filter_ = new QComboBox;
+  model_filter_->setToolTip("Show the runs of one model");
+  kind_filter_ = new QComboBox;
+  kind_filter_->addItems({"any kind", "bench", "tune", "recorded", "generation"});
+  kind_filter_->setToolTip("Show one kind of run");
+  text_filter_ = new QLineEdit;
+  text_filter_->setPlaceholderText("filter by name or model");
+  text_filter_->setClearButtonEnabled(true);
+  filter_row->addWidget(model_filter_);
+  filter_row->addWidget(kind_filter_);
+  filter_row->addWidget(text_filter_, 1);
+  filters_->setVisible(false);
+  col->addWidget(filters_);
 
   table_ = new QTableView;
   table_->setModel(model_);
@@ -160,11 +181,21 @@ RunsPanel::RunsPanel(QWidget* parent) : QWidget(parent), model_(new RunListModel
     const QString dir = QFileDialog::getExistingDirectory(this, "Export the run into");
     if (!dir.isEmpty()) export_run(rows[0], dir);
   });
-  connect(remove_, &QPushButton::clicked, this, [this] {
-    std::vector<int> rows = selected_rows();
-    std::sort(rows.rbegin(), rows.rend());
-    for (int r : rows) remove_run(r);
-  });
+  connect(remove_, &QPushButton::clicked, this, [this] { remove_selected(); });
+  // A name edited in place, or by rename(), is the kept run's label too.
+  connect(model_, &QAbstractItemModel::dataChanged, this,
+          [this](const QModelIndex& from, const QModelIndex& to) {
+            if (from.column() > RunListModel::kName || to.column() < RunListModel::kName) return;
+            for (int row = from.row(); row <= to.row(); ++row) relabel_in_history(row);
+          });
+  auto refilter = [this] {
+    set_filter(model_filter_->currentIndex() > 0 ? model_filter_->currentText() : QString(),
+               kind_filter_->currentIndex() > 0 ? kind_filter_->currentText() : QString(),
+               text_filter_->text());
+  };
+  connect(model_filter_, &QComboBox::currentIndexChanged, this, refilter);
+  connect(kind_filter_, &QComboBox::currentIndexChanged, this, refilter);
+  connect(text_filter_, &QLineEdit::textChanged, this, refilter);
 }
 
 RunsPanel::~RunsPanel() {
@@ -187,6 +218,7 @@ void RunsPanel::set_clock(std::function<TimePoint()> now) {
 void RunsPanel::add(const RecordBatch& records) {
   if (!recorder_.recording()) return;
   recorder_.add(records);
+  append_to_history();
   const double secs = std::chrono::duration<double>(now_() - recorder_.start_time()).count();
   rec_status_->setText(
       QString("Recording \"%1\" · %2 s · %3 requests · %4 batches")
@@ -199,7 +231,19 @@ void RunsPanel::start_recording(const QString& name) {
   if (recording()) return;
   ++runs_made_;
   recording_name_ = name.trimmed().isEmpty() ? QString("run %1").arg(runs_made_) : name.trimmed();
-  recorder_.start(config_(), now_());
+  const RunConfig config = config_();
+  const TimePoint start = now_();
+  recorder_.start(config, start);
+  if (writer_) {
+    HistoryRun h;
+    h.kind = "recorded";
+    h.label = recording_name_.toStdString();
+    h.model = config.model;
+    h.config = config;
+    h.context = context_ ? context_() : std::string("{}");
+    token_ = writer_->begin(std::move(h), start);
+    appended_requests_ = appended_batches_ = appended_depth_ = 0;
+  }
   record_->setText("Stop");
   name_->setEnabled(false);
   rec_status_->setText(QString("Recording \"%1\"…").arg(recording_name_));
@@ -211,13 +255,36 @@ int RunsPanel::stop_recording() {
   RunData data = recorder_.finish(now_());
   RunSummary summary = summarize_run(data, window_for(data.config.duration_s));
   const QString name = recording_name_;
-  const int row = model_->add({name, std::make_shared<const RunData>(std::move(data)), summary});
+  RecordedRun r;
+  r.name = name;
+  r.config = data.config;
+  r.summary = summary;
+  r.started = QDateTime::currentDateTime()
+                  .addMSecs(-static_cast<qint64>(data.config.duration_s * 1000))
+                  .toString("yyyy-MM-dd HH:mm");
+  r.key = next_key_++;
+  if (writer_) {
+    writer_->finish(token_, run_summary_json(data, summary), data.config.duration_s);
+    r.token = token_;
+    r.context = context_ ? context_() : std::string("{}");
+    token_ = 0;
+  }
+  r.data = std::make_shared<const RunData>(std::move(data));
+  // Newest first while the history is on, as it lists; in order otherwise.
+  int row = model_->size();
+  if (writer_) {
+    row = 0;
+    pending_.push_back(r);
+    model_->insert(0, std::move(r));
+  } else {
+    model_->add(std::move(r));
+  }
   record_->setText("Record");
   name_->setEnabled(true);
   name_->clear();
   QString text = QString("Recorded \"%1\": %2 requests in %3 s.")
                      .arg(name, QLocale(QLocale::English).toString(qulonglong(summary.sent)),
-                          number_text(run(row).data->config.duration_s, 1));
+                          number_text(run(row).config.duration_s, 1));
   if (dropped > 0) {
     text += QString(" The engine dropped %1 records while it ran, so the run is incomplete.")
                 .arg(dropped);
@@ -231,9 +298,31 @@ bool RunsPanel::rename(int i, const QString& name) {
   return model_->setData(model_->index(i, RunListModel::kName), name, Qt::EditRole);
 }
 
+void RunsPanel::relabel_in_history(int i) {
+  if (!writer_ || i < 0 || i >= run_count()) return;
+  resolve_history_ids();
+  if (run(i).history_id == 0 && run(i).token != 0) {
+    writer_->flush();
+    resolve_history_ids();
+  }
+  if (run(i).history_id > 0) writer_->relabel(run(i).history_id, run(i).name.toStdString());
+  for (RecordedRun& r : pending_) {
+    if (r.key == run(i).key) r.name = run(i).name;
+  }
+}
+
 void RunsPanel::remove_run(int i) {
   if (i < 0 || i >= run_count()) return;
-  const RunData* gone = run(i).data.get();
+  const uint64_t gone = run(i).key;
+  if (writer_ && run(i).history_id == 0 && run(i).token != 0) {
+    resolve_history_ids();
+    if (run(i).history_id == 0) {  // recorded a moment ago: let the writer catch up
+      writer_->flush();
+      resolve_history_ids();
+    }
+  }
+  if (writer_ && run(i).history_id > 0) writer_->remove(run(i).history_id);
+  std::erase_if(pending_, [gone](const RecordedRun& r) { return r.key == gone; });
   if (std::find(compared_.begin(), compared_.end(), gone) != compared_.end())
     clear_compare("A compared run was removed.\nSelect two runs and press Compare.");
   model_->remove(i);
@@ -268,7 +357,7 @@ bool RunsPanel::compare(int i, int j) {
   int colour = 0;
   for (int k : {i, j}) {
     const RecordedRun& r = run(k);
-    compared_.push_back(r.data.get());
+    compared_.push_back(r.key);
     // Step lines over the windows, closed at the last window's end; windows
     // without an answer are gaps, not zeros.
     QVector<double> t, p50, p90, p99;
@@ -319,12 +408,14 @@ bool RunsPanel::compare(int i, int j) {
   compare_plot_->yAxis->setRange(0, y_max > 0 ? y_max * 1.15 : 1);
   compare_plot_->replot(QCustomPlot::rpQueuedReplot);
   status_->setText(
-      QString("Comparing \"%1\" (blue) with \"%2\" (orange).").arg(run(i).name, run(j).name));
+      QString("Comparing \"%1\" (blue) with \"%2\" (orange).").arg(run(i).name, run(j).name) +
+      context_differences(run(i), run(j)));
   return true;
 }
 
 Status RunsPanel::export_run_sync(int i, const QString& dir) {
   if (i < 0 || i >= run_count()) return invalid_argument("no run " + std::to_string(i));
+  if (!ensure_loaded(i)) return invalid_argument(history_status().toStdString());
   const RecordedRun& r = run(i);
   if (Status s = write_run_text_files(r, dir, [](int, const QString&) {}); !s) return s;
   return write_run_plot(*r.data, r.summary, run_png_path(r, dir).toStdString());
@@ -332,6 +423,7 @@ Status RunsPanel::export_run_sync(int i, const QString& dir) {
 
 bool RunsPanel::export_run(int i, const QString& dir) {
   if (exporting_ || i < 0 || i >= run_count()) return false;
+  if (!ensure_loaded(i)) return false;
   if (export_thread_.joinable()) export_thread_.join();
   exporting_ = true;
   export_->setEnabled(false);

@@ -17,7 +17,17 @@
 //    drawn afterwards on the GUI thread, which QCustomPlot needs. Progress
 //    comes back as queued calls and shows under the table.
 //
-// Memory: a run keeps every request (about 64 bytes each) until removed.
+//  - With the run history on (set_history), a recording is written to it as
+//    it goes, from the writer's thread: each add() hands the new records
+//    over, so a run recorded when the program dies is there after a restart,
+//    marked unfinished. The list then shows the history, newest first,
+//    filtered by model, kind and text; removing a run removes it from the
+//    history after asking; renaming relabels it there; a kept run's records
+//    are loaded when an export needs them. Compare also says where the two
+//    runs' machine, model file, options and traffic differ.
+//
+// Memory: a run recorded here keeps every request (about 64 bytes each)
+// until removed; a kept run holds its summary until its records are needed.
 // Thread-safety: GUI thread only. The export thread reads an immutable,
 // shared copy of the run and nothing else; the destructor stops and joins it.
 
@@ -29,10 +39,12 @@
 #include <vector>
 
 #include "common/status.h"
+#include "runs/history.h"
 #include "runs/run_record.h"
 #include "runs/run_recorder.h"
 #include "ui/runs/run_list.h"
 
+class QComboBox;
 class QCustomPlot;
 class QLabel;
 class QLineEdit;
@@ -41,6 +53,8 @@ class QPushButton;
 class QTableView;
 
 namespace batchscope {
+
+class HistoryWriter;
 
 class RunsPanel : public QWidget {
  public:
@@ -52,6 +66,24 @@ class RunsPanel : public QWidget {
   void set_config_provider(std::function<RunConfig()> provider);
   // "Now" on the engine's clock; default SteadyClock.
   void set_clock(std::function<TimePoint()> now);
+
+  // The run history; null turns it off. The writer must outlive the panel
+  // (or the next call). Reads go through a read-only connection of the
+  // panel's own, which never waits for the writer (WAL).
+  void set_history(HistoryWriter* writer);
+  bool history_on() const { return writer_ != nullptr; }
+  // The context a recording keeps (a JSON object: machine, LibTorch, model
+  // file); asked when recording starts. Default: "{}".
+  void set_context_provider(std::function<std::string()> context);
+  // Asked before the Remove button removes kept runs; default: a dialog.
+  void set_confirm(std::function<bool(const QString& question)> confirm);
+  // Re-reads the history under the filters (model, kind, text; empty: any).
+  void set_filter(const QString& model, const QString& kind, const QString& text);
+  void refresh_history();
+  // What the history side last said (a failure, a removal).
+  QString history_status() const;
+  // Removes the selected runs after asking, as the Remove button does.
+  void remove_selected();
 
   // What one monitor poll drained; kept only while recording.
   void add(const RecordBatch& records);
@@ -66,6 +98,10 @@ class RunsPanel : public QWidget {
   const RecordedRun& run(int i) const { return model_->at(i); }
   bool rename(int i, const QString& name);
   void remove_run(int i);
+
+  // Loads run i's records from the history if they are not in memory;
+  // false (saying why in the status) when they cannot be read.
+  bool ensure_loaded(int i);
 
   // Overlays runs i and j on the compare plot; false for a bad pair.
   bool compare(int i, int j);
@@ -88,6 +124,11 @@ class RunsPanel : public QWidget {
   void clear_compare(const QString& note);
   void finish_export(const RecordedRun& run, const QString& dir, const Status& text_files);
   std::vector<int> selected_rows() const;
+  void append_to_history();
+  void relabel_in_history(int row);
+  void resolve_history_ids();
+  QString context_differences(const RecordedRun& a, const RecordedRun& b) const;
+  void fill_model_filter();
 
   RunListModel* model_ = nullptr;
   RunRecorder recorder_;
@@ -106,7 +147,25 @@ class RunsPanel : public QWidget {
   QProgressBar* progress_ = nullptr;
   QLabel* status_ = nullptr;
   QCustomPlot* compare_plot_ = nullptr;
-  std::vector<const RunData*> compared_;
+  std::vector<uint64_t> compared_;  // keys of the compared runs
+  uint64_t next_key_ = 1;
+
+  HistoryWriter* writer_ = nullptr;
+  std::unique_ptr<History> reader_;
+  std::function<std::string()> context_;
+  std::function<bool(const QString&)> confirm_;
+  uint64_t token_ = 0;  // the recording's, while the history is on
+  // Runs recorded here while the history is on, until the history lists
+  // them: a filter that hides one must not lose it.
+  std::vector<RecordedRun> pending_;
+  size_t appended_requests_ = 0, appended_batches_ = 0, appended_depth_ = 0;
+  HistoryFilter filter_;
+  QWidget* filters_ = nullptr;
+  QComboBox* model_filter_ = nullptr;
+  QComboBox* kind_filter_ = nullptr;
+  QLineEdit* text_filter_ = nullptr;
+  QString history_status_;
+  bool failure_shown_ = false;
 
   std::thread export_thread_;
   std::atomic<bool> export_cancel_{false};

@@ -30,6 +30,8 @@
 #include <thread>
 
 #include "batching/synthetic_runner.h"
+#include "runs/history.h"
+#include "runs/history_writer.h"
 #include "tests/net/test_client.h"
 #include "tests/ui/workbench/toy_window.h"
 #include "ui/runs/runs_panel.h"
@@ -97,6 +99,36 @@ TEST_F(WorkbenchTest, TrafficReachesThePlotsTheInspectorAndARecordedRun) {
                    Qt::NoButton, Qt::NoModifier);
   QApplication::sendEvent(plot, &move);
   EXPECT_TRUE(QToolTip::text().contains("p50: ")) << QToolTip::text().toStdString();
+}
+
+// Real traffic through a real engine, recorded into a run history file: the
+// run is there, with every answer the traffic counted, while the window is
+// still open (the writer's thread wrote it as it went).
+TEST_F(WorkbenchTest, ARecordedRunGoesIntoTheRunHistory) {
+  QTemporaryDir dir;
+  auto store = History::open(dir.filePath("h.sqlite").toStdString());
+  ASSERT_TRUE(store.ok());
+  HistoryWriter writer(std::move(*store));
+  window_->runs()->set_context_provider([] { return std::string(R"({"model": {"path": "toy"}})"); });
+  window_->runs()->set_history(&writer);
+  window_->runs()->start_recording("kept");
+  ASSERT_TRUE(window_->start_traffic().ok());
+  wait_for_ok(*window_, 300);
+  window_->stop_traffic();
+  window_->refresh();  // the last poll's records reach the recording
+  window_->runs()->stop_recording();
+  writer.flush();
+  auto reader = History::open(dir.filePath("h.sqlite").toStdString(), {.read_only = true});
+  auto runs = (*reader)->list();
+  ASSERT_EQ(runs->size(), 1u);
+  const HistoryRun& r = (*runs)[0];
+  EXPECT_EQ(r.label, "kept");
+  EXPECT_TRUE(r.finished());
+  EXPECT_GE(r.requests_kept, window_->runs()->run(0).summary.sent);
+  auto data = (*reader)->load(r.id);
+  EXPECT_GT(data->batches.size(), 0u);
+  EXPECT_EQ(summarize_run(*data).ok, window_->runs()->run(0).summary.ok);
+  window_->runs()->set_history(nullptr);  // the writer goes before the window
 }
 
 TEST_F(WorkbenchTest, TheWindowRendersToAPictureThatIsNotBlank) {

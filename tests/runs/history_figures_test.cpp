@@ -1,0 +1,106 @@
+// Tests for reading kept runs back: a summary's figures and its whole
+// RunSummary from the JSON bench writes, the comparison of two runs' figures
+// and context, and import_bench_json's acceptance and refusals.
+
+#include "runs/history_figures.h"
+
+#include <gtest/gtest.h>
+
+#include "tests/runs/history_support.h"
+
+namespace batchscope {
+namespace {
+
+using namespace testing_history;
+
+TEST(HistoryFigures, ASummaryComesBackFromItsJson) {
+  const RunData run = sample_run(200);
+  const RunSummary s = summarize_run(run, std::chrono::milliseconds(20));
+  ASSERT_GT(s.windows.size(), 5u);
+  const RunSummary back = summary_from_json(run_summary_json(run, s));
+  EXPECT_EQ(back.sent, s.sent);
+  EXPECT_EQ(back.ok, s.ok);
+  EXPECT_EQ(back.rejected, 1u);
+  EXPECT_DOUBLE_EQ(back.throughput_rps, s.throughput_rps);
+  EXPECT_DOUBLE_EQ(back.latency.p99_ms, s.latency.p99_ms);
+  EXPECT_DOUBLE_EQ(back.batch_mean, s.batch_mean);
+  EXPECT_EQ(back.batch_histogram, s.batch_histogram);
+  EXPECT_EQ(back.depth_max, s.depth_max);
+  ASSERT_EQ(back.windows.size(), s.windows.size());
+  for (size_t i = 0; i < s.windows.size(); ++i) {
+    EXPECT_DOUBLE_EQ(back.windows[i].start_s, s.windows[i].start_s);
+    EXPECT_EQ(back.windows[i].ok, s.windows[i].ok);
+    EXPECT_DOUBLE_EQ(back.windows[i].latency.p90_ms, s.windows[i].latency.p90_ms);
+  }
+  // Nothing readable: an empty summary, not a crash.
+  EXPECT_EQ(summary_from_json("[").sent, 0u);
+  EXPECT_TRUE(summary_from_json(R"({"windows": [1, {"ok": -4}], "sent": "many"})").windows.size() ==
+              1u);
+}
+
+TEST(HistoryFigures, FiguresAndTheirDifferences) {
+  HistoryRun a, b;
+  a.summary = R"({"sent": 100, "ok": 90, "throughput_rps": 45.5, "latency_ms": {"p50": 2, "p99": 8}})";
+  b.summary = R"({"sent": 100, "ok": 100, "throughput_rps": 50, "latency_ms": {"p50": 2.5}})";
+  const auto f = summary_figures(a.summary);
+  EXPECT_EQ(figure(f, "p99_ms"), 8.0);
+  EXPECT_FALSE(figure(f, "p90_ms").has_value());
+  const auto d = compare_figures(a, b);
+  auto row = [&](const std::string& name) {
+    for (const FigureDiff& x : d)
+      if (x.name == name) return x;
+    ADD_FAILURE() << "no row " << name;
+    return FigureDiff{};
+  };
+  EXPECT_EQ(row("ok").a, 90.0);
+  EXPECT_EQ(row("ok").b, 100.0);
+  EXPECT_EQ(row("p99_ms").a, 8.0);
+  EXPECT_FALSE(row("p99_ms").b.has_value()) << "a figure one run lacks is shown as missing";
+}
+
+TEST(HistoryFigures, ContextDifferencesNameTheKey) {
+  HistoryRun a, b;
+  a.context = R"({"machine": {"cpu": "Xeon", "cores": 2}, "model": {"sha256": "aa"}})";
+  b.context = R"({"machine": {"cpu": "EPYC", "cores": 2}, "model": {"sha256": "bb"}, "gpu": "H200"})";
+  b.config.options.max_batch_size = 64;
+  a.config.pattern = b.config.pattern = "poisson rate=10";
+  const auto d = compare_context(a, b);
+  std::map<std::string, std::pair<std::string, std::string>> m;
+  for (const ContextDiff& x : d) m[x.key] = {x.a, x.b};
+  EXPECT_EQ(m["machine.cpu"], std::make_pair(std::string("Xeon"), std::string("EPYC")));
+  EXPECT_EQ(m["model.sha256"], std::make_pair(std::string("aa"), std::string("bb")));
+  EXPECT_EQ(m["options.max_batch_size"], std::make_pair(std::string("32"), std::string("64")));
+  EXPECT_EQ(m["gpu"], std::make_pair(std::string("-"), std::string("H200")));
+  EXPECT_FALSE(m.count("machine.cores"));
+  EXPECT_FALSE(m.count("traffic"));
+}
+
+TEST(HistoryFigures, ImportsABenchSummaryAndRefusesWhatIsNot) {
+  const RunData run = sample_run(40);
+  const std::string text = run_summary_json(run, summarize_run(run));
+  auto r = import_bench_json(text);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->kind, "bench");
+  EXPECT_EQ(r->model, "mlp");
+  EXPECT_EQ(r->config.options.max_batch_size, 4u);
+  EXPECT_EQ(r->config.options.strategy, StrategyKind::kAdaptive);
+  EXPECT_EQ(r->config.seed, 42u);
+  EXPECT_EQ(r->requests_seen, 40u);
+  EXPECT_TRUE(r->finished());
+  EXPECT_EQ(summary_figures(r->summary).size(), summary_figures(text).size());
+
+  for (const auto& [bad, says] : std::vector<std::pair<std::string, std::string>>{
+           {"", "the file is not JSON"},
+           {"[1]", "the top level is not an object"},
+           {R"({"sent": 1, "ok": 1})", "it has no number \"throughput_rps\""},
+           {R"({"sent": 1, "ok": "1", "throughput_rps": 2})", "it has no number \"ok\""},
+           {R"({"sent": 1, "ok": 1, "throughput_rps": 2, "latency_ms": {}})",
+            "it has no object \"config\""}}) {
+    auto e = import_bench_json(bad);
+    ASSERT_FALSE(e.ok()) << bad;
+    EXPECT_EQ(e.error().message, "not a bench --json summary: " + says) << bad;
+  }
+}
+
+}  // namespace
+}  // namespace batchscope
