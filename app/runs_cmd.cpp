@@ -145,6 +145,7 @@ int list(History& h, std::map<std::string, std::string>& flags) {
       return v ? number_text(*v) : std::string("-");
     };
     std::string what = r.label;
+    if (r.parent_id > 0) what += " (in run " + std::to_string(r.parent_id) + ")";
     if (const std::string s = status_of(r); !s.empty()) what += "  [" + s + "]";
     std::printf("%5lld  %-19s  %-10s  %-14s  %10s  %9s  %9s  %s\n", static_cast<long long>(r.id),
                 when(r.started_at).c_str(), r.kind.c_str(), r.model.c_str(),
@@ -178,10 +179,22 @@ int show(History& h, int64_t id) {
               r->config.target.c_str(), number_text(r->config.duration_s).c_str(),
               static_cast<unsigned long long>(r->config.seed));
   std::printf("  options   %s\n", describe(r->config.options).c_str());
-  std::printf("  requests  %llu kept of %llu%s\n",
-              static_cast<unsigned long long>(r->requests_kept),
-              static_cast<unsigned long long>(r->requests_seen),
-              r->requests_kept < r->requests_seen ? " (cut by --history-requests)" : "");
+  if (r->parent_id > 0) std::printf("  part of   run %lld\n", static_cast<long long>(r->parent_id));
+  HistoryFilter mine;
+  mine.parent = r->id;
+  auto parts = h.list(mine);
+  if (parts && !parts->empty()) {
+    std::string ids;
+    for (auto it = parts->rbegin(); it != parts->rend(); ++it)
+      ids += (ids.empty() ? "" : ", ") + std::to_string(it->id);
+    std::printf("  live runs %s\n", ids.c_str());
+  }
+  if (r->requests_seen > 0 || r->kind != "tune") {
+    std::printf("  requests  %llu kept of %llu%s\n",
+                static_cast<unsigned long long>(r->requests_kept),
+                static_cast<unsigned long long>(r->requests_seen),
+                r->requests_kept < r->requests_seen ? " (cut by --history-requests)" : "");
+  }
   const auto figs = summary_figures(r->summary);
   if (!figs.empty()) std::printf("figures\n");
   for (const Figure& f : figs) std::printf("  %-24s %s\n", f.name.c_str(), number_text(f.value).c_str());

@@ -7,6 +7,7 @@
 
 #include "app/bench_cmd.h"
 #include "app/cli_args.h"
+#include "app/history_setup.h"
 #include "app/cost_setup.h"
 #ifdef BATCHSCOPE_WITH_QT
 #include "app/export_cmd.h"
@@ -15,6 +16,9 @@
 #include "common/text_out.h"
 #include "tuning/tune_run.h"
 #include "tuning/tuner.h"
+#ifdef BATCHSCOPE_WITH_HISTORY
+#include "runs/history_writer.h"
+#endif
 
 namespace batchscope {
 
@@ -23,7 +27,7 @@ std::string tune_help() {
          "                       [pattern options as in bench] [--objective throughput|latency]\n"
          "                       [--space TEXT] [--confirm K] [--budget-s S] [--cost FILE.json]\n"
          "                       [--calibrate on|off] [--calibration-runs N] [--json FILE]\n"
-         "                       [--export FORMAT --out PATH]\n"
+         "                       [--export FORMAT --out PATH] [--history FILE | --no-history]\n"
          "                       [serving options]\n"
          "Finds the batching options that serve the traffic best within a p99 objective.\n"
          "Every configuration of the space is replayed on the predictor: the traffic run\n"
@@ -59,7 +63,9 @@ std::string tune_help() {
          "batchscope export --help).\n"
          "Pattern options: --pattern, --rate, --duration, --seed, ... as in batchscope\n"
          "bench (default poisson at 1000 req/s for 10 s).\n"
-         "Serving options (the base every configuration starts from):\n" +
+         "The tune is kept in the run history (batchscope runs) with its result and, under\n"
+         "it, every live run of its confirmations:\n" +
+         history_flags_help() + "Serving options (the base every configuration starts from):\n" +
          cli::options_help();
 }
 
@@ -87,12 +93,16 @@ struct TuneArgs {
   std::string export_out;
   bool calibrate = true;
   int calibration_runs = 1;
+  HistoryChoice history;
 };
 
 Expected<TuneArgs> parse_args(const std::vector<std::string>& args) {
-  auto flags = cli::parse_flags(args);
+  auto flags = cli::parse_flags(args, {"no-history"});
   if (!flags) return flags.error();
   TuneArgs t;
+  auto history = take_history_flags(*flags);
+  if (!history) return history.error();
+  t.history = *history;
   auto options = cli::take_options(*flags);
   if (!options) return options.error();
   t.base = *options;
@@ -340,6 +350,64 @@ void recalibrate(const TuneArgs& t, const CostModel& cost, const TuneSpace& spac
   confirmed.push_back(std::move(**c));
 }
 
+// Keeps the tune in the run history: one run of kind "tune" with the result
+// (the search, its Pareto front, the confirmations' figures) as its summary
+// and the winner's options, and under it every live run each confirmation
+// took, records and all.
+void keep_tune(const TuneArgs& t, const std::string& model_name, const Options& winner,
+               const std::string& result_json, const std::vector<Confirmed>& confirmed) {
+#ifndef BATCHSCOPE_WITH_HISTORY
+  (void)t, (void)model_name, (void)winner, (void)result_json, (void)confirmed;
+#else
+  auto writer = open_history_writer(t.history, "batchscope tune");
+  if (!writer) return;
+  const std::string context =
+      run_context_json(t.model.synthetic ? "" : t.model.path, t.model.device);
+  HistoryRun h;
+  h.kind = "tune";
+  char slo[64];
+  std::snprintf(slo, sizeof slo, " within p99 %g ms, %s", t.slo_p99_ms,
+                objective_name(t.objective));
+  h.label = "tune: " + t.traffic.describe() + slo;
+  h.model = model_name;
+  h.config.pattern = t.traffic.describe();
+  h.config.target = "predict";
+  h.config.model = model_name;
+  h.config.options = winner;
+  h.config.duration_s = t.traffic.duration_s;
+  h.config.seed = t.traffic.seed;
+  h.context = context;
+  const auto tune = writer->begin(std::move(h), TimePoint{});
+  writer->finish(tune, result_json);
+  size_t live = 0;
+  for (size_t k = 0; k < confirmed.size(); ++k) {
+    const Confirmed& c = confirmed[k];
+    for (size_t i = 0; i < c.live_runs.size(); ++i) {
+      const RunData& run = *c.live_runs[i];
+      HistoryRun r;
+      r.kind = "tune";
+      r.label = "confirming " + describe_short(c.predicted.options) + ", run " +
+                std::to_string(i + 1) + " of " + std::to_string(c.live_runs.size());
+      r.model = model_name;
+      r.config = run.config;
+      r.context = context;
+      const auto child = writer->begin(std::move(r), run.start, tune);
+      writer->append(child, run.requests, run.batches, run.depth);
+      writer->finish(child, run_summary_json(run, summarize_run(run)));
+      ++live;
+    }
+  }
+  writer->flush();
+  if (auto why = writer->failure()) {
+    std::fprintf(stderr, "  not kept in the history: %s\n", why->c_str());
+    return;
+  }
+  std::printf("  kept as run %lld (with its %zu live run(s)) in %s\n",
+              static_cast<long long>(writer->id_of(tune).value_or(0)), live,
+              writer->path().c_str());
+#endif
+}
+
 }  // namespace
 
 int run_tune(const std::vector<std::string>& args) {
@@ -452,7 +520,9 @@ int run_tune(const std::vector<std::string>& args) {
   std::string traffic_json;
   append_json_string(traffic_json, t.traffic.describe());
   extra.members.emplace_back("traffic", traffic_json);
-  int rc = save_export(t.json_out, tune_json(result, extra), "JSON result") ? 0 : 1;
+  const std::string result_json = tune_json(result, extra);
+  int rc = save_export(t.json_out, result_json, "JSON result") ? 0 : 1;
+  keep_tune(t, meta->metadata.name, winner.options, result_json, confirmed);
 
 #ifdef BATCHSCOPE_WITH_QT
   if (!t.export_format.empty()) {

@@ -33,7 +33,7 @@ Error not_found(int64_t id, const std::string& path) {
 
 constexpr const char* kRunColumns =
     "id, kind, started_at, finished_at, label, model, traffic, target, duration_s, seed, "
-    "options, context, summary, requests_seen, requests_kept";
+    "options, context, summary, requests_seen, requests_kept, parent_id";
 
 HistoryRun run_at(const sqlite::Stmt& st) {
   HistoryRun r;
@@ -53,6 +53,7 @@ HistoryRun run_at(const sqlite::Stmt& st) {
   r.summary = st.text_at(12);
   r.requests_seen = static_cast<uint64_t>(st.int_at(13));
   r.requests_kept = static_cast<uint64_t>(st.int_at(14));
+  r.parent_id = st.null_at(15) ? 0 : st.int_at(15);
   return r;
 }
 
@@ -169,8 +170,8 @@ void History::rollback() {
 Expected<int64_t> History::begin_run(const HistoryRun& r) {
   sqlite::Stmt st(db_,
                   "INSERT INTO runs(kind, started_at, finished_at, label, model, traffic, target, "
-                  "duration_s, seed, options, context, summary, requests_seen, requests_kept) "
-                  "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+                  "duration_s, seed, options, context, summary, requests_seen, requests_kept, "
+                  "parent_id) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
   st.bind(1, r.kind).bind(2, r.started_at.empty() ? utc_now() : r.started_at);
   if (r.finished_at.empty())
     st.bind_null(3);
@@ -182,6 +183,10 @@ Expected<int64_t> History::begin_run(const HistoryRun& r) {
   st.bind(11, r.context.empty() ? std::string_view("{}") : std::string_view(r.context));
   st.bind(12, r.summary.empty() ? std::string_view("{}") : std::string_view(r.summary));
   st.bind(13, static_cast<int64_t>(r.requests_seen)).bind(14, static_cast<int64_t>(r.requests_kept));
+  if (r.parent_id > 0)
+    st.bind(15, r.parent_id);
+  else
+    st.bind_null(15);
   if (Status s = st.run("cannot add a run to"); !s) return s.error();
   return db_.last_insert_id();
 }
@@ -249,6 +254,7 @@ Expected<std::vector<HistoryRun>> History::list(const HistoryFilter& f) {
   if (!f.kind.empty()) sql += " AND kind = ?2";
   if (!f.since.empty()) sql += " AND started_at >= ?3";
   if (!f.text.empty()) sql += " AND (instr(label, ?4) > 0 OR instr(model, ?4) > 0)";
+  if (f.parent > 0) sql += " AND parent_id = ?5";
   sql += " ORDER BY started_at DESC, id DESC";
   sqlite::Stmt st(db_, sql);
   if (!st.ok()) return db_.error("cannot read");
@@ -256,6 +262,7 @@ Expected<std::vector<HistoryRun>> History::list(const HistoryFilter& f) {
   if (!f.kind.empty()) st.bind(2, f.kind);
   if (!f.since.empty()) st.bind(3, f.since);
   if (!f.text.empty()) st.bind(4, f.text);
+  if (f.parent > 0) st.bind(5, f.parent);
   std::vector<HistoryRun> out;
   int rc;
   while ((rc = st.step()) == SQLITE_ROW) out.push_back(run_at(st));

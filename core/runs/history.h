@@ -50,6 +50,7 @@ struct HistoryRun {
   std::string summary;      // JSON: run_summary_json(), or a tune's result
   uint64_t requests_seen = 0;  // requests the run recorded
   uint64_t requests_kept = 0;  // of them, rows kept (the rest cut by the cap)
+  int64_t parent_id = 0;       // the run this one belongs to (a tune's confirmation); 0: none
   bool finished() const { return !finished_at.empty(); }
 };
 
@@ -58,6 +59,7 @@ struct HistoryFilter {
   std::string kind;   // exact kind; empty: any
   std::string since;  // runs started at or after this UTC time; empty: any
   std::string text;   // a substring of the label or model; empty: any
+  int64_t parent = 0;  // runs belonging to this run; 0: any
 };
 
 // The history file's default path: $BATCHSCOPE_HISTORY, else

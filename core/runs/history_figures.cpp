@@ -83,6 +83,19 @@ std::vector<Figure> summary_figures(const std::string& summary_json) {
   for (const Source& s : kSources) {
     if (auto v = number_at(j, s.path)) out.push_back({s.name, *v});
   }
+  // A tune's result: its best configuration's figures, measured where it
+  // was confirmed live, else predicted; and how much it searched.
+  if (out.empty() && j.contains("best") && j["best"].is_object()) {
+    const json& best = j["best"];
+    const char* side = best.contains("measured") && best["measured"].is_object() ? "measured"
+                                                                                 : "predicted";
+    for (const char* name : {"sent", "ok", "throughput_rps", "p50_ms", "p99_ms"}) {
+      if (auto v = number_at(best, {side, name})) out.push_back({name, *v});
+    }
+    for (const char* name : {"space_size", "evaluated"}) {
+      if (auto v = number_at(j, {name})) out.push_back({name, *v});
+    }
+  }
   return out;
 }
 

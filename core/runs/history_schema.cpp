@@ -46,14 +46,17 @@ CREATE INDEX depth_run ON depth(run_id);
 )sql";
 
 // Version 2: a run says how many requests it recorded and how many rows it
-// kept (--history-requests caps them), and runs are found by start time.
-// Version 1 kept every request, so both counts are its rows.
+// kept (--history-requests caps them), a run may belong to another (a tune's
+// live confirmations to the tune) and goes with it, and runs are found by
+// start time. Version 1 kept every request, so both counts are its rows.
 constexpr const char* kVersion2 = R"sql(
+ALTER TABLE runs ADD COLUMN parent_id INTEGER REFERENCES runs(id) ON DELETE CASCADE;
 ALTER TABLE runs ADD COLUMN requests_seen INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE runs ADD COLUMN requests_kept INTEGER NOT NULL DEFAULT 0;
 UPDATE runs SET requests_kept = (SELECT count(*) FROM requests WHERE run_id = runs.id);
 UPDATE runs SET requests_seen = requests_kept;
 CREATE INDEX runs_started ON runs(started_at);
+CREATE INDEX runs_parent ON runs(parent_id);
 )sql";
 
 constexpr const char* kSteps[] = {kVersion1, kVersion2};

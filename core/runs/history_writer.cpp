@@ -18,11 +18,12 @@ HistoryWriter::~HistoryWriter() {
   thread_.join();
 }
 
-HistoryWriter::Token HistoryWriter::begin(HistoryRun header, TimePoint start) {
+HistoryWriter::Token HistoryWriter::begin(HistoryRun header, TimePoint start, Token parent) {
   Op op;
   op.kind = Op::kBegin;
   op.header = std::move(header);
   op.start = start;
+  op.parent = parent;
   {
     std::lock_guard lock(mu_);
     op.token = next_token_++;
@@ -139,8 +140,13 @@ Status HistoryWriter::write(std::deque<Op>& ops, std::vector<std::pair<Token, in
 
 Status HistoryWriter::apply(Op& op, std::vector<std::pair<Token, int64_t>>& begun) {
   if (op.kind == Op::kBegin) {
+    if (op.parent != 0) {
+      auto p = begun_ids_.find(op.parent);
+      if (p != begun_ids_.end()) op.header.parent_id = p->second;
+    }
     auto id = store_->begin_run(op.header);
     if (!id) return id.error();
+    begun_ids_[op.token] = *id;
     runs_[op.token] = RunState{*id, op.start, 0, 0};
     begun.emplace_back(op.token, *id);
     return {};

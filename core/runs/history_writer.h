@@ -42,8 +42,9 @@ class HistoryWriter {
   HistoryWriter(const HistoryWriter&) = delete;
   HistoryWriter& operator=(const HistoryWriter&) = delete;
 
-  // Starts a run whose records' times count from `start`.
-  Token begin(HistoryRun header, TimePoint start);
+  // Starts a run whose records' times count from `start`; with `parent`, a
+  // run of this writer's that it belongs to (its id is filled in).
+  Token begin(HistoryRun header, TimePoint start, Token parent = 0);
   void append(Token run, std::vector<RunRequest> requests, std::vector<BatchRecord> batches = {},
               std::vector<DepthSample> depth = {});
   // Stores the summary and marks the run finished; a `duration_s` of zero or
@@ -70,6 +71,7 @@ class HistoryWriter {
   struct Op {
     enum Kind { kBegin, kAppend, kFinish, kRemove, kRelabel } kind = kBegin;
     Token token = 0;
+    Token parent = 0;  // kBegin
     int64_t id = 0;  // kRemove, kRelabel
     HistoryRun header;
     TimePoint start{};
@@ -93,7 +95,8 @@ class HistoryWriter {
   std::unique_ptr<History> store_;  // the writer thread's alone
   const uint64_t cap_;
   const std::string path_;
-  std::map<Token, RunState> runs_;  // the writer thread's alone
+  std::map<Token, RunState> runs_;     // the writer thread's alone
+  std::map<Token, int64_t> begun_ids_;  // every run it began: its id (writer thread)
 
   mutable std::mutex mu_;
   std::condition_variable wake_, done_;

@@ -93,6 +93,7 @@ Expected<LiveRun> run_live_once(const ConfirmSpec& spec, const Options& o) {
   if (auto seen = CostModel::from_run(*run, 5, o.num_lanes)) {
     live.observed = std::make_shared<const CostModel>(std::move(*seen));
   }
+  live.run = std::make_shared<const RunData>(std::move(*run));
   return live;
 }
 
@@ -176,6 +177,7 @@ Expected<std::optional<Confirmed>> confirm_live(const ConfirmSpec& spec,
   bool out_of_time = false;
   int runs = 0;
   std::shared_ptr<const CostModel> observed;
+  std::vector<std::shared_ptr<const RunData>> live_runs;
   StableMeasurement m = measure_until_stable(spec.rule, [&]() -> RunWindow {
     if (out_of_time || failed || stopped() ||
         (spec.deadline && std::chrono::steady_clock::now() >= *spec.deadline)) {
@@ -189,6 +191,7 @@ Expected<std::optional<Confirmed>> confirm_live(const ConfirmSpec& spec,
     }
     if (spec.on_run) spec.on_run(++runs);
     if (run->observed) observed = run->observed;
+    live_runs.push_back(run->run);
     return window_of(run->summary);
   });
   // A run cut short by `stop` measured part of the traffic only: no figures.
@@ -209,6 +212,7 @@ Expected<std::optional<Confirmed>> confirm_live(const ConfirmSpec& spec,
   c.measured.timed_out = m.combined.timed_out;
   c.measured.errors = m.combined.errors;
   c.observed = std::move(observed);
+  c.live_runs = std::move(live_runs);
   return std::optional<Confirmed>(c);
 }
 

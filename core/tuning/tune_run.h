@@ -74,6 +74,9 @@ struct Confirmed {
   // t(b) and each request's overhead as the engine ran them in the last run
   // (CostModel::from_run); null when no batch size ran often enough.
   std::shared_ptr<const CostModel> observed;
+  // Every live run it took, in order, records and all (a run history keeps
+  // them).
+  std::vector<std::shared_ptr<const RunData>> live_runs;
   // Its prediction again, made with the cost model calibrated by the
   // confirmations (tune fills it in).
   std::optional<Evaluated> recalibrated;
@@ -100,6 +103,7 @@ struct ConfirmSpec {
 // engine.
 struct LiveRun {
   RunSummary summary;
+  std::shared_ptr<const RunData> run;  // what was recorded
   size_t batches = 0;
   // t(b) and each request's overhead as the engine ran them
   // (CostModel::from_run, of the batches that started with all of o's

@@ -114,6 +114,21 @@ grep -q "(10 of .* requests: --history-requests)" cap.txt || fail "cap: $(cat ca
 id=$(sed -n 's/.*kept as run \([0-9]*\).*/\1/p' cap.txt)
 "$bin" runs show "$id" | grep -q "10 kept of .* (cut by --history-requests)" || fail "cap show"
 
+# A tune is kept with its live confirmation runs under it; removing it
+# removes them.
+"$bin" tune --synthetic 500,20 --rate 2000 --duration 0.5 --slo-p99-ms 5 --confirm 1 \
+  --budget-s 60 --space "max_batch_size=1..16,max_wait_ms=0..2" >tune.txt
+tune_id=$(sed -n 's/.*kept as run \([0-9]*\) (with its \([0-9]*\) live run.*/\1/p' tune.txt)
+live=$(sed -n 's/.*kept as run \([0-9]*\) (with its \([0-9]*\) live run.*/\2/p' tune.txt)
+[[ -n $tune_id && $live -ge 1 ]] || fail "tune not kept: $(tail -3 tune.txt)"
+"$bin" runs show "$tune_id" >tshow.txt
+grep -q "^  live runs " tshow.txt || fail "tune show: $(cat tshow.txt)"
+grep -qE "^  p99_ms +[0-9.]+" tshow.txt || fail "tune figures: $(cat tshow.txt)"
+[[ $("$bin" runs list --kind tune | grep -c "(in run $tune_id)") == "$live" ]] || fail "tune's live runs"
+before=$("$bin" runs ids | wc -l)
+"$bin" runs rm "$tune_id" >/dev/null
+[[ $("$bin" runs ids | wc -l) == $((before - live - 1)) ]] || fail "rm of a tune left its live runs"
+
 # Unfit history files: one warning, and bench goes on and succeeds.
 echo "not a database" >corrupt.sqlite
 "$bin" bench --synthetic 200,20 --duration 0.2 --history corrupt.sqlite >ok.txt 2>warn.txt

@@ -66,6 +66,28 @@ TEST(HistoryWriter, WritesARunFromItsThreadAndSaysItsId) {
   EXPECT_EQ(back->batches.size(), run.batches.size());
 }
 
+TEST(HistoryWriter, ARunBelongsToItsParentAndGoesWithIt) {
+  TempFolder dir;
+  HistoryWriter w(open_or_die(dir.file("h.sqlite")));
+  const RunData run = sample_run(20);
+  const auto parent = w.begin(header_of(run, "tune"), run.start);
+  w.finish(parent, "{}");
+  const auto child = record(w, run, 10, "tune");
+  const auto other = w.begin(header_of(run, "tune"), run.start, parent);
+  w.finish(other, "{}");
+  w.finish(child, "{}");
+  w.flush();
+  auto h = open_or_die(dir.file("h.sqlite"));
+  EXPECT_EQ(h->get(*w.id_of(other))->parent_id, *w.id_of(parent));
+  EXPECT_EQ(h->get(*w.id_of(child))->parent_id, 0);
+  HistoryFilter f;
+  f.parent = *w.id_of(parent);
+  EXPECT_EQ(h->list(f)->size(), 1u);
+  ASSERT_TRUE(h->remove(*w.id_of(parent)));
+  EXPECT_FALSE(h->get(*w.id_of(other)).ok()) << "removed with its parent";
+  EXPECT_TRUE(h->get(*w.id_of(child)).ok());
+}
+
 TEST(HistoryWriter, KeepsRequestsUpToItsCapAndCountsTheRest) {
   TempFolder dir;
   HistoryWriter w(open_or_die(dir.file("h.sqlite")), /*request_cap=*/30);
