@@ -51,6 +51,7 @@ const char* kUsage =
     "  tune      find the batching options that serve a traffic pattern best within a p99\n"
     "            objective: predicted for every configuration, the best confirmed live\n"
     "  runs      the run history: list, show, compare, export, remove and import kept runs\n"
+    "  report    kept runs as one self-contained HTML page to share\n"
 #ifdef BATCHSCOPE_WITH_QT
     "  export    write the options as a Triton, TF Serving, TorchServe, Ray Serve, Python\n"
     "            engine or Batchscope JSON configuration\n"
@@ -116,6 +117,8 @@ const std::vector<Command>& commands() {
        [](int, char**, const std::vector<std::string>& a) { return batchscope::run_tune(a); }},
       {"runs", batchscope::runs_help,
        [](int, char**, const std::vector<std::string>& a) { return batchscope::run_runs(a); }},
+      {"report", batchscope::report_help,
+       [](int, char**, const std::vector<std::string>& a) { return batchscope::run_report(a); }},
 #ifdef BATCHSCOPE_WITH_QT
       {"export", batchscope::export_help,
        [](int, char**, const std::vector<std::string>& a) { return batchscope::run_export(a); }},

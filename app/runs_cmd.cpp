@@ -14,6 +14,7 @@
 #include "runs/history.h"
 #include "runs/history_figures.h"
 #include "runs/history_writer.h"
+#include "runs/run_report.h"
 #endif
 #ifdef BATCHSCOPE_WITH_QT
 #include "ui/runs/run_plot.h"
@@ -39,10 +40,24 @@ std::string runs_help() {
          "$XDG_DATA_HOME/batchscope/history.sqlite).\n";
 }
 
+std::string report_help() {
+  return "usage: batchscope report ID [ID...] --out FILE.html [--title TEXT] [--history FILE]\n"
+         "Writes kept runs as one self-contained HTML page to share: no script and nothing\n"
+         "fetched, so it opens offline in any browser. Per run: the latency fan over time\n"
+         "(p50, p90 to p99), throughput over time and the batch-size histogram, the runs\n"
+         "overlaid; then their figures side by side, their options and traffic, and the\n"
+         "machine, LibTorch and model file each ran on, with the rows that differ marked.\n";
+}
+
 #ifndef BATCHSCOPE_WITH_HISTORY
 
 int run_runs(const std::vector<std::string>&) {
   std::cerr << "batchscope runs: this build has no run history (it needs SQLite and OpenSSL)\n";
+  return 2;
+}
+
+int run_report(const std::vector<std::string>&) {
+  std::cerr << "batchscope report: this build has no run history (it needs SQLite and OpenSSL)\n";
   return 2;
 }
 
@@ -286,19 +301,72 @@ int export_run(History& h, int64_t id, std::map<std::string, std::string>& flags
 #endif
 }
 
+// Ids first, then flags.
+void split_args(const std::vector<std::string>& args, size_t from,
+                std::vector<std::string>& positional, std::vector<std::string>& rest) {
+  for (size_t i = from; i < args.size(); ++i) {
+    if (args[i].rfind("--", 0) == 0) {
+      rest.assign(args.begin() + static_cast<long>(i), args.end());
+      return;
+    }
+    positional.push_back(args[i]);
+  }
+}
+
 }  // namespace
+
+int run_report(const std::vector<std::string>& args) {
+  auto fail_r = [](const std::string& m, int code = 2) {
+    std::cerr << "batchscope report: " << m << "\n";
+    return code;
+  };
+  std::vector<std::string> positional, rest;
+  split_args(args, 0, positional, rest);
+  auto flags = cli::parse_flags(rest);
+  if (!flags) return fail_r(flags.error().message);
+  std::string path = default_history_path(), out, title;
+  for (auto& [name, value] : *flags) {
+    if (name == "history")
+      path = value;
+    else if (name == "out")
+      out = value;
+    else if (name == "title")
+      title = value;
+    else
+      return fail_r("unknown option --" + name + " (see batchscope report --help)");
+  }
+  if (positional.empty()) return fail_r("which runs? give their ids (batchscope runs list)");
+  if (out.empty()) return fail_r("--out FILE.html is required");
+  std::vector<int64_t> ids;
+  for (const std::string& p : positional) {
+    auto id = parse_id(p);
+    if (!id) return fail_r(id.error().message);
+    ids.push_back(*id);
+  }
+  auto h = History::open(path, {.read_only = true});
+  if (!h) return fail_r(h.error().message, 1);
+  std::vector<HistoryRun> runs;
+  for (int64_t id : ids) {
+    auto r = (*h)->get(id);
+    if (!r) return fail_r(r.error().message);
+    runs.push_back(std::move(*r));
+  }
+  if (title.empty()) {
+    title = runs.size() == 1 ? runs[0].label : "Batchscope runs";
+    if (runs.size() > 1) {
+      for (size_t i = 0; i < runs.size(); ++i)
+        title += (i ? ", " : " ") + std::to_string(runs[i].id);
+    }
+  }
+  const std::string html = run_report_html(runs, title, utc_now());
+  return save_export(out, html, "HTML report; opens offline in any browser") ? 0 : 1;
+}
 
 int run_runs(const std::vector<std::string>& args) {
   if (args.empty()) return fail("which? list, show, compare, export, rm or import");
   const std::string sub = args[0];
   std::vector<std::string> positional, rest;
-  for (size_t i = 1; i < args.size(); ++i) {
-    if (args[i].rfind("--", 0) == 0) {
-      rest.assign(args.begin() + static_cast<long>(i), args.end());
-      break;
-    }
-    positional.push_back(args[i]);
-  }
+  split_args(args, 1, positional, rest);
   auto flags = cli::parse_flags(rest);
   if (!flags) return fail(flags.error().message);
   std::string path = default_history_path();

@@ -10,4 +10,8 @@ namespace batchscope {
 int run_runs(const std::vector<std::string>& args);
 std::string runs_help();
 
+// `batchscope report`: kept runs as one self-contained HTML page.
+int run_report(const std::vector<std::string>& args);
+std::string report_help();
+
 }  // namespace batchscope

@@ -1,0 +1,20 @@
+#pragma once
+// A report to share: kept runs as one self-contained HTML page (no script,
+// no network, charts as inline SVG) that any browser opens: per run its
+// latency fan over time (p50 line, p90..p99 band), throughput over time and
+// batch-size histogram; then tables of the figures side by side, the options
+// and traffic, and the machine and model each ran on, differences marked.
+// Thread-safety: a free function.
+
+#include <string>
+#include <vector>
+
+#include "runs/history.h"
+
+namespace batchscope {
+
+// `title` heads the page; `generated` says when (UTC text).
+std::string run_report_html(const std::vector<HistoryRun>& runs, const std::string& title,
+                            const std::string& generated);
+
+}  // namespace batchscope

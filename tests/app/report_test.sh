@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# batchscope report: two kept bench runs as one self-contained HTML page,
+# which fetches nothing, and which Chromium (headless) renders: its DOM has
+# the three charts and the tables, and its screenshot is far from blank.
+# Usage: report_test.sh BATCHSCOPE WORKDIR
+set -euo pipefail
+bin=$1
+dir=$2
+rm -rf "$dir"
+mkdir -p "$dir"
+cd "$dir"
+export BATCHSCOPE_HISTORY=$dir/history.sqlite
+fail() {
+  echo "report_test: $*" >&2
+  exit 1
+}
+
+"$bin" bench --synthetic 300,20 --rate 500 --duration 1 --max-batch-size 4 >/dev/null
+"$bin" bench --synthetic 300,20 --rate 500 --duration 1 --max-batch-size 16 >/dev/null
+"$bin" report 1 2 --out report.html --title "batch 4 against 16" >out.txt
+grep -q "wrote report.html" out.txt || fail "$(cat out.txt)"
+
+# Self-contained: no script, no stylesheet or image fetched, no link out.
+! grep -qiE "<script|<link|src=|url\(|@import" report.html || fail "the page would fetch something"
+[[ $(grep -o "<svg" report.html | wc -l) == 3 ]] || fail "not three charts"
+grep -q "options.max_batch_size\|max_batch_size=4" report.html || fail "no options"
+grep -q 'class="diff"' report.html || fail "the differing options are not marked"
+
+# Rendered by a real browser.
+chrome=(chromium --headless --no-sandbox --disable-gpu --hide-scrollbars --user-data-dir="$dir/chrome"
+        --window-size=1300,1500)
+timeout 120 "${chrome[@]}" --dump-dom "file://$dir/report.html" >dom.html 2>chrome.log \
+  || fail "chromium could not open the report: $(tail -3 chrome.log)"
+grep -q "Latency over the run" dom.html || fail "the rendered page lacks the latency chart"
+grep -q "What each ran on" dom.html || fail "the rendered page lacks the context table"
+timeout 120 "${chrome[@]}" --screenshot="$dir/report.png" "file://$dir/report.html" 2>>chrome.log \
+  || fail "no screenshot: $(tail -3 chrome.log)"
+echo '<!DOCTYPE html><html><body></body></html>' >blank.html
+timeout 120 "${chrome[@]}" --screenshot="$dir/blank.png" "file://$dir/blank.html" 2>>chrome.log
+report=$(stat -c %s report.png)
+blank=$(stat -c %s blank.png)
+(( report > 10 * blank )) || fail "the screenshot is near blank ($report bytes against $blank for a blank page)"
+
+# Refusals.
+rc=0
+"$bin" report 99 --out x.html 2>err.txt || rc=$?
+[[ $rc == 2 ]] && grep -q "no run 99" err.txt || fail "unknown id: $rc $(cat err.txt)"
+rc=0
+"$bin" report 1 2>err.txt || rc=$?
+[[ $rc == 2 ]] && grep -q -- "--out FILE.html is required" err.txt || fail "no --out: $(cat err.txt)"
+echo "report_test: ok ($report bytes rendered)"
