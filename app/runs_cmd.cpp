@@ -26,14 +26,15 @@ std::string runs_help() {
   return "usage: batchscope runs list [--model M] [--kind bench|tune|recorded|generation]\n"
          "                            [--since DATE] [--grep TEXT]\n"
          "       batchscope runs show ID\n"
-         "       batchscope runs compare ID ID\n"
+         "       batchscope runs compare ID ID [--plot FILE.png]\n"
          "       batchscope runs export ID --format json|csv|trace|png --out FILE\n"
          "       batchscope runs rm ID [ID...]\n"
          "       batchscope runs import FILE.json [FILE.json...]\n"
          "The run history: every bench, tune and recorded run, with the machine, LibTorch,\n"
          "BLAS and model file it ran on, its options, traffic and figures. list shows the\n"
          "newest first; DATE is UTC, 2026-11-28 or 2026-11-28T19:00:00Z. compare prints\n"
-         "both runs' figures with the change, and what differs in their context. export\n"
+         "both runs' figures with the change, and what differs in their context (--plot:\n"
+         "their latency fans overlaid, as a PNG). export\n"
          "writes a run as bench would have (csv: FILE_requests.csv and FILE_windows.csv;\n"
          "png needs a build with Qt). import keeps a `bench --json` summary as a run.\n"
          "Every subcommand takes --history FILE (default $BATCHSCOPE_HISTORY, else\n"
@@ -230,7 +231,7 @@ std::string change_text(const FigureDiff& d) {
   return s;
 }
 
-int compare(History& h, int64_t ia, int64_t ib) {
+int compare(History& h, int64_t ia, int64_t ib, const std::string& plot) {
   auto a = h.get(ia);
   if (!a) return fail(a.error().message);
   auto b = h.get(ib);
@@ -255,7 +256,21 @@ int compare(History& h, int64_t ia, int64_t ib) {
     for (const ContextDiff& d : ctx)
       std::printf("  %-24s %s  |  %s\n", d.key.c_str(), d.a.c_str(), d.b.c_str());
   }
+  if (plot.empty()) return 0;
+#ifdef BATCHSCOPE_WITH_QT
+  const RunSummary sa = summary_from_json(a->summary), sb = summary_from_json(b->summary);
+  const std::string title = "run " + std::to_string(ia) + " (blue) against run " +
+                            std::to_string(ib) + " (orange): latency over time";
+  if (Status s = write_fan_overlay({{"run " + std::to_string(ia), &sa},
+                                    {"run " + std::to_string(ib), &sb}},
+                                   title, plot);
+      !s)
+    return fail(s.message(), 1);
+  std::printf("  wrote %s (both runs' latency fans overlaid)\n", plot.c_str());
   return 0;
+#else
+  return fail("--plot needs a build with Qt");
+#endif
 }
 
 int export_run(History& h, int64_t id, std::map<std::string, std::string>& flags) {
@@ -429,6 +444,11 @@ int run_runs(const std::vector<std::string>& args) {
     }
     return rc;
   }
+  std::string plot;
+  if (sub == "compare" && flags->count("plot")) {
+    plot = (*flags)["plot"];
+    flags->erase("plot");
+  }
   if (!flags->empty() && sub != "export")
     return fail("unknown option --" + flags->begin()->first + " for runs " + sub);
   std::vector<int64_t> ids;
@@ -443,7 +463,7 @@ int run_runs(const std::vector<std::string>& args) {
   }
   if (sub == "compare") {
     if (!need(2)) return fail("runs compare takes two ids");
-    return compare(h, ids[0], ids[1]);
+    return compare(h, ids[0], ids[1], plot);
   }
   if (sub == "export") {
     if (!need(1)) return fail("runs export takes one id");

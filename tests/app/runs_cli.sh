@@ -85,6 +85,9 @@ python3 -c 'import json; t = json.load(open("e.trace.json")); assert t["traceEve
 if "$bin" --version | grep -q "^Qt"; then
   QT_QPA_PLATFORM=offscreen "$bin" runs export 2 --format png --out e.png >/dev/null
   [[ $(head -c 4 e.png | tail -c 3) == PNG ]] || fail "png export"
+  QT_QPA_PLATFORM=offscreen "$bin" runs compare 1 2 --plot cmp.png >cmp.txt
+  grep -q "wrote cmp.png" cmp.txt || fail "compare --plot: $(cat cmp.txt)"
+  [[ $(head -c 4 cmp.png | tail -c 3) == PNG ]] || fail "compare --plot wrote no PNG"
 fi
 
 # import: a bench --json summary becomes a run with its figures.

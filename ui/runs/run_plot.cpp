@@ -308,6 +308,76 @@ void draw(QCustomPlot& plot, const RunData& run, const RunSummary& s) {
 
 }  // namespace
 
+std::pair<double, double> draw_fan_overlay(QCustomPlot& plot, const std::vector<FanRun>& runs) {
+  static const QColor kColours[] = {QColor(0x1f, 0x5f, 0xbf), QColor(0xd9, 0x60, 0x0b),
+                                    QColor(0x2a, 0x9d, 0x4b), QColor(0x9b, 0x3f, 0xb5)};
+  constexpr double kGap = std::numeric_limits<double>::quiet_NaN();
+  double x_max = 0, y_max = 0;
+  size_t colour = 0;
+  for (const FanRun& r : runs) {
+    const QString name = QString::fromStdString(r.name);
+    // Step lines over the windows, closed at the last window's end; windows
+    // without an answer are gaps, not zeros.
+    QVector<double> t, p50, p90, p99;
+    for (const RunWindow& w : r.summary->windows) {
+      t << w.start_s;
+      p50 << (w.ok ? w.latency.p50_ms : kGap);
+      p90 << (w.ok ? w.latency.p90_ms : kGap);
+      p99 << (w.ok ? w.latency.p99_ms : kGap);
+      if (w.ok) y_max = std::max(y_max, w.latency.p99_ms);
+    }
+    if (!r.summary->windows.empty()) {
+      const RunWindow& last = r.summary->windows.back();
+      t << last.start_s + last.length_s;
+      p50 << p50.back();
+      p90 << p90.back();
+      p99 << p99.back();
+      x_max = std::max(x_max, t.back());
+    }
+    const QColor c = kColours[colour++ % std::size(kColours)];
+    QColor band = c;
+    band.setAlpha(55);
+    QColor edge = c;
+    edge.setAlpha(110);
+    QCPGraph* upper = plot.addGraph();
+    upper->setData(t, p99, true);
+    upper->setLineStyle(QCPGraph::lsStepLeft);
+    upper->setPen(QPen(edge, 1));
+    upper->setName(name + " p99");
+    upper->removeFromLegend();
+    QCPGraph* lower = plot.addGraph();
+    lower->setData(t, p90, true);
+    lower->setLineStyle(QCPGraph::lsStepLeft);
+    lower->setPen(QPen(edge, 1));
+    lower->setBrush(band);
+    lower->setChannelFillGraph(upper);
+    lower->setName(name + " p90–p99");
+    QCPGraph* median = plot.addGraph();
+    median->setData(t, p50, true);
+    median->setLineStyle(QCPGraph::lsStepLeft);
+    median->setPen(QPen(c, 2.2));
+    median->setName(name + " p50");
+  }
+  return {x_max, y_max};
+}
+
+Status write_fan_overlay(const std::vector<FanRun>& runs, const std::string& title,
+                         const std::string& png_path, int width, int height) {
+  return picture::save_png(png_path, width, height, "comparison plot", [&](QCustomPlot& plot) {
+    const auto [x_max, y_max] = draw_fan_overlay(plot, runs);
+    plot.xAxis->setLabel("time since run start (s)");
+    plot.yAxis->setLabel("latency (ms)");
+    plot.xAxis->setRange(0, x_max > 0 ? x_max : 1);
+    plot.yAxis->setRange(0, y_max > 0 ? y_max * 1.15 : 1);
+    plot.plotLayout()->insertRow(0);
+    plot.plotLayout()->addElement(0, 0, new QCPTextElement(&plot, QString::fromStdString(title),
+                                                           QFont("sans", 11, QFont::Bold)));
+    plot.legend->setVisible(true);
+    plot.legend->setFont(QFont("sans", 9));
+    plot.axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignLeft);
+  });
+}
+
 Status write_run_plot(const RunData& run, const RunSummary& summary, const std::string& png_path,
                       int width, int height) {
   return picture::save_png(png_path, width, height, "run plot",

@@ -22,9 +22,13 @@
 
 #include <cstddef>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "common/status.h"
 #include "runs/run_record.h"
+
+class QCustomPlot;
 
 namespace batchscope {
 
@@ -39,5 +43,21 @@ inline constexpr std::size_t kMaxBatchDots = 50000;
 // exists.
 Status write_run_plot(const RunData& run, const RunSummary& summary, const std::string& png_path,
                       int width = 1400, int height = 1000);
+
+// One run in an overlay of latency fans.
+struct FanRun {
+  std::string name;
+  const RunSummary* summary = nullptr;
+};
+
+// Draws each run's fan on `plot` over time since its start: the p50 line and
+// the p90..p99 band from its summary windows, a colour a run (blue, orange,
+// green, ...); windows without an answer are gaps. Returns the x and y
+// extents drawn (0 when nothing was).
+std::pair<double, double> draw_fan_overlay(QCustomPlot& plot, const std::vector<FanRun>& runs);
+
+// The overlay as a PNG, titled `title`, with a legend above the plot.
+Status write_fan_overlay(const std::vector<FanRun>& runs, const std::string& title,
+                         const std::string& png_path, int width = 1200, int height = 600);
 
 }  // namespace batchscope

@@ -30,9 +30,7 @@ namespace batchscope {
 
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr int kExportFiles = 5;  // four text files, then the PNG
-const QColor kRunColours[2] = {QColor(0x1f, 0x5f, 0xbf), QColor(0xd9, 0x60, 0x0b)};
 
 // The summary window length `batchscope bench` picks for a run this long:
 // about 40 windows, 0.1 s to 10 s each.
@@ -352,54 +350,10 @@ void RunsPanel::clear_compare(const QString& note) {
 bool RunsPanel::compare(int i, int j) {
   if (i < 0 || j < 0 || i >= run_count() || j >= run_count() || i == j) return false;
   compare_plot_->clearGraphs();
-  compared_.clear();
-  double x_max = 0, y_max = 0;
-  int colour = 0;
-  for (int k : {i, j}) {
-    const RecordedRun& r = run(k);
-    compared_.push_back(r.key);
-    // Step lines over the windows, closed at the last window's end; windows
-    // without an answer are gaps, not zeros.
-    QVector<double> t, p50, p90, p99;
-    for (const RunWindow& w : r.summary.windows) {
-      t << w.start_s;
-      p50 << (w.ok ? w.latency.p50_ms : kNaN);
-      p90 << (w.ok ? w.latency.p90_ms : kNaN);
-      p99 << (w.ok ? w.latency.p99_ms : kNaN);
-      if (w.ok) y_max = std::max(y_max, w.latency.p99_ms);
-    }
-    if (!r.summary.windows.empty()) {
-      const RunWindow& last = r.summary.windows.back();
-      t << last.start_s + last.length_s;
-      p50 << p50.back();
-      p90 << p90.back();
-      p99 << p99.back();
-      x_max = std::max(x_max, t.back());
-    }
-    const QColor c = kRunColours[colour++];
-    QColor band = c;
-    band.setAlpha(55);
-    QColor edge = c;
-    edge.setAlpha(110);
-    QCPGraph* upper = compare_plot_->addGraph();
-    upper->setData(t, p99, true);
-    upper->setLineStyle(QCPGraph::lsStepLeft);
-    upper->setPen(QPen(edge, 1));
-    upper->setName(r.name + " p99");
-    upper->removeFromLegend();
-    QCPGraph* lower = compare_plot_->addGraph();
-    lower->setData(t, p90, true);
-    lower->setLineStyle(QCPGraph::lsStepLeft);
-    lower->setPen(QPen(edge, 1));
-    lower->setBrush(band);
-    lower->setChannelFillGraph(upper);
-    lower->setName(r.name + " p90–p99");
-    QCPGraph* median = compare_plot_->addGraph();
-    median->setData(t, p50, true);
-    median->setLineStyle(QCPGraph::lsStepLeft);
-    median->setPen(QPen(c, 2.2));
-    median->setName(r.name + " p50");
-  }
+  compared_ = {run(i).key, run(j).key};
+  const auto [x_max, y_max] = draw_fan_overlay(
+      *compare_plot_, {{run(i).name.toStdString(), &run(i).summary},
+                       {run(j).name.toStdString(), &run(j).summary}});
   compare_plot_->findChild<QCPItemText*>("note")->setVisible(false);
   place_legend(*compare_plot_, true);
   compare_plot_->xAxis->setTickLabels(true);
