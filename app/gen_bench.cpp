@@ -9,6 +9,7 @@
 
 #include "app/bench_cmd.h"
 #include "app/cli_args.h"
+#include "app/history_setup.h"
 #include "app/lm_setup.h"
 #include "traffic/gen_load.h"
 #include "tuning/step_cost.h"
@@ -103,6 +104,8 @@ class GenHttpTarget final : public GenTarget {
 }  // namespace
 
 int run_gen_bench(int argc, char** argv, std::map<std::string, std::string> flags) {
+  auto history = take_history_flags(flags);
+  if (!history) return fail(history.error().message);
   auto options = cli::take_options(flags);
   if (!options) return fail(options.error().message);
   auto choice = take_lm_flags(flags, "models/tiny_lm.pt");
@@ -260,6 +263,9 @@ int run_gen_bench(int argc, char** argv, std::map<std::string, std::string> flag
   save(json_out, gen_summary_json(measured, summary), "JSON summary");
   if (!csv_prefix.empty()) save(csv_prefix + "_requests.csv", gen_requests_csv(measured), "CSV per request");
   save(trace_out, gen_trace_json(measured), "Chrome trace, one row of steps; open in Perfetto");
+  keep_generation_run(*history, measured, *options, spec.duration_s,
+                      gen_summary_json(measured, summary),
+                      run_context_json(choice->synthetic ? "" : choice->path, choice->device));
   if (!cost_out.empty()) {
     auto cost = measure_step_cost(measured.steps);
     if (!cost) {

@@ -5,6 +5,7 @@
 
 #include "app/cli_args.h"
 #include "common/text_out.h"
+#include "traffic/gen_load.h"
 #ifdef BATCHSCOPE_WITH_HISTORY
 #include "runs/history.h"
 #include "runs/history_writer.h"
@@ -162,6 +163,57 @@ bool keep_run(HistoryWriter& w, const std::string& kind, const RunData& run,
   return true;
 #else
   (void)w, (void)kind, (void)run, (void)summary_json, (void)context_json;
+  return false;
+#endif
+}
+
+bool keep_generation_run(const HistoryChoice& c, const GenRun& run, const Options& options,
+                         double duration_s, const std::string& summary_json,
+                         const std::string& context_json) {
+#ifdef BATCHSCOPE_WITH_HISTORY
+  if (c.off) return false;
+  auto h = History::open(c.path);
+  if (!h) {
+    std::fprintf(stderr, "batchscope bench: warning: %s; the history is off for this run\n",
+                 h.error().message.c_str());
+    return false;
+  }
+  HistoryRun r;
+  r.kind = "generation";
+  r.label = run.pattern + " -> " + run.target;
+  r.model = run.model;
+  r.config.pattern = run.pattern;
+  r.config.target = run.target;
+  r.config.model = run.model;
+  r.config.options = options;
+  r.config.seed = run.seed;
+  r.config.duration_s = duration_s;
+  r.context = context_json;
+  std::vector<HistoryGenRequest> rows;
+  const size_t keep = static_cast<size_t>(std::min<uint64_t>(c.request_cap, run.requests.size()));
+  for (size_t i = 0; i < keep; ++i) {
+    const GenRequestResult& q = run.requests[i];
+    rows.push_back({q.intended, q.first, q.last, q.finished, q.prompt_tokens, q.max_tokens,
+                    q.output_tokens, q.done, q.ok, q.outcome, q.gaps});
+  }
+  Status s = (*h)->begin();
+  auto id = s ? (*h)->begin_run(r) : Expected<int64_t>(s.error());
+  if (id) s = (*h)->append_generation(*id, run.start, rows);
+  if (id && s) s = (*h)->finish_run(*id, summary_json, run.requests.size(), keep);
+  if (id && s) s = (*h)->commit();
+  if (!id || !s) {
+    (*h)->rollback();
+    std::fprintf(stderr, "  not kept in the history: %s\n",
+                 (id ? s.message() : id.error().message).c_str());
+    return false;
+  }
+  std::printf("  kept as run %lld in %s", static_cast<long long>(*id), (*h)->path().c_str());
+  if (keep < run.requests.size())
+    std::printf(" (%zu of %zu requests: --history-requests)", keep, run.requests.size());
+  std::printf("\n");
+  return true;
+#else
+  (void)c, (void)run, (void)options, (void)duration_s, (void)summary_json, (void)context_json;
   return false;
 #endif
 }

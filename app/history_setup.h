@@ -47,6 +47,13 @@ std::string run_context_json(const std::string& model_path, const std::string& d
 bool keep_run(HistoryWriter& w, const std::string& kind, const RunData& run,
               const std::string& summary_json, const std::string& context_json);
 
+struct GenRun;
+// Keeps a generation bench's run (kind "generation": its summary JSON and
+// every request's token timings, up to the cap) and says where, as keep_run.
+bool keep_generation_run(const HistoryChoice& c, const GenRun& run, const Options& options,
+                         double duration_s, const std::string& summary_json,
+                         const std::string& context_json);
+
 // The help text for the history flags.
 std::string history_flags_help();
 

@@ -10,6 +10,7 @@
 #include "app/bench_cmd.h"
 #include "app/cli_args.h"
 #include "app/history_setup.h"
+#include "traffic/gen_load.h"
 #ifdef BATCHSCOPE_WITH_HISTORY
 #include "runs/history.h"
 #include "runs/history_figures.h"
@@ -194,7 +195,9 @@ int show(History& h, int64_t id) {
   std::printf("  traffic   %s -> %s, %s s, seed %llu\n", r->config.pattern.c_str(),
               r->config.target.c_str(), number_text(r->config.duration_s).c_str(),
               static_cast<unsigned long long>(r->config.seed));
-  std::printf("  options   %s\n", describe(r->config.options).c_str());
+  std::printf("  options   %s\n", (r->kind == "generation" ? describe_generation(r->config.options)
+                                                               : describe(r->config.options))
+                                      .c_str());
   if (r->parent_id > 0) std::printf("  part of   run %lld\n", static_cast<long long>(r->parent_id));
   HistoryFilter mine;
   mine.parent = r->id;
@@ -290,6 +293,34 @@ int export_run(History& h, int64_t id, std::map<std::string, std::string>& flags
   if (format == "json") return save_export(out, row->summary, "JSON summary") ? 0 : 1;
   if (format != "csv" && format != "trace" && format != "png")
     return fail("--format " + format + " is not one of json, csv, trace, png");
+  if (row->kind == "generation") {
+    // Its requests' token timings are kept; its engine steps are not.
+    if (format != "csv")
+      return fail("a generation run keeps its requests, not its engine's steps: --format json "
+                  "or csv");
+    auto rows = h.load_generation(id, TimePoint{});
+    if (!rows) return fail(rows.error().message, 1);
+    GenRun g;
+    g.pattern = row->config.pattern;
+    g.target = row->config.target;
+    g.model = row->model;
+    for (const HistoryGenRequest& q : *rows) {
+      GenRequestResult r;
+      r.intended = q.intended;
+      r.prompt_tokens = q.prompt_tokens;
+      r.max_tokens = q.max_tokens;
+      r.output_tokens = q.output_tokens;
+      r.done = q.done;
+      r.ok = q.ok;
+      r.outcome = q.outcome;
+      r.first = q.first;
+      r.last = q.last;
+      r.finished = q.finished;
+      r.gaps = q.gaps;
+      g.requests.push_back(std::move(r));
+    }
+    return save_export(out + "_requests.csv", gen_requests_csv(g), "CSV per request") ? 0 : 1;
+  }
   auto run = h.load(id);
   if (!run) return fail(run.error().message, 1);
   if (row->requests_kept < row->requests_seen) {

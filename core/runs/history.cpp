@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <filesystem>
 
@@ -228,6 +229,73 @@ Status History::relabel(int64_t id, const std::string& label) {
   sqlite::Stmt st(db_, "UPDATE runs SET label = ? WHERE id = ?");
   st.bind(1, label).bind(2, id);
   return st.run("cannot relabel a run in");
+}
+
+Status History::append_generation(int64_t id, TimePoint start,
+                                  std::span<const HistoryGenRequest> requests) {
+  sqlite::Stmt st(db_,
+                  "INSERT INTO gen_requests(run_id, idx, intended_ns, first_ns, last_ns, "
+                  "finished_ns, prompt_tokens, max_tokens, output_tokens, done, ok, outcome, gaps) "
+                  "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)");
+  auto when = [&](int i, TimePoint t) {
+    if (t == kNever || t == TimePoint{})
+      st.bind_null(i);
+    else
+      st.bind(i, static_cast<int64_t>((t - start).count()));
+  };
+  int64_t idx = 0;
+  std::vector<int64_t> gaps;
+  for (const HistoryGenRequest& r : requests) {
+    st.bind(1, id).bind(2, idx++).bind(3, static_cast<int64_t>(r.intended.count()));
+    when(4, r.first);
+    when(5, r.last);
+    when(6, r.finished);
+    st.bind(7, static_cast<int64_t>(r.prompt_tokens)).bind(8, static_cast<int64_t>(r.max_tokens));
+    st.bind(9, static_cast<int64_t>(r.output_tokens)).bind(10, static_cast<int64_t>(r.done));
+    st.bind(11, static_cast<int64_t>(r.ok)).bind(12, r.outcome);
+    gaps.clear();
+    for (Duration g : r.gaps) gaps.push_back(g.count());
+    st.bind_blob(13, gaps.data(), gaps.size() * sizeof(int64_t));
+    if (Status s = st.run("cannot add generation requests to"); !s) return s;
+  }
+  return {};
+}
+
+Expected<std::vector<HistoryGenRequest>> History::load_generation(int64_t id, TimePoint start) {
+  sqlite::Stmt st(db_,
+                  "SELECT intended_ns, first_ns, last_ns, finished_ns, prompt_tokens, max_tokens, "
+                  "output_tokens, done, ok, outcome, gaps FROM gen_requests WHERE run_id = ? "
+                  "ORDER BY idx, rowid");
+  if (!st.ok()) return db_.error("cannot read");
+  st.bind(1, id);
+  auto when = [&](int col) {
+    return st.null_at(col) ? kNever : start + Duration(st.int_at(col));
+  };
+  std::vector<HistoryGenRequest> out;
+  int rc;
+  while ((rc = st.step()) == SQLITE_ROW) {
+    HistoryGenRequest r;
+    r.intended = Duration(st.int_at(0));
+    r.first = when(1);
+    r.last = when(2);
+    r.finished = when(3);
+    r.prompt_tokens = static_cast<uint32_t>(st.int_at(4));
+    r.max_tokens = static_cast<uint32_t>(st.int_at(5));
+    r.output_tokens = static_cast<uint32_t>(st.int_at(6));
+    r.done = st.int_at(7) != 0;
+    r.ok = st.int_at(8) != 0;
+    r.outcome = st.text_at(9);
+    const std::string blob = st.blob_at(10);
+    r.gaps.resize(blob.size() / sizeof(int64_t));
+    for (size_t i = 0; i < r.gaps.size(); ++i) {
+      int64_t ns;
+      std::memcpy(&ns, blob.data() + i * sizeof(int64_t), sizeof ns);
+      r.gaps[i] = Duration(ns);
+    }
+    out.push_back(std::move(r));
+  }
+  if (rc != SQLITE_DONE) return db_.error("cannot read generation requests from");
+  return out;
 }
 
 Status History::set_counts(int64_t id, uint64_t seen, uint64_t kept) {

@@ -54,6 +54,18 @@ struct HistoryRun {
   bool finished() const { return !finished_at.empty(); }
 };
 
+// A generative request as a generation run keeps it: when it was meant to go
+// (since the run's start), its token timings (kNever: not reached), lengths
+// and outcome, and the gaps between its tokens.
+struct HistoryGenRequest {
+  Duration intended{0};
+  TimePoint first = kNever, last = kNever, finished = kNever;
+  uint32_t prompt_tokens = 0, max_tokens = 0, output_tokens = 0;
+  bool done = false, ok = false;
+  std::string outcome;
+  std::vector<Duration> gaps;
+};
+
 struct HistoryFilter {
   std::string model;  // exact name; empty: any
   std::string kind;   // exact kind; empty: any
@@ -104,6 +116,11 @@ class History {
   Status append(int64_t id, TimePoint start, std::span<const RunRequest> requests,
                 std::span<const BatchRecord> batches, std::span<const DepthSample> depth);
   Status relabel(int64_t id, const std::string& label);
+  // A generation run's requests; token times relative to `start`.
+  Status append_generation(int64_t id, TimePoint start,
+                           std::span<const HistoryGenRequest> requests);
+  // Them back, token times relative to `start`, in the order kept.
+  Expected<std::vector<HistoryGenRequest>> load_generation(int64_t id, TimePoint start);
   Status set_counts(int64_t id, uint64_t seen, uint64_t kept);
   // A `duration_s` of zero or more replaces the run's duration.
   Status finish_run(int64_t id, const std::string& summary, uint64_t seen, uint64_t kept,

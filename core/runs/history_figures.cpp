@@ -83,6 +83,34 @@ std::vector<Figure> summary_figures(const std::string& summary_json) {
   for (const Source& s : kSources) {
     if (auto v = number_at(j, s.path)) out.push_back({s.name, *v});
   }
+  // A generation run's (gen_summary_json): end-to-end latency and requests a
+  // second under the names a tensor run uses, then tokens, TTFT and ITL.
+  if (out.empty() && j.contains("summary") && j["summary"].is_object()) {
+    const json& g = j["summary"];
+    struct GenSource {
+      const char* name;
+      std::initializer_list<const char*> path;
+    };
+    static const GenSource kGen[] = {
+        {"sent", {"sent"}},
+        {"ok", {"ok"}},
+        {"errors", {"failed"}},
+        {"throughput_rps", {"requests_per_s"}},
+        {"p50_ms", {"e2e_ms", "p50"}},
+        {"p99_ms", {"e2e_ms", "p99"}},
+        {"tokens_per_s", {"tokens_per_s"}},
+        {"ttft_p50_ms", {"ttft_ms", "p50"}},
+        {"ttft_p99_ms", {"ttft_ms", "p99"}},
+        {"itl_p50_ms", {"itl_ms", "p50"}},
+        {"itl_p99_ms", {"itl_ms", "p99"}},
+        {"goodput_rps", {"goodput_rps"}},
+        {"preemptions", {"preemptions"}},
+        {"decodes_per_step", {"decodes_per_step"}},
+    };
+    for (const GenSource& s : kGen) {
+      if (auto v = number_at(g, s.path)) out.push_back({s.name, *v});
+    }
+  }
   // A tune's result: its best configuration's figures, measured where it
   // was confirmed live, else predicted; and how much it searched.
   if (out.empty() && j.contains("best") && j["best"].is_object()) {

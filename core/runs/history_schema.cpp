@@ -47,8 +47,8 @@ CREATE INDEX depth_run ON depth(run_id);
 
 // Version 2: a run says how many requests it recorded and how many rows it
 // kept (--history-requests caps them), a run may belong to another (a tune's
-// live confirmations to the tune) and goes with it, and runs are found by
-// start time. Version 1 kept every request, so both counts are its rows.
+// live confirmations to the tune) and goes with it, runs are found by start
+// time, and a generation run keeps its requests' token timings. Version 1 kept every request, so both counts are its rows.
 constexpr const char* kVersion2 = R"sql(
 ALTER TABLE runs ADD COLUMN parent_id INTEGER REFERENCES runs(id) ON DELETE CASCADE;
 ALTER TABLE runs ADD COLUMN requests_seen INTEGER NOT NULL DEFAULT 0;
@@ -57,6 +57,14 @@ UPDATE runs SET requests_kept = (SELECT count(*) FROM requests WHERE run_id = ru
 UPDATE runs SET requests_seen = requests_kept;
 CREATE INDEX runs_started ON runs(started_at);
 CREATE INDEX runs_parent ON runs(parent_id);
+CREATE TABLE gen_requests(
+  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  idx INTEGER NOT NULL, intended_ns INTEGER NOT NULL,
+  first_ns INTEGER, last_ns INTEGER, finished_ns INTEGER,
+  prompt_tokens INTEGER NOT NULL, max_tokens INTEGER NOT NULL, output_tokens INTEGER NOT NULL,
+  done INTEGER NOT NULL, ok INTEGER NOT NULL, outcome TEXT NOT NULL,
+  gaps BLOB);
+CREATE INDEX gen_requests_run ON gen_requests(run_id);
 )sql";
 
 constexpr const char* kSteps[] = {kVersion1, kVersion2};

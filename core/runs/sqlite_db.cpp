@@ -73,6 +73,18 @@ Stmt& Stmt::bind_null(int i) {
   return *this;
 }
 
+Stmt& Stmt::bind_blob(int i, const void* data, size_t bytes) {
+  sqlite3_bind_blob64(st_, i, data, bytes, SQLITE_TRANSIENT);
+  return *this;
+}
+
+std::string Stmt::blob_at(int col) const {
+  const void* p = sqlite3_column_blob(st_, col);
+  const int n = sqlite3_column_bytes(st_, col);
+  return p && n > 0 ? std::string(static_cast<const char*>(p), static_cast<size_t>(n))
+                    : std::string();
+}
+
 int Stmt::step() { return st_ ? sqlite3_step(st_) : SQLITE_MISUSE; }
 
 Status Stmt::run(std::string_view what) {

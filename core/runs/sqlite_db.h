@@ -56,6 +56,7 @@ class Stmt {
   Stmt& bind(int i, double v);
   Stmt& bind(int i, std::string_view v);
   Stmt& bind_null(int i);
+  Stmt& bind_blob(int i, const void* data, size_t bytes);
   // SQLITE_ROW, SQLITE_DONE or an error code.
   int step();
   // Steps to the end; ok when it ran to SQLITE_DONE.
@@ -66,6 +67,7 @@ class Stmt {
   double double_at(int col) const { return sqlite3_column_double(st_, col); }
   bool null_at(int col) const { return sqlite3_column_type(st_, col) == SQLITE_NULL; }
   std::string text_at(int col) const;
+  std::string blob_at(int col) const;
 
  private:
   Db& db_;

@@ -117,6 +117,18 @@ grep -q "(10 of .* requests: --history-requests)" cap.txt || fail "cap: $(cat ca
 id=$(sed -n 's/.*kept as run \([0-9]*\).*/\1/p' cap.txt)
 "$bin" runs show "$id" | grep -q "10 kept of .* (cut by --history-requests)" || fail "cap show"
 
+# A generation bench is kept with its requests' token timings.
+"$bin" bench --synthetic-lm 2000,50 --rate 10 --duration 1 >gen.txt
+gen_id=$(sed -n 's/.*kept as run \([0-9]*\) in.*/\1/p' gen.txt)
+[[ -n $gen_id ]] || fail "generation run not kept: $(tail -3 gen.txt)"
+"$bin" runs show "$gen_id" >gshow.txt
+grep -qE "^  ttft_p99_ms +[0-9.]+" gshow.txt || fail "generation figures: $(cat gshow.txt)"
+grep -q "scheduling=continuous" gshow.txt || fail "generation options: $(cat gshow.txt)"
+gsent=$(sed -n 's/^  sent  *\([0-9]*\)$/\1/p' gshow.txt)
+"$bin" runs export "$gen_id" --format csv --out g >/dev/null
+[[ $(($(wc -l <g_requests.csv) - 1)) == "$gsent" ]] || fail "generation CSV rows: $(wc -l <g_requests.csv), sent $gsent"
+refuse 2 "a generation run keeps its requests" runs export "$gen_id" --format trace --out g.json
+
 # A tune is kept with its live confirmation runs under it; removing it
 # removes them.
 "$bin" tune --synthetic 500,20 --rate 2000 --duration 0.5 --slo-p99-ms 5 --confirm 1 \

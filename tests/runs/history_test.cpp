@@ -95,6 +95,43 @@ TEST(History, ARunComesBackAsItWasRecorded) {
   EXPECT_EQ(run_summary_json(*back, summarize_run(*back)), row->summary);
 }
 
+TEST(History, AGenerationRunKeepsItsTokenTimings) {
+  TempFolder dir;
+  auto h = open_ok(dir.file("h.sqlite"));
+  std::vector<HistoryGenRequest> rows(3);
+  rows[0].intended = std::chrono::milliseconds(5);
+  rows[0].first = kStart + std::chrono::milliseconds(9);
+  rows[0].last = kStart + std::chrono::milliseconds(30);
+  rows[0].finished = rows[0].last;
+  rows[0].prompt_tokens = 16;
+  rows[0].max_tokens = 8;
+  rows[0].output_tokens = 8;
+  rows[0].done = rows[0].ok = true;
+  rows[0].outcome = "length";
+  rows[0].gaps = {std::chrono::microseconds(2900), std::chrono::microseconds(3100)};
+  rows[1].intended = std::chrono::milliseconds(7);
+  rows[1].outcome = "timed out";  // never reached a token: times stay kNever
+  rows[2].intended = std::chrono::milliseconds(8);
+  ASSERT_TRUE(h->begin());
+  HistoryRun r;
+  r.kind = "generation";
+  auto id = h->begin_run(r);
+  ASSERT_TRUE(h->append_generation(*id, kStart, rows));
+  ASSERT_TRUE(h->commit());
+  const TimePoint zero = TimePoint{} + std::chrono::hours(2);
+  auto back = h->load_generation(*id, zero);
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  ASSERT_EQ(back->size(), 3u);
+  EXPECT_EQ((*back)[0].intended, rows[0].intended);
+  EXPECT_EQ((*back)[0].first - zero, rows[0].first - kStart);
+  EXPECT_EQ((*back)[0].gaps, rows[0].gaps);
+  EXPECT_EQ((*back)[0].outcome, "length");
+  EXPECT_TRUE((*back)[0].ok);
+  EXPECT_EQ((*back)[1].first, kNever);
+  EXPECT_EQ((*back)[1].outcome, "timed out");
+  EXPECT_TRUE((*back)[2].gaps.empty());
+}
+
 TEST(History, ListsNewestFirstAndFilters) {
   TempFolder dir;
   auto h = open_ok(dir.file("h.sqlite"));
