@@ -404,7 +404,14 @@ int run_report(const std::vector<std::string>& args) {
         title += (i ? ", " : " ") + std::to_string(runs[i].id);
     }
   }
-  const std::string html = run_report_html(runs, title, utc_now());
+  std::vector<std::vector<HistoryGenRequest>> generation(runs.size());
+  for (size_t i = 0; i < runs.size(); ++i) {
+    if (runs[i].kind != "generation") continue;
+    auto rows = (*h)->load_generation(runs[i].id, TimePoint{});
+    if (!rows) return fail_r(rows.error().message, 1);
+    generation[i] = std::move(*rows);
+  }
+  const std::string html = run_report_html(runs, title, utc_now(), generation);
   return save_export(out, html, "HTML report; opens offline in any browser") ? 0 : 1;
 }
 

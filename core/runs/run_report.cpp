@@ -194,6 +194,49 @@ std::string batch_chart(const std::vector<RunSummary>& sums) {
   return o;
 }
 
+// The q-quantile (0..1) of `v`, sorted in place; NaN when empty.
+double quantile(std::vector<double>& v, double q) {
+  if (v.empty()) return NAN;
+  std::sort(v.begin(), v.end());
+  const size_t i = std::min(v.size() - 1, static_cast<size_t>(q * static_cast<double>(v.size())));
+  return v[i];
+}
+
+// A generation run's TTFT and ITL per window of its intended send times
+// (about 40 windows): p50 lines with p50..p99 bands.
+void gen_series(const std::vector<HistoryGenRequest>& reqs, const char* colour_text,
+                const std::string& name, Series& ttft, Series& itl) {
+  double end = 0;
+  for (const HistoryGenRequest& r : reqs) end = std::max(end, std::chrono::duration<double>(r.intended).count());
+  const double w = std::max(end / 40.0, 0.1);
+  const size_t n = static_cast<size_t>(end / w) + 1;
+  std::vector<std::vector<double>> t(n), g(n);
+  for (const HistoryGenRequest& r : reqs) {
+    const size_t k = std::min(n - 1, static_cast<size_t>(std::chrono::duration<double>(r.intended).count() / w));
+    if (r.first != kNever) {
+      const double sent = std::chrono::duration<double>(r.intended).count();
+      const double first = std::chrono::duration<double>(r.first.time_since_epoch()).count();
+      t[k].push_back((first - sent) * 1000.0);
+    }
+    for (Duration d : r.gaps) g[k].push_back(std::chrono::duration<double, std::milli>(d).count());
+  }
+  ttft.colour = itl.colour = colour_text;
+  ttft.name = name + " TTFT p50";
+  itl.name = name + " ITL p50";
+  for (size_t k = 0; k < n; ++k) {
+    for (double x : {w * static_cast<double>(k), w * static_cast<double>(k + 1)}) {
+      ttft.x.push_back(x);
+      itl.x.push_back(x);
+      ttft.y.push_back(quantile(t[k], 0.5));
+      ttft.lo.push_back(ttft.y.back());
+      ttft.hi.push_back(quantile(t[k], 0.99));
+      itl.y.push_back(quantile(g[k], 0.5));
+      itl.lo.push_back(itl.y.back());
+      itl.hi.push_back(quantile(g[k], 0.99));
+    }
+  }
+}
+
 std::string run_name(const HistoryRun& r) {
   return "run " + std::to_string(r.id) + ": " + r.label;
 }
@@ -217,7 +260,8 @@ table.ctx th,table.ctx td{text-align:left;max-width:520px;overflow-wrap:anywhere
 }  // namespace
 
 std::string run_report_html(const std::vector<HistoryRun>& runs, const std::string& title,
-                            const std::string& generated) {
+                            const std::string& generated,
+                            const std::vector<std::vector<HistoryGenRequest>>& generation) {
   std::vector<RunSummary> sums;
   for (const HistoryRun& r : runs) sums.push_back(summary_from_json(r.summary));
   std::string o = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">";
@@ -256,6 +300,22 @@ std::string run_report_html(const std::vector<HistoryRun>& runs, const std::stri
   o += "<figure><figcaption>Throughput over the run</figcaption>" +
        line_chart(rates, "seconds since the run started", "answers per second") + "</figure>";
   o += "<figure><figcaption>Batch sizes</figcaption>" + batch_chart(sums) + "</figure>";
+  std::vector<Series> ttfts, itls;
+  for (size_t i = 0; i < runs.size() && i < generation.size(); ++i) {
+    if (generation[i].empty()) continue;
+    Series t, g;
+    gen_series(generation[i], colour(i), run_name(runs[i]), t, g);
+    ttfts.push_back(std::move(t));
+    itls.push_back(std::move(g));
+  }
+  if (!ttfts.empty()) {
+    o += "<figure><figcaption>Time to first token: p50 (line), p50 to p99 (band)</figcaption>" +
+         line_chart(ttfts, "seconds since the run started (by send time)", "TTFT (ms)") +
+         "</figure>";
+    o += "<figure><figcaption>Inter-token latency: p50 (line), p50 to p99 (band)</figcaption>" +
+         line_chart(itls, "seconds since the run started (by send time)", "ITL (ms)") +
+         "</figure>";
+  }
   o += "</div>\n";
 
   // Figures side by side.

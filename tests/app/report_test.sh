@@ -41,6 +41,15 @@ report=$(stat -c %s report.png)
 blank=$(stat -c %s blank.png)
 (( report > 10 * blank )) || fail "the screenshot is near blank ($report bytes against $blank for a blank page)"
 
+# A generation run beside a tensor run: its TTFT and ITL over time are drawn.
+"$bin" bench --synthetic-lm 2000,50 --rate 10 --duration 2 >/dev/null
+"$bin" report 1 3 --out mixed.html >/dev/null
+[[ $(grep -o "<svg" mixed.html | wc -l) == 5 ]] || fail "not five charts with a generation run"
+timeout 120 "${chrome[@]}" --dump-dom "file://$dir/mixed.html" >mixed_dom.html 2>>chrome.log
+grep -q "Time to first token" mixed_dom.html || fail "no TTFT chart rendered"
+grep -q "ttft_p99_ms" mixed_dom.html || fail "no TTFT figures"
+timeout 120 "${chrome[@]}" --screenshot="$dir/mixed.png" "file://$dir/mixed.html" 2>>chrome.log
+
 # Refusals.
 rc=0
 "$bin" report 99 --out x.html 2>err.txt || rc=$?
