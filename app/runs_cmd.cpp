@@ -155,7 +155,8 @@ int list(History& h, std::map<std::string, std::string>& flags) {
   }
   std::printf("%5s  %-19s  %-10s  %-14s  %10s  %9s  %9s  %s\n", "ID", "STARTED (UTC)", "KIND",
               "MODEL", "REQ/S", "P50 MS", "P99 MS", "TRAFFIC");
-  for (const HistoryRun& r : *runs) {
+  for (HistoryRun& r : *runs) {
+    if (auto s = summary_of(h, r)) r.summary = *s;  // a run cut short: from its records
     const auto figs = summary_figures(r.summary);
     auto cell = [&](const char* name) {
       auto v = figure(figs, name);
@@ -185,6 +186,7 @@ void print_context(const HistoryRun& r) {
 int show(History& h, int64_t id) {
   auto r = h.get(id);
   if (!r) return fail(r.error().message);
+  if (auto s = summary_of(h, *r)) r->summary = *s;  // a run cut short: from its records
   std::printf("run %lld: %s, %s\n", static_cast<long long>(r->id), r->kind.c_str(),
               r->label.c_str());
   std::printf("  started   %s UTC\n", when(r->started_at).c_str());
@@ -239,6 +241,9 @@ int compare(History& h, int64_t ia, int64_t ib, const std::string& plot) {
   if (!a) return fail(a.error().message);
   auto b = h.get(ib);
   if (!b) return fail(b.error().message);
+  for (HistoryRun* r : {&*a, &*b}) {
+    if (auto s = summary_of(h, *r)) r->summary = *s;  // a run cut short: from its records
+  }
   auto name = [](const HistoryRun& r) {
     return "run " + std::to_string(r.id) + " (" + when(r.started_at).substr(0, 10) + ", " +
            r.kind + ", " + r.model + (r.finished() ? "" : ", unfinished") + ")";
@@ -395,6 +400,7 @@ int run_report(const std::vector<std::string>& args) {
   for (int64_t id : ids) {
     auto r = (*h)->get(id);
     if (!r) return fail_r(r.error().message);
+    if (auto s = summary_of(**h, *r)) r->summary = *s;  // a run cut short: from its records
     runs.push_back(std::move(*r));
   }
   if (title.empty()) {

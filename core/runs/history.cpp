@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
@@ -80,6 +81,18 @@ std::string utc_now() {
   char buf[32];
   std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
   return buf;
+}
+
+Expected<std::string> summary_of(History& h, const HistoryRun& run) {
+  if (run.finished() || run.kind == "tune" || run.kind == "generation") return run.summary;
+  auto data = h.load(run.id);
+  if (!data) return data.error();
+  TimePoint end = data->start;
+  for (const RunRequest& q : data->requests) end = std::max(end, q.done);
+  data->config.duration_s = std::chrono::duration<double>(end - data->start).count();
+  const double w = std::clamp(data->config.duration_s / 40.0, 0.1, 10.0);
+  return run_summary_json(
+      *data, summarize_run(*data, std::chrono::duration_cast<Duration>(std::chrono::duration<double>(w))));
 }
 
 Options options_from_history_json(const std::string& json, Options base) {

@@ -150,6 +150,11 @@ class History {
   std::unique_ptr<sqlite::Stmt> insert_request_, insert_batch_, insert_depth_;
 };
 
+// The summary of a run cut short (unfinished, so it has none kept), made
+// from the records it kept, as bench would have made it (about 40 windows).
+// Other runs' kept summary is returned as it is.
+Expected<std::string> summary_of(History& h, const HistoryRun& run);
+
 // Reads an options object written by options_to_json() over `base`; fields it
 // does not know are left as they are.
 Options options_from_history_json(const std::string& json, Options base = {});

@@ -89,6 +89,8 @@ RunsPanel::RunsPanel(QWidget* parent) : QWidget(parent), model_(new RunListModel
   filter_row->setContentsMargins(0, 0, 0, 0);
   model_filter_ = new QComboBox;
   model_filter_->setToolTip("Show the runs of one model");
+  model_filter_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+  model_filter_->setMinimumContentsLength(10);
   kind_filter_ = new QComboBox;
   kind_filter_->addItems({"any kind", "bench", "tune", "recorded", "generation"});
   kind_filter_->setToolTip("Show one kind of run");

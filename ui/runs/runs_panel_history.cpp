@@ -130,8 +130,11 @@ void RunsPanel::refresh_history() {
     RecordedRun r;
     r.name = QString::fromStdString(h.label.empty() ? h.kind + " " + std::to_string(h.id)
                                                     : h.label);
-    r.summary = summary_from_json(h.summary);
+    // A run cut short kept no summary: make it from its records.
+    auto summary = summary_of(*reader_, h);
+    r.summary = summary_from_json(summary ? *summary : h.summary);
     r.config = h.config;
+    if (!h.finished()) r.config.duration_s = r.summary.duration_s;
     r.history_id = h.id;
     r.kind = QString::fromStdString(h.kind);
     r.started = local_time(h.started_at);

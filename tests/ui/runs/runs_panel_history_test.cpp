@@ -133,6 +133,8 @@ TEST_F(RunsPanelHistoryTest, ARestartListsTheKeptRunsNewestFirstWithTheCutShortM
   EXPECT_FALSE(panel_->run(0).finished);
   EXPECT_EQ(panel_->model()->data(panel_->model()->index(0, RunListModel::kKind)).toString(),
             "recorded · unfinished");
+  EXPECT_EQ(panel_->run(0).summary.sent, 200u * 4u) << "its figures come from what it kept";
+  EXPECT_GT(panel_->run(0).config.duration_s, 0.9);
   EXPECT_EQ(panel_->run(1).name, "afternoon");
   EXPECT_EQ(panel_->run(2).name, "morning");
   EXPECT_FALSE(panel_->run(2).data) << "records are read only when needed";
