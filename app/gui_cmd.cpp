@@ -307,7 +307,8 @@ int run_gui(int argc, char** argv, const std::vector<std::string>& args) {
   if (!screenshot.empty() && !history_named) history->off = true;
   // Opened before the window and closed after it: the window's recordings
   // are written through it until the last one is finished.
-  HistoryWriterPtr writer = open_history_writer(*history, "batchscope gui");
+  std::string history_problem;
+  HistoryWriterPtr writer = open_history_writer(*history, "batchscope gui", &history_problem);
   int rc = 0;
   {
     WorkbenchWindow window(cfg);
@@ -317,6 +318,8 @@ int run_gui(int argc, char** argv, const std::vector<std::string>& args) {
         return run_context_json(m.path.rfind("synthetic", 0) == 0 ? "" : m.path, m.device);
       });
       window.runs()->set_history(writer.get());
+    } else if (!history_problem.empty()) {
+      window.runs()->show_history_problem(QString::fromStdString(history_problem));
     }
     if (!remember || !QSettings().contains("window/geometry")) {  // else the saved geometry
       QSize size(1700, 1000);

@@ -74,18 +74,20 @@ Expected<HistoryChoice> take_history_flags(std::map<std::string, std::string>& f
   return c;
 }
 
-HistoryWriterPtr open_history_writer(const HistoryChoice& c, const char* command) {
+HistoryWriterPtr open_history_writer(const HistoryChoice& c, const char* command,
+                                     std::string* why) {
 #ifdef BATCHSCOPE_WITH_HISTORY
   if (c.off) return nullptr;
   auto h = History::open(c.path);
   if (!h) {
     std::fprintf(stderr, "%s: warning: %s; the history is off for this run\n", command,
                  h.error().message.c_str());
+    if (why) *why = h.error().message;
     return nullptr;
   }
   return HistoryWriterPtr(new HistoryWriter(std::move(*h), c.request_cap));
 #else
-  (void)c, (void)command;
+  (void)c, (void)command, (void)why;
   return nullptr;
 #endif
 }

@@ -36,7 +36,9 @@ using HistoryWriterPtr = std::unique_ptr<HistoryWriter, HistoryWriterDelete>;
 
 // The writer, or null (after one warning on stderr, "COMMAND: warning: ...;
 // the history is off for this run") when the history is off or unfit.
-HistoryWriterPtr open_history_writer(const HistoryChoice& c, const char* command);
+// `why`, when given, receives the warning's reason.
+HistoryWriterPtr open_history_writer(const HistoryChoice& c, const char* command,
+                                     std::string* why = nullptr);
 
 // {"machine": {...}, "torch": {...}, "model": {...}}: `model_path` is
 // fingerprinted when it names a file.

@@ -80,6 +80,9 @@ class RunsPanel : public QWidget {
   // Re-reads the history under the filters (model, kind, text; empty: any).
   void set_filter(const QString& model, const QString& kind, const QString& text);
   void refresh_history();
+  // Says in the panel why the history is off (a file that could not be
+  // opened); runs recorded now stay in the window.
+  void show_history_problem(const QString& why);
   // What the history side last said (a failure, a removal).
   QString history_status() const;
   // Removes the selected runs after asking, as the Remove button does.

@@ -72,6 +72,12 @@ void RunsPanel::set_confirm(std::function<bool(const QString&)> confirm) {
 
 QString RunsPanel::history_status() const { return history_status_; }
 
+void RunsPanel::show_history_problem(const QString& why) {
+  history_status_ = why;
+  status_->setText("The run history is off (" + why +
+                   "); runs recorded now are kept in this window only.");
+}
+
 void RunsPanel::set_filter(const QString& model, const QString& kind, const QString& text) {
   filter_.model = model.toStdString();
   filter_.kind = kind.toStdString();

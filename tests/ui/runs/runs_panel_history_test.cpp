@@ -215,6 +215,9 @@ TEST_F(RunsPanelHistoryTest, AnUnreadableHistoryIsSaidAndThePanelStillRecords) {
   EXPECT_FALSE(History::open(path_).ok()) << "the app opens no writer on such a file";
   panel_ = make_panel();  // with no writer: the history is off
   EXPECT_FALSE(panel_->history_on());
+  panel_->show_history_problem(QString::fromStdString(History::open(path_).error().message));
+  EXPECT_TRUE(panel_->export_status().contains("is not a Batchscope history"))
+      << panel_->export_status().toStdString();
   record("here only", 1);
   EXPECT_EQ(panel_->run_count(), 1);
 }
