@@ -18,6 +18,9 @@
 #include "net/options_json.h"
 #include "ui/common/app_resources.h"
 #include "ui/generation/gen_main_window.h"
+#include "ui/generation/gen_record.h"
+#include "ui/generation/gen_traffic.h"
+#include "ui/generation/gen_view.h"
 #include "ui/runs/runs_panel.h"
 #include "ui/workbench/workbench_window.h"
 #ifdef BATCHSCOPE_WITH_TORCH
@@ -104,6 +107,9 @@ int run_gen_gui(int argc, char** argv, std::map<std::string, std::string> flags)
     std::cerr << "batchscope gui: " << m << "\n";
     return code;
   };
+  const bool history_named = flags.count("history") > 0;
+  auto history = take_history_flags(flags);
+  if (!history) return fail(history.error().message);
   auto options = cli::take_options(flags);
   if (!options) return fail(options.error().message);
   auto choice = take_lm_flags(flags, "models/tiny_lm.pt");
@@ -150,9 +156,25 @@ int run_gen_gui(int argc, char** argv, std::map<std::string, std::string> flags)
   cfg.listener.device = lm->device;
   auto engine = std::make_unique<GenEngine>(std::move(lm->runner), *options);
   if (Status s = engine->start(); !s) return fail(s.message(), 1);
+  if (!screenshot.empty() && !history_named) history->off = true;
+  // Before the window and after it: its recordings are written through it.
+  HistoryWriterPtr writer = open_history_writer(*history, "batchscope gui");
+  const std::string model_path = choice->synthetic ? "" : choice->path;
+  const std::string device = lm->device;
   int rc = 0;
   {
     GenMainWindow window(std::move(engine), cfg);
+    if (writer) {
+      GenView* view = window.view();
+      window.view()->recorder()->set_history(writer.get(), [view, model_path, device] {
+        GenRecordBox::RunInfo info;
+        info.model = view->engine().info().name;
+        info.options = view->engine().status().options;
+        info.traffic = view->traffic()->running() ? view->traffic()->describe() : "";
+        info.context = run_context_json(model_path, device);
+        return info;
+      });
+    }
     if (GenListener* l = window.view()->listener(); l->running()) {
       std::printf("listening on http://%s:%u\n", cfg.listener.host.c_str(), l->port());
       std::fflush(stdout);

@@ -5,6 +5,7 @@
 
 #include "app/cli_args.h"
 #include "common/text_out.h"
+#include "runs/history.h"
 #include "traffic/gen_load.h"
 #ifdef BATCHSCOPE_WITH_HISTORY
 #include "runs/history.h"
@@ -169,6 +170,27 @@ bool keep_run(HistoryWriter& w, const std::string& kind, const RunData& run,
 #endif
 }
 
+HistoryGenRequest history_row_of(const GenRequestResult& q) {
+  return {q.intended,      q.first,      q.last, q.finished, q.prompt_tokens, q.max_tokens,
+          q.output_tokens, q.done,       q.ok,   q.outcome,  q.gaps};
+}
+
+GenRequestResult gen_result_of(const HistoryGenRequest& q) {
+  GenRequestResult r;
+  r.intended = q.intended;
+  r.prompt_tokens = q.prompt_tokens;
+  r.max_tokens = q.max_tokens;
+  r.output_tokens = q.output_tokens;
+  r.done = q.done;
+  r.ok = q.ok;
+  r.outcome = q.outcome;
+  r.first = q.first;
+  r.last = q.last;
+  r.finished = q.finished;
+  r.gaps = q.gaps;
+  return r;
+}
+
 bool keep_generation_run(const HistoryChoice& c, const GenRun& run, const Options& options,
                          double duration_s, const std::string& summary_json,
                          const std::string& context_json) {
@@ -193,11 +215,7 @@ bool keep_generation_run(const HistoryChoice& c, const GenRun& run, const Option
   r.context = context_json;
   std::vector<HistoryGenRequest> rows;
   const size_t keep = static_cast<size_t>(std::min<uint64_t>(c.request_cap, run.requests.size()));
-  for (size_t i = 0; i < keep; ++i) {
-    const GenRequestResult& q = run.requests[i];
-    rows.push_back({q.intended, q.first, q.last, q.finished, q.prompt_tokens, q.max_tokens,
-                    q.output_tokens, q.done, q.ok, q.outcome, q.gaps});
-  }
+  for (size_t i = 0; i < keep; ++i) rows.push_back(history_row_of(run.requests[i]));
   Status s = (*h)->begin();
   auto id = s ? (*h)->begin_run(r) : Expected<int64_t>(s.error());
   if (id) s = (*h)->append_generation(*id, run.start, rows);

@@ -309,21 +309,7 @@ int export_run(History& h, int64_t id, std::map<std::string, std::string>& flags
     g.pattern = row->config.pattern;
     g.target = row->config.target;
     g.model = row->model;
-    for (const HistoryGenRequest& q : *rows) {
-      GenRequestResult r;
-      r.intended = q.intended;
-      r.prompt_tokens = q.prompt_tokens;
-      r.max_tokens = q.max_tokens;
-      r.output_tokens = q.output_tokens;
-      r.done = q.done;
-      r.ok = q.ok;
-      r.outcome = q.outcome;
-      r.first = q.first;
-      r.last = q.last;
-      r.finished = q.finished;
-      r.gaps = q.gaps;
-      g.requests.push_back(std::move(r));
-    }
+    for (const HistoryGenRequest& q : *rows) g.requests.push_back(gen_result_of(q));
     return save_export(out + "_requests.csv", gen_requests_csv(g), "CSV per request") ? 0 : 1;
   }
   auto run = h.load(id);

@@ -278,7 +278,7 @@ Expected<std::vector<HistoryGenRequest>> History::load_generation(int64_t id, Ti
   sqlite::Stmt st(db_,
                   "SELECT intended_ns, first_ns, last_ns, finished_ns, prompt_tokens, max_tokens, "
                   "output_tokens, done, ok, outcome, gaps FROM gen_requests WHERE run_id = ? "
-                  "ORDER BY idx, rowid");
+                  "ORDER BY rowid");
   if (!st.ok()) return db_.error("cannot read");
   st.bind(1, id);
   auto when = [&](int col) {

@@ -44,6 +44,14 @@ void HistoryWriter::append(Token run, std::vector<RunRequest> requests,
   push(std::move(op));
 }
 
+void HistoryWriter::append_generation(Token run, std::vector<HistoryGenRequest> requests) {
+  Op op;
+  op.kind = Op::kAppendGen;
+  op.token = run;
+  op.generation = std::move(requests);
+  push(std::move(op));
+}
+
 void HistoryWriter::finish(Token run, std::string summary, double duration_s) {
   Op op;
   op.kind = Op::kFinish;
@@ -163,6 +171,15 @@ Status HistoryWriter::apply(Op& op, std::vector<std::pair<Token, int64_t>>& begu
     std::span<const RunRequest> kept(op.requests.data(), keep);
     r.kept += keep;
     if (Status s = store_->append(r.id, r.start, kept, op.batches, op.depth); !s) return s;
+    return store_->set_counts(r.id, r.seen, r.kept);
+  }
+  if (op.kind == Op::kAppendGen) {
+    r.seen += op.generation.size();
+    const uint64_t room = cap_ > r.kept ? cap_ - r.kept : 0;
+    const size_t keep = static_cast<size_t>(std::min<uint64_t>(room, op.generation.size()));
+    r.kept += keep;
+    std::span<const HistoryGenRequest> kept(op.generation.data(), keep);
+    if (Status s = store_->append_generation(r.id, r.start, kept); !s) return s;
     return store_->set_counts(r.id, r.seen, r.kept);
   }
   Status s = store_->finish_run(r.id, op.summary, r.seen, r.kept, op.duration_s);

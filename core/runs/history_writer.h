@@ -47,6 +47,8 @@ class HistoryWriter {
   Token begin(HistoryRun header, TimePoint start, Token parent = 0);
   void append(Token run, std::vector<RunRequest> requests, std::vector<BatchRecord> batches = {},
               std::vector<DepthSample> depth = {});
+  // A generation run's requests, kept up to the cap as requests are.
+  void append_generation(Token run, std::vector<HistoryGenRequest> requests);
   // Stores the summary and marks the run finished; a `duration_s` of zero or
   // more replaces the one the run began with (a recording learns its length
   // when it stops).
@@ -69,7 +71,7 @@ class HistoryWriter {
 
  private:
   struct Op {
-    enum Kind { kBegin, kAppend, kFinish, kRemove, kRelabel } kind = kBegin;
+    enum Kind { kBegin, kAppend, kAppendGen, kFinish, kRemove, kRelabel } kind = kBegin;
     Token token = 0;
     Token parent = 0;  // kBegin
     int64_t id = 0;  // kRemove, kRelabel
@@ -78,6 +80,7 @@ class HistoryWriter {
     std::vector<RunRequest> requests;
     std::vector<BatchRecord> batches;
     std::vector<DepthSample> depth;
+    std::vector<HistoryGenRequest> generation;
     std::string summary;  // kFinish; the label for kRelabel
     double duration_s = -1;  // kFinish
   };

@@ -144,6 +144,13 @@ void GenTraffic::refresh() {
 void GenTraffic::set_rate(double per_s) { rate_->setValue(per_s); }
 void GenTraffic::set_max_tokens(const QString& dist) { max_tokens_->setText(dist); }
 void GenTraffic::set_prompt_tokens(const QString& dist) { prompt_->setText(dist); }
+std::string GenTraffic::describe() const {
+  return QString("poisson rate=%1/s, prompt %2, max_tokens %3")
+      .arg(rate_->value())
+      .arg(prompt_->text(), max_tokens_->text())
+      .toStdString();
+}
+
 QString GenTraffic::error() const { return error_->text(); }
 
 }  // namespace batchscope

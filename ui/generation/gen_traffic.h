@@ -49,6 +49,8 @@ class GenTraffic : public QGroupBox {
   void set_prompt_tokens(const QString& dist);
   const GenTrafficCounters& counters() const { return *counters_; }
   QString error() const;
+  // "poisson rate=25/s, prompt uniform:16,64, max_tokens lognormal:32,1,512"
+  std::string describe() const;
 
  private:
   void run(double rate, LengthDist prompt, LengthDist max_tokens, uint64_t seed);

@@ -12,6 +12,7 @@
 #include "ui/generation/gen_controls.h"
 #include "ui/generation/gen_plots.h"
 #include "ui/generation/gen_prompt.h"
+#include "ui/generation/gen_record.h"
 #include "ui/generation/gen_step_inspector.h"
 #include "ui/generation/gen_traffic.h"
 
@@ -58,6 +59,9 @@ GenView::GenView(GenEngine& engine, GenViewConfig config, QWidget* parent)
   left_layout->addWidget(traffic_);
   left_layout->addWidget(listener_);
   left_layout->addWidget(now);
+  recorder_ = new GenRecordBox;
+  recorder_->set_clock([this] { return engine_.clock().now(); });
+  left_layout->addWidget(recorder_);
   left_layout->addWidget(prompt_group, 1);
   left->setMinimumWidth(380);
   // Scrolls rather than forcing the window taller than a laptop screen.
@@ -105,6 +109,8 @@ GenView::GenView(GenEngine& engine, GenViewConfig config, QWidget* parent)
 }
 
 GenView::~GenView() {
+  // A run being recorded is kept, finished, as far as it went.
+  recorder_->stop();
   // Before the children go: HTTP clients and the traffic thread submit to the engine.
   listener_->stop();
   traffic_->stop();
@@ -115,6 +121,7 @@ void GenView::refresh() {
   steps_.clear();
   engine_.drain(requests_, steps_);
   metrics_.fold(requests_, steps_);
+  recorder_->add(requests_);
   if (!requests_.empty() || !steps_.empty()) listener_->publish(metrics_.totals());
   listener_->refresh();
   inspector_->add(steps_, engine_.clock().now());

@@ -34,6 +34,7 @@ namespace batchscope {
 class GenControls;
 class GenPlots;
 class GenPromptBox;
+class GenRecordBox;
 class GenStepInspector;
 class GenTraffic;
 
@@ -62,6 +63,8 @@ class GenView : public QWidget {
   GenPromptBox* prompt() const { return prompt_; }
   GenPlots* plots() const { return plots_; }
   GenStepInspector* inspector() const { return inspector_; }
+  // Records runs into the run history (set_history on it).
+  GenRecordBox* recorder() const { return recorder_; }
   QString figures_text() const;
 
  private:
@@ -77,6 +80,7 @@ class GenView : public QWidget {
   GenTraffic* traffic_ = nullptr;
   GenListener* listener_ = nullptr;
   GenPromptBox* prompt_ = nullptr;
+  GenRecordBox* recorder_ = nullptr;
   GenPlots* plots_ = nullptr;
   GenStepInspector* inspector_ = nullptr;
   QLabel* model_ = nullptr;

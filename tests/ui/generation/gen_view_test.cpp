@@ -7,17 +7,22 @@
 #include <QApplication>
 #include <QComboBox>
 #include <QSpinBox>
+#include <QTemporaryDir>
 #include <chrono>
 #include <memory>
 #include <thread>
 
 #include "generation/synthetic_lm.h"
+#include "runs/history.h"
+#include "runs/history_figures.h"
+#include "runs/history_writer.h"
 #include "tests/ui/generation/gen_test_support.h"
 #include "tests/ui/workbench/toy_window.h"
 #include "ui/generation/gen_controls.h"
 #include "ui/generation/gen_main_window.h"
 #include "ui/generation/gen_plots.h"
 #include "ui/generation/gen_prompt.h"
+#include "ui/generation/gen_record.h"
 #include "ui/generation/gen_step_inspector.h"
 #include "ui/generation/gen_traffic.h"
 #include "ui/generation/gen_view.h"
@@ -134,6 +139,63 @@ TEST(GenView, TrafficFillsThePlotsAndTheStepInspector) {
   EXPECT_TRUE(prefill_seen);
   EXPECT_TRUE(decode_seen);
   EXPECT_TRUE(view.figures_text().contains("output tokens/s"));
+}
+
+// Real traffic through the generative engine, recorded into a run history
+// file: the run is there, as it goes and finished at Stop, with every
+// finished request's token timings and a summary with TTFT and ITL.
+TEST(GenView, ARecordedRunGoesIntoTheRunHistory) {
+  QTemporaryDir dir;
+  const std::string path = dir.filePath("h.sqlite").toStdString();
+  auto store = History::open(path);
+  ASSERT_TRUE(store.ok());
+  HistoryWriter writer(std::move(*store));
+  auto engine = make_engine(1000, 10);
+  GenViewConfig cfg;
+  cfg.traffic_rate = 60;
+  {
+    GenView view(*engine, cfg);
+    view.recorder()->set_history(&writer, [&] {
+      GenRecordBox::RunInfo info;
+      info.model = "synthetic_lm";
+      info.options = engine->status().options;
+      info.traffic = view.traffic()->describe();
+      return info;
+    });
+    view.traffic()->set_prompt_tokens("fixed:16");
+    view.traffic()->set_max_tokens("uniform:4,12");
+    view.recorder()->start("gen live");
+    ASSERT_TRUE(view.traffic()->start().ok());
+    ASSERT_TRUE(pump_until([&] { return view.recorder()->recorded() >= 20; }));
+    writer.flush();
+    {
+      auto runs = (*History::open(path, {.read_only = true}))->list();
+      ASSERT_EQ(runs->size(), 1u);
+      EXPECT_FALSE((*runs)[0].finished()) << "still recording";
+      EXPECT_GT((*runs)[0].requests_kept, 0u) << "written as it goes";
+    }
+    view.traffic()->stop();
+    view.refresh();
+    ASSERT_NE(view.recorder()->stop(), 0u);
+    EXPECT_TRUE(view.recorder()->status().contains("TTFT p99")) << view.recorder()->status().toStdString();
+  }
+  writer.flush();
+  auto h = History::open(path, {.read_only = true});
+  const HistoryRun r = (*(*h)->list())[0];
+  EXPECT_EQ(r.kind, "generation");
+  EXPECT_EQ(r.label, "gen live");
+  EXPECT_TRUE(r.finished());
+  EXPECT_NE(r.config.pattern.find("poisson rate=60/s"), std::string::npos) << r.config.pattern;
+  auto rows = (*h)->load_generation(r.id, TimePoint{});
+  ASSERT_EQ(rows->size(), r.requests_kept);
+  for (const HistoryGenRequest& q : *rows) {
+    EXPECT_TRUE(q.ok);
+    EXPECT_NE(q.first, kNever);
+    EXPECT_EQ(q.gaps.size() + 1, q.output_tokens);
+  }
+  const auto figs = summary_figures(r.summary);
+  EXPECT_TRUE(figure(figs, "ttft_p99_ms").has_value());
+  EXPECT_EQ(figure(figs, "sent"), static_cast<double>(rows->size()));
 }
 
 TEST(GenView, InspectorKeepsOnlyTheNewestSteps) {

@@ -1,0 +1,140 @@
+#include "ui/generation/gen_record.h"
+
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QVBoxLayout>
+
+#include "runs/history_writer.h"
+#include "traffic/gen_load.h"
+
+namespace batchscope {
+
+HistoryGenRequest history_row_of(const GenRecord& r, TimePoint start) {
+  HistoryGenRequest h;
+  h.intended = r.arrival - start;
+  h.first = r.first_token;
+  h.last = r.first_token;
+  if (h.last != kNever) {
+    for (Duration g : r.gaps) h.last += g;
+  }
+  h.finished = r.finished;
+  h.prompt_tokens = r.prompt_tokens;
+  h.output_tokens = r.output_tokens;
+  h.done = true;
+  h.ok = r.reason != FinishReason::kError;
+  h.outcome = r.reason == FinishReason::kError && !r.error.empty() ? r.error
+                                                                     : finish_reason_name(r.reason);
+  h.gaps = r.gaps;
+  return h;
+}
+
+GenRecordBox::GenRecordBox(QWidget* parent) : QGroupBox("Record a run", parent) {
+  now_ = [] { return SteadyClock().now(); };
+  auto* col = new QVBoxLayout(this);
+  auto* row = new QHBoxLayout;
+  name_edit_ = new QLineEdit;
+  name_edit_->setPlaceholderText("name (optional)");
+  button_ = new QPushButton("Record");
+  row->addWidget(name_edit_, 1);
+  row->addWidget(button_);
+  col->addLayout(row);
+  status_ = new QLabel;
+  status_->setWordWrap(true);
+  col->addWidget(status_);
+  button_->setEnabled(false);
+  status_->setText("The run history is off: there is nothing to record into.");
+  connect(button_, &QPushButton::clicked, this, [this] {
+    if (recording())
+      stop();
+    else
+      start(name_edit_->text());
+  });
+}
+
+void GenRecordBox::set_history(HistoryWriter* writer, std::function<RunInfo()> describe) {
+  writer_ = writer;
+  describe_ = std::move(describe);
+  button_->setEnabled(writer_ != nullptr);
+  status_->setText(writer_ ? QString("Keeps the requests from now on as a generation run in %1.")
+                                 .arg(QString::fromStdString(writer_->path()))
+                           : QString("The run history is off: there is nothing to record into."));
+}
+
+void GenRecordBox::start(const QString& name) {
+  if (!writer_ || recording()) return;
+  ++made_;
+  name_ = name.trimmed().isEmpty() ? QString("generation run %1").arg(made_) : name.trimmed();
+  info_ = describe_ ? describe_() : RunInfo{};
+  start_ = now_();
+  rows_.clear();
+  HistoryRun h;
+  h.kind = "generation";
+  h.label = name_.toStdString();
+  h.model = info_.model;
+  h.config.model = info_.model;
+  h.config.pattern = info_.traffic;
+  h.config.target = "inproc";
+  h.config.options = info_.options;
+  h.context = info_.context;
+  token_ = writer_->begin(std::move(h), start_);
+  button_->setText("Stop");
+  name_edit_->setEnabled(false);
+  status_->setText(QString("Recording \"%1\"…").arg(name_));
+}
+
+void GenRecordBox::add(const std::vector<GenRecord>& finished) {
+  if (!recording()) return;
+  std::vector<HistoryGenRequest> rows;
+  for (const GenRecord& r : finished) {
+    if (r.arrival >= start_) rows.push_back(history_row_of(r, start_));
+  }
+  if (rows.empty()) return;
+  rows_.insert(rows_.end(), rows.begin(), rows.end());
+  writer_->append_generation(token_, std::move(rows));
+  status_->setText(QString("Recording \"%1\": %2 requests finished").arg(name_).arg(rows_.size()));
+}
+
+uint64_t GenRecordBox::stop() {
+  if (!recording()) return 0;
+  const TimePoint end = now_();
+  GenRun run;
+  run.pattern = info_.traffic;
+  run.target = "inproc";
+  run.model = info_.model;
+  run.options = describe_generation(info_.options);
+  run.start = start_;
+  for (const HistoryGenRequest& q : rows_) {
+    GenRequestResult r;
+    r.intended = q.intended;
+    r.prompt_tokens = q.prompt_tokens;
+    r.output_tokens = q.output_tokens;
+    r.done = q.done;
+    r.ok = q.ok;
+    r.outcome = q.outcome;
+    r.first = q.first;
+    r.last = q.last;
+    r.finished = q.finished;
+    r.gaps = q.gaps;
+    run.requests.push_back(std::move(r));
+  }
+  const GenSummary s = summarize_gen(run, 0, 0);
+  writer_->finish(token_, gen_summary_json(run, s), std::chrono::duration<double>(end - start_).count());
+  const uint64_t done = token_;
+  token_ = 0;
+  button_->setText("Record");
+  name_edit_->setEnabled(true);
+  name_edit_->clear();
+  status_->setText(QString("Kept \"%1\": %2 requests, %3 tokens/s, TTFT p99 %4 ms (batchscope "
+                           "runs list).")
+                       .arg(name_)
+                       .arg(rows_.size())
+                       .arg(s.tokens_per_s, 0, 'f', 0)
+                       .arg(s.ttft.p99, 0, 'f', 1));
+  return done;
+}
+
+QString GenRecordBox::status() const { return status_->text(); }
+
+}  // namespace batchscope
