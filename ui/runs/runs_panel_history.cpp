@@ -189,6 +189,14 @@ bool RunsPanel::ensure_loaded(int i) {
   if (i < 0 || i >= run_count()) return false;
   RecordedRun& r = model_->at(i);
   if (r.data) return true;
+  if (r.kind == "generation") {
+    history_status_ = QString("\"%1\" is a generation run; its requests export from the "
+                              "command line: batchscope runs export %2 --format csv")
+                          .arg(r.name)
+                          .arg(r.history_id);
+    status_->setText(history_status_);
+    return false;
+  }
   if (!reader_ || r.history_id == 0) {
     history_status_ = QString("\"%1\" has no records here and none in a history").arg(r.name);
     return false;
