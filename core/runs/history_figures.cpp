@@ -238,10 +238,50 @@ std::vector<ContextDiff> compare_context(const HistoryRun& a, const HistoryRun& 
   return out;
 }
 
+namespace {
+
+// A generation bench's summary: {"config": {pattern, workload, target, model,
+// options (text), seed}, "summary": {sent, ok, ..., ttft_ms, itl_ms, ...}}.
+Expected<HistoryRun> import_generation(const json& j) {
+  const json& c = j["config"];
+  const json& g = j["summary"];
+  for (const char* key : {"sent", "ok", "tokens_per_s"}) {
+    if (!g.contains(key) || !g[key].is_number())
+      return bad_import(std::string("its \"summary\" has no number \"") + key + "\"");
+  }
+  if (!g.contains("ttft_ms") || !g["ttft_ms"].is_object())
+    return bad_import("its \"summary\" has no object \"ttft_ms\"");
+  auto text_of = [&](const char* key) -> std::string {
+    auto it = c.find(key);
+    return it != c.end() && it->is_string() ? it->get<std::string>() : std::string();
+  };
+  HistoryRun r;
+  r.kind = "generation";
+  r.model = text_of("model");
+  r.config.model = r.model;
+  r.config.target = text_of("target");
+  r.config.pattern = text_of("pattern");
+  if (auto s = number_at(c, {"seed"}); s && *s >= 0 && *s < 1.8e19)
+    r.config.seed = static_cast<uint64_t>(*s);
+  if (auto d = number_at(g, {"duration_s"}); d && *d >= 0 && *d < 1e9) r.config.duration_s = *d;
+  r.label = r.config.pattern + " -> " + r.config.target + " (imported)";
+  r.summary = j.dump(-1, ' ', false, json::error_handler_t::replace);
+  r.started_at = utc_now();
+  r.finished_at = r.started_at;
+  if (auto sent = number_at(g, {"sent"}); *sent >= 0 && *sent < 1.8e19)
+    r.requests_seen = static_cast<uint64_t>(*sent);
+  return r;
+}
+
+}  // namespace
+
 Expected<HistoryRun> import_bench_json(const std::string& text) {
   const json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) return bad_import("the file is not JSON");
   if (!j.is_object()) return bad_import("the top level is not an object");
+  if (j.contains("summary") && j["summary"].is_object() && j.contains("config") &&
+      j["config"].is_object())
+    return import_generation(j);
   for (const char* key : {"sent", "ok", "throughput_rps"}) {
     if (!j.contains(key) || !j[key].is_number())
       return bad_import(std::string("it has no number \"") + key + "\"");

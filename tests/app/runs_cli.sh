@@ -128,6 +128,9 @@ gsent=$(sed -n 's/^  sent  *\([0-9]*\)$/\1/p' gshow.txt)
 "$bin" runs export "$gen_id" --format csv --out g >/dev/null
 [[ $(($(wc -l <g_requests.csv) - 1)) == "$gsent" ]] || fail "generation CSV rows: $(wc -l <g_requests.csv), sent $gsent"
 refuse 2 "a generation run keeps its requests" runs export "$gen_id" --format trace --out g.json
+"$bin" bench --synthetic-lm 2000,50 --rate 10 --duration 0.5 --no-history --json gen.json >/dev/null
+"$bin" runs import gen.json | grep -q "kept gen.json as run" || fail "generation import"
+"$bin" runs list --kind generation | grep -q "(imported)" || fail "imported generation run not listed"
 
 # A tune is kept with its live confirmation runs under it; removing it
 # removes them.

@@ -24,7 +24,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* bytes, size_t size) {
     FUZZ_CHECK(run.error().message.rfind("not a bench --json summary: ", 0) == 0);
     return 0;
   }
-  FUZZ_CHECK(run->kind == "bench");
+  FUZZ_CHECK(run->kind == "bench" || run->kind == "generation");
   FUZZ_CHECK(run->finished());
   FUZZ_CHECK(run->config.options.validate().ok());
   const auto figures = summary_figures(run->summary);

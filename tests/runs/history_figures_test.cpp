@@ -89,6 +89,20 @@ TEST(HistoryFigures, ImportsABenchSummaryAndRefusesWhatIsNot) {
   EXPECT_TRUE(r->finished());
   EXPECT_EQ(summary_figures(r->summary).size(), summary_figures(text).size());
 
+  auto gen = import_bench_json(
+      R"({"config": {"pattern": "poisson rate=10/s", "target": "inproc", "model": "tiny_lm",)"
+      R"( "seed": 3}, "summary": {"sent": 20, "ok": 20, "tokens_per_s": 400, "duration_s": 2,)"
+      R"( "ttft_ms": {"p50": 5, "p99": 7}, "itl_ms": {"p50": 2, "p99": 4}}})");
+  ASSERT_TRUE(gen.ok()) << gen.error().message;
+  EXPECT_EQ(gen->kind, "generation");
+  EXPECT_EQ(gen->model, "tiny_lm");
+  EXPECT_EQ(gen->config.seed, 3u);
+  EXPECT_EQ(figure(summary_figures(gen->summary), "ttft_p99_ms"), 7.0);
+  auto bad_gen = import_bench_json(R"({"config": {}, "summary": {"sent": 1, "ok": 1}})");
+  ASSERT_FALSE(bad_gen.ok());
+  EXPECT_EQ(bad_gen.error().message,
+            "not a bench --json summary: its \"summary\" has no number \"tokens_per_s\"");
+
   for (const auto& [bad, says] : std::vector<std::pair<std::string, std::string>>{
            {"", "the file is not JSON"},
            {"[1]", "the top level is not an object"},
