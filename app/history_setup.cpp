@@ -121,8 +121,8 @@ std::string run_context_json(const std::string& model_path, const std::string& d
     auto it = hashed.find(model_path);
     if (it != hashed.end() && it->second.first == stamp) {
       model = it->second.second;
-    } else if (auto f = file_facts(model_path)) {
-      model = file_facts_json(*f);
+    } else {
+      model = model_file_json(model_path);
       hashed[model_path] = {stamp, model};
     }
   } else {

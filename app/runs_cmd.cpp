@@ -179,7 +179,7 @@ void print_context(const HistoryRun& r) {
   empty.model = r.model;
   for (const ContextDiff& d : compare_context(r, empty)) {
     if (d.key.rfind("options.", 0) == 0) continue;
-    std::printf("  %-24s %s\n", d.key.c_str(), d.a.c_str());
+    std::printf("  %-30s %s\n", d.key.c_str(), d.a.c_str());
   }
 }
 

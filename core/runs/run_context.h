@@ -1,7 +1,8 @@
 #pragma once
 // What a figure was measured on, kept with every run in the history so that
 // two figures can be told apart later: the machine (CPU model, cores, host,
-// kernel, allocator) and the model file (path, size, SHA-256, modified time).
+// kernel, allocator, NVIDIA GPUs and driver) and the model file (path, size,
+// SHA-256, modified time, its metadata sidecar).
 // Rooms above add what they know (LibTorch, BLAS and threads in core/torch; a
 // GPU and its driver where one is used) as further keys of the same object.
 // Thread-safety: free functions; they read /proc and the file system.
@@ -24,8 +25,14 @@ struct FileFacts {
 Expected<FileFacts> file_facts(const std::string& path);
 
 // {"cpu": "Intel(R) Xeon(R) ...", "cores": 2, "host": "...", "kernel": "...",
-//  "allocator": "jemalloc"}
-std::string machine_json();
+//  "allocator": "jemalloc"}, and where the NVIDIA driver is loaded
+//  "nvidia_driver": "550.54.15", "gpus": ["NVIDIA H200 (0000:3b:00.0)"].
+// `proc` is where /proc is (tests give another).
+std::string machine_json(const std::string& proc = "/proc");
+
+// The model file's facts (file_facts_json) and, when NAME.json stands beside
+// it, that sidecar as "metadata"; just the path when it cannot be read.
+std::string model_file_json(const std::string& path);
 
 // {"path": ..., "size": ..., "sha256": ..., "modified": ...}
 std::string file_facts_json(const FileFacts& f);

@@ -165,5 +165,6 @@ if [[ -n $model ]]; then
   "$bin" runs show "$id" >m_show.txt
   grep -q "model.sha256 *$sha" m_show.txt || fail "model sha256: $(cat m_show.txt)"
   grep -q "torch.version" m_show.txt || fail "torch version: $(cat m_show.txt)"
+  grep -q "model.metadata.max_batch_size" m_show.txt || fail "model metadata: $(cat m_show.txt)"
 fi
 echo "runs_cli: ok"

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -40,6 +41,39 @@ TEST(RunContext, NamesTheMachine) {
   EXPECT_FALSE(j["cpu"].get<std::string>().empty());
   EXPECT_FALSE(j["allocator"].get<std::string>().empty());
   EXPECT_NE(j["kernel"].get<std::string>().find("Linux"), std::string::npos);
+}
+
+// A /proc as an NVIDIA machine has it (the driver's version file and a GPU's
+// information file), in a folder of the test's.
+TEST(RunContext, NamesTheNvidiaDriverAndGpusWhereLoaded) {
+  const std::string proc = ::testing::TempDir() + "run_context_proc";
+  std::filesystem::remove_all(proc);
+  std::filesystem::create_directories(proc + "/driver/nvidia/gpus/0000:3b:00.0");
+  std::ofstream(proc + "/cpuinfo") << "processor\t: 0\nmodel name\t: Test CPU 9000\n";
+  std::ofstream(proc + "/driver/nvidia/version")
+      << "NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.15  Tue Mar  5 22:23:56 UTC "
+         "2024\nGCC version:  gcc version 12.2.0 (Debian 12.2.0-14)\n";
+  std::ofstream(proc + "/driver/nvidia/gpus/0000:3b:00.0/information")
+      << "Model: \t\t NVIDIA H200\nIRQ:   \t\t 123\nBus Location: \t 0000:3b:00.0\n";
+  const auto j = nlohmann::json::parse(machine_json(proc));
+  EXPECT_EQ(j["cpu"], "Test CPU 9000");
+  EXPECT_EQ(j["nvidia_driver"], "550.54.15");
+  ASSERT_TRUE(j["gpus"].is_array());
+  EXPECT_EQ(j["gpus"][0], "NVIDIA H200 (0000:3b:00.0)");
+  // Without the driver, no GPU keys at all.
+  std::filesystem::remove_all(proc + "/driver");
+  EXPECT_FALSE(nlohmann::json::parse(machine_json(proc)).contains("gpus"));
+}
+
+TEST(RunContext, AModelFileKeepsItsSidecarAsMetadata) {
+  const std::string dir = ::testing::TempDir() + "run_context_model";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/toy.pt") << "not really torchscript";
+  std::ofstream(dir + "/toy.json") << R"({"name": "toy", "max_batch_size": 64})";
+  const auto j = nlohmann::json::parse(model_file_json(dir + "/toy.pt"));
+  EXPECT_EQ(j["metadata"]["max_batch_size"], 64);
+  EXPECT_EQ(j["sha256"], sha256_hex("not really torchscript", 22));
+  EXPECT_EQ(nlohmann::json::parse(model_file_json(dir + "/gone.pt"))["path"], dir + "/gone.pt");
 }
 
 }  // namespace
