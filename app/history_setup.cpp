@@ -219,6 +219,7 @@ bool keep_generation_run(const HistoryChoice& c, const GenRun& run, const Option
   Status s = (*h)->begin();
   auto id = s ? (*h)->begin_run(r) : Expected<int64_t>(s.error());
   if (id) s = (*h)->append_generation(*id, run.start, rows);
+  if (id && s) s = (*h)->append_steps(*id, run.start, run.steps);
   if (id && s) s = (*h)->finish_run(*id, summary_json, run.requests.size(), keep);
   if (id && s) s = (*h)->commit();
   if (!id || !s) {

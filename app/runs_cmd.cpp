@@ -18,6 +18,7 @@
 #include "runs/run_report.h"
 #endif
 #ifdef BATCHSCOPE_WITH_QT
+#include "ui/generation/gen_run_plot.h"
 #include "ui/runs/run_plot.h"
 #endif
 
@@ -299,18 +300,33 @@ int export_run(History& h, int64_t id, std::map<std::string, std::string>& flags
   if (format != "csv" && format != "trace" && format != "png")
     return fail("--format " + format + " is not one of json, csv, trace, png");
   if (row->kind == "generation") {
-    // Its requests' token timings are kept; its engine steps are not.
-    if (format != "csv")
-      return fail("a generation run keeps its requests, not its engine's steps: --format json "
-                  "or csv");
+    // Its requests' token timings and its engine's steps, as bench exports them.
     auto rows = h.load_generation(id, TimePoint{});
     if (!rows) return fail(rows.error().message, 1);
+    auto steps = h.load_steps(id, TimePoint{});
+    if (!steps) return fail(steps.error().message, 1);
     GenRun g;
     g.pattern = row->config.pattern;
     g.target = row->config.target;
     g.model = row->model;
+    g.options = describe_generation(row->config.options);
+    g.seed = row->config.seed;
     for (const HistoryGenRequest& q : *rows) g.requests.push_back(gen_result_of(q));
-    return save_export(out + "_requests.csv", gen_requests_csv(g), "CSV per request") ? 0 : 1;
+    g.steps = std::move(*steps);
+    if (format == "csv")
+      return save_export(out + "_requests.csv", gen_requests_csv(g), "CSV per request") ? 0 : 1;
+    if (format == "trace")
+      return save_export(out, gen_trace_json(g), "Chrome trace, one row of steps; open in Perfetto")
+                 ? 0
+                 : 1;
+#ifdef BATCHSCOPE_WITH_QT
+    const GenSummary gs = summarize_gen(g, 0, 0);
+    if (Status st = write_gen_run_plot(g, gs, out); !st) return fail(st.message(), 1);
+    std::printf("  wrote %s (TTFT and ITL fans, tokens/s, sequences)\n", out.c_str());
+    return 0;
+#else
+    return fail("--format png needs a build with Qt");
+#endif
   }
   auto run = h.load(id);
   if (!run) return fail(run.error().message, 1);

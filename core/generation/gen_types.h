@@ -12,6 +12,7 @@
 
 #include "common/clock.h"
 #include "common/status.h"
+#include "runs/gen_records.h"
 
 namespace batchscope {
 
@@ -68,23 +69,7 @@ struct GenRecord {
   std::vector<Duration> gaps;
 };
 
-// One step of the engine, for the step inspector and the metrics.
-struct StepRecord {
-  uint64_t step = 0;
-  TimePoint start{};
-  TimePoint end{};
-  uint32_t decodes = 0;         // sequences that decoded one token
-  uint32_t prefill_tokens = 0;  // prompt tokens prefilled
-  uint32_t prefills = 0;        // prefill chunks
-  uint32_t output_tokens = 0;   // tokens sampled and kept (an end-of-sequence token is not)
-  uint32_t running = 0;         // sequences holding cache after the step
-  uint32_t waiting = 0;         // admitted requests not yet running
-  uint32_t blocks_used = 0;     // cache blocks held after the step
-  uint32_t blocks_total = 0;
-  uint32_t preempted = 0;       // sequences preempted at this step
-  uint32_t finished = 0;        // sequences that ended at this step
-  // The sequences of this step: id, and prefill tokens (0: a decode).
-  std::vector<std::pair<uint64_t, uint32_t>> seqs;
-};
+// One step of the engine: StepRecord, in runs/gen_records.h (a run history
+// keeps them).
 
 }  // namespace batchscope

@@ -311,6 +311,63 @@ Expected<std::vector<HistoryGenRequest>> History::load_generation(int64_t id, Ti
   return out;
 }
 
+Status History::append_steps(int64_t id, TimePoint start, std::span<const StepRecord> steps) {
+  sqlite::Stmt st(db_,
+                  "INSERT INTO gen_steps(run_id, step, start_ns, end_ns, decodes, prefill_tokens, "
+                  "prefills, output_tokens, running, waiting, blocks_used, blocks_total, "
+                  "preempted, finished, seqs) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+  std::vector<int64_t> seqs;
+  for (const StepRecord& x : steps) {
+    st.bind(1, id).bind(2, static_cast<int64_t>(x.step));
+    bind_time(st, 3, x.start, start);
+    bind_time(st, 4, x.end, start);
+    const uint32_t counts[] = {x.decodes, x.prefill_tokens, x.prefills,    x.output_tokens,
+                               x.running, x.waiting,        x.blocks_used, x.blocks_total,
+                               x.preempted, x.finished};
+    for (int i = 0; i < 10; ++i) st.bind(5 + i, static_cast<int64_t>(counts[i]));
+    seqs.clear();
+    for (const auto& [seq, prefill] : x.seqs) {
+      seqs.push_back(static_cast<int64_t>(seq));
+      seqs.push_back(prefill);
+    }
+    st.bind_blob(15, seqs.data(), seqs.size() * sizeof(int64_t));
+    if (Status s = st.run("cannot add steps to"); !s) return s;
+  }
+  return {};
+}
+
+Expected<std::vector<StepRecord>> History::load_steps(int64_t id, TimePoint start) {
+  sqlite::Stmt st(db_,
+                  "SELECT step, start_ns, end_ns, decodes, prefill_tokens, prefills, "
+                  "output_tokens, running, waiting, blocks_used, blocks_total, preempted, "
+                  "finished, seqs FROM gen_steps WHERE run_id = ? ORDER BY rowid");
+  if (!st.ok()) return db_.error("cannot read");
+  st.bind(1, id);
+  auto when = [&](int col) { return st.null_at(col) ? TimePoint{} : start + Duration(st.int_at(col)); };
+  std::vector<StepRecord> out;
+  int rc;
+  while ((rc = st.step()) == SQLITE_ROW) {
+    StepRecord x;
+    x.step = static_cast<uint64_t>(st.int_at(0));
+    x.start = when(1);
+    x.end = when(2);
+    uint32_t* counts[] = {&x.decodes, &x.prefill_tokens, &x.prefills,    &x.output_tokens,
+                          &x.running, &x.waiting,        &x.blocks_used, &x.blocks_total,
+                          &x.preempted, &x.finished};
+    for (int i = 0; i < 10; ++i) *counts[i] = static_cast<uint32_t>(st.int_at(3 + i));
+    const std::string blob = st.blob_at(13);
+    const size_t pairs = blob.size() / (2 * sizeof(int64_t));
+    for (size_t i = 0; i < pairs; ++i) {
+      int64_t v[2];
+      std::memcpy(v, blob.data() + i * sizeof v, sizeof v);
+      x.seqs.emplace_back(static_cast<uint64_t>(v[0]), static_cast<uint32_t>(v[1]));
+    }
+    out.push_back(std::move(x));
+  }
+  if (rc != SQLITE_DONE) return db_.error("cannot read steps from");
+  return out;
+}
+
 Status History::set_counts(int64_t id, uint64_t seen, uint64_t kept) {
   sqlite::Stmt st(db_, "UPDATE runs SET requests_seen = ?, requests_kept = ? WHERE id = ?");
   st.bind(1, static_cast<int64_t>(seen)).bind(2, static_cast<int64_t>(kept)).bind(3, id);

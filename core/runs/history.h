@@ -26,6 +26,7 @@
 
 #include "common/clock.h"
 #include "common/status.h"
+#include "runs/gen_records.h"
 #include "runs/run_record.h"
 
 namespace batchscope {
@@ -121,6 +122,9 @@ class History {
                            std::span<const HistoryGenRequest> requests);
   // Them back, token times relative to `start`, in the order kept.
   Expected<std::vector<HistoryGenRequest>> load_generation(int64_t id, TimePoint start);
+  // A generation run's engine steps, times relative to `start`; and back.
+  Status append_steps(int64_t id, TimePoint start, std::span<const StepRecord> steps);
+  Expected<std::vector<StepRecord>> load_steps(int64_t id, TimePoint start);
   Status set_counts(int64_t id, uint64_t seen, uint64_t kept);
   // A `duration_s` of zero or more replaces the run's duration.
   Status finish_run(int64_t id, const std::string& summary, uint64_t seen, uint64_t kept,

@@ -48,7 +48,8 @@ CREATE INDEX depth_run ON depth(run_id);
 // Version 2: a run says how many requests it recorded and how many rows it
 // kept (--history-requests caps them), a run may belong to another (a tune's
 // live confirmations to the tune) and goes with it, runs are found by start
-// time, and a generation run keeps its requests' token timings. Version 1 kept every request, so both counts are its rows.
+// time, and a generation run keeps its requests' token timings and its
+// engine's steps. Version 1 kept every request, so both counts are its rows.
 constexpr const char* kVersion2 = R"sql(
 ALTER TABLE runs ADD COLUMN parent_id INTEGER REFERENCES runs(id) ON DELETE CASCADE;
 ALTER TABLE runs ADD COLUMN requests_seen INTEGER NOT NULL DEFAULT 0;
@@ -65,6 +66,14 @@ CREATE TABLE gen_requests(
   done INTEGER NOT NULL, ok INTEGER NOT NULL, outcome TEXT NOT NULL,
   gaps BLOB);
 CREATE INDEX gen_requests_run ON gen_requests(run_id);
+CREATE TABLE gen_steps(
+  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  step INTEGER NOT NULL, start_ns INTEGER, end_ns INTEGER,
+  decodes INTEGER NOT NULL, prefill_tokens INTEGER NOT NULL, prefills INTEGER NOT NULL,
+  output_tokens INTEGER NOT NULL, running INTEGER NOT NULL, waiting INTEGER NOT NULL,
+  blocks_used INTEGER NOT NULL, blocks_total INTEGER NOT NULL, preempted INTEGER NOT NULL,
+  finished INTEGER NOT NULL, seqs BLOB);
+CREATE INDEX gen_steps_run ON gen_steps(run_id);
 )sql";
 
 constexpr const char* kSteps[] = {kVersion1, kVersion2};

@@ -44,11 +44,13 @@ void HistoryWriter::append(Token run, std::vector<RunRequest> requests,
   push(std::move(op));
 }
 
-void HistoryWriter::append_generation(Token run, std::vector<HistoryGenRequest> requests) {
+void HistoryWriter::append_generation(Token run, std::vector<HistoryGenRequest> requests,
+                                      std::vector<StepRecord> steps) {
   Op op;
   op.kind = Op::kAppendGen;
   op.token = run;
   op.generation = std::move(requests);
+  op.steps = std::move(steps);
   push(std::move(op));
 }
 
@@ -180,6 +182,7 @@ Status HistoryWriter::apply(Op& op, std::vector<std::pair<Token, int64_t>>& begu
     r.kept += keep;
     std::span<const HistoryGenRequest> kept(op.generation.data(), keep);
     if (Status s = store_->append_generation(r.id, r.start, kept); !s) return s;
+    if (Status s = store_->append_steps(r.id, r.start, op.steps); !s) return s;
     return store_->set_counts(r.id, r.seen, r.kept);
   }
   Status s = store_->finish_run(r.id, op.summary, r.seen, r.kept, op.duration_s);

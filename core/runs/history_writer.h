@@ -47,8 +47,10 @@ class HistoryWriter {
   Token begin(HistoryRun header, TimePoint start, Token parent = 0);
   void append(Token run, std::vector<RunRequest> requests, std::vector<BatchRecord> batches = {},
               std::vector<DepthSample> depth = {});
-  // A generation run's requests, kept up to the cap as requests are.
-  void append_generation(Token run, std::vector<HistoryGenRequest> requests);
+  // A generation run's requests, kept up to the cap as requests are, and its
+  // engine's steps.
+  void append_generation(Token run, std::vector<HistoryGenRequest> requests,
+                         std::vector<StepRecord> steps = {});
   // Stores the summary and marks the run finished; a `duration_s` of zero or
   // more replaces the one the run began with (a recording learns its length
   // when it stops).
@@ -81,6 +83,7 @@ class HistoryWriter {
     std::vector<BatchRecord> batches;
     std::vector<DepthSample> depth;
     std::vector<HistoryGenRequest> generation;
+    std::vector<StepRecord> steps;
     std::string summary;  // kFinish; the label for kRelabel
     double duration_s = -1;  // kFinish
   };

@@ -130,6 +130,30 @@ TEST(History, AGenerationRunKeepsItsTokenTimings) {
   EXPECT_EQ((*back)[1].first, kNever);
   EXPECT_EQ((*back)[1].outcome, "timed out");
   EXPECT_TRUE((*back)[2].gaps.empty());
+
+  // Its engine's steps, with their sequences.
+  StepRecord step;
+  step.step = 41;
+  step.start = kStart + std::chrono::milliseconds(10);
+  step.end = step.start + std::chrono::microseconds(2300);
+  step.decodes = 2;
+  step.prefills = 1;
+  step.prefill_tokens = 16;
+  step.blocks_used = 7;
+  step.blocks_total = 64;
+  step.seqs = {{5, 0}, {6, 0}, {9, 16}};
+  ASSERT_TRUE(h->begin());
+  ASSERT_TRUE(h->append_steps(*id, kStart, std::vector<StepRecord>{step, StepRecord{}}));
+  ASSERT_TRUE(h->commit());
+  auto steps = h->load_steps(*id, zero);
+  ASSERT_TRUE(steps.ok()) << steps.error().message;
+  ASSERT_EQ(steps->size(), 2u);
+  EXPECT_EQ((*steps)[0].step, 41u);
+  EXPECT_EQ((*steps)[0].end - (*steps)[0].start, std::chrono::microseconds(2300));
+  EXPECT_EQ((*steps)[0].start - zero, step.start - kStart);
+  EXPECT_EQ((*steps)[0].seqs, step.seqs);
+  EXPECT_EQ((*steps)[0].blocks_total, 64u);
+  EXPECT_EQ((*steps)[1].start, TimePoint{}) << "a step never timed stays so";
 }
 
 TEST(History, ListsNewestFirstAndFilters) {

@@ -69,6 +69,7 @@ void GenRecordBox::start(const QString& name) {
   info_ = describe_ ? describe_() : RunInfo{};
   start_ = now_();
   rows_.clear();
+  steps_ = 0;
   HistoryRun h;
   h.kind = "generation";
   h.label = name_.toStdString();
@@ -84,15 +85,21 @@ void GenRecordBox::start(const QString& name) {
   status_->setText(QString("Recording \"%1\"…").arg(name_));
 }
 
-void GenRecordBox::add(const std::vector<GenRecord>& finished) {
+void GenRecordBox::add(const std::vector<GenRecord>& finished,
+                       const std::vector<StepRecord>& steps) {
   if (!recording()) return;
   std::vector<HistoryGenRequest> rows;
   for (const GenRecord& r : finished) {
     if (r.arrival >= start_) rows.push_back(history_row_of(r, start_));
   }
-  if (rows.empty()) return;
+  std::vector<StepRecord> kept_steps;
+  for (const StepRecord& x : steps) {
+    if (x.start >= start_) kept_steps.push_back(x);
+  }
+  if (rows.empty() && kept_steps.empty()) return;
   rows_.insert(rows_.end(), rows.begin(), rows.end());
-  writer_->append_generation(token_, std::move(rows));
+  steps_ += kept_steps.size();
+  writer_->append_generation(token_, std::move(rows), std::move(kept_steps));
   status_->setText(QString("Recording \"%1\": %2 requests finished").arg(name_).arg(rows_.size()));
 }
 

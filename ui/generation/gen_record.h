@@ -41,8 +41,8 @@ class GenRecordBox : public QGroupBox {
   void set_history(HistoryWriter* writer, std::function<RunInfo()> describe);
   void set_clock(std::function<TimePoint()> now) { now_ = std::move(now); }
 
-  // The requests one refresh drained; kept while recording.
-  void add(const std::vector<GenRecord>& finished);
+  // The requests and steps one refresh drained; kept while recording.
+  void add(const std::vector<GenRecord>& finished, const std::vector<StepRecord>& steps = {});
   void start(const QString& name = QString());
   // Finishes the run; its token, or 0 when nothing was recorded.
   uint64_t stop();
@@ -60,6 +60,7 @@ class GenRecordBox : public QGroupBox {
   QString name_;
   int made_ = 0;
   std::vector<HistoryGenRequest> rows_;  // this run's, for its summary
+  size_t steps_ = 0;
 
   QLineEdit* name_edit_ = nullptr;
   QPushButton* button_ = nullptr;

@@ -121,7 +121,7 @@ void GenView::refresh() {
   steps_.clear();
   engine_.drain(requests_, steps_);
   metrics_.fold(requests_, steps_);
-  recorder_->add(requests_);
+  recorder_->add(requests_, steps_);
   if (!requests_.empty() || !steps_.empty()) listener_->publish(metrics_.totals());
   listener_->refresh();
   inspector_->add(steps_, engine_.clock().now());

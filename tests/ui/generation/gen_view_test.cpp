@@ -193,6 +193,9 @@ TEST(GenView, ARecordedRunGoesIntoTheRunHistory) {
     EXPECT_NE(q.first, kNever);
     EXPECT_EQ(q.gaps.size() + 1, q.output_tokens);
   }
+  auto steps = (*h)->load_steps(r.id, TimePoint{});
+  ASSERT_TRUE(steps.ok());
+  EXPECT_GT(steps->size(), 0u) << "the engine's steps are kept too";
   const auto figs = summary_figures(r.summary);
   EXPECT_TRUE(figure(figs, "ttft_p99_ms").has_value());
   EXPECT_EQ(figure(figs, "sent"), static_cast<double>(rows->size()));
