@@ -190,8 +190,8 @@ bool RunsPanel::ensure_loaded(int i) {
   RecordedRun& r = model_->at(i);
   if (r.data) return true;
   if (r.kind == "generation") {
-    history_status_ = QString("\"%1\" is a generation run; its requests export from the "
-                              "command line: batchscope runs export %2 --format csv")
+    history_status_ = QString("\"%1\" is a generation run; it exports from the command "
+                              "line: batchscope runs export %2 --format csv|trace|png")
                           .arg(r.name)
                           .arg(r.history_id);
     status_->setText(history_status_);
