@@ -299,6 +299,11 @@ int export_run(History& h, int64_t id, std::map<std::string, std::string>& flags
   if (format == "json") return save_export(out, row->summary, "JSON summary") ? 0 : 1;
   if (format != "csv" && format != "trace" && format != "png")
     return fail("--format " + format + " is not one of json, csv, trace, png");
+  if (row->kind == "tune" && row->parent_id == 0) {
+    return fail("run " + std::to_string(id) + " is a tune: it keeps its result (--format json); " +
+                "its live runs are runs of their own, listed by batchscope runs show " +
+                std::to_string(id));
+  }
   if (row->kind == "generation") {
     // Its requests' token timings and its engine's steps, as bench exports them.
     auto rows = h.load_generation(id, TimePoint{});

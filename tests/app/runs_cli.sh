@@ -149,6 +149,9 @@ live=$(sed -n 's/.*kept as run \([0-9]*\) (with its \([0-9]*\) live run.*/\2/p' 
 grep -q "^  live runs " tshow.txt || fail "tune show: $(cat tshow.txt)"
 grep -qE "^  p99_ms +[0-9.]+" tshow.txt || fail "tune figures: $(cat tshow.txt)"
 [[ $("$bin" runs list --kind tune | grep -c "(in run $tune_id)") == "$live" ]] || fail "tune's live runs"
+"$bin" runs export "$tune_id" --format json --out tune.json >/dev/null
+python3 -c 'import json; assert "pareto" in json.load(open("tune.json"))' || fail "tune export json"
+refuse 2 "is a tune: it keeps its result" runs export "$tune_id" --format csv --out t
 before=$("$bin" runs ids | wc -l)
 "$bin" runs rm "$tune_id" >/dev/null
 [[ $("$bin" runs ids | wc -l) == $((before - live - 1)) ]] || fail "rm of a tune left its live runs"
