@@ -140,7 +140,7 @@ fi
 
 # A tune is kept with its live confirmation runs under it; removing it
 # removes them.
-"$bin" tune --synthetic 500,20 --rate 2000 --duration 0.5 --slo-p99-ms 50 --confirm 1 --calibrate off \
+"$bin" tune --synthetic 500,20 --rate 500 --duration 0.5 --slo-p99-ms 5000 --confirm 1 --calibrate off \
   --budget-s 60 --space "max_batch_size=1..16,max_wait_ms=0..2" >tune.txt
 tune_id=$(sed -n 's/.*kept as run \([0-9]*\) (with its \([0-9]*\) live run.*/\1/p' tune.txt)
 live=$(sed -n 's/.*kept as run \([0-9]*\) (with its \([0-9]*\) live run.*/\2/p' tune.txt)
