@@ -363,8 +363,9 @@ std::string run_report_html(const std::vector<HistoryRun>& runs, const std::stri
   for (auto& [key, values] : rows) {
     if (key.rfind("options.", 0) == 0) continue;  // in the "options" row
     values.resize(runs.size(), "-");
-    const bool differs =
-        std::any_of(values.begin(), values.end(), [&](const std::string& v) { return v != values[0]; });
+    const std::string& first = values[0];
+    const bool differs = std::any_of(values.begin(), values.end(),
+                                     [&first](const std::string& v) { return v != first; });
     o += "<tr><td>" + escape(key) + "</td>";
     for (const std::string& v : values)
       o += std::string("<td") + (differs ? " class=\"diff\"" : "") + ">" + escape(v) + "</td>";
