@@ -170,27 +170,6 @@ bool keep_run(HistoryWriter& w, const std::string& kind, const RunData& run,
 #endif
 }
 
-HistoryGenRequest history_row_of(const GenRequestResult& q) {
-  return {q.intended,      q.first,      q.last, q.finished, q.prompt_tokens, q.max_tokens,
-          q.output_tokens, q.done,       q.ok,   q.outcome,  q.gaps};
-}
-
-GenRequestResult gen_result_of(const HistoryGenRequest& q) {
-  GenRequestResult r;
-  r.intended = q.intended;
-  r.prompt_tokens = q.prompt_tokens;
-  r.max_tokens = q.max_tokens;
-  r.output_tokens = q.output_tokens;
-  r.done = q.done;
-  r.ok = q.ok;
-  r.outcome = q.outcome;
-  r.first = q.first;
-  r.last = q.last;
-  r.finished = q.finished;
-  r.gaps = q.gaps;
-  return r;
-}
-
 bool keep_generation_run(const HistoryChoice& c, const GenRun& run, const Options& options,
                          double duration_s, const std::string& summary_json,
                          const std::string& context_json) {

@@ -50,11 +50,7 @@ bool keep_run(HistoryWriter& w, const std::string& kind, const RunData& run,
               const std::string& summary_json, const std::string& context_json);
 
 struct GenRun;
-struct GenRequestResult;
-struct HistoryGenRequest;
-// A generative request's result as the history keeps it, and back.
-HistoryGenRequest history_row_of(const GenRequestResult& q);
-GenRequestResult gen_result_of(const HistoryGenRequest& q);
+
 // Keeps a generation bench's run (kind "generation": its summary JSON and
 // every request's token timings, up to the cap) and says where, as keep_run.
 bool keep_generation_run(const HistoryChoice& c, const GenRun& run, const Options& options,

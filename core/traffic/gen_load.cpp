@@ -351,4 +351,25 @@ std::string gen_trace_json(const GenRun& run) {
   return out;
 }
 
+HistoryGenRequest history_row_of(const GenRequestResult& q) {
+  return {q.intended,      q.first, q.last, q.finished, q.prompt_tokens, q.max_tokens,
+          q.output_tokens, q.done,  q.ok,   q.outcome,  q.gaps};
+}
+
+GenRequestResult gen_result_of(const HistoryGenRequest& q) {
+  GenRequestResult r;
+  r.intended = q.intended;
+  r.prompt_tokens = q.prompt_tokens;
+  r.max_tokens = q.max_tokens;
+  r.output_tokens = q.output_tokens;
+  r.done = q.done;
+  r.ok = q.ok;
+  r.outcome = q.outcome;
+  r.first = q.first;
+  r.last = q.last;
+  r.finished = q.finished;
+  r.gaps = q.gaps;
+  return r;
+}
+
 }  // namespace batchscope

@@ -18,6 +18,7 @@
 
 #include "common/clock.h"
 #include "generation/gen_engine.h"
+#include "runs/history.h"
 #include "traffic/arrivals.h"
 #include "traffic/gen_workload.h"
 
@@ -95,6 +96,10 @@ GenRun run_gen_load(const ArrivalSpec& spec, GenWorkload& workload, GenTarget& t
 // `slo_*_ms` 0: no objective on that figure. A request meets the ITL
 // objective when the mean of its gaps does (vLLM's TPOT).
 GenSummary summarize_gen(const GenRun& run, double slo_ttft_ms, double slo_itl_ms);
+
+// A request's result as a run history keeps it (runs/history.h), and back.
+HistoryGenRequest history_row_of(const GenRequestResult& q);
+GenRequestResult gen_result_of(const HistoryGenRequest& q);
 
 std::string gen_summary_text(const GenRun& run, const GenSummary& s);
 std::string gen_summary_json(const GenRun& run, const GenSummary& s);

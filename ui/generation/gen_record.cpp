@@ -112,20 +112,7 @@ uint64_t GenRecordBox::stop() {
   run.model = info_.model;
   run.options = describe_generation(info_.options);
   run.start = start_;
-  for (const HistoryGenRequest& q : rows_) {
-    GenRequestResult r;
-    r.intended = q.intended;
-    r.prompt_tokens = q.prompt_tokens;
-    r.output_tokens = q.output_tokens;
-    r.done = q.done;
-    r.ok = q.ok;
-    r.outcome = q.outcome;
-    r.first = q.first;
-    r.last = q.last;
-    r.finished = q.finished;
-    r.gaps = q.gaps;
-    run.requests.push_back(std::move(r));
-  }
+  for (const HistoryGenRequest& q : rows_) run.requests.push_back(gen_result_of(q));
   const GenSummary s = summarize_gen(run, 0, 0);
   writer_->finish(token_, gen_summary_json(run, s), std::chrono::duration<double>(end - start_).count());
   const uint64_t done = token_;
