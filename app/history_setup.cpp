@@ -8,7 +8,6 @@
 #include "runs/history.h"
 #include "traffic/gen_load.h"
 #ifdef BATCHSCOPE_WITH_HISTORY
-#include "runs/history.h"
 #include "runs/history_writer.h"
 #include "runs/run_context.h"
 #endif

@@ -13,9 +13,10 @@
 namespace batchscope {
 namespace {
 
-// Nanoseconds since the run's start; NULL for a stage never reached.
+// Nanoseconds since the run's start; NULL for a stage never reached (the
+// zero TimePoint, or kNever).
 void bind_time(sqlite::Stmt& st, int i, TimePoint t, TimePoint start) {
-  if (t == TimePoint{})
+  if (t == TimePoint{} || t == kNever)
     st.bind_null(i);
   else
     st.bind(i, static_cast<int64_t>((t - start).count()));
@@ -24,8 +25,10 @@ void bind_time(sqlite::Stmt& st, int i, TimePoint t, TimePoint start) {
 // A loaded run's time zero. Not the zero TimePoint, which means "never".
 constexpr TimePoint kLoadedStart = TimePoint{} + std::chrono::hours(1);
 
-TimePoint time_at(const sqlite::Stmt& st, int col) {
-  return st.null_at(col) ? TimePoint{} : kLoadedStart + Duration(st.int_at(col));
+// A time read back: `start` plus the nanoseconds kept, or `missing` for NULL.
+TimePoint time_at(const sqlite::Stmt& st, int col, TimePoint start = kLoadedStart,
+                  TimePoint missing = TimePoint{}) {
+  return st.null_at(col) ? missing : start + Duration(st.int_at(col));
 }
 
 Error not_found(int64_t id, const std::string& path) {
@@ -250,19 +253,13 @@ Status History::append_generation(int64_t id, TimePoint start,
                   "INSERT INTO gen_requests(run_id, idx, intended_ns, first_ns, last_ns, "
                   "finished_ns, prompt_tokens, max_tokens, output_tokens, done, ok, outcome, gaps) "
                   "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)");
-  auto when = [&](int i, TimePoint t) {
-    if (t == kNever || t == TimePoint{})
-      st.bind_null(i);
-    else
-      st.bind(i, static_cast<int64_t>((t - start).count()));
-  };
   int64_t idx = 0;
   std::vector<int64_t> gaps;
   for (const HistoryGenRequest& r : requests) {
     st.bind(1, id).bind(2, idx++).bind(3, static_cast<int64_t>(r.intended.count()));
-    when(4, r.first);
-    when(5, r.last);
-    when(6, r.finished);
+    bind_time(st, 4, r.first, start);
+    bind_time(st, 5, r.last, start);
+    bind_time(st, 6, r.finished, start);
     st.bind(7, static_cast<int64_t>(r.prompt_tokens)).bind(8, static_cast<int64_t>(r.max_tokens));
     st.bind(9, static_cast<int64_t>(r.output_tokens)).bind(10, static_cast<int64_t>(r.done));
     st.bind(11, static_cast<int64_t>(r.ok)).bind(12, r.outcome);
@@ -281,9 +278,7 @@ Expected<std::vector<HistoryGenRequest>> History::load_generation(int64_t id, Ti
                   "ORDER BY rowid");
   if (!st.ok()) return db_.error("cannot read");
   st.bind(1, id);
-  auto when = [&](int col) {
-    return st.null_at(col) ? kNever : start + Duration(st.int_at(col));
-  };
+  auto when = [&](int col) { return time_at(st, col, start, kNever); };
   std::vector<HistoryGenRequest> out;
   int rc;
   while ((rc = st.step()) == SQLITE_ROW) {
@@ -343,7 +338,7 @@ Expected<std::vector<StepRecord>> History::load_steps(int64_t id, TimePoint star
                   "finished, seqs FROM gen_steps WHERE run_id = ? ORDER BY rowid");
   if (!st.ok()) return db_.error("cannot read");
   st.bind(1, id);
-  auto when = [&](int col) { return st.null_at(col) ? TimePoint{} : start + Duration(st.int_at(col)); };
+  auto when = [&](int col) { return time_at(st, col, start); };
   std::vector<StepRecord> out;
   int rc;
   while ((rc = st.step()) == SQLITE_ROW) {
@@ -502,9 +497,7 @@ Status History::remove_in_transaction(int64_t id) {
 
 Status History::remove(int64_t id) {
   if (Status s = begin(); !s) return s;
-  sqlite::Stmt st(db_, "DELETE FROM runs WHERE id = ?");
-  st.bind(1, id);
-  Status s = st.run("cannot remove a run from");
+  Status s = remove_in_transaction(id);
   const int removed = db_.changes();
   if (s) s = commit();
   if (!s) {

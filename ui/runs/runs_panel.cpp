@@ -241,6 +241,7 @@ void RunsPanel::start_recording(const QString& name) {
     h.model = config.model;
     h.config = config;
     h.context = context_ ? context_() : std::string("{}");
+    recording_context_ = h.context;
     token_ = writer_->begin(std::move(h), start);
     appended_requests_ = appended_batches_ = appended_depth_ = 0;
   }
@@ -266,7 +267,7 @@ int RunsPanel::stop_recording() {
   if (writer_) {
     writer_->finish(token_, run_summary_json(data, summary), data.config.duration_s);
     r.token = token_;
-    r.context = context_ ? context_() : std::string("{}");
+    r.context = recording_context_;  // what it began under, asked once
     token_ = 0;
   }
   r.data = std::make_shared<const RunData>(std::move(data));
