@@ -17,9 +17,8 @@
 // Qt: the HTTP targets and the plot.
 #include <QApplication>
 
+#include "app/gen_http_target.h"
 #include "net/generation_service.h"
-#include "net/http_client.h"
-#include "net/http_stream_client.h"
 #include "ui/generation/gen_run_plot.h"
 #endif
 
@@ -38,8 +37,13 @@ std::string gen_bench_help() {
          "  --cost-out FILE           in process: the model's step cost as the run measured\n"
          "                            it, S + T per token us (--synthetic-lm S,T replays it)\n"
          "                            and the median step by sequences decoded\n"
-         "  Targets as above; over HTTP, POST /v1/completions with \"stream\": true, every\n"
-         "  token timestamped as it arrives. Requests run to max_tokens (ignore_eos).\n";
+         "  Targets as above; over HTTP, OpenAI's streamed completions, every token\n"
+         "  timestamped as it arrives. Requests run to max_tokens (ignore_eos).\n"
+         "  --api chat|completions    POST /v1/chat/completions (the prompt as one user\n"
+         "                            message) or /v1/completions; default: from the URL's\n"
+         "                            path, completions for a bare http://HOST:PORT\n"
+         "  --served-model NAME       the \"model\" to ask for (default: the first one the\n"
+         "                            server lists at GET /v1/models)\n";
 }
 
 namespace {
@@ -48,58 +52,6 @@ int fail(const std::string& message, int code = 2) {
   std::cerr << "batchscope bench: " << message << "\n";
   return code;
 }
-
-#ifdef BATCHSCOPE_WITH_QT
-// POST /v1/completions, streamed, each event timestamped on arrival.
-class GenHttpTarget final : public GenTarget {
- public:
-  GenHttpTarget(Url url, int connections) : url_(std::move(url)), client_(url_.host, url_.port, connections) {}
-  Status start() { return client_.start(); }
-  void stop() { client_.stop(); }
-  void send(const std::string& prompt, uint32_t max_tokens, Callbacks cb) override {
-    std::string body = "{\"prompt\":[";
-    for (size_t i = 0; i < prompt.size(); ++i) {
-      if (i) body += ',';
-      body += std::to_string(static_cast<unsigned char>(prompt[i]));
-    }
-    body += "],\"max_tokens\":" + std::to_string(max_tokens) +
-            ",\"temperature\":0,\"ignore_eos\":true,\"stream\":true,"
-            "\"stream_options\":{\"include_usage\":true}}";
-    struct State {
-      Callbacks first;
-      std::string second;  // the error an event reported
-      uint32_t tokens = 0;
-    };
-    auto state = std::make_shared<State>(State{std::move(cb), "", 0});
-    client_.send(
-        json_post(url_, body),
-        [state](std::string_view data, TimePoint when) {
-          if (data.find("\"error\"") != std::string_view::npos) state->second = "error";
-          if (data.find("\"finish_reason\":null") != std::string_view::npos) {
-            state->first.on_tokens(when, 1);
-          }
-          // The usage chunk: the exact count (a token held back, part of a
-          // character, arrives in the next event).
-          constexpr std::string_view kKey = "\"completion_tokens\":";
-          if (const size_t at = data.find(kKey); at != std::string_view::npos) {
-            state->tokens = static_cast<uint32_t>(std::strtoul(data.data() + at + kKey.size(), nullptr, 10));
-          }
-        },
-        [state](int status, std::string_view) {
-          const bool ok = status == 200 && state->second.empty();
-          const std::string outcome = status == 429   ? "rejected"
-                                      : status == 0   ? "connection failed"
-                                      : !ok           ? "error " + std::to_string(status)
-                                                      : "length";
-          state->first.on_done(ok, state->tokens, SteadyClock().now(), outcome);
-        });
-  }
-
- private:
-  Url url_;
-  HttpStreamClient client_;
-};
-#endif
 
 }  // namespace
 
@@ -117,6 +69,7 @@ int run_gen_bench(int argc, char** argv, std::map<std::string, std::string> flag
   auto prompt_dist = LengthDist::parse("uniform:16,64", "--prompt-len");
   auto tokens_dist = LengthDist::parse("lognormal:32,1,512", "--max-tokens");
   std::vector<GenLengths> trace;
+  std::string api_flag, served;
   std::string target = "inproc", json_out, csv_prefix, trace_out, plot_out, cost_out;
   std::string token = std::getenv("BATCHSCOPE_TOKEN") ? std::getenv("BATCHSCOPE_TOKEN") : "";
   double slo_ttft = 0, slo_itl = 0;
@@ -147,6 +100,13 @@ int run_gen_bench(int argc, char** argv, std::map<std::string, std::string> flag
       else connections = static_cast<int>(*v);
     } else if (name == "target") {
       target = value;
+    } else if (name == "api") {
+      api_flag = value;
+#ifdef BATCHSCOPE_WITH_QT
+      if (auto a = parse_openai_api(value); !a) bad = a.error();
+#endif
+    } else if (name == "served-model") {
+      served = value;
     } else if (name == "token") {
       token = value;
     } else if (name == "json") {
@@ -169,6 +129,10 @@ int run_gen_bench(int argc, char** argv, std::map<std::string, std::string> flag
     return fail("--target predict replays a tensor model's batches; a generative model runs "
                 "--target inproc, self-http or a URL");
   }
+  if (!api_flag.empty() && target == "inproc") {
+    return fail("--api " + api_flag + " picks the HTTP route; --target inproc calls the engine "
+                "directly (use --target self-http or a URL)");
+  }
   if (!cost_out.empty() && target != "inproc") {
     return fail("--cost-out " + cost_out + " needs --target inproc: only the engine in this "
                 "process records its steps (--target is '" + target + "')");
@@ -176,7 +140,7 @@ int run_gen_bench(int argc, char** argv, std::map<std::string, std::string> flag
 #ifndef BATCHSCOPE_WITH_QT
   if (Status s = qt_free_check(target, plot_out, ""); !s)
     return fail(s.message());
-  (void)argc, (void)argv, (void)connections;
+  (void)argc, (void)argv, (void)connections, (void)served;
 #endif
 
   const bool remote = target != "inproc" && target != "self-http";
@@ -229,14 +193,20 @@ int run_gen_bench(int argc, char** argv, std::map<std::string, std::string> flag
           [&service](HttpRequest&& req, Responder r) { service->handle(std::move(req), r); });
       auto port = server->start("127.0.0.1", 0);
       if (!port) return fail(port.error().message, 1);
-      url = Url{"127.0.0.1", *port, "/v1/completions", ""};
+      url = Url{"127.0.0.1", *port, "/", ""};
+      served = model_name;
     } else {
       auto u = parse_url(target);
       if (!u) return fail("--target: " + u.error().message + "; use inproc, self-http or a URL");
       url = *u;
       url.bearer_token = token;
     }
-    GenHttpTarget t(url, connections);
+    const OpenAiApi api = settle_api_url(url, api_flag);
+    if (served.empty()) served = served_model(url);
+    std::printf("  POST %s (%s)%s%s\n", url.path.c_str(), openai_api_name(api),
+                served.empty() ? "" : ", model ", served.c_str());
+    if (api == OpenAiApi::kChat) run.target = target + " (chat)";
+    GenHttpTarget t(url, api, served, connections);
     if (Status s = t.start(); !s) return fail(s.message(), 1);
     measured = run_gen_load(spec, workload, t, clock);
     t.stop();

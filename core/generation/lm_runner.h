@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "generation/chat_template.h"
 
 namespace batchscope {
 
@@ -34,6 +35,7 @@ struct LmInfo {
   int context_length = 1024;  // positions a sequence may use, prompt included
   int block_size = 16;        // token positions per cache block
   int num_blocks = 0;         // blocks in the pool this runner allocated
+  ChatTemplate chat;          // how chat messages become its prompt
 };
 
 struct PrefillChunk {

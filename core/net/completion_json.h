@@ -1,7 +1,7 @@
 #pragma once
 // Text generation requests and answers as JSON:
 //  - OpenAI's POST /v1/completions: model, prompt (a string, one string in
-//    an array, or token ids), max_tokens, temperature, top_p, stop (a string
+//    an array, or token ids), max_tokens (or max_completion_tokens), temperature, top_p, stop (a string
 //    or up to 4), seed, stream, stream_options.include_usage, and vLLM's
 //    ignore_eos; fields OpenAI defines but this server does not implement
 //    (n, best_of, echo, logprobs, suffix, penalties, logit_bias) are
@@ -13,7 +13,7 @@
 //    in "parameters"; an "id" is echoed.
 // Errors carry their status: 400 for a body that is not a JSON object, 422
 // for a field of the wrong type or out of range, naming the field and
-// quoting the value.
+// quoting the value (HttpError::param names the field).
 // Thread-safety: free functions without shared state.
 
 #include <cstdint>
@@ -52,7 +52,9 @@ std::string completion_chunk(std::string_view id, int64_t created, std::string_v
 // The last streamed chunk with token counts (stream_options.include_usage).
 std::string completion_usage_chunk(std::string_view id, int64_t created, std::string_view model,
                                    const GenRecord& r);
-// {"error": {"message", "type", "code"}}, for a stream that ends in an error.
+// "usage": {"prompt_tokens", "completion_tokens", "total_tokens"}.
+void append_usage(std::string& out, const GenRecord& r);
+// OpenAI's error object (openai_error.h), for a stream that ends in an error.
 std::string stream_error(int status, std::string_view message);
 
 // Triton's answer: {"id"?, "model_name", "model_version", "text_output"} and,

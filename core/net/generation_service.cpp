@@ -4,6 +4,8 @@
 #include <mutex>
 
 #include "common/text_out.h"
+#include "net/chat_json.h"
+#include "net/openai_error.h"
 #include "net/gen_prometheus.h"
 #include "net/options_json.h"
 #include "net/service_routes.h"
@@ -32,9 +34,10 @@ bool finished_with_text(const GenRecord& r) {
 // goes out on the I/O thread once the engine has admitted the request; what
 // the engine produces before that waits here, so the head always comes first.
 struct Answer {
+  enum class Api { kCompletions, kChat, kTriton };
   Responder r;
-  GenerationService* service = nullptr;
-  bool openai = true;
+  Api api = Api::kCompletions;
+  bool openai = true;  // an OpenAI route: its errors are OpenAI's error object
   bool stream = false;
   bool usage = false;
   std::string id;  // cmpl-N, or Triton's echoed id
@@ -69,8 +72,26 @@ struct Answer {
   }
 
   std::string chunk(std::string_view text) const {
-    return openai ? completion_chunk(id, created, model, text, nullptr)
-                  : generate_body(id, model, text, nullptr);
+    switch (api) {
+      case Api::kCompletions: return completion_chunk(id, created, model, text, nullptr);
+      case Api::kChat: return chat_chunk(id, created, model, text, nullptr);
+      default: return generate_body(id, model, text, nullptr);
+    }
+  }
+  std::string whole(const GenRecord& rec) const {
+    switch (api) {
+      case Api::kCompletions: return completion_body(id, created, model, rec);
+      case Api::kChat: return chat_body(id, created, model, rec);
+      default: return generate_body(id, model, rec.text, &rec);
+    }
+  }
+  std::string last_chunk(const GenRecord& rec) const {
+    return api == Api::kChat ? chat_chunk(id, created, model, "", &rec.reason)
+                             : completion_chunk(id, created, model, "", &rec.reason);
+  }
+  std::string usage_chunk(const GenRecord& rec) const {
+    return api == Api::kChat ? chat_usage_chunk(id, created, model, rec)
+                             : completion_usage_chunk(id, created, model, rec);
   }
 
   std::pair<int, std::string> failure(const GenRecord& rec) const {
@@ -90,10 +111,10 @@ struct Answer {
     if (!stream) {
       if (!finished_with_text(rec)) {
         const auto [status, message] = failure(rec);
-        return r.send(error_response(status, message));
+        return r.send(openai ? openai_error_response(status, message)
+                             : error_response(status, message));
       }
-      return r.send(json_response(openai ? completion_body(id, created, model, rec)
-                                : generate_body(id, model, rec.text, &rec)));
+      return r.send(json_response(whole(rec)));
     }
     if (!finished_with_text(rec)) {
       const auto [status, message] = failure(rec);
@@ -102,8 +123,8 @@ struct Answer {
       return;
     }
     if (!openai) return push_event(sse_event(generate_body(id, model, "", &rec)), true);
-    push_event(sse_event(completion_chunk(id, created, model, "", &rec.reason)), false);
-    if (usage) push_event(sse_event(completion_usage_chunk(id, created, model, rec)), false);
+    push_event(sse_event(last_chunk(rec)), false);
+    if (usage) push_event(sse_event(usage_chunk(rec)), false);
     push_event("data: [DONE]\n\n", true);
   }
 };
@@ -120,23 +141,31 @@ void GenerationService::poll_metrics() {
 }
 
 void GenerationService::handle(HttpRequest&& req, Responder r) {
-  if (auto refused = refuse_unauthorized(req, access_)) return r.send(std::move(*refused));
   const std::string_view path = req.path();
+  const bool openai = path.substr(0, 4) == "/v1/";
+  const auto answer = [&r, openai](HttpResponse resp) {
+    r.send(openai ? as_openai_error(std::move(resp)) : std::move(resp));
+  };
+  if (auto refused = refuse_unauthorized(req, access_)) return answer(std::move(*refused));
   const bool get = req.method == "GET", post = req.method == "POST";
-  if (path == "/v1/completions") {
-    if (!post) return r.send(method_not_allowed("POST"));
-    return generate(req, r, Api::kOpenAi, false);
+  if (path == "/v1/completions" || path == "/v1/chat/completions") {
+    if (!post) return answer(method_not_allowed("POST"));
+    return generate(req, r, path == "/v1/completions" ? Api::kOpenAi : Api::kChat, false);
   }
   if (path == "/v1/models") {
-    if (!get) return r.send(method_not_allowed("GET"));
+    if (!get) return answer(method_not_allowed("GET"));
     std::string b = "{\"object\":\"list\",\"data\":[{\"id\":";
     append_json_string(b, info_.model.name);
-    return r.send(json_response(b + ",\"object\":\"model\",\"created\":0,\"owned_by\":\"batchscope\"}]}"));
+    b += ",\"object\":\"model\",\"created\":0,\"owned_by\":\"batchscope\",\"max_model_len\":";
+    append_int(b, info_.model.context_length);
+    b += ",\"chat_template\":";
+    append_json_string(b, info_.model.chat.source());
+    return r.send(json_response(b + "}]}"));
   }
   if (path == "/health") return get ? health(r) : r.send(method_not_allowed("GET"));
   if (path == "/metrics") return get ? metrics(r) : r.send(method_not_allowed("GET"));
   if (path == "/v1/config") {
-    if (!get && req.method != "PUT") return r.send(method_not_allowed("GET, PUT"));
+    if (!get && req.method != "PUT") return answer(method_not_allowed("GET, PUT"));
     return config(req, r);
   }
   if (answer_server_route(req, r, info_.version, "[\"generate\"]", shutting_down_)) return;
@@ -144,10 +173,10 @@ void GenerationService::handle(HttpRequest&& req, Responder r) {
   if (path.substr(0, kModels.size()) == kModels) {
     return model_routes(req, r, path.substr(kModels.size()));
   }
-  r.send(error_response(404, "no route " + quoted_excerpt(path) +
-                                 "; try POST /v1/completions, POST /v2/models/" +
-                                 info_.model.name + "/generate, GET /health, GET /metrics or "
-                                 "GET /v1/config"));
+  answer(error_response(404, "no route " + quoted_excerpt(path) +
+                                 "; try POST /v1/chat/completions, POST /v1/completions, GET "
+                                 "/v1/models, POST /v2/models/" + info_.model.name +
+                                 "/generate, GET /health, GET /metrics or GET /v1/config"));
 }
 
 void GenerationService::model_routes(const HttpRequest& req, Responder r, std::string_view rest) {
@@ -179,32 +208,51 @@ void GenerationService::model_routes(const HttpRequest& req, Responder r, std::s
 }
 
 void GenerationService::generate(const HttpRequest& req, Responder r, Api api, bool stream_route) {
+  const bool openai = api != Api::kTriton;
+  const auto refuse = [&r, openai](int status, const std::string& message,
+                                   const std::string& param) {
+    r.send(openai ? openai_error_response(status, message, param) : error_response(status, message));
+  };
   const int vocab = info_.model.vocab_size;
   auto parsed = api == Api::kOpenAi ? parse_completion(req.body, vocab)
+                : api == Api::kChat ? parse_chat(req.body, info_.model)
                                     : parse_generate(req.body, vocab);
-  if (auto* e = std::get_if<HttpError>(&parsed)) return r.send(error_response(e->status, e->message));
+  if (auto* e = std::get_if<HttpError>(&parsed)) return refuse(e->status, e->message, e->param);
   CompletionRequest c = std::move(std::get<CompletionRequest>(parsed));
   if (api == Api::kTriton) c.stream = stream_route;
   if (!c.model.empty() && c.model != info_.model.name) {
-    return r.send(error_response(404, "model " + quoted_excerpt(c.model) +
-                                          " is not served here; this server serves '" +
-                                          info_.model.name + "'"));
+    return refuse(404,
+                  "model " + quoted_excerpt(c.model) + " is not served here; this server serves '" +
+                      info_.model.name + "'",
+                  "model");
   }
   start(std::move(c), r, api);
 }
 
 void GenerationService::start(CompletionRequest&& c, Responder r, Api api) {
-  if (shutting_down_) return r.send(error_response(503, "the server is shutting down"));
+  const bool openai = api != Api::kTriton;
+  const auto refusal = [openai](int status, const std::string& message) {
+    return openai ? openai_error_response(status, message) : error_response(status, message);
+  };
+  if (shutting_down_) return r.send(refusal(503, "the server is shutting down"));
   auto a = std::make_shared<Answer>();
   a->r = r;
-  a->openai = api == Api::kOpenAi;
+  a->api = api == Api::kOpenAi ? Answer::Api::kCompletions
+           : api == Api::kChat ? Answer::Api::kChat
+                               : Answer::Api::kTriton;
+  a->openai = openai;
   a->stream = c.stream;
   a->usage = c.include_usage;
-  a->id = a->openai ? "cmpl-" + std::to_string(next_completion_++) : c.id;
+  a->id = api == Api::kOpenAi ? "cmpl-" + std::to_string(next_completion_++)
+          : api == Api::kChat ? "chatcmpl-" + std::to_string(next_completion_++)
+                              : c.id;
   a->created = static_cast<int64_t>(std::time(nullptr));
   a->model = info_.model.name;
   a->timeout_ms = engine_.status().options.request_timeout_ms;
   a->stopping = &shutting_down_;
+  if (a->stream && api == Api::kChat) {
+    a->push_event(sse_event(chat_role_chunk(a->id, a->created, a->model)), false);
+  }
 
   GenRequest g;
   g.prompt = std::move(c.prompt);
@@ -220,7 +268,7 @@ void GenerationService::start(CompletionRequest&& c, Responder r, Api api) {
   g.on_done = [a](const GenRecord& rec) { a->done(rec); };
   auto id = engine_.submit(std::move(g));
   if (!id) {
-    HttpResponse resp = error_response(status_of(id.error().code), id.error().message);
+    HttpResponse resp = refusal(status_of(id.error().code), id.error().message);
     if (id.error().code == ErrorCode::kQueueFull) resp.headers.emplace_back("Retry-After", "1");
     return r.send(std::move(resp));
   }
@@ -253,7 +301,7 @@ void GenerationService::config(const HttpRequest& req, Responder r) {
         const GenStatus s = engine_.status();
         return std::make_pair(s.version, s.options);
       },
-      [this](const Options& o) { return engine_.set_options(o); });
+      [this](const Options& o) { return engine_.set_options(o); }, openai_error_response);
 }
 
 void GenerationService::metrics(Responder r) {

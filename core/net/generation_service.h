@@ -2,14 +2,21 @@
 // The HTTP routes over a generation engine and its generative model:
 //   POST /v1/completions              OpenAI completions; "stream": true answers
 //                                     with Server-Sent Events, then data: [DONE]
-//   GET  /v1/models                   the model, as OpenAI lists them
+//   POST /v1/chat/completions         OpenAI chat completions (chat_json.h), the
+//                                     messages made a prompt by the model's
+//                                     chat template; streamed the same way
+//   GET  /v1/models                   the model, as OpenAI lists them, with its
+//                                     context length and which chat template
+//                                     applies ("sidecar" or "default")
 //   POST /v2/models/{m}[/versions/{v}]/generate          Triton's generate extension
 //   POST /v2/models/{m}[/versions/{v}]/generate_stream   the same, streamed (SSE)
 //   GET  /v2/models/{m}[/versions/{v}][/ready]           metadata, readiness
 //   GET  /v2, /v2/health/live, /v2/health/ready, /health
 //   GET  /metrics                     Prometheus text format (gen_prometheus.h)
 //   GET|PUT /v1/config                the options in force; PUT retunes live
-// Access as ServiceAccess says. Errors: 400 for a body that is not JSON, 422
+// Access as ServiceAccess says. Every /v1/* route answers errors with
+// OpenAI's error object (openai_error.h); the others with {"error": text}.
+// Errors: 400 for a body that is not JSON, 422
 // for a field that does not fit (named, value quoted), 404 for another
 // model's name, 429 with Retry-After when the waiting queue is full, 503
 // when stopping, 504 when request_timeout_ms passes, 500 when the model
@@ -58,7 +65,7 @@ class GenerationService {
   void set_metrics_source(MetricsSource source) { source_ = std::move(source); }
 
  private:
-  enum class Api { kOpenAi, kTriton };
+  enum class Api { kOpenAi, kChat, kTriton };
   void generate(const HttpRequest& req, Responder r, Api api, bool stream_route);
   void start(CompletionRequest&& c, Responder r, Api api);
   void model_routes(const HttpRequest& req, Responder r, std::string_view rest);

@@ -21,8 +21,12 @@
 namespace batchscope {
 
 struct HttpError {
+  HttpError() = default;
+  HttpError(int s, std::string m, std::string p = "")
+      : status(s), message(std::move(m)), param(std::move(p)) {}
   int status = 400;
   std::string message;
+  std::string param;  // the request field at fault, where one is (OpenAI's error object)
 };
 
 template <class T>

@@ -68,16 +68,17 @@ std::optional<std::string_view> model_tail(std::string_view rest, const std::str
 
 void answer_config(const HttpRequest& req, const Responder& r, const ServiceAccess& access,
                    const std::function<std::pair<uint64_t, Options>()>& read,
-                   const std::function<Status(const Options&)>& apply) {
+                   const std::function<Status(const Options&)>& apply,
+                   ErrorMaker make_error) {
   if (req.method == "PUT") {
     if (!access.remote_config) {
-      return r.send(error_response(403,
+      return r.send(make_error(403,
                                    "this server's options cannot be changed over HTTP (it runs "
                                    "with --no-remote-config); GET /v1/config reads them"));
     }
     auto o = options_from_json(req.body, read().second);
-    if (!o) return r.send(error_response(400, o.error().message));
-    if (Status s = apply(*o); !s) return r.send(error_response(400, s.message()));
+    if (!o) return r.send(make_error(400, o.error().message));
+    if (Status s = apply(*o); !s) return r.send(make_error(400, s.message()));
   }
   const auto [version, options] = read();
   r.send(json_response("{\"version\":" + std::to_string(version) +

@@ -33,9 +33,12 @@ std::optional<std::string_view> model_tail(std::string_view rest, const std::str
 
 // GET|PUT /v1/config: `read` gives the version and options in force,
 // `apply` swaps in new ones (an error is answered 400).
+// `make_error` shapes its errors (error_response, or OpenAI's object).
+using ErrorMaker = HttpResponse (*)(int status, const std::string& message);
 void answer_config(const HttpRequest& req, const Responder& r, const ServiceAccess& access,
                    const std::function<std::pair<uint64_t, Options>()>& read,
-                   const std::function<Status(const Options&)>& apply);
+                   const std::function<Status(const Options&)>& apply,
+                   ErrorMaker make_error = error_response);
 
 // The model, device, version and the server's HTTP counts for /metrics.
 ServerInfo server_info(std::string model, std::string device, std::string version,

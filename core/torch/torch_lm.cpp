@@ -110,6 +110,15 @@ Expected<LmSidecar> parse_lm_sidecar(const json& root, const std::string& origin
     s.layers = whole_field(kv, "layers", 1, 4096, origin, p);
     s.heads = whole_field(kv, "heads", 1, 4096, origin, p);
     s.head_dim = whole_field(kv, "head_dim", 1, 65536, origin, p);
+    if (auto c = root.find("chat_template"); c != root.end()) {
+      if (!c->is_object()) throw Bad{origin + ": 'chat_template' must be an object"};
+      const std::string q = "chat_template.";
+      auto t = make_chat_template(text_field(*c, "system", origin, q), text_field(*c, "user", origin, q),
+                                  text_field(*c, "assistant", origin, q),
+                                  text_field(*c, "generation", origin, q));
+      if (!t) throw Bad{origin + ": " + t.error().message};
+      i.chat = *t;
+    }
     if (auto n = root.find("parameters"); n != root.end()) {
       if (!n->is_number() || !(n->get<double>() >= 0 && n->get<double>() <= 1e13)) {
         throw Bad{origin + ": 'parameters' is " + n->dump() + "; expected a count from 0 to 1e13"};

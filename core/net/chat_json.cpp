@@ -1,0 +1,209 @@
+#include "net/chat_json.h"
+
+#include <QJsonArray>
+#include <QJsonObject>
+
+#include "common/text_out.h"
+#include "net/request_fields.h"
+
+namespace batchscope {
+
+namespace {
+
+using namespace fields;
+
+constexpr qsizetype kMaxMessages = 4096;
+
+std::string at(const std::string& f, qsizetype i) { return f + "[" + std::to_string(i) + "]"; }
+
+Found read_content(const std::string& f, const QJsonValue& v, std::string& out) {
+  if (v.isString()) {
+    out = v.toString().toStdString();
+    return std::nullopt;
+  }
+  if (!v.isArray()) return unfit(f, v, "a string or an array of text parts");
+  const QJsonArray parts = v.toArray();
+  for (qsizetype i = 0; i < parts.size(); ++i) {
+    const std::string where = at(f, i);
+    const QJsonObject part = parts.at(i).toObject();
+    if (!parts.at(i).isObject()) return unfit(where, parts.at(i), "an object");
+    const QJsonValue type = part.value("type");
+    if (type.toString() != "text") {
+      return unfit(where + ".type", type, "\"text\" (the only part this server reads)");
+    }
+    const QJsonValue text = part.value("text");
+    if (!text.isString()) return unfit(where + ".text", text, "a string");
+    out += text.toString().toStdString();
+  }
+  return std::nullopt;
+}
+
+Found read_message(const std::string& f, const QJsonValue& v, ChatMessage& m) {
+  if (!v.isObject()) return unfit(f, v, "an object with role and content");
+  const QJsonObject o = v.toObject();
+  bool has_content = false;
+  for (auto it = o.begin(); it != o.end(); ++it) {
+    const std::string key = it.key().toStdString();
+    const QJsonValue x = it.value();
+    if (key == "role") {
+      const std::string role = x.toString().toStdString();
+      if (role == "system" || role == "user" || role == "assistant") m.role = role;
+      else if (role == "developer") m.role = "system";
+      else return unfit(f + ".role", x, "\"system\", \"developer\", \"user\" or \"assistant\"");
+    } else if (key == "content") {
+      has_content = true;
+      if (Found e = read_content(f + ".content", x, m.content)) return e;
+    } else if (key == "name") {
+    } else if (key == "tool_calls" || key == "function_call") {
+      if (!x.isNull() && !(x.isArray() && x.toArray().isEmpty())) {
+        return refused(f + "." + key, f + "." + key + " is not supported; this server has no tools");
+      }
+    } else {
+      return refused(f + "." + key, "unknown field " + quoted_excerpt(f + "." + key));
+    }
+  }
+  if (m.role.empty()) return refused(f + ".role", f + ".role is missing");
+  if (!has_content) return refused(f + ".content", f + ".content is missing");
+  return std::nullopt;
+}
+
+Found read_messages(const std::string& f, const QJsonValue& v, std::vector<ChatMessage>& out) {
+  if (!v.isArray()) return unfit(f, v, "an array of messages");
+  const QJsonArray list = v.toArray();
+  if (list.isEmpty()) return refused(f, f + " is empty; it needs at least one message");
+  if (list.size() > kMaxMessages) {
+    return refused(f, f + " holds " + std::to_string(list.size()) + " messages; at most " +
+                          std::to_string(kMaxMessages));
+  }
+  for (qsizetype i = 0; i < list.size(); ++i) {
+    ChatMessage m;
+    if (Found e = read_message(at(f, i), list.at(i), m)) return e;
+    out.push_back(std::move(m));
+  }
+  return std::nullopt;
+}
+
+// Chat's own neutral values; nullopt in `known` when the name is not one.
+Found read_chat_neutral(const std::string& key, const QJsonValue& v, bool& known) {
+  known = true;
+  const auto must = [&](bool neutral, const char* what) -> Found {
+    if (neutral) return std::nullopt;
+    return refused(key, key + " = " + shown(v) + " is not supported; " + what);
+  };
+  if (key == "logprobs") return must(v.isNull() || v == QJsonValue(false), "false only");
+  if (key == "top_logprobs") return must(v.isNull() || v.toDouble(-1) == 0, "0 only");
+  if (key == "tools" || key == "functions") {
+    return must(v.isNull() || (v.isArray() && v.toArray().isEmpty()),
+                "[] only (this server has no tools)");
+  }
+  if (key == "tool_choice" || key == "function_call") {
+    return must(v.isNull() || v.toString() == "none", "\"none\" only (this server has no tools)");
+  }
+  if (key == "response_format") {
+    return must(v.isNull() || v.toObject().value("type").toString() == "text",
+                "{\"type\": \"text\"} only");
+  }
+  if (key == "store" || key == "metadata" || key == "parallel_tool_calls") return std::nullopt;
+  if (key == "echo" || key == "best_of" || key == "suffix") {
+    known = false;  // completions' fields, not chat's
+    return std::nullopt;
+  }
+  return read_neutral(key, v, known);
+}
+
+void head(std::string& out, std::string_view id, int64_t created, std::string_view model,
+          const char* object) {
+  out += "{\"id\":";
+  append_json_string(out, id);
+  out += ",\"object\":\"";
+  out += object;
+  out += "\",\"created\":";
+  append_int(out, created);
+  out += ",\"model\":";
+  append_json_string(out, model);
+}
+
+}  // namespace
+
+HttpExpected<CompletionRequest> parse_chat(std::string_view body, const LmInfo& model) {
+  auto obj = object_of(body);
+  if (auto* e = std::get_if<HttpError>(&obj)) return *e;
+  const QJsonObject& o = std::get<QJsonObject>(obj);
+  CompletionRequest r;
+  std::vector<ChatMessage> messages;
+  bool has_messages = false;
+  for (auto it = o.begin(); it != o.end(); ++it) {
+    const std::string key = it.key().toStdString();
+    const QJsonValue v = it.value();
+    bool known = false;
+    Found e;
+    if (key == "model") {
+      if (!v.isString()) return unfit(key, v, "a string");
+      r.model = v.toString().toStdString();
+      continue;
+    }
+    if (key == "messages") {
+      has_messages = true;
+      e = read_messages(key, v, messages);
+    } else if (key == "stream_options") {
+      e = read_stream_options(key, v, r);
+    } else {
+      e = read_common(key, v, r, known);
+      if (!known) e = read_chat_neutral(key, v, known);
+      if (!known) return refused(key, "unknown field " + quoted_excerpt(key));
+    }
+    if (e) return *e;
+  }
+  if (!has_messages) return refused("messages", "messages is missing");
+  const std::string prompt = render_chat(model.chat, messages);
+  if (prompt.empty()) return refused("messages", "messages give an empty prompt");
+  r.prompt.reserve(prompt.size());
+  for (char c : prompt) r.prompt.push_back(static_cast<unsigned char>(c));
+  return r;
+}
+
+std::string chat_body(std::string_view id, int64_t created, std::string_view model,
+                      const GenRecord& r) {
+  std::string out;
+  head(out, id, created, model, "chat.completion");
+  out += ",\"choices\":[{\"index\":0,\"message\":{\"role\":\"assistant\",\"content\":";
+  append_json_string(out, r.text);
+  out += "},\"logprobs\":null,\"finish_reason\":";
+  append_json_string(out, finish_reason_name(r.reason));
+  out += "}],";
+  append_usage(out, r);
+  return out + '}';
+}
+
+std::string chat_role_chunk(std::string_view id, int64_t created, std::string_view model) {
+  std::string out;
+  head(out, id, created, model, "chat.completion.chunk");
+  return out + ",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\"},"
+               "\"logprobs\":null,\"finish_reason\":null}]}";
+}
+
+std::string chat_chunk(std::string_view id, int64_t created, std::string_view model,
+                       std::string_view text, const FinishReason* reason) {
+  std::string out;
+  head(out, id, created, model, "chat.completion.chunk");
+  out += ",\"choices\":[{\"index\":0,\"delta\":{";
+  if (!reason) {
+    out += "\"content\":";
+    append_json_string(out, text);
+  }
+  out += "},\"logprobs\":null,\"finish_reason\":";
+  if (reason) append_json_string(out, finish_reason_name(*reason));
+  else out += "null";
+  return out + "}]}";
+}
+
+std::string chat_usage_chunk(std::string_view id, int64_t created, std::string_view model,
+                             const GenRecord& r) {
+  std::string out;
+  head(out, id, created, model, "chat.completion.chunk");
+  out += ",\"choices\":[],";
+  append_usage(out, r);
+  return out + '}';
+}
+
+}  // namespace batchscope
