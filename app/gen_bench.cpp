@@ -206,6 +206,7 @@ int run_gen_bench(int argc, char** argv, std::map<std::string, std::string> flag
     std::printf("  POST %s (%s)%s%s\n", url.path.c_str(), openai_api_name(api),
                 served.empty() ? "" : ", model ", served.c_str());
     if (api == OpenAiApi::kChat) run.target = target + " (chat)";
+    if (remote && !served.empty()) run.model = served;
     GenHttpTarget t(url, api, served, connections);
     if (Status s = t.start(); !s) return fail(s.message(), 1);
     measured = run_gen_load(spec, workload, t, clock);

@@ -113,9 +113,12 @@ Expected<LmSidecar> parse_lm_sidecar(const json& root, const std::string& origin
     if (auto c = root.find("chat_template"); c != root.end()) {
       if (!c->is_object()) throw Bad{origin + ": 'chat_template' must be an object"};
       const std::string q = "chat_template.";
-      auto t = make_chat_template(text_field(*c, "system", origin, q), text_field(*c, "user", origin, q),
-                                  text_field(*c, "assistant", origin, q),
-                                  text_field(*c, "generation", origin, q));
+      std::string system = text_field(*c, "system", origin, q);  // read in order: the
+      std::string user = text_field(*c, "user", origin, q);      // first one missing is named
+      std::string assistant = text_field(*c, "assistant", origin, q);
+      std::string generation = text_field(*c, "generation", origin, q);
+      auto t = make_chat_template(std::move(system), std::move(user), std::move(assistant),
+                                  std::move(generation));
       if (!t) throw Bad{origin + ": " + t.error().message};
       i.chat = *t;
     }

@@ -319,6 +319,41 @@ TEST(LmSidecar, ReadsTheShippedModelAndTellsGenerativeApart) {
   EXPECT_FALSE(is_generative_sidecar(kModels + "no_such_lm.pt"));
 }
 
+TEST(LmSidecar, AChatTemplateIsReadAndCheckedAndTheDefaultAppliesWithoutOne) {
+  auto shipped = TorchLm::read_lm_sidecar(kModels + "tiny_lm.json");
+  ASSERT_TRUE(shipped.ok()) << shipped.error().message;
+  EXPECT_FALSE(shipped->chat.from_sidecar);
+  EXPECT_EQ(shipped->chat.user, "User: {content}\n");
+
+  const auto dir = std::filesystem::temp_directory_path() / "batchscope_lm_chat_test";
+  std::filesystem::create_directories(dir);
+  std::ifstream in(kModels + "tiny_lm.json");
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string body = text.str();
+  const auto with = [&](const std::string& name, const std::string& tmpl) {
+    std::string b = body;
+    b.insert(b.find('{') + 1, "\"chat_template\": " + tmpl + ",");
+    const std::string path = (dir / name).string();
+    std::ofstream(path) << b;
+    return TorchLm::read_lm_sidecar(path);
+  };
+  auto good = with("good.json", R"({"system": "<s>{content}", "user": "<u>{content}", )"
+                                R"("assistant": "<a>{content}", "generation": "<a>"})");
+  ASSERT_TRUE(good.ok()) << good.error().message;
+  EXPECT_TRUE(good->chat.from_sidecar);
+  EXPECT_EQ(render_chat(good->chat, {{"user", "hi"}}), "<u>hi<a>");
+  auto bad = with("bad.json", R"({"system": "<s>", "user": "<u>{content}", )"
+                              R"("assistant": "<a>{content}", "generation": "<a>"})");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("chat_template.system"), std::string::npos) << bad.error().message;
+  auto missing = with("missing.json", R"({"system": "{content}", "user": "{content}"})");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.error().message.find("chat_template.assistant"), std::string::npos)
+      << missing.error().message;
+  std::filesystem::remove_all(dir);
+}
+
 TEST(LmSidecar, CacheTokensRoundUpToWholeBlocks) {
   auto lm = TorchLm::load(kTinyLm, {}, 20);
   ASSERT_TRUE(lm.ok()) << lm.error().message;

@@ -1,5 +1,6 @@
 #include "ui/generation/gen_prompt.h"
 
+#include <QCheckBox>
 #include <QCoreApplication>
 #include <QDoubleSpinBox>
 #include <QHBoxLayout>
@@ -47,6 +48,11 @@ GenPromptBox::GenPromptBox(GenEngine& engine, QWidget* parent) : QWidget(parent)
   generate_ = new QPushButton("Generate");
   stop_ = new QPushButton("Stop");
   stop_->setEnabled(false);
+  chat_ = new QCheckBox("Chat");
+  chat_->setToolTip("Send the prompt as the next user message: the conversation goes through the "
+                    "model's chat template, as POST /v1/chat/completions does");
+  new_chat_ = new QPushButton("New chat");
+  new_chat_->setEnabled(false);
   output_ = new QPlainTextEdit;
   output_->setReadOnly(true);
   output_->setPlaceholderText("The completion streams in here.");
@@ -55,6 +61,8 @@ GenPromptBox::GenPromptBox(GenEngine& engine, QWidget* parent) : QWidget(parent)
   auto* row = new QHBoxLayout;
   row->addWidget(max_tokens_);
   row->addWidget(temperature_);
+  row->addWidget(chat_);
+  row->addWidget(new_chat_);
   row->addStretch(1);
   row->addWidget(generate_);
   row->addWidget(stop_);
@@ -66,6 +74,11 @@ GenPromptBox::GenPromptBox(GenEngine& engine, QWidget* parent) : QWidget(parent)
   layout->addWidget(status_);
   connect(generate_, &QPushButton::clicked, this, [this] { generate(); });
   connect(stop_, &QPushButton::clicked, this, [this] { stop(); });
+  connect(new_chat_, &QPushButton::clicked, this, [this] { new_chat(); });
+  connect(chat_, &QCheckBox::toggled, this, [this](bool on) {
+    if (!on) new_chat();
+    new_chat_->setEnabled(on);
+  });
 }
 
 GenPromptBox::~GenPromptBox() {
@@ -75,9 +88,17 @@ GenPromptBox::~GenPromptBox() {
 Status GenPromptBox::generate() {
   if (id_) engine_.cancel(*id_);
   id_.reset();
-  const QByteArray bytes = prompt_->toPlainText().toUtf8();
+  const QByteArray typed = prompt_->toPlainText().toUtf8();
+  asked_ = typed.toStdString();
+  reply_.clear();
+  std::string text = asked_;
+  if (chat_->isChecked()) {
+    std::vector<ChatMessage> turns = conversation_;
+    turns.push_back({"user", asked_});
+    text = render_chat(engine_.info().chat, turns);
+  }
   GenRequest r;
-  for (char c : bytes) r.prompt.push_back(static_cast<unsigned char>(c));
+  for (char c : text) r.prompt.push_back(static_cast<unsigned char>(c));
   r.max_tokens = static_cast<uint32_t>(max_tokens_->value());
   r.sampling.temperature = temperature_->value();
   const uint64_t serial = ++serial_;
@@ -115,6 +136,7 @@ void GenPromptBox::on_text(uint64_t serial, const QString& text, uint32_t tokens
   if (serial != serial_) return;
   tokens_ += tokens;
   ++chunks_;
+  reply_ += text.toStdString();
   QTextCursor end(output_->document());
   end.movePosition(QTextCursor::End);
   end.insertText(text);
@@ -138,7 +160,20 @@ void GenPromptBox::on_done(uint64_t serial, const GenRecord& r) {
     text += QString(", %1 tokens/s after the first")
                 .arg((r.output_tokens - 1) / (ms(r.finished - r.first_token) / 1000), 0, 'f', 1);
   if (!r.error.empty()) text += ": " + QString::fromStdString(r.error);
+  if (chat_->isChecked() && (r.reason == FinishReason::kStop || r.reason == FinishReason::kLength)) {
+    conversation_.push_back({"user", asked_});
+    conversation_.push_back({"assistant", reply_});
+    text += QString(" · chat of %1 turns").arg(conversation_.size());
+  }
   status_->setText(text);
+}
+
+void GenPromptBox::set_chat(bool on) { chat_->setChecked(on); }
+
+void GenPromptBox::new_chat() {
+  if (id_) engine_.cancel(*id_);
+  conversation_.clear();
+  status_->setText(chat_->isChecked() ? "New chat" : "");
 }
 
 void GenPromptBox::set_prompt(const QString& text) { prompt_->setPlainText(text); }

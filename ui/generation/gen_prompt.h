@@ -3,6 +3,10 @@
 // and an output box the completion streams into as the engine generates it.
 // The prompt goes in as bytes (the byte-level tokenizer). One generation at
 // a time: Generate while one streams cancels it and starts the new one.
+// With Chat on, the prompt is the next user message of a conversation: the
+// conversation so far and it go through the model's chat template (as POST
+// /v1/chat/completions does), and the reply joins the conversation when it
+// ends by stop or length. New chat forgets the conversation.
 //
 // The engine calls on_text and on_done on its own thread; each is posted to
 // the GUI thread (a queued call on the application object) and delivered
@@ -15,8 +19,12 @@
 #include <cstdint>
 #include <optional>
 
+#include <vector>
+
+#include "generation/chat_template.h"
 #include "generation/gen_engine.h"
 
+class QCheckBox;
 class QDoubleSpinBox;
 class QLabel;
 class QPlainTextEdit;
@@ -39,6 +47,11 @@ class GenPromptBox : public QWidget {
   void set_prompt(const QString& text);
   void set_max_tokens(int n);
   void set_temperature(double t);
+  void set_chat(bool on);
+  // Forgets the conversation (and cancels the reply in flight).
+  void new_chat();
+  // The conversation so far: user and assistant turns, in order.
+  const std::vector<ChatMessage>& conversation() const { return conversation_; }
   QString output() const;
   QString status_text() const;
   // Text chunks received for the current generation so far.
@@ -54,6 +67,8 @@ class GenPromptBox : public QWidget {
   QDoubleSpinBox* temperature_ = nullptr;
   QPushButton* generate_ = nullptr;
   QPushButton* stop_ = nullptr;
+  QCheckBox* chat_ = nullptr;
+  QPushButton* new_chat_ = nullptr;
   QPlainTextEdit* output_ = nullptr;
   QLabel* status_ = nullptr;
 
@@ -61,6 +76,9 @@ class GenPromptBox : public QWidget {
   uint64_t serial_ = 0;         // numbers generations: late callbacks of old ones are ignored
   uint32_t tokens_ = 0;
   int chunks_ = 0;
+  std::vector<ChatMessage> conversation_;
+  std::string asked_;  // the user message of the reply in flight (chat)
+  std::string reply_;  // its text so far
 };
 
 }  // namespace batchscope

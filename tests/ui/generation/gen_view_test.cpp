@@ -55,6 +55,36 @@ TEST(GenView, PromptStreamsTheModelsCompletion) {
   EXPECT_TRUE(box->status_text().contains("length")) << box->status_text().toStdString();
 }
 
+TEST(GenView, ChatSendsTheConversationThroughTheChatTemplate) {
+  auto engine = make_engine(500, 0);
+  GenView view(*engine);
+  GenPromptBox* box = view.prompt();
+  box->set_chat(true);
+  box->set_max_tokens(10);
+  box->set_temperature(0);
+  box->set_prompt("Hi");
+  ASSERT_TRUE(box->generate().ok());
+  ASSERT_TRUE(pump_until([&] { return !box->streaming(); }));
+  const std::string first = greedy_text("User: Hi\nAssistant:", 10);
+  EXPECT_EQ(box->output().toStdString(), first);
+  ASSERT_EQ(box->conversation().size(), 2u);
+  box->set_prompt("More");
+  ASSERT_TRUE(box->generate().ok());
+  ASSERT_TRUE(pump_until([&] { return !box->streaming(); }));
+  EXPECT_EQ(box->output().toStdString(),
+            greedy_text("User: Hi\nAssistant: " + first + "\nUser: More\nAssistant:", 10));
+  EXPECT_EQ(box->conversation().size(), 4u);
+  EXPECT_TRUE(box->status_text().contains("chat of 4 turns")) << box->status_text().toStdString();
+  box->new_chat();
+  EXPECT_TRUE(box->conversation().empty());
+  box->set_chat(false);
+  box->set_prompt("Hi");
+  ASSERT_TRUE(box->generate().ok());
+  ASSERT_TRUE(pump_until([&] { return !box->streaming(); }));
+  EXPECT_EQ(box->output().toStdString(), greedy_text("Hi", 10));
+  EXPECT_TRUE(box->conversation().empty());
+}
+
 TEST(GenView, SwitchingToStaticAppliesLive) {
   auto engine = make_engine();
   GenView view(*engine);

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# bench drives OpenAI's chat and completions routes of a real serve, in one
+# run each against the same server and the same seeded load: every request
+# succeeds on both, each runs to its max_tokens (ignore_eos), the usage
+# chunk's count and the events agree, and the run says which route and
+# which model (asked of GET /v1/models) it measured. A bare URL takes the
+# route of --api; --api on an in-process target is refused.
+# Usage: bench_api.sh BATCHSCOPE
+set -euo pipefail
+bin=$1
+dir=$(mktemp -d)
+"$bin" serve --synthetic-lm 300,5 --port 0 >"$dir/log" 2>&1 &
+pid=$!
+trap 'kill $pid 2>/dev/null || true; rm -rf "$dir"' EXIT
+for _ in $(seq 1 300); do
+  grep -q "listening on" "$dir/log" && break
+  sleep 0.1
+done
+url=$(grep -o 'http://[0-9.:]*' "$dir/log")
+[ -n "$url" ] || { echo "serve never said where it listens"; cat "$dir/log"; exit 1; }
+for api in completions chat; do
+  "$bin" bench --synthetic-lm 300,5 --target "$url" --api "$api" --pattern constant --rate 20 \
+    --duration 1 --prompt-len fixed:24 --max-tokens fixed:12 --no-history \
+    --json "$dir/$api.json" >"$dir/$api.out" 2>&1 || { cat "$dir/$api.out"; exit 1; }
+done
+python3 - "$dir" <<'PY'
+import json, sys
+d = sys.argv[1]
+runs = {api: json.load(open(f"{d}/{api}.json")) for api in ("completions", "chat")}
+for api, r in runs.items():
+    s, c = r["summary"], r["config"]
+    assert s["sent"] == 20 and s["ok"] == 20 and s["failed"] == 0, (api, s)
+    assert s["output_tokens"] == 20 * 12, (api, s["output_tokens"])
+    assert c["model"] == "synthetic_lm", (api, c["model"])
+assert runs["chat"]["config"]["target"].endswith("(chat)"), runs["chat"]["config"]
+assert not runs["completions"]["config"]["target"].endswith("(chat)")
+print("both routes: 20 of 20 requests, 240 tokens each; model synthetic_lm")
+PY
+grep -q "POST /v1/chat/completions (chat), model synthetic_lm" "$dir/chat.out" ||
+  { echo "chat run did not say its route:"; cat "$dir/chat.out"; exit 1; }
+grep -q "POST /v1/completions (completions)" "$dir/completions.out" ||
+  { echo "completions run did not say its route:"; cat "$dir/completions.out"; exit 1; }
+if "$bin" bench --synthetic-lm 300,5 --api chat --duration 1 --no-history >"$dir/inproc.out" 2>&1; then
+  echo "--api with --target inproc was accepted"; exit 1
+fi
+grep -q -- "--api chat picks the HTTP route" "$dir/inproc.out" || { cat "$dir/inproc.out"; exit 1; }
+kill -TERM $pid
+wait $pid
+grep -q "engine admitted 40 = completed 40" "$dir/log" || { echo "accounting:"; cat "$dir/log"; exit 1; }
+echo ok
