@@ -58,9 +58,10 @@ GenPromptBox::GenPromptBox(GenEngine& engine, QWidget* parent) : QWidget(parent)
   output_->setPlaceholderText("The completion streams in here.");
   status_ = new QLabel;
   status_->setWordWrap(true);
+  auto* knobs = new QHBoxLayout;
+  knobs->addWidget(max_tokens_, 1);
+  knobs->addWidget(temperature_, 1);
   auto* row = new QHBoxLayout;
-  row->addWidget(max_tokens_);
-  row->addWidget(temperature_);
   row->addWidget(chat_);
   row->addWidget(new_chat_);
   row->addStretch(1);
@@ -69,6 +70,7 @@ GenPromptBox::GenPromptBox(GenEngine& engine, QWidget* parent) : QWidget(parent)
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
   layout->addWidget(prompt_);
+  layout->addLayout(knobs);
   layout->addLayout(row);
   layout->addWidget(output_, 1);
   layout->addWidget(status_);
