@@ -233,7 +233,11 @@ bool take_arrival_flag(const std::string& name, const std::string& value, Arriva
 int run_bench(int argc, char** argv, const std::vector<std::string>& args) {
   auto flags = cli::parse_flags(args, {"no-history"});
   if (!flags) return fail(flags.error().message);
-  if (wants_lm(*flags, "models/linear_128x64.pt")) return run_gen_bench(argc, argv, *flags);
+  // --api and --served-model are about OpenAI's generation routes.
+  if (flags->count("api") || flags->count("served-model") ||
+      wants_lm(*flags, "models/linear_128x64.pt")) {
+    return run_gen_bench(argc, argv, *flags);
+  }
   auto history = take_history_flags(*flags);
   if (!history) return fail(history.error().message);
   auto options = cli::take_options(*flags);

@@ -19,7 +19,7 @@ done
 url=$(grep -o 'http://[0-9.:]*' "$dir/log")
 [ -n "$url" ] || { echo "serve never said where it listens"; cat "$dir/log"; exit 1; }
 for api in completions chat; do
-  "$bin" bench --synthetic-lm 300,5 --target "$url" --api "$api" --pattern constant --rate 20 \
+  "$bin" bench --target "$url" --api "$api" --pattern constant --rate 20 \
     --duration 1 --prompt-len fixed:24 --max-tokens fixed:12 --no-history \
     --json "$dir/$api.json" >"$dir/$api.out" 2>&1 || { cat "$dir/$api.out"; exit 1; }
 done
