@@ -56,8 +56,9 @@ std::string gui_help() {
          "--synthetic-lm S,T) opens the generation view instead: TTFT and ITL fans, tokens/s,\n"
          "sequences and cache, a step inspector, the scheduling applied live, a prompt box and\n"
          "generation traffic (--rate, default 25 req/s, started unless --no-traffic) and an\n"
-         "HTTP listener whose clients' requests show beside the traffic: POST /v1/completions\n"
-         "(streamed or not), POST /v2/models/{m}/generate[_stream], GET /metrics, /v1/config.\n"
+         "HTTP listener whose clients' requests show beside the traffic: POST\n"
+         "/v1/chat/completions and /v1/completions (streamed or not), POST\n"
+         "/v2/models/{m}/generate[_stream], GET /metrics, /v1/config.\n"
          "--listen PORT (0: a free one, printed at start), --token, --no-remote-config and\n"
          "--max-connections work there as above; "
          "--prompt TEXT generates TEXT's completion at once.\n" +

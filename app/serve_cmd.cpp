@@ -52,9 +52,9 @@ std::string serve_help() {
          "                            (health checks are still answered)\n"
          "Serving options:\n" +
          cli::options_help() + lm_flags_help() +
-         "A generative model serves POST /v1/completions (OpenAI; \"stream\": true for "
-         "Server-Sent\n"
-         "Events) and Triton's POST /v2/models/NAME/generate and /generate_stream instead.\n";
+         "A generative model serves OpenAI's POST /v1/chat/completions and /v1/completions\n"
+         "(\"stream\": true for Server-Sent Events; errors as OpenAI's error object) and\n"
+         "Triton's POST /v2/models/NAME/generate and /generate_stream instead.\n";
 }
 
 namespace {
