@@ -133,6 +133,10 @@ int run_gen_bench(int argc, char** argv, std::map<std::string, std::string> flag
     return fail("--api " + api_flag + " picks the HTTP route; --target inproc calls the engine "
                 "directly (use --target self-http or a URL)");
   }
+  if (!served.empty() && target == "inproc") {
+    return fail("--served-model " + served + " names the model asked for over HTTP; --target "
+                "inproc calls the engine directly (use --target self-http or a URL)");
+  }
   if (!cost_out.empty() && target != "inproc") {
     return fail("--cost-out " + cost_out + " needs --target inproc: only the engine in this "
                 "process records its steps (--target is '" + target + "')");
@@ -194,7 +198,7 @@ int run_gen_bench(int argc, char** argv, std::map<std::string, std::string> flag
       auto port = server->start("127.0.0.1", 0);
       if (!port) return fail(port.error().message, 1);
       url = Url{"127.0.0.1", *port, "/", ""};
-      served = model_name;
+      if (served.empty()) served = model_name;
     } else {
       auto u = parse_url(target);
       if (!u) return fail("--target: " + u.error().message + "; use inproc, self-http or a URL");

@@ -35,8 +35,18 @@ OpenAiApi settle_api_url(Url& url, const std::string& given) {
                         : given == "completions"                      ? OpenAiApi::kCompletions
                         : ends_with(url.path, "/chat/completions")    ? OpenAiApi::kChat
                                                                       : OpenAiApi::kCompletions;
+  const char* route = api == OpenAiApi::kChat ? "/chat/completions" : "/completions";
   if (url.path.empty() || url.path == "/" || url.path == "/v1" || url.path == "/v1/") {
-    url.path = api == OpenAiApi::kChat ? "/v1/chat/completions" : "/v1/completions";
+    url.path = std::string("/v1") + route;
+  } else if (!given.empty()) {
+    // --api decides the route: a path that names the other one is turned
+    // to this one under the same prefix.
+    for (std::string_view tail : {"/chat/completions", "/completions"}) {
+      if (ends_with(url.path, tail)) {
+        url.path = url.path.substr(0, url.path.size() - tail.size()) + route;
+        break;
+      }
+    }
   }
   return api;
 }

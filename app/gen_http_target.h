@@ -28,7 +28,8 @@ Expected<OpenAiApi> parse_openai_api(const std::string& text);
 const char* openai_api_name(OpenAiApi api);
 // The URL's API: `given` when set; else chat for a path ending in
 // /chat/completions, completions otherwise. A bare host (path "/" or
-// "/v1") gets the route of the API.
+// "/v1") gets the route of the API, and with `given` a path ending in the
+// other API's route is turned to this one's.
 OpenAiApi settle_api_url(Url& url, const std::string& given);
 
 // The first model id a server lists at the models route beside url.path;

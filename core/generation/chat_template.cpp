@@ -30,7 +30,8 @@ void append_turn(std::string& out, const std::string& text, const std::string& c
 }  // namespace
 
 Expected<ChatTemplate> make_chat_template(std::string system, std::string user,
-                                          std::string assistant, std::string generation) {
+                                          std::string assistant, std::string generation,
+                                          std::vector<std::string> stop) {
   for (const auto& [role, text] : {std::pair{"system", &system}, std::pair{"user", &user},
                                    std::pair{"assistant", &assistant}}) {
     if (Status s = check_role(role, *text); !s) return s.error();
@@ -39,7 +40,18 @@ Expected<ChatTemplate> make_chat_template(std::string system, std::string user,
     return invalid_argument("chat_template.generation is " + std::to_string(generation.size()) +
                             " bytes; at most 4096");
   }
+  if (stop.size() > 4) {
+    return invalid_argument("chat_template.stop holds " + std::to_string(stop.size()) +
+                            " strings; at most 4");
+  }
+  for (const std::string& s : stop) {
+    if (s.empty() || s.size() > 256) {
+      return invalid_argument("chat_template.stop must hold non-empty strings of at most 256 "
+                              "bytes, got \"" + s.substr(0, 64) + "\"");
+    }
+  }
   ChatTemplate t;
+  t.stop = std::move(stop);
   t.system = std::move(system);
   t.user = std::move(user);
   t.assistant = std::move(assistant);
@@ -48,13 +60,25 @@ Expected<ChatTemplate> make_chat_template(std::string system, std::string user,
   return t;
 }
 
+namespace {
+
+const std::string& text_of(const ChatTemplate& t, const std::string& role) {
+  return role == "system" ? t.system : role == "user" ? t.user : t.assistant;
+}
+
+}  // namespace
+
 std::string render_chat(const ChatTemplate& t, const std::vector<ChatMessage>& messages) {
   std::string out;
-  for (const ChatMessage& m : messages) {
-    const std::string& text = m.role == "system" ? t.system : m.role == "user" ? t.user : t.assistant;
-    append_turn(out, text, m.content);
-  }
+  out.reserve(rendered_size(t, messages));
+  for (const ChatMessage& m : messages) append_turn(out, text_of(t, m.role), m.content);
   return out + t.generation;
+}
+
+size_t rendered_size(const ChatTemplate& t, const std::vector<ChatMessage>& messages) {
+  size_t n = t.generation.size();
+  for (const ChatMessage& m : messages) n += text_of(t, m.role).size() - kContent.size() + m.content.size();
+  return n;
 }
 
 }  // namespace batchscope

@@ -6,11 +6,15 @@
 // assistant's next turn. A model's sidecar may carry one under
 // "chat_template":
 //   {"system": "...{content}...", "user": "...{content}...",
-//    "assistant": "...{content}...", "generation": "..."}
+//    "assistant": "...{content}...", "generation": "...", "stop": [...]}
+// ("stop", optional: up to 4 strings that end the assistant's turn).
 // Without one, a base model gets the default: role-prefixed lines and an
 // assistant cue,
 //   System: {content}\n   User: {content}\n   Assistant: {content}\n
-// then "Assistant:".
+// then "Assistant: ", stopping at "\nUser:" (a base model would otherwise
+// go on to write the user's next turn). The cue is the assistant's text
+// up to its content, so a reply put back in the conversation renders as
+// it was generated.
 // Thread-safety: plain values and free functions.
 
 #include <string>
@@ -25,7 +29,8 @@ struct ChatTemplate {
   std::string system = "System: {content}\n";
   std::string user = "User: {content}\n";
   std::string assistant = "Assistant: {content}\n";
-  std::string generation = "Assistant:";
+  std::string generation = "Assistant: ";
+  std::vector<std::string> stop = {"\nUser:"};
   bool from_sidecar = false;  // false: the default above
 
   // "sidecar" or "default", as /v1/models reports it.
@@ -37,12 +42,16 @@ struct ChatMessage {
   std::string content;
 };
 
-// A template from its four texts: each role's text holds "{content}"
-// exactly once; each text is at most 4096 bytes. The error names the role.
+// A template from its texts: each role's text holds "{content}" exactly
+// once; each text is at most 4096 bytes; at most 4 non-empty stops of at
+// most 256 bytes. The error names the field.
 Expected<ChatTemplate> make_chat_template(std::string system, std::string user,
-                                          std::string assistant, std::string generation);
+                                          std::string assistant, std::string generation,
+                                          std::vector<std::string> stop = {});
 
 // The prompt for `messages` (roles already checked), ending in the cue.
 std::string render_chat(const ChatTemplate& t, const std::vector<ChatMessage>& messages);
+// Its length in bytes, without rendering it.
+size_t rendered_size(const ChatTemplate& t, const std::vector<ChatMessage>& messages);
 
 }  // namespace batchscope

@@ -2,6 +2,7 @@
 
 #include <QJsonArray>
 #include <QJsonObject>
+#include <algorithm>
 
 #include "common/text_out.h"
 #include "net/request_fields.h"
@@ -52,8 +53,11 @@ Found read_message(const std::string& f, const QJsonValue& v, ChatMessage& m) {
       else return unfit(f + ".role", x, "\"system\", \"developer\", \"user\" or \"assistant\"");
     } else if (key == "content") {
       has_content = true;
+      if (x.isNull()) continue;  // an assistant's turn without text; checked below
       if (Found e = read_content(f + ".content", x, m.content)) return e;
     } else if (key == "name") {
+    } else if ((key == "refusal" || key == "audio" || key == "annotations") && x.isNull()) {
+      // what a client's SDK puts back from an answer's message
     } else if (key == "tool_calls" || key == "function_call") {
       if (!x.isNull() && !(x.isArray() && x.toArray().isEmpty())) {
         return refused(f + "." + key, f + "." + key + " is not supported; this server has no tools");
@@ -64,6 +68,9 @@ Found read_message(const std::string& f, const QJsonValue& v, ChatMessage& m) {
   }
   if (m.role.empty()) return refused(f + ".role", f + ".role is missing");
   if (!has_content) return refused(f + ".content", f + ".content is missing");
+  if (o.value("content").isNull() && m.role != "assistant") {
+    return refused(f + ".content", f + ".content is null; only an assistant's may be");
+  }
   return std::nullopt;
 }
 
@@ -126,40 +133,31 @@ void head(std::string& out, std::string_view id, int64_t created, std::string_vi
 }  // namespace
 
 HttpExpected<CompletionRequest> parse_chat(std::string_view body, const LmInfo& model) {
-  auto obj = object_of(body);
-  if (auto* e = std::get_if<HttpError>(&obj)) return *e;
-  const QJsonObject& o = std::get<QJsonObject>(obj);
-  CompletionRequest r;
   std::vector<ChatMessage> messages;
-  bool has_messages = false;
-  for (auto it = o.begin(); it != o.end(); ++it) {
-    const std::string key = it.key().toStdString();
-    const QJsonValue v = it.value();
-    bool known = false;
-    Found e;
-    if (key == "model") {
-      if (!v.isString()) return unfit(key, v, "a string");
-      r.model = v.toString().toStdString();
-      continue;
-    }
-    if (key == "messages") {
-      has_messages = true;
-      e = read_messages(key, v, messages);
-    } else if (key == "stream_options") {
-      e = read_stream_options(key, v, r);
-    } else {
-      e = read_common(key, v, r, known);
-      if (!known) e = read_chat_neutral(key, v, known);
-      if (!known) return refused(key, "unknown field " + quoted_excerpt(key));
-    }
-    if (e) return *e;
+  auto parsed = read_openai_body(
+      body, "messages",
+      [&messages](const QJsonValue& v, CompletionRequest&) {
+        return read_messages("messages", v, messages);
+      },
+      read_chat_neutral);
+  if (std::holds_alternative<HttpError>(parsed)) return parsed;
+  CompletionRequest& r = std::get<CompletionRequest>(parsed);
+  // Measured before it is made: a long template times many messages must
+  // not become a prompt far past what the model can read.
+  const size_t size = rendered_size(model.chat, messages);
+  if (size > static_cast<size_t>(model.context_length)) {
+    return refused("messages", "messages give a prompt of " + std::to_string(size) +
+                                   " tokens; the model's context is " +
+                                   std::to_string(model.context_length) + " tokens");
   }
-  if (!has_messages) return refused("messages", "messages is missing");
   const std::string prompt = render_chat(model.chat, messages);
   if (prompt.empty()) return refused("messages", "messages give an empty prompt");
+  for (const std::string& s : model.chat.stop) {
+    if (std::find(r.stop.begin(), r.stop.end(), s) == r.stop.end()) r.stop.push_back(s);
+  }
   r.prompt.reserve(prompt.size());
   for (char c : prompt) r.prompt.push_back(static_cast<unsigned char>(c));
-  return r;
+  return parsed;
 }
 
 std::string chat_body(std::string_view id, int64_t created, std::string_view model,

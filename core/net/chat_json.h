@@ -3,11 +3,14 @@
 //
 // The request: model, messages (each {"role", "content"}: role system,
 // developer (read as system), user or assistant; content a string, or an
-// array of {"type": "text", "text": ...} parts, joined; "name" is
-// ignored), max_tokens or max_completion_tokens, temperature, top_p, stop,
-// seed, stream, stream_options.include_usage and vLLM's ignore_eos. The
-// messages become one prompt through the model's chat template
-// (chat_template.h). Fields OpenAI defines that this server does not
+// array of {"type": "text", "text": ...} parts, joined; null for an
+// assistant's; "name", and "refusal", "audio" and "annotations" when null,
+// are ignored), max_tokens or max_completion_tokens (not given: the route
+// fills what the context leaves), temperature, top_p, stop, seed, stream,
+// stream_options.include_usage and vLLM's ignore_eos; null reads as not
+// given. The messages become one prompt through the model's chat template
+// (chat_template.h), refused (param "messages") when it would be longer
+// than the model's context; the template's stops join the request's. Fields OpenAI defines that this server does not
 // implement are accepted at their neutral values (n 1, logprobs false,
 // top_logprobs 0, tools [], tool_choice "none", response_format
 // {"type": "text"}, penalties 0, logit_bias {}) and refused by name
@@ -31,7 +34,7 @@
 
 namespace batchscope {
 
-// `model` gives the vocabulary and the chat template.
+// `model` gives the chat template and the context length.
 HttpExpected<CompletionRequest> parse_chat(std::string_view body, const LmInfo& model);
 
 std::string chat_body(std::string_view id, int64_t created, std::string_view model,

@@ -50,35 +50,12 @@ Found read_prompt(const std::string& f, const QJsonValue& v, int vocab, std::vec
 }  // namespace
 
 HttpExpected<CompletionRequest> parse_completion(std::string_view body, int vocab_size) {
-  auto obj = object_of(body);
-  if (auto* e = std::get_if<HttpError>(&obj)) return *e;
-  const QJsonObject& o = std::get<QJsonObject>(obj);
-  CompletionRequest r;
-  bool has_prompt = false;
-  for (auto it = o.begin(); it != o.end(); ++it) {
-    const std::string key = it.key().toStdString();
-    const QJsonValue v = it.value();
-    bool known = false;
-    Found e;
-    if (key == "model") {
-      if (!v.isString()) return unfit(key, v, "a string");
-      r.model = v.toString().toStdString();
-      continue;
-    }
-    if (key == "prompt") {
-      has_prompt = true;
-      e = read_prompt(key, v, vocab_size, r.prompt);
-    } else if (key == "stream_options") {
-      e = read_stream_options(key, v, r);
-    } else {
-      e = read_common(key, v, r, known);
-      if (!known) e = read_neutral(key, v, known);
-      if (!known) return refused(key, "unknown field " + quoted_excerpt(key));
-    }
-    if (e) return *e;
-  }
-  if (!has_prompt) return refused("prompt", "prompt is missing");
-  return r;
+  return read_openai_body(
+      body, "prompt",
+      [vocab_size](const QJsonValue& v, CompletionRequest& r) {
+        return read_prompt("prompt", v, vocab_size, r.prompt);
+      },
+      read_neutral);
 }
 
 HttpExpected<CompletionRequest> parse_generate(std::string_view body, int vocab_size) {

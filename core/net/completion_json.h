@@ -1,12 +1,13 @@
 #pragma once
 // Text generation requests and answers as JSON:
 //  - OpenAI's POST /v1/completions: model, prompt (a string, one string in
-//    an array, or token ids), max_tokens (or max_completion_tokens), temperature, top_p, stop (a string
+//    an array, or token ids), max_tokens (default 16; max_completion_tokens
+//    is the same limit and wins when both are given), temperature, top_p, stop (a string
 //    or up to 4), seed, stream, stream_options.include_usage, and vLLM's
 //    ignore_eos; fields OpenAI defines but this server does not implement
 //    (n, best_of, echo, logprobs, suffix, penalties, logit_bias) are
 //    accepted at their neutral values and refused by name otherwise; user is
-//    ignored; any other field is refused by name.
+//    ignored; any other field is refused by name. null reads as not given.
 //  - Triton's generate extension (POST /v2/models/{m}/generate and
 //    /generate_stream): text_input, with max_tokens, temperature, top_p,
 //    seed, stop (or stop_words), ignore_eos and stream at the top level or
@@ -30,7 +31,9 @@ namespace batchscope {
 struct CompletionRequest {
   std::string model;             // empty: not given
   std::vector<int32_t> prompt;   // token ids (bytes of the text for a byte-level model)
-  uint32_t max_tokens = 16;
+  uint32_t max_tokens = 16;      // completions' default; see max_tokens_set
+  bool max_tokens_set = false;   // false: not given (chat then fills the context)
+  bool max_completion_set = false;  // max_completion_tokens was given: it wins over max_tokens
   Sampling sampling;
   std::vector<std::string> stop;
   bool ignore_eos = false;

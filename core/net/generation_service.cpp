@@ -1,5 +1,6 @@
 #include "net/generation_service.h"
 
+#include <algorithm>
 #include <ctime>
 #include <mutex>
 
@@ -220,6 +221,12 @@ void GenerationService::generate(const HttpRequest& req, Responder r, Api api, b
   if (auto* e = std::get_if<HttpError>(&parsed)) return refuse(e->status, e->message, e->param);
   CompletionRequest c = std::move(std::get<CompletionRequest>(parsed));
   if (api == Api::kTriton) c.stream = stream_route;
+  if (api == Api::kChat && !c.max_tokens_set) {
+    // OpenAI's chat default: as many tokens as the context leaves (at least
+    // one, so a prompt that fills it is refused by the engine, naming both).
+    const int64_t left = int64_t{info_.model.context_length} - static_cast<int64_t>(c.prompt.size());
+    c.max_tokens = static_cast<uint32_t>(std::max<int64_t>(1, left));
+  }
   if (!c.model.empty() && c.model != info_.model.name) {
     return refuse(404,
                   "model " + quoted_excerpt(c.model) + " is not served here; this server serves '" +

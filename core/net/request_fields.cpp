@@ -33,12 +33,22 @@ std::string shown(const QJsonValue& v) {
   }
 }
 
+namespace {
+
+// A field's name as an error's param gives it: a client's key, cut short.
+std::string param_of(const std::string& field) {
+  constexpr size_t kMax = 128;
+  return field.size() <= kMax ? field : field.substr(0, kMax) + "...";
+}
+
+}  // namespace
+
 HttpError unfit(const std::string& field, const QJsonValue& v, const std::string& want) {
-  return {422, field + " must be " + want + ", got " + shown(v), field};
+  return {422, field + " must be " + want + ", got " + shown(v), param_of(field)};
 }
 
 HttpError refused(const std::string& field, std::string message) {
-  return {422, std::move(message), field};
+  return {422, std::move(message), param_of(field)};
 }
 
 Found read_number(const std::string& f, const QJsonValue& v, double lo, double hi, double& out) {
@@ -93,34 +103,41 @@ Found read_stop(const std::string& f, const QJsonValue& v, std::vector<std::stri
 Found read_common(const std::string& key, const QJsonValue& v, CompletionRequest& r, bool& known) {
   known = true;
   double d = 0;
+  const bool is_common = key == "max_tokens" || key == "max_completion_tokens" ||
+                         key == "temperature" || key == "top_p" || key == "seed" || key == "stop" ||
+                         key == "stop_words" || key == "ignore_eos" || key == "stream";
+  if (!is_common) {
+    known = false;
+    return std::nullopt;
+  }
+  if (v.isNull()) return std::nullopt;  // OpenAI's clients send null for "not given"
   if (key == "max_tokens" || key == "max_completion_tokens") {
-    if (v.isNull()) return std::nullopt;
-    Found e = read_whole(key, v, 1, kMaxTokens, d);
-    r.max_tokens = static_cast<uint32_t>(d);
-    return e;
+    if (Found e = read_whole(key, v, 1, kMaxTokens, d)) return e;
+    const bool completion = key == "max_completion_tokens";
+    if (completion || !r.max_completion_set) r.max_tokens = static_cast<uint32_t>(d);
+    r.max_tokens_set = true;
+    r.max_completion_set = r.max_completion_set || completion;
+    return std::nullopt;
   }
   if (key == "temperature") {
-    Found e = read_number(key, v, 0, 2, d);
+    if (Found e = read_number(key, v, 0, 2, d)) return e;
     r.sampling.temperature = d;
-    return e;
+    return std::nullopt;
   }
   if (key == "top_p") {
-    Found e = read_number(key, v, 0, 1, d);
-    if (!e && d <= 0) return unfit(key, v, "above 0 and at most 1");
+    if (Found e = read_number(key, v, 0, 1, d)) return e;
+    if (d <= 0) return unfit(key, v, "above 0 and at most 1");
     r.sampling.top_p = d;
-    return e;
+    return std::nullopt;
   }
   if (key == "seed") {
-    if (v.isNull()) return std::nullopt;
-    Found e = read_whole(key, v, 0, 9007199254740991.0, d);
+    if (Found e = read_whole(key, v, 0, 9007199254740991.0, d)) return e;
     r.sampling.seed = static_cast<uint64_t>(d);
-    return e;
+    return std::nullopt;
   }
   if (key == "stop" || key == "stop_words") return read_stop(key, v, r.stop);
   if (key == "ignore_eos") return read_bool(key, v, r.ignore_eos);
-  if (key == "stream") return read_bool(key, v, r.stream);
-  known = false;
-  return std::nullopt;
+  return read_bool(key, v, r.stream);
 }
 
 // OpenAI fields this server accepts only at the value that changes nothing.
@@ -162,6 +179,37 @@ HttpExpected<QJsonObject> object_of(std::string_view body) {
   }
   if (!doc.isObject()) return HttpError{400, "the body must be a JSON object"};
   return doc.object();
+}
+
+HttpExpected<CompletionRequest> read_openai_body(std::string_view body, const std::string& main,
+                                                 const MainReader& read_main, NeutralReader neutral) {
+  auto obj = object_of(body);
+  if (auto* e = std::get_if<HttpError>(&obj)) return *e;
+  const QJsonObject& o = std::get<QJsonObject>(obj);
+  CompletionRequest r;
+  bool has_main = false;
+  for (auto it = o.begin(); it != o.end(); ++it) {
+    const std::string key = it.key().toStdString();
+    const QJsonValue v = it.value();
+    bool known = false;
+    Found e;
+    if (key == "model") {
+      if (!v.isString() && !v.isNull()) return unfit(key, v, "a string");
+      r.model = v.toString().toStdString();
+    } else if (key == main) {
+      has_main = true;
+      e = read_main(v, r);
+    } else if (key == "stream_options") {
+      e = read_stream_options(key, v, r);
+    } else {
+      e = read_common(key, v, r, known);
+      if (!known) e = neutral(key, v, known);
+      if (!known) return refused(key, "unknown field " + quoted_excerpt(key));
+    }
+    if (e) return *e;
+  }
+  if (!has_main) return refused(main, main + " is missing");
+  return r;
 }
 
 }  // namespace batchscope::fields

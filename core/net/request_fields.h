@@ -7,6 +7,7 @@
 
 #include <QJsonObject>
 #include <QJsonValue>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -38,5 +39,14 @@ Found read_neutral(const std::string& key, const QJsonValue& v, bool& known);
 
 // The body as a JSON object, or 400.
 HttpExpected<QJsonObject> object_of(std::string_view body);
+
+// An OpenAI request body: model, stream_options and read_common's fields;
+// the field named `main` (prompt, messages: refused when missing) through
+// `read_main`; `neutral` for the fields accepted at their neutral values;
+// any other field refused by name.
+using MainReader = std::function<Found(const QJsonValue& v, CompletionRequest& r)>;
+using NeutralReader = Found (*)(const std::string& key, const QJsonValue& v, bool& known);
+HttpExpected<CompletionRequest> read_openai_body(std::string_view body, const std::string& main,
+                                                 const MainReader& read_main, NeutralReader neutral);
 
 }  // namespace batchscope::fields

@@ -117,8 +117,16 @@ Expected<LmSidecar> parse_lm_sidecar(const json& root, const std::string& origin
       std::string user = text_field(*c, "user", origin, q);      // first one missing is named
       std::string assistant = text_field(*c, "assistant", origin, q);
       std::string generation = text_field(*c, "generation", origin, q);
+      std::vector<std::string> stop;
+      if (auto st = c->find("stop"); st != c->end()) {
+        if (!st->is_array()) throw Bad{origin + ": 'chat_template.stop' must be an array of strings"};
+        for (const json& x : *st) {
+          if (!x.is_string()) throw Bad{origin + ": 'chat_template.stop' must be an array of strings"};
+          stop.push_back(x.get<std::string>());
+        }
+      }
       auto t = make_chat_template(std::move(system), std::move(user), std::move(assistant),
-                                  std::move(generation));
+                                  std::move(generation), std::move(stop));
       if (!t) throw Bad{origin + ": " + t.error().message};
       i.chat = *t;
     }

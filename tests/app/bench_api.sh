@@ -40,11 +40,17 @@ grep -q "POST /v1/chat/completions (chat), model synthetic_lm" "$dir/chat.out" |
   { echo "chat run did not say its route:"; cat "$dir/chat.out"; exit 1; }
 grep -q "POST /v1/completions (completions)" "$dir/completions.out" ||
   { echo "completions run did not say its route:"; cat "$dir/completions.out"; exit 1; }
+# --api decides the route of a URL that names the other one.
+"$bin" bench --target "$url/v1/completions" --api chat --pattern constant --rate 5 --duration 1 \
+  --prompt-len fixed:8 --max-tokens fixed:4 --no-history >"$dir/turned.out" 2>&1 ||
+  { cat "$dir/turned.out"; exit 1; }
+grep -q "POST /v1/chat/completions (chat)" "$dir/turned.out" && grep -q "ok 5 " "$dir/turned.out" ||
+  { echo "--api chat did not turn /v1/completions to chat:"; cat "$dir/turned.out"; exit 1; }
 if "$bin" bench --synthetic-lm 300,5 --api chat --duration 1 --no-history >"$dir/inproc.out" 2>&1; then
   echo "--api with --target inproc was accepted"; exit 1
 fi
 grep -q -- "--api chat picks the HTTP route" "$dir/inproc.out" || { cat "$dir/inproc.out"; exit 1; }
 kill -TERM $pid
 wait $pid
-grep -q "engine admitted 40 = completed 40" "$dir/log" || { echo "accounting:"; cat "$dir/log"; exit 1; }
+grep -q "engine admitted 45 = completed 45" "$dir/log" || { echo "accounting:"; cat "$dir/log"; exit 1; }
 echo ok

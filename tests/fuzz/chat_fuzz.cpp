@@ -29,7 +29,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* bytes, size_t size) {
     FUZZ_CHECK(r.max_tokens >= 1 && r.max_tokens <= 1'000'000);
     FUZZ_CHECK(r.sampling.temperature >= 0 && r.sampling.temperature <= 2);
     FUZZ_CHECK(r.sampling.top_p > 0 && r.sampling.top_p <= 1);
-    FUZZ_CHECK(r.stop.size() <= 4);
+    FUZZ_CHECK(r.stop.size() <= 4 + model.chat.stop.size());
+    FUZZ_CHECK(r.prompt.size() <= static_cast<size_t>(model.context_length));
   }
   const StreamEvent ev = read_stream_event(body);
   FUZZ_CHECK(!ev.done || (ev.text.empty() && ev.error.empty()));

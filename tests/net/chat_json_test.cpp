@@ -29,13 +29,45 @@ TEST(ChatJson, MessagesBecomeTheDefaultTemplatesPromptAndFieldsAreRead) {
                       model());
   ASSERT_TRUE(std::holds_alternative<CompletionRequest>(r)) << std::get<HttpError>(r).message;
   const CompletionRequest& c = std::get<CompletionRequest>(r);
-  EXPECT_EQ(prompt_text(c), "System: S\nUser: U\nAssistant: A\nUser: xy\nAssistant:");
+  EXPECT_EQ(prompt_text(c), "System: S\nUser: U\nAssistant: A\nUser: xy\nAssistant: ");
   EXPECT_EQ(c.model, "m");
   EXPECT_EQ(c.max_tokens, 9u);
+  EXPECT_TRUE(c.max_tokens_set);
   EXPECT_EQ(c.sampling.temperature, 0.5);
+  EXPECT_EQ(c.sampling.top_p, 0.9);
   EXPECT_EQ(c.sampling.seed, 3u);
-  ASSERT_EQ(c.stop.size(), 1u);
+  // The request's stop, then the template's.
+  EXPECT_EQ(c.stop, (std::vector<std::string>{"\n", "\nUser:"}));
   EXPECT_TRUE(c.stream && c.include_usage && c.ignore_eos);
+}
+
+TEST(ChatJson, MaxCompletionTokensWinsAndAbsentMaxTokensIsSaid) {
+  for (const char* body : {R"({"messages":[{"role":"user","content":"a"}],"max_tokens":5,"max_completion_tokens":7})",
+                           R"({"max_completion_tokens":7,"messages":[{"role":"user","content":"a"}],"max_tokens":5})"}) {
+    auto r = parse_chat(body, model());
+    ASSERT_TRUE(std::holds_alternative<CompletionRequest>(r)) << body;
+    EXPECT_EQ(std::get<CompletionRequest>(r).max_tokens, 7u) << body;
+  }
+  auto r = parse_chat(R"({"messages":[{"role":"user","content":"a"}]})", model());
+  ASSERT_TRUE(std::holds_alternative<CompletionRequest>(r));
+  EXPECT_FALSE(std::get<CompletionRequest>(r).max_tokens_set);
+}
+
+TEST(ChatJson, APromptPastTheContextIsRefusedBeforeItIsMade) {
+  LmInfo m = model();
+  m.context_length = 64;
+  auto t = make_chat_template(std::string(4000, 's') + "{content}", "{content}", "{content}", "");
+  ASSERT_TRUE(t.ok());
+  m.chat = *t;
+  std::string body = R"({"messages":[)";
+  for (int i = 0; i < 4000; ++i) body += std::string(i ? "," : "") + R"({"role":"system","content":""})";
+  body += "]}";
+  auto r = parse_chat(body, m);
+  ASSERT_TRUE(std::holds_alternative<HttpError>(r));
+  EXPECT_EQ(std::get<HttpError>(r).param, "messages");
+  EXPECT_NE(std::get<HttpError>(r).message.find("prompt of 16000000 tokens; the model's context is 64"),
+            std::string::npos)
+      << std::get<HttpError>(r).message;
 }
 
 TEST(ChatJson, RefusalsNameTheFieldAndQuoteTheValue) {
@@ -65,6 +97,12 @@ TEST(ChatJson, RefusalsNameTheFieldAndQuoteTheValue) {
       {R"({"messages":[{"role":"user","content":"a"}],"stream_options":{"include_usage":1}})", 422,
        "stream_options.include_usage", "true or false"},
       {R"({"messages":[{"role":"user","content":"a"}],"max_tokens":0})", 422, "max_tokens", "got 0"},
+      {R"({"messages":[{"role":"user","content":null}]})", 422, "messages[0].content",
+       "only an assistant's may be"},
+      {R"({"messages":[{"role":"user","content":"a","refusal":"no"}]})", 422, "messages[0].refusal",
+       "unknown field"},
+      {"{\"messages\":[{\"role\":\"user\",\"content\":\"a\"}],\"" + std::string(300, 'k') + "\":1}",
+       422, std::string(128, 'k') + "...", "unknown field"},
   };
   for (const Case& k : cases) {
     auto r = parse_chat(k.body, model());
@@ -87,6 +125,15 @@ TEST(ChatTemplate, EachRoleMustHoldItsContentOnceAndRendersInOrder) {
   EXPECT_STREQ(t->source(), "sidecar");
   EXPECT_STREQ(ChatTemplate{}.source(), "default");
   EXPECT_EQ(render_chat(*t, {{"system", "s"}, {"user", "u"}, {"assistant", "a"}}), "[S]s\n[U]u\n[A]a\n[A]");
+  EXPECT_EQ(rendered_size(*t, {{"system", "s"}, {"user", "u"}, {"assistant", "a"}}), 18u);
+  EXPECT_TRUE(t->stop.empty());
+  EXPECT_EQ(ChatTemplate{}.stop, (std::vector<std::string>{"\nUser:"}));
+  EXPECT_FALSE(make_chat_template("{content}", "{content}", "{content}", "", {"a", "b", "c", "d", "e"}).ok());
+  EXPECT_FALSE(make_chat_template("{content}", "{content}", "{content}", "", {""}).ok());
+  // A reply put back renders as it was generated: the cue is the assistant's text up to its content.
+  const ChatTemplate d;
+  const std::string generated = render_chat(d, {{"user", "u"}}) + "reply\n";
+  EXPECT_EQ(render_chat(d, {{"user", "u"}, {"assistant", "reply"}}).substr(0, generated.size()), generated);
 }
 
 TEST(StreamEvent, ReadsCompletionsChatUsageErrorsAndDone) {

@@ -16,7 +16,7 @@ using test::TestClient;
 
 const std::string kChat =
     R"("messages":[{"role":"system","content":"Be brief."},{"role":"user","content":"Who begat Enos?"}])";
-const std::string kPrompt = "System: Be brief.\nUser: Who begat Enos?\nAssistant:";
+const std::string kPrompt = "System: Be brief.\nUser: Who begat Enos?\nAssistant: ";
 
 TEST_F(GenerationTest, AChatCompletionIsTheModelsReplyToTheTemplatedMessages) {
   start();
@@ -40,6 +40,32 @@ TEST_F(GenerationTest, AChatCompletionIsTheModelsReplyToTheTemplatedMessages) {
   EXPECT_EQ(object(r.body)["choices"].toArray()[0].toObject()["message"].toObject()["content"]
                 .toString().toStdString(),
             expected(kPrompt, 10));
+}
+
+TEST_F(GenerationTest, WithoutMaxTokensAChatFillsWhatTheContextLeaves) {
+  start();  // the synthetic model's context: 256 tokens
+  auto r = post("/v1/chat/completions", "{" + kChat + R"(,"temperature":0,"ignore_eos":true})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  const QJsonObject usage = object(r.body)["usage"].toObject();
+  EXPECT_EQ(usage["completion_tokens"].toInt(), 256 - static_cast<int>(kPrompt.size()));
+  EXPECT_EQ(usage["total_tokens"].toInt(), 256);
+  // Completions keep OpenAI's default of 16.
+  r = post("/v1/completions", R"({"prompt":"abc","ignore_eos":true})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(object(r.body)["usage"].toObject()["completion_tokens"].toInt(), 16);
+}
+
+TEST_F(GenerationTest, WhatAnSdkSendsBackIsRead) {
+  start();
+  // null for "not given", and an answer's message put back in the conversation.
+  auto r = post("/v1/chat/completions",
+                R"({"model":null,"temperature":null,"top_p":null,"stream":null,"max_tokens":null,)"
+                R"("max_completion_tokens":4,"messages":[{"role":"user","content":"hi"},)"
+                R"({"role":"assistant","content":null,"refusal":null,"audio":null,"annotations":null},)"
+                R"({"role":"user","content":"and?"}]})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(object(r.body)["usage"].toObject()["prompt_tokens"].toInt(),
+            static_cast<int>(std::string("User: hi\nAssistant: \nUser: and?\nAssistant: ").size()));
 }
 
 TEST_F(GenerationTest, AStreamedChatSaysTheRoleThenTheContentThenTheFinishAndUsage) {
@@ -140,40 +166,16 @@ TEST_F(GenerationTest, EveryV1RouteAnswersOpenAisErrorObjectAndTritonsKeepTheirs
 }
 
 TEST_F(GenerationTest, AnUnauthorizedV1RequestGetsOpenAisErrorObject) {
+  access_.token = "secret";
   start();
-  ServiceAccess access;
-  access.token = "secret";
-  service_->set_access(access);
   auto r = post("/v1/chat/completions", R"({"messages":[{"role":"user","content":"a"}]})");
   EXPECT_EQ(r.status, 401);
   EXPECT_EQ(object(r.body)["error"].toObject()["type"].toString(), "authentication_error") << r.body;
 }
 
 TEST_F(GenerationTest, AClientThatLeavesAChatStreamCancelsItsSequence) {
-  start(Options{}, nullptr, /*gated=*/true);
-  {
-    TestClient c(port_);
-    ASSERT_TRUE(c.send(http_request("POST", "/v1/chat/completions",
-                                    R"({"messages":[{"role":"user","content":"bye"}],)"
-                                    R"("max_tokens":200,"stream":true})")));
-    ASSERT_TRUE(gate_.await_holding());
-    c.reset();
-  }
-  const auto give_up = std::chrono::steady_clock::now() + test::kSafety;
-  while (server_->counters().dropped == 0 && std::chrono::steady_clock::now() < give_up) {
-    std::this_thread::yield();
-  }
-  gate_.open();
-  std::vector<GenRecord> done;
-  std::vector<StepRecord> steps;
-  while (done.empty() && std::chrono::steady_clock::now() < give_up) {
-    std::vector<GenRecord> r;
-    engine_->drain(r, steps);
-    done.insert(done.end(), r.begin(), r.end());
-  }
-  ASSERT_EQ(done.size(), 1u);
-  EXPECT_EQ(done[0].reason, FinishReason::kCancelled);
-  EXPECT_LT(done[0].output_tokens, 200u);
+  expect_leaving_cancels("/v1/chat/completions",
+                         R"({"messages":[{"role":"user","content":"bye"}],"max_tokens":200,"stream":true})");
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <QJsonObject>
 #include <condition_variable>
 #include <mutex>
+#include <thread>
 
 #include "generation/synthetic_lm.h"
 #include "net/generation_service.h"
@@ -60,6 +61,7 @@ class GenerationTest : public ::testing::Test {
     GenServiceInfo info{engine_->info(), "cpu", "test"};
     if (chat) info.model.chat = *chat;
     service_ = std::make_unique<GenerationService>(*engine_, info);
+    service_->set_access(access_);
     server_ = std::make_unique<HttpServer>(
         [this](HttpRequest&& req, Responder r) { service_->handle(std::move(req), r); });
     service_->set_server(server_.get());
@@ -116,7 +118,37 @@ class GenerationTest : public ::testing::Test {
     return {events, status};
   }
 
+  // A client that resets its connection mid-stream: its sequence is
+  // cancelled at the next step and its cache blocks are freed.
+  void expect_leaving_cancels(const std::string& path, const std::string& body) {
+    start(Options{}, nullptr, /*gated=*/true);
+    {
+      TestClient c(port_);
+      ASSERT_TRUE(c.send(http_request("POST", path, body)));
+      ASSERT_TRUE(gate_.await_holding());
+      c.reset();
+    }
+    // The listener sees the reset and cancels; the step in progress ends, the next one cancels.
+    const auto give_up = std::chrono::steady_clock::now() + kSafety;
+    while (server_->counters().dropped == 0 && std::chrono::steady_clock::now() < give_up) {
+      std::this_thread::yield();
+    }
+    gate_.open();
+    std::vector<GenRecord> done;
+    std::vector<StepRecord> steps;
+    while (done.empty() && std::chrono::steady_clock::now() < give_up) {
+      std::vector<GenRecord> r;
+      engine_->drain(r, steps);
+      done.insert(done.end(), r.begin(), r.end());
+    }
+    ASSERT_EQ(done.size(), 1u);
+    EXPECT_EQ(done[0].reason, FinishReason::kCancelled);
+    EXPECT_LT(done[0].output_tokens, 200u);
+    EXPECT_EQ(engine_->status().blocks_used, 0u);
+  }
+
   Gate gate_;
+  ServiceAccess access_;  // set before start()
   std::unique_ptr<SyntheticLm> reference_;
   std::unique_ptr<GenEngine> engine_;
   std::unique_ptr<GenerationService> service_;

@@ -136,31 +136,7 @@ TEST_F(GenerationTest, ARequestPastItsDeadlineIsAnswered504) {
 }
 
 TEST_F(GenerationTest, AClientThatLeavesMidStreamCancelsItsSequence) {
-  start(Options{}, nullptr, /*gated=*/true);
-  {
-    TestClient c(port_);
-    ASSERT_TRUE(c.send(http_request("POST", "/v1/completions",
-                                    R"({"prompt":"leaving","max_tokens":200,"stream":true})")));
-    ASSERT_TRUE(gate_.await_holding());
-    c.reset();
-  }
-  // The listener sees the reset and cancels; the step in progress ends, the next one cancels.
-  const auto give_up = std::chrono::steady_clock::now() + kSafety;
-  while (server_->counters().dropped == 0 && std::chrono::steady_clock::now() < give_up) {
-    std::this_thread::yield();
-  }
-  gate_.open();
-  std::vector<GenRecord> done;
-  std::vector<StepRecord> steps;
-  while (done.empty() && std::chrono::steady_clock::now() < give_up) {
-    std::vector<GenRecord> r;
-    engine_->drain(r, steps);
-    done.insert(done.end(), r.begin(), r.end());
-  }
-  ASSERT_EQ(done.size(), 1u);
-  EXPECT_EQ(done[0].reason, FinishReason::kCancelled);
-  EXPECT_LT(done[0].output_tokens, 200u);
-  EXPECT_EQ(engine_->status().blocks_used, 0u);
+  expect_leaving_cancels("/v1/completions", R"({"prompt":"leaving","max_tokens":200,"stream":true})");
 }
 
 }  // namespace

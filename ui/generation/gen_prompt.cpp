@@ -94,13 +94,15 @@ Status GenPromptBox::generate() {
   asked_ = typed.toStdString();
   reply_.clear();
   std::string text = asked_;
-  if (chat_->isChecked()) {
+  chat_turn_ = chat_->isChecked();
+  if (chat_turn_) {
     std::vector<ChatMessage> turns = conversation_;
     turns.push_back({"user", asked_});
     text = render_chat(engine_.info().chat, turns);
   }
   GenRequest r;
   for (char c : text) r.prompt.push_back(static_cast<unsigned char>(c));
+  if (chat_turn_) r.stop = engine_.info().chat.stop;
   r.max_tokens = static_cast<uint32_t>(max_tokens_->value());
   r.sampling.temperature = temperature_->value();
   const uint64_t serial = ++serial_;
@@ -162,7 +164,7 @@ void GenPromptBox::on_done(uint64_t serial, const GenRecord& r) {
     text += QString(", %1 tokens/s after the first")
                 .arg((r.output_tokens - 1) / (ms(r.finished - r.first_token) / 1000), 0, 'f', 1);
   if (!r.error.empty()) text += ": " + QString::fromStdString(r.error);
-  if (chat_->isChecked() && (r.reason == FinishReason::kStop || r.reason == FinishReason::kLength)) {
+  if (chat_turn_ && (r.reason == FinishReason::kStop || r.reason == FinishReason::kLength)) {
     conversation_.push_back({"user", asked_});
     conversation_.push_back({"assistant", reply_});
     text += QString(" · chat of %1 turns").arg(conversation_.size());
@@ -174,6 +176,11 @@ void GenPromptBox::set_chat(bool on) { chat_->setChecked(on); }
 
 void GenPromptBox::new_chat() {
   if (id_) engine_.cancel(*id_);
+  // A reply already finished but not yet delivered must not join the new
+  // conversation: a new serial makes its callbacks stale.
+  ++serial_;
+  id_.reset();
+  stop_->setEnabled(false);
   conversation_.clear();
   status_->setText(chat_->isChecked() ? "New chat" : "");
 }

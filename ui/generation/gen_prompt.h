@@ -77,6 +77,7 @@ class GenPromptBox : public QWidget {
   uint32_t tokens_ = 0;
   int chunks_ = 0;
   std::vector<ChatMessage> conversation_;
+  bool chat_turn_ = false;  // the generation in flight is a chat turn
   std::string asked_;  // the user message of the reply in flight (chat)
   std::string reply_;  // its text so far
 };

@@ -65,17 +65,31 @@ TEST(GenView, ChatSendsTheConversationThroughTheChatTemplate) {
   box->set_prompt("Hi");
   ASSERT_TRUE(box->generate().ok());
   ASSERT_TRUE(pump_until([&] { return !box->streaming(); }));
-  const std::string first = greedy_text("User: Hi\nAssistant:", 10);
+  const std::string first = greedy_text("User: Hi\nAssistant: ", 10);
   EXPECT_EQ(box->output().toStdString(), first);
   ASSERT_EQ(box->conversation().size(), 2u);
   box->set_prompt("More");
   ASSERT_TRUE(box->generate().ok());
   ASSERT_TRUE(pump_until([&] { return !box->streaming(); }));
   EXPECT_EQ(box->output().toStdString(),
-            greedy_text("User: Hi\nAssistant: " + first + "\nUser: More\nAssistant:", 10));
+            greedy_text("User: Hi\nAssistant: " + first + "\nUser: More\nAssistant: ", 10));
   EXPECT_EQ(box->conversation().size(), 4u);
   EXPECT_TRUE(box->status_text().contains("chat of 4 turns")) << box->status_text().toStdString();
   box->new_chat();
+  EXPECT_TRUE(box->conversation().empty());
+  // New chat after the engine finished a reply but before the window heard
+  // of it: the reply does not join the new conversation.
+  const uint64_t completed = engine->status().completed;
+  box->set_prompt("Again");
+  ASSERT_TRUE(box->generate().ok());
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (engine->status().completed == completed && std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));  // the GUI loop is not run
+  }
+  ASSERT_GT(engine->status().completed, completed);
+  box->new_chat();
+  EXPECT_FALSE(box->streaming());
+  QCoreApplication::processEvents();
   EXPECT_TRUE(box->conversation().empty());
   box->set_chat(false);
   box->set_prompt("Hi");
