@@ -3,7 +3,9 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <future>
 #include <memory>
 
@@ -122,6 +124,9 @@ void GenHttpTarget::send(const std::string& prompt, uint32_t max_tokens, Callbac
           state->cb.on_tokens(when, 1);
         }
         if (ev.completion_tokens) state->counted = ev.completion_tokens;
+        if (ev.prompt_tokens && state->cb.on_prompt_tokens) {
+          state->cb.on_prompt_tokens(static_cast<uint32_t>(std::min<uint64_t>(*ev.prompt_tokens, UINT32_MAX)));
+        }
       },
       [state](int status, std::string_view) {
         const bool ok = status == 200 && state->error.empty();

@@ -8,7 +8,8 @@
 //    one user message, which the server wraps in its chat template;
 //  - every request asks for temperature 0, ignore_eos and max_tokens;
 //  - a token is an event that adds text; the usage chunk, where the server
-//    sends one, gives the exact count at the end;
+//    sends one, gives the exact count at the end, and the prompt's length as
+//    the server counted it (a chat template's tokens included);
 //  - "model" is the name the server lists first at GET .../v1/models, or
 //    the one given.
 // Thread-safety: send() from the load's thread; callbacks on the client's.

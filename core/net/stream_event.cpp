@@ -25,10 +25,14 @@ StreamEvent read_stream_event(std::string_view data) {
   if (text.isString()) ev.text = text.toString().toStdString();
   const QJsonValue reason = choice.value("finish_reason");
   ev.finished = reason.isString() && !reason.toString().isEmpty();
-  const QJsonValue tokens = o.value("usage").toObject().value("completion_tokens");
-  if (tokens.isDouble() && tokens.toDouble() >= 0 && tokens.toDouble() < 1e15) {
-    ev.completion_tokens = static_cast<uint64_t>(tokens.toDouble());
-  }
+  const QJsonObject usage = o.value("usage").toObject();
+  const auto count = [&usage](const char* key) -> std::optional<uint64_t> {
+    const QJsonValue v = usage.value(key);
+    if (!v.isDouble() || !(v.toDouble() >= 0 && v.toDouble() < 1e15)) return std::nullopt;
+    return static_cast<uint64_t>(v.toDouble());
+  };
+  ev.completion_tokens = count("completion_tokens");
+  ev.prompt_tokens = count("prompt_tokens");
   return ev;
 }
 

@@ -19,6 +19,7 @@ struct StreamEvent {
   std::string text;        // the text it adds (may be empty)
   bool finished = false;   // it carries a finish_reason
   std::optional<uint64_t> completion_tokens;  // from a usage object
+  std::optional<uint64_t> prompt_tokens;      // from a usage object
   std::string error;       // an error event's message; empty when none
 };
 

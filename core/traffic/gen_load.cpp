@@ -85,6 +85,10 @@ GenRun run_gen_load(const ArrivalSpec& spec, GenWorkload& workload, GenTarget& t
       q.last = when;
       q.output_tokens += tokens;
     };
+    cb.on_prompt_tokens = [book, i](uint32_t n) {
+      std::lock_guard g(book->mu);
+      book->results[i].prompt_tokens = n;
+    };
     cb.on_done = [book, i](bool ok, uint32_t tokens, TimePoint when, std::string outcome) {
       std::lock_guard g(book->mu);
       GenRequestResult& q = book->results[i];

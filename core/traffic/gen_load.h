@@ -32,6 +32,9 @@ class GenTarget {
     // Once: ok (the text ended by stop or length), the output tokens, the
     // time, and the failure's name ("rejected", "timeout", "error", ...).
     std::function<void(bool ok, uint32_t tokens, TimePoint when, std::string outcome)> on_done;
+    // Before on_done, where the target counted the prompt itself (a
+    // server's usage: a chat template adds its own tokens to the message).
+    std::function<void(uint32_t prompt_tokens)> on_prompt_tokens;
   };
   virtual ~GenTarget() = default;
   virtual void send(const std::string& prompt, uint32_t max_tokens, Callbacks cb) = 0;

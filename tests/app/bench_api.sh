@@ -3,7 +3,8 @@
 # run each against the same server and the same seeded load: every request
 # succeeds on both, each runs to its max_tokens (ignore_eos), the usage
 # chunk's count and the events agree, and the run says which route and
-# which model (asked of GET /v1/models) it measured. A bare URL takes the
+# which model (asked of GET /v1/models) it measured, and each prompt's
+# length as the server's usage counted it. A bare URL takes the
 # route of --api; --api on an in-process target is refused.
 # Usage: bench_api.sh BATCHSCOPE
 set -euo pipefail
@@ -21,7 +22,7 @@ url=$(grep -o 'http://[0-9.:]*' "$dir/log")
 for api in completions chat; do
   "$bin" bench --target "$url" --api "$api" --pattern constant --rate 20 \
     --duration 1 --prompt-len fixed:24 --max-tokens fixed:12 --no-history \
-    --json "$dir/$api.json" >"$dir/$api.out" 2>&1 || { cat "$dir/$api.out"; exit 1; }
+    --json "$dir/$api.json" --csv "$dir/$api" >"$dir/$api.out" 2>&1 || { cat "$dir/$api.out"; exit 1; }
 done
 python3 - "$dir" <<'PY'
 import json, sys
@@ -33,6 +34,13 @@ for api, r in runs.items():
     assert s["output_tokens"] == 20 * 12, (api, s["output_tokens"])
     assert c["model"] == "synthetic_lm", (api, c["model"])
 assert runs["chat"]["config"]["target"].endswith("(chat)"), runs["chat"]["config"]
+# Prompt lengths as the server counted them: chat's template adds
+# "User: " and "\nAssistant: " (18 bytes) to the 24-byte message.
+import csv
+for api, want in (("completions", 24), ("chat", 24 + 18)):
+    rows = list(csv.DictReader(open(f"{d}/{api}_requests.csv")))
+    assert len(rows) == 20 and all(int(r["prompt_tokens"]) == want for r in rows), \
+        (api, [r["prompt_tokens"] for r in rows])
 assert not runs["completions"]["config"]["target"].endswith("(chat)")
 print("both routes: 20 of 20 requests, 240 tokens each; model synthetic_lm")
 PY

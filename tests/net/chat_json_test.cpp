@@ -143,7 +143,10 @@ TEST(StreamEvent, ReadsCompletionsChatUsageErrorsAndDone) {
   EXPECT_EQ(chat.text, "c\n");
   EXPECT_FALSE(chat.finished);
   EXPECT_TRUE(read_stream_event(R"({"choices":[{"delta":{},"finish_reason":"length"}]})").finished);
-  EXPECT_EQ(read_stream_event(R"({"choices":[],"usage":{"completion_tokens":12}})").completion_tokens, 12u);
+  const StreamEvent usage = read_stream_event(R"({"choices":[],"usage":{"prompt_tokens":30,"completion_tokens":12}})");
+  EXPECT_EQ(usage.completion_tokens, 12u);
+  EXPECT_EQ(usage.prompt_tokens, 30u);
+  EXPECT_FALSE(read_stream_event(R"({"usage":{"prompt_tokens":-1}})").prompt_tokens);
   EXPECT_EQ(read_stream_event(R"({"error":{"message":"boom","code":500}})").error, "boom");
   EXPECT_EQ(read_stream_event(R"({"error":"plain"})").error, "plain");
   const StreamEvent junk = read_stream_event("{\"choices\":[{\"text\":");
