@@ -1,7 +1,7 @@
 #pragma once
 // The generation routes over a real socket: a GenerationService on an
 // HttpServer at 127.0.0.1, over a SyntheticLm whose steps a test can hold
-// (Gate), with the text the model gives for a prompt (expected()).
+// (StepGate), with the text the model gives for a prompt (expected()).
 
 #include <gtest/gtest.h>
 
@@ -23,7 +23,7 @@ namespace batchscope::test {
 inline constexpr auto kSafety = std::chrono::seconds(20);
 
 // A model step a test can hold.
-struct Gate {
+struct StepGate {
   std::mutex mu;
   std::condition_variable cv;
   bool closed = false, holding = false;
@@ -147,7 +147,7 @@ class GenerationTest : public ::testing::Test {
     EXPECT_EQ(engine_->status().blocks_used, 0u);
   }
 
-  Gate gate_;
+  StepGate gate_;
   ServiceAccess access_;  // set before start()
   std::unique_ptr<SyntheticLm> reference_;
   std::unique_ptr<GenEngine> engine_;
