@@ -118,18 +118,6 @@ Found read_chat_neutral(const std::string& key, const QJsonValue& v, bool& known
   return read_neutral(key, v, known);
 }
 
-void head(std::string& out, std::string_view id, int64_t created, std::string_view model,
-          const char* object) {
-  out += "{\"id\":";
-  append_json_string(out, id);
-  out += ",\"object\":\"";
-  out += object;
-  out += "\",\"created\":";
-  append_int(out, created);
-  out += ",\"model\":";
-  append_json_string(out, model);
-}
-
 }  // namespace
 
 HttpExpected<CompletionRequest> parse_chat(std::string_view body, const LmInfo& model) {
@@ -163,7 +151,7 @@ HttpExpected<CompletionRequest> parse_chat(std::string_view body, const LmInfo& 
 std::string chat_body(std::string_view id, int64_t created, std::string_view model,
                       const GenRecord& r) {
   std::string out;
-  head(out, id, created, model, "chat.completion");
+  append_openai_head(out, id, "chat.completion", created, model);
   out += ",\"choices\":[{\"index\":0,\"message\":{\"role\":\"assistant\",\"content\":";
   append_json_string(out, r.text);
   out += "},\"logprobs\":null,\"finish_reason\":";
@@ -175,7 +163,7 @@ std::string chat_body(std::string_view id, int64_t created, std::string_view mod
 
 std::string chat_role_chunk(std::string_view id, int64_t created, std::string_view model) {
   std::string out;
-  head(out, id, created, model, "chat.completion.chunk");
+  append_openai_head(out, id, "chat.completion.chunk", created, model);
   return out + ",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\"},"
                "\"logprobs\":null,\"finish_reason\":null}]}";
 }
@@ -183,7 +171,7 @@ std::string chat_role_chunk(std::string_view id, int64_t created, std::string_vi
 std::string chat_chunk(std::string_view id, int64_t created, std::string_view model,
                        std::string_view text, const FinishReason* reason) {
   std::string out;
-  head(out, id, created, model, "chat.completion.chunk");
+  append_openai_head(out, id, "chat.completion.chunk", created, model);
   out += ",\"choices\":[{\"index\":0,\"delta\":{";
   if (!reason) {
     out += "\"content\":";
@@ -198,7 +186,7 @@ std::string chat_chunk(std::string_view id, int64_t created, std::string_view mo
 std::string chat_usage_chunk(std::string_view id, int64_t created, std::string_view model,
                              const GenRecord& r) {
   std::string out;
-  head(out, id, created, model, "chat.completion.chunk");
+  append_openai_head(out, id, "chat.completion.chunk", created, model);
   out += ",\"choices\":[],";
   append_usage(out, r);
   return out + '}';

@@ -94,18 +94,17 @@ HttpExpected<CompletionRequest> parse_generate(std::string_view body, int vocab_
   return r;
 }
 
-namespace {
-
-void head(std::string& out, std::string_view id, int64_t created, std::string_view model) {
+void append_openai_head(std::string& out, std::string_view id, std::string_view object,
+                        int64_t created, std::string_view model) {
   out += "{\"id\":";
   append_json_string(out, id);
-  out += ",\"object\":\"text_completion\",\"created\":";
+  out += ",\"object\":";
+  append_json_string(out, object);
+  out += ",\"created\":";
   append_int(out, created);
   out += ",\"model\":";
   append_json_string(out, model);
 }
-
-}  // namespace
 
 void append_usage(std::string& out, const GenRecord& r) {
   out += "\"usage\":{\"prompt_tokens\":";
@@ -120,7 +119,7 @@ void append_usage(std::string& out, const GenRecord& r) {
 std::string completion_body(std::string_view id, int64_t created, std::string_view model,
                             const GenRecord& r) {
   std::string out;
-  head(out, id, created, model);
+  append_openai_head(out, id, "text_completion", created, model);
   out += ",\"choices\":[{\"text\":";
   append_json_string(out, r.text);
   out += ",\"index\":0,\"logprobs\":null,\"finish_reason\":";
@@ -133,7 +132,7 @@ std::string completion_body(std::string_view id, int64_t created, std::string_vi
 std::string completion_chunk(std::string_view id, int64_t created, std::string_view model,
                              std::string_view text, const FinishReason* reason) {
   std::string out;
-  head(out, id, created, model);
+  append_openai_head(out, id, "text_completion", created, model);
   out += ",\"choices\":[{\"text\":";
   append_json_string(out, text);
   out += ",\"index\":0,\"logprobs\":null,\"finish_reason\":";
@@ -145,7 +144,7 @@ std::string completion_chunk(std::string_view id, int64_t created, std::string_v
 std::string completion_usage_chunk(std::string_view id, int64_t created, std::string_view model,
                                    const GenRecord& r) {
   std::string out;
-  head(out, id, created, model);
+  append_openai_head(out, id, "text_completion", created, model);
   out += ",\"choices\":[],";
   append_usage(out, r);
   return out + '}';

@@ -55,6 +55,9 @@ std::string completion_chunk(std::string_view id, int64_t created, std::string_v
 // The last streamed chunk with token counts (stream_options.include_usage).
 std::string completion_usage_chunk(std::string_view id, int64_t created, std::string_view model,
                                    const GenRecord& r);
+// {"id", "object", "created", "model" (left open for the rest of the answer).
+void append_openai_head(std::string& out, std::string_view id, std::string_view object,
+                        int64_t created, std::string_view model);
 // "usage": {"prompt_tokens", "completion_tokens", "total_tokens"}.
 void append_usage(std::string& out, const GenRecord& r);
 // OpenAI's error object (openai_error.h), for a stream that ends in an error.

@@ -35,10 +35,10 @@ bool finished_with_text(const GenRecord& r) {
 // goes out on the I/O thread once the engine has admitted the request; what
 // the engine produces before that waits here, so the head always comes first.
 struct Answer {
-  enum class Api { kCompletions, kChat, kTriton };
+  using Api = GenerationService::Api;
   Responder r;
   Api api = Api::kCompletions;
-  bool openai = true;  // an OpenAI route: its errors are OpenAI's error object
+  bool openai() const { return api != Api::kTriton; }  // errors as OpenAI's error object
   bool stream = false;
   bool usage = false;
   std::string id;  // cmpl-N, or Triton's echoed id
@@ -112,18 +112,18 @@ struct Answer {
     if (!stream) {
       if (!finished_with_text(rec)) {
         const auto [status, message] = failure(rec);
-        return r.send(openai ? openai_error_response(status, message)
-                             : error_response(status, message));
+        return r.send(openai() ? openai_error_response(status, message)
+                               : error_response(status, message));
       }
       return r.send(json_response(whole(rec)));
     }
     if (!finished_with_text(rec)) {
       const auto [status, message] = failure(rec);
-      push_event(sse_event(stream_error(status, message)), !openai);
-      if (openai) push_event("data: [DONE]\n\n", true);
+      push_event(sse_event(stream_error(status, message)), !openai());
+      if (openai()) push_event("data: [DONE]\n\n", true);
       return;
     }
-    if (!openai) return push_event(sse_event(generate_body(id, model, "", &rec)), true);
+    if (!openai()) return push_event(sse_event(generate_body(id, model, "", &rec)), true);
     push_event(sse_event(last_chunk(rec)), false);
     if (usage) push_event(sse_event(usage_chunk(rec)), false);
     push_event("data: [DONE]\n\n", true);
@@ -143,18 +143,17 @@ void GenerationService::poll_metrics() {
 
 void GenerationService::handle(HttpRequest&& req, Responder r) {
   const std::string_view path = req.path();
-  const bool openai = path.substr(0, 4) == "/v1/";
-  const auto answer = [&r, openai](HttpResponse resp) {
-    r.send(openai ? as_openai_error(std::move(resp)) : std::move(resp));
-  };
-  if (auto refused = refuse_unauthorized(req, access_)) return answer(std::move(*refused));
+  const ErrorMaker make_error =
+      path.substr(0, 4) == "/v1/" ? ErrorMaker{openai_error_response} : ErrorMaker{error_response};
+  const auto answer = [&r](HttpResponse resp) { r.send(std::move(resp)); };
+  if (auto refused = refuse_unauthorized(req, access_, make_error)) return answer(std::move(*refused));
   const bool get = req.method == "GET", post = req.method == "POST";
   if (path == "/v1/completions" || path == "/v1/chat/completions") {
-    if (!post) return answer(method_not_allowed("POST"));
-    return generate(req, r, path == "/v1/completions" ? Api::kOpenAi : Api::kChat, false);
+    if (!post) return answer(method_not_allowed("POST", make_error));
+    return generate(req, r, path == "/v1/completions" ? Api::kCompletions : Api::kChat, false);
   }
   if (path == "/v1/models") {
-    if (!get) return answer(method_not_allowed("GET"));
+    if (!get) return answer(method_not_allowed("GET", make_error));
     std::string b = "{\"object\":\"list\",\"data\":[{\"id\":";
     append_json_string(b, info_.model.name);
     b += ",\"object\":\"model\",\"created\":0,\"owned_by\":\"batchscope\",\"max_model_len\":";
@@ -166,7 +165,7 @@ void GenerationService::handle(HttpRequest&& req, Responder r) {
   if (path == "/health") return get ? health(r) : r.send(method_not_allowed("GET"));
   if (path == "/metrics") return get ? metrics(r) : r.send(method_not_allowed("GET"));
   if (path == "/v1/config") {
-    if (!get && req.method != "PUT") return answer(method_not_allowed("GET, PUT"));
+    if (!get && req.method != "PUT") return answer(method_not_allowed("GET, PUT", make_error));
     return config(req, r);
   }
   if (answer_server_route(req, r, info_.version, "[\"generate\"]", shutting_down_)) return;
@@ -174,7 +173,7 @@ void GenerationService::handle(HttpRequest&& req, Responder r) {
   if (path.substr(0, kModels.size()) == kModels) {
     return model_routes(req, r, path.substr(kModels.size()));
   }
-  answer(error_response(404, "no route " + quoted_excerpt(path) +
+  answer(make_error(404, "no route " + quoted_excerpt(path) +
                                  "; try POST /v1/chat/completions, POST /v1/completions, GET "
                                  "/v1/models, POST /v2/models/" + info_.model.name +
                                  "/generate, GET /health, GET /metrics or GET /v1/config"));
@@ -215,7 +214,7 @@ void GenerationService::generate(const HttpRequest& req, Responder r, Api api, b
     r.send(openai ? openai_error_response(status, message, param) : error_response(status, message));
   };
   const int vocab = info_.model.vocab_size;
-  auto parsed = api == Api::kOpenAi ? parse_completion(req.body, vocab)
+  auto parsed = api == Api::kCompletions ? parse_completion(req.body, vocab)
                 : api == Api::kChat ? parse_chat(req.body, info_.model)
                                     : parse_generate(req.body, vocab);
   if (auto* e = std::get_if<HttpError>(&parsed)) return refuse(e->status, e->message, e->param);
@@ -237,20 +236,15 @@ void GenerationService::generate(const HttpRequest& req, Responder r, Api api, b
 }
 
 void GenerationService::start(CompletionRequest&& c, Responder r, Api api) {
-  const bool openai = api != Api::kTriton;
-  const auto refusal = [openai](int status, const std::string& message) {
-    return openai ? openai_error_response(status, message) : error_response(status, message);
-  };
+  const ErrorMaker refusal =
+      api == Api::kTriton ? ErrorMaker{error_response} : ErrorMaker{openai_error_response};
   if (shutting_down_) return r.send(refusal(503, "the server is shutting down"));
   auto a = std::make_shared<Answer>();
   a->r = r;
-  a->api = api == Api::kOpenAi ? Answer::Api::kCompletions
-           : api == Api::kChat ? Answer::Api::kChat
-                               : Answer::Api::kTriton;
-  a->openai = openai;
+  a->api = api;
   a->stream = c.stream;
   a->usage = c.include_usage;
-  a->id = api == Api::kOpenAi ? "cmpl-" + std::to_string(next_completion_++)
+  a->id = api == Api::kCompletions ? "cmpl-" + std::to_string(next_completion_++)
           : api == Api::kChat ? "chatcmpl-" + std::to_string(next_completion_++)
                               : c.id;
   a->created = static_cast<int64_t>(std::time(nullptr));

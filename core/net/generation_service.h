@@ -50,6 +50,9 @@ struct GenServiceInfo {
 
 class GenerationService {
  public:
+  // Which API a request came in by: its body, answer and error shapes.
+  enum class Api { kCompletions, kChat, kTriton };
+
   GenerationService(GenEngine& engine, GenServiceInfo info);
 
   void handle(HttpRequest&& request, Responder responder);
@@ -65,7 +68,6 @@ class GenerationService {
   void set_metrics_source(MetricsSource source) { source_ = std::move(source); }
 
  private:
-  enum class Api { kOpenAi, kChat, kTriton };
   void generate(const HttpRequest& req, Responder r, Api api, bool stream_route);
   void start(CompletionRequest&& c, Responder r, Api api);
   void model_routes(const HttpRequest& req, Responder r, std::string_view rest);

@@ -83,6 +83,9 @@ struct HttpResponse {
 
 // {"error": message} with `status`.
 HttpResponse error_response(int status, const std::string& message);
+// How a service shapes its errors: error_response, or another shape (OpenAI's
+// error object, openai_error.h) with the same status and headers.
+using ErrorMaker = HttpResponse (*)(int status, const std::string& message);
 const char* status_reason(int status);
 
 // True for 127.0.0.0/8 and ::1: addresses no other machine can reach.

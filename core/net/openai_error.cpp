@@ -1,8 +1,5 @@
 #include "net/openai_error.h"
 
-#include <QJsonDocument>
-#include <QJsonObject>
-
 #include "common/text_out.h"
 
 namespace batchscope {
@@ -45,15 +42,6 @@ HttpResponse openai_error_response(int status, const std::string& message,
 
 HttpResponse openai_error_response(int status, const std::string& message) {
   return openai_error_response(status, message, "");
-}
-
-HttpResponse as_openai_error(HttpResponse response) {
-  if (response.status < 400) return response;
-  const QJsonDocument doc = QJsonDocument::fromJson(QByteArray::fromStdString(response.body));
-  const QJsonValue message = doc.object().value("error");
-  if (!message.isString()) return response;
-  response.body = openai_error_body(response.status, message.toString().toStdString(), "");
-  return response;
 }
 
 }  // namespace batchscope

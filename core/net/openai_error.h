@@ -19,10 +19,7 @@ namespace batchscope {
 std::string openai_error_body(int status, std::string_view message, std::string_view param);
 HttpResponse openai_error_response(int status, const std::string& message,
                                    const std::string& param);
+// The ErrorMaker of the /v1/* routes.
 HttpResponse openai_error_response(int status, const std::string& message);
-// The same answer with OpenAI's error object: an error_response()'s
-// {"error": "text"} is rewritten (its status and headers kept); any other
-// answer is returned as it is.
-HttpResponse as_openai_error(HttpResponse response);
 
 }  // namespace batchscope

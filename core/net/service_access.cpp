@@ -37,11 +37,12 @@ std::optional<std::string_view> bearer_token(std::string_view auth) {
 }  // namespace
 
 std::optional<HttpResponse> refuse_unauthorized(const HttpRequest& req,
-                                                const ServiceAccess& access) {
+                                                const ServiceAccess& access,
+                                                ErrorMaker make_error) {
   if (access.token.empty() || is_health_path(req.path())) return std::nullopt;
   const auto token = bearer_token(req.header("authorization"));
   if (token && same_secret(*token, access.token)) return std::nullopt;
-  HttpResponse resp = error_response(
+  HttpResponse resp = make_error(
       401, token ? "the bearer token is not this server's"
                  : "this server needs an 'Authorization: Bearer TOKEN' header (its --token)");
   resp.headers.emplace_back("WWW-Authenticate", "Bearer realm=\"batchscope\"");

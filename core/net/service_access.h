@@ -29,7 +29,8 @@ struct ServiceAccess {
 // nullopt when the request may go on. The comparison takes the same time
 // however much of a guess is right.
 std::optional<HttpResponse> refuse_unauthorized(const HttpRequest& req,
-                                                const ServiceAccess& access);
+                                                const ServiceAccess& access,
+                                                ErrorMaker make_error = error_response);
 
 // What to tell a person who binds `host` beyond loopback: who can reach the
 // server and what they can do there, given `access`.

@@ -11,8 +11,8 @@ HttpResponse json_response(std::string body) {
   return r;
 }
 
-HttpResponse method_not_allowed(const char* allow) {
-  HttpResponse r = error_response(405, std::string("method not allowed; use ") + allow);
+HttpResponse method_not_allowed(const char* allow, ErrorMaker make_error) {
+  HttpResponse r = make_error(405, std::string("method not allowed; use ") + allow);
   r.headers.emplace_back("Allow", allow);
   return r;
 }

@@ -19,7 +19,7 @@
 namespace batchscope {
 
 HttpResponse json_response(std::string body);
-HttpResponse method_not_allowed(const char* allow);
+HttpResponse method_not_allowed(const char* allow, ErrorMaker make_error = error_response);
 
 // Answers /v2 (with `extensions`, a JSON array), /v2/health/live and
 // /v2/health/ready; false when the path is none of them.
@@ -33,8 +33,7 @@ std::optional<std::string_view> model_tail(std::string_view rest, const std::str
 
 // GET|PUT /v1/config: `read` gives the version and options in force,
 // `apply` swaps in new ones (an error is answered 400).
-// `make_error` shapes its errors (error_response, or OpenAI's object).
-using ErrorMaker = HttpResponse (*)(int status, const std::string& message);
+// `make_error` shapes its errors.
 void answer_config(const HttpRequest& req, const Responder& r, const ServiceAccess& access,
                    const std::function<std::pair<uint64_t, Options>()>& read,
                    const std::function<Status(const Options&)>& apply,
