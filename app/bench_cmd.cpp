@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "app/bench_cmd.h"
 
 #include <cstdio>
@@ -7,6 +8,7 @@
 #include <optional>
 #include <sstream>
 
+#include "app/build_info.h"
 #include "app/cli_args.h"
 #include "app/cost_setup.h"
 #include "app/gen_bench.h"
@@ -423,7 +425,7 @@ int run_bench(int argc, char** argv, const std::vector<std::string>& args) {
       engine->set_adaptive_planner(planner);
       if (Status s = engine->start(); !s) return fail(s.message(), 1);
       service = std::make_unique<InferenceService>(
-          *engine, ServiceInfo{model->metadata, model->device, BATCHSCOPE_VERSION});
+          *engine, ServiceInfo{model->metadata, model->device, batchscope::build_version()});
       server = std::make_unique<HttpServer>(
           [&service](HttpRequest&& req, Responder r) { service->handle(std::move(req), r); });
       service->set_server(server.get());

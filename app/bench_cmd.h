@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // `batchscope bench`: drives a target with an arrival pattern, records the
 // run, prints a summary, and exports it (JSON, CSV, Chrome trace, PNG).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Command-line flags shared by the subcommands: `--name value` pairs, and the
 // serving options every subcommand that runs the engine accepts.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // A model's batch cost t(b) for the predictor: read from a file that
 // `batchscope profile --json` wrote, exact for the synthetic model, or

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // `batchscope demo`: serves Poisson traffic through the engine and a synthetic
 // model, prints a one-line summary per second, retunes the options live half

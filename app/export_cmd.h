@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // `batchscope export` writes tuned options as a production server's
 // configuration (Triton, TF Serving, TorchServe, Ray Serve, the Python

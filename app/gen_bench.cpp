@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "app/gen_bench.h"
 
 #include <cstdio>
@@ -8,6 +9,7 @@
 #include <sstream>
 
 #include "app/bench_cmd.h"
+#include "app/build_info.h"
 #include "app/cli_args.h"
 #include "app/history_setup.h"
 #include "app/lm_setup.h"
@@ -192,7 +194,7 @@ int run_gen_bench(int argc, char** argv, std::map<std::string, std::string> flag
     Url url;
     if (target == "self-http") {
       service = std::make_unique<GenerationService>(
-          *engine, GenServiceInfo{engine->info(), choice->device, BATCHSCOPE_VERSION});
+          *engine, GenServiceInfo{engine->info(), choice->device, batchscope::build_version()});
       server = std::make_unique<HttpServer>(
           [&service](HttpRequest&& req, Responder r) { service->handle(std::move(req), r); });
       auto port = server->start("127.0.0.1", 0);

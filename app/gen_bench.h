@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // `batchscope bench` for a generative model: generation traffic (lengths
 // from distributions or a trace, any arrival pattern) against the engine in

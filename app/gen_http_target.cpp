@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "app/gen_http_target.h"
 
 #include <QJsonArray>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The generative load over HTTP for `batchscope bench --target URL|self-http`:
 // OpenAI's POST /v1/completions or /v1/chat/completions, streamed with

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "app/gui_cmd.h"
 
 #include <QApplication>
@@ -9,6 +10,7 @@
 #include <iostream>
 #include <thread>
 
+#include "app/build_info.h"
 #include "app/cli_args.h"
 #include "app/history_setup.h"
 #include "app/install_paths.h"
@@ -118,7 +120,7 @@ int run_gen_gui(int argc, char** argv, std::map<std::string, std::string> flags)
   GenViewConfig cfg;
   cfg.start_traffic = true;
   cfg.listener.access = default_access();
-  cfg.listener.version = BATCHSCOPE_VERSION;
+  cfg.listener.version = batchscope::build_version();
   std::string screenshot;
   double after_s = 10;
   for (auto& [name, value] : flags) {
@@ -149,8 +151,9 @@ int run_gen_gui(int argc, char** argv, std::map<std::string, std::string> flags)
   QApplication app(argc, argv);
   QApplication::setOrganizationName("Batchscope");
   QApplication::setApplicationName("batchscope");
+  QApplication::setApplicationVersion(QString::fromStdString(batchscope::build_label()));
   QApplication::setWindowIcon(app_icon());
-  QGuiApplication::setDesktopFileName("org.batchscope.Batchscope");
+  QGuiApplication::setDesktopFileName("org.batchscope.batchscope");
   auto lm = make_lm(*choice);
   if (!lm) return fail(lm.error().message, 1);
   cfg.model_text = lm->runner->info().name + " (" + lm->device + ")";
@@ -221,7 +224,7 @@ std::optional<Status> open_generative(const ModelRequest& r, QWidget* parent,
   cfg.start_traffic = false;
   cfg.listener.access = access;  // the workbench's, should its listener be started
   cfg.listener.device = lm->device;
-  cfg.listener.version = BATCHSCOPE_VERSION;
+  cfg.listener.version = batchscope::build_version();
   auto engine = std::make_unique<GenEngine>(std::move(lm->runner), Options{});
   if (Status s = engine->start(); !s) return s;
   auto* window = new GenMainWindow(std::move(engine), cfg, parent);
@@ -293,8 +296,9 @@ int run_gui(int argc, char** argv, const std::vector<std::string>& args) {
   QApplication app(argc, argv);
   QApplication::setOrganizationName("Batchscope");
   QApplication::setApplicationName("batchscope");
+  QApplication::setApplicationVersion(QString::fromStdString(batchscope::build_label()));
   QApplication::setWindowIcon(app_icon());
-  QGuiApplication::setDesktopFileName("org.batchscope.Batchscope");
+  QGuiApplication::setDesktopFileName("org.batchscope.batchscope");
   // A screenshot shows the defaults, whatever this machine saved.
   const bool remember = !fresh && screenshot.empty();
   cfg.restore_settings = remember;
@@ -322,7 +326,7 @@ int run_gui(int argc, char** argv, const std::vector<std::string>& args) {
 #ifdef BATCHSCOPE_WITH_TORCH
   cfg.devices = available_devices();
 #endif
-  cfg.version = BATCHSCOPE_VERSION;
+  cfg.version = batchscope::build_version();
   cfg.open_generative = [access = cfg.access](const ModelRequest& r, QWidget* parent) {
     return open_generative(r, parent, access);
   };

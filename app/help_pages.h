@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The manual page and the bash completion script, both generated from the
 // same --help texts the executable prints, so neither can drift from them.
 // `batchscope --man` and `batchscope --bash-completion` print them; the build

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The run history as the commands use it: the flags that choose it
 // (--history FILE, --no-history, --history-requests N; BATCHSCOPE_HISTORY),

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Where Batchscope finds the models it ships. An installed executable looks
 // under its own prefix (<prefix>/share/batchscope/models, found from
 // /proc/self/exe), so it works from any folder; the build tree has the same

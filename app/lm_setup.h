@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The generative model a command serves or measures: a TorchScript file
 // whose sidecar says "kind": "generative" (--model models/tiny_lm.pt), or

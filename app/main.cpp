@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Batchscope's composition root: one executable, a subcommand per job.
 
 #include <cstdio>
@@ -5,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "app/build_info.h"
 #include "app/demo.h"
 #include "app/help_pages.h"
 #include "app/install_paths.h"
@@ -62,7 +64,8 @@ const char* kUsage =
     "page and --bash-completion the bash completion script, both made from these texts.\n";
 
 void print_version() {
-  std::printf("batchscope %s\n", BATCHSCOPE_VERSION);
+  std::printf("batchscope %s\n", batchscope::build_label().c_str());
+  std::fputs(batchscope::licence_notice().c_str(), stdout);
 #ifdef BATCHSCOPE_WITH_QT
   std::printf("Qt %s\n", qVersion());
 #endif
@@ -148,7 +151,8 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (!args.empty() && args[0] == "--man") {
-    std::fputs(batchscope::man_page(BATCHSCOPE_VERSION, kUsage, command_helps()).c_str(), stdout);
+    std::fputs(batchscope::man_page(batchscope::build_version(), kUsage, command_helps()).c_str(),
+               stdout);
     return 0;
   }
   if (!args.empty() && args[0] == "--bash-completion") {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The loader the workbench's model panel runs: a TorchScript file with its
 // sidecar, or the synthetic stand-in, made ready for the engine and measured.

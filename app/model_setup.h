@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The model a command serves or loads: a TorchScript file with its sidecar,
 // or the synthetic stand-in, as metadata plus the runner factory for the

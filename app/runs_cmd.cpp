@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "app/runs_cmd.h"
 
 #include <charconv>
@@ -8,6 +9,7 @@
 #include <sstream>
 
 #include "app/bench_cmd.h"
+#include "app/build_info.h"
 #include "app/cli_args.h"
 #include "app/history_setup.h"
 #include "traffic/gen_load.h"
@@ -424,7 +426,8 @@ int run_report(const std::vector<std::string>& args) {
     if (!rows) return fail_r(rows.error().message, 1);
     generation[i] = std::move(*rows);
   }
-  const std::string html = run_report_html(runs, title, utc_now(), generation);
+  const std::string html =
+      run_report_html(runs, title, "Batchscope " + build_label(), utc_now(), generation);
   return save_export(out, html, "HTML report; opens offline in any browser") ? 0 : 1;
 }
 

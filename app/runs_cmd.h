@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // `batchscope runs`: the run history from the command line: list, show,
 // compare, export, rm, import (and ids, for tab completion).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "app/serve_cmd.h"
 
 #include <QCoreApplication>
@@ -9,6 +10,7 @@
 #include <map>
 #include <sstream>
 
+#include "app/build_info.h"
 #include "app/cli_args.h"
 #include "app/lm_setup.h"
 #include "app/model_setup.h"
@@ -169,7 +171,7 @@ int run_serve(int argc, char** argv, const std::vector<std::string>& args) {
   auto model = make_model(*choice, *options);
   if (!model) return fail(model.error().message, 1);
   ServiceInfo info;
-  info.version = BATCHSCOPE_VERSION;
+  info.version = batchscope::build_version();
   info.model = model->metadata;
   info.device = model->device;
   const RunnerFactory factory = model->factory;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // `batchscope serve`: the engine and a model behind the HTTP listener, headless.
 

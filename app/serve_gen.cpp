@@ -1,9 +1,11 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "app/serve_gen.h"
 
 #include <QCoreApplication>
 #include <cstdio>
 #include <iostream>
 
+#include "app/build_info.h"
 #include "generation/gen_engine.h"
 #include "net/generation_service.h"
 
@@ -29,7 +31,7 @@ int serve_generation(int argc, char** argv, const GenServeSetup& setup,
   GenServiceInfo info;
   info.model = lm->runner->info();
   info.device = lm->device;
-  info.version = BATCHSCOPE_VERSION;
+  info.version = batchscope::build_version();
 
   QCoreApplication app(argc, argv);
   GenEngine engine(std::move(lm->runner), setup.options);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // `batchscope serve` for a generative model: the generation engine behind
 // the HTTP listener (GenerationService's routes), headless.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // `batchscope tune`: searches a space of batching options on the predictor
 // (the traffic replayed through the real strategies against the model's

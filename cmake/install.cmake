@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 # What `cmake --install` lays out, and the Debian package CPack builds from it
 # (scripts/package). An installed batchscope finds its models from its own
 # prefix (app/install_paths.h); the build tree gets the same layout by a link.
@@ -10,6 +11,19 @@ install(TARGETS batchscope RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/models/ DESTINATION ${CMAKE_INSTALL_DATADIR}/batchscope/models
         FILES_MATCHING PATTERN "*.pt" PATTERN "*.json" PATTERN "README.md")
 install(FILES ${PROJECT_SOURCE_DIR}/README.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
+# What Debian's policy asks of every package: the copyright file (DEP-5), and
+# the changelog, written from CHANGELOG.md by cmake/release.cmake and
+# compressed reproducibly (no name or time stamp in the gzip header).
+install(FILES ${PROJECT_SOURCE_DIR}/debian/copyright DESTINATION ${CMAKE_INSTALL_DOCDIR})
+set(changelog_gz ${CMAKE_BINARY_DIR}/share/doc/changelog.gz)
+add_custom_command(
+  OUTPUT ${changelog_gz}
+  COMMAND sh -c "gzip -n -9 -c \"$1\" > \"$2\"" sh ${CMAKE_BINARY_DIR}/share/doc/changelog ${changelog_gz}
+  DEPENDS ${CMAKE_BINARY_DIR}/share/doc/changelog
+  COMMENT "Compressing the Debian changelog"
+  VERBATIM)
+add_custom_target(batchscope_changelog ALL DEPENDS ${changelog_gz})
+install(FILES ${changelog_gz} DESTINATION ${CMAKE_INSTALL_DOCDIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR}/docs)
 
 # The manual page and bash completion, printed by the executable from its own
@@ -38,7 +52,7 @@ endif()
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME batchscope)
 set(CPACK_PACKAGE_VENDOR "Batchscope")
-set(CPACK_PACKAGE_CONTACT "Batchscope developers <batchscope@localhost>")
+set(CPACK_PACKAGE_CONTACT "${BATCHSCOPE_MAINTAINER}")  # cmake/release.cmake
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "workbench for dynamic batching of model inference")
 set(CPACK_PACKAGE_DESCRIPTION
     "Batchscope embeds a batching server core (admission queue, batch scheduler,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 # A room is a folder under core/, ui/ or app/ and the static library built
 # from it. docs/architecture.md's table says which rooms each may use, and
 # scripts/check-architecture holds every #include and target_link_libraries

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Writes Batchscope's TorchScript models and their JSON sidecars.
 
 Run with Debian's python3-torch (apt-get install python3-torch):

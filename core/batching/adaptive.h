@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The adaptive batching strategy: fifo batch formation whose batch cap and
 // wait follow the traffic and the model, so that the end-to-end p99 latency

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The adaptive strategy's plans: for an arrival rate, the fifo limits (batch
 // cap and wait) to apply. A plan holds two choices, efficient (fuller

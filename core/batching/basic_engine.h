@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The batching core: a bounded admission queue, a batch strategy and 1..N
 // runner lanes. Generic over the request payload (In) and result (Out); the

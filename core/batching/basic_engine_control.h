@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // BasicEngine, the controls: construction, start, validator, options, status,
 // records and stop.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // BasicEngine, request deadlines: taking expired requests, the earliest
 // deadline, the heap used when deadlines arrive out of queue order, and the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Definitions of BasicEngine's members. Included by the few files that
 // instantiate the template (engine.cpp, batched_fn.h), not by its users.

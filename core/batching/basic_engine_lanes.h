@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // BasicEngine, the lane side: spawning lanes, leading (asking the strategy and
 // sleeping until its deadline), cutting batches and running them. Included

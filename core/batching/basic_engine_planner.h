@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // BasicEngine, the planner: a strategy's slow work (the adaptive strategy's
 // plans) on a thread of the engine's own, started with the first task, so

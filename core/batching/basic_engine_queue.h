@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // BasicEngine, the admission side: submit, submit_many, cancel, the queue's
 // records and wake-ups. Deadlines and the reaper are in

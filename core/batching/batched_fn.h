@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Batching for any function, for library users: give it a handler that maps
 // a batch of inputs to a batch of outputs, then call it one input at a time

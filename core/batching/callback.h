@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Callback<void(Args...)>: a move-only callable, like C++23's
 // std::move_only_function, holding callables of up to kInline bytes in place

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "batching/engine.h"
 
 #include "batching/basic_engine_impl.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The tensor batching engine: requests carry a model's input tensors and get
 // its output tensors back. See basic_engine.h for behaviour and guarantees.

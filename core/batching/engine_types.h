@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Values the engine hands out: per-request responses, submit options, and the
 // status snapshot. Thread-safety: plain values.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Future<T> and Promise<T>: one answer handed from one thread to another,
 // as std::future and std::promise, without their system calls.

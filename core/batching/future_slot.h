@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The parts of Future and Promise (future.h) below the API: the one-shot
 // slot they share (a futex word, common/futex.h) and the per-thread cache of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Pulls an engine's records into a MetricsAggregator and hands out snapshots:
 // the engine's status (options in force and their version, queue depth,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Batch formation strategies. A decision is a function of what is queued, the
 // time, and the options: dispatch n requests now, wait until t, or idle. The

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Smoothed arrival rate: exponentially decaying counts of events, so the
 // estimate falls by itself when arrivals stop. Two time constants: the

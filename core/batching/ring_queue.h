@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // RingQueue<T>: a FIFO on one growable ring buffer, for the engine's
 // admission queue. Unlike std::deque, which allocates a block every few

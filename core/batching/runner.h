@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // A runner executes one batch on one model instance. The engine gives each
 // lane its own runner, made by a RunnerFactory on that lane's thread.

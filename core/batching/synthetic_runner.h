@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // A stand-in model with a known cost, for tests, benchmarks and demos: a batch
 // of b requests costs a + c*b + l*ln(b + 1) microseconds (plus optional

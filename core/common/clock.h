@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Time for the engine. Every component reads time through a Clock so that tests
 // can drive time by hand (ManualClock) instead of sleeping.

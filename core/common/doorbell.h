@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // A word one thread sleeps on until another rings it (a Linux futex). The
 // engine's leader parks on one instead of a condition variable: a ring costs

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The futex system calls on a 32-bit atomic word (Linux), shared by the
 // doorbell (common/doorbell.h) and batching's Future (batching/future.h).

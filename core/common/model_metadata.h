@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // What a model takes and gives: its inputs and outputs with KServe v2
 // datatypes and shapes (-1 for the batch dimension, which comes first), and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The batching options a user tunes. A full value is validated and swapped in
 // as a whole; the engine reports the options in force with a version number.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Errors that cross module boundaries are values, not exceptions.
 // Thread-safety: plain values; safe to copy between threads.

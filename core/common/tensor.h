@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // A dense, contiguous, row-major tensor: the payload of a request.
 // Owns its bytes; moving is O(1), copying copies the data.

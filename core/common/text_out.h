@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Appending numbers and JSON strings to a std::string, fast (std::to_chars,
 // no streams): shared by the JSON and CSV run exports, the HTTP payloads and

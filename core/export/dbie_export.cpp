@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The Python batching engine's environment file (dbie.env): KEY=VALUE lines
 // that `docker run --env-file` and shells read.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "export/export_config.h"
 
 #include "export/export_text.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Carrying tuned options to production servers and back. export_config()
 // writes the options in force, for one model on one device, as the

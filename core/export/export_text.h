@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // What the format writers share: the checked export input, exact and
 // locale-free numbers, and comment paragraphs. Internal to core/export.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // A small reader for protobuf text format, enough for Triton's config.pbtxt:
 // fields (`name: value`), nested messages (`name { ... }`, `name: { ... }`,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Ray Serve: a deployment (deployment.py) whose method is batched with
 // @serve.batch, and the Serve config file (serve_config.yaml) that deploys it.
 

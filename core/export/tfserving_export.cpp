@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // TensorFlow Serving's batching_parameters.txt: a BatchingParameters message
 // in protobuf text format, each value in its wrapper ({ value: N }).
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // TorchServe: the model's entry in config.properties (the `models` JSON) and
 // the same values as the model archive's model-config.yaml.
 

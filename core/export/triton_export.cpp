@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Triton Inference Server's config.pbtxt for the PyTorch (LibTorch) backend.
 
 #include "common/text_out.h"

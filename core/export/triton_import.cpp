@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Reading a Triton config.pbtxt into options: max_batch_size, the
 // dynamic_batching block and instance_group. Fields Batchscope has no use for
 // (input, output, optimization, ...) are passed over; the ones it reads are

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The generation engine: one thread runs a GenScheduler step after step over
 // a generative model (LmRunner), continuous or static per the options in

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // GenMetrics: folds the generation engine's request and step records into
 // fixed time windows (for live plots) and all-time totals (for /metrics and

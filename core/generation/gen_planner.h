@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The step planner of the generation engine: a pure function of the
 // sequences running, the requests waiting, the free cache blocks, the time

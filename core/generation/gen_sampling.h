@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The next token from one row of logits: the most likely one when the
 // temperature is 0, otherwise a draw from the softmax at that temperature,

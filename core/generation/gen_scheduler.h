@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The generation engine's state and its step, without threads: the waiting
 // queue, the running sequences, the cache's block pool, and step(), which

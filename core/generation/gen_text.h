@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Output bytes to streamed text. A byte-level model emits bytes one token at
 // a time; a client must only ever see whole UTF-8 characters, and never the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Values of text generation: a request, what happens to it, and the records
 // the generation engine keeps of requests and steps.

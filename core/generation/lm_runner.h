@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // A generative language model as the generation engine sees it: a fixed pool
 // of key/value cache blocks, and one step that prefills prompt chunks and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // A generative model without weights, for tests, benchmarks of the
 // scheduler itself and demos without LibTorch. Its "cache" holds, for each

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // OpenAI's POST /v1/chat/completions as JSON.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // ClientPool: the connection plumbing of the load clients (HttpLoadClient in
 // http_client.h, HttpStreamClient in http_stream_client.h). N keep-alive

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Text generation requests and answers as JSON:
 //  - OpenAI's POST /v1/completions: model, prompt (a string, one string in

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The body of `GET /metrics` for a generative model: request counts by
 // finish reason, tokens in and out, steps, preemptions, time to first token,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The HTTP routes over a generation engine and its generative model:
 //   POST /v1/completions              OpenAI completions; "stream": true answers

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The listener's own listening socket and accept loop, and its connection
 // limit (http_server.h, max_connections): closing the longest-idle
 // keep-alive connection to make room, reading one request on a connection

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // A load-generating HTTP/1.1 client: N keep-alive connections to one server,
 // driven by one epoll thread, so that the client is not the bottleneck when

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The listener behind HttpServer: a listening socket and its connections
 // (TcpConn), on the I/O thread. Internal to core/net: HttpServer (http_server.h) is the API.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // HttpParser: an incremental HTTP/1.1 request parser for the listener.
 //

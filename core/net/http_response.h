@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // parse_response: one HTTP/1.x response at the front of a buffer, for the
 // load client. `batchscope bench --target URL` reads answers from any server,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The HTTP/1.1 listener: a listening socket and its connections (TcpConn)
 // on one I/O thread of their own, so serving never waits on the GUI or the

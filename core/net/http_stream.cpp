@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The listener's streamed answers (Responder::begin_stream): a chunked
 // answer whose chunks reach the I/O thread one by one and are written as
 // they arrive when the answer is at the head of its connection's pipeline.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // HttpStreamClient: the load client for streamed answers (Server-Sent Events
 // from a generation route such as POST /v1/completions with "stream": true).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The character rules of HTTP/1.1 fields (RFC 9110 section 5): tokens, field
 // values, comma lists, and the request line's version, as the request parser

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // A load run's target over HTTP: this process's listener or any server that
 // speaks `POST /infer` ({"data": [...]}) or KServe v2 `POST

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Inference payloads as JSON: the simple `{"data": [...]}` body of /infer
 // and KServe v2 / Open Inference Protocol requests, decoded into tensors; and

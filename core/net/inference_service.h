@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The HTTP routes over one engine and its model:
 //   POST /infer                       {"data": [...]} -> {"request_id", "result", "latency_ms"}

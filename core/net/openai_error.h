@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // OpenAI's error object, which every /v1/* route of the generation server
 // answers with (other routes keep {"error": "text"}):

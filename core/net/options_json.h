@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Batching options as JSON, for PUT /v1/config, `serve --config`, the
 // window's saved configuration and `export --format json`:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The body of `GET /metrics`: an engine snapshot rendered in the Prometheus
 // text exposition format 0.0.4 (Content-Type "text/plain; version=0.0.4").

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The lines of the Prometheus text format that every exporter here writes:
 // family preambles, samples, and latency histograms in seconds over fixed

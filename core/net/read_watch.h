@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // ReadWatch: the read deadlines of one connection, as a pure function of the
 // times it is shown, so that tests drive it with explicit times.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Reading the fields of a JSON request body, shared by the completion and
 // chat readers: each reader returns nullopt when the value fits, or the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Who may use a server's routes, shared by the request-level and the
 // generation services. With a token, every route but /health and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "net/service_routes.h"
 
 #include "common/text_out.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // What the request-level and the generation services answer alike: JSON
 // and 405 answers, the server routes (/v2, /v2/health/live,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // SseReader: reads one HTTP/1.1 response as its bytes arrive, for the
 // streaming load client (`batchscope bench --target URL` against a

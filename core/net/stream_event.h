@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // What one Server-Sent Event of an OpenAI-compatible stream says, for the
 // load client that measures a server (ours, vLLM, TGI, llama.cpp's):

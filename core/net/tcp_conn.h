@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // One accepted TCP connection on the I/O thread's event loop: what the
 // listener used QTcpSocket for, with two differences that QTcpSocket cannot

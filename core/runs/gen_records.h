@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The records the iteration-level engine (core/generation) emits for each
 // step, kept here beside the request-level engine's (records.h) so that

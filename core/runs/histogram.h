@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // LogHistogram: a mergeable histogram of non-negative integers (latencies in
 // nanoseconds, batch sizes) whose quantiles carry a bounded relative error.

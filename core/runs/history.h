@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The run history: every bench, tune, recorded and generation run kept in one
 // SQLite file (WAL mode), with its context (machine, model), options, traffic,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The figures of a kept run, read back from its summary JSON (what
 // run_summary_json() wrote), for `runs list`, `runs show` and `runs compare`,

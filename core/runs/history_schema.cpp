@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The history file's schema, version by version. A file is brought from the
 // version it has to kHistorySchemaVersion one step at a time, each step in
 // one transaction, so a migration cut short leaves the file at a version it

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Writes runs into the history from a thread of its own, so that whoever
 // records (the engine's drain on the GUI thread, a bench at its end) never

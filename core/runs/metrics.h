@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // MetricsAggregator: folds the engine's RecordBatch drains into fixed time
 // windows (for live plots and "the last 10 s") plus all-time totals (for run

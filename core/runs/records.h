@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Fixed-size records that the engine emits for every request and batch. All
 // latency figures derive from these stage timestamps. The metrics aggregator

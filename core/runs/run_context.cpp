@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "runs/run_context.h"
 
 #include <openssl/evp.h>

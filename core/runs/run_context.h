@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // What a figure was measured on, kept with every run in the history so that
 // two figures can be told apart later: the machine (CPU model, cores, host,

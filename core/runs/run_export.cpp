@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Exports of a recorded run: the JSON summary, per-request and per-window CSV,
 // and a Chrome Trace Event Format trace (Perfetto, chrome://tracing).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // summarize_run(): folds a recorded run into totals and fixed windows. The
 // exports live in run_export.cpp.
 //

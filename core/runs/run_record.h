@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // A recorded traffic run: every request the generator sent (when it was meant
 // to go, when it went, when its answer came, how it ended) and, for runs

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Turns the engine's record stream (what EngineMonitor::last_records() hands
 // out on each poll) into a RunData, the same value `batchscope bench` records,

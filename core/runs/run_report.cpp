@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "runs/run_report.h"
 
 #include <algorithm>
@@ -260,14 +261,14 @@ table.ctx th,table.ctx td{text-align:left;max-width:520px;overflow-wrap:anywhere
 }  // namespace
 
 std::string run_report_html(const std::vector<HistoryRun>& runs, const std::string& title,
-                            const std::string& generated,
+                            const std::string& made_by, const std::string& generated,
                             const std::vector<std::vector<HistoryGenRequest>>& generation) {
   std::vector<RunSummary> sums;
   for (const HistoryRun& r : runs) sums.push_back(summary_from_json(r.summary));
   std::string o = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">";
   o += "<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">";
   o += "<title>" + escape(title) + "</title><style>" + kStyle + "</style></head><body>\n";
-  o += "<h1>" + escape(title) + "</h1><p class=\"meta\">Batchscope report, " +
+  o += "<h1>" + escape(title) + "</h1><p class=\"meta\">Written by " + escape(made_by) + ", " +
        escape(generated) + " UTC, " + std::to_string(runs.size()) + " run(s)</p>";
   o += "<p class=\"legend\">";
   for (size_t i = 0; i < runs.size(); ++i) {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // A report to share: kept runs as one self-contained HTML page (no script,
 // no network, charts as inline SVG) that any browser opens: per run its
@@ -13,12 +14,13 @@
 
 namespace batchscope {
 
-// `title` heads the page; `generated` says when (UTC text). `generation`
+// `title` heads the page; `made_by` names what wrote it ("Batchscope 0.2.0
+// (git 1a2b3c4d5e6f)"), `generated` when (UTC text). `generation`
 // holds, run by run, a generation run's requests (History::load_generation
 // from time zero), from which its TTFT and ITL over time are drawn; empty
 // for other runs (or give no vector at all).
 std::string run_report_html(const std::vector<HistoryRun>& runs, const std::string& title,
-                            const std::string& generated,
+                            const std::string& made_by, const std::string& generated,
                             const std::vector<std::vector<HistoryGenRequest>>& generation = {});
 
 }  // namespace batchscope

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // A thin owner of one SQLite connection and its prepared statements, for the
 // run history: errors come back as Status with SQLite's own words and the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Reads a model's JSON sidecar (NAME.json beside NAME.pt) into ModelMetadata:
 //   {"name": ..., "description": ..., "max_batch_size": N,

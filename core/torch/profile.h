@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Measures a model's batch cost curve t(b), b = 1, 2, 4, ... up to a maximum,
 // through the same run path the engine uses (stack, forward, split), and fits

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Measuring one batch size until its run time settles, as perf_analyzer does:
 // runs are timed in windows, and the point is settled once the last

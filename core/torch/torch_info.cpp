@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Includes torch before anything else: LibTorch uses the identifier `slots`,
 // which Qt defines as a macro (this target never includes Qt).
 #include <ATen/Context.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // What the LibTorch runtime in this process is built on: its version, the
 // BLAS library that actually serves matrix products, and its thread counts.

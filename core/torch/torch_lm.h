@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // A generative TorchScript model (a decoder-only transformer over bytes) and
 // its paged key/value cache: the LmRunner that the generation engine steps.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // A TorchScript model loaded through LibTorch, and the engine runner over it.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Thread settings shared by the TorchScript runners (TorchModel, TorchLm),
 // and the text of a LibTorch exception.

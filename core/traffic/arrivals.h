@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Traffic arrival processes for the open-loop load generator: given a pattern
 // (constant, Poisson, bursts, a ramp, steps, a compressed daily sine, a

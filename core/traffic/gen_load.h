@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Generation traffic on a schedule, and what it measured. The driver sends
 // each request at its intended time (open loop, every arrival pattern but

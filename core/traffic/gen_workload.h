@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // What a generation benchmark asks for: each request's prompt length and
 // max_tokens, drawn from a distribution (fixed, uniform, or lognormal with

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "traffic/inproc_run.h"
 
 #include "traffic/load_driver.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // One run of an arrival pattern against an in-process engine: what `bench
 // --target inproc` does, shared with the tuner's live confirmation (`tune`

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Trace CSV: the arrival times `bench --pattern trace` replays (an
 // ArrivalSpec's `trace`), read from a file of timestamps or gaps.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The adaptive strategy's planner (batching/adaptive_plan.h owns the
 // interface): for an arrival rate, the fifo limits (batch cap and wait) that

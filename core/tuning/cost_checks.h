@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The cost model's checks, shared by its constructors (cost_model.cpp) and
 // its file reader (cost_json.cpp). Internal to core/tuning.

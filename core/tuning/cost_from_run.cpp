@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // A cost model from what a live run recorded: t(b) of its batches, their
 // jitter and streaks, and each request's time outside its batch.
 #include <algorithm>

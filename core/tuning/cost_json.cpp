@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The cost file: CostModel's JSON reader and writer (the format is in
 // cost_model.h).
 #include "tuning/cost_model.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // A model's batch cost t(b): how long one batch of b requests runs, built from
 // measured points (batch size, median run time, jitter). The predictor

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The predictor keeps every request of a run in memory (about 70 bytes
 // each), so a prediction stops at kMaxPredictedRequests: a traffic pattern

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The predictor's load driver (predictor.cpp): when run_load would send, and
 // how many requests a run sends. Internal to core/tuning.

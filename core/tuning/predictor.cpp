@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The predictor's event loop. Each handler mirrors a piece of BasicEngine
 // (basic_engine_lanes.h, basic_engine_queue.h, basic_engine_deadlines.h) or
 // of the load driver, named in its comment.

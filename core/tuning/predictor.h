@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The predictor: a discrete-event replay of a traffic pattern through the
 // engine's admission queue and the real batching strategies, on a virtual

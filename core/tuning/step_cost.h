@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // A generative model's step cost as a run measured it. Steps that only
 // decoded give the line step_us + token_us * decodes, fitted through the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // What the tuner's two front ends share, `batchscope tune` and the window's
 // Tuner panel, around search() (tuner.h):

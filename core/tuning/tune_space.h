@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The configurations `batchscope tune` searches, from its --space text:
 //   "max_batch_size=1..256,max_wait_ms=0..20,strategy=fifo|adaptive,lanes=1..2"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The tuner's search: which configuration of a TuneSpace serves best under a
 // p99 SLO, whatever evaluates a configuration (a replayed run in-process, a

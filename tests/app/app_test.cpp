@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The executable's own helpers: finding a --model value from any folder
 // (the models folder from $BATCHSCOPE_MODELS or the install prefix), and the
 // manual page and bash completion made from the --help texts.

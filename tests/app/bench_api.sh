@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # bench drives OpenAI's chat and completions routes of a real serve, in one
 # run each against the same server and the same seeded load: every request
 # succeeds on both, each runs to its max_tokens (ignore_eos), the usage

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # batchscope bench writes every export, and each one loads back: the JSON
 # summary has its keys and agrees with the CSV, the trace has the fields
 # Perfetto needs, and the PNG is a real image of the requested kind.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # batchscope bench on a generative model, in process and through its own
 # listener with streamed answers: every request answered, the JSON summary
 # has its figures, the CSV a row per request, the Chrome trace one event

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # `cmake --install` into a scratch root (DESTDIR), then the installed
 # batchscope run from an empty folder elsewhere: --version names the models
 # under its own prefix; profile and a short bench load a shipped model by its
@@ -11,6 +12,7 @@ set -euo pipefail
 unset BATCHSCOPE_MODELS  # the installed prefix is under test
 build=$1
 work=$2
+src=$(cd "$(dirname "$0")/../.." && pwd)
 rm -rf "$work"
 mkdir -p "$work/elsewhere"
 root=$work/root
@@ -55,8 +57,15 @@ $(diff -u help.txt section.txt | head -20)"
 done
 
 # Desktop integration.
-desktop-file-validate "$root/usr/share/applications/org.batchscope.Batchscope.desktop"
-appstreamcli validate --no-net "$root/usr/share/metainfo/org.batchscope.Batchscope.metainfo.xml" >/dev/null
+desktop-file-validate "$root/usr/share/applications/org.batchscope.batchscope.desktop"
+metainfo=$root/usr/share/metainfo/org.batchscope.batchscope.metainfo.xml
+# Pedantic hints fail too; --no-net: the links' host is not reached from a test.
+out=$(appstreamcli validate --pedantic --no-net "$metainfo" 2>&1) || true
+grep -q "Validation was successful" <<<"$out" || fail "appstreamcli validate --pedantic: $out"
+grep -q "<project_license>GPL-3.0-or-later</project_license>" "$metainfo" || fail "the metainfo names no licence"
+version=$("$bin" --version | sed -n '1s/^batchscope \([0-9.]*\).*/\1/p')
+grep -q "<release version=\"$version\" date=" "$metainfo" || fail "the metainfo has no release $version"
+grep -qF "## [$version] - " "$src/CHANGELOG.md" || fail "CHANGELOG.md has no entry for $version"
 for size in 16 32 48 64 128 256; do
   [[ -s $root/usr/share/icons/hicolor/${size}x$size/apps/batchscope.png ]] || fail "no ${size}px icon"
 done

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The workbench's model loader on real TorchScript files: a load reports its
 // steps (sidecar, warm-up of each lane, each point of the profile) and comes
 // back ready; a load cancelled at its first warm-up step stops there with

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # batchscope report: two kept bench runs as one self-contained HTML page,
 # which fetches nothing, and which Chromium (headless) renders: its DOM has
 # the three charts and the tables, and its screenshot is far from blank.
@@ -25,6 +26,9 @@ grep -q "wrote report.html" out.txt || fail "$(cat out.txt)"
 [[ $(grep -o "<svg" report.html | wc -l) == 3 ]] || fail "not three charts"
 grep -q "options.max_batch_size\|max_batch_size=4" report.html || fail "no options"
 grep -q 'class="diff"' report.html || fail "the differing options are not marked"
+# The page names the build that wrote it, as --version does.
+label=$("$bin" --version | sed -n '1s/^batchscope //p')
+grep -qF "Written by Batchscope $label, " report.html || fail "the page does not name Batchscope $label"
 
 # Rendered by a real browser.
 chrome=(chromium --headless --no-sandbox --disable-gpu --hide-scrollbars --user-data-dir="$dir/chrome"

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # The run history from the command line, on a real SQLite file: bench keeps
 # its runs (with the machine and model file), runs list/show/compare/export/
 # rm/import read and change them, and unfit history files give one warning

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # batchscope tune on the synthetic model: a search predicted for every
 # configuration and confirmed live, its JSON and export; and the refusals,
 # each with its exit code and a message naming what was wrong.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # scripts/check-architecture passes on the project, and fails, naming the file,
 # the include and the arrow, on a scratch copy given one forbidden thing at a
 # time: an include that runs up, an outside library a room may not use, a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Drives an AdaptiveStrategy with synthetic batch and request records with
 // explicit timestamps, for the adaptive strategy's tests.

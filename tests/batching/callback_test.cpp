@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Callback: holds small and large callables, move-only ones too; empty from
 // nullptr or an empty std::function; captured state released exactly once.
 

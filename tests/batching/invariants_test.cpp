@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Seeded random traffic on a manual clock, with retuning, cancellation and
 // timeouts mixed in, checked against invariants that must hold whatever the
 // seed: exactly one response per request, each its own result, FIFO cuts, no

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The adaptive strategy's planner is handed in (batching owns the interface,
 // core/tuning implements it): a strategy plans with the planner it was
 // given, never without one, and an engine refuses the adaptive strategy until

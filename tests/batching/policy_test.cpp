@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // decide_fifo as a table: explicit timestamps, exact boundaries.
 #include <gtest/gtest.h>
 

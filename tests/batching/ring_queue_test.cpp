@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // RingQueue: FIFO order across wrap-around and growth, erase in the middle,
 // move-only elements, every element destroyed once, storage given back.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The scheduler on a manual clock: deadlines, full batches, retuning, late
 // binding, timeouts, cancellation, errors and shutdown. No test sleeps to show
 // that something did not happen: it waits until the engine is parked, then

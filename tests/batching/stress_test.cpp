@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Real threads and the real clock: producers, a canceller and a retuner hammer
 // one engine at once. Checks only what must hold whatever the interleaving;
 // also the suite that ThreadSanitizer is most likely to catch races in.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Helpers shared by the engine tests: waiting for the engine to settle under a
 // manual clock, collecting responses, and runners a test can hold or break.

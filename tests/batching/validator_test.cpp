@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The engine's validator: a request that does not fit the model is refused
 // before admission, on its own, and counted.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // BatchedFn under a closed-loop load, as one process per run so that its
 // system calls can be counted from outside (perf stat, strace -f -c):
 // P producer threads each keep B requests in flight (the oldest is taken

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Engine benchmarks. Each reports its figure as a counter:
 //   us_per_request     whole-process CPU time per request, no-op runner, P
 //                      producer threads (1 or 8), records drained every 10 ms

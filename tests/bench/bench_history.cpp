@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Throughput of a recorded run with the run history on and off: an engine
 // over the synthetic runner (busy-spinning a + c*b) under a closed loop of
 // requests, its records drained every 100 ms into a RunRecorder as the Runs

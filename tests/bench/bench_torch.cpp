@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The LibTorch runner under the engine, on the mlp model:
 //   engine_over_loop    requests/s through the engine at saturation (batch
 //                       32) over a plain loop of batched forwards of 32

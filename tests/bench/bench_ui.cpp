@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Repaint cost of the workbench's live plots with five minutes of history:
 // 3,000 windows of 100 ms (each with ~150 requests, ~30 batches and depth
 // samples) and every batch as a point (90,000), at the 5-minute span. One

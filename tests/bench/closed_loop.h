@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // A closed-loop load for benchmarks: keeps up to `window` requests in flight
 // against an engine, topping up whenever completions bring it down to

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // How closely the predictor matches the live engine, with LibTorch alone (no
 // Qt, so it builds on a GPU machine too). For each model (mlp, cnn_mnist,
 // linear_128x64 and the synthetic 500 + 20 b us), pattern (poisson, burst,

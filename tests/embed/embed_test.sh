@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Builds tests/embed/outside.cpp as a program outside the tree would be built
 # (-I core, lib/libbatchscope_engine.a, -pthread) and runs it.
 # Usage: embed_test.sh CXX PROJECT_ROOT ARCHIVE SCRATCH_DIR

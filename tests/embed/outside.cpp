@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // A program built outside the tree, as docs/engine.md says one is: compiled
 // with -I core alone, linked with lib/libbatchscope_engine.a and -pthread.
 // Batches a function under fifo and under adaptive (with the planner from

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # The configuration document goes round every place that reads or writes
 # options: PUT /v1/config, GET /v1/config saved to a file, export to Triton
 # from that file, import back, serve --config with the result, and GET again:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The export inputs the golden files are made from, by name (the golden
 // directory's name): fixed options, a hand-built copy of models/mlp.json's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Every format's export compared byte for byte with tests/export/golden/, and
 // write_export() putting a format's files into a folder.
 // To regenerate the goldens after a deliberate change, run

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Importing back: Batchscope JSON round trips exactly, the Triton importer
 // reads what the Triton exporter writes, hand-written config.pbtxt files are
 // read as Triton reads them, and malformed input is refused with the field

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The protobuf text-format reader on its own: the syntax config.pbtxt files
 // use, line numbers, and refusals.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # batchscope export and import through files: options exported to Triton and
 # to Batchscope JSON import back to the same JSON; every format writes its
 # files (several into a directory); malformed input is refused with a message

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Fuzz target: parse_chat, the reader of POST /v1/chat/completions bodies,
 // and read_stream_event, which reads a streamed event from any
 // OpenAI-compatible server for bench. A refusal carries a status, a message

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Fuzz target: parse_completion and parse_generate, the readers of POST
 // /v1/completions and Triton's generate bodies. A refusal carries a status
 // and a message; an accepted request has a prompt of valid token ids, at

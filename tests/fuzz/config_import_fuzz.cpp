@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Fuzz target: import_config, which reads a Triton config.pbtxt or Batchscope
 // JSON from a file the user names, and parse_pbtxt beneath it. A parsed tree
 // must have sane lines and kinds; imported options must be valid, and must

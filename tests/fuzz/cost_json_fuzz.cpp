@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Fuzz target: CostModel::from_profile_json, the reader of `--cost FILE`
 // (what `batchscope profile --json` and `bench --cost-out` write). A model it
 // accepts gives finite, non-negative run times, and comes back unchanged

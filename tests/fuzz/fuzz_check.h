@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // FUZZ_CHECK: an invariant a fuzz target asserts. A failure names the
 // condition and aborts, which libFuzzer keeps as a crash and the replay test

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Fuzz target: HttpParser, the listener's request parser. The input is what
 // one client sends on one connection. It is fed whole, a byte at a time, and
 // in pieces of varying size; the header promises the same requests and the

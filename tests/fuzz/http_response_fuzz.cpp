@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Fuzz target: parse_response, which reads what any server sends back to
 // `batchscope bench --target URL`. The input is what a server sends on one
 // connection. It is read as the load client reads it: responses one after

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The models the inference-payload fuzz targets decode against: between them
 // every datatype, one and several inputs, and item shapes of one and two

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Fuzz target: parse_simple_infer, the decoder of POST /infer bodies
 // ({"data": [...]}), against models of every datatype. A body it accepts
 // must fit the model (check_inputs agrees) and write back as JSON.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Fuzz target: parse_v2_request, the decoder of KServe v2 inference requests,
 // against models of every datatype with one and several inputs. A request it
 // accepts must have every input, rows first and the same rows throughout;

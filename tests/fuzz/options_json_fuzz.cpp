@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Fuzz target: options_from_json, the reader of PUT /v1/config bodies and
 // `serve --config` files. Options it accepts must be valid, and must come
 // back unchanged through options_to_json and options_from_json again.

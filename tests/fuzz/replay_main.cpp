@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The main of a fuzz target in builds without libFuzzer: runs
 // LLVMFuzzerTestOneInput once on every file in the folders (or files) given,
 // so the seed corpus and every saved crash replay as an ordinary test under

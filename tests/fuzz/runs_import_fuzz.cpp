@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Fuzz target: import_bench_json, the reader behind `batchscope runs import
 // FILE.json` (a `bench --json` summary from anywhere). A summary it accepts is
 // kept in an in-memory history and read back unchanged, and its figures are

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Deterministic piece sizes for feeding a fuzz input in parts: derived from
 // the input itself, so a crash replays with the same splits.

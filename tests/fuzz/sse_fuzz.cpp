@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Fuzz target: SseReader, which reads what any server streams back to
 // `batchscope bench --target URL`. The input is what a server sends for one
 // request. It is fed whole, in random pieces and (when short) a byte at a

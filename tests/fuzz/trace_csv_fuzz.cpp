@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Fuzz target: parse_trace_csv, the reader of `bench --pattern trace` files.
 // Offsets it accepts must be a non-empty, non-decreasing list within the
 // range it documents (0 to 1e15 us).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The generation engine on its thread: many clients, live retuning, the
 // queue bound, deadlines on a manual clock, and stopping.
 #include <gtest/gtest.h>

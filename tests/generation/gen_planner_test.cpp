@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The step planner: exact decisions on hand-built states.
 #include <gtest/gtest.h>
 

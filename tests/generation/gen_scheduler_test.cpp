@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The generation scheduler driven step by step on a manual clock, over the
 // synthetic model whose text depends on every token before it.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Streamed text: whole characters, stop strings held back, sampling.
 #include <gtest/gtest.h>
 

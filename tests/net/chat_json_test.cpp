@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The chat request reader, the chat template and the stream event reader,
 // without a server: what each accepts, and how each refusal names its field.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // OpenAI chat completions over real sockets: whole and streamed (read by the
 // streaming load client), the chat template, OpenAI's error object on every
 // /v1/* route (and Triton's routes keeping theirs), and a chat stream that

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """batchscope serve at its connection limit, in a child process whose
 descriptor limit (RLIMIT_NOFILE) is lowered to 64.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # batchscope serve with a generative model as a process: it answers OpenAI
 # completions whole and streamed (Server-Sent Events ending in [DONE]) and
 # Triton's generate, counts them in /metrics, retunes live, and on SIGTERM

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The generation routes over a real socket: a GenerationService on an
 // HttpServer at 127.0.0.1, over a SyntheticLm whose steps a test can hold

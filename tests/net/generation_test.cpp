@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The generation routes over real sockets: OpenAI completions whole and
 // streamed (read by the streaming load client), Triton's generate, bad
 // requests, a full queue, a deadline and a client that leaves mid-stream.

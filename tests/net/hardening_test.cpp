@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The listener against hostile and careless clients, over real sockets: sizes
 // a client controls (shapes, bodies, header lines), exceptions at the
 // connection boundary, read deadlines, graceful close, backpressure, the

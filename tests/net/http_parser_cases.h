@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // What the request parser's tests share: requests written out by hand, the
 // valid cases, and feeding a parser whole or a byte at a time.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The request parser on bad and hostile input: each refusal with its status
 // and message, the error state sticky, the header and body limits enforced
 // before memory is spent, both body headers refused, and seeded random

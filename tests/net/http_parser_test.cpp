@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The request parser on valid input: every request parses the same whole,
 // byte by byte and split anywhere; pipelined requests in order; keep-alive;
 // header lookup; the path. Refusals are in http_parser_refusal_test.cpp.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // parse_response, the load client's reader of server responses: framing,
 // limits and malformed input; and HttpLoadClient against a raw socket server
 // that answers with bytes the test chooses.

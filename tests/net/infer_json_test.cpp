@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The payload decoders on their own: sizes and numbers from the client are
 // checked before anything is allocated or converted.
 

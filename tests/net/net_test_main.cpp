@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // GoogleTest main for the network suites: a QCoreApplication must exist for
 // Qt's networking, although the listener runs its own I/O thread.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Options as JSON: every document Batchscope writes reads back, and values
 // out of range are refused as sent, before any conversion.
 

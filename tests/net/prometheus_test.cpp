@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Tests for prometheus_text(): a small exposition-format validator written
 // here from the format's rules (not from the implementation), then exact
 // values for hand-built snapshots, escaping, and optionally promtool.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // ReadWatch's deadlines at their exact boundaries, on explicit times: no
 // sleeps, no sockets.
 

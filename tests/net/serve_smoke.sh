@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # batchscope serve as a process: it prints its address once warm, answers
 # /infer and KServe v2 over HTTP, and on SIGTERM finishes and exits 0.
 # Usage: serve_smoke.sh BATCHSCOPE MODEL

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The fixture of the listener's end-to-end suites: a toy model (one FP32
 // input [-1, 4], output 2x + 1) on an engine with a manual clock and a runner

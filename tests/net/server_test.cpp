@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The listener and routes end to end over 127.0.0.1: every endpoint and
 // status code, pipelining, concurrent clients, disconnect-cancels, /metrics
 // against the requests made, and live retuning under load. The engine runs on

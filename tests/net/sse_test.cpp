@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // SseReader: events out of a chunked text/event-stream answer however its
 // bytes are split, line ends of every kind, whole non-stream answers, and
 // hostile input refused with a sentence (limits, malformed chunk sizes).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The fixture of the streamed-answer suite (stream_test.cpp): an HttpServer
 // with the test's own handler, producer threads the handler starts (joined

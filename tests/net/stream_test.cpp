@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Streamed answers (Responder::begin_stream) over real sockets on
 // 127.0.0.1: Server-Sent Events written as they are made, in request order
 // with pipelined answers, cancelled when the client leaves, cut when never

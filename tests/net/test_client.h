@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // A blocking HTTP/1.1 client over a real 127.0.0.1 socket, for the listener's
 // end-to-end tests: send raw bytes (several pipelined requests at once, or

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // batchscope serve driven by the official OpenAI Node client: models, text
 // and chat completions whole and streamed, refused fields and OpenAI's error
 // object, a stream the client aborts counted as cancelled in /metrics, and a

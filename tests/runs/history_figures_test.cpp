@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Tests for reading kept runs back: a summary's figures and its whole
 // RunSummary from the JSON bench writes, the comparison of two runs' figures
 // and context, and import_bench_json's acceptance and refusals.

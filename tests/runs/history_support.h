@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Helpers for the history tests: a fresh folder per test, and a run built by
 // hand with every kind of record and a stage never reached.

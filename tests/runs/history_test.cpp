@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Tests for History: a real SQLite file in a fresh folder each time. Round
 // trips of every kind of record, the schema's versions (a v1 file kept beside
 // these tests is migrated; a newer one is refused), and files that are not

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Tests for HistoryWriter on a real SQLite file: runs written from its thread
 // come back whole; the request cap cuts and says so; a process killed with
 // SIGKILL mid-recording leaves an unfinished run with what it had handed

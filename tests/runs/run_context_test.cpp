@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Tests for what a run keeps about its machine and model file: the SHA-256
 // against FIPS 180-2's examples and against a file hashed in pieces.
 

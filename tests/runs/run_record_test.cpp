@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Tests for summarize_run() and the run exports. Runs are built by hand with
 // explicit TimePoints so every expected figure can be worked out on paper;
 // the exports are parsed back with nlohmann/json (test-only dependency).

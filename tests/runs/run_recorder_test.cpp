@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Tests for RunRecorder: hand-built engine records with explicit TimePoints,
 // so that what summarize_run() makes of the recorded run can be worked out on
 // paper. No engine and no threads: the recorder is a pure fold.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The soak's hostile and careless clients, each on a thread of its own with
 // plain blocking sockets, until told to stop (a client mid-request finishes

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The server under test as a child process: started from a command line,
 // its output read on a thread of its own (kept, and echoed to stderr with a

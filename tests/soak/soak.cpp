@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // soak: runs a server under a mix of valid, invalid, oversized, slow and
 // disconnecting clients at a share of its measured capacity, with a retune
 // every 100 ms, then stops it with SIGTERM while traffic flows, and checks

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // What the soak's clients saw, counted exactly: per request kind, the
 // statuses it may be answered with; per status, how many answers were read;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The soak's main traffic: requests for a model with one FP32 input, drawn
 // from a pool of 64 fixed inputs, sent over keep-alive connections (the

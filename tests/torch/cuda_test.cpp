@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The runners on a GPU, where LibTorch sees one (each test skips otherwise;
 // Debian's LibTorch has no CUDA, a PyTorch wheel's does): every shipped model
 // gives on cuda:0 what it gives on the CPU, each request of a batch its own

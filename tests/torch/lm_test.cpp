@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The generative runner on the shipped tiny_lm: batched decodes give each
 // sequence the same greedy tokens as decoding it alone, chunked prefill the
 // same logits as one call, scattered block tables the same tokens as

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The LibTorch runner on the shipped models and the test models: loading and
 // metadata checks, batched results against single-input forwards, output
 // splitting for tuples and dicts, refusal of bad input before admission,

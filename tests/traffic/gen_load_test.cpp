@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Generation workloads, the load driver over a target that answers at once,
 // the run summary on hand-built runs, and the metrics windows.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The load driver on a manual clock: a stalled target raises measured
 // latency instead of lowering offered load, and a closed loop keeps exactly N
 // requests in flight. Plus a short real run against the in-process engine.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The trace CSV reader: timestamps or gaps, with or without a header, CRLF,
 // extra columns and blank lines; garbage refused naming the line; a file
 // read, a missing one named.

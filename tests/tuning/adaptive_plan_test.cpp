@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The adaptive strategy's plans, the guard between their two choices, and
 // what it all is for: on step, burst and sine traffic, adaptive meets any p99
 // target that the best static configuration the tuner finds meets, at the

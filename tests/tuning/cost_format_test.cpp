@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Tests for the cost file's version 2: its format and version, each point's
 // run-time quantiles and whether it settled, and how the predictor's jitter
 // draws from them.

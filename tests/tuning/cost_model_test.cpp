@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Tests for the cost model t(b): interpolation and extrapolation, the spread
 // and the measured overhead, building it from a run's batches, and reading
 // what `batchscope profile` writes, with bad input refused by name.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Cost models for the cost model's and the predictor's tests, from points
 // t(b) or a straight line.

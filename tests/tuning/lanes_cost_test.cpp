@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Lanes at once in the cost model (profile --lanes) and the predictor's use
 // of them, calibration by live runs, and a generative model's step cost
 // measured from step records. Worked out by hand; nothing is timed.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The adaptive strategy planning on a measured cost (plan_on_cost): the
 // plan it makes, and the predictor planning the same way as a live engine
 // handed that planner.

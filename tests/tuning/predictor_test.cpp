@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Tests for the predictor (the cost model's are in cost_model_test.cpp). Its
 // cases are worked out by hand on paper (times in microseconds from the run's start), and the
 // predictor is checked against the real one-lane engine on a manual clock,

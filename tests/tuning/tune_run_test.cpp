@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // What `batchscope tune` and the window's Tuner panel share: the front with
 // alike points folded, the candidates to confirm, the largest batch a space
 // asks for, the predictor as an evaluator, a live confirmation on the

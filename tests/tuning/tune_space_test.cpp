@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The tuner's search space: ranges, lists and step grids expanded into
 // values, its size, the default space clipped to the model, the text form
 // read back, and the combinations visited on top of the base options.

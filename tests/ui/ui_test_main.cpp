@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // GoogleTest main for the UI suites: widgets (QCustomPlot included) need a
 // QApplication. ctest sets QT_QPA_PLATFORM=offscreen; a bare run of the binary
 // gets the same default so it needs no display either. Settings go to a test

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // What resources/batchscope.qrc compiles in: the application icon (every PNG
 // size rendered from the SVG) and the configurations File > Presets offers.

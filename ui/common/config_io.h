@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The window's "Export config for a server" dialog: a format, a preview of
 // every file it writes, and saving them into a folder (write_export).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Loading a model for the workbench: what the user asks for (ModelRequest,
 // with a CancelToken), the loader the window runs off the GUI thread

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Figures as the window's tables and tips write them.
 // Thread-safety: pure functions.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The parts of the run pictures (`bench --plot`, request-level and
 // generation runs): one palette, fonts and number formats, panels stacked

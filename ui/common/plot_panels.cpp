@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "ui/common/plot_panels.h"
 
 #include <qcustomplot.h>

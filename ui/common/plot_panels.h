@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Stacked live plots share a look: one QCustomPlot with plain polylines and a
 // single paint buffer, and panels (axis rects) each with its label and its

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The generation controls: scheduling (continuous or static), max_num_seqs,
 // max_num_batched_tokens and, for static batches, how long a batch waits to

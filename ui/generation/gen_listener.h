@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The generation view's HTTP listener: local clients send completions to the
 // view's engine while an experiment runs, beside the built-in traffic and

@@ -1,6 +1,9 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "ui/generation/gen_main_window.h"
 
 #include <QStatusBar>
+
+#include "ui/common/about_box.h"
 
 namespace batchscope {
 
@@ -12,6 +15,7 @@ GenMainWindow::GenMainWindow(std::unique_ptr<GenEngine> engine, GenViewConfig co
   setWindowTitle("Batchscope - " + name + " (generation)");
   view_ = new GenView(*engine_, std::move(config));
   setCentralWidget(view_);
+  add_help_menu(this);
   statusBar()->showMessage(
       "Generative model: the batch is formed step by step; scheduling and budgets apply live");
 }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The window for a generative model: the generation view over an engine the
 // window owns (`batchscope gui --model tiny_lm.pt`, `--synthetic-lm S,T`).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The generation view's live plots: five panels sharing the time axis
 // (seconds ago) — the time-to-first-token fan (p50/p90/p99), the inter-token

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The prompt box: a prompt, max_tokens and temperature, Generate and Stop,
 // and an output box the completion streams into as the engine generates it.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Recording in the generation view: a Record button that keeps a stretch of
 // the engine's requests (the built-in traffic's, the listener's clients',

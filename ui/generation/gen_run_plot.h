@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // A picture of one recorded generation run, written as a PNG: panels that
 // share the time axis (seconds since GenRun::start), in windows of the run's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The step inspector: a table of the generation engine's most recent steps,
 // newest first — step number, when it ended (seconds ago), its duration,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The generation view's built-in traffic: Poisson arrivals at a rate, each a
 // request whose prompt length and max_tokens are drawn from distributions

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The generation view: everything the workbench shows for a generative
 // model, over a GenEngine owned elsewhere. On the left (scrolling on a short

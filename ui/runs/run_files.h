@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // A recorded run's files, as `batchscope bench` writes them: NAME.json (the
 // summary), NAME-requests.csv, NAME-windows.csv and NAME-trace.json (Chrome

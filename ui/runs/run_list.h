@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The runs the Runs panel shows (RecordedRun): those recorded in this
 // session and, with the run history on, those it keeps; listed one row each

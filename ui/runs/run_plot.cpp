@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "ui/runs/run_plot.h"
 
 // qcustomplot.h uses the Qt keywords `signals` and `foreach`; this file must

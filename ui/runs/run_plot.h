@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // A picture of one recorded traffic run, written as a PNG: three panels that
 // share the time axis (seconds since RunData::start):

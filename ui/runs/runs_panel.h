@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Recorded runs: record a stretch of the live traffic as a run, name it,
 // compare two runs by overlaying their latency fans, and export a run the way

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The Runs panel's side of the run history: writing a recording as it goes,
 // listing and filtering what the history keeps, loading a kept run's
 // records when they are needed, removing and relabelling kept runs.

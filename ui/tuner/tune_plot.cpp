@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "ui/tuner/tune_plot.h"
 
 #include <qcustomplot.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The Tuner panel's Pareto scatter: p99 latency (log scale) across,
 // throughput up. Every configuration evaluated is a faint grey dot; the rows

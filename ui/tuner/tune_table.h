@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The rows the Tuner panel shows, in its table and on its Pareto scatter:
 // the predicted Pareto front with points of the same figures folded into

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The Tuner panel's files: the cost file it may tune against, the JSON it
 // writes, and the inputs it keeps between sessions (see tuner_panel.h).
 #include <QCheckBox>

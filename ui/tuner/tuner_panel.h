@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The workbench's Tuner panel: which batching options serve the window's
 // traffic best within a p99 objective, found as `batchscope tune` finds them

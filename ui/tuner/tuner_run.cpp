@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The Tuner panel's runs: the search and the live confirmation on a worker
 // thread, their progress and results marshalled back as queued calls, and
 // cancelling (see tuner_panel.h for the contract).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The batch inspector: the most recent batches the engine cut, and what one
 // of them was made of.

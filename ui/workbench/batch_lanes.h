@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The batch inspector's timeline bars: one QCustomPlot plottable that draws
 // every kept batch in the visible range, one row per lane, a pale bar from

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The batch inspector's kept batches: a batch with its requests' queue waits
 // (InspectedBatch), the table of them (BatchTableModel), and how a batch is

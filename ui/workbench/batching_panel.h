@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The batching panel: strategy, max batch size (slider and spin box),
 // max wait (log slider 0–1000 ms and spin box), queue capacity, request

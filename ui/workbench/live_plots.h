@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The workbench's live plots: four panels sharing the time axis (seconds
 // ago) — the latency fan p50/p90/p99/max with the p99 target; queue depth;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The models in a folder, as the model panel offers them.
 // Thread-safety: GUI thread only.

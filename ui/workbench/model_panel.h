@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The model panel of the workbench: which model the engine serves and what
 // batching can buy on it.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The traffic panel: an arrival pattern and its parameters (poisson,
 // constant, burst, sine, closed), a target (the in-process engine, this

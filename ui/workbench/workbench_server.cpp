@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The workbench window's Server tab: the HTTP listener over the window's
 // engine, started and stopped from the tab (or by traffic aimed at it), its
 // address, counts and a curl line to try it with.

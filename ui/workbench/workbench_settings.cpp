@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The workbench window's configuration files (File > Load/Save configuration)
 // and the settings it keeps between sessions (QSettings).
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "ui/workbench/workbench_window.h"
 
 #include <qcustomplot.h>
@@ -21,6 +22,7 @@
 #include <QVBoxLayout>
 
 #include "tuning/adaptive_planner.h"
+#include "ui/common/about_box.h"
 #include "ui/common/app_resources.h"
 #include "ui/common/config_io.h"
 #include "ui/runs/runs_panel.h"
@@ -237,6 +239,7 @@ void WorkbenchWindow::make_menus() {
   });
   file->addSeparator();
   file->addAction("&Quit", QKeySequence::Quit, this, [this] { close(); });
+  add_help_menu(this);
 }
 
 void WorkbenchWindow::load_model(ModelRequest request) {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The workbench window: live plots of what the batcher is doing, the knobs
 // that retune it while traffic flows, the traffic that drives it, the model

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // What resources/batchscope.qrc compiles in: the application icon at every
 // rendered size, and the presets File > Presets offers, each loading into a
 // window's engine (a batch above the model's limit cut to it, with a note,

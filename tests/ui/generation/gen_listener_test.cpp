@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The generation window's HTTP listener over a real GenEngine and the
 // weightless SyntheticLm, with real sockets on 127.0.0.1: completions whole
 // and streamed, their requests in the view's plots, step inspector and

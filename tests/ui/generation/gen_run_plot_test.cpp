@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // write_gen_run_plot(): a hand-built generation run, with and without step
 // records, renders to a PNG of the asked-for size; a path that cannot be
 // written gives an error naming it.

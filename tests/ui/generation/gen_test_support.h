@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Shared by the generation window's tests: a started GenEngine over the
 // weightless SyntheticLm, the text it writes greedily, and an event-loop

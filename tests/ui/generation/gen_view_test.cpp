@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The generation view over a real GenEngine and the weightless SyntheticLm:
 // the prompt box streams the model's text, the scheduling controls apply
 // live or explain a refusal, traffic fills the plots and the step inspector,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // write_run_plot(): the PNG exists, has the asked-for size and shows drawn
 // content, for runs with and without batch records; bad paths and sizes give
 // errors that say what was wrong. Pixel checks are coarse on purpose: they

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The Runs panel on a real run history (SQLite file in a temporary folder),
 // offscreen, fed hand-built records on a hand-moved clock: a recording is in
 // the history while it goes on and finished when it stops; a new panel (a

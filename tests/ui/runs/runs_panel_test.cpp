@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The runs panel, offscreen, fed hand-built engine records on a hand-moved
 // clock: a recording keeps what falls in its span, runs can be renamed,
 // compared and exported (synchronously and in the background), and the run

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The Tuner panel, offscreen, driving real tunes through the workbench window
 // on the synthetic model: a search predicted for every configuration and its
 // best confirmed live (the window's traffic paused meanwhile and resumed),

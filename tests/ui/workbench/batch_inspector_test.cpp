@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The batch inspector, offscreen, fed hand-built engine records: it keeps the
 // newest batches up to its capacity, its table model stays consistent while
 // rows come and go (QAbstractItemModelTester), and a batch picked in the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The live plots: how a monitor snapshot maps onto the panels (times, the
 // latency fan, offered/completed/rejected rates, the batch-size histogram)
 // and that the widget draws those series, with every batch as a point.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The model panel, offscreen, with real widgets: the list of models found in
 // a folder (checked by QAbstractItemModelTester), the request the Load button
 // hands over, progress from any thread, errors, and a profile shown as a plot

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The batching and traffic panels on their own, over a real engine with the
 // synthetic model: an edited control stays marked until the engine confirms
 // its value (or a later change replaces it); a refused value is explained

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // A window over the synthetic stand-in for the window suites: the "toy"
 // model (one FP32 input [-1, 4], output 2x + 1), a loader that makes "toy8",

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The window's own HTTP listener under load while the model is swapped: the
 // listener stops for the swap and comes back on the same port over the new
 // engine, behind the same bearer token, and the accounting over both

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The workbench window, offscreen, over real engines with the synthetic
 // model: the batch-size slider changes the options in force, an invalid
 // value is explained in place, traffic starts and stops and reaches the
