@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "app/build_info.h"
 #include "app/cli_args.h"
 #include "common/text_out.h"
 #include "runs/history.h"
@@ -95,7 +96,11 @@ HistoryWriterPtr open_history_writer(const HistoryChoice& c, const char* command
 
 std::string run_context_json(const std::string& model_path, const std::string& device) {
 #ifdef BATCHSCOPE_WITH_HISTORY
-  std::string out = "{\"machine\":" + machine_json();
+  std::string self = "{";  // which build ran it
+  text_field(self, "version", build_version());
+  text_field(self, "commit", build_commit());
+  self.push_back('}');
+  std::string out = "{\"batchscope\":" + self + ",\"machine\":" + machine_json();
   std::string torch = "{";
 #ifdef BATCHSCOPE_WITH_TORCH
   const TorchInfo t = torch_info();

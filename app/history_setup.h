@@ -41,8 +41,8 @@ using HistoryWriterPtr = std::unique_ptr<HistoryWriter, HistoryWriterDelete>;
 HistoryWriterPtr open_history_writer(const HistoryChoice& c, const char* command,
                                      std::string* why = nullptr);
 
-// {"machine": {...}, "torch": {...}, "model": {...}}: `model_path` is
-// fingerprinted when it names a file.
+// {"batchscope": {"version", "commit"}, "machine": {...}, "torch": {...},
+// "model": {...}}: `model_path` is fingerprinted when it names a file.
 std::string run_context_json(const std::string& model_path, const std::string& device);
 
 // Keeps a whole run (a bench's, after it ran) and says where:

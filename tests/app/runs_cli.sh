@@ -61,6 +61,8 @@ grep -q "max_batch_size=8" show.txt || fail "show options: $(cat show.txt)"
 grep -q "throughput_rps" show.txt || fail "show figures: $(cat show.txt)"
 grep -q "machine.cpu" show.txt || fail "show machine: $(cat show.txt)"
 grep -q "machine.cores" show.txt || fail "show cores: $(cat show.txt)"
+version=$("$bin" --version | sed -n '1s/^batchscope \([0-9.]*\).*/\1/p')
+grep -qE "batchscope.version +$version\$" show.txt || fail "show does not name Batchscope $version: $(cat show.txt)"
 # The figures are the ones bench wrote to --json.
 want=$(python3 -c 'import json; print(json.load(open("a.json"))["sent"])')
 grep -qE "^  sent +$want\$" show.txt || fail "show's sent is not the --json one ($want): $(cat show.txt)"

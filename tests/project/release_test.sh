@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
+# cmake/release.cmake on scratch projects: CMake refuses to configure when
+# CHANGELOG.md has no entry for project(VERSION), or a newer one; from a good
+# changelog it writes a Debian changelog that dpkg-parsechangelog reads back
+# entry by entry (version, date with its weekday, maintainer, every item,
+# semicolons and all, lines within 80 columns), and AppStream releases that
+# are well-formed XML with the text escaped.
+# Usage: release_test.sh PROJECT_ROOT SCRATCH_DIR
+set -euo pipefail
+root=$1
+scratch=$2
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+# project VERSION: a scratch project of that version that includes release.cmake
+# and writes the releases' XML to releases.xml.
+project() {
+  rm -rf "$scratch" && mkdir -p "$scratch/cmake"
+  cp "$root/cmake/release.cmake" "$root/cmake/commit.cmake" "$scratch/cmake/"
+  cat >"$scratch/CMakeLists.txt" <<CMAKE
+cmake_minimum_required(VERSION 3.25)
+project(scratch VERSION $1 LANGUAGES NONE)
+include(cmake/release.cmake)
+file(WRITE \${CMAKE_BINARY_DIR}/releases.xml "<releases>\${BATCHSCOPE_RELEASES_XML}</releases>\n")
+file(WRITE \${CMAKE_BINARY_DIR}/date.txt "\${BATCHSCOPE_RELEASE_DATE}")
+CMAKE
+}
+configure() { cmake -S "$scratch" -B "$scratch/b" "$@" >"$scratch/log" 2>&1; }
+
+project 1.2.0
+printf '# Changelog\n\n## [Unreleased]\n\n## [1.1.0] - 2026-01-05\n\n### Added\n- old\n' >"$scratch/CHANGELOG.md"
+if configure; then fail "configured without an entry for 1.2.0"; fi
+grep -q 'no entry "## \[1.2.0\]' "$scratch/log" || fail "the refusal does not name 1.2.0: $(cat "$scratch/log")"
+echo "ok: no entry for the version"
+
+project 1.1.0
+printf '# Changelog\n\n## [1.2.0] - 2026-02-01\n\n### Added\n- new\n\n## [1.1.0] - 2026-01-05\n\n### Added\n- old\n' \
+  >"$scratch/CHANGELOG.md"
+if configure; then fail "configured with a newer entry than the version"; fi
+grep -q "newest release is 1.2.0" "$scratch/log" || fail "the refusal does not say why: $(cat "$scratch/log")"
+echo "ok: a newer entry than the version"
+
+project 2.0.0
+cat >"$scratch/CHANGELOG.md" <<'MD'
+# Changelog
+
+Some prose that is not an entry.
+
+## [Unreleased]
+
+### Added
+- Not released yet: must appear nowhere.
+
+## [2.0.0] - 2024-02-29
+
+### Added
+- A first item; with a semicolon, `code`, a [link](https://example.org) and
+  a continuation line, then <angle> & ampersand, long enough to be wrapped
+  over more than one line of the Debian changelog for sure.
+- Second.
+
+### Fixed
+- A fix.
+
+## [1.0.0] - 2023-12-31
+
+### Added
+- The start.
+MD
+configure -DBATCHSCOPE_MAINTAINER="Ada Lovelace <ada@example.org>" || fail "configure: $(cat "$scratch/log")"
+changelog=$scratch/b/share/doc/changelog
+[ "$(cat "$scratch/b/date.txt")" = 2024-02-29 ] || fail "the release date is $(cat "$scratch/b/date.txt")"
+grep -q "Not released" "$changelog" "$scratch/b/releases.xml" && fail "an unreleased item was published"
+awk 'length > 80 { bad = 1 } END { exit bad }' "$changelog" || fail "a line is longer than 80: $(cat "$changelog")"
+
+field() { dpkg-parsechangelog -l "$changelog" "${@:2}" -S "$1"; }
+[ "$(field Version)" = 2.0.0 ] || fail "version $(field Version)"
+[ "$(field Date)" = "Thu, 29 Feb 2024 00:00:00 +0000" ] || fail "date $(field Date)"
+[ "$(field Maintainer)" = "Ada Lovelace <ada@example.org>" ] || fail "maintainer $(field Maintainer)"
+[ "$(field Version --offset 1 --count 1)" = 1.0.0 ] || fail "the second entry is $(field Version --offset 1 --count 1)"
+[ "$(field Date --offset 1 --count 1)" = "Sun, 31 Dec 2023 00:00:00 +0000" ] ||
+  fail "the second date is $(field Date --offset 1 --count 1)"
+changes=$(field Changes | tr -s ' \n' '  ')
+for want in "Added:" "* A first item; with a semicolon, code, a link and a continuation line, then <angle> & ampersand," \
+            "* Second." "Fixed:" "* A fix."; do
+  grep -qF -- "$want" <<<"$changes" || fail "the changes lack '$want': $changes"
+done
+# Every line parses: dpkg-parsechangelog warns on what it cannot read.
+if dpkg-parsechangelog -l "$changelog" --all 2>&1 >/dev/null | grep -q .; then
+  fail "dpkg-parsechangelog warns: $(dpkg-parsechangelog -l "$changelog" --all 2>&1 >/dev/null)"
+fi
+echo "ok: the Debian changelog"
+
+xml=$scratch/b/releases.xml
+xmllint --noout "$xml" || fail "the releases are not well-formed XML: $(cat "$xml")"
+[ "$(xmllint --xpath 'count(//release)' "$xml")" = 2 ] || fail "not two releases: $(cat "$xml")"
+[ "$(xmllint --xpath 'string(//release[1]/@version)' "$xml")" = 2.0.0 ] || fail "the newest release is not first"
+[ "$(xmllint --xpath 'string(//release[1]/@date)' "$xml")" = 2024-02-29 ] || fail "the release date"
+[ "$(xmllint --xpath 'count(//release[1]//li)' "$xml")" = 3 ] || fail "not three items in 2.0.0"
+xmllint --xpath 'string(//release[1]//li[1])' "$xml" | grep -qF "semicolon, code, a link and a continuation line, then <angle> & ampersand" ||
+  fail "the first item reads: $(xmllint --xpath 'string(//release[1]//li[1])' "$xml")"
+echo "ok: the AppStream releases"
+
+# The weekday of a date in every month, against date(1).
+project 0.12.0
+{
+  echo "# Changelog"
+  for m in 12 11 10 9 8 7 6 5 4 3 2 1; do
+    printf '\n## [0.%d.0] - 2027-%02d-%02d\n\n### Added\n- Month %d.\n' "$m" "$m" $((m + 10)) "$m"
+  done
+} >"$scratch/CHANGELOG.md"
+configure || fail "configure: $(cat "$scratch/log")"
+for m in 1 2 3 4 5 6 7 8 9 10 11 12; do
+  want=$(LC_ALL=C date -u -d "2027-$(printf %02d $m)-$((m + 10))" "+%a, %-d %b %Y 00:00:00 +0000")
+  got=$(dpkg-parsechangelog -l "$scratch/b/share/doc/changelog" --offset $((12 - m)) --count 1 -S Date)
+  [ "$got" = "$want" ] || fail "0.$m.0: the changelog's date is '$got', date(1) says '$want'"
+done
+echo "ok: the weekday in every month"
