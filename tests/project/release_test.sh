@@ -40,6 +40,13 @@ if configure; then fail "configured with a newer entry than the version"; fi
 grep -q "newest release is 1.2.0" "$scratch/log" || fail "the refusal does not say why: $(cat "$scratch/log")"
 echo "ok: a newer entry than the version"
 
+project 1.1.0
+printf '# Changelog\n\n## [1.1.0] - 2026-02-01\n\n### Added\n\n## [1.0.0] - 2026-01-05\n\n- old\n' \
+  >"$scratch/CHANGELOG.md"
+if configure; then fail "configured with an entry that lists no change"; fi
+grep -q "entry for 1.1.0 lists no change" "$scratch/log" || fail "the refusal does not say why: $(cat "$scratch/log")"
+echo "ok: an entry without a change"
+
 project 2.0.0
 cat >"$scratch/CHANGELOG.md" <<'MD'
 # Changelog
@@ -64,8 +71,7 @@ Some prose that is not an entry.
 
 ## [1.0.0] - 2023-12-31
 
-### Added
-- The start.
+- The start, under no group.
 MD
 configure -DBATCHSCOPE_MAINTAINER="Ada Lovelace <ada@example.org>" || fail "configure: $(cat "$scratch/log")"
 changelog=$scratch/b/share/doc/changelog
@@ -78,6 +84,8 @@ field() { dpkg-parsechangelog -l "$changelog" "${@:2}" -S "$1"; }
 [ "$(field Date)" = "Thu, 29 Feb 2024 00:00:00 +0000" ] || fail "date $(field Date)"
 [ "$(field Maintainer)" = "Ada Lovelace <ada@example.org>" ] || fail "maintainer $(field Maintainer)"
 [ "$(field Version --offset 1 --count 1)" = 1.0.0 ] || fail "the second entry is $(field Version --offset 1 --count 1)"
+field Changes --offset 1 --count 1 | grep -qF "* The start, under no group." ||
+  fail "the group-less item: $(field Changes --offset 1 --count 1)"
 [ "$(field Date --offset 1 --count 1)" = "Sun, 31 Dec 2023 00:00:00 +0000" ] ||
   fail "the second date is $(field Date --offset 1 --count 1)"
 changes=$(field Changes | tr -s ' \n' '  ')
@@ -97,6 +105,7 @@ xmllint --noout "$xml" || fail "the releases are not well-formed XML: $(cat "$xm
 [ "$(xmllint --xpath 'string(//release[1]/@version)' "$xml")" = 2.0.0 ] || fail "the newest release is not first"
 [ "$(xmllint --xpath 'string(//release[1]/@date)' "$xml")" = 2024-02-29 ] || fail "the release date"
 [ "$(xmllint --xpath 'count(//release[1]//li)' "$xml")" = 3 ] || fail "not three items in 2.0.0"
+[ "$(xmllint --xpath 'count(//release[2]//ul/li)' "$xml")" = 1 ] || fail "the group-less item is not in a list: $(cat "$xml")"
 xmllint --xpath 'string(//release[1]//li[1])' "$xml" | grep -qF "semicolon, code, a link and a continuation line, then <angle> & ampersand" ||
   fail "the first item reads: $(xmllint --xpath 'string(//release[1]//li[1])' "$xml")"
 echo "ok: the AppStream releases"
