@@ -1,7 +1,6 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 # The release: its version is project(VERSION), and CHANGELOG.md must have an
 # entry for it ("## [X.Y.Z] - YYYY-MM-DD"). From the changelog this sets
-#   BATCHSCOPE_RELEASE_DATE   the entry's date
 #   BATCHSCOPE_RELEASES_XML   AppStream <release> elements, newest first (the metainfo)
 # and writes ${CMAKE_BINARY_DIR}/share/doc/changelog, the same entries as a
 # Debian changelog (install.cmake gzips it into the package). The package's
@@ -80,7 +79,6 @@ if(NOT newest STREQUAL PROJECT_VERSION)
   message(FATAL_ERROR "CHANGELOG.md's newest release is ${newest}, but project(VERSION) is "
                       "${PROJECT_VERSION}: they must be the same")
 endif()
-set(BATCHSCOPE_RELEASE_DATE ${date_${PROJECT_VERSION}})
 
 # plain(VAR TEXT): the item as plain text (no Markdown code marks or links),
 # its semicolons still the unit separator (callers put them back last).

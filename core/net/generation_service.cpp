@@ -146,15 +146,14 @@ void GenerationService::handle(HttpRequest&& req, Responder r) {
   const std::string_view path = req.path();
   const ErrorMaker make_error =
       path.substr(0, 4) == "/v1/" ? ErrorMaker{openai_error_response} : ErrorMaker{error_response};
-  const auto answer = [&r](HttpResponse resp) { r.send(std::move(resp)); };
-  if (auto refused = refuse_unauthorized(req, access_, make_error)) return answer(std::move(*refused));
+  if (auto refused = refuse_unauthorized(req, access_, make_error)) return r.send(std::move(*refused));
   const bool get = req.method == "GET", post = req.method == "POST";
   if (path == "/v1/completions" || path == "/v1/chat/completions") {
-    if (!post) return answer(method_not_allowed("POST", make_error));
+    if (!post) return r.send(method_not_allowed("POST", make_error));
     return generate(req, r, path == "/v1/completions" ? Api::kCompletions : Api::kChat, false);
   }
   if (path == "/v1/models") {
-    if (!get) return answer(method_not_allowed("GET", make_error));
+    if (!get) return r.send(method_not_allowed("GET", make_error));
     std::string b = "{\"object\":\"list\",\"data\":[{\"id\":";
     append_json_string(b, info_.model.name);
     b += ",\"object\":\"model\",\"created\":0,\"owned_by\":\"batchscope\",\"max_model_len\":";
@@ -166,7 +165,7 @@ void GenerationService::handle(HttpRequest&& req, Responder r) {
   if (path == "/health") return get ? health(r) : r.send(method_not_allowed("GET"));
   if (path == "/metrics") return get ? metrics(r) : r.send(method_not_allowed("GET"));
   if (path == "/v1/config") {
-    if (!get && req.method != "PUT") return answer(method_not_allowed("GET, PUT", make_error));
+    if (!get && req.method != "PUT") return r.send(method_not_allowed("GET, PUT", make_error));
     return config(req, r);
   }
   if (answer_server_route(req, r, info_.version, "[\"generate\"]", shutting_down_)) return;
@@ -174,7 +173,7 @@ void GenerationService::handle(HttpRequest&& req, Responder r) {
   if (path.substr(0, kModels.size()) == kModels) {
     return model_routes(req, r, path.substr(kModels.size()));
   }
-  answer(make_error(404, "no route " + quoted_excerpt(path) +
+  r.send(make_error(404, "no route " + quoted_excerpt(path) +
                                  "; try POST /v1/chat/completions, POST /v1/completions, GET "
                                  "/v1/models, POST /v2/models/" + info_.model.name +
                                  "/generate, GET /health, GET /metrics or GET /v1/config"));
