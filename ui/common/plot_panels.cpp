@@ -3,6 +3,8 @@
 
 #include <qcustomplot.h>
 
+#include <cmath>
+
 namespace batchscope {
 
 void prepare_stacked_plot(QCustomPlot* plot, int min_width, int min_height) {
@@ -36,6 +38,17 @@ QCPAxisRect* add_panel(QCustomPlot* plot, const QString& ylabel) {
 
 QCPLegend* panel_legend(QCPAxisRect* panel) {
   return static_cast<QCPLegend*>(panel->property("legend").value<void*>());
+}
+
+QString hover_readout(const QCPAxisRect* panel, double at, const QCPGraph* skip) {
+  QString text = QString("%1 s ago").arg(-at, 0, 'f', 1);
+  for (QCPGraph* g : panel->graphs()) {
+    if (g == skip || !g->visible() || g->data()->isEmpty()) continue;
+    auto it = g->data()->findBegin(at);  // the last point before `at`, or the first
+    if (it == g->data()->constEnd() || it->key > at || std::isnan(it->value)) continue;
+    text += QString("\n%1: %2").arg(g->name()).arg(it->value, 0, 'g', 4);
+  }
+  return text;
 }
 
 }  // namespace batchscope

@@ -2,13 +2,15 @@
 #pragma once
 // Stacked live plots share a look: one QCustomPlot with plain polylines and a
 // single paint buffer, and panels (axis rects) each with its label and its
-// own legend in its top-left corner. Used by the live plots of request-level
-// batching and by the generation view.
+// own legend in its top-left corner, and a mouse readout of the values.
+// Used by the live plots of request-level batching and by the generation
+// view.
 // Thread-safety: GUI thread only.
 
 #include <QString>
 
 class QCPAxisRect;
+class QCPGraph;
 class QCPLegend;
 class QCustomPlot;
 
@@ -21,5 +23,10 @@ void prepare_stacked_plot(QCustomPlot* plot, int min_width, int min_height);
 QCPAxisRect* add_panel(QCustomPlot* plot, const QString& ylabel);
 // The legend add_panel() gave `panel`.
 QCPLegend* panel_legend(QCPAxisRect* panel);
+// What the mouse at `at` seconds on `panel`'s time axis reads out: how long
+// ago that is, then "name: value" for each visible graph but `skip` whose
+// point at or before `at` has a value (a point's key is its bin's start, so
+// left of a graph's first point there is nothing to read).
+QString hover_readout(const QCPAxisRect* panel, double at, const QCPGraph* skip = nullptr);
 
 }  // namespace batchscope

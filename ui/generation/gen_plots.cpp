@@ -149,13 +149,7 @@ void GenPlots::hover(const QPoint& pos, const QPoint& global) {
   QCPAxisRect* rect = plot_->axisRectAt(pos);
   if (!rect) return QToolTip::hideText();
   const double at = rect->axis(QCPAxis::atBottom)->pixelToCoord(pos.x());
-  QString text = QString("%1 s ago").arg(-at, 0, 'f', 1);
-  for (QCPGraph* g : rect->graphs()) {
-    if (g->data()->isEmpty()) continue;
-    auto it = g->data()->findBegin(at);
-    if (it != g->data()->constEnd() && !std::isnan(it->value))
-      text += QString("\n%1: %2").arg(g->name()).arg(it->value, 0, 'g', 4);
-  }
+  const QString text = hover_readout(rect, at);
   QToolTip::showText(global, text, plot_);
 }
 

@@ -16,8 +16,8 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr auto kKeep = std::chrono::seconds(301);  // batch points: the longest span, and a second
-constexpr size_t kMaxBatches = 300'000;  // batch points kept
-constexpr size_t kMaxSteps = 200;  // line points per span: a step every few pixels
+constexpr size_t kMaxBatches = 300'000;            // batch points kept
+constexpr size_t kMaxSteps = 200;                  // line points per span: a step every few pixels
 
 double seconds(Duration d) { return std::chrono::duration<double>(d).count(); }
 
@@ -111,8 +111,7 @@ PlotSeries series(const Windows& windows, Duration length, double target, double
   out.newest = windows[end - 1].start + length;
   // The windows in the span, and the one before it so that lines reach the edge.
   size_t first = end;
-  while (first > 0 && seconds(windows[first - 1].start - out.newest) >= -span_s - length_s)
-    --first;
+  while (first > 0 && seconds(windows[first - 1].start - out.newest) >= -span_s - length_s) --first;
   const auto in_span = static_cast<size_t>(std::ceil(span_s / length_s));
   const int64_t k = static_cast<int64_t>(
       std::max<size_t>(1, (in_span + max_points - 1) / std::max<size_t>(1, max_points)));
@@ -259,14 +258,7 @@ void LivePlots::hover(const QPoint& pos, const QPoint& global) {
     const auto size = static_cast<uint32_t>(std::lround(std::max(0.0, at)));
     text = QString("batch size %1: %2 batches").arg(size).arg(histogram_count(size));
   } else {
-    text = QString("%1 s ago").arg(-at, 0, 'f', 1);
-    for (QCPGraph* g : rect->graphs()) {
-      if (!g->visible() || g->data()->isEmpty() || g == batch_points_) continue;
-      auto it = g->data()->findBegin(at);
-      if (it == g->data()->constEnd()) continue;
-      if (!std::isnan(it->value))
-        text += QString("\n%1: %2").arg(g->name()).arg(it->value, 0, 'g', 4);
-    }
+    text = hover_readout(rect, at, batch_points_);
   }
   QToolTip::showText(global, text, plot_);
 }
@@ -295,8 +287,8 @@ bool LivePlots::draw(const MetricsAggregator& a, const Options& in_force, double
 }
 
 template <class Windows, class Map>
-bool LivePlots::draw_windows(const Windows& windows, const Options& in_force,
-                             double span_s, Map map) {
+bool LivePlots::draw_windows(const Windows& windows, const Options& in_force, double span_s,
+                             Map map) {
   // The newest window is still filling: draw up to the one before it, and
   // only when that one is new (ten times a second with 100 ms windows).
   if (windows.size() < 2) return false;

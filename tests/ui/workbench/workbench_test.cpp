@@ -14,6 +14,7 @@
 #include "ui/workbench/workbench_window.h"
 
 #include <gtest/gtest.h>
+#include <qcustomplot.h>
 
 #include <QAbstractItemModel>
 #include <QApplication>
@@ -27,6 +28,7 @@
 #include <QSlider>
 #include <QTemporaryDir>
 #include <QToolTip>
+#include <cmath>
 #include <future>
 #include <thread>
 
@@ -93,9 +95,31 @@ TEST_F(WorkbenchTest, TrafficReachesThePlotsTheInspectorAndARecordedRun) {
   ASSERT_EQ(window_->runs()->run_count(), 1);
   EXPECT_EQ(window_->runs()->run(0).summary.ok, c.ok.load());
 
-  // Hovering over the latency panel reads out the exact values there.
-  QWidget* plot = window_->plot_widget();
-  const QPoint at(plot->width() - 40, plot->height() / 8);
+  // Hovering over the latency panel reads out the exact values there: at
+  // the newest window with a p50 (how far back that lies depends on how long
+  // the 300 answers took, so no fixed pixel is sure to hit one).
+  QCustomPlot* plot = window_->plots()->plot();
+  QCPGraph* p50 = nullptr;
+  for (int i = 0; i < plot->graphCount(); ++i)
+    if (plot->graph(i)->name() == "p50") p50 = plot->graph(i);
+  ASSERT_NE(p50, nullptr);
+  // The readout shows the point at or before the mouse: aim between the
+  // newest p50 and the point after it.
+  double newest = std::nan(""), after = std::nan("");
+  for (auto it = p50->data()->constBegin(); it != p50->data()->constEnd(); ++it) {
+    if (!std::isnan(it->value)) {
+      newest = it->key;
+      after = std::nan("");
+    } else if (std::isnan(after)) {
+      after = it->key;
+    }
+  }
+  ASSERT_FALSE(std::isnan(newest));
+  const QCPAxis* time = p50->keyAxis();
+  const double right =
+      std::isnan(after) ? time->pixelToCoord(time->coordToPixel(newest) + 4) : (newest + after) / 2;
+  const int x = static_cast<int>(std::ceil(time->coordToPixel(right)));
+  const QPoint at(x, p50->keyAxis()->axisRect()->center().y());
   QMouseEvent move(QEvent::MouseMove, QPointF(at), QPointF(plot->mapToGlobal(at)), Qt::NoButton,
                    Qt::NoButton, Qt::NoModifier);
   QApplication::sendEvent(plot, &move);
@@ -110,7 +134,8 @@ TEST_F(WorkbenchTest, ARecordedRunGoesIntoTheRunHistory) {
   auto store = History::open(dir.filePath("h.sqlite").toStdString());
   ASSERT_TRUE(store.ok());
   HistoryWriter writer(std::move(*store));
-  window_->runs()->set_context_provider([] { return std::string(R"({"model": {"path": "toy"}})"); });
+  window_->runs()->set_context_provider(
+      [] { return std::string(R"({"model": {"path": "toy"}})"); });
   window_->runs()->set_history(&writer);
   window_->runs()->start_recording("kept");
   ASSERT_TRUE(window_->start_traffic().ok());
@@ -351,10 +376,11 @@ TEST(WorkbenchLoad, OptionsChangedWhileAModelLoadsCarryOverToIt) {
   ASSERT_TRUE(w.loading());
   w.load_model(r);  // a second request while one loads is turned away, not queued
   // Changed while it loads, as the panel, a configuration file or HTTP would.
-  ASSERT_TRUE(w.engine()->set_options(Options{.max_batch_size = 16,
-                                              .max_wait_us = 250,
-                                              .strategy = StrategyKind::kAdaptive})
-                  .ok());
+  ASSERT_TRUE(
+      w.engine()
+          ->set_options(Options{
+              .max_batch_size = 16, .max_wait_us = 250, .strategy = StrategyKind::kAdaptive})
+          .ok());
   release = true;
   ASSERT_TRUE(w.wait_loaded(20'000));
   const Options o = w.engine()->status().options;
