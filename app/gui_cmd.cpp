@@ -73,6 +73,16 @@ bool display_available() {
 
 namespace {
 
+// What the application calls itself: QSettings' names, the version the About
+// box shows, the window icon, and the desktop entry it belongs to.
+void name_application() {
+  QApplication::setOrganizationName("Batchscope");
+  QApplication::setApplicationName("batchscope");
+  QApplication::setApplicationVersion(QString::fromStdString(batchscope::build_label()));
+  QApplication::setWindowIcon(app_icon());
+  QGuiApplication::setDesktopFileName("org.batchscope.batchscope");
+}
+
 // --listen PORT, --token TOKEN, --no-remote-config and --max-connections N,
 // the same for both windows: true when `name` is one of them, an error when
 // its value is bad.
@@ -149,11 +159,7 @@ int run_gen_gui(int argc, char** argv, std::map<std::string, std::string> flags)
     }
   }
   QApplication app(argc, argv);
-  QApplication::setOrganizationName("Batchscope");
-  QApplication::setApplicationName("batchscope");
-  QApplication::setApplicationVersion(QString::fromStdString(batchscope::build_label()));
-  QApplication::setWindowIcon(app_icon());
-  QGuiApplication::setDesktopFileName("org.batchscope.batchscope");
+  name_application();
   auto lm = make_lm(*choice);
   if (!lm) return fail(lm.error().message, 1);
   cfg.model_text = lm->runner->info().name + " (" + lm->device + ")";
@@ -294,11 +300,7 @@ int run_gui(int argc, char** argv, const std::vector<std::string>& args) {
   }
 
   QApplication app(argc, argv);
-  QApplication::setOrganizationName("Batchscope");
-  QApplication::setApplicationName("batchscope");
-  QApplication::setApplicationVersion(QString::fromStdString(batchscope::build_label()));
-  QApplication::setWindowIcon(app_icon());
-  QGuiApplication::setDesktopFileName("org.batchscope.batchscope");
+  name_application();
   // A screenshot shows the defaults, whatever this machine saved.
   const bool remember = !fresh && screenshot.empty();
   cfg.restore_settings = remember;

@@ -110,26 +110,16 @@ function(wrap var text first rest)
   set(${var} "${out}${line}\n" PARENT_SCOPE)
 endfunction()
 
-# rfc2822(VAR DATE): "Sun, 29 Nov 2026 00:00:00 +0000" for YYYY-MM-DD (the
-# weekday by Sakamoto's method).
+# rfc2822(VAR DATE): "Sun, 29 Nov 2026 00:00:00 +0000" for YYYY-MM-DD, as
+# date(1) writes it (-R is the same in every locale); a date that does not
+# exist (2026-02-30) is refused.
 function(rfc2822 var date)
-  string(REGEX MATCH "^([0-9]+)-0?([0-9]+)-0?([0-9]+)$" _ "${date}")
-  set(y ${CMAKE_MATCH_1})
-  set(m ${CMAKE_MATCH_2})
-  set(d ${CMAKE_MATCH_3})
-  set(offsets 0 3 2 5 0 3 5 1 4 6 2 4)
-  math(EXPR i "${m} - 1")
-  list(GET offsets ${i} t)
-  set(yy ${y})
-  if(m LESS 3)
-    math(EXPR yy "${y} - 1")
+  execute_process(COMMAND date -u -R -d "${date}" OUTPUT_VARIABLE out ERROR_VARIABLE err
+                  RESULT_VARIABLE rc OUTPUT_STRIP_TRAILING_WHITESPACE)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "CHANGELOG.md: the date ${date} is not a day of the calendar (${err})")
   endif()
-  math(EXPR dow "(${yy} + ${yy} / 4 - ${yy} / 100 + ${yy} / 400 + ${t} + ${d}) % 7")
-  set(days Sun Mon Tue Wed Thu Fri Sat)
-  set(months Jan Feb Mar Apr May Jun Jul Aug Sep Oct Nov Dec)
-  list(GET days ${dow} day)
-  list(GET months ${i} month)
-  set(${var} "${day}, ${d} ${month} ${y} 00:00:00 +0000" PARENT_SCOPE)
+  set(${var} "${out}" PARENT_SCOPE)
 endfunction()
 
 function(xml_escape var text)
