@@ -174,9 +174,9 @@ void GenerationService::handle(HttpRequest&& req, Responder r) {
     return model_routes(req, r, path.substr(kModels.size()));
   }
   r.send(make_error(404, "no route " + quoted_excerpt(path) +
-                                 "; try POST /v1/chat/completions, POST /v1/completions, GET "
-                                 "/v1/models, POST /v2/models/" + info_.model.name +
-                                 "/generate, GET /health, GET /metrics or GET /v1/config"));
+                             "; try POST /v1/chat/completions, POST /v1/completions, GET "
+                             "/v1/models, POST /v2/models/" + info_.model.name +
+                             "/generate, GET /health, GET /metrics or GET /v1/config"));
 }
 
 void GenerationService::model_routes(const HttpRequest& req, Responder r, std::string_view rest) {
