@@ -39,9 +39,9 @@ std::string bench_help() {
   return "usage: batchscope bench [--model PATH | --synthetic A_US,C_US[,L_US]]\n"
          "                        [--pattern constant|poisson|burst|ramp|step|sine|trace|closed]\n"
          "                        [pattern parameters] [--duration S] [--requests N] [--seed N]\n"
-         "                        [--target inproc|self-http|predict|URL] [--cost FILE] "
-         "[--cost-out FILE] [--plan-cost FILE] [--payload "
-         "FILE]\n"
+         "                        [--target inproc|self-http|predict|URL] [--cost FILE]\n"
+         "                        [--recalibrate] [--calibration-seconds S] [--cost-out FILE]\n"
+         "                        [--plan-cost FILE] [--payload FILE]\n"
          "                        [serving options] [--json FILE] [--csv PREFIX] [--trace-out "
          "FILE]\n"
          "                        [--plot FILE.png] [--window S] [--history FILE | --no-history]\n"
@@ -59,9 +59,11 @@ std::string bench_help() {
          "alone), self-http (this process's HTTP listener), a URL ending in /infer or\n"
          "/v2/models/{m}/infer (--token TOKEN, default $BATCHSCOPE_TOKEN, is sent to a URL\n"
          "target as 'Authorization: Bearer TOKEN'), or predict: the run the in-process\n"
-         "engine would record, replayed on a virtual clock against the model's t(b) (--cost\n"
-         "FILE from batchscope profile --json, or measured now; exact for --synthetic), with\n"
-         "every export as for a live run (docs/tuning.md). --cost-out FILE writes the batch\n"
+         "engine would record, replayed on a virtual clock against the model's t(b) as the\n"
+         "lanes run it on this machine: the kept cost of the model (made on first use: the\n"
+         "profile, then a few seconds of live traffic per lane count; refined by every\n"
+         "in-process run of the model here), or --cost FILE; with every export as for a\n"
+         "live run (docs/tuning.md). --cost-out FILE writes the batch\n"
          "run times of an in-process or self-http run as such a t(b), with the quantiles of\n"
          "run times and each request's time outside its batch; where FILE is a cost file\n"
          "already, the run refines it (the sizes it saw, for its number of lanes; the rest\n"
@@ -73,7 +75,8 @@ std::string bench_help() {
          "PREFIX_requests.csv and PREFIX_windows.csv.\n"
          "--window S sets the summary windows (default: the duration / 40, 0.1 s to 10 s).\n"
          "Every run is kept in the run history with what it ran on (batchscope runs):\n" +
-         history_flags_help() + "Serving options:\n" + cli::options_help() + lm_flags_help() + gen_bench_help();
+         history_flags_help() + "The cost a prediction uses (docs/tuning.md):\n" +
+         cost_flags_help() + "Serving options:\n" + cli::options_help() + lm_flags_help() + gen_bench_help();
 }
 
 namespace {
@@ -233,7 +236,7 @@ bool take_arrival_flag(const std::string& name, const std::string& value, Arriva
 }
 
 int run_bench(int argc, char** argv, const std::vector<std::string>& args) {
-  auto flags = cli::parse_flags(args, {"no-history"});
+  auto flags = cli::parse_flags(args, {"no-history", "recalibrate"});
   if (!flags) return fail(flags.error().message);
   // --api and --served-model are about OpenAI's generation routes.
   if (flags->count("api") || flags->count("served-model") ||
@@ -253,8 +256,8 @@ int run_bench(int argc, char** argv, const std::vector<std::string>& args) {
   if (!choice) return fail(choice.error().message);
   std::string target = "inproc";
   std::string token = std::getenv("BATCHSCOPE_TOKEN") ? std::getenv("BATCHSCOPE_TOKEN") : "";
-  std::string json_out, csv_prefix, trace_out, plot_out, payload_file, cost_file, cost_out,
-      plan_file;
+  std::string json_out, csv_prefix, trace_out, plot_out, payload_file, cost_out, plan_file;
+  CostChoice cost_choice;
   int connections = 64;
   double window_s = 0;  // 0: about 40 windows over the run
   for (auto& [name, value] : *flags) {
@@ -267,7 +270,7 @@ int run_bench(int argc, char** argv, const std::vector<std::string>& args) {
       else
         field = static_cast<std::decay_t<decltype(field)>>(*v);
     };
-    if (take_arrival_flag(name, value, spec, bad)) {
+    if (take_arrival_flag(name, value, spec, bad) || take_cost_flag(name, value, cost_choice, bad)) {
     } else if (name == "target")
       target = value;
     else if (name == "token")
@@ -276,8 +279,6 @@ int run_bench(int argc, char** argv, const std::vector<std::string>& args) {
       set(1, 4096, connections);
     else if (name == "payload")
       payload_file = value;
-    else if (name == "cost")
-      cost_file = value;
     else if (name == "plan-cost")
       plan_file = value;
     else if (name == "cost-out")
@@ -300,6 +301,7 @@ int run_bench(int argc, char** argv, const std::vector<std::string>& args) {
 
   const bool predicted = target == "predict";
   const bool remote = target != "inproc" && target != "self-http" && !predicted;
+  const std::string& cost_file = cost_choice.file;
   // A live run would not read --cost: say so rather than ignore it.
   if (!cost_file.empty() && !predicted) {
     return fail("--cost " + cost_file + " is read by --target predict alone; this run has " +
@@ -386,13 +388,15 @@ int run_bench(int argc, char** argv, const std::vector<std::string>& args) {
                   " differ; with --target predict the adaptive strategy plans on the cost it "
                   "is predicted with, so give one file");
     }
-    auto cost = load_cost_model(*choice, plan_file.empty() ? cost_file : plan_file,
-                                options->max_batch_size, "bench");
+    CostChoice use = cost_choice;
+    if (!plan_file.empty()) use.file = plan_file;
+    auto cost = prediction_cost(*choice, *options, {options->num_lanes}, options->max_batch_size,
+                                use, "bench");
     if (!cost) return fail(cost.error().message, 1);
-    std::printf("Batchscope bench: %s -> predicted (%s)\n", cfg.pattern.c_str(),
-                cost->describe().c_str());
+    std::printf("Batchscope bench: %s -> predicted (%s)\n  cost: %s\n", cfg.pattern.c_str(),
+                cost->cost.describe().c_str(), cost->source.c_str());
     std::fflush(stdout);
-    PredictSpec ps{bounded_for_prediction(spec), *options, *cost};
+    PredictSpec ps{bounded_for_prediction(spec), *options, cost->cost};
     ps.plan_on_cost = !plan_file.empty();
     run = predict_run(ps);
     run.config = cfg;
@@ -469,6 +473,10 @@ int run_bench(int argc, char** argv, const std::vector<std::string>& args) {
   if (auto writer = open_history_writer(*history, "batchscope bench")) {
     keep_run(*writer, "bench", run, summary_json,
              run_context_json(choice->synthetic ? "" : choice->path, choice->device));
+  }
+  // An in-process run of the model refines its kept cost on this machine.
+  if (target == "inproc" && bodies.empty()) {
+    refine_cost_cache(*choice, run, options->num_lanes, "bench");
   }
   if (!cost_out.empty()) {
     // A refinement with several lanes refines their curve: the batches that

@@ -1,51 +1,325 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "app/cost_setup.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <fstream>
+#include <sstream>
 
+#include "app/cli_args.h"
 #include "batching/synthetic_runner.h"
+#include "common/text_out.h"
+#include "tuning/cost_calibration.h"
+#ifdef BATCHSCOPE_WITH_HISTORY
+#include "runs/run_context.h"
+#endif
 #ifdef BATCHSCOPE_WITH_TORCH
 #include "torch/profile.h"
+#include "torch/torch_info.h"
 #endif
 
 namespace batchscope {
 
-Expected<CostModel> load_cost_model(const ModelChoice& model, const std::string& cost_file,
-                                    uint32_t max_batch, const char* command) {
-  if (!cost_file.empty()) {
-    auto m = CostModel::from_file(cost_file);
+namespace {
+
+// The largest size the cache profiles, when the model allows it.
+constexpr uint32_t kCacheMaxBatch = 256;
+
+std::string number(double v) {
+  std::string s;
+  append_number(s, v, "0");
+  return s;
+}
+
+// "synthetic:A,C,L,J,spin" or "...,sleep": what the synthetic model's cost is.
+std::string synthetic_id(const SyntheticCost& c) {
+  return "synthetic:" + number(c.fixed_us) + "," + number(c.per_item_us) + "," +
+         number(c.log_us) + "," + number(c.jitter) + (c.busy_spin ? ",spin" : ",sleep");
+}
+
+// The model's t(b) before any live run: the synthetic formula, or a profile
+// measured now (with `lanes` at once when above 1).
+Expected<CostModel> base_cost(const ModelChoice& model, uint32_t max_batch, uint32_t lanes,
+                              const char* command) {
+  if (model.synthetic) return CostModel::from_synthetic(*model.synthetic, max_batch);
+#ifdef BATCHSCOPE_WITH_TORCH
+  std::printf("%s:   profiling t(b) up to b = %u%s\n", command, max_batch,
+              lanes > 1 ? (", alone and with " + std::to_string(lanes) + " lanes at once").c_str()
+                        : "");
+  std::fflush(stdout);
+  ProfileOptions p;
+  p.device = model.device;
+  p.max_batch = max_batch;
+  p.lanes = lanes;
+  p.on_point = [command](const ProfilePoint& pt) {
+    std::printf("%s:     b = %u: %.1f us%s\n", command, pt.batch, pt.measured_us,
+                pt.settled ? "" : (" (did not settle: " + pt.why + ")").c_str());
+    std::fflush(stdout);
+  };
+  auto r = profile_model(model.path, p);
+  if (!r) return r.error();
+  if (!r->settled) {
+    std::fprintf(stderr,
+                 "%s: warning: t(b) did not settle at %s; the live calibration that follows "
+                 "measures those sizes again under load\n",
+                 command, unsettled_text(r->points).c_str());
+  }
+  return CostModel::from_profile_json(profile_json(*r));
+#else
+  (void)lanes, (void)command;
+  return invalid_argument("measuring a model needs LibTorch; give --cost FILE or --synthetic");
+#endif
+}
+
+// The largest size worth profiling for the cache: the model's, up to 256,
+// and at least what the prediction asks.
+uint32_t cache_max_batch(const ModelChoice& model, uint32_t max_batch) {
+  auto meta = make_model(model, Options{}, false);
+  const uint32_t most = meta ? meta->metadata.max_batch_size : max_batch;
+  return std::max(max_batch, std::min(most, kCacheMaxBatch));
+}
+
+// Calibrates `cost` live for each of `lanes` (printing a line each); the
+// model's runners are made for each lane count as the engine would make them.
+Status calibrate_cost(const ModelChoice& model, const Options& base, CostModel& cost,
+                      const std::vector<uint32_t>& lanes, uint32_t max_batch, double seconds,
+                      const char* command) {
+  const std::string when = utc_now_ms();
+  for (uint32_t n : lanes) {
+    const Options o = cache_calibration_options(base, max_batch, n);
+    const ArrivalSpec traffic = calibration_traffic(cost, n, max_batch, seconds);
+    std::printf("%s:   calibrating %u lane(s) under load: %s s of steps at %s..%s req/s "
+                "(fifo, no wait, batches up to %u)\n",
+                command, n, number(seconds).c_str(), number(traffic.steps.front().first).c_str(),
+                number(traffic.steps.back().first).c_str(), max_batch);
+    std::fflush(stdout);
+    auto setup = make_model(model, o);
+    if (!setup) return setup.error();
+    ConfirmSpec spec;
+    spec.factory = setup->factory;
+    spec.metadata = setup->metadata;
+    auto c = calibrate_lanes(spec, base, cost, n, max_batch, seconds, when);
+    if (!c) return c.error();
+    if (c->counted == 0) {
+      std::printf("%s:     %zu batches, none of a size that ran 5 times with %u lane(s) busy: "
+                  "nothing refined\n",
+                  command, c->batches, n);
+    } else {
+      std::printf("%s:     %zu batches (%llu counted), p50 %.2f ms, p99 %.2f ms; t(b) moved "
+                  "%+.0f%% (median over the sizes seen)\n",
+                  command, c->batches, static_cast<unsigned long long>(c->counted), c->p50_ms,
+                  c->p99_ms, 100 * c->moved);
+    }
+    std::fflush(stdout);
+  }
+  return Status::Ok();
+}
+
+// Says on stderr where a --cost file was made when that is not here.
+void note_origin(const std::string& file, const ModelChoice& model, const char* command) {
+  auto key = cost_key_for(model);
+  std::ifstream in(file);
+  std::stringstream text;
+  text << in.rdbuf();
+  if (!key || text.str().find("\"made_for\"") == std::string::npos) return;
+  if (Status s = check_made_for(text.str(), *key, file); !s) {
+    std::fprintf(stderr, "%s: note: %s; used all the same, as --cost names it\n", command,
+                 s.message().c_str());
+  }
+}
+
+}  // namespace
+
+Expected<CostKey> cost_key_for(const ModelChoice& model) {
+  CostKey key;
+  key.device = model.device;
+#ifdef BATCHSCOPE_WITH_HISTORY
+  std::string torch = "{}";
+  if (model.synthetic) {
+    key.model = "synthetic";
+    key.model_id = synthetic_id(*model.synthetic);
+    key.device = "cpu";
+  } else {
+    auto facts = file_facts(model.path);
+    if (!facts) return facts.error();
+    auto meta = make_model(model, Options{}, false);
+    key.model = meta ? meta->metadata.name : "model";
+    key.model_id = "sha256:" + facts->sha256;
+#ifdef BATCHSCOPE_WITH_TORCH
+    const TorchInfo t = torch_info();
+    torch = "{\"version\":";
+    append_json_string(torch, t.torch_version);
+    torch += ",\"blas\":";
+    append_json_string(torch, t.blas_name);
+    torch += ",\"blas_library\":";
+    append_json_string(torch, t.blas_library);
+    torch += "}";
+#endif
+  }
+  key.machine = "{\"machine\":" + machine_json() + ",\"torch\":" + torch + "}";
+  return key;
+#else
+  (void)model;
+  return invalid_argument(
+      "this build keeps no cost cache (it has no run history to fingerprint a model file)");
+#endif
+}
+
+Expected<PredictionCost> prediction_cost(const ModelChoice& model, const Options& base,
+                                         const std::vector<uint32_t>& lanes, uint32_t max_batch,
+                                         const CostChoice& choice, const char* command) {
+  PredictionCost out;
+  if (!choice.file.empty()) {
+    auto m = CostModel::from_file(choice.file);
     if (!m) return invalid_argument("--cost: " + m.error().message);
     if (const std::string u = m->unsettled(); !u.empty()) {
       std::fprintf(stderr,
                    "%s: warning: %s was profiled on a busy machine; t(b) did not settle at %s, "
                    "so predictions there are not to be trusted\n",
-                   command, cost_file.c_str(), u.c_str());
+                   command, choice.file.c_str(), u.c_str());
     }
-    return m;
+    note_origin(choice.file, model, command);
+    out.cost = std::move(*m);
+    out.source = "--cost " + choice.file;
+    return out;
   }
-  if (model.synthetic) return CostModel::from_synthetic(*model.synthetic, max_batch);
-#ifdef BATCHSCOPE_WITH_TORCH
-  std::printf(
-      "%s: measuring t(b) of %s up to b = %u (as batchscope profile does; --cost FILE "
-      "reads a saved profile instead)\n",
-      command, model.path.c_str(), max_batch);
-  std::fflush(stdout);
-  ProfileOptions p;
-  p.device = model.device;
-  p.max_batch = max_batch;
-  auto r = profile_model(model.path, p);
-  if (!r) return r.error();
-  if (!r->settled) {
-    std::fprintf(stderr,
-                 "%s: warning: t(b) did not settle at %s; predictions there are not to be "
-                 "trusted (profile again on a quiet machine)\n",
-                 command, unsettled_text(r->points).c_str());
+  auto key = cost_key_for(model);
+  const std::string dir = cost_cache_dir();
+  if (!key || dir.empty()) {
+    std::printf("%s: no cost cache (%s); measuring t(b) now\n", command,
+                key ? "neither XDG_CACHE_HOME nor HOME is set" : key.error().message.c_str());
+    auto m = base_cost(model, max_batch, 1, command);
+    if (!m) return m.error();
+    out.cost = std::move(*m);
+    out.source = "measured now, not kept";
+    return out;
   }
-  return CostModel::from_profile_json(profile_json(*r));
-#else
-  (void)command;
-  return invalid_argument("measuring a model needs LibTorch; give --cost FILE or --synthetic");
-#endif
+  out.key = *key;
+  out.path = cost_cache_path(*key, dir);
+  std::optional<CostModel> kept;
+  if (!choice.recalibrate) {
+    auto read = read_cached_cost(out.path, *key);
+    if (!read) {
+      std::printf("%s: refused the kept cost: %s; making it anew\n", command,
+                  read.error().message.c_str());
+    } else {
+      kept = std::move(*read);
+    }
+  }
+  std::vector<uint32_t> missing;
+  for (uint32_t n : lanes) {
+    if (!kept || !calibrated_for(*kept, n)) missing.push_back(n);
+  }
+  std::sort(missing.begin(), missing.end());
+  missing.erase(std::unique(missing.begin(), missing.end()), missing.end());
+  const uint32_t top = cache_max_batch(model, max_batch);
+  if (kept && missing.empty()) {
+    out.cost = std::move(*kept);
+    out.source = "cached in " + out.path;
+    if (out.cost.points().back().batch < max_batch) {
+      std::fprintf(stderr,
+                   "%s: note: the kept cost reaches b = %u; beyond it t(b) is extrapolated "
+                   "(--recalibrate measures up to %u)\n",
+                   command, out.cost.points().back().batch, top);
+    }
+    return out;
+  }
+  if (!kept) {
+    std::printf("%s: no calibrated cost of %s on this machine yet; making %s (the profile, then "
+                "%s s of live traffic per lane count; later predictions reuse it)\n",
+                command, key->model.c_str(), out.path.c_str(), number(choice.calibration_s).c_str());
+    std::fflush(stdout);
+    const uint32_t most = missing.empty() ? 1 : missing.back();
+    auto m = base_cost(model, top, most, command);
+    if (!m) return m.error();
+    kept = std::move(*m);
+  } else {
+    std::printf("%s: the kept cost %s has no calibration with %s lane(s); adding it\n", command,
+                out.path.c_str(), std::to_string(missing.front()).c_str());
+  }
+  if (Status s = calibrate_cost(model, base, *kept, missing, top, choice.calibration_s, command);
+      !s) {
+    return s.error();
+  }
+  if (Status s = write_cached_cost(out.path, *key, *kept); !s) {
+    std::fprintf(stderr, "%s: warning: %s; the cost is used but not kept\n", command,
+                 s.message().c_str());
+  } else {
+    std::printf("%s:   kept in %s\n", command, out.path.c_str());
+  }
+  out.cost = std::move(*kept);
+  out.source = "made now in " + out.path;
+  return out;
+}
+
+std::optional<CostRefinement> refine_cost_cache(const ModelChoice& model, const RunData& run,
+                                                uint32_t lanes, const char* command, bool say) {
+  auto observed = CostModel::from_run(run, 5, lanes);
+  if (!observed) return std::nullopt;
+  return refine_cost_cache(model, *observed, lanes, command, say);
+}
+
+std::optional<CostRefinement> refine_cost_cache(const ModelChoice& model,
+                                                const CostModel& observed, uint32_t lanes,
+                                                const char* command, bool say) {
+  auto key = cost_key_for(model);
+  const std::string dir = cost_cache_dir();
+  if (!key || dir.empty()) return std::nullopt;
+  const std::string path = cost_cache_path(*key, dir);
+  auto r = refine_cached_cost(path, *key, observed, lanes);
+  if (!r) {
+    std::fprintf(stderr, "%s: the kept cost was not refined: %s\n", command,
+                 r.error().message.c_str());
+    return std::nullopt;
+  }
+  if (!*r || !say) return std::move(*r);
+  const CostRefinement& f = **r;
+  // The sizes that ran most: a line, not a table.
+  std::vector<CostMove> moves = f.moves;
+  std::sort(moves.begin(), moves.end(),
+            [](const CostMove& a, const CostMove& b) { return a.batches > b.batches; });
+  std::string shown;
+  for (size_t i = 0; i < moves.size() && i < 4; ++i) {
+    const CostMove& m = moves[i];
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "%sb %u %.0f -> %.0f us", i ? ", " : "", m.batch, m.was_us,
+                  m.now_us);
+    shown += buf;
+  }
+  std::printf("  refined the kept cost (%u lane(s), %llu batches at %zu sizes: %s%s)\n", f.lanes,
+              static_cast<unsigned long long>(f.batches), f.moves.size(), shown.c_str(),
+              moves.size() > 4 ? ", ..." : "");
+  return std::move(*r);
+}
+
+std::string cost_flags_help() {
+  return "  --cost FILE                a cost file to predict with (profile --json, bench "
+         "--cost-out,\n"
+         "                             a kept cost); default: the kept cost of this model on "
+         "this\n"
+         "                             machine, made on first use\n"
+         "  --recalibrate              make the kept cost anew (profile and live calibration)\n"
+         "  --calibration-seconds S    live traffic per lane count when one is made (default "
+         "6)\n";
+}
+
+bool take_cost_flag(const std::string& name, const std::string& value, CostChoice& choice,
+                    Status& bad) {
+  if (name == "cost") {
+    choice.file = value;
+  } else if (name == "recalibrate") {
+    choice.recalibrate = true;
+  } else if (name == "calibration-seconds") {
+    auto v = cli::parse_number(name, value, 0.5, 600);
+    if (!v)
+      bad = v.error();
+    else
+      choice.calibration_s = *v;
+  } else {
+    return false;
+  }
+  return true;
 }
 
 }  // namespace batchscope

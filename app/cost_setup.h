@@ -1,21 +1,78 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
-// A model's batch cost t(b) for the predictor: read from a file that
-// `batchscope profile --json` wrote, exact for the synthetic model, or
-// measured now (with LibTorch). Shared by `tune` and `bench --target predict`.
-// Thread-safety: runs on the calling thread.
+// The cost a command predicts with, shared by `bench --target predict`,
+// `tune` and the window's model loader:
+//  - `--cost FILE` wins (any cost file: `profile --json`, `bench --cost-out`,
+//    a cache file from another machine, noted as such);
+//  - else the cost cache's file for this model and machine
+//    (tuning/cost_cache.h), made on first use: the model's profile (the
+//    synthetic model's formula), then a live calibration per lane count the
+//    prediction needs (tuning/cost_calibration.h), each printed as it goes;
+//    a lane count the file lacks is calibrated and added; `--recalibrate`
+//    makes the file anew.
+// And after a live run of the model on this machine, the cache's file
+// refined by what the run measured (refine_cost_cache).
+// A build without the run history (no libcrypto to fingerprint a model
+// file) has no cache: it measures t(b) now, as `profile` does.
+// Thread-safety: runs on the calling thread, printing to stdout.
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "app/model_setup.h"
+#include "runs/run_record.h"
+#include "tuning/cost_cache.h"
 #include "tuning/cost_model.h"
 
 namespace batchscope {
 
-// `cost_file` empty: from the model. `max_batch`: the largest size to measure
-// or to make exact. `command` names the caller in what it prints.
-Expected<CostModel> load_cost_model(const ModelChoice& model, const std::string& cost_file,
-                                    uint32_t max_batch, const char* command);
+struct CostChoice {
+  std::string file;          // --cost FILE; empty: the cache
+  bool recalibrate = false;  // --recalibrate: make the cache's file anew
+  double calibration_s = 6;  // --calibration-seconds: live seconds per lane count
+};
+
+// What a prediction predicts with, and where it came from.
+struct PredictionCost {
+  CostModel cost;
+  std::string source;  // "--cost FILE", "cached in FILE", "made now in FILE"
+  std::optional<CostKey> key;  // the cache's, when it came from there
+  std::string path;            // the cache file
+};
+
+// The cache's key for this model on this machine and device; an error when
+// the model file cannot be read or this build has no cache.
+Expected<CostKey> cost_key_for(const ModelChoice& model);
+
+// The cost for predictions on `model` with each of `lanes` lane counts and
+// batches up to `max_batch` (its largest profiled size at least), as the
+// header says. `base` gives the calibration runs' queue, timeout and
+// threads. `command` names the caller in what it prints.
+Expected<PredictionCost> prediction_cost(const ModelChoice& model, const Options& base,
+                                         const std::vector<uint32_t>& lanes, uint32_t max_batch,
+                                         const CostChoice& choice, const char* command);
+
+// Refines the cache's file for `model` with `run`, a live run with `lanes`
+// lanes (its batches that started with all of them busy), and, with `say`,
+// prints what moved in one line. Nothing when the model has no cached cost
+// yet or no size ran often enough. A file that cannot be refined is named
+// on stderr.
+std::optional<CostRefinement> refine_cost_cache(const ModelChoice& model, const RunData& run,
+                                                uint32_t lanes, const char* command,
+                                                bool say = true);
+// The same with t(b) as a run measured it (CostModel::from_run).
+std::optional<CostRefinement> refine_cost_cache(const ModelChoice& model,
+                                                const CostModel& observed, uint32_t lanes,
+                                                const char* command, bool say = true);
+
+// The flags' help: --cost, --recalibrate, --calibration-seconds.
+std::string cost_flags_help();
+
+// Reads --cost, --recalibrate and --calibration-seconds into `choice`; false
+// when `name` is none of them. A bad value sets `bad`.
+bool take_cost_flag(const std::string& name, const std::string& value, CostChoice& choice,
+                    Status& bad);
 
 }  // namespace batchscope

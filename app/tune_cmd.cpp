@@ -27,15 +27,17 @@ std::string tune_help() {
   return "usage: batchscope tune [--model PATH | --synthetic A_US,C_US[,L_US]] --slo-p99-ms X\n"
          "                       [pattern options as in bench] [--objective throughput|latency]\n"
          "                       [--space TEXT] [--confirm K] [--budget-s S] [--cost FILE.json]\n"
+         "                       [--recalibrate] [--calibration-seconds S]\n"
          "                       [--calibrate on|off] [--calibration-runs N] [--json FILE]\n"
          "                       [--export FORMAT --out PATH] [--history FILE | --no-history]\n"
          "                       [serving options]\n"
          "Finds the batching options that serve the traffic best within a p99 objective.\n"
          "Every configuration of the space is replayed on the predictor: the traffic run\n"
          "through the real strategies on a virtual clock against the model's cost curve\n"
-         "t(b), which --cost reads from `batchscope profile --json` or `bench --cost-out`\n"
-         "output (the latter with each request's measured overhead; the closest to live)\n"
-         "or which is measured now (the synthetic model's is exact). Then, unless\n"
+         "t(b) as the lanes run it on this machine: the model's kept cost (made on first\n"
+         "use, by the profile and a few seconds of live traffic per lane count of the\n"
+         "space; refined by every live run of the model here, this tune's included), or\n"
+         "--cost FILE (`batchscope profile --json`, `bench --cost-out`). Then, unless\n"
          "--calibrate off, the traffic runs live once per lane count of the space (fifo,\n"
          "the largest batch, a 2 ms wait), and each run refines t(b) for its lanes and\n"
          "the time requests spend outside their batches: the cost as the lanes see it\n"
@@ -66,7 +68,8 @@ std::string tune_help() {
          "bench (default poisson at 1000 req/s for 10 s).\n"
          "The tune is kept in the run history (batchscope runs) with its result and, under\n"
          "it, every live run of its confirmations:\n" +
-         history_flags_help() + "Serving options (the base every configuration starts from):\n" +
+         history_flags_help() + "The cost (docs/tuning.md):\n" + cost_flags_help() +
+         "Serving options (the base every configuration starts from):\n" +
          cli::options_help();
 }
 
@@ -88,7 +91,7 @@ struct TuneArgs {
   std::string space_text;
   int confirm = 3;
   double budget_s = 600;
-  std::string cost_file;
+  CostChoice cost;
   std::string json_out;
   std::string export_format;
   std::string export_out;
@@ -98,7 +101,7 @@ struct TuneArgs {
 };
 
 Expected<TuneArgs> parse_args(const std::vector<std::string>& args) {
-  auto flags = cli::parse_flags(args, {"no-history"});
+  auto flags = cli::parse_flags(args, {"no-history", "recalibrate"});
   if (!flags) return flags.error();
   TuneArgs t;
   auto history = take_history_flags(*flags);
@@ -123,7 +126,7 @@ Expected<TuneArgs> parse_args(const std::vector<std::string>& args) {
       else
         field = static_cast<std::decay_t<decltype(field)>>(*v);
     };
-    if (take_arrival_flag(name, value, t.traffic, bad)) {
+    if (take_arrival_flag(name, value, t.traffic, bad) || take_cost_flag(name, value, t.cost, bad)) {
     } else if (name == "slo-p99-ms") {
       number(0.01, 600000, t.slo_p99_ms);  // target_p99_ms's range, as adaptive steers to it
       slo_given = true;
@@ -139,8 +142,6 @@ Expected<TuneArgs> parse_args(const std::vector<std::string>& args) {
       number(0, 100, t.confirm);
     } else if (name == "budget-s") {
       number(1, 1e6, t.budget_s);
-    } else if (name == "cost") {
-      t.cost_file = value;
     } else if (name == "calibrate") {
       if (value != "on" && value != "off") {
         bad = invalid_argument("--calibrate: expected on or off, got '" + value + "'");
@@ -277,6 +278,10 @@ Expected<CostModel> calibrate_under_load(const TuneArgs& t, const CostModel& cos
     spec.traffic = t.traffic;
     auto run = calibrate_live(spec, o, m, t.calibration_runs);
     if (!run) return run.error();
+    // Each calibration run is a live run of the model here: the kept cost learns from it.
+    for (const auto& seen : run->seen) {
+      if (seen) refine_cost_cache(t.model, *seen, lanes, "tune", false);
+    }
     if (run->levels.size() > 1) {
       std::printf("  %u lane(s): t(b) over the cost's, run by run:", lanes);
       for (size_t i = 0; i < run->levels.size(); ++i) {
@@ -431,10 +436,13 @@ int run_tune(const std::vector<std::string>& args) {
                 std::to_string(largest_batch(*space, t.base)) + ", above the model's maximum " +
                 std::to_string(model_max));
   }
-  auto cost = load_cost_model(t.model, t.cost_file, max_batch, "tune");
-  if (!cost) return fail(cost.error().message, 1);
+  auto kept = prediction_cost(t.model, t.base, lane_counts(*space, t.base), max_batch, t.cost,
+                              "tune");
+  if (!kept) return fail(kept.error().message, 1);
+  Expected<CostModel> cost = kept->cost;
   std::printf("tune: %s, p99 <= %g ms, objective %s\n", t.traffic.describe().c_str(), t.slo_p99_ms,
               objective_name(t.objective));
+  std::printf("cost: %s\n", kept->source.c_str());
   if (t.calibrate) {
     cost = calibrate_under_load(t, *cost, *space, max_batch);
     if (!cost) return fail("calibrating: " + cost.error().message, 1);
@@ -489,6 +497,19 @@ int run_tune(const std::vector<std::string>& args) {
   }
 
   recalibrate(t, *cost, *space, settings, deadline, confirmed);
+  // Every confirmation's live runs refine the kept cost for their lanes.
+  uint64_t refined = 0;
+  for (const Confirmed& c : confirmed) {
+    for (const auto& run : c.live_runs) {
+      if (auto r = refine_cost_cache(t.model, *run, c.predicted.options.num_lanes, "tune", false)) {
+        refined += r->batches;
+      }
+    }
+  }
+  if (refined > 0) {
+    std::printf("  the kept cost was refined by the confirmations' %llu batches\n",
+                static_cast<unsigned long long>(refined));
+  }
 
   Evaluated winner = *result.best;
   std::optional<Evaluated> measured;

@@ -235,6 +235,7 @@ Expected<CostModel> CostModel::from_batches(std::span<const BatchRecord> batches
     std::sort(us.begin(), us.end());
     CostPoint p;
     p.batch = size;
+    p.batches = us.size();
     p.median_us = us[us.size() / 2];
     // The uniform spread with the same p10..p90 width, as profile records it.
     const double width = us[us.size() * 9 / 10] - us[us.size() / 10];

@@ -120,6 +120,20 @@ Expected<CostPoint> point_from_json(const Json& p, size_t i, const std::string& 
     out.settled = it->get<bool>();
   }
   out.spread = *spread;
+  const Expected<double> batches = number_field(p, i, "batches", false, 0, prefix);
+  if (!batches) return batches.error();
+  if (!(*batches >= 0 && *batches <= 1e15 && *batches == std::floor(*batches))) {
+    return invalid_argument(prefix + point_name(i, "batches") + " = " + excerpt(p.at("batches")) +
+                            " must be a whole number from 0 to 1e15");
+  }
+  out.batches = static_cast<uint64_t>(*batches);
+  if (const auto it = p.find("measured_at"); it != p.end()) {
+    if (!it->is_string() || it->get_ref<const std::string&>().size() > 64) {
+      return invalid_argument(prefix + point_name(i, "measured_at") + " = " + excerpt(*it) +
+                              " must be a date as text (UTC, ISO 8601)");
+    }
+    out.measured_at = it->get<std::string>();
+  }
   return out;
 }
 
@@ -305,7 +319,7 @@ Expected<CostModel> CostModel::from_file(const std::string& path) {
   return m;
 }
 
-std::string CostModel::to_json() const {
+std::string CostModel::to_json(const std::string& extra) const {
   auto append_points = [](std::string& out, const std::vector<CostPoint>& points) {
     out += '[';
     for (size_t i = 0; i < points.size(); ++i) {
@@ -316,13 +330,18 @@ std::string CostModel::to_json() const {
       append_json_number(out, points[i].spread);
       append_array(out, "run_quantiles", points[i].run_quantiles);
       if (!points[i].settled) out += ",\"settled\":false";
+      if (points[i].batches > 0) out += ",\"batches\":" + std::to_string(points[i].batches);
+      if (!points[i].measured_at.empty()) {
+        out += ",\"measured_at\":";
+        append_json_string(out, points[i].measured_at);
+      }
       out += '}';
     }
     out += ']';
   };
   std::string out =
       "{\"format\":\"batchscope-cost\",\"version\":" + std::to_string(kCostFormatVersion) +
-      ",\"points\":";
+      (extra.empty() ? "" : "," + extra) + ",\"points\":";
   append_points(out, points_);
   append_array(out, "overhead_us_quantiles", overhead_us_);
   append_streak(out, streak_);

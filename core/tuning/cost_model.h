@@ -22,9 +22,17 @@
 // predictor draws each batch's quantile from a Gaussian that much correlated
 // with the last (none when not measured: independent draws).
 //
-// Format. The JSON carries "format": "batchscope-cost" and "version": 2.
+// Format. The JSON carries "format": "batchscope-cost" and "version": 3.
 // A file without a version is read as version 1 (written before versions,
-// the same fields less the quantiles); a newer version is refused, naming it.
+// the same fields less the quantiles), version 2 as 3 less each point's
+// weight and date; a newer version is refused, naming it.
+//
+// Weights (version 3). A point measured live keeps how many batches its
+// median rests on and when it was last measured. A refinement (calibrated())
+// averages a size it sees again by batches, the old weight capped at
+// kMaxPointWeight so that the curve keeps following the machine; a size
+// never measured live (a profile's, or one scaled from its neighbours) takes
+// what the run saw outright.
 //
 // Measured overhead (optional). A live run (`bench --cost-out`, from_run) also
 // gives each answered request's time outside its batch: its send lag, plus
@@ -66,7 +74,10 @@ inline constexpr double kMaxCostUs = 3.6e9;
 inline constexpr size_t kMaxQuantiles = 1025;
 
 // The cost file version this build writes, and the newest it reads.
-inline constexpr int kCostFormatVersion = 2;
+inline constexpr int kCostFormatVersion = 3;
+// The most batches a point's weight counts when a refinement averages it
+// with a new run: the newest run of 1,000 batches moves it a sixth of the way.
+inline constexpr uint64_t kMaxPointWeight = 5000;
 // The largest run time over its median a quantile may give.
 inline constexpr double kMaxRunFactor = 1e6;
 
@@ -106,6 +117,11 @@ struct CostPoint {
   std::vector<double> run_quantiles = {};
   // False when the profile could not settle this size (a busy machine).
   bool settled = true;
+  // The live batches this median rests on (a refinement weights by them); 0
+  // when it was never measured live (a profile's, or scaled from others).
+  uint64_t batches = 0;
+  // When this size was last measured live, UTC ISO 8601; empty: never.
+  std::string measured_at = {};
 };
 
 // The most lanes a cost file may describe running at once.
@@ -183,12 +199,21 @@ class CostModel {
   // This model refined by `observed`, t(b) as a live run with `lanes` lanes
   // ran it (from_run): the curve for that many lanes (t(b) itself for 1; the
   // lanes entry for more, made from the nearest fewer lanes' curve when the
-  // model has none) takes each observed size's median and spread, and every
-  // size it did not see is scaled by the observed-to-modelled ratio,
-  // interpolated between the observed sizes and held beyond them. The
-  // observed overhead, when measured, replaces this model's for that many
-  // lanes (the model's own for 1, the lanes entry's for more).
-  CostModel calibrated(const CostModel& observed, uint32_t lanes = 1) const;
+  // model has none) takes each observed size's median, spread and quantiles,
+  // averaged by batches with what the curve had where that size was
+  // measured live before (its weight capped at kMaxPointWeight); every size
+  // never measured live is scaled by the observed-to-modelled ratio,
+  // interpolated between the observed sizes and held beyond them, and a
+  // size measured live before that this run did not see stays as it was.
+  // The observed overhead, streak and turnaround, when measured, are
+  // averaged the same way (by the batches behind the curve and the run's),
+  // or taken outright when the curve had none. `when`, if given, becomes
+  // the observed sizes' measured_at.
+  CostModel calibrated(const CostModel& observed, uint32_t lanes = 1,
+                       const std::string& when = {}) const;
+  // The live batches behind the curve for `lanes` (capped per point at
+  // kMaxPointWeight), as calibrated() weighs it; 0 when none was live.
+  uint64_t live_batches(uint32_t lanes) const;
   // This model with every point's jitter uniform over +-spread: its run-time
   // quantiles dropped (to compare the two shapes side by side).
   CostModel uniform_jitter() const;
@@ -197,7 +222,9 @@ class CostModel {
   CostModel independent_jitter() const;
   // {"points": [{"batch", "median_us", "spread"}], and "overhead_us_quantiles"
   // and "lanes" when measured}, which from_profile_json() reads back.
-  std::string to_json() const;
+  // `extra`, when given, is members inserted after "version" (a cache
+  // file's provenance): `"made_for": {...}`, without braces around them.
+  std::string to_json(const std::string& extra = {}) const;
 
   // t(b) in microseconds, never below 0.
   double cost_us(size_t batch) const;

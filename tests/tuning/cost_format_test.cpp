@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// Tests for the cost file's version 2: its format and version, each point's
-// run-time quantiles and whether it settled, and how the predictor's jitter
-// draws from them.
+// Tests for the cost file's versions 2 and 3: its format and version, each
+// point's run-time quantiles, whether it settled, its weight and date, and
+// how the predictor's jitter draws from them.
 
 #include <gtest/gtest.h>
 
@@ -19,16 +19,20 @@ namespace {
 using test::points;
 
 TEST(CostFormatTest, WritesItsFormatAndVersionAndReadsThemBack) {
-  CostPoint a{1, 100, 0.1, {0.8, 0.9, 1.0, 1.2, 2.0}};
+  CostPoint a{1, 100, 0.1, {0.8, 0.9, 1.0, 1.2, 2.0}, true, 420, "2026-11-29T10:21:37.123Z"};
   CostPoint b{4, 300, 0.05, {}, false};
   const CostModel m = points({a, b});
   const std::string json = m.to_json();
-  EXPECT_EQ(json.rfind(R"({"format":"batchscope-cost","version":2,"points":)", 0), 0u) << json;
+  EXPECT_EQ(json.rfind(R"({"format":"batchscope-cost","version":3,"points":)", 0), 0u) << json;
   auto back = CostModel::from_profile_json(json);
   ASSERT_TRUE(back.ok()) << back.error().message;
   EXPECT_EQ(back->points()[0].run_quantiles, a.run_quantiles);
   EXPECT_TRUE(back->points()[0].settled);
   EXPECT_FALSE(back->points()[1].settled);
+  EXPECT_EQ(back->points()[0].batches, 420u);
+  EXPECT_EQ(back->points()[0].measured_at, a.measured_at);
+  EXPECT_EQ(back->points()[1].batches, 0u);
+  EXPECT_EQ(back->points()[1].measured_at, "");
   EXPECT_EQ(back->to_json(), json);
   EXPECT_EQ(back->unsettled(), "b = 4");
 }
@@ -54,9 +58,15 @@ TEST(CostFormatTest, ANewerVersionAnotherFormatOrAValueOutOfRangeIsRefusedByName
     const char* message;
   };
   const Case cases[] = {
-      {R"({"version": 3, "points": []})",
-       "profile JSON: version = 3 is newer than this batchscope reads (1 to 2); update "
+      {R"({"version": 4, "points": []})",
+       "profile JSON: version = 4 is newer than this batchscope reads (1 to 3); update "
        "batchscope or profile the model again"},
+      {R"({"points": [{"batch": 1, "median_us": 1, "batches": -2}]})",
+       "points[0].batches = -2 must be a whole number from 0 to 1e15"},
+      {R"({"points": [{"batch": 1, "median_us": 1, "batches": 1.5}]})",
+       "points[0].batches = 1.5 must be a whole number"},
+      {R"({"points": [{"batch": 1, "median_us": 1, "measured_at": 7}]})",
+       "points[0].measured_at = 7 must be a date as text (UTC, ISO 8601)"},
       {R"({"version": "2", "points": []})", "version = \"2\" must be a whole number from 1"},
       {R"({"version": 0, "points": []})", "version = 0 must be a whole number from 1"},
       {R"({"format": "triton", "points": []})",

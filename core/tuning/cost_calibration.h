@@ -1,0 +1,71 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+// Calibrating a cost under load for the cost cache (cost_cache.h): for each
+// lane count, one short live run of stepped traffic through a fresh
+// in-process engine, fifo with no wait and batches up to `max_batch`, at 10%,
+// 25%, 40%, 55%, 70% and 85% of the capacity the cost gives that many lanes
+// (at most kCalibrationMaxRate each), so that each batch size forms at about
+// the load at which it forms in use. The run refines the cost for its lane
+// count (CostModel::calibrated): t(b) of the batches that started with all
+// its lanes busy, the spread of each size as quantiles, the time each
+// request spent outside its batch, the lanes' turnaround and the slow state.
+//
+// The traffic does not depend on what is predicted next, so one calibration
+// serves every later prediction on the model; live runs refine it further.
+// Under load: `seconds` of traffic per lane count on every core the engine
+// uses (a caller pauses its own traffic meanwhile).
+// Thread-safety: calibrate_lanes() blocks its caller; run it on any thread,
+// its spec's `stop` flag set from another.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "common/options.h"
+#include "common/status.h"
+#include "runs/run_record.h"
+#include "traffic/arrivals.h"
+#include "tuning/cost_model.h"
+#include "tuning/tune_run.h"
+
+namespace batchscope {
+
+// The highest rate a calibration step sends: beyond it the load driver and
+// the engine's own per-request work, not the model, set the pace.
+inline constexpr double kCalibrationMaxRate = 40000;
+// Seconds of traffic per lane count by default.
+inline constexpr double kCalibrationSeconds = 6;
+
+// Requests per second `lanes` lanes serve at the best batch size up to
+// `max_batch`, as `cost` prices a batch with that many busy.
+double capacity_rps(const CostModel& cost, uint32_t lanes, uint32_t max_batch);
+
+// The stepped traffic described above, `seconds` long in six equal steps.
+ArrivalSpec calibration_traffic(const CostModel& cost, uint32_t lanes, uint32_t max_batch,
+                                double seconds, uint64_t seed = 99);
+
+// The calibration's options: base's queue, timeout and threads; fifo,
+// max_batch_size `max_batch`, no wait, `lanes` lanes.
+Options cache_calibration_options(const Options& base, uint32_t max_batch, uint32_t lanes);
+
+struct LaneCalibration {
+  uint32_t lanes = 1;
+  ArrivalSpec traffic;
+  size_t batches = 0;  // that ran; of them `counted` started with every lane busy
+  uint64_t counted = 0;
+  // The median, over the sizes seen, of their t(b) over what the cost said
+  // before, minus 1 (0.3: 30% slower); 0 when no size ran often enough.
+  double moved = 0;
+  double p50_ms = 0, p99_ms = 0;
+  std::shared_ptr<const RunData> run;  // what was recorded
+};
+
+// One calibration run with `lanes` lanes (spec's factory, metadata and stop;
+// its traffic is replaced), refining `cost` for that lane count, its sizes
+// dated `when`. A model or engine that fails is the error, and `cost` is then
+// unchanged; a run that saw no size often enough leaves it unchanged too.
+Expected<LaneCalibration> calibrate_lanes(const ConfirmSpec& spec, const Options& base,
+                                          CostModel& cost, uint32_t lanes, uint32_t max_batch,
+                                          double seconds, const std::string& when);
+
+}  // namespace batchscope
