@@ -10,6 +10,7 @@
 #include "app/cli_args.h"
 #include "batching/synthetic_runner.h"
 #include "common/text_out.h"
+#include "runs/machine_load.h"
 #include "tuning/cost_calibration.h"
 #ifdef BATCHSCOPE_WITH_HISTORY
 #include "runs/run_context.h"
@@ -59,6 +60,10 @@ Expected<CostModel> base_cost(const ModelChoice& model, uint32_t max_batch, uint
   };
   auto r = profile_model(model.path, p);
   if (!r) return r.error();
+  if (!r->competing.empty()) {
+    std::fprintf(stderr, "%s: warning: the machine was busy while profiling: %s\n", command,
+                 r->competing.c_str());
+  }
   if (!r->settled) {
     std::fprintf(stderr,
                  "%s: warning: t(b) did not settle at %s; the live calibration that follows "
@@ -99,8 +104,14 @@ Status calibrate_cost(const ModelChoice& model, const Options& base, CostModel& 
     ConfirmSpec spec;
     spec.factory = setup->factory;
     spec.metadata = setup->metadata;
+    const LoadWatch others;
     auto c = calibrate_lanes(spec, base, cost, n, max_batch, seconds, when);
     if (!c) return c.error();
+    if (const CompetingLoad load = others.load(); load.busy()) {
+      std::printf("%s:     note: the machine was busy meanwhile (%s); t(b) was measured under "
+                  "that load\n",
+                  command, load.describe().c_str());
+    }
     if (c->counted == 0) {
       std::printf("%s:     %zu batches, none of a size that ran 5 times with %u lane(s) busy: "
                   "nothing refined\n",

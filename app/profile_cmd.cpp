@@ -19,7 +19,8 @@ std::string profile_help() {
          "the model's max_batch_size), the median of many runs after warm-up, through the\n"
          "same path the engine runs batches. Each size is timed in windows until three in a\n"
          "row agree within 10% and the measuring thread had a core for half their time or\n"
-         "more (at most 10 windows); a size that does not settle is marked with why. t(b) is\n"
+         "more (at most 10 windows); a size that does not settle is marked with why, naming\n"
+         "the other processes that used the cores meanwhile (from /proc). t(b) is\n"
          "made monotone (a larger batch never costs less). Fits t(b) ~ a + c*b through the\n"
          "settled sizes and prints b, t(b), the median as measured, per-item time, speedup,\n"
          "whether it settled, a and c, the asymptotic speedup 1 + a/c, and the BLAS and\n"
@@ -104,6 +105,9 @@ int run_profile(const std::vector<std::string>& args) {
     std::printf("%8u %12.1f %12.1f %14.2f %8.2fx %6d  %s (%d, %.0f%%, %.1f%%)\n", p.batch,
                 p.median_us, p.measured_us, p.per_item_us, p.speedup, p.runs,
                 p.settled ? "yes" : "NO", p.windows, 100 * p.cpu_share, 100 * p.window_gap);
+  }
+  if (!r->competing.empty()) {
+    std::printf("\nthe machine was busy: %s.\n", r->competing.c_str());
   }
   if (!r->settled) {
     std::printf(

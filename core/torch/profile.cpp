@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "runs/histogram.h"
+#include "runs/machine_load.h"
 #include "torch/settle.h"
 #include "torch/torch_info.h"
 #include "torch/torch_model.h"
@@ -162,6 +163,7 @@ Expected<ProfileResult> profile_model(const std::string& model_path, const Profi
       auto out = model.run(batch);
       return out ? Status::Ok() : Status(out.error());
     };
+    const LoadWatch others;
     auto got = settle(once, so, clocks, o.cancelled);
     if (!got && got.error().code == ErrorCode::kCancelled) {
       return Error{ErrorCode::kCancelled, "profiling " + model_path + " was cancelled"};
@@ -173,6 +175,13 @@ Expected<ProfileResult> profile_model(const std::string& model_path, const Profi
     p.cpu_share = got->cpu_share;
     p.window_gap = got->window_gap;
     p.why = got->why;
+    if (const CompetingLoad load = others.load(); load.busy()) {
+      if (!p.settled) p.why += "; " + load.describe();
+      if (load.cores > r.competing_cores) {
+        r.competing_cores = load.cores;
+        r.competing = load.describe() + " (while b = " + std::to_string(b) + " was measured)";
+      }
+    }
     p.speedup = r.points.empty() ? 1.0 : r.points.front().per_item_us / p.per_item_us;
     r.points.push_back(p);
     if (o.on_point) o.on_point(p);
@@ -255,6 +264,10 @@ std::string profile_json(const ProfileResult& r) {
   j["intra_op_threads"] = r.intra_op_threads;
   j["inter_op_threads"] = r.inter_op_threads;
   j["blas_threads"] = r.blas_threads;
+  if (!r.competing.empty()) {
+    j["competing_cores"] = r.competing_cores;
+    j["competing"] = r.competing;
+  }
   if (!r.lanes.empty()) {
     j["lanes"] = nlohmann::json::array();
     for (const LanesProfile& lp : r.lanes) {

@@ -6,7 +6,9 @@
 // from a + c towards c, an asymptotic speedup of 1 + a/c.
 // Each size is measured until it settles (torch/settle.h): on a busy machine
 // a size that does not settle is kept but marked, with the reason, and the
-// line is fitted through the settled sizes alone. The medians the cost model
+// line is fitted through the settled sizes alone. What else ran meanwhile is
+// read from /proc (runs/machine_load.h): the reason names the competing
+// processes and their CPU share, and the result keeps the busiest. The medians the cost model
 // reads are made monotone (a larger batch never costs less: pooled adjacent
 // violators); the medians as measured are kept beside them.
 // A caller that gives up (a window closing) stops it between runs: it
@@ -91,6 +93,11 @@ struct ProfileResult {
   int inter_op_threads = 0;
   int blas_threads = 0;
   std::vector<LanesProfile> lanes;  // 2, 3, ... up to ProfileOptions::lanes
+  // The most CPU other processes used while a size was measured, in cores,
+  // and who they were (CompetingLoad::describe); empty when below a quarter
+  // of a core throughout.
+  double competing_cores = 0;
+  std::string competing;
 };
 
 // The sizes that did not settle, "b = 16, 32", and why the first did not;

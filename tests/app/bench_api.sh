@@ -11,6 +11,7 @@
 set -euo pipefail
 bin=$1
 dir=$(mktemp -d)
+export XDG_CACHE_HOME="$dir/cache"  # kept costs: this run's own
 "$bin" serve --synthetic-lm 300,5 --port 0 >"$dir/log" 2>&1 &
 pid=$!
 trap 'kill $pid 2>/dev/null || true; rm -rf "$dir"' EXIT

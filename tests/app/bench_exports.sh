@@ -8,6 +8,8 @@ set -euo pipefail
 bin=$1
 dir=$2
 mkdir -p "$dir"
+# Kept costs go to a cache of this run's own, not the user's.
+export XDG_CACHE_HOME="$dir/cache"
 "$bin" bench --synthetic 200,10 --pattern burst --rate 3000 --rate-low 300 --on 0.2 --off 0.2 \
   --duration 1.2 --seed 7 --json "$dir/run.json" --csv "$dir/run" --trace-out "$dir/run.trace.json" \
   --plot "$dir/run.png" >"$dir/out.txt"
@@ -48,7 +50,7 @@ grep -q "refined $dir/cost.json with t(b) at b = " "$dir/refine.txt"
 python3 - "$dir" <<'PY'
 import json, sys
 m = json.load(open(sys.argv[1] + "/cost.json"))
-assert m["format"] == "batchscope-cost" and m["version"] == 2, m
+assert m["format"] == "batchscope-cost" and m["version"] == 3, m
 pts = {p["batch"]: p for p in m["points"]}
 # b = 2 ran (4000/s against batches of 2 capped at 2): about 220 us, not 440.
 assert 2 in pts and 200 <= pts[2]["median_us"] < 400, pts

@@ -9,6 +9,8 @@ set -euo pipefail
 bin=$1
 dir=$2
 mkdir -p "$dir"
+# Kept costs go to a cache of this run's own, not the user's.
+export XDG_CACHE_HOME="$dir/cache"
 for target in inproc self-http; do
   "$bin" bench --synthetic-lm 300,5 --rate 60 --duration 1 --seed 3 --max-tokens lognormal:16,1,64 \
     --prompt-len uniform:4,32 --slo-ttft-ms 500 --slo-itl-ms 100 --target "$target" \

@@ -9,6 +9,8 @@ bin=$1
 dir=$2
 rm -rf "$dir"
 mkdir -p "$dir"
+# Kept costs go to a cache of this run's own, not the user's.
+export XDG_CACHE_HOME="$dir/cache"
 cd "$dir"
 export BATCHSCOPE_HISTORY=$dir/history.sqlite
 fail() {

@@ -8,6 +8,8 @@ set -euo pipefail
 bin=$1
 dir=$2
 mkdir -p "$dir"
+# Kept costs go to a cache of this run's own, not the user's.
+export XDG_CACHE_HOME="$dir/cache"
 
 # refuse CODE TEXT ARGS...: the command exits CODE and stderr contains TEXT.
 refuse() {
