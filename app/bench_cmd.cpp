@@ -19,6 +19,7 @@
 #include "traffic/load_driver.h"
 #include "traffic/trace_csv.h"
 #include "tuning/adaptive_planner.h"
+#include "tuning/cost_calibration.h"
 #include "tuning/predict_bounds.h"
 #include "tuning/predictor.h"
 #ifdef BATCHSCOPE_WITH_QT
@@ -395,6 +396,10 @@ int run_bench(int argc, char** argv, const std::vector<std::string>& args) {
     if (!cost) return fail(cost.error().message, 1);
     std::printf("Batchscope bench: %s -> predicted (%s)\n  cost: %s\n", cfg.pattern.c_str(),
                 cost->cost.describe().c_str(), cost->source.c_str());
+    std::printf("  capacity: %.0f req/s with %u lane(s) and batches up to %u (t(b) and the "
+                "lanes' turnaround)\n",
+                capacity_rps(cost->cost, options->num_lanes, options->max_batch_size),
+                options->num_lanes, options->max_batch_size);
     std::fflush(stdout);
     PredictSpec ps{bounded_for_prediction(spec), *options, cost->cost};
     ps.plan_on_cost = !plan_file.empty();

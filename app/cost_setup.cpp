@@ -93,11 +93,11 @@ Status calibrate_cost(const ModelChoice& model, const Options& base, CostModel& 
   const std::string when = utc_now_ms();
   for (uint32_t n : lanes) {
     const Options o = cache_calibration_options(base, max_batch, n);
-    const ArrivalSpec traffic = calibration_traffic(cost, n, max_batch, seconds);
-    std::printf("%s:   calibrating %u lane(s) under load: %s s of steps at %s..%s req/s "
-                "(fifo, no wait, batches up to %u)\n",
-                command, n, number(seconds).c_str(), number(traffic.steps.front().first).c_str(),
-                number(traffic.steps.back().first).c_str(), max_batch);
+    std::printf("%s:   calibrating %u lane(s) under load: %s s (a closed loop of %u in flight "
+                "for the capacity, then steps at 10%%..85%% of it; fifo, 1 ms wait, batches up "
+                "to %u)\n",
+                command, n, number(seconds).c_str(),
+                probe_traffic(max_batch, o.queue_capacity, seconds).concurrency, max_batch);
     std::fflush(stdout);
     auto setup = make_model(model, o);
     if (!setup) return setup.error();
@@ -117,10 +117,13 @@ Status calibrate_cost(const ModelChoice& model, const Options& base, CostModel& 
                   "nothing refined\n",
                   command, c->batches, n);
     } else {
-      std::printf("%s:     %zu batches (%llu counted), p50 %.2f ms, p99 %.2f ms; t(b) moved "
-                  "%+.0f%% (median over the sizes seen)\n",
-                  command, c->batches, static_cast<unsigned long long>(c->counted), c->p50_ms,
-                  c->p99_ms, 100 * c->moved);
+      std::printf("%s:     capacity %.0f req/s; steps at %s..%s req/s: %zu batches (%llu "
+                  "counted), p50 %.2f ms, p99 %.2f ms; t(b) moved %+.0f%% (median over the sizes "
+                  "seen)\n",
+                  command, c->capacity, number(c->traffic.steps.front().first).c_str(),
+                  number(c->traffic.steps.back().first).c_str(), c->batches,
+                  static_cast<unsigned long long>(c->counted), c->p50_ms, c->p99_ms,
+                  100 * c->moved);
     }
     std::fflush(stdout);
   }
@@ -241,7 +244,10 @@ Expected<PredictionCost> prediction_cost(const ModelChoice& model, const Options
                 "%s s of live traffic per lane count; later predictions reuse it)\n",
                 command, key->model.c_str(), out.path.c_str(), number(choice.calibration_s).c_str());
     std::fflush(stdout);
-    const uint32_t most = missing.empty() ? 1 : missing.back();
+    // Two lanes at once are profiled even for a one-lane prediction: the
+    // calibration of a second lane count, added later, steps its traffic
+    // through the capacity that curve gives.
+    const uint32_t most = std::max<uint32_t>(missing.empty() ? 1 : missing.back(), 2);
     auto m = base_cost(model, top, most, command);
     if (!m) return m.error();
     kept = std::move(*m);

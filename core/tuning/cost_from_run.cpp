@@ -282,15 +282,16 @@ Expected<CostModel> CostModel::from_run(const RunData& run, size_t min_runs, uin
   if (!m) return m;
   std::map<uint64_t, const BatchRecord*> by_id;
   for (const BatchRecord& b : run.batches) by_id[b.id] = &b;
-  std::vector<double> overhead;
+  std::vector<double> answer;
   for (const RunRequest& r : run.requests) {
     if (r.outcome != Outcome::kOk || r.batch_id == 0) continue;
     const auto b = by_id.find(r.batch_id);
     if (b == by_id.end() || b->second->run_end == TimePoint{}) continue;
-    const double us = to_us(r.sent - r.intended) + to_us(r.done - b->second->run_end);
-    overhead.push_back(std::clamp(us, 0.0, kMaxCostUs));
+    answer.push_back(std::clamp(to_us(r.done - b->second->run_end), 0.0, kMaxCostUs));
   }
-  return m->with_overhead(even_quantiles(std::move(overhead)));
+  Expected<CostModel> with = m->with_overhead(even_quantiles(answer));
+  if (!with || answer.empty()) return with;
+  return with->with_send_lag(measure_send_lag(run));
 }
 
 }  // namespace batchscope

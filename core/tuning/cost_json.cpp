@@ -165,6 +165,50 @@ Expected<std::vector<double>> number_array(const Json& j, const char* name,
   return out;
 }
 
+// Reads the optional "send_lag": {"base_us_quantiles": [...], "stalls":
+// [{"per_s": r, "us_quantiles": [...]}, ...]} (stalls indexed by busy lanes).
+Expected<SendLagModel> send_lag_from_json(const Json& j, const std::string& prefix) {
+  SendLagModel out;
+  const auto it = j.find("send_lag");
+  if (it == j.end()) return out;
+  const std::string at = prefix + "send_lag";
+  if (!it->is_object()) return invalid_argument(at + " = " + excerpt(*it) + " must be an object");
+  Expected<std::vector<double>> base = number_array(*it, "base_us_quantiles", at + ".");
+  if (!base) return base.error();
+  out.base_us = std::move(*base);
+  for (const char* name : {"stalls", "stalls_waiting"}) {
+    const auto st = it->find(name);
+    if (st == it->end()) continue;
+    if (!st->is_array()) {
+      return invalid_argument(at + "." + name + " = " + excerpt(*st) + " must be an array");
+    }
+    std::vector<SendLagModel::Stalls>& into =
+        std::string(name) == "stalls" ? out.by_busy : out.waiting;
+    for (size_t k = 0; k < st->size(); ++k) {
+      const Json& e = (*st)[k];
+      const std::string where = at + "." + name + "[" + std::to_string(k) + "]";
+      if (!e.is_object()) return invalid_argument(where + " = " + excerpt(e) + " must be an object");
+      SendLagModel::Stalls stalls;
+      if (const auto r = e.find("per_s"); r != e.end()) {
+        if (!r->is_number()) {
+          return invalid_argument(where + ".per_s = " + excerpt(*r) + " must be a number");
+        }
+        stalls.per_s = r->get<double>();
+      }
+      Expected<std::vector<double>> us = number_array(e, "us_quantiles", where + ".");
+      if (!us) return us.error();
+      stalls.us = std::move(*us);
+      into.push_back(std::move(stalls));
+    }
+  }
+  if (Status s = cost_detail::check_send_lag(out, prefix); !s) return s.error();
+  return out;
+}
+
+void append_send_lag(std::string& out, const SendLagModel& lag);
+
+
+
 void append_streak(std::string& out, const JitterStreak& k) {
   if (k.weight <= 0) return;
   out += ",\"jitter_streak\":{\"weight\":";
@@ -197,6 +241,29 @@ void append_array(std::string& out, const char* name, const std::vector<double>&
     append_json_number(out, v[i]);
   }
   out += ']';
+}
+
+void append_send_lag(std::string& out, const SendLagModel& lag) {
+  if (lag.empty()) return;
+  out += ",\"send_lag\":{\"base_us_quantiles\":[";
+  for (size_t i = 0; i < lag.base_us.size(); ++i) {
+    if (i) out += ',';
+    append_json_number(out, lag.base_us[i]);
+  }
+  out += ']';
+  for (const auto& [name, v] : {std::pair{"stalls", &lag.by_busy}, std::pair{"stalls_waiting", &lag.waiting}}) {
+    out += ",\"";
+    out += name;
+    out += "\":[";
+    for (size_t k = 0; k < v->size(); ++k) {
+      out += k ? ",{\"per_s\":" : "{\"per_s\":";
+      append_json_number(out, (*v)[k].per_s);
+      append_array(out, "us_quantiles", (*v)[k].us);
+      out += '}';
+    }
+    out += ']';
+  }
+  out += '}';
 }
 
 }  // namespace
@@ -247,6 +314,9 @@ Expected<CostModel> CostModel::from_profile_json(std::string_view text) {
   }
   CostModel m(std::move(points));
   m.overhead_us_ = std::move(*overhead);
+  Expected<SendLagModel> lag = send_lag_from_json(j, prefix);
+  if (!lag) return lag.error();
+  m.send_lag_ = std::move(*lag);
   Expected<JitterStreak> streak = streak_from_json(j, prefix);
   if (!streak) return streak.error();
   m.streak_ = *streak;
@@ -284,6 +354,9 @@ Expected<CostModel> CostModel::from_profile_json(std::string_view text) {
     Expected<std::vector<double>> overhead = number_array(e, "overhead_us_quantiles", where + ".");
     if (!overhead) return overhead.error();
     entry.overhead_us = std::move(*overhead);
+    Expected<SendLagModel> lane_lag = send_lag_from_json(e, where + ".");
+    if (!lane_lag) return lane_lag.error();
+    entry.send_lag = std::move(*lane_lag);
     Expected<JitterStreak> lane_streak = streak_from_json(e, where + ".");
     if (!lane_streak) return lane_streak.error();
     entry.streak = *lane_streak;
@@ -344,6 +417,7 @@ std::string CostModel::to_json(const std::string& extra) const {
       (extra.empty() ? "" : "," + extra) + ",\"points\":";
   append_points(out, points_);
   append_array(out, "overhead_us_quantiles", overhead_us_);
+  append_send_lag(out, send_lag_);
   append_streak(out, streak_);
   append_turnaround(out, turnaround_);
   if (!lanes_.empty()) {
@@ -353,6 +427,7 @@ std::string CostModel::to_json(const std::string& extra) const {
       out += std::to_string(lanes_[i].lanes) + ",\"points\":";
       append_points(out, lanes_[i].points);
       append_array(out, "overhead_us_quantiles", lanes_[i].overhead_us);
+      append_send_lag(out, lanes_[i].send_lag);
       append_streak(out, lanes_[i].streak);
       append_turnaround(out, lanes_[i].turnaround);
       out += '}';

@@ -59,6 +59,32 @@ Status check_points(const std::vector<CostPoint>& points, const std::string& pre
   return Status::Ok();
 }
 
+Status check_send_lag(const SendLagModel& lag, const std::string& prefix) {
+  if (lag.empty() && (!lag.by_busy.empty() || !lag.waiting.empty())) {
+    return invalid_argument(prefix + "send_lag has stalls but no base_us_quantiles");
+  }
+  if (Status s = check_quantiles(lag.base_us, "send_lag.base_us_quantiles", kMaxCostUs, prefix);
+      !s) {
+    return s;
+  }
+  for (const auto& [name, v] : {std::pair{"stalls", &lag.by_busy}, std::pair{"stalls_waiting", &lag.waiting}}) {
+    for (size_t k = 0; k < v->size(); ++k) {
+      const std::string at = std::string("send_lag.") + name + "[" + std::to_string(k) + "]";
+      const double r = (*v)[k].per_s;
+      if (!(r >= 0 && r <= 1e9)) {
+        return invalid_argument(prefix + at + ".per_s = " + number_text(r) +
+                                " must be from 0 to 1e9");
+      }
+      if (Status s = check_quantiles((*v)[k].us, (at + ".us_quantiles").c_str(), kMaxCostUs,
+                                     prefix);
+          !s) {
+        return s;
+      }
+    }
+  }
+  return Status::Ok();
+}
+
 Status check_quantiles(const std::vector<double>& q, const char* name, double max,
                        const std::string& prefix) {
   if (q.empty()) return Status::Ok();
@@ -83,6 +109,7 @@ Status check_quantiles(const std::vector<double>& q, const char* name, double ma
 
 using cost_detail::check_points;
 using cost_detail::check_quantiles;
+using cost_detail::check_send_lag;
 using cost_detail::number_text;
 
 namespace {
@@ -133,6 +160,7 @@ Expected<CostModel> CostModel::with_lanes(std::vector<LaneCostPoints> lanes) con
         !s) {
       return s.error();
     }
+    if (Status s = check_send_lag(lanes[i].send_lag, where + "."); !s) return s.error();
   }
   CostModel m = *this;
   m.lanes_ = std::move(lanes);
@@ -274,7 +302,11 @@ CostModel CostModel::calibrated(const CostModel& observed, uint32_t lanes,
       m.turnaround_ = merged(turnaround_, w, observed.turnaround_, n);
     }
     m.points_ = refine(points_, observed.points_, when, &CostModel::interpolate);
-    if (observed.has_overhead()) m.overhead_us_ = merged(overhead_us_, w, observed.overhead_us_, n);
+    // A curve whose overhead still holds the send lag (before version 3)
+    // takes a run's split outright.
+    const uint64_t wo = observed.has_send_lag() && !has_send_lag() ? 0 : w;
+    if (observed.has_overhead()) m.overhead_us_ = merged(overhead_us_, wo, observed.overhead_us_, n);
+    if (observed.has_send_lag()) m.send_lag_ = merged(send_lag_, wo, observed.send_lag_, n);
     return m;
   }
   // The curve for `lanes`, or a new one from the nearest fewer lanes' curve.
@@ -290,9 +322,11 @@ CostModel CostModel::calibrated(const CostModel& observed, uint32_t lanes,
     it = m.lanes_.insert(
         it, LaneCostPoints{lanes, refine(base, observed.points_, when, &CostModel::interpolate)});
   }
+  const uint64_t wo = observed.has_send_lag() && it->send_lag.empty() ? 0 : w;
   if (observed.has_overhead()) {
-    it->overhead_us = merged(it->overhead_us, w, observed.overhead_us_, n);
+    it->overhead_us = merged(it->overhead_us, wo, observed.overhead_us_, n);
   }
+  if (observed.has_send_lag()) it->send_lag = merged(it->send_lag, wo, observed.send_lag_, n);
   if (observed.streak_.weight > 0) it->streak = merged(it->streak, w, observed.streak_, n);
   if (observed.turnaround_ != Turnaround{}) {
     it->turnaround = merged(it->turnaround, w, observed.turnaround_, n);
@@ -307,6 +341,21 @@ Expected<CostModel> CostModel::with_overhead(std::vector<double> overhead_us) co
   CostModel m = *this;
   m.overhead_us_ = std::move(overhead_us);
   return m;
+}
+
+Expected<CostModel> CostModel::with_send_lag(SendLagModel lag) const {
+  if (Status s = check_send_lag(lag, ""); !s) return s.error();
+  CostModel m = *this;
+  m.send_lag_ = std::move(lag);
+  return m;
+}
+
+const SendLagModel& CostModel::send_lag(size_t lanes) const {
+  const SendLagModel* use = &send_lag_;
+  for (const LaneCostPoints& l : lanes_) {
+    if (l.lanes <= lanes && !l.send_lag.empty()) use = &l.send_lag;
+  }
+  return *use;
 }
 
 double CostModel::overhead_us(double u) const {
@@ -456,6 +505,7 @@ std::string CostModel::describe() const {
   if (!overhead_us_.empty()) {
     s += ", measured overhead (median " + std::to_string(std::llround(overhead_us(0.5))) + " us)";
   }
+  if (!send_lag_.empty()) s += ", send lag measured";
   if (!lanes_.empty()) {
     s += ", measured with " + std::to_string(lanes_.back().lanes) + " lanes at once";
   }

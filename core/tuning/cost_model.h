@@ -35,10 +35,13 @@
 // what the run saw outright.
 //
 // Measured overhead (optional). A live run (`bench --cost-out`, from_run) also
-// gives each answered request's time outside its batch: its send lag, plus
-// its answer's way back after the batch ended. It is kept as 65 quantiles (p0,
-// p1/64, ..., p100), and the predictor adds a draw from it to each request's
-// completion.
+// gives each answered request's time outside its batch, kept as 65 quantiles
+// (p0, p1/64, ..., p100): its answer's way back after the batch ended, which
+// the predictor adds to each request's completion, and (version 3) its send
+// lag, how late the load driver sent it, which the predictor replays as the
+// driver's stalls (send_lag.h: how often they start with so many lanes
+// running, how long they last). A file from before version 3 keeps the two
+// as one overhead added at completion.
 //
 // Lanes at once (optional). `profile --lanes N` measures t(b) again while 2..N
 // copies of the model run batches at once: lanes sharing one GPU or the CPU's
@@ -63,6 +66,7 @@
 #include "common/status.h"
 #include "runs/records.h"
 #include "runs/run_record.h"
+#include "tuning/send_lag.h"
 
 namespace batchscope {
 
@@ -134,6 +138,8 @@ struct LaneCostPoints {
   // A request's time outside its batch in a live run with this many lanes
   // (quantiles, as with_overhead() takes); empty when none was measured.
   std::vector<double> overhead_us = {};
+  // The load driver's send lag in that run; empty when not measured.
+  SendLagModel send_lag = {};
   // How slow batches streaked in that run; weight 0 when not measured.
   JitterStreak streak = {};
   // The lanes' turnaround in that run; zero when not measured.
@@ -192,6 +198,9 @@ class CostModel {
   // quantiles in microseconds, non-decreasing, each in [0, kMaxCostUs].
   // Errors name the index and quote the value.
   Expected<CostModel> with_overhead(std::vector<double> overhead_us) const;
+  // This model with a measured send lag (send_lag.h): its quantiles checked
+  // as with_overhead()'s, rates finite in [0, 1e9].
+  Expected<CostModel> with_send_lag(SendLagModel lag) const;
   // This model with t(b) measured at several lanes at once: each entry's
   // points checked as from_points() does, lanes 2..kMaxCostLanes and strictly
   // increasing. Errors name the entry: "lanes[1].lanes = 2 must be above 2".
@@ -264,6 +273,10 @@ class CostModel {
   // The overhead quantiles measured with the most lanes not above `lanes`
   // (the model's own when no lanes entry has any); empty when none was.
   const std::vector<double>& overheads_us(size_t lanes) const;
+  // The send lag measured with the most lanes not above `lanes`, as the
+  // overhead is chosen; empty when none was.
+  const SendLagModel& send_lag(size_t lanes) const;
+  bool has_send_lag() const { return !send_lag_.empty(); }
   // The value at quantile u in [0, 1] of ascending quantiles q,
   // interpolated; 0 when q is empty.
   static double quantile_of(const std::vector<double>& q, double u);
@@ -280,6 +293,7 @@ class CostModel {
 
   std::vector<CostPoint> points_;
   std::vector<double> overhead_us_;    // quantiles, ascending; empty when not measured
+  SendLagModel send_lag_;              // empty when not measured
   std::vector<LaneCostPoints> lanes_;  // by lanes, ascending; empty when not measured
   JitterStreak streak_;
   Turnaround turnaround_;

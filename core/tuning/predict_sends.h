@@ -45,7 +45,8 @@ inline size_t expected_sends(const ArrivalSpec& a) {
 }
 
 // When the load driver sends (run_load): the schedule's offsets (open loop),
-// or a slot freed by an answer (closed loop).
+// or a slot freed by an answer (closed loop). A send may be put off once,
+// when it was meant to go, to when the driver gets to it (delay_to).
 class Sends {
  public:
   Sends(const ArrivalSpec& spec, TimePoint start)
@@ -61,6 +62,20 @@ class Sends {
     } else {
       fetch();
     }
+  }
+
+  // When the next send was meant to go (its latency counts from then).
+  TimePoint intended() const { return closed_ ? next() : intended_; }
+  TimePoint last_sent() const { return last_; }
+
+  // Open loop, at next() = `now`: the send goes at `when` instead (not
+  // before now). True when that is now; else next() moves there, and the
+  // send goes when it comes up again.
+  bool delay_to(TimePoint when, TimePoint now) {
+    if (closed_ || delayed_ || when <= now) return true;
+    delayed_ = true;
+    next_ = when;
+    return false;
   }
 
   // The next send, kNever when none is due (closed: until a slot frees).
@@ -104,19 +119,25 @@ class Sends {
 
  private:
   void fetch() {
-    next_ = kNever;
+    next_ = intended_ = kNever;
+    delayed_ = false;
     if (sent_ >= cap_) return;
     const std::optional<Duration> offset = schedule_.next();
-    if (offset && start_ + *offset < end_) next_ = start_ + *offset;
+    if (!offset || start_ + *offset >= end_) return;
+    intended_ = start_ + *offset;
+    // Due while a delayed send was waiting: it goes right after that one.
+    next_ = std::max(intended_, last_);
   }
 
   bool closed_;
+  bool delayed_ = false;
   ArrivalSchedule schedule_;
   TimePoint start_, end_;
   uint64_t cap_;
   uint64_t sent_ = 0;
   TimePoint last_;
   TimePoint next_ = kNever;
+  TimePoint intended_ = kNever;
   std::vector<TimePoint> free_;  // closed: min-heap of slot times
   uint64_t blocked_ = 0;
 };

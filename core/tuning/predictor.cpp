@@ -125,6 +125,8 @@ class Simulation {
   size_t returning_ = 0;  // lanes in their turnaround
   const bool jittered_;
   const Duration timeout_;
+  // The load driver's stalls, where the cost measured them.
+  std::optional<SendLagDraw> lag_;
   // By lanes busy (1 up to the most measured at once, at most num_lanes;
   // one table when none was) and batch size.
   std::vector<std::vector<Duration>> cost_;   // without jitter
@@ -198,6 +200,9 @@ Simulation::Simulation(const PredictSpec& spec)
     factors_.resize(max_batch + 1);
     has_factors_.resize(max_batch + 1);
   }
+  if (const SendLagModel& lag = spec.cost.send_lag(o_.num_lanes); !lag.empty()) {
+    lag_.emplace(lag, spec.seed ^ 0x2545f4914f6cdd1dULL);
+  }
   const size_t expected = expected_sends(spec.arrivals);
   run_.requests.reserve(expected);
   admitted_.reserve(expected);
@@ -244,7 +249,13 @@ RunData Simulation::run() {
     } else if (t_back == t) {
       back(back_lane, t);
     } else if (t_send == t) {
-      arrive(t);
+      // Meant to go now: it goes now, or when the driver's stall ends.
+      // A lane on a timer: the leader parked while requests wait for a batch.
+      const bool timed = leader_ >= 0 && queue_size() > 0;
+      if (!lag_ ||
+          sends_.delay_to(lag_->send(sends_.intended(), busy_, timed, sends_.last_sent()), t)) {
+        arrive(t);
+      }
     } else {
       stop(t);
     }
@@ -267,7 +278,7 @@ void Simulation::arrive(TimePoint t) {
   const size_t index = run_.requests.size();
   RunRequest& r = run_.requests.emplace_back();
   r.index = index;
-  r.intended = t;
+  r.intended = sends_.intended();
   r.sent = t;
   sends_.sent(t);
   if (queue_size() >= o_.queue_capacity) {

@@ -224,25 +224,36 @@ TEST(CostRefinementTest, TheOverheadIsAveragedByBatchesPerLaneCount) {
   EXPECT_TRUE(calibrated_for(two, 2));
 }
 
-TEST(CalibrationTrafficTest, StepsThroughTheCapacityOfTheLanesUpToACeiling) {
+TEST(CalibrationTrafficTest, AProbeForTheCapacityThenStepsThroughItUpToACeiling) {
   // t(b) = 1000 + 100 b us: one lane serves most at b = 64, 64 / 7400 us.
   const CostModel cost = test::linear(1000, 100);
   const double one = capacity_rps(cost, 1, 64);
   EXPECT_NEAR(one, 64 / 7400e-6, 1e-6);
   EXPECT_NEAR(capacity_rps(cost, 2, 64), 2 * one, 1e-6);
-  const ArrivalSpec a = calibration_traffic(cost, 1, 64, 6);
+  // A lane's turnaround after each batch counts against it.
+  EXPECT_NEAR(capacity_rps(cost.with_turnaround({600, 0}), 1, 64), 64 / 8000e-6, 1e-6);
+  // The probe keeps twice the largest batch in flight, within the queue.
+  const ArrivalSpec probe = probe_traffic(64, 1024, 6);
+  EXPECT_EQ(probe.pattern, Pattern::kClosed);
+  EXPECT_EQ(probe.concurrency, 128u);
+  EXPECT_DOUBLE_EQ(probe.duration_s, 1.0);
+  EXPECT_EQ(probe_traffic(1024, 1000, 6).concurrency, 1000u);
+  EXPECT_TRUE(probe.validate().ok());
+  // The steps: 10% .. 85% of the capacity measured, over the rest.
+  const ArrivalSpec a = calibration_traffic(5000, 6);
   EXPECT_EQ(a.pattern, Pattern::kStep);
   ASSERT_EQ(a.steps.size(), 6u);
-  EXPECT_DOUBLE_EQ(a.steps.front().first, std::round(0.10 * one));
-  EXPECT_DOUBLE_EQ(a.steps.back().first, std::round(0.85 * one));
-  EXPECT_DOUBLE_EQ(a.steps[2].second, 1.0);
+  EXPECT_DOUBLE_EQ(a.steps.front().first, 500);
+  EXPECT_DOUBLE_EQ(a.steps[1].first, 1250);
+  EXPECT_DOUBLE_EQ(a.steps.back().first, 4250);
+  EXPECT_DOUBLE_EQ(a.duration_s, 5.0);
+  EXPECT_NEAR(a.steps[2].second, 5.0 / 6, 1e-12);
   EXPECT_TRUE(a.validate().ok());
   // A model that costs next to nothing is stepped up to the ceiling alone.
-  const ArrivalSpec fast = calibration_traffic(test::linear(1, 0.01), 1, 128, 3);
-  EXPECT_DOUBLE_EQ(fast.steps.back().first, kCalibrationMaxRate);
+  EXPECT_DOUBLE_EQ(calibration_traffic(1e6, 3).steps.back().first, kCalibrationMaxRate);
   const Options o = cache_calibration_options(Options{}, 64, 2);
   EXPECT_EQ(o.strategy, StrategyKind::kFifo);
-  EXPECT_EQ(o.max_wait_us, 0);
+  EXPECT_EQ(o.max_wait_us, 1000);
   EXPECT_EQ(o.num_lanes, 2u);
   EXPECT_EQ(o.max_batch_size, 64u);
 }
