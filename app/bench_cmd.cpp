@@ -374,6 +374,9 @@ int run_bench(int argc, char** argv, const std::vector<std::string>& args) {
   cfg.seed = spec.seed;
 
   AdaptivePlanner planner = make_adaptive_plan;
+  if (plan_file.empty() && !predicted && !remote && options->strategy == StrategyKind::kAdaptive) {
+    planner = adaptive_planner_for(*choice, "bench");
+  }
   if (!plan_file.empty() && !predicted) {
     auto cost = CostModel::from_file(plan_file);
     if (!cost) return fail("--plan-cost: " + cost.error().message);
@@ -402,7 +405,9 @@ int run_bench(int argc, char** argv, const std::vector<std::string>& args) {
                 options->num_lanes, options->max_batch_size);
     std::fflush(stdout);
     PredictSpec ps{bounded_for_prediction(spec), *options, cost->cost};
-    ps.plan_on_cost = !plan_file.empty();
+    // The adaptive strategy plans on the cost it is predicted with, as a
+    // live engine plans on the kept cost (or --plan-cost).
+    ps.plan_on_cost = true;
     run = predict_run(ps);
     run.config = cfg;
   } else if (target == "inproc") {

@@ -11,6 +11,7 @@
 #include "batching/synthetic_runner.h"
 #include "common/text_out.h"
 #include "runs/machine_load.h"
+#include "tuning/adaptive_planner.h"
 #include "tuning/cost_calibration.h"
 #ifdef BATCHSCOPE_WITH_HISTORY
 #include "runs/run_context.h"
@@ -114,8 +115,8 @@ Status calibrate_cost(const ModelChoice& model, const Options& base, CostModel& 
     }
     if (c->counted == 0) {
       std::printf("%s:     %zu batches, none of a size that ran 5 times with %u lane(s) busy: "
-                  "nothing refined\n",
-                  command, c->batches, n);
+                  "nothing refined (a run longer than --calibration-seconds %s would see more)\n",
+                  command, c->batches, n, number(seconds).c_str());
     } else {
       std::printf("%s:     capacity %.0f req/s; steps at %s..%s req/s: %zu batches (%llu "
                   "counted), p50 %.2f ms, p99 %.2f ms; t(b) moved %+.0f%% (median over the sizes "
@@ -308,6 +309,23 @@ std::optional<CostRefinement> refine_cost_cache(const ModelChoice& model,
               static_cast<unsigned long long>(f.batches), f.moves.size(), shown.c_str(),
               moves.size() > 4 ? ", ..." : "");
   return std::move(*r);
+}
+
+std::optional<CostModel> kept_cost(const ModelChoice& model) {
+  auto key = cost_key_for(model);
+  const std::string dir = cost_cache_dir();
+  if (!key || dir.empty()) return std::nullopt;
+  auto kept = read_cached_cost(cost_cache_path(*key, dir), *key);
+  if (!kept || !*kept) return std::nullopt;
+  return std::move(**kept);
+}
+
+AdaptivePlanner adaptive_planner_for(const ModelChoice& model, const char* command) {
+  if (auto kept = kept_cost(model)) {
+    std::printf("%s: adaptive plans on the kept cost (%s)\n", command, kept->describe().c_str());
+    return plan_on_cost(std::move(*kept));
+  }
+  return make_adaptive_plan;
 }
 
 std::string cost_flags_help() {

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "app/model_setup.h"
+#include "batching/adaptive_plan.h"
 #include "runs/run_record.h"
 #include "tuning/cost_cache.h"
 #include "tuning/cost_model.h"
@@ -66,6 +67,16 @@ std::optional<CostRefinement> refine_cost_cache(const ModelChoice& model, const 
 std::optional<CostRefinement> refine_cost_cache(const ModelChoice& model,
                                                 const CostModel& observed, uint32_t lanes,
                                                 const char* command, bool say = true);
+
+// The model's kept cost on this machine as it stands; none when there is
+// none yet, it is refused, or this build keeps none.
+std::optional<CostModel> kept_cost(const ModelChoice& model);
+
+// The adaptive strategy's planner for a live engine serving `model`: on its
+// kept cost where there is one (the cost every prediction uses, so a live
+// engine plans as its predictions did), else on the strategy's own fit.
+// Says which on stdout, naming `command`.
+AdaptivePlanner adaptive_planner_for(const ModelChoice& model, const char* command);
 
 // The flags' help: --cost, --recalibrate, --calibration-seconds.
 std::string cost_flags_help();

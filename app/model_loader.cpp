@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "app/cli_args.h"
+#include "app/cost_setup.h"
 #include "app/install_paths.h"
 #include "app/model_setup.h"
 #include "common/text_out.h"
@@ -211,18 +212,45 @@ Expected<LoadedModel> load_torch(const ModelRequest& r, const LoadProgress& prog
 
 #endif
 
+// The kept cost of the model on this machine, where there is one.
+void read_kept_cost(LoadedModel& m) {
+  ModelChoice choice;
+  if (m.synthetic) {
+    choice.synthetic = m.synthetic;
+  } else {
+    choice.path = m.path;
+    choice.device = m.device;
+  }
+  auto key = cost_key_for(choice);
+  const std::string dir = cost_cache_dir();
+  if (!key || dir.empty()) return;
+  m.cost_key = *key;
+  auto kept = read_cached_cost(cost_cache_path(*key, dir), *key);
+  if (!kept) {
+    m.kept_note = kept.error().message;
+  } else if (*kept) {
+    m.kept = std::move(**kept);
+  }
+}
+
 Expected<LoadedModel> load_model(const ModelRequest& r, const LoadProgress& progress,
                                  int blas_threads) {
-  if (is_synthetic(r.path)) return load_synthetic(r, progress);
+  Expected<LoadedModel> m = invalid_argument("no model");
+  if (is_synthetic(r.path)) {
+    m = load_synthetic(r, progress);
+  } else {
 #ifdef BATCHSCOPE_WITH_TORCH
-  ModelRequest found = r;
-  found.path = find_model(r.path);  // "models/mlp.pt" saved by a build tree, "mlp"
-  return load_torch(found, progress, blas_threads);
+    ModelRequest found = r;
+    found.path = find_model(r.path);  // "models/mlp.pt" saved by a build tree, "mlp"
+    m = load_torch(found, progress, blas_threads);
 #else
-  (void)blas_threads;
-  return invalid_argument("this build has no LibTorch, so it cannot load " + r.path +
-                          "; choose the synthetic model");
+    (void)blas_threads;
+    return invalid_argument("this build has no LibTorch, so it cannot load " + r.path +
+                            "; choose the synthetic model");
 #endif
+  }
+  if (m) read_kept_cost(*m);
+  return m;
 }
 
 }  // namespace

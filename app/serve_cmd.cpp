@@ -12,6 +12,7 @@
 
 #include "app/build_info.h"
 #include "app/cli_args.h"
+#include "app/cost_setup.h"
 #include "app/lm_setup.h"
 #include "app/model_setup.h"
 #include "app/serve_gen.h"
@@ -156,10 +157,12 @@ int run_serve(int argc, char** argv, const std::vector<std::string>& args) {
   }
   // The adaptive strategy plans on this cost, whenever it is in force.
   AdaptivePlanner planner = make_adaptive_plan;
+  bool planned = false;  // --plan-cost given; else the kept cost, where there is one
   if (auto it = flags->find("plan-cost"); it != flags->end()) {
     auto cost = CostModel::from_file(it->second);
     if (!cost) return fail("--plan-cost: " + cost.error().message);
     planner = plan_on_cost(std::move(*cost));
+    planned = true;
     flags->erase(it);
   }
   auto choice = take_model_flags(*flags, kDefaultModel);
@@ -167,6 +170,7 @@ int run_serve(int argc, char** argv, const std::vector<std::string>& args) {
   if (!flags->empty()) {
     return fail("unknown option --" + flags->begin()->first + " (see batchscope serve --help)");
   }
+  if (!planned) planner = adaptive_planner_for(*choice, "serve");
 
   auto model = make_model(*choice, *options);
   if (!model) return fail(model.error().message, 1);

@@ -10,6 +10,7 @@
 #include "app/cli_args.h"
 #include "app/history_setup.h"
 #include "app/cost_setup.h"
+#include "tuning/adaptive_planner.h"
 #ifdef BATCHSCOPE_WITH_QT
 #include "app/export_cmd.h"
 #endif
@@ -227,9 +228,11 @@ void print_front(const TuneResult& r, size_t rows) {
 }
 
 // Runs the traffic live against the prediction's options until the stability
-// rule holds; nullopt when the budget ran out first.
+// rule holds, an adaptive configuration planning on `cost` as its prediction
+// did; nullopt when the budget ran out first.
 Expected<std::optional<Confirmed>> confirm_one(const TuneArgs& t, const Evaluated& predicted,
-                                               std::chrono::steady_clock::time_point deadline) {
+                                               std::chrono::steady_clock::time_point deadline,
+                                               const CostModel& cost) {
   auto model = make_model(t.model, predicted.options);
   if (!model) return model.error();
   ConfirmSpec spec;
@@ -237,6 +240,7 @@ Expected<std::optional<Confirmed>> confirm_one(const TuneArgs& t, const Evaluate
   spec.metadata = model->metadata;
   spec.traffic = t.traffic;
   spec.deadline = deadline;
+  spec.planner = plan_on_cost(cost);
   return confirm_live(spec, predicted);
 }
 
@@ -323,7 +327,7 @@ void recalibrate(const TuneArgs& t, const CostModel& cost, const TuneSpace& spac
                    [](const Confirmed& c) { return c.observed; }))
     return;
   const CostModel refined = calibrate(cost, confirmed);
-  const Evaluator predict_one = prediction_evaluator(t.traffic, refined);
+  const Evaluator predict_one = prediction_evaluator(t.traffic, refined, nullptr, true);
   std::printf("\nre-predicted with t(b) as the live runs ran it (%s):\n",
               refined.describe().c_str());
   for (Confirmed& c : confirmed) {
@@ -346,7 +350,7 @@ void recalibrate(const TuneArgs& t, const CostModel& cost, const TuneSpace& spac
   std::printf("  best re-predicted: %s%s\n", describe_short(best).c_str(),
               seen ? " (confirmed above)" : "; confirming it live:");
   if (seen) return;
-  auto c = confirm_one(t, *again.best, deadline);
+  auto c = confirm_one(t, *again.best, deadline, refined);
   if (!c || !*c) {
     std::printf("  not confirmed: %s\n", c ? "--budget-s ran out" : c.error().message.c_str());
     return;
@@ -458,7 +462,7 @@ int run_tune(const std::vector<std::string>& args) {
   settings.slo_p99_ms = t.slo_p99_ms;
   settings.objective = t.objective;
   settings.max_seconds = t.budget_s / 2;  // the rest is for confirming
-  const Evaluator predict_one = prediction_evaluator(t.traffic, *cost, &simulated);
+  const Evaluator predict_one = prediction_evaluator(t.traffic, *cost, &simulated, true);
   const auto search_start = std::chrono::steady_clock::now();
   TuneResult result = search(*space, t.base, settings, predict_one);
   const double search_s = Seconds(std::chrono::steady_clock::now() - search_start).count();
@@ -481,7 +485,7 @@ int run_tune(const std::vector<std::string>& args) {
         "+-10%%, at most 6):\n");
     std::fflush(stdout);
     for (const Evaluated& e : tune_candidates(result, t.confirm)) {
-      auto c = confirm_one(t, e, deadline);
+      auto c = confirm_one(t, e, deadline, *cost);
       if (!c) {
         save_export(t.json_out, tune_json(result), "JSON result");
         return fail("confirming " + describe_short(e.options) + ": " + c.error().message, 1);

@@ -89,7 +89,7 @@ Expected<LaneCalibration> calibrate_lanes(const ConfirmSpec& spec, const Options
   c.capacity = probe->summary.throughput_rps;
   c.probe = probe->run;
   CostModel m = cost;
-  refine_with(*probe, m, c.lanes, when);
+  c.counted = refine_with(*probe, m, c.lanes, when).second;
   c.traffic = calibration_traffic(c.capacity, seconds);
   s.traffic = c.traffic;
   auto run = run_live_once(s, o);
@@ -101,7 +101,7 @@ Expected<LaneCalibration> calibrate_lanes(const ConfirmSpec& spec, const Options
   // What moved is told against the cost before either run.
   const CostModel before = cost;
   auto [moved, counted] = refine_with(*run, m, c.lanes, when);
-  c.counted = counted;
+  c.counted += counted;
   if (run->observed) {
     std::vector<double> against;
     for (const CostPoint& p : run->observed->points()) {

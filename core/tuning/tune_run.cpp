@@ -13,10 +13,11 @@
 namespace batchscope {
 
 Evaluator prediction_evaluator(const ArrivalSpec& traffic, const CostModel& cost,
-                               uint64_t* simulated) {
+                               uint64_t* simulated, bool plan_on_cost) {
   PredictSpec spec;
   spec.arrivals = bounded_for_prediction(traffic);
   spec.cost = cost;
+  spec.plan_on_cost = plan_on_cost;
   return [spec, simulated](const Options& o) {
     PredictSpec s = spec;
     s.options = o;
@@ -85,8 +86,9 @@ Expected<LiveRun> run_live_once(const ConfirmSpec& spec, const Options& o) {
   cfg.options = o;
   cfg.duration_s = spec.traffic.duration_s;
   cfg.seed = spec.traffic.seed;
-  auto run = run_inproc(spec.factory, spec.metadata, o, make_adaptive_plan, spec.traffic, cfg, {},
-                        spec.stop);
+  auto run = run_inproc(spec.factory, spec.metadata, o,
+                        spec.planner ? spec.planner : AdaptivePlanner(make_adaptive_plan),
+                        spec.traffic, cfg, {}, spec.stop);
   if (!run) return run.error();
   LiveRun live;
   live.summary = summarize_run(*run);

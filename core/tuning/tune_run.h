@@ -28,6 +28,7 @@
 #include <span>
 #include <vector>
 
+#include "batching/adaptive_plan.h"
 #include "batching/engine.h"
 #include "common/model_metadata.h"
 #include "common/status.h"
@@ -40,8 +41,10 @@ namespace batchscope {
 
 // Predicts one configuration under `traffic` against `cost`. `simulated`,
 // when given, accumulates the requests replayed (the caller's thread only).
+// With `plan_on_cost`, adaptive configurations plan on `cost`, as a live
+// engine handed plan_on_cost(cost) does; else on the strategy's own fit.
 Evaluator prediction_evaluator(const ArrivalSpec& traffic, const CostModel& cost,
-                               uint64_t* simulated = nullptr);
+                               uint64_t* simulated = nullptr, bool plan_on_cost = false);
 
 // The largest batch size the space can ask for (base's, when it does not
 // search max_batch_size).
@@ -96,6 +99,10 @@ struct ConfirmSpec {
   // Set: the run under way ends at its next send and no further run starts.
   const std::atomic<bool>* stop = nullptr;
   StabilityRule rule{0.10, 3, 6};
+  // What an adaptive configuration plans with live: the strategy's own fit
+  // (make_adaptive_plan) unless given, as the cost its predictions used
+  // (plan_on_cost) so that live runs plan as predicted.
+  AdaptivePlanner planner;
   // After each run with the runs done so far, on the caller's thread.
   std::function<void(int runs)> on_run;
 };

@@ -18,6 +18,7 @@
 #include "common/model_metadata.h"
 #include "common/options.h"
 #include "common/status.h"
+#include "tuning/cost_cache.h"
 #include "tuning/cost_model.h"
 
 namespace batchscope {
@@ -40,6 +41,13 @@ struct LoadedModel {
   std::string unsettled;
   // The synthetic stand-in's cost formula, of which the profile is a sample.
   std::optional<SyntheticCost> synthetic;
+  // The kept cost's key for this model on this machine (tuning/cost_cache.h);
+  // none in a build that keeps no costs.
+  std::optional<CostKey> cost_key;
+  // The kept cost as it was when the model loaded; none when there was none
+  // yet, or it was refused (kept_note says why).
+  std::optional<CostModel> kept;
+  std::string kept_note;
 };
 
 // Progress of a load: percent 0..100 and what is being done. May be called

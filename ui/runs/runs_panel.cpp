@@ -272,6 +272,7 @@ int RunsPanel::stop_recording() {
     token_ = 0;
   }
   r.data = std::make_shared<const RunData>(std::move(data));
+  if (on_recorded_) on_recorded_(r.data);
   // Newest first while the history is on, as it lists; in order otherwise.
   int row = model_->size();
   if (writer_) {

@@ -76,6 +76,10 @@ class RunsPanel : public QWidget {
   // The context a recording keeps (a JSON object: machine, LibTorch, model
   // file); asked when recording starts. Default: "{}".
   void set_context_provider(std::function<std::string()> context);
+  // Called with each run recorded here, when its recording stops.
+  void set_on_recorded(std::function<void(std::shared_ptr<const RunData>)> f) {
+    on_recorded_ = std::move(f);
+  }
   // Asked before the Remove button removes kept runs; default: a dialog.
   void set_confirm(std::function<bool(const QString& question)> confirm);
   // Re-reads the history under the filters (model, kind, text; empty: any).
@@ -136,6 +140,7 @@ class RunsPanel : public QWidget {
 
   RunListModel* model_ = nullptr;
   RunRecorder recorder_;
+  std::function<void(std::shared_ptr<const RunData>)> on_recorded_;
   std::function<RunConfig()> config_;
   std::function<TimePoint()> now_;
   QString recording_name_;

@@ -26,6 +26,7 @@ QString text_of(const std::string& s) { return QString::fromStdString(s); }
 Expected<CostModel> TunerPanel::run_cost(uint32_t max_batch) const {
   if (file_cost_) return *file_cost_;
   if (!model_) return invalid_argument("no model is loaded");
+  if (model_->kept) return *model_->kept;
   return tuning_cost(*model_, max_batch);
 }
 
@@ -37,11 +38,27 @@ void TunerPanel::update_cost_note() {
   } else if (name.empty()) {
     note = "No model is loaded yet.";
   } else {
-    auto cost = tuning_cost(*model_, std::min<uint32_t>(model_->metadata.max_batch_size, 4096));
-    note = cost ? QString("Cost of %1: %2%3.")
-                      .arg(text_of(name), text_of(cost->describe()),
-                           model_->synthetic ? " (the synthetic formula, exact)"
-                                             : " (measured when it loaded)")
+    auto cost = run_cost(std::min<uint32_t>(model_->metadata.max_batch_size, 4096));
+    const QString kept_lanes = [&] {
+      if (!model_->kept) return QString();
+      QStringList n;
+      if (calibrated_for(*model_->kept, 1)) n << "1";
+      for (const LaneCostPoints& l : model_->kept->lanes()) {
+        if (calibrated_for(*model_->kept, l.lanes)) n << QString::number(l.lanes);
+      }
+      return n.join(", ");
+    }();
+    const QString where =
+        model_->kept ? QString(" (kept on this machine: t(b) as %1 lane(s) ran it under load; "
+                               "a lane count the search needs and the kept cost lacks is "
+                               "calibrated first)")
+                           .arg(kept_lanes)
+        : model_->cost_key
+            ? QString(" (the profile measured when it loaded; the first run makes the kept cost "
+                      "from it and a few seconds of live traffic per lane count)")
+            : model_->synthetic ? QString(" (the synthetic formula, exact)")
+                                : QString(" (measured when it loaded)");
+    note = cost ? QString("Cost of %1: %2%3.").arg(text_of(name), text_of(cost->describe()), where)
                 : QString("Cannot tune %1: %2.").arg(text_of(name), text_of(cost.error().message));
   }
   cost_->setText(note);

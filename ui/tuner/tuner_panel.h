@@ -14,10 +14,14 @@
 //    and the cost file are kept between sessions (save_settings()).
 //  - Cost t(b): a cost file when one is chosen (File…: what `batchscope
 //    profile --json` or `bench --cost-out` wrote, as tune's --cost; a bad
-//    file is refused naming it and what is wrong), else the synthetic
-//    model's formula (exact), else the loaded model's measured profile; a
-//    model with none cannot be tuned here, and Run says so and stays
-//    disabled.
+//    file is refused naming it and what is wrong), else the model's kept
+//    cost on this machine (tuning/cost_cache.h), as tune and bench --target
+//    predict use it: made at the first run from the loaded profile (the
+//    synthetic model's formula) and a live calibration per lane count the
+//    space searches (tuning/cost_calibration.h), a lane count it lacks added
+//    the same way, with the window's traffic paused; every confirmation's
+//    live runs refine it. A model with no cost at all cannot be tuned here,
+//    and Run says so and stays disabled.
 //  - Calibrate first (on by default, as tune's --calibrate): before the
 //    search the traffic runs live once per lane count the space searches
 //    (calibrate_live, tune_run.h), with the window's traffic paused, and
@@ -112,6 +116,11 @@ class TunerPanel : public QWidget {
   // with). Resets the space to the default for its maximum batch size when
   // the space was the default.
   void set_model(const LoadedModel& model);
+  // The model tuned, with its kept cost as it stands (made or extended by a run).
+  const std::optional<LoadedModel>& model() const { return model_; }
+  // Live seconds per lane count when the kept cost is made (default
+  // kCalibrationSeconds, tuning/cost_calibration.h).
+  void set_calibration_seconds(double s) { calibration_s_ = s; }
   // Rereads the traffic panel's pattern for the note; cheap, for a timer.
   void refresh();
 
@@ -192,6 +201,8 @@ class TunerPanel : public QWidget {
   void confirmed_one(uint64_t run, Confirmed c);
   void calibrated(uint64_t run, std::vector<std::optional<Evaluated>> again);
   void confirm_done(uint64_t run, Status s);
+  // The kept cost made or extended by run `run`: the model's from now on.
+  void kept_made(uint64_t run, CostModel kept);
   void finish(const QString& status);
   void show_rows();
   void show_error(const QString& message);
@@ -251,6 +262,7 @@ class TunerPanel : public QWidget {
   std::optional<CostModel> run_cost_model_;  // the run's cost model
   QString cost_path_;                        // the cost file chosen; empty: the model's
   std::optional<CostModel> file_cost_;
+  double calibration_s_ = 6;
   std::shared_ptr<const Clock> search_clock_;
 };
 

@@ -14,6 +14,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "tuning/adaptive_planner.h"
+#include "tuning/cost_calibration.h"
 #include "ui/tuner/tune_plot.h"
 
 namespace batchscope {
@@ -107,9 +109,27 @@ Status TunerPanel::run() {
   stop_ = false;
   const bool calibrating = calibrate_->isChecked();
   const std::vector<uint32_t> lanes = lane_counts(*space, base);
-  phase_ = calibrating ? Phase::kCalibrating : Phase::kSearching;
+  // The kept cost, made or extended first where it lacks a lane count.
+  std::vector<uint32_t> missing;
+  std::optional<CostKey> key;
+  if (!file_cost_ && model_->cost_key && !cost_cache_dir().empty()) {
+    key = model_->cost_key;
+    for (uint32_t n : lanes) {
+      if (!model_->kept || !calibrated_for(*model_->kept, n)) missing.push_back(n);
+    }
+  }
+  const uint32_t kept_batch =
+      std::max(max_batch, std::min<uint32_t>(model_->metadata.max_batch_size, 256));
+  phase_ = calibrating || !missing.empty() ? Phase::kCalibrating : Phase::kSearching;
   const uint64_t id = ++run_id_;
-  if (calibrating) {
+  if (!missing.empty()) {
+    paused_traffic_ = hooks_.pause_traffic && hooks_.pause_traffic();
+    bar_->setRange(0, static_cast<int>(missing.size()));
+    status_->setText(QString("Making the kept cost of %1 on this machine: a live calibration "
+                             "per lane count…%2")
+                         .arg(text_of(model_->metadata.name))
+                         .arg(paused_traffic_ ? " The window's traffic is paused meanwhile." : ""));
+  } else if (calibrating) {
     // Its live runs would share the cores with the window's traffic.
     paused_traffic_ = hooks_.pause_traffic && hooks_.pause_traffic();
     bar_->setRange(0, static_cast<int>(lanes.size()));
@@ -131,10 +151,37 @@ Status TunerPanel::run() {
   live.traffic = traffic;
   live.stop = &stop_;
   start_worker([this, id, space = *space, base, settings, traffic, cost = *cost,
-                clock = search_clock_, calibrating, lanes, live, max_batch]() mutable {
+                clock = search_clock_, calibrating, lanes, live, max_batch, missing, key,
+                kept_batch, seconds = calibration_s_]() mutable {
     std::optional<CostModel> calibrated;
     QString note;
-    if (calibrating) {
+    if (!missing.empty()) {
+      const std::string when = utc_now_ms();
+      QStringList made;
+      for (size_t k = 0; k < missing.size() && !stop_; ++k) {
+        post_progress(id, static_cast<int>(k), static_cast<int>(missing.size()),
+                      QString("Making the kept cost: %1 lane(s) under stepped load (%2 s)…")
+                          .arg(missing[k])
+                          .arg(seconds));
+        auto c = calibrate_lanes(live, base, cost, missing[k], kept_batch, seconds, when);
+        if (!c) {
+          note = QString(" Making the kept cost failed (%1); predicted with the profile.")
+                     .arg(text_of(c.error().message));
+          break;
+        }
+        made << QString("%1 lane(s) %2 req/s").arg(missing[k]).arg(std::lround(c->capacity));
+      }
+      if (!stop_ && made.size() == static_cast<int>(missing.size())) {
+        const Status w = write_cached_cost(cost_cache_path(*key, cost_cache_dir()), *key, cost);
+        note = " Kept cost made (capacity " + made.join(", ") + ")" +
+               (w ? QString(".") : QString("; not kept: %1.").arg(text_of(w.message())));
+        QMetaObject::invokeMethod(
+            this, [this, id, kept = cost]() mutable { kept_made(id, std::move(kept)); },
+            Qt::QueuedConnection);
+        calibrated = cost;
+      }
+    }
+    if (calibrating && !stop_) {
       CostModel m = cost;
       QStringList moved;
       bool failed = false;
@@ -178,7 +225,8 @@ Status TunerPanel::run() {
                     static_cast<int>(total / static_cast<uint64_t>(scale)),
                     QString("Predicted %1 of %2 configurations…").arg(done).arg(total));
     };
-    TuneResult result = search(space, base, settings, prediction_evaluator(traffic, cost));
+    TuneResult result =
+        search(space, base, settings, prediction_evaluator(traffic, cost, nullptr, true));
     QMetaObject::invokeMethod(
         this,
         [this, id, r = std::move(result), c = std::move(calibrated), n = note]() mutable {
@@ -208,7 +256,9 @@ void TunerPanel::search_done(uint64_t id, TuneResult result, std::optional<CostM
   phase_ = Phase::kSearching;
   if (calibrated) {
     run_cost_model_ = std::move(calibrated);
-    run_cost_text_ = run_cost_model_->describe() + ", calibrated under the traffic" +
+    run_cost_text_ = run_cost_model_->describe() +
+                     (calibrate_->isChecked() ? ", calibrated under the traffic"
+                                              : ", kept on this machine") +
                      (cost_path_.isEmpty() ? "" : " (from " + cost_path_.toStdString() + ")");
   }
   // The traffic the calibration paused runs again (a confirmation pauses it
@@ -257,14 +307,34 @@ void TunerPanel::start_confirming(std::vector<Evaluated> picks) {
   spec.stop = &stop_;
   spec.rule = kRule;
   spec.deadline = deadline_;
+  spec.planner = plan_on_cost(*run_cost_model_);  // live plans as predicted
+  std::optional<CostKey> key;
+  if (!file_cost_ && model_ && model_->cost_key && !cost_cache_dir().empty()) {
+    key = model_->cost_key;
+  }
   start_worker(
-      [this, id, spec, picks = std::move(picks), n, paused, cost = *run_cost_model_]() mutable {
+      [this, id, spec, picks = std::move(picks), n, paused, cost = *run_cost_model_,
+       key]() mutable {
         std::vector<Confirmed> done;
+        // Every live run of the model here refines its kept cost.
+        auto refine_kept = [&] {
+          if (!key) return;
+          const std::string path = cost_cache_path(*key, cost_cache_dir());
+          for (const Confirmed& c : done) {
+            for (const auto& run : c.live_runs) {
+              const uint32_t lanes = c.predicted.options.num_lanes;
+              if (auto seen = CostModel::from_run(*run, 5, lanes)) {
+                (void)refine_cached_cost(path, *key, *seen, lanes);
+              }
+            }
+          }
+        };
         // Each confirmed configuration predicted again with t(b) as the live
         // runs ran it: how far off the first prediction was for want of it.
         auto recalibrate = [&] {
           if (done.empty() || stop_) return;
-          const Evaluator again = prediction_evaluator(spec.traffic, calibrate(cost, done));
+          const Evaluator again =
+              prediction_evaluator(spec.traffic, calibrate(cost, done), nullptr, true);
           std::vector<std::optional<Evaluated>> figures;
           for (const Confirmed& c : done) {
             figures.push_back(c.observed ? std::optional<Evaluated>(again(c.predicted.options))
@@ -300,6 +370,7 @@ void TunerPanel::start_confirming(std::vector<Evaluated> picks) {
           }
           if (!s || out_of_time || i + 1 == n) {
             if (s || out_of_time) recalibrate();
+            refine_kept();
             QMetaObject::invokeMethod(
                 this, [this, id, s] { confirm_done(id, s); }, Qt::QueuedConnection);
             return;
@@ -358,6 +429,13 @@ void TunerPanel::confirm_done(uint64_t id, Status s) {
     text += options_brief(*winner_) + ".";
   }
   finish(text + note);
+}
+
+void TunerPanel::kept_made(uint64_t id, CostModel kept) {
+  if (id != run_id_ || !model_) return;
+  model_->kept = std::move(kept);
+  model_->kept_note.clear();
+  update_cost_note();
 }
 
 void TunerPanel::finish(const QString& status) {

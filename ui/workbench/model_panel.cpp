@@ -101,6 +101,20 @@ ModelPanel::ModelPanel(QString models_dir, std::vector<std::string> devices, QWi
   about_ = wrapped_label();
   col->addWidget(about_);
 
+  curve_ = new QComboBox;
+  curve_->setToolTip(
+      "Which t(b) the plot shows: the profile (each size measured alone) or the model's kept "
+      "cost on this machine, as each calibrated lane count runs it under load (what every "
+      "prediction uses)");
+  curve_note_ = wrapped_label();
+  auto* curve_row = new QHBoxLayout;
+  curve_row->addWidget(new QLabel("t(b)"));
+  curve_row->addWidget(curve_, 1);
+  col->addLayout(curve_row);
+  col->addWidget(curve_note_);
+  connect(curve_, qOverload<int>(&QComboBox::currentIndexChanged), this,
+          [this] { curve_changed(); });
+
   plot_ = new QCustomPlot;
   plot_->setMinimumSize(260, 160);
   plot_->setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Preferred);
@@ -120,7 +134,7 @@ ModelPanel::ModelPanel(QString models_dir, std::vector<std::string> devices, QWi
 
   QFont small = font();
   small.setPointSizeF(std::max(7.0, small.pointSizeF() - 1));
-  for (QLabel* l : {about_, fit_, blas_, threads_}) l->setFont(small);
+  for (QLabel* l : {about_, fit_, blas_, threads_, curve_note_}) l->setFont(small);
 
   rebuild_choices();
   plot_profile(LoadedModel{});
@@ -270,7 +284,23 @@ void ModelPanel::show_model(const LoadedModel& m) {
                       .arg(meta.max_batch_size));
   about_->setToolTip(QString::fromStdString(meta.description));
 
-  plot_profile(m);
+  shown_model_ = m;
+  {
+    const QSignalBlocker block(curve_);
+    curve_->clear();
+    curve_->addItem("Profile (alone)", 0);
+    if (m.kept) {
+      if (calibrated_for(*m.kept, 1)) curve_->addItem("1 lane under load (kept)", 1);
+      for (const LaneCostPoints& l : m.kept->lanes()) {
+        if (calibrated_for(*m.kept, l.lanes)) {
+          curve_->addItem(QString("%1 lanes under load (kept)").arg(l.lanes), l.lanes);
+        }
+      }
+    }
+    // A kept curve first, where there is one: it is what predictions use.
+    curve_->setCurrentIndex(curve_->count() > 1 ? 1 : 0);
+  }
+  curve_changed();
   speedup_->setStyleSheet(QString());
   if (m.profile.empty()) {
     speedup_->setText("No cost profile was measured.");
@@ -317,6 +347,45 @@ void ModelPanel::show_error(const QString& message) {
   status_->setText(message);
 }
 
+QString ModelPanel::curve_note() const { return curve_note_->text(); }
+
+void ModelPanel::curve_changed() {
+  const LoadedModel& m = shown_model_;
+  const int lanes = curve_->currentData().toInt();
+  if (lanes <= 0 || !m.kept) {
+    curve_note_->setText(
+        m.metadata.name.empty() ? QString()
+        : m.kept                ? QString("The profile: each size run alone, before any load.")
+        : !m.kept_note.empty()
+            ? QString("The kept cost was refused (%1); the first prediction makes a new one.")
+                  .arg(QString::fromStdString(m.kept_note))
+            : QString("No kept cost on this machine yet: the first prediction (the Tuner, or "
+                      "bench --target predict) makes one from this profile and a few seconds "
+                      "of live traffic per lane count."));
+    plot_profile(m);
+    return;
+  }
+  LoadedModel kept = m;
+  kept.profile = m.kept->points();
+  for (const LaneCostPoints& l : m.kept->lanes()) {
+    if (static_cast<int>(l.lanes) == lanes) kept.profile = l.points;
+  }
+  kept.a_us = kept.c_us = 0;  // the line is the profile's
+  uint64_t batches = 0;
+  std::string last;
+  for (const CostPoint& p : kept.profile) {
+    batches += p.batches;
+    if (p.measured_at > last) last = p.measured_at;
+  }
+  curve_note_->setText(
+      QString("As %1 lane(s) ran it under load: %2 live batches, last measured %3. Every "
+              "prediction on this model uses it; live runs refine it.")
+          .arg(lanes)
+          .arg(batches)
+          .arg(QString::fromStdString(last.empty() ? "never" : last.substr(0, 19) + " UTC")));
+  plot_profile(kept);
+}
+
 void ModelPanel::plot_profile(const LoadedModel& m) {
   plot_->clearGraphs();
   plot_->clearItems();
@@ -342,11 +411,16 @@ void ModelPanel::plot_profile(const LoadedModel& m) {
   y2->setLabelColor(kSpeedupColor);
   y2->setTickLabelColor(kSpeedupColor);
 
-  // Ticks at the measured sizes (powers of two), every other one when many.
+  // Ticks at the measured sizes (powers of two), every other one when many;
+  // a curve measured at every size gets powers of two.
   auto ticker = QSharedPointer<QCPAxisTickerText>::create();
-  const size_t step = shown_.size() > 6 ? 2 : 1;
-  for (size_t i = 0; i < shown_.size(); i += step)
-    ticker->addTick(shown_[i].batch, QString::number(shown_[i].batch));
+  if (shown_.size() > 12) {
+    for (uint32_t b = 1; b <= shown_.back().batch; b *= 4) ticker->addTick(b, QString::number(b));
+  } else {
+    const size_t step = shown_.size() > 6 ? 2 : 1;
+    for (size_t i = 0; i < shown_.size(); i += step)
+      ticker->addTick(shown_[i].batch, QString::number(shown_[i].batch));
+  }
   if (shown_.empty()) ticker->addTicks({1, 8, 64}, {"1", "8", "64"});
   x->setTicker(ticker);
 

@@ -11,6 +11,11 @@
 //    then the result: the cost profile t(b) with its fitted line a + c·b and
 //    the speedup per item on a second axis, the speedup batching allows, and
 //    the BLAS and threads in use.
+//  - Which t(b): the profile (each size alone), or the model's kept cost on
+//    this machine (tuning/cost_cache.h) as each calibrated lane count runs
+//    it under load, the curve every prediction uses; the selector lists the
+//    lane counts the kept cost holds, and a note says when there is none
+//    yet or it was refused.
 //
 // What a load takes and gives is in model_load.h; the list of a folder's
 // models in model_list.h.
@@ -69,6 +74,12 @@ class ModelPanel : public QGroupBox {
   QCustomPlot* profile_plot() const { return plot_; }
   QComboBox* model_combo() const { return model_; }
   QComboBox* device_combo() const { return device_; }
+  // The t(b) shown: "Profile (alone)", then "N lane(s) under load" per lane
+  // count the kept cost was calibrated with.
+  QComboBox* curve_combo() const { return curve_; }
+  QString curve_note() const;
+  // The points on the plot now.
+  const std::vector<CostPoint>& shown_points() const { return shown_; }
   QPushButton* load_button() const { return load_; }
   QProgressBar* progress_bar() const { return bar_; }
   QString speedup_text() const;
@@ -83,6 +94,8 @@ class ModelPanel : public QGroupBox {
   void choice_changed();
   void open_file();
   void plot_profile(const LoadedModel& m);
+  // The curve the selector names, from the model shown.
+  void curve_changed();
 
   ModelListModel* list_ = nullptr;
   std::vector<QString> opened_;  // files opened from outside the folder
@@ -100,6 +113,9 @@ class ModelPanel : public QGroupBox {
   QLabel* fit_ = nullptr;
   QLabel* blas_ = nullptr;
   QLabel* threads_ = nullptr;
+  QComboBox* curve_ = nullptr;
+  QLabel* curve_note_ = nullptr;
+  LoadedModel shown_model_;  // what show_model() was given, for the curve selector
   QString error_;
   std::vector<CostPoint> shown_;  // the profile on the plot, for the hover read-out
   std::function<void(ModelRequest)> on_load_;

@@ -121,6 +121,11 @@ WorkbenchWindow::WorkbenchWindow(WorkbenchConfig config, QWidget* parent)
     if (engine_) c.options = engine_->status().options;
     return c;
   });
+  // A recorded run is a live run of the model on this machine: its kept cost
+  // learns from it, off this thread.
+  runs_->set_on_recorded([this](std::shared_ptr<const RunData> run) {
+    if (model_.cost_key) kept_refiner_.refine(*model_.cost_key, std::move(run));
+  });
   auto* tabs = new QTabWidget;
   tabs->addTab(model_panel_, "Model");
   tabs->addTab(make_server_panel(), "Server");
@@ -286,7 +291,13 @@ void WorkbenchWindow::start_engine(Loaded& loaded, Options options) {
   options.max_batch_size = std::min(options.max_batch_size, meta.max_batch_size);
   loaded.engine = std::make_unique<Engine>(loaded.model->factory, options);
   loaded.engine->set_validator([meta](const Tensors& in) { return check_inputs(meta, in); });
-  loaded.engine->set_adaptive_planner(make_adaptive_plan);
+  // Adaptive plans on the model's kept cost where there is one, as every
+  // prediction does; else on its own fit.
+  if (loaded.model->kept) {
+    loaded.engine->set_adaptive_planner(plan_on_cost(*loaded.model->kept));
+  } else {
+    loaded.engine->set_adaptive_planner(make_adaptive_plan);
+  }
   loaded.status = loaded.engine->start();  // hands each lane its warmed-up runner
 }
 

@@ -43,6 +43,7 @@
 #include "net/http_server.h"
 #include "net/inference_service.h"
 #include "ui/common/config_io.h"
+#include "ui/common/kept_cost.h"
 #include "ui/workbench/model_panel.h"
 
 class QCheckBox;
@@ -130,6 +131,8 @@ class WorkbenchWindow : public QMainWindow {
   LivePlots* plots() const { return plots_; }
   BatchInspector* inspector() const { return inspector_; }
   RunsPanel* runs() const { return runs_; }
+  // Waits until every recorded run has refined the model's kept cost.
+  void wait_for_kept_cost() { kept_refiner_.wait(); }
   TunerPanel* tuner() const { return tuner_; }
   QSlider* batch_slider() const;
   QString problem() const;
@@ -160,6 +163,8 @@ class WorkbenchWindow : public QMainWindow {
   WorkbenchConfig config_;
   std::unique_ptr<Engine> engine_;
   LoadedModel model_;
+  // Refines the model's kept cost with each run recorded here.
+  KeptCostRefiner kept_refiner_;
   std::unique_ptr<EngineMonitor> monitor_;
   std::thread load_thread_;
   CancelToken load_cancel_;  // the load under way's (or the last one's)

@@ -47,6 +47,7 @@
 #include <fstream>
 
 #include "tests/ui/workbench/toy_window.h"
+#include "tuning/cost_cache.h"
 #include "tuning/tune_space.h"
 #include "ui/tuner/tune_plot.h"
 
@@ -268,6 +269,61 @@ TEST_F(TunerPanelTest, ItCalibratesUnderTheTrafficBeforeItSearches) {
   EXPECT_FALSE(tuner()->run_cost_model()->has_overhead());
   EXPECT_FALSE(tuner()->status_text().contains("Calibrated"))
       << tuner()->status_text().toStdString();
+}
+
+// A model with a key in the cost cache and no kept cost yet: the first run
+// makes it (a live calibration, the traffic paused) and predicts with it,
+// the confirmation's live runs refine the file, and the next run reuses it.
+TEST_F(TunerPanelTest, TheFirstRunMakesTheKeptCostAndTheConfirmationRefinesIt) {
+  const QString cache = QDir::temp().filePath(QString("batchscope_tuner_cache_%1").arg(::getpid()));
+  QDir(cache).removeRecursively();
+  const char* old = std::getenv("XDG_CACHE_HOME");
+  const std::string saved = old ? old : "";
+  ::setenv("XDG_CACHE_HOME", cache.toStdString().c_str(), 1);
+  LoadedModel m = toy_loaded();
+  m.cost_key = CostKey{"toy", "synthetic:100,5,0,0,spin", "cpu", R"({"machine": {"host": "t"}})"};
+  tuner()->set_model(m);
+  tuner()->space_edit()->setText(kSmallSpace);  // one lane count: one calibration
+  tuner()->set_calibration_seconds(0.6);
+  tuner()->slo_box()->setValue(100);
+  EXPECT_TRUE(tuner()->cost_text().contains("the first run makes the kept cost"))
+      << tuner()->cost_text().toStdString();
+  ASSERT_TRUE(window_->start_traffic().ok());
+  ASSERT_TRUE(tuner()->run().ok());
+  EXPECT_EQ(tuner()->phase(), TunerPanel::Phase::kCalibrating);
+  EXPECT_FALSE(window_->traffic_running());
+  EXPECT_TRUE(tuner()->status_text().contains("Making the kept cost of toy"))
+      << tuner()->status_text().toStdString();
+  QTRY_VERIFY_WITH_TIMEOUT(!tuner()->running(), 60000);
+  EXPECT_TRUE(window_->traffic_running());
+  EXPECT_TRUE(tuner()->error_text().isEmpty()) << tuner()->error_text().toStdString();
+  ASSERT_EQ(tuner()->confirmed().size(), 1u);
+  // Predicted with the kept cost: measured live, with the load driver's lag.
+  ASSERT_TRUE(tuner()->run_cost_model().has_value());
+  EXPECT_TRUE(tuner()->run_cost_model()->has_overhead());
+  EXPECT_TRUE(calibrated_for(*tuner()->run_cost_model(), 1));
+  ASSERT_TRUE(tuner()->model()->kept.has_value());
+  const uint64_t made = tuner()->model()->kept->live_batches(1);
+  EXPECT_GT(made, 0u);
+  EXPECT_TRUE(tuner()->cost_text().contains("kept on this machine"))
+      << tuner()->cost_text().toStdString();
+  // The file is there, and the confirmation's runs refined it beyond what
+  // the calibration made.
+  const std::string path = cost_cache_path(*m.cost_key, cost_cache_dir());
+  auto kept = read_cached_cost(path, *m.cost_key);
+  ASSERT_TRUE(kept.ok()) << kept.error().message;
+  ASSERT_TRUE(kept->has_value());
+  EXPECT_GT((*kept)->live_batches(1), made);
+  // The next run finds it calibrated: no calibration phase.
+  tuner()->confirm_box()->setValue(0);
+  ASSERT_TRUE(tuner()->run().ok());
+  EXPECT_EQ(tuner()->phase(), TunerPanel::Phase::kSearching);
+  QTRY_VERIFY_WITH_TIMEOUT(!tuner()->running(), 60000);
+  if (old)
+    ::setenv("XDG_CACHE_HOME", saved.c_str(), 1);
+  else
+    ::unsetenv("XDG_CACHE_HOME");
+  QDir(cache).removeRecursively();
 }
 
 TEST_F(TunerPanelTest, CancelStopsACalibrationRunAndTheTrafficResumes) {

@@ -240,6 +240,52 @@ TEST(ModelPanel, ShowModelPlotsTheProfileAndSaysWhatBatchingBuys) {
   EXPECT_GT(fitted, 7);
 }
 
+// The t(b) selector: the profile, then each lane count the kept cost was
+// calibrated with; each plots its own curve and says what it is.
+TEST(ModelPanel, TheCurveSelectorShowsTheProfileOrTheKeptCostPerLaneCount) {
+  ModelPanel panel(kModels, {"cpu"});
+  LoadedModel m = linear_cost_model(kModels + "/mlp.pt");
+  panel.show_model(m);
+  ASSERT_EQ(panel.curve_combo()->count(), 1);  // no kept cost: the profile alone
+  EXPECT_TRUE(panel.curve_note().contains("No kept cost on this machine yet"))
+      << panel.curve_note().toStdString();
+  EXPECT_EQ(panel.shown_points().size(), m.profile.size());
+  m.kept_note = "/c/mlp.json was made on another machine (machine.host \"b\", here \"a\")";
+  panel.show_model(m);
+  EXPECT_TRUE(panel.curve_note().contains("The kept cost was refused (/c/mlp.json was made on"))
+      << panel.curve_note().toStdString();
+
+  // Kept: one lane measured live at 1, 2 and 3; two lanes at 1 and 2.
+  auto one = CostModel::from_points({{1, 700, 0, {}, true, 300, "2026-11-29T10:00:00.000Z"},
+                                     {2, 900, 0, {}, true, 200, "2026-11-29T10:05:00.000Z"},
+                                     {3, 1000, 0, {}, true, 100, "2026-11-29T10:01:00.000Z"}});
+  ASSERT_TRUE(one.ok());
+  auto kept = one->with_lanes({LaneCostPoints{2, {{1, 1400, 0, {}, true, 50}, {2, 1600, 0, {}, true, 40}}}});
+  ASSERT_TRUE(kept.ok());
+  m.kept = *kept;
+  m.kept_note.clear();
+  panel.show_model(m);
+  QComboBox* curve = panel.curve_combo();
+  ASSERT_EQ(curve->count(), 3);
+  EXPECT_EQ(curve->itemText(1), "1 lane under load (kept)");
+  EXPECT_EQ(curve->itemText(2), "2 lanes under load (kept)");
+  // A kept curve is shown first: it is what predictions use.
+  EXPECT_EQ(curve->currentIndex(), 1);
+  ASSERT_EQ(panel.shown_points().size(), 3u);
+  EXPECT_DOUBLE_EQ(panel.shown_points()[1].median_us, 900);
+  EXPECT_TRUE(panel.curve_note().contains("As 1 lane(s) ran it under load: 600 live batches, "
+                                          "last measured 2026-11-29T10:05:00 UTC"))
+      << panel.curve_note().toStdString();
+  curve->setCurrentIndex(2);
+  ASSERT_EQ(panel.shown_points().size(), 2u);
+  EXPECT_DOUBLE_EQ(panel.shown_points()[0].median_us, 1400);
+  EXPECT_TRUE(panel.curve_note().contains("As 2 lane(s) ran it under load: 90 live batches"))
+      << panel.curve_note().toStdString();
+  curve->setCurrentIndex(0);
+  EXPECT_EQ(panel.shown_points().size(), m.profile.size());
+  EXPECT_TRUE(panel.curve_note().contains("The profile"));
+}
+
 TEST(ModelPanel, AModelWithoutAFixedCostIsSaidToGainLittle) {
   ModelPanel panel(kModels, {"cpu"});
   LoadedModel m = linear_cost_model(kModels + "/mlp.pt");

@@ -37,6 +37,7 @@
 #include "runs/history_writer.h"
 #include "tests/net/test_client.h"
 #include "tests/ui/workbench/toy_window.h"
+#include "tuning/cost_cache.h"
 #include "ui/runs/runs_panel.h"
 #include "ui/workbench/batch_inspector.h"
 #include "ui/workbench/batching_panel.h"
@@ -155,6 +156,44 @@ TEST_F(WorkbenchTest, ARecordedRunGoesIntoTheRunHistory) {
   EXPECT_GT(data->batches.size(), 0u);
   EXPECT_EQ(summarize_run(*data).ok, window_->runs()->run(0).summary.ok);
   window_->runs()->set_history(nullptr);  // the writer goes before the window
+}
+
+// A recorded run is a live run of the model here: it refines the model's
+// kept cost (its send lag left out: a recording knows arrivals, not intents).
+TEST(WorkbenchKeptCost, ARecordedRunRefinesTheModelsKeptCost) {
+  const QString cache = QDir::temp().filePath(QString("batchscope_window_cache_%1").arg(::getpid()));
+  QDir(cache).removeRecursively();
+  const char* old = std::getenv("XDG_CACHE_HOME");
+  const std::string saved = old ? old : "";
+  ::setenv("XDG_CACHE_HOME", cache.toStdString().c_str(), 1);
+  WorkbenchConfig cfg = toy_config();
+  cfg.loaded->cost_key = CostKey{"toy", "synthetic:100,5,0,0,spin", "cpu", "{}"};
+  const std::string path = cost_cache_path(*cfg.loaded->cost_key, cost_cache_dir());
+  // Kept: the formula, measured live at b = 1 only, slower than it is.
+  const CostModel before = CostModel::from_synthetic(*cfg.loaded->synthetic, 64)
+                               .calibrated(*CostModel::from_points({{1, 500, 0, {}, true, 10}}));
+  ASSERT_TRUE(write_cached_cost(path, *cfg.loaded->cost_key, before).ok());
+  {
+    WorkbenchWindow window(cfg);
+    window.runs()->start_recording("refines");
+    ASSERT_TRUE(window.start_traffic().ok());
+    wait_for_ok(window, 500);
+    window.stop_traffic();
+    window.refresh();
+    window.runs()->stop_recording();
+    window.wait_for_kept_cost();
+  }
+  auto after = read_cached_cost(path, *cfg.loaded->cost_key);
+  ASSERT_TRUE(after.ok()) << after.error().message;
+  ASSERT_TRUE(after->has_value());
+  EXPECT_GT((*after)->live_batches(1), before.live_batches(1));
+  EXPECT_FALSE((*after)->has_send_lag());
+  EXPECT_TRUE((*after)->has_overhead());
+  if (old)
+    ::setenv("XDG_CACHE_HOME", saved.c_str(), 1);
+  else
+    ::unsetenv("XDG_CACHE_HOME");
+  QDir(cache).removeRecursively();
 }
 
 TEST_F(WorkbenchTest, TheWindowRendersToAPictureThatIsNotBlank) {
