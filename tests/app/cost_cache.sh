@@ -21,8 +21,10 @@ predict=(bench --synthetic 300,20 --rate 2000 --duration 1 --seed 5 --max-batch-
 "$bin" "${predict[@]}" >"$dir/first.txt" 2>&1 || fail "first: $(tail -5 "$dir/first.txt")"
 grep -q "no calibrated cost of synthetic on this machine yet; making $costs/synthetic-" \
   "$dir/first.txt" || fail "not made: $(head -3 "$dir/first.txt")"
-grep -Eq "calibrating 1 lane\(s\) under load: 1 s of steps at [0-9]+\.\.[0-9]+ req/s" \
+grep -Eq "calibrating 1 lane\(s\) under load: 1 s \(a closed loop of [0-9]+ in flight" \
   "$dir/first.txt" || fail "no calibration line: $(cat "$dir/first.txt")"
+grep -Eq "capacity [0-9]+ req/s; steps at [0-9]+\.\.[0-9]+ req/s: [0-9]+ batches" \
+  "$dir/first.txt" || fail "no capacity line: $(cat "$dir/first.txt")"
 grep -q "  cost: made now in $costs/synthetic-" "$dir/first.txt" || fail "source: $(cat "$dir/first.txt")"
 file=$(ls "$costs"/synthetic-*.json)
 [[ $(ls "$costs" | wc -l) == 1 ]] || fail "one file wanted: $(ls "$costs")"

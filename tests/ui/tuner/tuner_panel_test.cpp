@@ -275,11 +275,7 @@ TEST_F(TunerPanelTest, ItCalibratesUnderTheTrafficBeforeItSearches) {
 // makes it (a live calibration, the traffic paused) and predicts with it,
 // the confirmation's live runs refine the file, and the next run reuses it.
 TEST_F(TunerPanelTest, TheFirstRunMakesTheKeptCostAndTheConfirmationRefinesIt) {
-  const QString cache = QDir::temp().filePath(QString("batchscope_tuner_cache_%1").arg(::getpid()));
-  QDir(cache).removeRecursively();
-  const char* old = std::getenv("XDG_CACHE_HOME");
-  const std::string saved = old ? old : "";
-  ::setenv("XDG_CACHE_HOME", cache.toStdString().c_str(), 1);
+  const TempCacheHome cache("batchscope_tuner_cache");
   LoadedModel m = toy_loaded();
   m.cost_key = CostKey{"toy", "synthetic:100,5,0,0,spin", "cpu", R"({"machine": {"host": "t"}})"};
   tuner()->set_model(m);
@@ -319,11 +315,6 @@ TEST_F(TunerPanelTest, TheFirstRunMakesTheKeptCostAndTheConfirmationRefinesIt) {
   ASSERT_TRUE(tuner()->run().ok());
   EXPECT_EQ(tuner()->phase(), TunerPanel::Phase::kSearching);
   QTRY_VERIFY_WITH_TIMEOUT(!tuner()->running(), 60000);
-  if (old)
-    ::setenv("XDG_CACHE_HOME", saved.c_str(), 1);
-  else
-    ::unsetenv("XDG_CACHE_HOME");
-  QDir(cache).removeRecursively();
 }
 
 TEST_F(TunerPanelTest, CancelStopsACalibrationRunAndTheTrafficResumes) {

@@ -9,7 +9,13 @@
 #include <QApplication>
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <optional>
+#include <string>
 #include <thread>
+
+#include <unistd.h>
 
 #include "batching/synthetic_runner.h"
 #include "ui/workbench/traffic_panel.h"
@@ -57,6 +63,29 @@ inline WorkbenchConfig toy_config() {
   cfg.start_traffic = false;
   return cfg;
 }
+
+// XDG_CACHE_HOME pointed at a folder of the test's own while alive (the kept
+// costs go there), then put back and the folder removed.
+class TempCacheHome {
+ public:
+  explicit TempCacheHome(const std::string& name)
+      : dir_(std::filesystem::temp_directory_path() / (name + "_" + std::to_string(::getpid()))) {
+    std::filesystem::remove_all(dir_);
+    if (const char* old = std::getenv("XDG_CACHE_HOME")) saved_ = old;
+    ::setenv("XDG_CACHE_HOME", dir_.c_str(), 1);
+  }
+  ~TempCacheHome() {
+    if (saved_)
+      ::setenv("XDG_CACHE_HOME", saved_->c_str(), 1);
+    else
+      ::unsetenv("XDG_CACHE_HOME");
+    std::filesystem::remove_all(dir_);
+  }
+
+ private:
+  std::filesystem::path dir_;
+  std::optional<std::string> saved_;
+};
 
 inline void wait_for_ok(WorkbenchWindow& w, uint64_t n) {
   const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);

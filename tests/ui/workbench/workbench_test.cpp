@@ -161,11 +161,7 @@ TEST_F(WorkbenchTest, ARecordedRunGoesIntoTheRunHistory) {
 // A recorded run is a live run of the model here: it refines the model's
 // kept cost (its send lag left out: a recording knows arrivals, not intents).
 TEST(WorkbenchKeptCost, ARecordedRunRefinesTheModelsKeptCost) {
-  const QString cache = QDir::temp().filePath(QString("batchscope_window_cache_%1").arg(::getpid()));
-  QDir(cache).removeRecursively();
-  const char* old = std::getenv("XDG_CACHE_HOME");
-  const std::string saved = old ? old : "";
-  ::setenv("XDG_CACHE_HOME", cache.toStdString().c_str(), 1);
+  const TempCacheHome cache("batchscope_window_cache");
   WorkbenchConfig cfg = toy_config();
   cfg.loaded->cost_key = CostKey{"toy", "synthetic:100,5,0,0,spin", "cpu", "{}"};
   const std::string path = cost_cache_path(*cfg.loaded->cost_key, cost_cache_dir());
@@ -189,11 +185,6 @@ TEST(WorkbenchKeptCost, ARecordedRunRefinesTheModelsKeptCost) {
   EXPECT_GT((*after)->live_batches(1), before.live_batches(1));
   EXPECT_FALSE((*after)->has_send_lag());
   EXPECT_TRUE((*after)->has_overhead());
-  if (old)
-    ::setenv("XDG_CACHE_HOME", saved.c_str(), 1);
-  else
-    ::unsetenv("XDG_CACHE_HOME");
-  QDir(cache).removeRecursively();
 }
 
 TEST_F(WorkbenchTest, TheWindowRendersToAPictureThatIsNotBlank) {
