@@ -22,7 +22,10 @@ double capacity_rps(const CostModel& cost, uint32_t lanes, uint32_t max_batch) {
     const double us = cost.cost_us(b, lanes) + cost.turnaround(lanes).us(b);
     if (us > 0) best = std::max(best, 1e6 * b * lanes / us);
   }
-  return best;
+  // What the lanes served with every batch full bounds it: the load
+  // driver's and the engine's own work per request count there too.
+  const double measured = cost.measured_capacity(lanes);
+  return measured > 0 ? std::min(best, measured) : best;
 }
 
 ArrivalSpec probe_traffic(uint32_t max_batch, uint32_t queue_capacity, double seconds) {
@@ -90,6 +93,7 @@ Expected<LaneCalibration> calibrate_lanes(const ConfirmSpec& spec, const Options
   c.probe = probe->run;
   CostModel m = cost;
   c.counted = refine_with(*probe, m, c.lanes, when).second;
+  m = m.with_capacity(c.lanes, c.capacity);
   c.traffic = calibration_traffic(c.capacity, seconds);
   s.traffic = c.traffic;
   auto run = run_live_once(s, o);

@@ -45,7 +45,8 @@ inline constexpr double kCalibrationSeconds = 6;
 
 // Requests per second `lanes` lanes serve at the best batch size up to
 // `max_batch`, as `cost` prices a batch with that many busy and each lane's
-// turnaround after it (where measured).
+// turnaround after it (where measured), and at most the capacity a
+// calibration's probe measured for those lanes.
 double capacity_rps(const CostModel& cost, uint32_t lanes, uint32_t max_batch);
 
 // The probe: `max_batch` x 2 requests in flight (at most the queue's

@@ -22,6 +22,8 @@ std::string point_name(size_t i, std::string_view field);
 // [0, kMaxCostUs]; spread in [0, 1); run_quantiles as check_quantiles()
 // with max kMaxRunFactor. `prefix` starts every message.
 Status check_points(const std::vector<CostPoint>& points, const std::string& prefix);
+// Overhead bands by batch size: at most kMaxSizeBands, each check_quantiles().
+Status check_bands(const std::vector<std::vector<double>>& bands, const std::string& prefix);
 // A send lag's quantiles (check_quantiles) and rates (finite, 0..1e9).
 Status check_send_lag(const SendLagModel& lag, const std::string& prefix);
 // Empty, or 2 to kMaxQuantiles values, each finite in [0, max], never

@@ -2,6 +2,7 @@
 // A cost model from what a live run recorded: t(b) of its batches, their
 // jitter and streaks, and each request's time outside its batch.
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <map>
 #include <queue>
@@ -280,18 +281,37 @@ Expected<CostModel> CostModel::from_run(const RunData& run, size_t min_runs, uin
       std::chrono::microseconds(std::max<int64_t>(0, run.config.options.max_wait_us));
   Expected<CostModel> m = from_batches(run.batches, min_runs, busy, max_wait);
   if (!m) return m;
+  if (busy > 1) {
+    // The batches that started with fewer lanes running: the lone curve.
+    const std::vector<uint32_t> running = busy_at_start(run.batches);
+    std::vector<BatchRecord> fewer;
+    for (size_t i = 0; i < run.batches.size(); ++i) {
+      if (running[i] < busy) fewer.push_back(run.batches[i]);
+    }
+    if (auto alone = from_batches(fewer, min_runs, 1, max_wait)) m->alone_ = alone->points_;
+  }
   std::map<uint64_t, const BatchRecord*> by_id;
   for (const BatchRecord& b : run.batches) by_id[b.id] = &b;
   std::vector<double> answer;
+  std::vector<std::vector<double>> by_size;  // by size band: 1, 2-3, 4-7, ...
   for (const RunRequest& r : run.requests) {
     if (r.outcome != Outcome::kOk || r.batch_id == 0) continue;
     const auto b = by_id.find(r.batch_id);
     if (b == by_id.end() || b->second->run_end == TimePoint{}) continue;
-    answer.push_back(std::clamp(to_us(r.done - b->second->run_end), 0.0, kMaxCostUs));
+    const double us = std::clamp(to_us(r.done - b->second->run_end), 0.0, kMaxCostUs);
+    answer.push_back(us);
+    const size_t band = std::min<size_t>(std::bit_width(std::max<uint32_t>(b->second->size, 1)) - 1,
+                                         kMaxSizeBands - 1);
+    if (by_size.size() <= band) by_size.resize(band + 1);
+    by_size[band].push_back(us);
   }
+  // A band of fewer than 20 answers says little: left to its neighbours.
+  for (std::vector<double>& v : by_size) v = v.size() < 20 ? std::vector<double>{} : even_quantiles(v);
   Expected<CostModel> with = m->with_overhead(even_quantiles(answer));
   if (!with || answer.empty()) return with;
-  return with->with_send_lag(measure_send_lag(run));
+  Expected<CostModel> banded = with->with_overhead_by_size(std::move(by_size));
+  if (!banded) return banded;
+  return banded->with_send_lag(measure_send_lag(run));
 }
 
 }  // namespace batchscope

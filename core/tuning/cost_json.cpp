@@ -207,6 +207,60 @@ Expected<SendLagModel> send_lag_from_json(const Json& j, const std::string& pref
 
 void append_send_lag(std::string& out, const SendLagModel& lag);
 
+// Reads the optional "overhead_by_size": [[quantiles] or [], ...].
+Expected<std::vector<std::vector<double>>> bands_from_json(const Json& j,
+                                                          const std::string& prefix) {
+  std::vector<std::vector<double>> out;
+  const auto it = j.find("overhead_by_size");
+  if (it == j.end()) return out;
+  if (!it->is_array() || it->size() > kMaxSizeBands) {
+    return invalid_argument(prefix + "overhead_by_size = " + excerpt(*it) +
+                            " must be an array of at most " + std::to_string(kMaxSizeBands) +
+                            " arrays of quantiles");
+  }
+  for (size_t k = 0; k < it->size(); ++k) {
+    Json holder = Json::object();
+    holder["q"] = (*it)[k];
+    Expected<std::vector<double>> q =
+        number_array(holder, "q", prefix + "overhead_by_size[" + std::to_string(k) + "].");
+    if (!q) return q.error();
+    out.push_back(std::move(*q));
+  }
+  if (Status s = cost_detail::check_bands(out, prefix); !s) return s.error();
+  return out;
+}
+
+// Reads the optional "capacity_rps" (0 .. 1e9).
+Expected<double> capacity_from_json(const Json& j, const std::string& prefix) {
+  const auto c = j.find("capacity_rps");
+  if (c == j.end()) return 0.0;
+  if (!c->is_number() || !(c->get<double>() >= 0 && c->get<double>() <= 1e9)) {
+    return invalid_argument(prefix + "capacity_rps = " + excerpt(*c) +
+                            " must be a number from 0 to 1e9");
+  }
+  return c->get<double>();
+}
+
+void append_capacity(std::string& out, double rps) {
+  if (!(rps > 0)) return;
+  out += ",\"capacity_rps\":";
+  append_json_number(out, rps);
+}
+
+void append_bands(std::string& out, const std::vector<std::vector<double>>& bands) {
+  if (bands.empty()) return;
+  out += ",\"overhead_by_size\":[";
+  for (size_t k = 0; k < bands.size(); ++k) {
+    out += k ? ",[" : "[";
+    for (size_t i = 0; i < bands[k].size(); ++i) {
+      if (i) out += ',';
+      append_json_number(out, bands[k][i]);
+    }
+    out += ']';
+  }
+  out += ']';
+}
+
 
 
 void append_streak(std::string& out, const JitterStreak& k) {
@@ -317,6 +371,12 @@ Expected<CostModel> CostModel::from_profile_json(std::string_view text) {
   Expected<SendLagModel> lag = send_lag_from_json(j, prefix);
   if (!lag) return lag.error();
   m.send_lag_ = std::move(*lag);
+  Expected<std::vector<std::vector<double>>> bands = bands_from_json(j, prefix);
+  if (!bands) return bands.error();
+  m.overhead_by_size_ = std::move(*bands);
+  Expected<double> capacity = capacity_from_json(j, prefix);
+  if (!capacity) return capacity.error();
+  m.capacity_rps_ = *capacity;
   Expected<JitterStreak> streak = streak_from_json(j, prefix);
   if (!streak) return streak.error();
   m.streak_ = *streak;
@@ -357,12 +417,28 @@ Expected<CostModel> CostModel::from_profile_json(std::string_view text) {
     Expected<SendLagModel> lane_lag = send_lag_from_json(e, where + ".");
     if (!lane_lag) return lane_lag.error();
     entry.send_lag = std::move(*lane_lag);
+    Expected<std::vector<std::vector<double>>> lane_bands = bands_from_json(e, where + ".");
+    if (!lane_bands) return lane_bands.error();
+    entry.overhead_by_size = std::move(*lane_bands);
+    Expected<double> lane_capacity = capacity_from_json(e, where + ".");
+    if (!lane_capacity) return lane_capacity.error();
+    entry.capacity_rps = *lane_capacity;
     Expected<JitterStreak> lane_streak = streak_from_json(e, where + ".");
     if (!lane_streak) return lane_streak.error();
     entry.streak = *lane_streak;
     Expected<Turnaround> lane_turnaround = turnaround_from_json(e, where + ".");
     if (!lane_turnaround) return lane_turnaround.error();
     entry.turnaround = *lane_turnaround;
+    if (const auto al = e.find("alone"); al != e.end()) {
+      if (!al->is_array()) {
+        return invalid_argument(where + ".alone = " + excerpt(*al) + " must be an array");
+      }
+      for (size_t k = 0; k < al->size(); ++k) {
+        Expected<CostPoint> p = point_from_json((*al)[k], k, where + ".alone.");
+        if (!p) return p.error();
+        entry.alone.push_back(*p);
+      }
+    }
     entry.points.reserve(pts->size());
     for (size_t k = 0; k < pts->size(); ++k) {
       Expected<CostPoint> p = point_from_json((*pts)[k], k, where + ".");
@@ -417,6 +493,8 @@ std::string CostModel::to_json(const std::string& extra) const {
       (extra.empty() ? "" : "," + extra) + ",\"points\":";
   append_points(out, points_);
   append_array(out, "overhead_us_quantiles", overhead_us_);
+  append_capacity(out, capacity_rps_);
+  append_bands(out, overhead_by_size_);
   append_send_lag(out, send_lag_);
   append_streak(out, streak_);
   append_turnaround(out, turnaround_);
@@ -427,6 +505,12 @@ std::string CostModel::to_json(const std::string& extra) const {
       out += std::to_string(lanes_[i].lanes) + ",\"points\":";
       append_points(out, lanes_[i].points);
       append_array(out, "overhead_us_quantiles", lanes_[i].overhead_us);
+      append_capacity(out, lanes_[i].capacity_rps);
+      if (!lanes_[i].alone.empty()) {
+        out += ",\"alone\":";
+        append_points(out, lanes_[i].alone);
+      }
+      append_bands(out, lanes_[i].overhead_by_size);
       append_send_lag(out, lanes_[i].send_lag);
       append_streak(out, lanes_[i].streak);
       append_turnaround(out, lanes_[i].turnaround);

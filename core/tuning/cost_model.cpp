@@ -5,6 +5,7 @@
 #include <queue>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <limits>
 
@@ -59,6 +60,18 @@ Status check_points(const std::vector<CostPoint>& points, const std::string& pre
   return Status::Ok();
 }
 
+Status check_bands(const std::vector<std::vector<double>>& bands, const std::string& prefix) {
+  if (bands.size() > kMaxSizeBands) {
+    return invalid_argument(prefix + "overhead_by_size holds " + std::to_string(bands.size()) +
+                            " bands; at most " + std::to_string(kMaxSizeBands));
+  }
+  for (size_t k = 0; k < bands.size(); ++k) {
+    const std::string name = "overhead_by_size[" + std::to_string(k) + "]";
+    if (Status s = check_quantiles(bands[k], name.c_str(), kMaxCostUs, prefix); !s) return s;
+  }
+  return Status::Ok();
+}
+
 Status check_send_lag(const SendLagModel& lag, const std::string& prefix) {
   if (lag.empty() && (!lag.by_busy.empty() || !lag.waiting.empty())) {
     return invalid_argument(prefix + "send_lag has stalls but no base_us_quantiles");
@@ -108,6 +121,7 @@ Status check_quantiles(const std::vector<double>& q, const char* name, double ma
 }  // namespace cost_detail
 
 using cost_detail::check_points;
+using cost_detail::check_bands;
 using cost_detail::check_quantiles;
 using cost_detail::check_send_lag;
 using cost_detail::number_text;
@@ -161,6 +175,14 @@ Expected<CostModel> CostModel::with_lanes(std::vector<LaneCostPoints> lanes) con
       return s.error();
     }
     if (Status s = check_send_lag(lanes[i].send_lag, where + "."); !s) return s.error();
+    if (Status s = check_bands(lanes[i].overhead_by_size, where + "."); !s) return s.error();
+    if (!lanes[i].alone.empty()) {
+      if (Status s = check_points(lanes[i].alone, where + ".alone."); !s) return s.error();
+    }
+    if (!(lanes[i].capacity_rps >= 0 && lanes[i].capacity_rps <= 1e9)) {
+      return invalid_argument(where + ".capacity_rps = " + number_text(lanes[i].capacity_rps) +
+                              " must be from 0 to 1e9");
+    }
   }
   CostModel m = *this;
   m.lanes_ = std::move(lanes);
@@ -267,6 +289,21 @@ std::vector<double> merged(const std::vector<double>& was, uint64_t w,
   return out;
 }
 
+// Each band averaged where both measured it, else the one that did.
+std::vector<std::vector<double>> merged_bands(const std::vector<std::vector<double>>& was,
+                                              uint64_t w,
+                                              const std::vector<std::vector<double>>& now,
+                                              uint64_t n) {
+  std::vector<std::vector<double>> out(std::max(was.size(), now.size()));
+  for (size_t k = 0; k < out.size(); ++k) {
+    const std::vector<double> none;
+    const std::vector<double>& a = k < was.size() ? was[k] : none;
+    const std::vector<double>& b = k < now.size() ? now[k] : none;
+    out[k] = b.empty() ? a : merged(a, w, b, n);
+  }
+  return out;
+}
+
 JitterStreak merged(const JitterStreak& was, uint64_t w, const JitterStreak& now, uint64_t n) {
   if (was.weight <= 0 || w == 0) return now;
   const double dw = static_cast<double>(w), dn = static_cast<double>(std::max<uint64_t>(n, 1));
@@ -307,12 +344,27 @@ CostModel CostModel::calibrated(const CostModel& observed, uint32_t lanes,
     const uint64_t wo = observed.has_send_lag() && !has_send_lag() ? 0 : w;
     if (observed.has_overhead()) m.overhead_us_ = merged(overhead_us_, wo, observed.overhead_us_, n);
     if (observed.has_send_lag()) m.send_lag_ = merged(send_lag_, wo, observed.send_lag_, n);
+    m.overhead_by_size_ = merged_bands(overhead_by_size_, wo, observed.overhead_by_size_, n);
     return m;
   }
   // The curve for `lanes`, or a new one from the nearest fewer lanes' curve.
   const std::vector<CostPoint>* from = &points_;
+  std::vector<CostPoint> alone_refined;
   auto it = m.lanes_.begin();
   for (; it != m.lanes_.end() && it->lanes < lanes; ++it) from = &it->points;
+  if (!observed.alone_.empty()) {
+    // The lone batches of this many lanes: their curve, or one made from
+    // the nearest fewer lanes' (none of its sizes measured this way).
+    std::vector<CostPoint> base;
+    for (auto l = m.lanes_.begin(); l != m.lanes_.end(); ++l) {
+      if (l->lanes == lanes) base = l->alone;
+    }
+    if (base.empty()) {
+      base = *from;
+      for (CostPoint& p : base) p.batches = 0, p.measured_at.clear();
+    }
+    alone_refined = refine(base, observed.alone_, when, &CostModel::interpolate);
+  }
   if (it != m.lanes_.end() && it->lanes == lanes) {
     it->points = refine(it->points, observed.points_, when, &CostModel::interpolate);
   } else {
@@ -322,11 +374,13 @@ CostModel CostModel::calibrated(const CostModel& observed, uint32_t lanes,
     it = m.lanes_.insert(
         it, LaneCostPoints{lanes, refine(base, observed.points_, when, &CostModel::interpolate)});
   }
+  if (!alone_refined.empty()) it->alone = std::move(alone_refined);
   const uint64_t wo = observed.has_send_lag() && it->send_lag.empty() ? 0 : w;
   if (observed.has_overhead()) {
     it->overhead_us = merged(it->overhead_us, wo, observed.overhead_us_, n);
   }
   if (observed.has_send_lag()) it->send_lag = merged(it->send_lag, wo, observed.send_lag_, n);
+  it->overhead_by_size = merged_bands(it->overhead_by_size, wo, observed.overhead_by_size_, n);
   if (observed.streak_.weight > 0) it->streak = merged(it->streak, w, observed.streak_, n);
   if (observed.turnaround_ != Turnaround{}) {
     it->turnaround = merged(it->turnaround, w, observed.turnaround_, n);
@@ -348,6 +402,50 @@ Expected<CostModel> CostModel::with_send_lag(SendLagModel lag) const {
   CostModel m = *this;
   m.send_lag_ = std::move(lag);
   return m;
+}
+
+Expected<CostModel> CostModel::with_overhead_by_size(std::vector<std::vector<double>> bands) const {
+  if (Status s = check_bands(bands, ""); !s) return s.error();
+  CostModel m = *this;
+  m.overhead_by_size_ = std::move(bands);
+  return m;
+}
+
+const std::vector<double>& CostModel::overheads_us(size_t lanes, size_t batch) const {
+  const std::vector<std::vector<double>>* bands = &overhead_by_size_;
+  for (const LaneCostPoints& l : lanes_) {
+    if (l.lanes <= lanes && !l.overhead_by_size.empty()) bands = &l.overhead_by_size;
+  }
+  const size_t want = batch > 0 ? static_cast<size_t>(std::bit_width(batch)) - 1 : 0;
+  const std::vector<double>* best = nullptr;
+  size_t gap = SIZE_MAX;
+  for (size_t k = 0; k < bands->size(); ++k) {
+    if ((*bands)[k].empty()) continue;
+    const size_t d = k > want ? k - want : want - k;
+    if (d < gap) gap = d, best = &(*bands)[k];
+  }
+  return best ? *best : overheads_us(lanes);
+}
+
+CostModel CostModel::with_capacity(uint32_t lanes, double rps) const {
+  CostModel m = *this;
+  const double v = std::isfinite(rps) ? std::clamp(rps, 0.0, 1e9) : 0.0;
+  if (lanes <= 1) {
+    m.capacity_rps_ = v;
+  } else {
+    for (LaneCostPoints& l : m.lanes_) {
+      if (l.lanes == lanes) l.capacity_rps = v;
+    }
+  }
+  return m;
+}
+
+double CostModel::measured_capacity(uint32_t lanes) const {
+  if (lanes <= 1) return capacity_rps_;
+  for (const LaneCostPoints& l : lanes_) {
+    if (l.lanes == lanes) return l.capacity_rps;
+  }
+  return 0;
 }
 
 const SendLagModel& CostModel::send_lag(size_t lanes) const {
@@ -418,6 +516,19 @@ double CostModel::cost_us(size_t batch, size_t busy) const {
 
 Duration CostModel::cost(size_t batch, size_t busy) const {
   return Duration(std::llround(std::min(cost_us(batch, busy), kMaxCostUs) * 1000.0));
+}
+
+double CostModel::cost_us(size_t batch, size_t busy, size_t lanes) const {
+  if (lanes > 1 && busy < lanes) {
+    for (const LaneCostPoints& l : lanes_) {
+      if (l.lanes == lanes && !l.alone.empty()) return interpolate(l.alone, batch);
+    }
+  }
+  return cost_us(batch, busy);
+}
+
+Duration CostModel::cost(size_t batch, size_t busy, size_t lanes) const {
+  return Duration(std::llround(std::min(cost_us(batch, busy, lanes), kMaxCostUs) * 1000.0));
 }
 
 double CostModel::interpolate(const std::vector<CostPoint>& points, size_t batch) {

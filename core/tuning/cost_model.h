@@ -37,7 +37,10 @@
 // Measured overhead (optional). A live run (`bench --cost-out`, from_run) also
 // gives each answered request's time outside its batch, kept as 65 quantiles
 // (p0, p1/64, ..., p100): its answer's way back after the batch ended, which
-// the predictor adds to each request's completion, and (version 3) its send
+// the predictor adds to each request's completion (version 3: by the batch's
+// size, in powers of two, as a lane answers a batch's requests one after
+// another: on the synthetic model a batch of 2 or 3 answered in a median 3
+// us, one of 64 to 127 in 51 us), and (version 3) its send
 // lag, how late the load driver sent it, which the predictor replays as the
 // driver's stalls (send_lag.h: how often they start with so many lanes
 // running, how long they last). A file from before version 3 keeps the two
@@ -46,6 +49,12 @@
 // Lanes at once (optional). `profile --lanes N` measures t(b) again while 2..N
 // copies of the model run batches at once: lanes sharing one GPU or the CPU's
 // cores. cost_us(b, busy) prices a batch by the lanes busy when it starts.
+// A live run with N lanes also measures, apart, the batches that started
+// with fewer of its lanes running (`alone`): they run on one lane's share of
+// the threads (on a CPU the BLAS threads are split among the lanes), so
+// they are slower than a one-lane engine's batches and faster than those
+// that share the machine with the other lanes. cost_us(b, busy, lanes)
+// prices a batch of an N-lane engine with them.
 //
 // Sources: points given directly, the synthetic runner's SyntheticCost, or the
 // JSON that `batchscope profile --json` writes (core/torch/profile.h), which
@@ -128,6 +137,9 @@ struct CostPoint {
   std::string measured_at = {};
 };
 
+// The most size bands (1, 2-3, 4-7, ...) an overhead by batch size holds.
+inline constexpr size_t kMaxSizeBands = 33;
+
 // The most lanes a cost file may describe running at once.
 inline constexpr uint32_t kMaxCostLanes = 1024;
 
@@ -140,6 +152,14 @@ struct LaneCostPoints {
   std::vector<double> overhead_us = {};
   // The load driver's send lag in that run; empty when not measured.
   SendLagModel send_lag = {};
+  // The overhead by the size of the batch answered (overhead_by_size()).
+  std::vector<std::vector<double>> overhead_by_size = {};
+  // Requests per second these lanes served with every batch full (a
+  // calibration's probe); 0 when not measured.
+  double capacity_rps = 0;
+  // t(b) of a batch that started with fewer of these lanes running, in an
+  // engine of this many lanes; empty when not measured.
+  std::vector<CostPoint> alone = {};
   // How slow batches streaked in that run; weight 0 when not measured.
   JitterStreak streak = {};
   // The lanes' turnaround in that run; zero when not measured.
@@ -198,6 +218,16 @@ class CostModel {
   // quantiles in microseconds, non-decreasing, each in [0, kMaxCostUs].
   // Errors name the index and quote the value.
   Expected<CostModel> with_overhead(std::vector<double> overhead_us) const;
+  // This model with the overhead measured by the size of the batch
+  // answered: entry k for sizes 2^k .. 2^(k+1) - 1, each empty (not
+  // measured) or quantiles as with_overhead() takes; at most kMaxSizeBands.
+  Expected<CostModel> with_overhead_by_size(std::vector<std::vector<double>> bands) const;
+  // This model with the capacity `lanes` lanes were measured to serve with
+  // every batch full (0 .. 1e9 req/s; the lanes' entry must exist for more
+  // than one); capacity() is never above it.
+  CostModel with_capacity(uint32_t lanes, double rps) const;
+  // That measured capacity; 0 when none was.
+  double measured_capacity(uint32_t lanes) const;
   // This model with a measured send lag (send_lag.h): its quantiles checked
   // as with_overhead()'s, rates finite in [0, 1e9].
   Expected<CostModel> with_send_lag(SendLagModel lag) const;
@@ -245,6 +275,15 @@ class CostModel {
   // measured cost what that many cost.
   double cost_us(size_t batch, size_t busy) const;
   Duration cost(size_t batch, size_t busy) const;
+  // The same in an engine of `lanes` lanes: a batch that starts with fewer
+  // of them running takes that engine's `alone` curve where one was
+  // measured; otherwise as cost_us(batch, busy).
+  double cost_us(size_t batch, size_t busy, size_t lanes) const;
+  Duration cost(size_t batch, size_t busy, size_t lanes) const;
+  // In a model from_run() made with busy above 1: t(b) of the run's batches
+  // that started with fewer lanes running; calibrated() keeps it as that
+  // many lanes' `alone` curve. Empty otherwise.
+  const std::vector<CostPoint>& alone() const { return alone_; }
   const std::vector<LaneCostPoints>& lanes() const { return lanes_; }
   // The jitter's relative half-width at b, in [0, 1).
   double spread(size_t batch) const;
@@ -276,6 +315,10 @@ class CostModel {
   // The send lag measured with the most lanes not above `lanes`, as the
   // overhead is chosen; empty when none was.
   const SendLagModel& send_lag(size_t lanes) const;
+  // The overhead of answering a batch of `batch` with `lanes` lanes: the
+  // band of its size measured with those lanes (or the nearest fewer), else
+  // the nearest band measured, else overheads_us(lanes).
+  const std::vector<double>& overheads_us(size_t lanes, size_t batch) const;
   bool has_send_lag() const { return !send_lag_.empty(); }
   // The value at quantile u in [0, 1] of ascending quantiles q,
   // interpolated; 0 when q is empty.
@@ -294,6 +337,9 @@ class CostModel {
   std::vector<CostPoint> points_;
   std::vector<double> overhead_us_;    // quantiles, ascending; empty when not measured
   SendLagModel send_lag_;              // empty when not measured
+  std::vector<std::vector<double>> overhead_by_size_;  // by size band; empty when not measured
+  double capacity_rps_ = 0;                            // measured with one lane; 0: not
+  std::vector<CostPoint> alone_;                       // from_run() with busy > 1
   std::vector<LaneCostPoints> lanes_;  // by lanes, ascending; empty when not measured
   JitterStreak streak_;
   Turnaround turnaround_;

@@ -118,8 +118,6 @@ class Simulation {
   Sends sends_;
   Jitter jitter_;
   Jitter overhead_;  // draws each request's measured overhead
-  // The overhead measured with this configuration's lanes (or the nearest fewer).
-  const std::vector<double>& overhead_us_;
   // The lanes' turnaround measured with this configuration's lanes.
   const Turnaround turnaround_;
   size_t returning_ = 0;  // lanes in their turnaround
@@ -174,7 +172,6 @@ Simulation::Simulation(const PredictSpec& spec)
       sends_(spec.arrivals, spec.start),
       jitter_{spec.seed},
       overhead_{spec.seed ^ 0x5deece66dULL},
-      overhead_us_(spec.cost.overheads_us(spec.options.num_lanes)),
       turnaround_(spec.cost.turnaround(spec.options.num_lanes)),
       jittered_(spec.cost.has_jitter()),
       timeout_(milliseconds(spec.options.request_timeout_ms)),
@@ -192,8 +189,8 @@ Simulation::Simulation(const PredictSpec& spec)
   cost_us_.resize(jittered_ ? tables : 0);
   for (size_t busy = 1; busy <= tables; ++busy) {
     for (size_t b = 0; b <= max_batch; ++b) {
-      cost_[busy - 1].push_back(spec.cost.cost(b, busy));
-      if (jittered_) cost_us_[busy - 1].push_back(spec.cost.cost_us(b, busy));
+      cost_[busy - 1].push_back(spec.cost.cost(b, busy, lanes_.size()));
+      if (jittered_) cost_us_[busy - 1].push_back(spec.cost.cost_us(b, busy, lanes_.size()));
     }
   }
   if (jittered_) {
@@ -307,12 +304,14 @@ void Simulation::complete(size_t lane, TimePoint t) {
   l.end = kNever;
   --busy_;
   const BatchRecord& b = l.batch;
-  const bool measured = !overhead_us_.empty();
+  // The overhead of answering a batch this size (by its size band).
+  const std::vector<double>& overhead = spec_.cost.overheads_us(o_.num_lanes, b.size);
+  const bool measured = !overhead.empty();
   TimePoint latest = t;
   for (size_t k = 0; k < b.size; ++k) {
     TimePoint completed = t + spec_.engine_overhead;
     if (measured) {
-      const double us = CostModel::quantile_of(overhead_us_, 0.5 * (overhead_.next() + 1.0));
+      const double us = CostModel::quantile_of(overhead, 0.5 * (overhead_.next() + 1.0));
       completed += Duration(std::llround(us * 1000.0));
     }
     latest = std::max(latest, completed);
@@ -465,7 +464,7 @@ Duration Simulation::run_time(size_t batch, size_t busy) {
   const size_t table = std::min(busy, cost_.size()) - 1;
   Duration d;
   if (batch >= cost_[table].size()) {
-    d = spec_.cost.cost(batch, busy);
+    d = spec_.cost.cost(batch, busy, lanes_.size());
   } else if (!jittered_) {
     d = cost_[table][batch];
   } else {

@@ -40,7 +40,7 @@
 // (tests/tuning/predictor_test.cpp checks this).
 //
 // Simplifications.
-//  - A batch runs exactly cost.cost(b, busy), times a draw from its jitter
+//  - A batch runs exactly cost.cost(b, busy, num_lanes), times a draw from its jitter
 //    (cost.jitter_factor(b, u), u uniform, seeded by `seed`) when the model
 //    has jitter: the measured quantiles, or uniform over +-spread;
 //    no runner fails, no input is refused, nothing is cancelled. `busy` is

@@ -247,5 +247,60 @@ TEST(StepCostTest, FitsDecodeStepsThroughTheirMediansAndPricesPromptTokensBeyond
   EXPECT_FALSE(measure_step_cost(std::vector<StepRecord>{step(0, 900, 0, 64)}).ok());
 }
 
+// An engine of two lanes runs a lone batch on one lane's share of the
+// threads: its own curve, apart from the batches that shared the machine
+// and from a one-lane engine's.
+TEST(LanesCostTest, AnEngineOfTwoLanesPricesALoneBatchWithItsOwnCurve) {
+  RunData run;
+  const TimePoint t0(std::chrono::seconds(3));
+  uint64_t id = 1;
+  auto batch = [&](uint16_t lane, int64_t start_us, int64_t us) {
+    BatchRecord b;
+    b.id = id++;
+    b.size = 1;
+    b.lane = lane;
+    b.run_start = t0 + microseconds(start_us);
+    b.run_end = b.run_start + microseconds(us);
+    run.batches.push_back(b);
+  };
+  // Per period: three batches alone (300 us), then a pair, the second
+  // started while the first (500 us, alone at its start) runs.
+  for (int k = 0; k < 6; ++k) {
+    for (int a = 0; a < 3; ++a) batch(0, 10000 * k + 1000 * a, 300);
+    batch(0, 10000 * k + 5000, 500);
+    batch(1, 10000 * k + 5100, 500);
+  }
+  run.config.options.num_lanes = 2;
+  auto seen = CostModel::from_run(run, 5, 2);
+  ASSERT_TRUE(seen.ok()) << seen.error().message;
+  EXPECT_DOUBLE_EQ(seen->cost_us(1), 500);  // the second of each pair
+  ASSERT_EQ(seen->alone().size(), 1u);
+  EXPECT_DOUBLE_EQ(seen->alone()[0].median_us, 300);  // 18 at 300, 6 at 500
+  const CostModel m = test::points({{1, 200}}).calibrated(*seen, 2);
+  EXPECT_DOUBLE_EQ(m.cost_us(1, 1), 200);     // a one-lane engine
+  EXPECT_DOUBLE_EQ(m.cost_us(1, 2, 2), 500);  // two lanes running
+  EXPECT_DOUBLE_EQ(m.cost_us(1, 1, 2), 300);  // alone in a two-lane engine
+  EXPECT_DOUBLE_EQ(m.cost_us(1, 1, 3), 200);  // no three-lane entry: as before
+  auto back = CostModel::from_profile_json(m.to_json());
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_DOUBLE_EQ(back->cost_us(1, 1, 2), 300);
+  EXPECT_EQ(back->to_json(), m.to_json());
+  // The predictor prices a lone batch of a two-lane engine so.
+  PredictSpec s;
+  s.arrivals.pattern = Pattern::kConstant;
+  s.arrivals.rate = 100;
+  s.arrivals.max_requests = 1;
+  s.options.max_batch_size = 2;
+  s.options.max_wait_us = 0;
+  s.options.num_lanes = 2;
+  s.cost = m;
+  const RunData one = predict_run(s);
+  ASSERT_EQ(one.batches.size(), 1u);
+  EXPECT_EQ(std::chrono::duration_cast<microseconds>(one.batches[0].run_end -
+                                                     one.batches[0].run_start)
+                .count(),
+            300);
+}
+
 }  // namespace
 }  // namespace batchscope
