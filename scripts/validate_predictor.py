@@ -10,8 +10,12 @@ x 1 and 2 lanes x poisson, burst and step x two loads: 30% of the capacity of
 fifo with batches up to 16 and a 0.5 ms wait, and 60% of the capacity of
 batches up to 64 and a 2 ms wait (bursts and steps peak at 140% of that
 mean, at most 90% of capacity), the capacity as the kept cost gives it. Each
-point is predicted once, before any live run of that model, then run live
---runs times with the same arrivals (`bench`, in process).
+point is predicted once, then run live --runs times with the same arrivals
+(`bench`, in process). In the default order a point is predicted just before
+its own live runs, so its prediction has the kept cost as the live runs of
+the points before it refined it, as a user's would be (never its own);
+`--order cost-as-made` predicts every point of a model before any live run
+of it, with the cost as the first prediction made it.
 
 Per point: the error of the prediction against the median of the live runs,
 and the live runs' own spread (the largest deviation of one from their
@@ -19,7 +23,12 @@ median). Targets: the median signed error over the points within +-5% at p50
 and +-10% at p99; at 80% of the points, the p50 error within max(10%, 2 x the
 spread) and the p99 error within max(20%, 2 x the spread).
 
-Usage: validate_predictor.py BATCHSCOPE [--seconds S] [--runs N]
+--halves runs each point twice as often and splits its runs into two sets,
+A (runs 1, 3, 5, ...) and B (2, 4, 6, ...): the prediction is judged
+against set A, and set B's median against set A's by the same rule, the
+live engine against itself (the most a prediction can reach here).
+
+Usage: validate_predictor.py BATCHSCOPE [--seconds S] [--runs N] [--halves]
        [--models mlp,cnn_mnist,...] [--csv OUT.csv] [--calibration-seconds S]
        [--cache DIR] [--keep-cache]
 """
@@ -105,11 +114,14 @@ def main():
     ap.add_argument("--csv", default="")
     ap.add_argument("--calibration-seconds", type=float, default=6)
     ap.add_argument("--cache", default="", help="the XDG_CACHE_HOME to use (default: a new one)")
+    ap.add_argument("--order", choices=["refined", "cost-as-made"], default="refined")
+    ap.add_argument("--halves", action="store_true")
     a = ap.parse_args()
     cache = a.cache or tempfile.mkdtemp(prefix="batchscope-validate-")
     env = dict(os.environ, XDG_CACHE_HOME=os.path.abspath(cache))
     print(f"kept costs in {cache}/batchscope/costs "
-          f"({'given' if a.cache else 'fresh'}); {a.runs} live runs of {a.seconds:g} s a point")
+          f"({'given' if a.cache else 'fresh'}); {a.runs} live runs of {a.seconds:g} s a point; "
+          f"order {a.order}")
     points = []
     for model in a.models.split(","):
         flags = model_flags(model, a.models_dir)
@@ -128,12 +140,19 @@ def main():
                         pattern, share * cap, cap, a.seconds, seed)
                     plan.append(dict(model=model, lanes=lanes, level=level, pattern=pattern,
                                      capacity=cap, share=share, args=args))
-        # Every prediction before any live run of the model: the cost as made.
+        if a.order == "cost-as-made":
+            # Every prediction before any live run of the model.
+            for p in plan:
+                p["predicted"] = figures(bench(a.binary, p["args"] + ["--target", "predict"], env)[0])
         for p in plan:
-            s, _ = bench(a.binary, p["args"] + ["--target", "predict"], env)
-            p["predicted"] = figures(s)
-        for p in plan:
-            p["live"] = [figures(bench(a.binary, p["args"], env)[0]) for _ in range(a.runs)]
+            if a.order == "refined":
+                # Just before its own live runs, which then refine the cost.
+                p["predicted"] = figures(bench(a.binary, p["args"] + ["--target", "predict"], env)[0])
+            runs = [figures(bench(a.binary, p["args"], env)[0])
+                    for _ in range(a.runs * (2 if a.halves else 1))]
+            p["live"] = runs[0::2] if a.halves else runs
+            if a.halves:
+                p["other"] = runs[1::2]
             report(p)
             points.append(p)
     summarize(points)
@@ -149,6 +168,19 @@ def stats(p, key):
     spread = max(abs(v - med) for v in live) / med if med > 0 else 0.0
     err = p["predicted"][key] / med - 1 if med > 0 else 0.0
     return med, spread, err
+
+
+def other_error(p, key):
+    med = statistics.median(r[key] for r in p["live"])
+    other = statistics.median(r[key] for r in p["other"])
+    return other / med - 1 if med > 0 else 0.0
+
+
+def within_other(p):
+    _, s50, _ = stats(p, "p50")
+    _, s99, _ = stats(p, "p99")
+    return (abs(other_error(p, "p50")) <= max(0.10, 2 * s50) and
+            abs(other_error(p, "p99")) <= max(0.20, 2 * s99))
 
 
 def within(p):
@@ -194,6 +226,14 @@ def summarize(points):
         s99 = statistics.median(stats(p, "p99")[1] for p in ps)
         print(f"{g:<28} {len(ps):>6} {ok:>5} ({100 * ok / len(ps):3.0f}%) {100 * e50:>+17.1f}% "
               f"{100 * e99:>+7.1f}% {100 * s50:>17.1f}% {100 * s99:>7.1f}%")
+    if all("other" in p for p in points):
+        print("\nthe live engine against itself: set B's median judged against set A's as a prediction is")
+        for g, ps in groups.items():
+            ok = sum(within_other(p) for p in ps)
+            e50 = statistics.median(other_error(p, "p50") for p in ps)
+            e99 = statistics.median(other_error(p, "p99") for p in ps)
+            print(f"{g:<28} {len(ps):>6} {ok:>5} ({100 * ok / len(ps):3.0f}%) {100 * e50:>+17.1f}% "
+                  f"{100 * e99:>+7.1f}%")
     ps = groups["all"]
     e50 = statistics.median(stats(p, "p50")[2] for p in ps)
     e99 = statistics.median(stats(p, "p99")[2] for p in ps)
@@ -210,7 +250,8 @@ def write_csv(path, points):
         w.writerow(["model", "lanes", "level", "pattern", "rate", "capacity", "live_p50_ms",
                     "spread_p50", "predicted_p50_ms", "error_p50", "live_p99_ms", "spread_p99",
                     "predicted_p99_ms", "error_p99", "live_rps", "predicted_rps", "live_batch",
-                    "predicted_batch", "within", "runs_p50_ms", "runs_p99_ms"])
+                    "predicted_batch", "within", "runs_p50_ms", "runs_p99_ms", "live_b_p50_ms",
+                    "live_b_p99_ms", "live_b_within"])
         for p in points:
             m50, s50, e50 = stats(p, "p50")
             m99, s99, e99 = stats(p, "p99")
@@ -220,7 +261,10 @@ def write_csv(path, points):
                         statistics.median(r["rps"] for r in p["live"]), p["predicted"]["rps"],
                         statistics.median(r["batch"] for r in p["live"]), p["predicted"]["batch"],
                         int(within(p)), " ".join(f"{r['p50']:.4f}" for r in p["live"]),
-                        " ".join(f"{r['p99']:.4f}" for r in p["live"])])
+                        " ".join(f"{r['p99']:.4f}" for r in p["live"])] +
+                       ([statistics.median(r["p50"] for r in p["other"]),
+                         statistics.median(r["p99"] for r in p["other"]), int(within_other(p))]
+                        if "other" in p else ["", "", ""]))
 
 
 if __name__ == "__main__":

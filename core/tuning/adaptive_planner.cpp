@@ -3,7 +3,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <memory>
+#include <mutex>
+#include <tuple>
 #include <vector>
 
 #include "tuning/cost_model.h"
@@ -131,11 +134,39 @@ AdaptivePlan make_adaptive_plan(double rate_per_s, const AdaptiveCostModel& mode
   return plan_on(rate_per_s, *cost, o);
 }
 
+namespace {
+
+// plan_on() is a pure function of the rate, the cost and the options it
+// reads, and the strategy asks again and again for the same few rate
+// buckets (each time its fit drifts): each answer is kept, so a prediction
+// of an adaptive configuration replays each bucket's grid once.
+struct PlansOnCost {
+  explicit PlansOnCost(CostModel c) : cost(std::move(c)) {}
+  const CostModel cost;
+  std::mutex mu;
+  std::map<std::tuple<double, uint32_t, int64_t, uint32_t, uint32_t, int64_t, double>,
+           AdaptivePlan>
+      kept;  // at most kKeptPlans
+};
+constexpr size_t kKeptPlans = 512;
+
+}  // namespace
+
 AdaptivePlanner plan_on_cost(CostModel cost) {
-  auto shared = std::make_shared<const CostModel>(std::move(cost));
+  auto shared = std::make_shared<PlansOnCost>(std::move(cost));
   // The fit is not read: the cost holds more than a line through it.
   return [shared](double rate_per_s, const AdaptiveCostModel&, const Options& o) {
-    return plan_on(rate_per_s, *shared, o);
+    const auto key = std::make_tuple(rate_per_s, o.max_batch_size, o.max_wait_us, o.num_lanes,
+                                     o.queue_capacity, o.request_timeout_ms, o.target_p99_ms);
+    {
+      std::lock_guard g(shared->mu);
+      if (auto it = shared->kept.find(key); it != shared->kept.end()) return it->second;
+    }
+    const AdaptivePlan plan = plan_on(rate_per_s, shared->cost, o);
+    std::lock_guard g(shared->mu);
+    if (shared->kept.size() >= kKeptPlans) shared->kept.clear();
+    shared->kept.emplace(key, plan);
+    return plan;
   };
 }
 
