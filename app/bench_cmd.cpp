@@ -11,13 +11,14 @@
 #include "app/build_info.h"
 #include "app/cli_args.h"
 #include "app/cost_setup.h"
+#include "app/run_output.h"
+#include "app/traffic_flags.h"
 #include "app/gen_bench.h"
 #include "app/history_setup.h"
 #include "app/lm_setup.h"
 #include "app/model_setup.h"
 #include "traffic/inproc_run.h"
 #include "traffic/load_driver.h"
-#include "traffic/trace_csv.h"
 #include "tuning/adaptive_planner.h"
 #include "tuning/cost_calibration.h"
 #include "tuning/predict_bounds.h"
@@ -53,7 +54,9 @@ std::string bench_help() {
          "  ramp     --rate-from R0 --rate-to R1             linear over the run\n"
          "  step     --steps \"R1:S1,R2:S2,...\"               rate levels and their seconds\n"
          "  sine     --rate-min R0 --rate-max R1 --period S  a daily cycle compressed into S\n"
-         "  trace    --trace FILE.csv     replay timestamps or inter-arrival microseconds\n"
+         "  trace    --trace FILE [--trace-speed X]   replay a trace's arrivals, X times as\n"
+         "           fast: timestamps or inter-arrival microseconds (CSV), or a language-model\n"
+         "           trace (Azure, BurstGPT, Mooncake; told by its header, docs/bench.md)\n"
          "  closed   --concurrency N      N requests in flight, each sent when one returns\n"
          "Latency is measured from each request's intended send time (open loop), so a\n"
          "stalled server shows as latency, not as less load. Targets: inproc (the engine\n"
@@ -86,26 +89,6 @@ namespace {
 int fail(const std::string& message, int code = 2) {
   std::cerr << "batchscope bench: " << message << "\n";
   return code;
-}
-
-Expected<std::vector<std::pair<double, double>>> parse_steps(const std::string& text) {
-  std::vector<std::pair<double, double>> steps;
-  std::stringstream ss(text);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
-    const size_t colon = item.find(':');
-    if (colon == std::string::npos) {
-      return invalid_argument(
-          "--steps: expected RATE:SECONDS,... (for example 100:5,500:5), got '" + item + "'");
-    }
-    auto r = cli::parse_number("steps", item.substr(0, colon), 0, 1e9);
-    if (!r) return r.error();
-    auto s = cli::parse_number("steps", item.substr(colon + 1), 1e-6, 1e7);
-    if (!s) return s.error();
-    steps.emplace_back(*r, *s);
-  }
-  if (steps.empty()) return invalid_argument("--steps is empty");
-  return steps;
 }
 
 void print_summary(const RunData& run, const RunSummary& s) {
@@ -145,98 +128,6 @@ void print_summary(const RunData& run, const RunSummary& s) {
 
 }  // namespace
 
-Status qt_free_check(const std::string& target, const std::string& plot_out,
-                     const std::string& payload_file) {
-  const char* why = "this build has no Qt, which ";
-  if (target != "inproc" && target != "predict") {
-    return invalid_argument("--target " + target + ": " + why +
-                            "the HTTP targets need; use inproc or predict");
-  }
-  if (!plot_out.empty()) {
-    return invalid_argument("--plot " + plot_out + ": " + why +
-                            "drawing needs; use --json or --csv");
-  }
-  if (!payload_file.empty()) {
-    return invalid_argument("--payload " + payload_file + ": " + why +
-                            "reading a request body needs");
-  }
-  return {};
-}
-
-// The arrival pattern's flags; false when `name` is not one of them.
-bool save_export(const std::string& path, const std::string& text, const char* what) {
-  if (path.empty()) return true;
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-  if (!out) {
-    std::cerr << "batchscope bench: cannot write " << path << "\n";
-    return false;
-  }
-  std::printf("  wrote %s (%s)\n", path.c_str(), what);
-  return true;
-}
-
-bool take_arrival_flag(const std::string& name, const std::string& value, ArrivalSpec& spec,
-                       Status& bad) {
-  auto num = [&](double lo, double hi) { return cli::parse_number(name, value, lo, hi); };
-  auto set = [&](double lo, double hi, auto& field) {
-    auto v = num(lo, hi);
-    if (!v)
-      bad = v.error();
-    else
-      field = static_cast<std::decay_t<decltype(field)>>(*v);
-  };
-  if (name == "pattern") {
-    auto p = parse_pattern(value);
-    if (!p) {
-      bad = invalid_argument("--pattern: unknown pattern '" + value +
-                             "'; known: constant, poisson, burst, ramp, step, sine, trace, closed");
-    } else {
-      spec.pattern = *p;
-    }
-  } else if (name == "rate")
-    set(-1e12, 1e12, spec.rate);
-  else if (name == "rate-low")
-    set(-1e12, 1e12, spec.rate_low);
-  else if (name == "on")
-    set(-1e12, 1e12, spec.on_s);
-  else if (name == "off")
-    set(-1e12, 1e12, spec.off_s);
-  else if (name == "rate-from")
-    set(-1e12, 1e12, spec.rate_from);
-  else if (name == "rate-to")
-    set(-1e12, 1e12, spec.rate_to);
-  else if (name == "rate-min")
-    set(-1e12, 1e12, spec.rate_min);
-  else if (name == "rate-max")
-    set(-1e12, 1e12, spec.rate_max);
-  else if (name == "period")
-    set(-1e12, 1e12, spec.period_s);
-  else if (name == "steps") {
-    auto st = parse_steps(value);
-    if (!st)
-      bad = st.error();
-    else
-      spec.steps = *st;
-  } else if (name == "trace") {
-    auto tr = load_trace_csv(value);
-    if (!tr)
-      bad = tr.error();
-    else
-      spec.trace = *tr;
-  } else if (name == "concurrency")
-    set(1, 1e6, spec.concurrency);
-  else if (name == "duration")
-    set(-1e12, 1e12, spec.duration_s);
-  else if (name == "requests")
-    set(1, 1e12, spec.max_requests);
-  else if (name == "seed")
-    set(0, 1e18, spec.seed);
-  else
-    return false;
-  return true;
-}
-
 int run_bench(int argc, char** argv, const std::vector<std::string>& args) {
   auto flags = cli::parse_flags(args, {"no-history", "recalibrate"});
   if (!flags) return fail(flags.error().message);
@@ -262,6 +153,7 @@ int run_bench(int argc, char** argv, const std::vector<std::string>& args) {
   CostChoice cost_choice;
   int connections = 64;
   double window_s = 0;  // 0: about 40 windows over the run
+  trace_sets_pattern(*flags, spec);
   for (auto& [name, value] : *flags) {
     auto num = [&](double lo, double hi) { return cli::parse_number(name, value, lo, hi); };
     Status bad;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "app/gen_bench.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -8,12 +9,14 @@
 #include <memory>
 #include <sstream>
 
-#include "app/bench_cmd.h"
+#include "app/run_output.h"
+#include "app/traffic_flags.h"
 #include "app/build_info.h"
 #include "app/cli_args.h"
 #include "app/history_setup.h"
 #include "app/lm_setup.h"
 #include "traffic/gen_load.h"
+#include "traffic/llm_trace.h"
 #include "tuning/step_cost.h"
 #ifdef BATCHSCOPE_WITH_QT
 // Qt: the HTTP targets and the plot.
@@ -33,6 +36,11 @@ std::string gen_bench_help() {
          "  --max-tokens DIST         tokens to generate, same forms\n"
          "                            (default lognormal:32,1,512)\n"
          "  --lengths-trace FILE      PROMPT_TOKENS,MAX_TOKENS per line, replayed in order\n"
+         "  --trace FILE              a language-model trace: each request's arrival, prompt\n"
+         "                            and output lengths (Azure, BurstGPT or Mooncake, told by\n"
+         "                            its header; --trace-speed X replays it X times as fast).\n"
+         "                            Requests that do not fit the model's context are clipped,\n"
+         "                            with a count printed\n"
          "  --slo-ttft-ms X --slo-itl-ms Y   goodput: requests within both objectives\n"
          "  --plot FILE.png           TTFT and ITL fans, tokens/s and, in process, sequences\n"
          "                            and cache blocks per step over the run\n"
@@ -68,9 +76,8 @@ int run_gen_bench(int argc, char** argv, std::map<std::string, std::string> flag
   spec.pattern = Pattern::kPoisson;
   spec.rate = 20;
   spec.duration_s = 10;
-  auto prompt_dist = LengthDist::parse("uniform:16,64", "--prompt-len");
-  auto tokens_dist = LengthDist::parse("lognormal:32,1,512", "--max-tokens");
-  std::vector<GenLengths> trace;
+  GenLengthFlags lengths;
+  trace_sets_pattern(flags, spec);
   std::string api_flag, served;
   std::string target = "inproc", json_out, csv_prefix, trace_out, plot_out, cost_out;
   std::string token = std::getenv("BATCHSCOPE_TOKEN") ? std::getenv("BATCHSCOPE_TOKEN") : "";
@@ -78,20 +85,8 @@ int run_gen_bench(int argc, char** argv, std::map<std::string, std::string> flag
   int connections = 256;
   for (auto& [name, value] : flags) {
     Status bad;
-    if (take_arrival_flag(name, value, spec, bad)) {
-    } else if (name == "prompt-len") {
-      prompt_dist = LengthDist::parse(value, "--prompt-len");
-      if (!prompt_dist) bad = prompt_dist.error();
-    } else if (name == "max-tokens") {
-      tokens_dist = LengthDist::parse(value, "--max-tokens");
-      if (!tokens_dist) bad = tokens_dist.error();
-    } else if (name == "lengths-trace") {
-      std::ifstream in(value);
-      std::ostringstream text;
-      text << in.rdbuf();
-      auto t = in ? parse_lengths_csv(text.str()) : Expected<std::vector<GenLengths>>(invalid_argument("--lengths-trace: cannot read " + value));
-      if (!t) bad = t.error();
-      else trace = *t;
+    if (take_gen_length_flag(name, value, lengths, spec, bad) ||
+        take_arrival_flag(name, value, spec, bad)) {
     } else if (name == "slo-ttft-ms" || name == "slo-itl-ms") {
       auto v = cli::parse_number(name, value, 0, 1e9);
       if (!v) bad = v.error();
@@ -126,6 +121,7 @@ int run_gen_bench(int argc, char** argv, std::map<std::string, std::string> flag
     }
     if (!bad) return fail(bad.message());
   }
+  if (Status s = check_gen_lengths(flags, lengths); !s) return fail(s.message());
   if (Status s = spec.validate(); !s) return fail(s.message());
   if (target == "predict") {
     return fail("--target predict replays a tensor model's batches; a generative model runs "
@@ -158,14 +154,16 @@ int run_gen_bench(int argc, char** argv, std::map<std::string, std::string> flag
     model_name = lm->runner->info().name;
     engine = std::make_unique<GenEngine>(std::move(lm->runner), *options);
     if (Status s = engine->start(); !s) return fail(s.message(), 1);
+    const auto context = static_cast<uint32_t>(std::max(2, engine->info().context_length));
+    if (const ContextFit fit = fit_to_context(lengths.replay, context); fit.any()) {
+      std::printf("  trace: %s\n", fit.describe(context).c_str());
+    }
   }
-  GenWorkload workload = trace.empty() ? GenWorkload(*prompt_dist, *tokens_dist, spec.seed)
-                                       : GenWorkload(trace, spec.seed);
+  GenWorkload workload = lengths.workload(spec.seed);
   SteadyClock clock;
   GenRun run;
   run.pattern = spec.describe();
-  run.workload = trace.empty() ? "prompt " + prompt_dist->describe() + ", max_tokens " + tokens_dist->describe()
-                               : "lengths trace of " + std::to_string(trace.size()) + " rows";
+  run.workload = lengths.describe();
   run.target = target;
   run.model = model_name;
   run.options = remote ? "the remote server's own" : describe_generation(*options);

@@ -8,7 +8,7 @@
 #include <iostream>
 #include <sstream>
 
-#include "app/bench_cmd.h"
+#include "app/run_output.h"
 #include "app/build_info.h"
 #include "app/cli_args.h"
 #include "app/history_setup.h"

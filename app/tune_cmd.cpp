@@ -6,7 +6,8 @@
 #include <cstdio>
 #include <iostream>
 
-#include "app/bench_cmd.h"
+#include "app/run_output.h"
+#include "app/traffic_flags.h"
 #include "app/cli_args.h"
 #include "app/history_setup.h"
 #include "app/cost_setup.h"
@@ -118,6 +119,7 @@ Expected<TuneArgs> parse_args(const std::vector<std::string>& args) {
   t.traffic.rate = 1000;
   t.traffic.duration_s = 10;
   bool slo_given = false;
+  trace_sets_pattern(*flags, t.traffic);
   for (auto& [name, value] : *flags) {
     Status bad;
     auto number = [&](double lo, double hi, auto& field) {

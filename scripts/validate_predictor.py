@@ -199,7 +199,9 @@ def report(p):
     print(f"  {name(p)} {p['share'] * p['capacity']:7.0f}/s  live p50 {m50:7.3f} (+-{100 * s50:3.0f}%) "
           f"p99 {m99:7.3f} (+-{100 * s99:3.0f}%)  predicted {p['predicted']['p50']:7.3f} "
           f"({100 * e50:+4.0f}%) {p['predicted']['p99']:7.3f} ({100 * e99:+4.0f}%)  "
-          f"{'ok' if within(p) else 'MISS'}", flush=True)
+          f"{'ok' if within(p) else 'MISS'}"
+          + (f"  live B {100 * other_error(p, 'p50'):+4.0f}% {100 * other_error(p, 'p99'):+4.0f}% "
+             f"{'ok' if within_other(p) else 'MISS'}" if "other" in p else ""), flush=True)
 
 
 def summarize(points):

@@ -116,6 +116,10 @@ Status ArrivalSpec::validate() const {
       return Status::Ok();
     case Pattern::kTrace:
       if (trace.empty()) return invalid_argument("trace is empty; it needs at least one offset");
+      if (!(trace_speed > 0 && trace_speed <= 1e6)) {
+        return invalid_argument("trace_speed = " + message_number(trace_speed) +
+                                " is out of range; allowed above 0 to 1000000");
+      }
       for (size_t i = 0; i < trace.size(); ++i) {
         if (trace[i].count() < 0) {
           return invalid_argument("trace[" + std::to_string(i) +
@@ -167,7 +171,10 @@ std::string ArrivalSpec::describe() const {
       s << message_number(rate_min) << "/s to " << message_number(rate_max) << "/s, period "
         << message_number(period_s) << " s,";
       break;
-    case Pattern::kTrace: s << trace.size() << " offsets"; break;
+    case Pattern::kTrace:
+      s << trace.size() << " offsets";
+      if (trace_speed != 1) s << " at " << message_number(trace_speed) << "x speed";
+      break;
     case Pattern::kClosed: s << "concurrency=" << concurrency; break;
   }
   s << " for " << message_number(duration_s) << " s";
@@ -184,6 +191,12 @@ ArrivalSchedule::ArrivalSchedule(const ArrivalSpec& spec) : spec_(spec) {
     return;
   }
   duration_ns_ = std::llround(spec_.duration_s * 1e9);
+  if (spec_.pattern == Pattern::kTrace && spec_.trace_speed != 1) {
+    // Scaled once here; each offset rounded alone, so the order holds.
+    for (Duration& d : spec_.trace) {
+      d = Duration(std::llround(static_cast<double>(d.count()) / spec_.trace_speed));
+    }
+  }
 
   // splitmix64 spreads any seed (0 included) over the whole xoshiro state.
   uint64_t x = spec_.seed;

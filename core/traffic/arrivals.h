@@ -72,6 +72,8 @@ struct ArrivalSpec {
   double rate_min = 10, rate_max = 100;
   // trace: send offsets from the start, >= 0 and non-decreasing, not empty.
   std::vector<Duration> trace;
+  // trace: replay speed; 2 sends each request at half its offset. (0, 1e6].
+  double trace_speed = 1;
   // closed: requests kept in flight. Range 1..1,000,000.
   uint32_t concurrency = 1;
   // The run's length: no arrival at or after it. Range (0, 1e7] seconds.

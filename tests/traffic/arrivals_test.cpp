@@ -386,6 +386,20 @@ TEST(Arrivals, TraceReplaysExactlyAndStopsAtTheDuration) {
   EXPECT_EQ(sched.rate_at(std::chrono::milliseconds(2700)), 0) << "3 s is past the duration";
 }
 
+TEST(Arrivals, TraceSpeedScalesTheOffsetsAndTheDurationStillEndsTheRun) {
+  ArrivalSpec spec;
+  spec.pattern = Pattern::kTrace;
+  spec.trace = {Duration(0), Duration(3), seconds(2), seconds(8)};
+  spec.duration_s = 3;
+  spec.trace_speed = 2;
+  EXPECT_EQ(generate(spec), (std::vector<int64_t>{0, 2, 1'000'000'000}))
+      << "3 ns / 2 rounds to 2; 8 s / 2 = 4 s is past the 3 s run";
+  EXPECT_NE(spec.describe().find("at 2x speed"), std::string::npos) << spec.describe();
+  spec.trace_speed = 0.5;
+  spec.duration_s = 100;
+  EXPECT_EQ(generate(spec), (std::vector<int64_t>{0, 6, 4'000'000'000, 16'000'000'000}));
+}
+
 TEST(Arrivals, ClosedHasNoSchedule) {
   ArrivalSpec spec;
   spec.pattern = Pattern::kClosed;
@@ -461,6 +475,13 @@ TEST(Arrivals, ValidateNamesTheField) {
               s.trace = {seconds(2), seconds(1)};
             }),
        "trace[1] = 1000000 us"},
+      {"trace speed",
+       with(Pattern::kTrace,
+            [](ArrivalSpec& s) {
+              s.trace = {seconds(1)};
+              s.trace_speed = 0;
+            }),
+       "trace_speed = 0"},
       {"concurrency", with(Pattern::kClosed, [](ArrivalSpec& s) { s.concurrency = 0; }),
        "concurrency = 0"},
       {"pattern", with(static_cast<Pattern>(99), [](ArrivalSpec&) {}), "pattern = 99"},

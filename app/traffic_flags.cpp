@@ -1,0 +1,167 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "app/traffic_flags.h"
+
+#include <fstream>
+#include <sstream>
+#include <type_traits>
+
+#include "app/cli_args.h"
+#include "traffic/llm_trace.h"
+
+namespace batchscope {
+
+namespace {
+
+Expected<std::vector<std::pair<double, double>>> parse_steps(const std::string& text) {
+  std::vector<std::pair<double, double>> steps;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    const size_t colon = item.find(':');
+    if (colon == std::string::npos) {
+      return invalid_argument(
+          "--steps: expected RATE:SECONDS,... (for example 100:5,500:5), got '" + item + "'");
+    }
+    auto r = cli::parse_number("steps", item.substr(0, colon), 0, 1e9);
+    if (!r) return r.error();
+    auto s = cli::parse_number("steps", item.substr(colon + 1), 1e-6, 1e7);
+    if (!s) return s.error();
+    steps.emplace_back(*r, *s);
+  }
+  if (steps.empty()) return invalid_argument("--steps is empty");
+  return steps;
+}
+
+}  // namespace
+
+bool take_arrival_flag(const std::string& name, const std::string& value, ArrivalSpec& spec,
+                       Status& bad) {
+  auto num = [&](double lo, double hi) { return cli::parse_number(name, value, lo, hi); };
+  auto set = [&](double lo, double hi, auto& field) {
+    auto v = num(lo, hi);
+    if (!v)
+      bad = v.error();
+    else
+      field = static_cast<std::decay_t<decltype(field)>>(*v);
+  };
+  if (name == "pattern") {
+    auto p = parse_pattern(value);
+    if (!p) {
+      bad = invalid_argument("--pattern: unknown pattern '" + value +
+                             "'; known: constant, poisson, burst, ramp, step, sine, trace, closed");
+    } else {
+      spec.pattern = *p;
+    }
+  } else if (name == "rate")
+    set(-1e12, 1e12, spec.rate);
+  else if (name == "rate-low")
+    set(-1e12, 1e12, spec.rate_low);
+  else if (name == "on")
+    set(-1e12, 1e12, spec.on_s);
+  else if (name == "off")
+    set(-1e12, 1e12, spec.off_s);
+  else if (name == "rate-from")
+    set(-1e12, 1e12, spec.rate_from);
+  else if (name == "rate-to")
+    set(-1e12, 1e12, spec.rate_to);
+  else if (name == "rate-min")
+    set(-1e12, 1e12, spec.rate_min);
+  else if (name == "rate-max")
+    set(-1e12, 1e12, spec.rate_max);
+  else if (name == "period")
+    set(-1e12, 1e12, spec.period_s);
+  else if (name == "steps") {
+    auto st = parse_steps(value);
+    if (!st)
+      bad = st.error();
+    else
+      spec.steps = *st;
+  } else if (name == "trace") {
+    auto tr = load_llm_trace(value);
+    if (!tr)
+      bad = tr.error();
+    else
+      spec.trace = std::move(tr->at);
+  } else if (name == "trace-speed")
+    set(1e-9, 1e6, spec.trace_speed);
+  else if (name == "concurrency")
+    set(1, 1e6, spec.concurrency);
+  else if (name == "duration")
+    set(-1e12, 1e12, spec.duration_s);
+  else if (name == "requests")
+    set(1, 1e12, spec.max_requests);
+  else if (name == "seed")
+    set(0, 1e18, spec.seed);
+  else
+    return false;
+  return true;
+}
+
+void trace_sets_pattern(const std::map<std::string, std::string>& flags, ArrivalSpec& spec) {
+  if (flags.count("trace") && !flags.count("pattern")) spec.pattern = Pattern::kTrace;
+}
+
+GenLengthFlags::GenLengthFlags()
+    : prompt(*LengthDist::parse("uniform:16,64", "--prompt-len")),
+      max_tokens(*LengthDist::parse("lognormal:32,1,512", "--max-tokens")) {}
+
+std::string GenLengthFlags::describe() const {
+  if (from_trace()) return trace_format + " trace of " + std::to_string(replay.size()) + " requests";
+  if (!replay.empty()) return "lengths trace of " + std::to_string(replay.size()) + " rows";
+  return "prompt " + prompt.describe() + ", max_tokens " + max_tokens.describe();
+}
+
+GenWorkload GenLengthFlags::workload(uint64_t seed) const {
+  return replay.empty() ? GenWorkload(prompt, max_tokens, seed) : GenWorkload(replay, seed);
+}
+
+bool take_gen_length_flag(const std::string& name, const std::string& value,
+                          GenLengthFlags& lengths, ArrivalSpec& spec, Status& bad) {
+  if (name == "trace") {
+    auto t = load_llm_trace(value);
+    if (!t) {
+      bad = t.error();
+    } else {
+      spec.trace = std::move(t->at);
+      lengths.trace_format = t->format;
+      if (!t->lengths.empty()) lengths.replay = std::move(t->lengths);
+    }
+  } else if (name == "prompt-len" || name == "max-tokens") {
+    auto d = LengthDist::parse(value, "--" + name);
+    if (!d)
+      bad = d.error();
+    else
+      (name == "prompt-len" ? lengths.prompt : lengths.max_tokens) = *d;
+  } else if (name == "lengths-trace") {
+    std::ifstream in(value);
+    std::ostringstream text;
+    text << in.rdbuf();
+    if (!in) {
+      bad = invalid_argument("--lengths-trace: cannot read " + value);
+      return true;
+    }
+    auto t = parse_lengths_csv(text.str());
+    if (!t)
+      bad = t.error();
+    else
+      lengths.replay = std::move(*t);  // a trace's lengths, if any, are refused beside it
+  } else {
+    return false;
+  }
+  return true;
+}
+
+Status check_gen_lengths(const std::map<std::string, std::string>& flags,
+                         const GenLengthFlags& lengths) {
+  if (!lengths.from_trace()) return {};
+  for (const char* flag : {"lengths-trace", "prompt-len", "max-tokens"}) {
+    if (auto it = flags.find(flag); it != flags.end()) {
+      return invalid_argument("--" + std::string(flag) + " " + it->second + ": the " +
+                              lengths.trace_format + " trace --trace " + flags.at("trace") +
+                              " gives each request's lengths");
+    }
+  }
+  return {};
+}
+
+}  // namespace batchscope
