@@ -155,14 +155,9 @@ int run_bench(int argc, char** argv, const std::vector<std::string>& args) {
   double window_s = 0;  // 0: about 40 windows over the run
   trace_sets_pattern(*flags, spec);
   for (auto& [name, value] : *flags) {
-    auto num = [&](double lo, double hi) { return cli::parse_number(name, value, lo, hi); };
     Status bad;
     auto set = [&](double lo, double hi, auto& field) {
-      auto v = num(lo, hi);
-      if (!v)
-        bad = v.error();
-      else
-        field = static_cast<std::decay_t<decltype(field)>>(*v);
+      bad = cli::read_number(name, value, lo, hi, field);
     };
     if (take_arrival_flag(name, value, spec, bad) || take_cost_flag(name, value, cost_choice, bad)) {
     } else if (name == "target")

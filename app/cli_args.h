@@ -30,6 +30,16 @@ Expected<SyntheticCost> parse_synthetic(const std::string& text);
 
 Expected<double> parse_number(const std::string& flag, const std::string& text, double lo,
                               double hi);
+// parse_number() into `field`, converted to its type; the error otherwise
+// (and `field` unchanged).
+template <class T>
+Status read_number(const std::string& flag, const std::string& text, double lo, double hi,
+                   T& field) {
+  auto v = parse_number(flag, text, lo, hi);
+  if (!v) return v.error();
+  field = static_cast<T>(*v);
+  return {};
+}
 
 // --max-connections N: 1 up to the process's descriptor limit (RLIMIT_NOFILE),
 // which the message names when N is above it.

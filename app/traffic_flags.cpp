@@ -36,13 +36,8 @@ Expected<std::vector<std::pair<double, double>>> parse_steps(const std::string& 
 
 bool take_arrival_flag(const std::string& name, const std::string& value, ArrivalSpec& spec,
                        Status& bad) {
-  auto num = [&](double lo, double hi) { return cli::parse_number(name, value, lo, hi); };
   auto set = [&](double lo, double hi, auto& field) {
-    auto v = num(lo, hi);
-    if (!v)
-      bad = v.error();
-    else
-      field = static_cast<std::decay_t<decltype(field)>>(*v);
+    bad = cli::read_number(name, value, lo, hi, field);
   };
   if (name == "pattern") {
     auto p = parse_pattern(value);

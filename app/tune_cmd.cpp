@@ -123,11 +123,7 @@ Expected<TuneArgs> parse_args(const std::vector<std::string>& args) {
   for (auto& [name, value] : *flags) {
     Status bad;
     auto number = [&](double lo, double hi, auto& field) {
-      auto v = cli::parse_number(name, value, lo, hi);
-      if (!v)
-        bad = v.error();
-      else
-        field = static_cast<std::decay_t<decltype(field)>>(*v);
+      bad = cli::read_number(name, value, lo, hi, field);
     };
     if (take_arrival_flag(name, value, t.traffic, bad) || take_cost_flag(name, value, t.cost, bad)) {
     } else if (name == "slo-p99-ms") {
