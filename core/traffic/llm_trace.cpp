@@ -101,7 +101,8 @@ std::optional<int64_t> parse_date_time(std::string_view s) {
       s[16] != ':') {
     return std::nullopt;
   }
-  if (h > 23 || mi > 59 || sec > 60) return std::nullopt;
+  // Years 1970..2200: nanoseconds since 1970, and any difference of two, fit in int64.
+  if (y < 1970 || y > 2200 || h > 23 || mi > 59 || sec > 60) return std::nullopt;
   const std::chrono::year_month_day date{std::chrono::year{y}, std::chrono::month(mo),
                                          std::chrono::day(d)};
   if (!date.ok()) return std::nullopt;

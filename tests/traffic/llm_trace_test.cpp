@@ -85,6 +85,8 @@ TEST(LlmTrace, BadRowsAreNamedByLineAndQuoted) {
        "trace line 3: TIMESTAMP 'yesterday' is not a date-time"},
       {"TIMESTAMP,ContextTokens,GeneratedTokens\n2023-02-30 00:00:00,1,2\n",
        "trace line 2: TIMESTAMP '2023-02-30 00:00:00'"},
+      {"TIMESTAMP,ContextTokens,GeneratedTokens\n9999-12-31 23:59:59,1,2\n",
+       "trace line 2: TIMESTAMP '9999-12-31 23:59:59' is not a date-time"},
       {"TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46,1.5,2\n",
        "trace line 2: ContextTokens '1.5' is not a whole number of tokens"},
       {"TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46,1,-2\n",
