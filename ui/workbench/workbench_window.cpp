@@ -126,8 +126,15 @@ WorkbenchWindow::WorkbenchWindow(WorkbenchConfig config, QWidget* parent)
   runs_->set_on_recorded([this](std::shared_ptr<const RunData> run) {
     if (model_.cost_key) kept_refiner_.refine(*model_.cost_key, std::move(run));
   });
+  // Scrolls rather than squeezing its wrapped notes over the t(b) plot when
+  // they run long (a busy machine's unsettled sizes name the processes).
+  auto* model_scroll = new QScrollArea;
+  model_scroll->setWidget(model_panel_);
+  model_scroll->setWidgetResizable(true);
+  model_scroll->setFrameShape(QFrame::NoFrame);
+  model_scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
   auto* tabs = new QTabWidget;
-  tabs->addTab(model_panel_, "Model");
+  tabs->addTab(model_scroll, "Model");
   tabs->addTab(make_server_panel(), "Server");
   tabs->setMaximumWidth(430);
   addDockWidget(Qt::RightDockWidgetArea, dock("Model and server", "right", tabs, this));
