@@ -101,7 +101,8 @@ GenLengthFlags::GenLengthFlags()
       max_tokens(*LengthDist::parse("lognormal:32,1,512", "--max-tokens")) {}
 
 std::string GenLengthFlags::describe() const {
-  if (from_trace()) return trace_format + " trace of " + std::to_string(replay.size()) + " requests";
+  if (from_trace())
+    return trace_format + " trace of " + std::to_string(replay.size()) + " requests";
   if (!replay.empty()) return "lengths trace of " + std::to_string(replay.size()) + " rows";
   return "prompt " + prompt.describe() + ", max_tokens " + max_tokens.describe();
 }

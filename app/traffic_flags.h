@@ -27,8 +27,8 @@ void trace_sets_pattern(const std::map<std::string, std::string>& flags, Arrival
 // A generative model's request lengths: drawn from two distributions, or
 // replayed from --lengths-trace or from a language-model --trace.
 struct GenLengthFlags {
-  LengthDist prompt;      // default uniform:16,64
-  LengthDist max_tokens;  // default lognormal:32,1,512
+  LengthDist prompt;               // default uniform:16,64
+  LengthDist max_tokens;           // default lognormal:32,1,512
   std::vector<GenLengths> replay;  // rows to replay in order; empty: draw
   std::string trace_format;        // of --trace ("azure", ...); empty when none
 

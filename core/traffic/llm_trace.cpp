@@ -18,9 +18,9 @@ namespace batchscope {
 
 namespace {
 
-constexpr double kMaxLength = 1e8;       // tokens in one prompt or output
-constexpr double kMaxOffsetS = 1e9;      // ~31 years, as trace_csv.h's limit
-constexpr size_t kMaxQuoted = 40;        // characters of a cell an error quotes
+constexpr double kMaxLength = 1e8;   // tokens in one prompt or output
+constexpr double kMaxOffsetS = 1e9;  // ~31 years, as trace_csv.h's limit
+constexpr size_t kMaxQuoted = 40;    // characters of a cell an error quotes
 
 std::string_view trim(std::string_view s) {
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
@@ -193,14 +193,15 @@ Expected<LlmTrace> parse_mooncake(const std::vector<Line>& lines) {
       auto it = j.find(key);
       if (it == j.end()) return at_line(l.number, std::string("no \"") + key + "\"");
       if (!it->is_number()) {
-        return at_line(l.number, std::string("\"") + key + "\" is " + quote(it->dump()) +
-                                     ", not a number");
+        return at_line(l.number,
+                       std::string("\"") + key + "\" is " + quote(it->dump()) + ", not a number");
       }
       const std::string cell = it->dump();
       if (std::string_view(key) == "timestamp") {
         ms = it->get<double>();
         if (!std::isfinite(ms) || ms < 0 || ms > kMaxOffsetS * 1e3) {
-          return at_line(l.number, "timestamp " + quote(cell) + " ms is out of range; allowed 0 to " +
+          return at_line(l.number, "timestamp " + quote(cell) +
+                                       " ms is out of range; allowed 0 to " +
                                        message_number(kMaxOffsetS * 1e3) + " ms");
         }
         continue;
@@ -256,7 +257,8 @@ Expected<LlmTrace> parse_csv(const std::vector<Line>& lines, const char* format,
     } else {
       const std::optional<double> s = number(when);
       if (!s || *s < 0 || *s > kMaxOffsetS) {
-        return at_line(l.number, "Timestamp " + quote(when) + " is not a number of seconds from 0 to " +
+        return at_line(l.number, "Timestamp " + quote(when) +
+                                     " is not a number of seconds from 0 to " +
                                      message_number(kMaxOffsetS));
       }
       at_ns = static_cast<int64_t>(std::llround(*s * 1e9));
