@@ -74,6 +74,13 @@ std::string list_of(const std::vector<std::string>& v, size_t most = 3) {
   return s;
 }
 
+// A string member of a file's object, or "" where it is missing or not a
+// string (Json::value() would throw on another type).
+std::string text_at(const Json& o, const char* name) {
+  const auto it = o.find(name);
+  return it != o.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
 }  // namespace
 
 std::string CostKey::id() const {
@@ -122,7 +129,7 @@ Status check_made_for(const std::string& text, const CostKey& key, const std::st
   } catch (const Json::exception&) {
     return invalid_argument(path + " is not JSON, so not a cost file");
   }
-  if (!j.is_object() || j.value("format", "") != "batchscope-cost") {
+  if (!j.is_object() || text_at(j, "format") != "batchscope-cost") {
     return invalid_argument(path + " is not a cost file (no \"format\": \"batchscope-cost\")");
   }
   const auto v = j.find("version");
@@ -134,13 +141,13 @@ Status check_made_for(const std::string& text, const CostKey& key, const std::st
                             "and machine");
   }
   const Json want = Json::parse(key.json());
-  if (made->value("model_id", "") != key.model_id) {
+  if (text_at(*made, "model_id") != key.model_id) {
     return invalid_argument(path + " is stale: it was made for " +
-                            shown(made->value("model_id", "")) + ", and the model is now " +
+                            shown(text_at(*made, "model_id")) + ", and the model is now " +
                             shown(key.model_id) + " (the file changed)");
   }
-  if (made->value("device", "") != key.device) {
-    return invalid_argument(path + " was made on device " + shown(made->value("device", "")) +
+  if (text_at(*made, "device") != key.device) {
+    return invalid_argument(path + " was made on device " + shown(text_at(*made, "device")) +
                             ", not " + shown(key.device));
   }
   std::vector<std::string> diff;
