@@ -4,8 +4,6 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
-#include <fstream>
-#include <iterator>
 #include <optional>
 
 #include "common/text_out.h"
@@ -101,14 +99,6 @@ Expected<std::vector<Duration>> parse_trace_csv(std::string_view text) {
     out.emplace_back(std::llround(at_us * 1000.0));
   }
   return out;
-}
-
-Expected<std::vector<Duration>> load_trace_csv(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return invalid_argument("cannot read " + path);
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) return invalid_argument("cannot read " + path);
-  return parse_trace_csv(text);
 }
 
 }  // namespace batchscope

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Trace CSV: the arrival times `bench --pattern trace` replays (an
-// ArrivalSpec's `trace`), read from a file of timestamps or gaps.
+// ArrivalSpec's `trace`), read from a file of timestamps or gaps; files are
+// read, and their format told, by llm_trace.h.
 // Thread-safety: pure functions.
 
 #include <string>
@@ -22,7 +23,5 @@ namespace batchscope {
 // such header, non-decreasing values are timestamps and anything else is gaps.
 // Values may have a fraction (rounded to the nanosecond). Errors name the line.
 Expected<std::vector<Duration>> parse_trace_csv(std::string_view text);
-// Reads and parses a file; "cannot read FILE" when it cannot be opened.
-Expected<std::vector<Duration>> load_trace_csv(const std::string& path);
 
 }  // namespace batchscope

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // The trace CSV reader: timestamps or gaps, with or without a header, CRLF,
-// extra columns and blank lines; garbage refused naming the line; a file
-// read, a missing one named.
+// extra columns and blank lines; garbage refused naming the line (files
+// are read by llm_trace.h's load_llm_trace).
 
 #include "traffic/trace_csv.h"
 
@@ -66,21 +66,6 @@ TEST(TraceCsv, RefusesGarbageNamingTheLine) {
     EXPECT_NE(r.error().message.find(c.names), std::string::npos)
         << c.text << " -> " << r.error().message;
   }
-}
-
-TEST(TraceCsv, LoadsAFileAndNamesAMissingOne) {
-  const std::string path = ::testing::TempDir() + "arrivals_trace_test.csv";
-  {
-    std::ofstream f(path);
-    f << "timestamp_us\n0\n1000\n";
-  }
-  auto r = load_trace_csv(path);
-  ASSERT_TRUE(r.ok()) << r.error().message;
-  EXPECT_EQ(counts(*r), (std::vector<int64_t>{0, 1'000'000}));
-  std::remove(path.c_str());
-  auto missing = load_trace_csv(path);
-  ASSERT_FALSE(missing.ok());
-  EXPECT_EQ(missing.error().message, "cannot read " + path);
 }
 
 }  // namespace
