@@ -23,11 +23,13 @@ struct ModelSetup {
 };
 
 // Which model a command was asked for: --model PATH, --synthetic A,C[,L],
-// --device. take_model_flags() removes these from `flags`.
+// --device, --warmup doubling|every. take_model_flags() removes these from
+// `flags`.
 struct ModelChoice {
   std::string path;
   std::optional<SyntheticCost> synthetic;
   std::string device = "cpu";
+  bool warmup_every_size = false;  // --warmup every: each size up to the largest
 };
 Expected<ModelChoice> take_model_flags(std::map<std::string, std::string>& flags,
                                        std::string default_path);

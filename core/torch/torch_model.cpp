@@ -258,7 +258,7 @@ Expected<std::unique_ptr<TorchModel>> TorchModel::load(const std::string& model_
   // Warm up over the sizes it will see, so first requests pay nothing extra.
   const uint32_t top =
       options.warmup_max_batch > 0 ? std::min(options.warmup_max_batch, max_batch) : max_batch;
-  for (uint32_t b = 1;; b = std::min(b * 2, top)) {
+  for (uint32_t b = 1;; b = std::min(options.warmup_every_size ? b + 1 : b * 2, top)) {
     if (cancelled()) return load_cancelled(model_path);
     batch.resize(b, zeros);
     if (auto r = model->run(batch); !r) return r.error();

@@ -48,6 +48,9 @@ struct TorchOptions {
   int lanes = 1;
   // Warm up over batch sizes 1, 2, 4, ... up to this (0: the model's maximum).
   uint32_t warmup_max_batch = 0;
+  // Warm up over every size from 1 up to that instead: what a shape costs the
+  // first time it runs (a GPU library's plan for it) is then paid at load.
+  bool warmup_every_size = false;
   // Called on the loading thread after each warm-up batch size, with that
   // size and the largest, so a caller can show how far loading has got.
   std::function<void(uint32_t batch, uint32_t max_batch)> on_warmup;

@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // The busy-machine detector on the real /proc: a child process that burns a
-// core is seen and named, and without it the machine is quiet; a profile
-// measured beside the spinner names it. Run alone (RUN_SERIAL): another
-// test beside it is a competing load too.
+// core is seen and named, and neither this process nor a spinner that has
+// gone is ever named; a profile measured beside the spinner names it. Run
+// alone (RUN_SERIAL): another test beside it is a competing load too. The
+// machine's own work (a kernel worker, another job on a CI host) may still
+// show, so a quiet watch is judged by what it names, not by its total.
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -11,6 +14,7 @@
 
 #include <chrono>
 #include <thread>
+#include <vector>
 
 #include "runs/machine_load.h"
 #include "torch/profile.h"
@@ -46,9 +50,16 @@ CompetingLoad watch(double seconds) {
   return w.load();
 }
 
+// The processes a load names.
+std::vector<int> named(const CompetingLoad& load) {
+  std::vector<int> pids;
+  for (const auto& p : load.busiest) pids.push_back(p.pid);
+  return pids;
+}
+
 TEST(BusyMachine, ASpinnerIsSeenAndNamedAndAQuietMachineIsNot) {
   const CompetingLoad quiet = watch(0.5);
-  EXPECT_FALSE(quiet.busy()) << quiet.describe();
+  EXPECT_THAT(named(quiet), ::testing::Not(::testing::Contains(::getpid()))) << quiet.describe();
   CompetingLoad busy;
   int pid = 0;
   {
@@ -62,7 +73,8 @@ TEST(BusyMachine, ASpinnerIsSeenAndNamedAndAQuietMachineIsNot) {
   EXPECT_EQ(busy.busiest[0].pid, pid) << busy.describe();
   EXPECT_NE(busy.describe().find("pid " + std::to_string(pid) + " ("), std::string::npos);
   const CompetingLoad after = watch(0.5);
-  EXPECT_FALSE(after.busy()) << after.describe();
+  EXPECT_THAT(named(after), ::testing::Not(::testing::Contains(pid))) << after.describe();
+  EXPECT_LT(after.cores, busy.cores - 0.5) << after.describe();
 }
 
 TEST(BusyMachine, AProfileBesideASpinnerNamesItAndOneWithoutDoesNot) {
@@ -71,7 +83,8 @@ TEST(BusyMachine, AProfileBesideASpinnerNamesItAndOneWithoutDoesNot) {
   o.seconds_per_point = 0.15;
   auto quiet = profile_model(BATCHSCOPE_SOURCE_DIR "/models/linear_128x64.pt", o);
   ASSERT_TRUE(quiet.ok()) << quiet.error().message;
-  EXPECT_EQ(quiet->competing, "");
+  EXPECT_EQ(quiet->competing.find("pid " + std::to_string(::getpid()) + " ("), std::string::npos)
+      << quiet->competing;
   Spinner spin;
   auto busy = profile_model(BATCHSCOPE_SOURCE_DIR "/models/linear_128x64.pt", o);
   ASSERT_TRUE(busy.ok()) << busy.error().message;
