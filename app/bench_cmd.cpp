@@ -43,7 +43,7 @@ std::string bench_help() {
          "                        [pattern parameters] [--duration S] [--requests N] [--seed N]\n"
          "                        [--target inproc|self-http|predict|URL] [--cost FILE]\n"
          "                        [--recalibrate] [--calibration-seconds S] [--cost-out FILE]\n"
-         "                        [--plan-cost FILE] [--payload FILE] [--warmup doubling|every]\n"
+         "                        [--plan-cost FILE] [--payload FILE] [--warmup auto|doubling|every]\n"
          "                        [serving options] [--json FILE] [--csv PREFIX] [--trace-out "
          "FILE]\n"
          "                        [--plot FILE.png] [--window S] [--history FILE | --no-history]\n"

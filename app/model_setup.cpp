@@ -34,9 +34,11 @@ Expected<ModelChoice> take_model_flags(std::map<std::string, std::string>& flags
     flags.erase(it);
   }
   if (auto it = flags.find("warmup"); it != flags.end()) {
-    if (it->second != "every" && it->second != "doubling")
-      return invalid_argument("--warmup must be every or doubling, not '" + it->second + "'");
-    c.warmup_every_size = it->second == "every";
+    if (it->second != "auto" && it->second != "every" && it->second != "doubling") {
+      return invalid_argument("--warmup must be auto, doubling or every, not '" + it->second +
+                              "'");
+    }
+    c.warmup = it->second;
     flags.erase(it);
   }
   if (!c.synthetic) c.path = find_model(c.path);
@@ -63,7 +65,7 @@ Expected<ModelSetup> make_model(const ModelChoice& choice, const Options& option
       to.device = device;
       to.lanes = static_cast<int>(options.num_lanes);
       to.warmup_max_batch = options.max_batch_size;
-      to.warmup_every_size = choice.warmup_every_size;
+      to.warmup_every_size = choice.warmup_every_size();
       to.blas_threads = blas_threads;
       to.on_warmup = std::move(on_warmup);
       to.cancelled = std::move(cancelled);

@@ -23,13 +23,18 @@ struct ModelSetup {
 };
 
 // Which model a command was asked for: --model PATH, --synthetic A,C[,L],
-// --device, --warmup doubling|every. take_model_flags() removes these from
-// `flags`.
+// --device, --warmup auto|doubling|every. take_model_flags() removes these
+// from `flags`.
 struct ModelChoice {
   std::string path;
   std::optional<SyntheticCost> synthetic;
   std::string device = "cpu";
-  bool warmup_every_size = false;  // --warmup every: each size up to the largest
+  // The warm-up's sizes: 1, 2, 4, ... or every size up to the largest;
+  // auto: every size on a GPU (each size's cuDNN plan), doubling on a CPU.
+  std::string warmup = "auto";
+  bool warmup_every_size() const {
+    return warmup == "every" || (warmup == "auto" && device.starts_with("cuda"));
+  }
 };
 Expected<ModelChoice> take_model_flags(std::map<std::string, std::string>& flags,
                                        std::string default_path);

@@ -15,6 +15,8 @@ to queue the work; `sync` is the wait for it). After a warm-up over sizes
   - first: every size up to the model's largest, in a shuffled order, the
     first time it runs, then the second time;
   - steady: five more shuffled rounds, each size's median;
+  - other thread: every size once more, on a new thread (PyTorch keeps
+    cuDNN's plans per thread);
   - idle: batches of 32 after a pause of 0, 2, 20 and 200 ms.
 --variant names a setting of the library, each run in a fresh process:
 default, no-optimize (TorchScript's graph optimisation off), cudnn-benchmark
@@ -33,6 +35,7 @@ import os
 import random
 import statistics
 import sys
+import threading
 import time
 
 
@@ -109,6 +112,16 @@ def run_model(a):
         rng.shuffle(order)
         for b in order:
             steady[b].append(call(b))
+    # Every size again, once, on a thread that has not run the model.
+    other = {}
+
+    def on_other_thread():
+        for b in order:
+            other[b] = call(b)
+
+    th = threading.Thread(target=on_other_thread)
+    th.start()
+    th.join()
     idle = {}
     for gap_ms, n in ((0, 60), (2, 60), (20, 30), (200, 10)):
         v = []
@@ -130,6 +143,7 @@ def run_model(a):
             str(b): {
                 "first": first[b],
                 "second": second[b],
+                "other_thread": other[b],
                 "steady_ms": med[b],
                 "steady_stages": {
                     k: statistics.median(r[k] for r in steady[b]) for k in first[b]
@@ -151,7 +165,7 @@ def report(o):
     def ratio(kind):
         return [sizes[str(b)][kind]["total"] / sizes[str(b)]["steady_ms"] for b in bs]
 
-    fr, sr = ratio("first"), ratio("second")
+    fr, sr, tr = ratio("first"), ratio("second"), ratio("other_thread")
     slow_first = [b for b, r in zip(bs, fr) if r > 2]
     print(f"{o['model']} on {o['gpu']} ({o['device']}), variant {o['variant']}: "
           f"PyTorch {o['torch']}, cuDNN {o['cudnn']}, load {o['load_ms']:.0f} ms")
@@ -159,6 +173,8 @@ def report(o):
           f"max {max(fr):.1f}; above 2x at {len(slow_first)} of {len(bs)} sizes"
           + (f" (e.g. {slow_first[:8]})" if slow_first else ""))
     print(f"  second call / steady: median {statistics.median(sr):.2f}, max {max(sr):.1f}")
+    print(f"  first call on another thread / steady: median {statistics.median(tr):.2f}, "
+          f"max {max(tr):.1f}; above 2x at {sum(r > 2 for r in tr)} of {len(bs)} sizes")
     if slow_first:
         worst = max(slow_first, key=lambda b: sizes[str(b)]["first"]["total"])
         f = sizes[str(worst)]["first"]

@@ -270,6 +270,8 @@ class BasicEngine {
   bool planner_busy_ = false;  // a task waits or runs: the engine is not quiescent
   bool planner_exit_ = false;
   std::string lane_error_;
+  uint32_t lanes_prepared_ = 0;  // lanes past Runner::prepare (or failed in it) since start()
+  std::condition_variable prepared_cv_;
   EngineCounters counters_;
   RecordBatch records_;
   size_t record_capacity_ = size_t{1} << 20;

@@ -60,6 +60,11 @@ Status BasicEngine<In, Out>::start() {
   }
   reaper_ = std::thread([this] { reaper_loop(); });
   spawn_lanes(o.num_lanes, std::move(runners));
+  // Serving starts once each lane has prepared its runner on its own thread.
+  std::unique_lock lk(mu_);
+  prepared_cv_.wait(lk, [&] {
+    return lanes_prepared_ >= std::min(o.num_lanes, target_lanes_) || stopping_;
+  });
   return Status::Ok();
 }
 
@@ -169,6 +174,7 @@ void BasicEngine<In, Out>::stop(StopMode mode) {
     }
     leader_bell_.ring();
     follower_cv_.notify_all();
+    prepared_cv_.notify_all();
   }
   std::unique_lock lg(lanes_mu_);
   for (std::thread& t : threads_) {

@@ -50,7 +50,22 @@ void BasicEngine<In, Out>::lane_thread(int lane, std::unique_ptr<Runner> runner)
       return;
     }
   }
-  lane_loop(lane, *runner);
+  std::string why;
+  try {
+    if (Status s = runner->prepare(); !s) why = s.error().message;
+  } catch (const std::exception& e) {
+    why = e.what();
+  }
+  {
+    std::lock_guard g(mu_);
+    ++lanes_prepared_;
+    if (!why.empty()) {
+      lane_error_ = "lane " + std::to_string(lane) + " could not prepare its runner: " + why;
+      lane_running_[lane] = false;
+    }
+  }
+  prepared_cv_.notify_all();
+  if (why.empty()) lane_loop(lane, *runner);
   runner.reset();  // a model instance is released on the thread that used it
 }
 

@@ -23,6 +23,12 @@ class BasicRunner {
   virtual ~BasicRunner() = default;
   // `inputs` may be moved from.
   virtual Expected<std::vector<Out>> run(std::span<In> inputs) = 0;
+  // Called once on the lane's own thread before its first batch; the engine's
+  // start() returns once every lane has been through it. A library that keeps
+  // state per thread warms it here: PyTorch keeps cuDNN's plans per thread,
+  // and a plan missing costs a GPU batch about 5 ms. An error means the lane
+  // cannot serve.
+  virtual Status prepare() { return Status::Ok(); }
 };
 
 // Makes the runner for lane `lane` (0-based). Returning nullptr or throwing

@@ -12,9 +12,11 @@
 #include "torch/torch_model.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <optional>
 #include <stdexcept>
+#include <set>
 
 #include "torch/metadata_json.h"
 #include "torch/torch_threads.h"
@@ -44,6 +46,8 @@ std::string shape_of(const at::Tensor& t) {
   return shape_string(Shape(t.sizes().begin(), t.sizes().end()));
 }
 
+std::atomic<uint64_t> next_serial{1};
+
 }  // namespace
 
 struct TorchModel::Impl {
@@ -53,6 +57,11 @@ struct TorchModel::Impl {
   std::string device_name = "cpu";
   TorchThreadCounts threads;
   bool cuda = false;
+  uint32_t warmup_top = 1;
+  bool warmup_every_size = false;
+  // Tells the threads that warmed this model (a thread id may be reused by
+  // a later thread, whose PyTorch state starts empty).
+  const uint64_t serial = next_serial.fetch_add(1);
 #ifdef BATCHSCOPE_CUDA
   // A GPU model runs on a stream of its own, so lanes sharing one device
   // overlap their copies and kernels, and each waits for its own work only.
@@ -256,16 +265,36 @@ Expected<std::unique_ptr<TorchModel>> TorchModel::load(const std::string& model_
                             " (dry run on a batch of zeros): " + torch_error_message(e));
   }
   // Warm up over the sizes it will see, so first requests pay nothing extra.
-  const uint32_t top =
+  model->impl_->warmup_top =
       options.warmup_max_batch > 0 ? std::min(options.warmup_max_batch, max_batch) : max_batch;
-  for (uint32_t b = 1;; b = std::min(options.warmup_every_size ? b + 1 : b * 2, top)) {
-    if (cancelled()) return load_cancelled(model_path);
-    batch.resize(b, zeros);
-    if (auto r = model->run(batch); !r) return r.error();
-    if (options.on_warmup) options.on_warmup(b, top);
-    if (b == top) break;
+  model->impl_->warmup_every_size = options.warmup_every_size;
+  if (Status s = model->warm_up_here(options.on_warmup, cancelled); !s) {
+    return s.error().code == ErrorCode::kCancelled ? load_cancelled(model_path) : s.error();
   }
   return model;
+}
+
+Status TorchModel::warm_up_here(const std::function<void(uint32_t, uint32_t)>& on_size,
+                                const std::function<bool()>& cancelled) {
+  thread_local std::set<uint64_t> warmed;  // the models this thread has warmed
+  if (warmed.count(impl_->serial)) return Status::Ok();
+  Tensors zeros;
+  for (const TensorSpec& spec : impl_->meta.inputs) {
+    Tensor t(spec.dtype, spec.item_shape());
+    std::memset(t.data(), 0, t.nbytes());
+    zeros.push_back(std::move(t));
+  }
+  std::vector<Tensors> batch;
+  const uint32_t top = impl_->warmup_top;
+  for (uint32_t b = 1;; b = std::min(impl_->warmup_every_size ? b + 1 : b * 2, top)) {
+    if (cancelled && cancelled()) return Error{ErrorCode::kCancelled, "warm-up cancelled"};
+    batch.resize(b, zeros);
+    if (auto r = run(batch); !r) return r.error();
+    if (on_size) on_size(b, top);
+    if (b == top) break;
+  }
+  warmed.insert(impl_->serial);
+  return Status::Ok();
 }
 
 namespace {
@@ -276,6 +305,8 @@ class TorchRunner final : public Runner {
   Expected<std::vector<Tensors>> run(std::span<Tensors> inputs) override {
     return model_->run(inputs);
   }
+  // The lane's thread is not the one that loaded the model.
+  Status prepare() override { return model_->warm_up_here(); }
 
  private:
   std::unique_ptr<TorchModel> model_;

@@ -77,6 +77,14 @@ class TorchModel {
   // One output set per request, in order, or the error that failed the batch.
   Expected<std::vector<Tensors>> run(std::span<Tensors> inputs);
 
+  // Runs the warm-up sizes (TorchOptions' warmup_max_batch and
+  // warmup_every_size) on the calling thread, unless that thread has warmed
+  // this model before. load() warms on the loading thread; a thread that serves the model
+  // calls this first, as PyTorch keeps some state per thread (cuDNN's plans:
+  // about 5 ms for each size a GPU thread runs the first time).
+  Status warm_up_here(const std::function<void(uint32_t, uint32_t)>& on_size = {},
+                      const std::function<bool()>& cancelled = {});
+
  private:
   struct Impl;
   explicit TorchModel(std::unique_ptr<Impl> impl);

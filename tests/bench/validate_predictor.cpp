@@ -118,6 +118,7 @@ class Borrowed final : public Runner {
  public:
   explicit Borrowed(TorchModel& m) : m_(m) {}
   Expected<std::vector<Tensors>> run(std::span<Tensors> in) override { return m_.run(in); }
+  Status prepare() override { return m_.warm_up_here(); }  // each run's lane is a new thread
 
  private:
   TorchModel& m_;
@@ -305,6 +306,7 @@ Expected<std::unique_ptr<Loaded>> load(const std::string& model, const Args& o) 
     TorchOptions to;
     to.device = o.device;
     to.lanes = lanes;
+    to.warmup_every_size = o.device.starts_with("cuda");  // as bench's --warmup auto
     auto m = TorchModel::load(path, to);
     if (!m) return m.error();
     l->models.push_back(std::move(*m));

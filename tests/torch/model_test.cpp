@@ -11,6 +11,8 @@
 #include <filesystem>
 #include <fstream>
 #include <future>
+#include <thread>
+#include <vector>
 
 #include "batching/engine.h"
 #include "tests/torch/tensor_compare.h"
@@ -239,6 +241,35 @@ TEST(TorchModel, WarmUpReportsEachBatchSizeInTurn) {
   const std::vector<std::pair<uint32_t, uint32_t>> want{
       {1, 12}, {2, 12}, {4, 12}, {8, 12}, {12, 12}};
   EXPECT_EQ(seen, want);
+}
+
+// PyTorch keeps some state per thread (cuDNN's plans), so each thread that
+// serves a model warms it once, over the sizes the load warmed, and the
+// engine's lanes do so before start() returns.
+TEST(TorchModel, EachThreadWarmsAModelOnceOverTheLoadsSizes) {
+  TorchOptions o;
+  o.warmup_max_batch = 4;
+  std::vector<uint32_t> at_load, here, again, other, other_again;
+  o.on_warmup = [&](uint32_t b, uint32_t) { at_load.push_back(b); };
+  auto model = TorchModel::load(kModels + "linear_128x64.pt", o);
+  ASSERT_TRUE(model.ok()) << model.error().message;
+  EXPECT_EQ(at_load, (std::vector<uint32_t>{1, 2, 4}));
+  auto record = [](std::vector<uint32_t>& v) { return [&v](uint32_t b, uint32_t) { v.push_back(b); }; };
+  ASSERT_TRUE((*model)->warm_up_here(record(here)).ok());
+  EXPECT_TRUE(here.empty());  // the loading thread warmed it
+  std::thread t([&] {
+    ASSERT_TRUE((*model)->warm_up_here(record(other)).ok());
+    ASSERT_TRUE((*model)->warm_up_here(record(other_again)).ok());
+  });
+  t.join();
+  EXPECT_EQ(other, (std::vector<uint32_t>{1, 2, 4}));
+  EXPECT_TRUE(other_again.empty());
+
+  o.warmup_every_size = true;
+  o.on_warmup = [&](uint32_t b, uint32_t) { again.push_back(b); };
+  auto every = TorchModel::load(kModels + "linear_128x64.pt", o);
+  ASSERT_TRUE(every.ok());
+  EXPECT_EQ(again, (std::vector<uint32_t>{1, 2, 3, 4}));
 }
 
 TEST(TorchModel, ACancelledLoadStopsBetweenWarmUpSizes) {
