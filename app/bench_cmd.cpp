@@ -79,6 +79,9 @@ std::string bench_help() {
          "body instead of seeded inputs built from the model's metadata. --csv PREFIX writes\n"
          "PREFIX_requests.csv and PREFIX_windows.csv.\n"
          "--window S sets the summary windows (default: the duration / 40, 0.1 s to 10 s).\n"
+         "--warmup: the batch sizes each lane runs on its own thread before serving: auto\n"
+         "(every size up to --max-batch-size on a GPU, where each size's first run costs a\n"
+         "cuDNN plan; 1, 2, 4, ... on a CPU), doubling or every (docs/gpu.md).\n"
          "Every run is kept in the run history with what it ran on (batchscope runs):\n" +
          history_flags_help() + "The cost a prediction uses (docs/tuning.md):\n" +
          cost_flags_help() + "Serving options:\n" + cli::options_help() + lm_flags_help() + gen_bench_help();

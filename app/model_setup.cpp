@@ -35,8 +35,7 @@ Expected<ModelChoice> take_model_flags(std::map<std::string, std::string>& flags
   }
   if (auto it = flags.find("warmup"); it != flags.end()) {
     if (it->second != "auto" && it->second != "every" && it->second != "doubling") {
-      return invalid_argument("--warmup must be auto, doubling or every, not '" + it->second +
-                              "'");
+      return invalid_argument("--warmup must be auto, doubling or every, not '" + it->second + "'");
     }
     c.warmup = it->second;
     flags.erase(it);

@@ -27,6 +27,7 @@ namespace batchscope {
 std::string serve_help() {
   return "usage: batchscope serve [--model PATH | --synthetic A_US,C_US] [--config FILE]\n"
          "                        [--host 127.0.0.1] [--port 8000] [--device cpu|cuda:N]\n"
+         "                        [--warmup auto|doubling|every]\n"
          "                        [--token TOKEN] [--no-remote-config] [--plan-cost FILE]\n"
          "                        [listener limits]\n"
          "                        [serving options]\n"

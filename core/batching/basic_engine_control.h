@@ -62,9 +62,8 @@ Status BasicEngine<In, Out>::start() {
   spawn_lanes(o.num_lanes, std::move(runners));
   // Serving starts once each lane has prepared its runner on its own thread.
   std::unique_lock lk(mu_);
-  prepared_cv_.wait(lk, [&] {
-    return lanes_prepared_ >= std::min(o.num_lanes, target_lanes_) || stopping_;
-  });
+  prepared_cv_.wait(
+      lk, [&] { return lanes_prepared_ >= std::min(o.num_lanes, target_lanes_) || stopping_; });
   return Status::Ok();
 }
 

@@ -15,8 +15,8 @@
 #include <atomic>
 #include <cstring>
 #include <optional>
-#include <stdexcept>
 #include <set>
+#include <stdexcept>
 
 #include "torch/metadata_json.h"
 #include "torch/torch_threads.h"

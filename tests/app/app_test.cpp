@@ -12,6 +12,7 @@
 #include "app/cost_setup.h"
 #include "app/help_pages.h"
 #include "app/install_paths.h"
+#include "app/model_setup.h"
 
 namespace batchscope {
 namespace {
@@ -176,6 +177,31 @@ TEST(CostKey, FollowsTheModelFilesBytes) {
   fs::remove_all(dir);
 }
 #endif
+
+// --warmup: auto warms every size on a GPU (cuDNN's plans) and doubles on a
+// CPU; a value it does not know is quoted.
+TEST(ModelFlags, WarmupIsReadAndAutoFollowsTheDevice) {
+  std::map<std::string, std::string> flags{{"synthetic", "100,10"}};
+  auto plain = take_model_flags(flags, "");
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(plain->warmup, "auto");
+  EXPECT_FALSE(plain->warmup_every_size());
+  plain->device = "cuda:0";
+  EXPECT_TRUE(plain->warmup_every_size());
+  flags = {{"synthetic", "100,10"}, {"warmup", "doubling"}, {"device", "cuda:1"}};
+  auto doubling = take_model_flags(flags, "");
+  ASSERT_TRUE(doubling.ok());
+  EXPECT_FALSE(doubling->warmup_every_size());
+  EXPECT_TRUE(flags.empty());
+  flags = {{"synthetic", "100,10"}, {"warmup", "every"}};
+  auto every = take_model_flags(flags, "");
+  ASSERT_TRUE(every.ok());
+  EXPECT_TRUE(every->warmup_every_size());
+  flags = {{"synthetic", "100,10"}, {"warmup", "twice"}};
+  auto bad = take_model_flags(flags, "");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().message, "--warmup must be auto, doubling or every, not 'twice'");
+}
 
 }  // namespace
 }  // namespace batchscope

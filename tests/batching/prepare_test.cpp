@@ -81,8 +81,7 @@ TEST(Prepare, ALaneThatCannotPrepareIsNamedAndTheOthersServe) {
   auto seen = std::make_shared<Seen>();
   Engine engine(factory(seen, 1), Options{.max_batch_size = 4, .max_wait_us = 0, .num_lanes = 2});
   ASSERT_TRUE(engine.start().ok());
-  EXPECT_EQ(engine.status().lane_error,
-            "lane 1 could not prepare its runner: no plan for size 3");
+  EXPECT_EQ(engine.status().lane_error, "lane 1 could not prepare its runner: no plan for size 3");
   Collector got;
   for (int i = 0; i < 50; ++i) ASSERT_TRUE(engine.submit(input_of(float(i)), got.callback()).ok());
   ASSERT_TRUE(got.wait_for(50));

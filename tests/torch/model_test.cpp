@@ -254,7 +254,9 @@ TEST(TorchModel, EachThreadWarmsAModelOnceOverTheLoadsSizes) {
   auto model = TorchModel::load(kModels + "linear_128x64.pt", o);
   ASSERT_TRUE(model.ok()) << model.error().message;
   EXPECT_EQ(at_load, (std::vector<uint32_t>{1, 2, 4}));
-  auto record = [](std::vector<uint32_t>& v) { return [&v](uint32_t b, uint32_t) { v.push_back(b); }; };
+  auto record = [](std::vector<uint32_t>& v) {
+    return [&v](uint32_t b, uint32_t) { v.push_back(b); };
+  };
   ASSERT_TRUE((*model)->warm_up_here(record(here)).ok());
   EXPECT_TRUE(here.empty());  // the loading thread warmed it
   std::thread t([&] {
