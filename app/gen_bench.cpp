@@ -14,6 +14,7 @@
 #include "app/build_info.h"
 #include "app/cli_args.h"
 #include "app/history_setup.h"
+#include "app/gen_predict.h"
 #include "app/lm_setup.h"
 #include "traffic/gen_load.h"
 #include "traffic/llm_trace.h"
@@ -44,6 +45,11 @@ std::string gen_bench_help() {
          "  --slo-ttft-ms X --slo-itl-ms Y   goodput: requests within both objectives\n"
          "  --plot FILE.png           TTFT and ITL fans, tokens/s and, in process, sequences\n"
          "                            and cache blocks per step over the run\n"
+         "  --target predict          the run the engine would record, on a virtual clock\n"
+         "                            (the real planner and paged cache), priced by\n"
+         "                            --synthetic-lm's own cost, --cost FILE (as --cost-out\n"
+         "                            writes it), or --calibration-seconds S (default 6) of\n"
+         "                            this traffic live; not kept in the history\n"
          "  --cost-out FILE           in process: the model's step cost as the run measured\n"
          "                            it, S + T per token us (--synthetic-lm S,T replays it)\n"
          "                            and the median step by sequences decoded\n"
@@ -79,7 +85,8 @@ int run_gen_bench(int argc, char** argv, std::map<std::string, std::string> flag
   GenLengthFlags lengths;
   trace_sets_pattern(flags, spec);
   std::string api_flag, served;
-  std::string target = "inproc", json_out, csv_prefix, trace_out, plot_out, cost_out;
+  std::string target = "inproc", json_out, csv_prefix, trace_out, plot_out, cost_out, cost_file;
+  double calibration_s = 6;
   std::string token = std::getenv("BATCHSCOPE_TOKEN") ? std::getenv("BATCHSCOPE_TOKEN") : "";
   double slo_ttft = 0, slo_itl = 0;
   int connections = 256;
@@ -116,6 +123,12 @@ int run_gen_bench(int argc, char** argv, std::map<std::string, std::string> flag
       plot_out = value;
     } else if (name == "cost-out") {
       cost_out = value;
+    } else if (name == "cost") {
+      cost_file = value;
+    } else if (name == "calibration-seconds") {
+      auto v = cli::parse_number(name, value, 0.5, 600);
+      if (!v) bad = v.error();
+      else calibration_s = *v;
     } else {
       bad = invalid_argument("unknown option --" + name + " for a generative model (see batchscope bench --help)");
     }
@@ -123,9 +136,11 @@ int run_gen_bench(int argc, char** argv, std::map<std::string, std::string> flag
   }
   if (Status s = check_gen_lengths(flags, lengths); !s) return fail(s.message());
   if (Status s = spec.validate(); !s) return fail(s.message());
-  if (target == "predict") {
-    return fail("--target predict replays a tensor model's batches; a generative model runs "
-                "--target inproc, self-http or a URL");
+  if (!cost_file.empty() && target != "predict") {
+    return fail("--cost " + cost_file + " prices a prediction; add --target predict");
+  }
+  if (!cost_file.empty() && choice->synthetic) {
+    return fail("--cost " + cost_file + ": --synthetic-lm S,T is its own step cost");
   }
   if (!api_flag.empty() && target == "inproc") {
     return fail("--api " + api_flag + " picks the HTTP route; --target inproc calls the engine "
@@ -134,6 +149,14 @@ int run_gen_bench(int argc, char** argv, std::map<std::string, std::string> flag
   if (!served.empty() && target == "inproc") {
     return fail("--served-model " + served + " names the model asked for over HTTP; --target "
                 "inproc calls the engine directly (use --target self-http or a URL)");
+  }
+  if (target == "predict") {
+    if (!plot_out.empty() || !cost_out.empty()) {
+      return fail(std::string(plot_out.empty() ? "--cost-out" : "--plot") +
+                  " needs a live run; --target predict writes --json, --csv and --trace-out");
+    }
+    return run_gen_predict(*choice, *options, spec, lengths, cost_file, calibration_s,
+                           GenPredictOutputs{json_out, csv_prefix, trace_out, slo_ttft, slo_itl});
   }
   if (!cost_out.empty() && target != "inproc") {
     return fail("--cost-out " + cost_out + " needs --target inproc: only the engine in this "

@@ -15,16 +15,21 @@ GenEngine::GenEngine(std::unique_ptr<LmRunner> runner, Options options,
 
 GenEngine::~GenEngine() { stop(Duration::zero()); }
 
+Status check_cache(const LmInfo& m) {
+  if (m.num_blocks * static_cast<int64_t>(m.block_size) < m.context_length) {
+    return invalid_argument("the cache holds " + std::to_string(m.num_blocks) + " blocks of " +
+                            std::to_string(m.block_size) +
+                            " tokens, less than one full context of " +
+                            std::to_string(m.context_length));
+  }
+  return Status::Ok();
+}
+
 Status GenEngine::start() {
   std::lock_guard lk(mu_);
   if (started_) return Status::Ok();
   if (Status s = options_.validate(); !s) return s;
-  if (info_.num_blocks * static_cast<int64_t>(info_.block_size) < info_.context_length) {
-    return invalid_argument("the cache holds " + std::to_string(info_.num_blocks) +
-                            " blocks of " + std::to_string(info_.block_size) +
-                            " tokens, less than one full context of " +
-                            std::to_string(info_.context_length));
-  }
+  if (Status s = check_cache(info_); !s) return s;
   started_ = true;
   thread_ = std::thread([this] { loop(); });
   return Status::Ok();

@@ -46,6 +46,9 @@ struct GenStatus {
   std::string error;  // the last failed step's message
 };
 
+// Ok when the model's cache holds one whole context, as start() requires.
+Status check_cache(const LmInfo& model);
+
 class GenEngine {
  public:
   // `clock` defaults to the steady clock. Invalid options are reported by start().

@@ -12,13 +12,18 @@
 
 namespace batchscope {
 
-void GenEngineTarget::send(const std::string& prompt, uint32_t max_tokens, Callbacks cb) {
+GenRequest gen_request_of(const std::string& prompt, uint32_t max_tokens) {
   GenRequest r;
   r.prompt.assign(prompt.begin(), prompt.end());
   for (int32_t& t : r.prompt) t &= 0xFF;
   r.max_tokens = max_tokens;
   r.sampling.temperature = 0;
   r.ignore_eos = true;  // lengths as the workload asks
+  return r;
+}
+
+void GenEngineTarget::send(const std::string& prompt, uint32_t max_tokens, Callbacks cb) {
+  GenRequest r = gen_request_of(prompt, max_tokens);
   auto shared = std::make_shared<Callbacks>(std::move(cb));
   r.on_text = [shared](std::string_view, uint32_t tokens, TimePoint when) {
     if (tokens > 0) shared->on_tokens(when, tokens);

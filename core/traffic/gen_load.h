@@ -41,6 +41,10 @@ class GenTarget {
   virtual void send(const std::string& prompt, uint32_t max_tokens, Callbacks cb) = 0;
 };
 
+// The request the in-process engine gets for a prompt: its bytes as token
+// ids, greedy, run to max_tokens (ignore_eos), without callbacks.
+GenRequest gen_request_of(const std::string& prompt, uint32_t max_tokens);
+
 // The in-process engine.
 class GenEngineTarget final : public GenTarget {
  public:

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <bit>
 #include <chrono>
+#include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -85,6 +87,54 @@ std::string step_cost_json(const StepCost& c, const std::string& model,
                                {"median_us", r.median_us}});
   }
   return j.dump(2) + "\n";
+}
+
+Expected<StepCost> parse_step_cost_json(std::string_view text) {
+  const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+  if (j.is_discarded()) return invalid_argument("a step cost file is JSON; this is not");
+  if (!j.is_object()) return invalid_argument("a step cost file is a JSON object");
+  StepCost c;
+  auto number = [&](const char* key, double& out) -> Status {
+    const auto it = j.find(key);
+    if (it == j.end()) return invalid_argument(std::string("the step cost has no \"") + key + "\"");
+    if (!it->is_number() || !std::isfinite(it->get<double>()) || it->get<double>() < 0 ||
+        it->get<double>() >= 1e7) {
+      return invalid_argument(std::string("\"") + key + "\" must be a number of microseconds from 0 "
+                              "to 10 s, not " + it->dump());
+    }
+    out = it->get<double>();
+    return Status::Ok();
+  };
+  for (auto [key, field] : {std::pair{"step_us", &StepCost::step_us},
+                            std::pair{"token_us", &StepCost::token_us},
+                            std::pair{"prefill_token_us", &StepCost::prefill_token_us}}) {
+    if (Status s = number(key, c.*field); !s) return s.error();
+  }
+  auto count = [&](const char* key, uint64_t& out) {
+    const auto it = j.find(key);
+    if (it != j.end() && it->is_number_unsigned()) out = it->get<uint64_t>();
+  };
+  count("steps", c.steps);
+  count("decode_steps", c.decode_steps);
+  if (const auto rows = j.find("by_decodes"); rows != j.end() && rows->is_array()) {
+    for (const auto& r : *rows) {
+      if (!r.is_object()) continue;
+      StepCostRow row;
+      const auto from = r.find("decodes_from"), to = r.find("decodes_to"), n = r.find("steps"),
+                 us = r.find("median_us");
+      if (from == r.end() || to == r.end() || n == r.end() || us == r.end() ||
+          !from->is_number_unsigned() || !to->is_number_unsigned() ||
+          !n->is_number_unsigned() || !us->is_number()) {
+        continue;
+      }
+      row.decodes_from = static_cast<uint32_t>(std::min<uint64_t>(from->get<uint64_t>(), UINT32_MAX));
+      row.decodes_to = static_cast<uint32_t>(std::min<uint64_t>(to->get<uint64_t>(), UINT32_MAX));
+      row.steps = n->get<uint64_t>();
+      row.median_us = us->get<double>();
+      c.rows.push_back(row);
+    }
+  }
+  return c;
 }
 
 }  // namespace batchscope

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/status.h"
@@ -43,5 +44,10 @@ Expected<StepCost> measure_step_cost(std::span<const StepRecord> steps);
 //  "decodes_to", "steps", "median_us"}]}
 std::string step_cost_json(const StepCost& cost, const std::string& model,
                            const std::string& device);
+
+// Reads what step_cost_json() writes: step_us, token_us and
+// prefill_token_us (finite, at least 0, below 10 s) are required, the rest
+// is kept where present. The error names the field and quotes its value.
+Expected<StepCost> parse_step_cost_json(std::string_view text);
 
 }  // namespace batchscope

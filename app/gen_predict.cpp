@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "app/gen_predict.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "app/run_output.h"
+#include "generation/gen_engine.h"
+#include "traffic/gen_load.h"
+#include "traffic/llm_trace.h"
+#include "tuning/gen_predictor.h"
+#include "tuning/step_cost.h"
+
+namespace batchscope {
+
+namespace {
+
+int fail(const std::string& message, int code = 2) {
+  std::cerr << "batchscope bench: " << message << "\n";
+  return code;
+}
+
+Expected<StepCost> read_cost(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return invalid_argument("--cost " + path + ": cannot read it");
+  std::ostringstream text;
+  text << in.rdbuf();
+  auto cost = parse_step_cost_json(text.str());
+  if (!cost) return invalid_argument("--cost " + path + ": " + cost.error().message);
+  return cost;
+}
+
+// The step cost of the same traffic run live for `seconds` in this process.
+Expected<StepCost> calibrate(const LmChoice& choice, const Options& options, ArrivalSpec spec,
+                             const GenLengthFlags& lengths, double seconds) {
+  auto lm = make_lm(choice);
+  if (!lm) return lm.error();
+  GenEngine engine(std::move(lm->runner), options);
+  if (Status s = engine.start(); !s) return s.error();
+  spec.duration_s = seconds;
+  if (spec.pattern == Pattern::kTrace) spec.max_requests = 0;
+  GenWorkload workload = lengths.workload(spec.seed + 99);
+  GenEngineTarget target(engine);
+  SteadyClock clock;
+  // Whatever is still running a second after the last send is left: the
+  // steps so far are the measurement.
+  GenRun live = run_gen_load(spec, workload, target, clock, std::chrono::seconds(1));
+  engine.stop(std::chrono::seconds(1));
+  std::vector<GenRecord> records;
+  engine.drain(records, live.steps);
+  return measure_step_cost(live.steps);
+}
+
+}  // namespace
+
+int run_gen_predict(const LmChoice& choice, const Options& options, const ArrivalSpec& spec,
+                    GenLengthFlags lengths, const std::string& cost_file, double calibration_s,
+                    const GenPredictOutputs& out) {
+  // The model's context and cache, as the engine would have them.
+  auto lm = make_lm(choice);
+  if (!lm) return fail(lm.error().message, 1);
+  const LmInfo info = lm->runner->info();
+  lm->runner.reset();
+  if (Status s = check_cache(info); !s) return fail(s.message(), 1);
+  if (Status s = options.validate(); !s) return fail(s.message());
+  const auto context = static_cast<uint32_t>(std::max(2, info.context_length));
+  if (const ContextFit fit = fit_to_context(lengths.replay, context); fit.any()) {
+    std::printf("  trace: %s\n", fit.describe(context).c_str());
+  }
+  GenStepCost cost;
+  std::string priced;
+  if (choice.synthetic) {
+    cost = GenStepCost::synthetic(choice.synthetic->first, choice.synthetic->second);
+    priced = "the synthetic model's own cost";
+  } else if (!cost_file.empty()) {
+    auto c = read_cost(cost_file);
+    if (!c) return fail(c.error().message);
+    cost = GenStepCost::of(*c);
+    priced = cost_file;
+  } else {
+    std::printf("  measuring the step cost: %.0f s of this traffic, live (--cost FILE skips it)\n",
+                calibration_s);
+    std::fflush(stdout);
+    auto c = calibrate(choice, options, spec, lengths, calibration_s);
+    if (!c) return fail("calibration: " + c.error().message, 1);
+    cost = GenStepCost::of(*c);
+    priced = "a live calibration of " + std::to_string(c->steps) + " steps";
+  }
+  std::printf("  step cost: %.1f us + %.3f us per decode + %.3f us per prompt token (%s)\n",
+              cost.step_us, cost.decode_us, cost.prefill_token_us, priced.c_str());
+
+  GenWorkload workload = lengths.workload(spec.seed);
+  GenRun run = predict_gen(spec, workload, options, info, cost);
+  run.pattern = spec.describe();
+  run.workload = lengths.describe();
+  run.target = "predict";
+  run.model = info.name;
+  run.options = describe_generation(options);
+  run.seed = spec.seed;
+  std::printf("Batchscope bench: %s -> predict\n", run.pattern.c_str());
+  const GenSummary summary = summarize_gen(run, out.slo_ttft_ms, out.slo_itl_ms);
+  std::printf("%s", gen_summary_text(run, summary).c_str());
+  int rc = 0;
+  auto save = [&](const std::string& path, const std::string& text, const char* what) {
+    if (!save_export(path, text, what)) rc = 1;
+  };
+  save(out.json, gen_summary_json(run, summary), "JSON summary");
+  if (!out.csv_prefix.empty()) {
+    save(out.csv_prefix + "_requests.csv", gen_requests_csv(run), "CSV per request");
+  }
+  save(out.trace, gen_trace_json(run), "Chrome trace, one row of steps; open in Perfetto");
+  return rc;
+}
+
+}  // namespace batchscope

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
+# bench --target predict on a generative model: the synthetic model's own
+# cost gives the same prediction every time, every request answered; a
+# TorchScript model priced by a step cost file names the file and its
+# figures; what a prediction cannot do is refused by name.
+# Usage: gen_predict.sh BATCHSCOPE WORKDIR [SOURCE_DIR, where LibTorch is built in]
+set -euo pipefail
+bin=$1
+dir=$2
+src=${3:-}
+mkdir -p "$dir"
+export XDG_CACHE_HOME="$dir/cache"
+for i in 1 2; do
+  "$bin" bench --synthetic-lm 2000,20 --target predict --rate 20 --duration 3 --seed 4 \
+    --json "$dir/synthetic_$i.json" --no-history >"$dir/synthetic_$i.txt"
+done
+grep -q "step cost: 2000.0 us + 20.000 us per decode + 20.000 us per prompt token (the synthetic model's own cost)" \
+  "$dir/synthetic_1.txt"
+cmp "$dir/synthetic_1.json" "$dir/synthetic_2.json"
+python3 - "$dir/synthetic_1.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["config"]["target"] == "predict", d["config"]
+s = d["summary"]
+assert s["sent"] > 40 and s["ok"] == s["sent"] and s["failed"] == 0, s
+# A step is 2 ms plus 20 us per token: no gap is shorter, the median one is
+# a step of a few sequences.
+assert 2.0 <= s["itl_ms"]["p50"] < 2.4, s["itl_ms"]
+assert s["steps"] > 500, s
+PY
+if [ -n "$src" ]; then
+  "$bin" bench --model "$src/models/tiny_lm.pt" --target predict --cost "$src/docs/profiles/tiny_lm_h200.json" \
+    --pattern closed --concurrency 32 --duration 2 --max-num-seqs 32 --no-history >"$dir/tiny.txt"
+  grep -q "step cost: 2121.1 us + 20.276 us per decode + 57.975 us per prompt token (.*tiny_lm_h200.json)" "$dir/tiny.txt"
+  grep -q "predict" "$dir/tiny.txt"
+fi
+refused() {  # EXPECTED_TEXT ARGS...: exits 2 and prints the text
+  local want=$1 rc=0
+  shift
+  "$bin" bench "$@" --no-history >"$dir/refused.txt" 2>&1 || rc=$?
+  [ "$rc" = 2 ] || { echo "exit $rc for $*"; cat "$dir/refused.txt"; exit 1; }
+  grep -qF -- "$want" "$dir/refused.txt" || { echo "no '$want' for $*"; cat "$dir/refused.txt"; exit 1; }
+}
+refused "--cost c.json: --synthetic-lm S,T is its own step cost" --synthetic-lm 100,1 --target predict --cost c.json
+refused "--cost c.json prices a prediction; add --target predict" --synthetic-lm 100,1 --cost c.json
+refused "--plot needs a live run" --synthetic-lm 100,1 --target predict --plot p.png
+echo '{"step_us": "fast", "token_us": 1, "prefill_token_us": 1}' >"$dir/bad.json"
+if [ -n "$src" ]; then
+  refused "\"step_us\" must be a number of microseconds from 0 to 10 s, not \"fast\"" \
+    --model "$src/models/tiny_lm.pt" --target predict --cost "$dir/bad.json"
+fi
+echo ok
