@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "app/cli_args.h"
+#include "app/lm_setup.h"
 #include "app/model_setup.h"
 #include "export/export_config.h"
 
@@ -26,6 +27,13 @@ std::string export_help() {
          "  rayserve    deployment.py and serve_config.yaml\n"
          "  dbie        dbie.env, the Python engine's environment file\n"
          "  json        batchscope.json, what serve --config and the window load\n"
+         "For a generative model (--model with a generative sidecar, or --synthetic-lm S,T;\n"
+         "--cache-tokens N): its scheduling, max_num_seqs and max_num_batched_tokens, with its\n"
+         "context and cache:\n"
+         "  vllm        vllm-config.yaml (vllm serve --config) and vllm-serve.sh\n"
+         "  tgi         tgi.env and tgi-launch.sh (text-generation-launcher)\n"
+         "  trtllm      trtllm-options.yaml (trtllm-serve --extra_llm_api_options) and the\n"
+         "              Triton tensorrtllm backend's config.pbtxt\n"
          "--config reads options from Batchscope JSON or a Triton config.pbtxt; serving flags\n"
          "override it. Without --out the files go to stdout (several files each under a\n"
          "'==> NAME <==' line); with --out, one file is written to PATH (or into PATH if it is a\n"
@@ -130,7 +138,8 @@ int run_export(const std::vector<std::string>& args) {
 
   const auto format_name = take("format");
   if (!format_name) {
-    return fail(cmd, "--format is required: triton, tfserving, torchserve, rayserve, dbie or json");
+    return fail(cmd, "--format is required: triton, tfserving, torchserve, rayserve, dbie, json, "
+                     "or for a generative model vllm, tgi or trtllm");
   }
   auto format = parse_export_format(*format_name);
   if (!format) return fail(cmd, "--format: " + format.error().message);
@@ -152,10 +161,21 @@ int run_export(const std::vector<std::string>& args) {
   in.options = *options;
 
   const bool device_given = flags->count("device") > 0;
+  if (wants_lm(*flags, "")) {
+    // A generative model: its context and cache, read on the CPU.
+    auto lm_choice = take_lm_flags(*flags, "");
+    if (!lm_choice) return fail(cmd, lm_choice.error().message);
+    in.device = device_given ? lm_choice->device : config_device.value_or("cpu");
+    lm_choice->device = "cpu";
+    auto lm = make_lm(*lm_choice);
+    if (!lm) return fail(cmd, lm.error().message);
+    const LmInfo& m = lm->runner->info();
+    in.lm = GenModelInfo{m.name, m.context_length, m.block_size, m.num_blocks};
+  }
   auto choice = take_model_flags(*flags, "");
   if (!choice) return fail(cmd, choice.error().message);
-  in.device = device_given ? choice->device : config_device.value_or("cpu");
-  if (!choice->path.empty() || choice->synthetic) {
+  if (!in.lm) in.device = device_given ? choice->device : config_device.value_or("cpu");
+  if (!in.lm && (!choice->path.empty() || choice->synthetic)) {
     choice->device = in.device;
     auto model = make_model(*choice, in.options, /*load=*/false);
     if (!model) return fail(cmd, model.error().message);

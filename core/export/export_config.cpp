@@ -24,6 +24,9 @@ constexpr FormatInfo kFormats[] = {
     {ExportFormat::kRayServe, "rayserve", "Ray Serve deployment.py and serve_config.yaml"},
     {ExportFormat::kDbie, "dbie", "Python engine (dbie) environment file"},
     {ExportFormat::kJson, "json", "Batchscope JSON"},
+    {ExportFormat::kVllm, "vllm", "vLLM serve config.yaml"},
+    {ExportFormat::kTgi, "tgi", "Hugging Face TGI launcher arguments"},
+    {ExportFormat::kTrtLlm, "trtllm", "TensorRT-LLM trtllm-serve options and Triton config.pbtxt"},
 };
 
 const FormatInfo& info(ExportFormat f) {
@@ -72,10 +75,29 @@ std::vector<ExportFormat> export_formats() {
   return out;
 }
 
+bool is_generative(ExportFormat f) {
+  return f == ExportFormat::kVllm || f == ExportFormat::kTgi || f == ExportFormat::kTrtLlm;
+}
+
+std::vector<ExportFormat> export_formats(bool generative) {
+  std::vector<ExportFormat> out;
+  for (const FormatInfo& i : kFormats) {
+    if (i.format == ExportFormat::kJson || is_generative(i.format) == generative) {
+      out.push_back(i.format);
+    }
+  }
+  return out;
+}
+
 Expected<std::vector<ExportFile>> export_config(ExportFormat format, const ExportInput& input) {
   auto checked = export_detail::check_input(input);
   if (!checked) return checked.error();
   const export_detail::Checked& c = *checked;
+  if (is_generative(format) && !input.lm) {
+    return invalid_argument(std::string("the ") + info(format).name +
+                            " export is for a generative model: give --model with a generative "
+                            "sidecar (models/tiny_lm.pt) or --synthetic-lm");
+  }
   switch (format) {
     case ExportFormat::kTriton: return export_detail::triton_files(c);
     case ExportFormat::kTfServing: return export_detail::tfserving_files(c);
@@ -84,6 +106,9 @@ Expected<std::vector<ExportFile>> export_config(ExportFormat format, const Expor
     case ExportFormat::kDbie: return export_detail::dbie_files(c);
     case ExportFormat::kJson:
       return std::vector<ExportFile>{ExportFile{"batchscope.json", json_file(c.o())}};
+    case ExportFormat::kVllm: return export_detail::vllm_files(c);
+    case ExportFormat::kTgi: return export_detail::tgi_files(c);
+    case ExportFormat::kTrtLlm: return export_detail::trtllm_files(c);
   }
   return invalid_argument("export format " + std::to_string(static_cast<int>(format)) +
                           " is unknown");

@@ -3,7 +3,8 @@
 // Carrying tuned options to production servers and back. export_config()
 // writes the options in force, for one model on one device, as the
 // configuration files of Triton, TF Serving, TorchServe, Ray Serve, the
-// Python engine (dbie) or Batchscope itself; import_config() reads a Triton
+// Python engine (dbie) or Batchscope itself, and a generative model's as
+// those of vLLM, Hugging Face TGI or TensorRT-LLM; import_config() reads a Triton
 // config.pbtxt or Batchscope JSON back into options, so that tuning can begin
 // from a production configuration. Where a target cannot express an option
 // exactly, the file says so in a comment (where its format has comments) and
@@ -31,9 +32,17 @@ enum class ExportFormat : uint8_t {
   kRayServe,    // deployment.py and serve_config.yaml
   kDbie,        // dbie.env, the Python engine's environment file
   kJson,        // batchscope.json, what `serve --config` and the window load
+  // Generative models (ExportInput::lm):
+  kVllm,    // vllm-config.yaml for `vllm serve --config`, and the command line
+  kTgi,     // tgi.env and tgi-launch.sh for text-generation-launcher
+  kTrtLlm,  // trtllm-options.yaml for trtllm-serve, and Triton's tensorrtllm config.pbtxt
 };
 
-// "triton", "tfserving", "torchserve", "rayserve", "dbie", "json".
+// True for the formats of generative servers (vllm, tgi, trtllm).
+bool is_generative(ExportFormat format);
+
+// "triton", "tfserving", "torchserve", "rayserve", "dbie", "json", "vllm",
+// "tgi", "trtllm".
 const char* export_format_name(ExportFormat format);
 // For menus and messages: "Triton config.pbtxt", ...
 const char* export_format_title(ExportFormat format);
@@ -41,6 +50,9 @@ const char* export_format_title(ExportFormat format);
 Expected<ExportFormat> parse_export_format(std::string_view name);
 // Every format, in the order of the enum.
 std::vector<ExportFormat> export_formats();
+// The formats for a tensor model, or for a generative one (batchscope.json
+// serves both).
+std::vector<ExportFormat> export_formats(bool generative);
 
 // What the options were tuned under, written as comments where the format
 // has comments. Free text is kept to one line.
@@ -52,8 +64,20 @@ struct TuningContext {
   double throughput_rps = 0;  // completed requests per second
 };
 
+// A generative model as its server needs it: the context and the paged
+// cache Batchscope ran it with.
+struct GenModelInfo {
+  std::string name;
+  int context_length = 0;  // positions a sequence may use, prompt included
+  int block_size = 16;     // positions per cache block
+  int num_blocks = 0;      // blocks in the cache
+};
+
 struct ExportInput {
   Options options;
+  // A generative model: required by the generative formats (the scheduling,
+  // max_num_seqs and max_num_batched_tokens options are theirs).
+  std::optional<GenModelInfo> lm;
   // The model's name, inputs and outputs. Triton needs them for input and
   // output; without a model its export says they are missing.
   std::optional<ModelMetadata> model;

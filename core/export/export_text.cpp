@@ -48,6 +48,17 @@ Expected<Checked> check_input(const ExportInput& in) {
                               std::to_string(in.model->max_batch_size));
     }
   }
+  if (in.lm) {
+    const GenModelInfo& m = *in.lm;
+    if (m.context_length < 2 || m.block_size < 1 || m.num_blocks < 1 ||
+        int64_t{m.num_blocks} * m.block_size < m.context_length) {
+      return invalid_argument("model '" + m.name + "': context " +
+                              std::to_string(m.context_length) + ", " +
+                              std::to_string(m.num_blocks) + " cache blocks of " +
+                              std::to_string(m.block_size) +
+                              "; the cache must hold one whole context");
+    }
+  }
   std::vector<uint32_t> sizes = in.batch_sizes;
   for (uint32_t b : sizes) {
     if (b < 1 || b > o.max_batch_size) {
@@ -141,13 +152,21 @@ std::string one_line(std::string_view s) {
 
 std::vector<std::string> context_paragraphs(const Checked& c) {
   std::vector<std::string> p;
-  p.push_back("Batchscope options in force: " + describe(c.o()) + ".");
-  std::string where;
-  if (c.in.model)
-    where = "Model " + one_line(c.in.model->name) + " on " + c.device.name + ".";
-  else
-    where = "Device " + c.device.name + "; no model was given.";
-  p.push_back(where);
+  if (c.in.lm) {
+    const GenModelInfo& m = *c.in.lm;
+    p.push_back("Batchscope options in force: " + describe_generation(c.o()) + ".");
+    p.push_back("Model " + one_line(m.name) + " on " + c.device.name + ": a context of " +
+                whole(m.context_length) + " tokens, a cache of " + whole(m.num_blocks) +
+                " blocks of " + whole(m.block_size) + " (" +
+                whole(int64_t{m.num_blocks} * m.block_size) + " tokens).");
+  } else {
+    p.push_back("Batchscope options in force: " + describe(c.o()) + ".");
+  }
+  if (!c.in.lm) {
+    p.push_back(c.in.model
+                    ? "Model " + one_line(c.in.model->name) + " on " + c.device.name + "."
+                    : "Device " + c.device.name + "; no model was given.");
+  }
   const TuningContext& t = c.in.tuning;
   if (!t.traffic.empty()) p.push_back("Tuned under traffic: " + one_line(t.traffic) + ".");
   if (t.measured) {

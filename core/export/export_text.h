@@ -64,6 +64,9 @@ std::vector<ExportFile> tfserving_files(const Checked& c);
 std::vector<ExportFile> torchserve_files(const Checked& c);
 std::vector<ExportFile> rayserve_files(const Checked& c);
 std::vector<ExportFile> dbie_files(const Checked& c);
+std::vector<ExportFile> vllm_files(const Checked& c);
+std::vector<ExportFile> tgi_files(const Checked& c);
+std::vector<ExportFile> trtllm_files(const Checked& c);
 
 Expected<ImportResult> import_triton(std::string_view text, const Options& base);
 

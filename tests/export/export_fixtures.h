@@ -25,6 +25,7 @@ inline ModelMetadata mlp_metadata() {
 // measured figures. "adaptive_gpu": values that no target expresses exactly
 // (2.5 ms wait, a queue of 1000 for batches of 64, 1.5 s timeout), two lanes
 // on cuda:1 and preferred sizes. "no_model": the defaults, no model.
+// "gen_gpu": tiny_lm on cuda:0, continuous; "gen_static": the same, static.
 inline ExportInput fixture_input(const std::string& name) {
   ExportInput in;
   if (name == "fifo_cpu") {
@@ -50,6 +51,19 @@ inline ExportInput fixture_input(const std::string& name) {
     in.options.num_lanes = 2;
     in.batch_sizes = {32, 16};
     in.tuning.traffic = "burst 3000/300 req/s, 0.2 s on, 0.2 s off";
+  } else if (name == "gen_gpu" || name == "gen_static") {
+    // tiny_lm as models/tiny_lm.json describes it, with the default cache.
+    in.lm = GenModelInfo{"tiny_lm", 1024, 16, 1024};
+    in.device = "cuda:0";
+    in.options.max_num_seqs = 48;
+    in.options.max_num_batched_tokens = 768;
+    in.options.queue_capacity = 512;
+    in.options.request_timeout_ms = 60000;
+    in.tuning.traffic = "poisson 20 req/s, prompts uniform 16..64, max_tokens lognormal 32";
+    if (name == "gen_static") {
+      in.options.scheduling = Scheduling::kStatic;
+      in.options.max_wait_us = 5000;
+    }
   }
   return in;
 }

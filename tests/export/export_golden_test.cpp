@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "export/export_config.h"
+#include "export/pbtxt.h"
 #include "tests/export/export_fixtures.h"
 
 namespace batchscope {
@@ -100,7 +101,11 @@ INSTANTIATE_TEST_SUITE_P(Formats, ExportGolden,
                                            GoldenCase{"adaptive_gpu", ExportFormat::kJson},
                                            GoldenCase{"no_model", ExportFormat::kTriton},
                                            GoldenCase{"no_model", ExportFormat::kRayServe},
-                                           GoldenCase{"no_model", ExportFormat::kDbie}),
+                                           GoldenCase{"no_model", ExportFormat::kDbie},
+                                           GoldenCase{"gen_gpu", ExportFormat::kVllm},
+                                           GoldenCase{"gen_gpu", ExportFormat::kTgi},
+                                           GoldenCase{"gen_gpu", ExportFormat::kTrtLlm},
+                                           GoldenCase{"gen_gpu", ExportFormat::kJson}),
                          case_name);
 
 TEST(Export, FileNamesAndCountsPerFormat) {
@@ -122,7 +127,7 @@ TEST(Export, FileNamesAndCountsPerFormat) {
 
 TEST(Export, IsTheSameEveryTimeAndUnderAnyNumericLocale) {
   const ExportInput in = fixture_input("adaptive_gpu");
-  for (ExportFormat f : export_formats()) {
+  for (ExportFormat f : export_formats(false)) {
     auto a = export_config(f, in);
     auto b = export_config(f, in);
     ASSERT_TRUE(a.ok() && b.ok());
@@ -134,7 +139,7 @@ TEST(Export, IsTheSameEveryTimeAndUnderAnyNumericLocale) {
   const std::string saved = std::setlocale(LC_NUMERIC, nullptr);
   for (const char* name : {"de_DE.UTF-8", "fr_FR.UTF-8", "de_DE", "fr_FR"}) {
     if (!std::setlocale(LC_NUMERIC, name)) continue;
-    for (ExportFormat f : export_formats()) {
+    for (ExportFormat f : export_formats(false)) {
       auto files = export_config(f, in);
       std::setlocale(LC_NUMERIC, "C");
       auto plain = export_config(f, in);
@@ -149,7 +154,7 @@ TEST(Export, IsTheSameEveryTimeAndUnderAnyNumericLocale) {
 
 TEST(Export, TuningContextIsWrittenWhereTheFormatHasComments) {
   const ExportInput in = fixture_input("fifo_cpu");
-  for (ExportFormat f : export_formats()) {
+  for (ExportFormat f : export_formats(false)) {
     if (f == ExportFormat::kJson) continue;
     auto files = export_config(f, in);
     ASSERT_TRUE(files.ok());
@@ -160,6 +165,81 @@ TEST(Export, TuningContextIsWrittenWhereTheFormatHasComments) {
       EXPECT_NE(t.find("throughput 1498.2 requests/s"), std::string::npos) << file.name;
     }
   }
+}
+
+TEST(Export, GenerativeFormatsNeedAGenerativeModelAndSayWhatDoesNotCarryOver) {
+  for (ExportFormat f : {ExportFormat::kVllm, ExportFormat::kTgi, ExportFormat::kTrtLlm}) {
+    EXPECT_TRUE(is_generative(f));
+    auto refused = export_config(f, fixture_input("fifo_cpu"));
+    ASSERT_FALSE(refused.ok());
+    EXPECT_NE(refused.error().message.find("is for a generative model"), std::string::npos);
+  }
+  EXPECT_EQ(export_formats(true), (std::vector<ExportFormat>{ExportFormat::kJson,
+                                                             ExportFormat::kVllm,
+                                                             ExportFormat::kTgi,
+                                                             ExportFormat::kTrtLlm}));
+  auto names = [](ExportFormat f) {
+    std::vector<std::string> out;
+    const auto files = export_config(f, fixture_input("gen_gpu"));
+    for (const ExportFile& file : files.value()) out.push_back(file.name);
+    return out;
+  };
+  using V = std::vector<std::string>;
+  EXPECT_EQ(names(ExportFormat::kVllm), (V{"vllm-config.yaml", "vllm-serve.sh"}));
+  EXPECT_EQ(names(ExportFormat::kTgi), (V{"tgi.env", "tgi-launch.sh"}));
+  EXPECT_EQ(names(ExportFormat::kTrtLlm), (V{"trtllm-options.yaml", "config.pbtxt"}));
+
+  auto text = [](const char* fixture, ExportFormat f, size_t i) {
+    return flat(export_config(f, fixture_input(fixture)).value()[i].text);
+  };
+  // The continuous fixture.
+  EXPECT_NE(text("gen_gpu", ExportFormat::kVllm, 0).find("\nmax-num-seqs: 48\n"),
+            std::string::npos);
+  EXPECT_NE(text("gen_gpu", ExportFormat::kVllm, 1).find("--max-num-batched-tokens 768"),
+            std::string::npos);
+  EXPECT_NE(text("gen_gpu", ExportFormat::kTgi, 0).find("MAX_CONCURRENT_REQUESTS=560"),
+            std::string::npos);
+  EXPECT_NE(text("gen_gpu", ExportFormat::kTgi, 0).find("max_num_seqs 48 + queue_capacity 512"),
+            std::string::npos);
+  EXPECT_NE(text("gen_gpu", ExportFormat::kTrtLlm, 0).find("capacity_scheduler_policy: "
+                                                            "MAX_UTILIZATION"),
+            std::string::npos);
+  // Static scheduling has no equivalent in vLLM or TGI, and is STATIC_BATCH in TensorRT-LLM.
+  EXPECT_NE(text("gen_static", ExportFormat::kVllm, 0)
+                .find("Not expressible: scheduling = static (max_wait 5 ms). vLLM batches "
+                      "continuously"),
+            std::string::npos);
+  EXPECT_NE(text("gen_static", ExportFormat::kTgi, 1).find("scheduling = static"),
+            std::string::npos);
+  EXPECT_NE(text("gen_static", ExportFormat::kTrtLlm, 0).find("capacity_scheduler_policy: "
+                                                               "STATIC_BATCH"),
+            std::string::npos);
+  EXPECT_NE(text("gen_static", ExportFormat::kTrtLlm, 1).find("string_value: \"V1\""),
+            std::string::npos);
+  // Every file says what it was tuned under.
+  for (ExportFormat f : {ExportFormat::kVllm, ExportFormat::kTgi, ExportFormat::kTrtLlm}) {
+    const auto files = export_config(f, fixture_input("gen_gpu"));
+    for (const ExportFile& file : files.value()) {
+      EXPECT_NE(flat(file.text).find("a cache of 1024 blocks of 16 (16384 tokens)"),
+                std::string::npos)
+          << file.name;
+    }
+  }
+  // The tensorrtllm config.pbtxt is well-formed protobuf text.
+  for (const char* fixture : {"gen_gpu", "gen_static"}) {
+    const std::string pb = export_config(ExportFormat::kTrtLlm, fixture_input(fixture)).value()[1].text;
+    auto doc = parse_pbtxt(pb);
+    ASSERT_TRUE(doc.ok()) << doc.error().message;
+    EXPECT_GE(doc->size(), 9u);  // backend, max_batch_size, two blocks, six parameters
+  }
+  // A cache smaller than one context is refused.
+  ExportInput small = fixture_input("gen_gpu");
+  small.lm->num_blocks = 10;
+  auto refused = export_config(ExportFormat::kVllm, small);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().message,
+            "model 'tiny_lm': context 1024, 10 cache blocks of 16; the cache must hold one "
+            "whole context");
 }
 
 TEST(Export, TritonWithoutModelSaysInputAndOutputAreMissing) {

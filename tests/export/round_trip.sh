@@ -59,6 +59,29 @@ refused() {  # PATTERN ARGS...: the command must fail and say PATTERN
   fi
   grep -q -- "$pattern" "$dir/refused.txt" || { cat "$dir/refused.txt" >&2; exit 1; }
 }
+# A generative model's formats: YAML that reads back, shell scripts that
+# parse, the Triton tensorrtllm configuration; a tensor model is refused.
+gen=(--synthetic-lm 1000,10 --cache-tokens 4096 --max-num-seqs 24 --max-num-batched-tokens 256)
+for f in vllm tgi trtllm; do
+  "$bin" export --format "$f" "${gen[@]}" --device cuda:0 --out "$dir/$f" >/dev/null
+done
+grep -q '^max-num-seqs: 24$' "$dir/vllm/vllm-config.yaml"
+grep -q '^MAX_BATCH_TOTAL_TOKENS=4096$' "$dir/tgi/tgi.env"
+grep -q '^  max_tokens: 4096$' "$dir/trtllm/trtllm-options.yaml"
+grep -q '^backend: "tensorrtllm"$' "$dir/trtllm/config.pbtxt"
+sh -n "$dir/vllm/vllm-serve.sh" && sh -n "$dir/tgi/tgi-launch.sh"
+python3 - "$dir" <<'PY'
+import sys, yaml
+d = sys.argv[1]
+v = yaml.safe_load(open(d + "/vllm/vllm-config.yaml"))
+assert v == {"max-num-seqs": 24, "max-num-batched-tokens": 256, "enable-chunked-prefill": True,
+             "scheduling-policy": "fcfs", "max-model-len": 1024, "block-size": 16}, v
+t = yaml.safe_load(open(d + "/trtllm/trtllm-options.yaml"))
+assert t["max_batch_size"] == 24 and t["max_num_tokens"] == 256, t
+assert t["scheduler_config"]["capacity_scheduler_policy"] == "MAX_UTILIZATION", t
+assert t["kv_cache_config"]["max_tokens"] == 4096, t
+PY
+refused 'is for a generative model' export --format vllm --synthetic 100,10
 refused 'line 7: the block opened on line 5 is not closed' import --from "$here/data/malformed.pbtxt"
 refused 'line 3: max_batch_size = -8 is out of range' import --from "$here/data/negative_batch.pbtxt"
 refused 'max_batch_size must be a whole number' export --format json --config "$here/data/bad_field.json"

@@ -19,7 +19,7 @@ void export_config_dialog(QWidget* parent, const ExportInput& input) {
   dialog.resize(760, 560);
   auto* col = new QVBoxLayout(&dialog);
   auto* format = new QComboBox;
-  for (ExportFormat f : export_formats())
+  for (ExportFormat f : export_formats(input.lm.has_value()))
     format->addItem(export_format_title(f), static_cast<int>(f));
   col->addWidget(format);
   auto* preview = new QPlainTextEdit;
