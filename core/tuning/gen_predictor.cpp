@@ -67,6 +67,7 @@ GenRun predict_gen(const ArrivalSpec& spec, GenWorkload& workload, const Options
   if (!closed) next = schedule.next();
   const TimePoint end_of_closed = run.start + seconds_of(spec.duration_s);
   uint64_t sent = 0, pending = 0, next_id = 1;
+  bool accepted = false;  // the last send was admitted
 
   // As run_gen_load sends and books a request through GenEngineTarget.
   auto send = [&](Duration offset) {
@@ -106,6 +107,7 @@ GenRun predict_gen(const ArrivalSpec& spec, GenWorkload& workload, const Options
     if (!sched.check(req)) return refuse("refused");
     if (sched.waiting() >= o.queue_capacity) return refuse("rejected");
     ++pending;
+    accepted = true;
     sched.add(next_id++, std::move(req), arrival,
               arrival + std::chrono::milliseconds(o.request_timeout_ms));
   };
@@ -114,9 +116,13 @@ GenRun predict_gen(const ArrivalSpec& spec, GenWorkload& workload, const Options
   for (;;) {
     const TimePoint now = clock.now();
     if (closed) {
+      // A refused send is sent again after the next step, not at once: on a
+      // virtual clock a full queue would refuse it for ever at this instant.
       while (pending < spec.concurrency && now < end_of_closed &&
              !(spec.max_requests && sent >= spec.max_requests)) {
+        accepted = false;
         send(now - run.start);
+        if (!accepted) break;
       }
     } else {
       while (next && run.start + *next <= now) {

@@ -99,6 +99,43 @@ TEST(GenLoad, EveryScheduledRequestIsSentWithItsLengthsAndRecorded) {
   EXPECT_EQ(s.output_tokens, tokens);
 }
 
+// Holds two requests in flight for ever and refuses the rest at once, as an
+// engine with a full queue does.
+class FullTarget final : public GenTarget {
+ public:
+  explicit FullTarget(Clock& c) : clock_(c) {}
+  void send(const std::string&, uint32_t, Callbacks cb) override {
+    if (held.size() < 2) {
+      held.push_back(std::move(cb));
+      return;
+    }
+    ++refused;
+    cb.on_done(false, 0, clock_.now(), "rejected");
+  }
+  std::vector<Callbacks> held;
+  int refused = 0;
+
+ private:
+  Clock& clock_;
+};
+
+TEST(GenLoad, AClosedLoopThatIsRefusedWaitsForAnAnswerBeforeSendingAgain) {
+  ArrivalSpec spec;
+  spec.pattern = Pattern::kClosed;
+  spec.concurrency = 10;
+  spec.duration_s = 0.05;
+  GenWorkload w(*LengthDist::parse("fixed:5", "p"), *LengthDist::parse("fixed:3", "m"), 3);
+  SteadyClock clock;
+  FullTarget t(clock);
+  const GenRun run = run_gen_load(spec, w, t, clock, milliseconds(1));
+  // Two held, one refused; then nothing ends, so nothing more is sent (it
+  // used to send and be refused for the whole run, keeping every try).
+  EXPECT_EQ(t.refused, 1);
+  ASSERT_EQ(run.requests.size(), 3u);
+  EXPECT_EQ(run.requests[2].outcome, "rejected");
+  EXPECT_FALSE(run.requests[0].done);
+}
+
 GenRequestResult answered(int64_t sent_ms, int64_t first_ms, std::vector<int64_t> gaps_ms,
                           uint32_t max_tokens, const TimePoint t0) {
   GenRequestResult r;

@@ -258,6 +258,28 @@ TEST(GenPredictor, AClosedLoopKeepsItsConcurrencyAndStopsSendingAtTheEnd) {
   for (const StepRecord& s : run.steps) EXPECT_LE(s.decodes + s.prefills, 4u);
 }
 
+TEST(GenPredictor, AClosedLoopBeyondTheQueueIsRefusedOncePerStepAndEnds) {
+  ArrivalSpec spec;
+  spec.pattern = Pattern::kClosed;
+  spec.concurrency = 50;
+  spec.duration_s = 0.2;
+  GenWorkload w = workload();
+  const SyntheticLm model(SyntheticLmOptions{});
+  Options o;
+  o.max_num_seqs = 2;
+  o.queue_capacity = 4;
+  const GenRun run = predict_gen(spec, w, o, model.info(), GenStepCost::synthetic(1000, 10));
+  size_t rejected = 0, ok = 0;
+  for (const GenRequestResult& r : run.requests) {
+    rejected += r.outcome == "rejected";
+    ok += r.ok;
+  }
+  EXPECT_GT(ok, 0u);
+  EXPECT_GT(rejected, 0u);
+  EXPECT_LE(rejected, run.steps.size() + 1);  // at most one refusal per step
+  EXPECT_EQ(ok + rejected, run.requests.size());
+}
+
 TEST(GenPredictor, ACostIsPricedPerDecodeAndPerPromptToken) {
   const GenStepCost c{100, 10, 2};
   EXPECT_EQ(c.of_step(3, 50), microseconds(230));
