@@ -48,8 +48,9 @@ std::string export_help() {
 
 std::string import_help() {
   return "usage: batchscope import --from FILE [--out FILE.json] [--config BASE.json]\n"
-         "Reads a Triton config.pbtxt (max_batch_size, dynamic_batching, instance_group) or\n"
-         "Batchscope JSON and writes Batchscope JSON (to stdout without --out), which\n"
+         "Reads a Triton config.pbtxt (max_batch_size, dynamic_batching, instance_group), a\n"
+         "vLLM config YAML (max-num-seqs, max-num-batched-tokens) or Batchscope JSON and\n"
+         "writes Batchscope JSON (to stdout without --out), which\n"
          "serve --config and the window load. What the file does not say comes from\n"
          "--config, or the defaults; what does not carry over exactly is listed on stderr.\n";
 }
@@ -166,11 +167,14 @@ int run_export(const std::vector<std::string>& args) {
     auto lm_choice = take_lm_flags(*flags, "");
     if (!lm_choice) return fail(cmd, lm_choice.error().message);
     in.device = device_given ? lm_choice->device : config_device.value_or("cpu");
-    lm_choice->device = "cpu";
-    auto lm = make_lm(*lm_choice);
-    if (!lm) return fail(cmd, lm.error().message);
-    const LmInfo& m = lm->runner->info();
-    in.lm = GenModelInfo{m.name, m.context_length, m.block_size, m.num_blocks};
+    auto m = lm_info(*lm_choice);
+    if (!m) return fail(cmd, m.error().message);
+    in.lm = GenModelInfo{m->name, m->context_length, m->block_size, m->num_blocks};
+    if (!is_generative(*format) && *format != ExportFormat::kJson) {
+      return fail(cmd, std::string("--format ") + export_format_name(*format) +
+                           " is for a tensor model; a generative model exports as vllm, tgi, "
+                           "trtllm or json");
+    }
   }
   auto choice = take_model_flags(*flags, "");
   if (!choice) return fail(cmd, choice.error().message);

@@ -60,10 +60,9 @@ int run_gen_predict(const LmChoice& choice, const Options& options, const Arriva
                     GenLengthFlags lengths, const std::string& cost_file, double calibration_s,
                     const GenPredictOutputs& out) {
   // The model's context and cache, as the engine would have them.
-  auto lm = make_lm(choice);
-  if (!lm) return fail(lm.error().message, 1);
-  const LmInfo info = lm->runner->info();
-  lm->runner.reset();
+  auto described = lm_info(choice);
+  if (!described) return fail(described.error().message, 1);
+  const LmInfo info = *described;
   if (Status s = check_cache(info); !s) return fail(s.message(), 1);
   if (Status s = options.validate(); !s) return fail(s.message());
   const auto context = static_cast<uint32_t>(std::max(2, info.context_length));
@@ -91,6 +90,10 @@ int run_gen_predict(const LmChoice& choice, const Options& options, const Arriva
   }
   std::printf("  step cost: %.1f us + %.3f us per decode + %.3f us per prompt token (%s)\n",
               cost.step_us, cost.decode_us, cost.prefill_token_us, priced.c_str());
+  if (cost.of_step(1, 0) <= Duration(0)) {
+    return fail("a step that costs nothing cannot be predicted (" + priced +
+                "): give the model a cost, for example --synthetic-lm 2000,20");
+  }
 
   GenWorkload workload = lengths.workload(spec.seed);
   GenRun run = predict_gen(spec, workload, options, info, cost);

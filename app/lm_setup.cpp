@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "app/lm_setup.h"
 
+#include <algorithm>
 #include <thread>
 
 #include "app/cli_args.h"
@@ -8,6 +9,7 @@
 #include "generation/synthetic_lm.h"
 
 #ifdef BATCHSCOPE_WITH_TORCH
+#include "torch/metadata_json.h"
 #include "torch/torch_lm.h"
 #endif
 
@@ -84,6 +86,28 @@ Expected<LmSetup> make_lm(const LmChoice& choice) {
   if (!lm) return lm.error();
   s.runner = std::move(*lm);
   return s;
+#else
+  return invalid_argument("this build has no LibTorch; use --synthetic-lm STEP_US,TOKEN_US");
+#endif
+}
+
+Expected<LmInfo> lm_info(const LmChoice& choice) {
+  if (choice.synthetic) {
+    SyntheticLmOptions o;
+    LmInfo info;
+    info.name = "synthetic_lm";
+    info.context_length = o.context_length;
+    info.block_size = o.block_size;
+    info.num_blocks =
+        choice.cache_tokens > 0 ? (choice.cache_tokens + o.block_size - 1) / o.block_size : o.num_blocks;
+    return info;
+  }
+#ifdef BATCHSCOPE_WITH_TORCH
+  auto info = TorchLm::read_lm_sidecar(sidecar_path(choice.path));
+  if (!info) return info.error();
+  const int tokens = choice.cache_tokens > 0 ? choice.cache_tokens : TorchLm::kDefaultCacheTokens;
+  info->num_blocks = (tokens + std::max(1, info->block_size) - 1) / std::max(1, info->block_size);
+  return info;
 #else
   return invalid_argument("this build has no LibTorch; use --synthetic-lm STEP_US,TOKEN_US");
 #endif

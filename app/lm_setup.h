@@ -35,6 +35,9 @@ struct LmSetup {
   std::string device = "cpu";
 };
 Expected<LmSetup> make_lm(const LmChoice& choice);
+// The model's description (context, cache blocks) without loading it or
+// allocating its cache: the synthetic model's, or the sidecar's.
+Expected<LmInfo> lm_info(const LmChoice& choice);
 
 // Help lines for the flags above.
 std::string lm_flags_help();

@@ -271,6 +271,7 @@ class BasicEngine {
   bool planner_exit_ = false;
   std::string lane_error_;
   uint32_t lanes_prepared_ = 0;  // lanes past Runner::prepare (or failed in it) since start()
+  uint32_t lanes_ready_ = 0;     // of them, those that prepared
   std::condition_variable prepared_cv_;
   EngineCounters counters_;
   RecordBatch records_;

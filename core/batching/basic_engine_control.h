@@ -64,6 +64,10 @@ Status BasicEngine<In, Out>::start() {
   std::unique_lock lk(mu_);
   prepared_cv_.wait(
       lk, [&] { return lanes_prepared_ >= std::min(o.num_lanes, target_lanes_) || stopping_; });
+  if (lanes_ready_ == 0 && !stopping_) {
+    // Not one lane can serve: say why, as when a runner cannot be made.
+    return Error{ErrorCode::kModelError, lane_error_};
+  }
   return Status::Ok();
 }
 

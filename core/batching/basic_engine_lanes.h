@@ -43,10 +43,14 @@ void BasicEngine<In, Out>::lane_thread(int lane, std::unique_ptr<Runner> runner)
       why = e.what();
     }
     if (!runner) {
-      std::lock_guard g(mu_);
-      lane_error_ = "could not make the runner for lane " + std::to_string(lane) +
-                    (why.empty() ? "" : ": " + why);
-      lane_running_[lane] = false;
+      {
+        std::lock_guard g(mu_);
+        lane_error_ = "could not make the runner for lane " + std::to_string(lane) +
+                      (why.empty() ? "" : ": " + why);
+        lane_running_[lane] = false;
+        ++lanes_prepared_;  // as far as it will get: start() must not wait for it
+      }
+      prepared_cv_.notify_all();
       return;
     }
   }
@@ -62,6 +66,8 @@ void BasicEngine<In, Out>::lane_thread(int lane, std::unique_ptr<Runner> runner)
     if (!why.empty()) {
       lane_error_ = "lane " + std::to_string(lane) + " could not prepare its runner: " + why;
       lane_running_[lane] = false;
+    } else {
+      ++lanes_ready_;
     }
   }
   prepared_cv_.notify_all();

@@ -146,8 +146,10 @@ Expected<ImportResult> import_config(std::string_view text, const Options& base)
     return r;
   }
   if (first == text.size()) {
-    return invalid_argument("the file is empty; expected Batchscope JSON or a Triton config.pbtxt");
+    return invalid_argument(
+        "the file is empty; expected Batchscope JSON, a Triton config.pbtxt or a vLLM config YAML");
   }
+  if (export_detail::looks_like_vllm(text)) return export_detail::import_vllm(text, base);
   return export_detail::import_triton(text, base);
 }
 

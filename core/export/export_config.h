@@ -5,7 +5,7 @@
 // configuration files of Triton, TF Serving, TorchServe, Ray Serve, the
 // Python engine (dbie) or Batchscope itself, and a generative model's as
 // those of vLLM, Hugging Face TGI or TensorRT-LLM; import_config() reads a Triton
-// config.pbtxt or Batchscope JSON back into options, so that tuning can begin
+// config.pbtxt, a vLLM config YAML or Batchscope JSON back into options, so that tuning can begin
 // from a production configuration. Where a target cannot express an option
 // exactly, the file says so in a comment (where its format has comments) and
 // docs/export.md has the mapping table.
@@ -107,7 +107,7 @@ Status write_export(const std::vector<ExportFile>& files, const std::string& dir
 
 struct ImportResult {
   Options options;
-  ExportFormat source = ExportFormat::kJson;  // kTriton or kJson
+  ExportFormat source = ExportFormat::kJson;  // kTriton, kVllm or kJson
   // Triton only: the device its instance_group names, when it names one.
   std::optional<std::string> device;
   // Triton only: preferred_batch_size, when given.
@@ -116,8 +116,9 @@ struct ImportResult {
   std::vector<std::string> notes;
 };
 
-// Reads Batchscope JSON (text that begins with '{') or a Triton config.pbtxt
-// over `base`, which supplies what the file does not say. Malformed input is
+// Reads Batchscope JSON (text that begins with '{'), a vLLM config YAML (a
+// line that begins with max-num-seqs: or max-num-batched-tokens:) or a
+// Triton config.pbtxt over `base`, which supplies what the file does not say. Malformed input is
 // refused with the field named, and for config.pbtxt the line.
 Expected<ImportResult> import_config(std::string_view text, const Options& base);
 

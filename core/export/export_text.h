@@ -69,5 +69,9 @@ std::vector<ExportFile> tgi_files(const Checked& c);
 std::vector<ExportFile> trtllm_files(const Checked& c);
 
 Expected<ImportResult> import_triton(std::string_view text, const Options& base);
+// A line that begins with max-num-seqs: or max-num-batched-tokens: (or their
+// underscore forms).
+bool looks_like_vllm(std::string_view text);
+Expected<ImportResult> import_vllm(std::string_view text, const Options& base);
 
 }  // namespace batchscope::export_detail

@@ -7,6 +7,8 @@
 // The keys were checked against each project's documentation
 // (docs/export.md names the versions).
 
+#include <algorithm>
+
 #include "export/export_text.h"
 
 namespace batchscope::export_detail {
@@ -27,9 +29,11 @@ std::string common_caveats(const Checked& c, std::string_view server) {
               "token budgets and context below are for the model Batchscope ran.");
   if (server == "TensorRT-LLM") {
     out += comment("Not expressible: request_timeout_ms = " + whole(o.request_timeout_ms) +
-                   ", and in trtllm-serve queue_capacity = " + whole(o.queue_capacity) +
-                   ". Neither has a request timeout or a queue bound; in Triton, "
-                   "config.pbtxt's max_queue_size bounds the queue.");
+                   ", a request's whole life, and in trtllm-serve queue_capacity = " +
+                   whole(o.queue_capacity) +
+                   ". trtllm-serve has neither a request timeout nor a queue bound; Triton's "
+                   "queue policy bounds the queue (max_queue_size in config.pbtxt) and could "
+                   "time out only the time queued.");
   } else {
     out += comment("Not expressible: queue_capacity = " + whole(o.queue_capacity) + " and " +
                    "request_timeout_ms = " + whole(o.request_timeout_ms) + ". " +
@@ -57,8 +61,8 @@ std::vector<ExportFile> vllm_files(const Checked& c) {
       "0.9) of the GPU; Batchscope ran with " +
       whole(m.num_blocks) + " blocks of " + whole(m.block_size) + " tokens (" +
       whole(cache_tokens(m)) +
-      " tokens). num-gpu-blocks-override holds vLLM's at that, "
-      "for a comparison only.");
+      " tokens). Uncomment num-gpu-blocks-override below (or add --num-gpu-blocks-override " +
+      whole(m.num_blocks) + ") to hold vLLM's at that, for a comparison only.");
   head += static_caveat(c, "vLLM");
   head += common_caveats(c, "vLLM");
   head += comment(
@@ -97,6 +101,10 @@ std::vector<ExportFile> tgi_files(const Checked& c) {
   const Options& o = c.o();
   const GenModelInfo& m = *c.in.lm;
   const int64_t concurrent = int64_t{o.queue_capacity} + o.max_num_seqs;
+  // TGI prefills a prompt in one pass: its launcher wants max-input-tokens
+  // within max-batch-prefill-tokens, and that within max-batch-total-tokens.
+  const int64_t input = std::min<int64_t>(m.context_length - 1, o.max_num_batched_tokens);
+  const int64_t total = std::max<int64_t>(cache_tokens(m), o.max_num_batched_tokens);
   struct Arg {
     const char* flag;
     const char* env;
@@ -106,8 +114,8 @@ std::vector<ExportFile> tgi_files(const Checked& c) {
       {"--max-concurrent-requests", "MAX_CONCURRENT_REQUESTS", whole(concurrent)},
       {"--max-batch-size", "MAX_BATCH_SIZE", whole(o.max_num_seqs)},
       {"--max-batch-prefill-tokens", "MAX_BATCH_PREFILL_TOKENS", whole(o.max_num_batched_tokens)},
-      {"--max-batch-total-tokens", "MAX_BATCH_TOTAL_TOKENS", whole(cache_tokens(m))},
-      {"--max-input-tokens", "MAX_INPUT_TOKENS", whole(m.context_length - 1)},
+      {"--max-batch-total-tokens", "MAX_BATCH_TOTAL_TOKENS", whole(total)},
+      {"--max-input-tokens", "MAX_INPUT_TOKENS", whole(input)},
       {"--max-total-tokens", "MAX_TOTAL_TOKENS", whole(m.context_length)},
       {"--waiting-served-ratio", "WAITING_SERVED_RATIO", "0"},
       {"--max-waiting-tokens", "MAX_WAITING_TOKENS", "1"},
@@ -124,10 +132,17 @@ std::vector<ExportFile> tgi_files(const Checked& c) {
       "max_num_seqs " +
       whole(o.max_num_seqs) + " + queue_capacity " + whole(o.queue_capacity) + " = " +
       whole(concurrent) + ".");
-  head +=
-      comment("The cache: max-batch-total-tokens is Batchscope's cache, " + whole(cache_tokens(m)) +
-              " tokens; TGI infers it from the GPU's memory when "
-              "left out.");
+  head += comment(
+      "The cache: max-batch-total-tokens is Batchscope's cache, " + whole(cache_tokens(m)) +
+      " tokens" +
+      (total > cache_tokens(m) ? ", raised to the token budget, which TGI wants within it" : "") +
+      "; TGI infers it from the GPU's memory when left out.");
+  if (input < m.context_length - 1) {
+    head += comment("Not exact: prompts are capped at max-input-tokens " + whole(input) +
+                    ", the token budget, as TGI prefills a prompt in one pass within "
+                    "max-batch-prefill-tokens; Batchscope prefills longer prompts (up to " +
+                    whole(m.context_length - 1) + " tokens) in chunks.");
+  }
   head += static_caveat(c, "TGI");
   head += comment("Not expressible: request_timeout_ms = " + whole(o.request_timeout_ms) +
                   "; TGI has no request timeout of its own.");
@@ -161,7 +176,9 @@ std::vector<ExportFile> trtllm_files(const Checked& c) {
   head += comment(
       std::string("The capacity scheduler: ") +
       (stat ? "STATIC_BATCH, as Batchscope's static scheduling: a batch runs until all of "
-              "it ends. Batchscope's max_wait has no equivalent."
+              "it ends (in Triton's config.pbtxt: gpt_model_type V1, which recent "
+              "tensorrtllm_backend releases no longer have). Batchscope's max_wait has no "
+              "equivalent."
             : "MAX_UTILIZATION, as Batchscope: it admits while there is room and pauses a "
               "running request when the cache runs out (Batchscope preempts the newest and "
               "recomputes it). GUARANTEED_NO_EVICT, TensorRT-LLM's default, admits only what "

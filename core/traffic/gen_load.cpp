@@ -108,17 +108,18 @@ GenRun run_gen_load(const ArrivalSpec& spec, GenWorkload& workload, GenTarget& t
     };
     target.send(prompt, len.max_tokens, std::move(cb));
     lk.lock();
-    // A closed loop whose request was refused at once (a full queue) sends
-    // again only when one in flight has ended: else it would send and be
+    // A closed loop whose request was refused at once (a full queue, or a
+    // request the model cannot take) sends again only when one in flight has
+    // ended, or after 10 ms with none in flight: else it would send and be
     // refused as fast as it can, with a result kept for every try.
     const GenRequestResult& q = book->results[i];
     if (closed && q.done && !q.ok) {
       const uint64_t in_flight = book->pending;
-      while (book->pending >= in_flight && book->pending > 0 && clock.now() < end_of_closed) {
-        clock.wait_until(lk, book->cv, end_of_closed);
-      }
-      if (book->pending == 0) {
-        while (clock.now() < end_of_closed) clock.wait_until(lk, book->cv, end_of_closed);
+      const TimePoint until =
+          in_flight > 0 ? end_of_closed
+                        : std::min(end_of_closed, clock.now() + std::chrono::milliseconds(10));
+      while ((in_flight == 0 || book->pending >= in_flight) && clock.now() < until) {
+        clock.wait_until(lk, book->cv, until);
       }
     }
   }

@@ -34,7 +34,9 @@ class CostLm final : public LmRunner {
       prefill += static_cast<uint32_t>(p.tokens.size());
       rows += p.want_logits;
     }
-    clock_.advance(cost_.of_step(static_cast<uint32_t>(step.decodes.size()), prefill));
+    // At least a nanosecond: a step that took no time would stop the clock.
+    clock_.advance(
+        std::max(Duration(1), cost_.of_step(static_cast<uint32_t>(step.decodes.size()), prefill)));
     LmLogits out;
     out.rows = rows;
     out.values.assign(rows * static_cast<size_t>(std::max(1, info_.vocab_size)), 0.0f);
@@ -68,6 +70,11 @@ GenRun predict_gen(const ArrivalSpec& spec, GenWorkload& workload, const Options
   const TimePoint end_of_closed = run.start + seconds_of(spec.duration_s);
   uint64_t sent = 0, pending = 0, next_id = 1;
   bool accepted = false;  // the last send was admitted
+  // A closed loop refused at once sends again when fewer than this are in
+  // flight, as run_gen_load waits for an answer (0: not blocked), or with
+  // none in flight at retry_at, 10 ms on.
+  uint64_t blocked_at = 0;
+  TimePoint retry_at = kNever;
 
   // As run_gen_load sends and books a request through GenEngineTarget.
   auto send = [&](Duration offset) {
@@ -102,7 +109,7 @@ GenRun predict_gen(const ArrivalSpec& spec, GenWorkload& workload, const Options
       GenRequestResult& q = results[i];
       q.done = true;
       q.outcome = outcome;
-      q.finished = clock.now();
+      q.finished = arrival;
     };
     if (!sched.check(req)) return refuse("refused");
     if (sched.waiting() >= o.queue_capacity) return refuse("rejected");
@@ -116,13 +123,20 @@ GenRun predict_gen(const ArrivalSpec& spec, GenWorkload& workload, const Options
   for (;;) {
     const TimePoint now = clock.now();
     if (closed) {
-      // A refused send is sent again after the next step, not at once: on a
-      // virtual clock a full queue would refuse it for ever at this instant.
-      while (pending < spec.concurrency && now < end_of_closed &&
+      // After a refusal, the next send waits for a request in flight to end,
+      // as run_gen_load's does (with none in flight, for the end of the run).
+      if (blocked_at > 0 && (pending < blocked_at || now >= retry_at)) {
+        blocked_at = 0;
+        retry_at = kNever;
+      }
+      while (blocked_at == 0 && pending < spec.concurrency && now < end_of_closed &&
              !(spec.max_requests && sent >= spec.max_requests)) {
         accepted = false;
         send(now - run.start);
-        if (!accepted) break;
+        if (!accepted) {
+          blocked_at = pending > 0 ? pending : UINT64_MAX;
+          if (pending == 0) retry_at = now + std::chrono::milliseconds(10);
+        }
       }
     } else {
       while (next && run.start + *next <= now) {
@@ -139,7 +153,7 @@ GenRun predict_gen(const ArrivalSpec& spec, GenWorkload& workload, const Options
       }
       continue;
     }
-    TimePoint at = out.wake;
+    TimePoint at = std::min(out.wake, retry_at);
     if (next) at = std::min(at, run.start + *next);
     if (at == kNever) break;
     clock.advance_to(std::max(at, now + Duration(1)));

@@ -46,10 +46,9 @@ struct GenStepCost {
 };
 
 // `model` gives the context, the cache (block_size, num_blocks) and the
-// vocabulary; `max_steps` bounds a run that would not end (an overload with
-// no deadline), after which the requests left are failed as "predictor
-// stopped".
+// vocabulary; `max_steps` bounds the run (its records take about 100 bytes a
+// step), after which the requests left are failed as "predictor stopped".
 GenRun predict_gen(const ArrivalSpec& spec, GenWorkload& workload, const Options& options,
-                   const LmInfo& model, const GenStepCost& cost, uint64_t max_steps = 50'000'000);
+                   const LmInfo& model, const GenStepCost& cost, uint64_t max_steps = 5'000'000);
 
 }  // namespace batchscope

@@ -100,7 +100,7 @@ Expected<StepCost> parse_step_cost_json(std::string_view text) {
     if (!it->is_number() || !std::isfinite(it->get<double>()) || it->get<double>() < 0 ||
         it->get<double>() >= 1e7) {
       return invalid_argument(std::string("\"") + key + "\" must be a number of microseconds from 0 "
-                              "to 10 s, not " + it->dump());
+                              "to 10 s, not " + it->dump().substr(0, 60));
     }
     out = it->get<double>();
     return Status::Ok();

@@ -92,5 +92,13 @@ TEST(Prepare, ALaneThatCannotPrepareIsNamedAndTheOthersServe) {
   engine.stop();
 }
 
+TEST(Prepare, StartFailsNamingWhyWhenNoLaneCanPrepare) {
+  auto seen = std::make_shared<Seen>();
+  Engine engine(factory(seen, 0), Options{.max_batch_size = 4, .max_wait_us = 0, .num_lanes = 1});
+  const Status s = engine.start();
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.message(), "lane 0 could not prepare its runner: no plan for size 3");
+}
+
 }  // namespace
 }  // namespace batchscope

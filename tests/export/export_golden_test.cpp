@@ -201,6 +201,12 @@ TEST(Export, GenerativeFormatsNeedAGenerativeModelAndSayWhatDoesNotCarryOver) {
             std::string::npos);
   EXPECT_NE(text("gen_gpu", ExportFormat::kTgi, 0).find("max_num_seqs 48 + queue_capacity 512"),
             std::string::npos);
+  // TGI's launcher wants a prompt within one prefill pass: capped at the budget, and said.
+  EXPECT_NE(text("gen_gpu", ExportFormat::kTgi, 0).find("MAX_INPUT_TOKENS=768\n"),
+            std::string::npos);
+  EXPECT_NE(text("gen_gpu", ExportFormat::kTgi, 0).find("prompts are capped at max-input-tokens "
+                                                         "768"),
+            std::string::npos);
   EXPECT_NE(text("gen_gpu", ExportFormat::kTrtLlm, 0).find("capacity_scheduler_policy: "
                                                             "MAX_UTILIZATION"),
             std::string::npos);

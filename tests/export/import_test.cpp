@@ -73,6 +73,59 @@ TEST(JsonRoundTrip, PartialJsonChangesOnlyWhatItNames) {
   EXPECT_EQ(r->options, want);
 }
 
+TEST(VllmImport, ReadsWhatTheExporterWritesAndNamesWhatItLeaves) {
+  const ExportInput in = fixture_input("gen_gpu");
+  const auto files = export_config(ExportFormat::kVllm, in);
+  ASSERT_TRUE(files.ok());
+  Options base;
+  base.scheduling = Scheduling::kStatic;
+  auto r = import_config(files->front().text, base);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->source, ExportFormat::kVllm);
+  EXPECT_EQ(r->options.max_num_seqs, 48u);
+  EXPECT_EQ(r->options.max_num_batched_tokens, 768u);
+  EXPECT_EQ(r->options.scheduling, Scheduling::kContinuous);
+  EXPECT_EQ(r->options.queue_capacity, base.queue_capacity);  // not in the file: the base's
+  ASSERT_EQ(r->notes.size(), 3u);
+  EXPECT_EQ(r->notes[0], "vLLM batches continuously: scheduling is continuous");
+  EXPECT_EQ(r->notes[1],
+            "max-model-len: 1024 is the model's or the cache's, not a batching option: give the "
+            "model with --model and the cache with --cache-tokens");
+
+  // Underscores, quotes, comments and other engine arguments.
+  auto hand = import_config(
+      "# served by hand\nmodel: \"org/name\"\nmax_num_seqs: '12'  # fewer\n"
+      "max-num-batched-tokens: 96\nscheduling-policy: priority\n",
+      Options{});
+  ASSERT_TRUE(hand.ok()) << hand.error().message;
+  EXPECT_EQ(hand->options.max_num_seqs, 12u);
+  EXPECT_EQ(hand->options.max_num_batched_tokens, 96u);
+  EXPECT_EQ(hand->notes, (std::vector<std::string>{
+                             "model is not read: Batchscope has no such option",
+                             "scheduling-policy: priority is not followed: Batchscope serves in "
+                             "arrival order (fcfs)"}));
+}
+
+TEST(VllmImport, RefusesWhatItCannotReadWithTheLine) {
+  auto message = [](const char* text) {
+    auto r = import_config(text, Options{});
+    return r.ok() ? std::string("accepted") : r.error().message;
+  };
+  EXPECT_EQ(message("max-num-seqs: 8\nmax-num-seqs: 9\n"),
+            "vLLM config line 2: max-num-seqs is given twice (lines 1 and 2)");
+  EXPECT_EQ(message("max-num-seqs: many\n"),
+            "vLLM config line 1: max-num-seqs must be a whole number from 1 to 1048576, got "
+            "'many'");
+  EXPECT_EQ(message("max-num-seqs: 8\nkv:\n  a: 1\n"),
+            "vLLM config line 3: nested values and lists are not engine arguments; expected KEY: "
+            "VALUE");
+  EXPECT_EQ(message("max-num-seqs: 64\nmax-num-batched-tokens: 32\n"),
+            "vLLM config: max_num_batched_tokens = 32 is less than max_num_seqs = 64; every "
+            "running sequence decodes one token per step");
+  EXPECT_EQ(message("max-num-seqs: 8\njust words\n"),
+            "vLLM config line 2: expected KEY: VALUE, got 'just words'");
+}
+
 TEST(TritonRoundTrip, TheImporterReadsWhatTheExporterWrites) {
   for (const Options& o : option_values()) {
     for (const char* device : {"cpu", "cuda:3"}) {

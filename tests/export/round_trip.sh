@@ -81,7 +81,15 @@ assert t["max_batch_size"] == 24 and t["max_num_tokens"] == 256, t
 assert t["scheduler_config"]["capacity_scheduler_policy"] == "MAX_UTILIZATION", t
 assert t["kv_cache_config"]["max_tokens"] == 4096, t
 PY
+# The vLLM config reads back: its two options, and notes for the rest.
+"$bin" import --from "$dir/vllm/vllm-config.yaml" --out "$dir/from_vllm.json" 2>"$dir/from_vllm.txt"
+grep -q '"max_num_seqs": 24' "$dir/from_vllm.json"
+grep -q '"max_num_batched_tokens": 256' "$dir/from_vllm.json"
+grep -q "note: max-model-len: 1024 is the model's or the cache's" "$dir/from_vllm.txt"
+printf 'max-num-seqs: 8\nmax-num-seqs: 9\n' >"$dir/twice.yaml"
+refused 'vLLM config line 2: max-num-seqs is given twice (lines 1 and 2)' import --from "$dir/twice.yaml"
 refused 'is for a generative model' export --format vllm --synthetic 100,10
+refused '--format triton is for a tensor model' export --format triton --synthetic-lm 100,1
 refused 'line 7: the block opened on line 5 is not closed' import --from "$here/data/malformed.pbtxt"
 refused 'line 3: max_batch_size = -8 is out of range' import --from "$here/data/negative_batch.pbtxt"
 refused 'max_batch_size must be a whole number' export --format json --config "$here/data/bad_field.json"

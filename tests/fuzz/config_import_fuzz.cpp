@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// Fuzz target: import_config, which reads a Triton config.pbtxt or Batchscope
+// Fuzz target: import_config, which reads a Triton config.pbtxt, a vLLM config or Batchscope
 // JSON from a file the user names, and parse_pbtxt beneath it. A parsed tree
 // must have sane lines and kinds; imported options must be valid, and must
 // come back unchanged when exported as Batchscope JSON or as a Triton
@@ -44,7 +44,21 @@ ImportResult reimport(const std::string& text) {
 
 void check_import(const ImportResult& r) {
   FUZZ_CHECK(r.options.validate());
-  FUZZ_CHECK(r.source == ExportFormat::kTriton || r.source == ExportFormat::kJson);
+  FUZZ_CHECK(r.source == ExportFormat::kTriton || r.source == ExportFormat::kJson ||
+             r.source == ExportFormat::kVllm);
+  if (r.source == ExportFormat::kVllm) {
+    // A vLLM config carries the generative options: exported and read again,
+    // they are the same.
+    ExportInput in;
+    in.options = r.options;
+    in.lm = GenModelInfo{"m", 1024, 16, 1024};
+    auto files = export_config(ExportFormat::kVllm, in);
+    if (!files) std::fprintf(stderr, "export: %s\n", files.error().message.c_str());
+    FUZZ_CHECK(files.ok());
+    auto back = import_config(files->front().text, r.options);
+    FUZZ_CHECK(back.ok() && back->source == ExportFormat::kVllm && back->options == r.options);
+    return;
+  }
   FUZZ_CHECK(std::is_sorted(r.batch_sizes.begin(), r.batch_sizes.end()));
   for (uint32_t b : r.batch_sizes) FUZZ_CHECK(b >= 1 && b <= r.options.max_batch_size);
 

@@ -4,7 +4,8 @@
 // gone is ever named; a profile measured beside the spinner names it. Run
 // alone (RUN_SERIAL): another test beside it is a competing load too. The
 // machine's own work (a kernel worker, another job on a CI host) may still
-// show, so a quiet watch is judged by what it names, not by its total.
+// show, so a quiet watch is judged by what it names, not by its total, and
+// the spinner's own share by its name.
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -74,7 +75,6 @@ TEST(BusyMachine, ASpinnerIsSeenAndNamedAndAQuietMachineIsNot) {
   EXPECT_NE(busy.describe().find("pid " + std::to_string(pid) + " ("), std::string::npos);
   const CompetingLoad after = watch(0.5);
   EXPECT_THAT(named(after), ::testing::Not(::testing::Contains(pid))) << after.describe();
-  EXPECT_LT(after.cores, busy.cores - 0.5) << after.describe();
 }
 
 TEST(BusyMachine, AProfileBesideASpinnerNamesItAndOneWithoutDoesNot) {

@@ -16,6 +16,9 @@
 # queue_capacity 512 = 560.
 # The cache: max-batch-total-tokens is Batchscope's cache, 16384 tokens; TGI infers it
 # from the GPU's memory when left out.
+# Not exact: prompts are capped at max-input-tokens 768, the token budget, as TGI prefills
+# a prompt in one pass within max-batch-prefill-tokens; Batchscope prefills longer prompts
+# (up to 1023 tokens) in chunks.
 # Not expressible: request_timeout_ms = 60000; TGI has no request timeout of its own.
 # Not exact: lengths. Batchscope counts tiny_lm's own tokens; another tokenizer gives
 # another count for the same text.
@@ -24,7 +27,7 @@ exec text-generation-launcher --model-id "${MODEL_ID:?set MODEL_ID to the model 
   --max-batch-size 48 \
   --max-batch-prefill-tokens 768 \
   --max-batch-total-tokens 16384 \
-  --max-input-tokens 1023 \
+  --max-input-tokens 768 \
   --max-total-tokens 1024 \
   --waiting-served-ratio 0 \
   --max-waiting-tokens 1 \

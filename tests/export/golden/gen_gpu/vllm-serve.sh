@@ -9,8 +9,9 @@
 # Tuned under traffic: poisson 20 req/s, prompts uniform 16..64, max_tokens lognormal 32.
 #
 # Not exact: the cache. vLLM sizes its cache from gpu-memory-utilization (default 0.9) of
-# the GPU; Batchscope ran with 1024 blocks of 16 tokens (16384 tokens).
-# num-gpu-blocks-override holds vLLM's at that, for a comparison only.
+# the GPU; Batchscope ran with 1024 blocks of 16 tokens (16384 tokens). Uncomment
+# num-gpu-blocks-override below (or add --num-gpu-blocks-override 1024) to hold vLLM's at
+# that, for a comparison only.
 # Not exact: lengths. Batchscope counts the model's own tokens (tiny_lm's); a model with
 # another tokenizer gives another count for the same text, so the token budgets and
 # context below are for the model Batchscope ran.
