@@ -33,28 +33,52 @@ Expected<StepCost> read_cost(const std::string& path) {
   return cost;
 }
 
-// The step cost of the same traffic run live for `seconds` in this process.
-Expected<StepCost> calibrate(const LmChoice& choice, const Options& options, ArrivalSpec spec,
-                             const GenLengthFlags& lengths, double seconds) {
+}  // namespace
+
+Expected<GenRun> run_gen_inproc(const LmChoice& choice, const Options& options,
+                                const ArrivalSpec& spec, GenWorkload& workload, Duration drain) {
   auto lm = make_lm(choice);
   if (!lm) return lm.error();
   GenEngine engine(std::move(lm->runner), options);
   if (Status s = engine.start(); !s) return s.error();
-  spec.duration_s = seconds;
-  if (spec.pattern == Pattern::kTrace) spec.max_requests = 0;
-  GenWorkload workload = lengths.workload(spec.seed + 99);
   GenEngineTarget target(engine);
   SteadyClock clock;
-  // Whatever is still running a second after the last send is left: the
-  // steps so far are the measurement.
-  GenRun live = run_gen_load(spec, workload, target, clock, std::chrono::seconds(1));
+  GenRun live = run_gen_load(spec, workload, target, clock, drain);
   engine.stop(std::chrono::seconds(1));
   std::vector<GenRecord> records;
   engine.drain(records, live.steps);
-  return measure_step_cost(live.steps);
+  live.model = engine.info().name;
+  return live;
 }
 
-}  // namespace
+Expected<PricedSteps> price_gen_steps(const LmChoice& choice, const Options& options,
+                                      const ArrivalSpec& spec, const GenLengthFlags& lengths,
+                                      const std::string& cost_file, double calibration_s) {
+  if (choice.synthetic) {
+    return PricedSteps{GenStepCost::synthetic(choice.synthetic->first, choice.synthetic->second),
+                       "the synthetic model's own cost"};
+  }
+  if (!cost_file.empty()) {
+    auto c = read_cost(cost_file);
+    if (!c) return c.error();
+    return PricedSteps{GenStepCost::of(*c), cost_file};
+  }
+  std::printf("  measuring the step cost: %.0f s of this traffic, live (--cost FILE skips it)\n",
+              calibration_s);
+  std::fflush(stdout);
+  // The steps so far are the measurement: whatever is still running a
+  // second after the last send is left.
+  ArrivalSpec calibration = spec;
+  calibration.duration_s = calibration_s;
+  if (calibration.pattern == Pattern::kTrace) calibration.max_requests = 0;
+  GenWorkload workload = lengths.workload(spec.seed + 99);
+  auto live = run_gen_inproc(choice, options, calibration, workload, std::chrono::seconds(1));
+  if (!live) return Error{live.error().code, "calibration: " + live.error().message};
+  auto c = measure_step_cost(live->steps);
+  if (!c) return Error{c.error().code, "calibration: " + c.error().message};
+  return PricedSteps{GenStepCost::of(*c),
+                     "a live calibration of " + std::to_string(c->steps) + " steps"};
+}
 
 int run_gen_predict(const LmChoice& choice, const Options& options, const ArrivalSpec& spec,
                     GenLengthFlags lengths, const std::string& cost_file, double calibration_s,
@@ -69,25 +93,13 @@ int run_gen_predict(const LmChoice& choice, const Options& options, const Arriva
   if (const ContextFit fit = fit_to_context(lengths.replay, context); fit.any()) {
     std::printf("  trace: %s\n", fit.describe(context).c_str());
   }
-  GenStepCost cost;
-  std::string priced;
-  if (choice.synthetic) {
-    cost = GenStepCost::synthetic(choice.synthetic->first, choice.synthetic->second);
-    priced = "the synthetic model's own cost";
-  } else if (!cost_file.empty()) {
-    auto c = read_cost(cost_file);
-    if (!c) return fail(c.error().message);
-    cost = GenStepCost::of(*c);
-    priced = cost_file;
-  } else {
-    std::printf("  measuring the step cost: %.0f s of this traffic, live (--cost FILE skips it)\n",
-                calibration_s);
-    std::fflush(stdout);
-    auto c = calibrate(choice, options, spec, lengths, calibration_s);
-    if (!c) return fail("calibration: " + c.error().message, 1);
-    cost = GenStepCost::of(*c);
-    priced = "a live calibration of " + std::to_string(c->steps) + " steps";
+  auto priced_steps = price_gen_steps(choice, options, spec, lengths, cost_file, calibration_s);
+  if (!priced_steps) {
+    // A cost file that cannot be read is the caller's; a calibration that failed is not.
+    return fail(priced_steps.error().message, cost_file.empty() ? 1 : 2);
   }
+  const GenStepCost cost = priced_steps->cost;
+  const std::string& priced = priced_steps->source;
   std::printf("  step cost: %.1f us + %.3f us per decode + %.3f us per prompt token (%s)\n",
               cost.step_us, cost.decode_us, cost.prefill_token_us, priced.c_str());
   if (cost.of_step(1, 0) <= Duration(0)) {

@@ -4,14 +4,18 @@
 // generation engine would record, on a virtual clock (tuning/gen_predictor.h),
 // priced by --synthetic-lm's own cost, a step cost file (--cost FILE, as
 // --cost-out writes), or a few seconds of the same traffic run live
-// (--calibration-seconds) to measure one.
+// (--calibration-seconds) to measure one. `tune` prices and runs live through
+// the same functions.
 
+#include <chrono>
 #include <string>
 
 #include "app/lm_setup.h"
 #include "app/traffic_flags.h"
 #include "common/options.h"
 #include "traffic/arrivals.h"
+#include "traffic/gen_load.h"
+#include "tuning/gen_predictor.h"
 
 namespace batchscope {
 
@@ -19,6 +23,22 @@ struct GenPredictOutputs {
   std::string json, csv_prefix, trace;
   double slo_ttft_ms = 0, slo_itl_ms = 0;
 };
+
+// The step cost a prediction uses, and where it came from: --synthetic-lm's
+// own, a step cost file, or `calibration_s` of the traffic run live.
+struct PricedSteps {
+  GenStepCost cost;
+  std::string source;
+};
+Expected<PricedSteps> price_gen_steps(const LmChoice& choice, const Options& options,
+                                      const ArrivalSpec& spec, const GenLengthFlags& lengths,
+                                      const std::string& cost_file, double calibration_s);
+
+// The traffic run live against the engine in this process, with its steps;
+// whatever is still running `drain` after the last send is left.
+Expected<GenRun> run_gen_inproc(const LmChoice& choice, const Options& options,
+                                const ArrivalSpec& spec, GenWorkload& workload,
+                                Duration drain = std::chrono::seconds(300));
 
 int run_gen_predict(const LmChoice& choice, const Options& options, const ArrivalSpec& spec,
                     GenLengthFlags lengths, const std::string& cost_file, double calibration_s,

@@ -9,7 +9,9 @@
 #include "app/run_output.h"
 #include "app/traffic_flags.h"
 #include "app/cli_args.h"
+#include "app/gen_tune.h"
 #include "app/history_setup.h"
+#include "app/lm_setup.h"
 #include "app/cost_setup.h"
 #include "tuning/adaptive_planner.h"
 #ifdef BATCHSCOPE_WITH_QT
@@ -72,7 +74,7 @@ std::string tune_help() {
          "it, every live run of its confirmations:\n" +
          history_flags_help() + "The cost (docs/tuning.md):\n" + cost_flags_help() +
          "Serving options (the base every configuration starts from):\n" +
-         cli::options_help();
+         cli::options_help() + "\n" + gen_tune_help();
 }
 
 namespace {
@@ -419,6 +421,9 @@ void keep_tune(const TuneArgs& t, const std::string& model_name, const Options& 
 }  // namespace
 
 int run_tune(const std::vector<std::string>& args) {
+  auto flags = cli::parse_flags(args, {"no-history", "recalibrate", "max-rate"});
+  if (!flags) return fail(flags.error().message);
+  if (wants_lm(*flags, "models/mlp.pt")) return run_gen_tune(std::move(*flags));
   auto parsed = parse_args(args);
   if (!parsed) return fail(parsed.error().message);
   const TuneArgs& t = *parsed;

@@ -21,7 +21,20 @@ std::string shown(double v) {
 std::string known() { return "known: strategy, scheduling, " + numeric_option_names(); }
 
 // The GET /v1/config document, {"version": N, "options": {...}}: its options.
+// A tune's result (tensor or generative), {"best": {"options": {...}, ...},
+// ...}: its best configuration's options.
 Expected<QJsonObject> unwrap(const QJsonObject& obj) {
+  if (obj.contains("best") && obj.contains("space")) {
+    const QJsonValue best = obj.value("best");
+    if (best.isNull()) {
+      return invalid_argument("the tune found no configuration: " +
+                              quoted_excerpt(obj.value("error").toString().toStdString()));
+    }
+    if (!best.isObject() || !best.toObject().value("options").isObject()) {
+      return invalid_argument("a tune's 'best' must hold an 'options' object");
+    }
+    return best.toObject().value("options").toObject();
+  }
   if (!obj.contains("options")) return obj;
   for (auto it = obj.begin(); it != obj.end(); ++it) {
     if (it.key() != "options" && it.key() != "version") {

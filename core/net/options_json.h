@@ -9,8 +9,9 @@
 // (the last three apply to generative models)
 // A partial object changes only the fields it names; "max_wait_ms" is
 // accepted in place of "max_wait_us". What GET /v1/config answers,
-// {"version": N, "options": {...}}, is read as its "options", so every
-// document any part of Batchscope writes can be read back anywhere.
+// {"version": N, "options": {...}}, is read as its "options", and a tune's
+// result (`tune --json`, tensor or generative) as its "best.options", so
+// every document any part of Batchscope writes can be read back anywhere.
 // Unknown fields and wrong types are refused by name. Numbers are checked
 // against their ranges (Options' table) before they are converted, and a
 // refusal quotes the number as sent.

@@ -50,7 +50,7 @@ done
 for cmd in gui demo profile serve bench tune export import; do
   "$bin" "$cmd" --help >help.txt
   zcat "$man_page" | awk -v want=".SS \"batchscope $cmd\"" '$0 == want {on = 1; getline; next}
-       on && $0 == ".fi" {exit} on {print}' | sed -e 's/\\-/-/g' -e 's/\\&//g' -e 's/\\e/\\/g' >section.txt
+       on && $0 == ".fi" {on = 0} on {print}' | sed -e 's/\\-/-/g' -e 's/\\&//g' -e 's/\\e/\\/g' >section.txt
   diff -u help.txt section.txt >/dev/null || fail "the manual's '$cmd' differs from its --help:
 $(diff -u help.txt section.txt | head -20)"
 done

@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
+# tune on a generative model: the synthetic model's exact cost, the search
+# under a TTFT and ITL objective, the best confirmed live in process (its
+# runs and medians in the JSON), --max-rate's capacity answer, export
+# --config reading the result, and the refusals named.
+# Usage: gen_tune.sh BATCHSCOPE WORKDIR
+set -euo pipefail
+bin=$1
+dir=$2
+mkdir -p "$dir"
+export XDG_CACHE_HOME="$dir/cache"
+space="scheduling=continuous|static,max_num_seqs=2|4|8|16,max_num_batched_tokens=64|256,max_wait_ms=0|5"
+"$bin" tune --synthetic-lm 2000,20 --rate 20 --duration 2 --seed 3 --slo-ttft-ms 50 --slo-itl-ms 5 \
+  --space "$space" --confirm 1 --confirm-runs 2 --no-history --json "$dir/tune.json" >"$dir/tune.txt"
+grep -q "step cost: 2000.0 us + 20.000 us per decode" "$dir/tune.txt"
+grep -q "^Pareto front" "$dir/tune.txt"
+python3 - "$dir/tune.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["kind"] == "generation" and d["objective"] == "goodput", d["kind"]
+assert d["slo"] == {"ttft_ms": 50, "itl_ms": 5, "quantile": 99}, d["slo"]
+# 2 schedulings x 4 sequence counts x 2 budgets x 2 waits; continuous's
+# waits are one, and a budget of 64 is below no count here.
+assert (d["space_size"], d["alike"], d["evaluated"]) == (32, 8, 24), d["space"]
+best = d["best"]
+assert best["options"]["scheduling"] == "continuous", best
+p, m = best["predicted"], best["measured"]
+assert p["ttft_ms"] <= 50 and p["itl_ms"] <= 5, p
+assert m["ok"] == m["sent"] > 20, m
+# The synthetic model's own cost: live within a step's sleep of predicted.
+assert abs(m["tokens_per_s"] / p["tokens_per_s"] - 1) < 0.1, (p, m)
+c = d["confirmed"]
+assert len(c) == 1 and len(c[0]["runs"]) == 2, c
+assert d["pareto"] and all("figures" in q for q in d["pareto"]), d["pareto"][:1]
+PY
+# Capacity: the largest rate within the objective, found on the predictor.
+"$bin" tune --synthetic-lm 2000,20 --rate 20 --duration 2 --seed 3 --slo-ttft-ms 50 --slo-itl-ms 5 \
+  --space "$space" --max-rate --confirm 0 --no-history --json "$dir/rate.json" >"$dir/rate.txt"
+grep -q "^  max rate: " "$dir/rate.txt"
+python3 - "$dir/rate.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+r = d["max_rate"]
+assert r["factor"] > 1 and r["missed_factor"] > r["factor"], r
+assert (r["missed_factor"] - r["factor"]) / r["factor"] <= 0.021, r
+assert "poisson" in d["traffic"] and d["best"]["predicted"]["ttft_ms"] <= 50, d["best"]
+PY
+# Kept in the history (where it is built) with its live runs under it.
+if "$bin" runs --help >/dev/null 2>&1; then
+  "$bin" tune --synthetic-lm 2000,20 --rate 20 --duration 1 --slo-ttft-ms 50 --confirm 1 \
+    --confirm-runs 2 --space "max_num_seqs=4|8" --history "$dir/h.sqlite" >"$dir/kept.txt"
+  id=$(sed -n 's/.*kept as run \([0-9]*\) (with its 2 live run(s)).*/\1/p' "$dir/kept.txt")
+  [ -n "$id" ] || { echo "tune not kept: $(tail -3 "$dir/kept.txt")"; exit 1; }
+  [ "$("$bin" runs list --history "$dir/h.sqlite" | grep -c "(in run $id)")" = 2 ] ||
+    { "$bin" runs list --history "$dir/h.sqlite"; exit 1; }
+fi
+if "$bin" export --help >/dev/null 2>&1; then
+  "$bin" export --config "$dir/tune.json" --synthetic-lm 2000,20 --format vllm --out "$dir/vllm" \
+    >"$dir/export.txt" 2>&1
+  grep -q "max-num-seqs: $(python3 -c "import json;print(json.load(open('$dir/tune.json'))['best']['options']['max_num_seqs'])")" \
+    "$dir/vllm/vllm-config.yaml"
+fi
+refused() {  # EXPECTED_TEXT ARGS...: exits 2 and prints the text
+  local want=$1 rc=0
+  shift
+  "$bin" tune "$@" --no-history >"$dir/refused.txt" 2>&1 || rc=$?
+  [ "$rc" = 2 ] || { echo "exit $rc for $*"; cat "$dir/refused.txt"; exit 1; }
+  grep -qF -- "$want" "$dir/refused.txt" || { echo "no '$want' for $*"; cat "$dir/refused.txt"; exit 1; }
+}
+refused "--slo-ttft-ms or --slo-itl-ms (or both) is required" --synthetic-lm 100,1
+refused "--slo-p99-ms is the tensor tune's" --synthetic-lm 100,1 --slo-p99-ms 5
+refused "max_batch_size=8..16 is a tensor model's option" --synthetic-lm 100,1 --slo-ttft-ms 5 \
+  --space "max_batch_size=8..16"
+refused "a closed loop has none" --synthetic-lm 100,1 --slo-ttft-ms 5 --pattern closed --max-rate
+refused "--slo-quantile: expected p50, p90 or p99, got 'p95'" --synthetic-lm 100,1 --slo-ttft-ms 5 \
+  --slo-quantile p95
+refused "--objective: expected goodput, throughput or latency" --synthetic-lm 100,1 --slo-ttft-ms 5 \
+  --objective fast
+echo ok
