@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <optional>
@@ -47,6 +48,8 @@ std::string gen_tune_help() {
          "--max-rate first finds, by doubling then bisection on the predictor, the\n"
          "largest factor on the traffic's rates at which some configuration still meets\n"
          "the objective (within 2%), then tunes and confirms there: capacity planning.\n"
+         "--budget-s (default 600) bounds the whole tune: the probes and the search each\n"
+         "take at most half of what is left, the confirmations the rest.\n"
          "Default space: \"" +
          default_gen_space_text() +
          "\"\n(continuous configurations that differ only in max_wait are one).\n"
@@ -64,6 +67,17 @@ int fail(const std::string& message, int code = 2) {
 }
 
 using Seconds = std::chrono::duration<double>;
+using SteadyTime = std::chrono::steady_clock::time_point;
+
+// Every combination is predicted, so a space is bounded.
+constexpr uint64_t kMaxGenSpace = 100'000;
+
+// Seconds from now to halfway to `deadline` (at least a millisecond): what
+// a phase may take when the rest must be left for the phases after it.
+double half_of_what_is_left(SteadyTime deadline) {
+  const double left = Seconds(deadline - std::chrono::steady_clock::now()).count();
+  return std::max(left / 2, 0.001);
+}
 
 struct GenTuneArgs {
   LmChoice model;
@@ -103,6 +117,16 @@ Expected<GenTuneArgs> parse_args(std::map<std::string, std::string> flags) {
     auto number = [&](double lo, double hi, auto& field) {
       bad = cli::read_number(name, value, lo, hi, field);
     };
+    auto whole = [&](double lo, double hi, int& field) {
+      auto v = cli::parse_number(name, value, lo, hi);
+      if (!v) {
+        bad = v.error();
+      } else if (*v != std::floor(*v)) {
+        bad = invalid_argument("--" + name + " must be a whole number, got '" + value + "'");
+      } else {
+        field = static_cast<int>(*v);
+      }
+    };
     if (take_gen_length_flag(name, value, t.lengths, t.traffic, bad) ||
         take_arrival_flag(name, value, t.traffic, bad)) {
     } else if (name == "slo-ttft-ms") {
@@ -129,9 +153,9 @@ Expected<GenTuneArgs> parse_args(std::map<std::string, std::string> flags) {
     } else if (name == "max-rate") {
       t.max_rate = true;
     } else if (name == "confirm") {
-      number(0, 20, t.confirm);
+      whole(0, 20, t.confirm);
     } else if (name == "confirm-runs") {
-      number(1, 9, t.confirm_runs);
+      whole(1, 9, t.confirm_runs);
     } else if (name == "budget-s") {
       number(1, 1e6, t.budget_s);
     } else if (name == "cost") {
@@ -179,28 +203,49 @@ void print_header(int q) {
               "ITL p50", ("ITL p" + std::to_string(q)).c_str(), "lost");
 }
 
-void print_row(const char* mark, const GenEvaluated& e) {
+void print_row(const char* mark, const GenEvaluated& e, size_t alike) {
   const Options& o = e.options;
-  std::printf("%2s %-10s %5u %6u %7s %10.1f %9.2f %9.2f %9.2f %9.2f %9.2f %6.2f%%\n", mark,
+  std::printf("%2s %-10s %5u %6u %7s %10.1f %9.2f %9.2f %9.2f %9.2f %9.2f %6.2f%%", mark,
               scheduling_name(o.scheduling), o.max_num_seqs, o.max_num_batched_tokens,
               o.scheduling == Scheduling::kStatic ? wait_text(o).c_str() : "-", e.tokens_per_s,
               e.goodput_rps, e.ttft_p50_ms, e.ttft_ms, e.itl_p50_ms, e.itl_ms,
               100 * e.loss_rate());
+  if (alike > 0) std::printf("  (+%zu alike)", alike);
+  std::printf("\n");
 }
 
+bool same_figures(const GenEvaluated& a, const GenEvaluated& b) {
+  return a.tokens_per_s == b.tokens_per_s && a.goodput_rps == b.goodput_rps &&
+         a.ttft_ms == b.ttft_ms && a.itl_ms == b.itl_ms && a.ttft_p50_ms == b.ttft_p50_ms &&
+         a.itl_p50_ms == b.itl_p50_ms && a.failed == b.failed;
+}
+
+// The front, at most `rows` of its distinct points spread evenly, the best
+// marked; points with the same figures show once, with how many more.
 void print_front(const GenTuneResult& r, size_t rows) {
-  std::printf("\nPareto front (predicted; goodput against TTFT and ITL p%d and losses): %zu points\n",
-              r.slo.quantile, r.pareto.size());
+  std::vector<std::pair<size_t, size_t>> distinct;  // (index, alike)
+  for (size_t i = 0; i < r.pareto.size(); ++i) {
+    if (!distinct.empty() && same_figures(r.pareto[distinct.back().first], r.pareto[i])) {
+      ++distinct.back().second;
+    } else {
+      distinct.emplace_back(i, 0);
+    }
+  }
+  std::printf(
+      "\nPareto front (predicted; goodput against TTFT and ITL p%d and losses): %zu points, %zu "
+      "distinct\n",
+      r.slo.quantile, r.pareto.size(), distinct.size());
   print_header(r.slo.quantile);
-  const size_t n = r.pareto.size();
+  const size_t n = distinct.size();
   const size_t step = n > rows ? (n + rows - 1) / rows : 1;
   bool best_shown = false;
   for (size_t i = 0; i < n; i += step) {
-    const bool best = r.best && r.pareto[i].options == r.best->options;
+    const GenEvaluated& e = r.pareto[distinct[i].first];
+    const bool best = r.best && same_figures(e, *r.best);
     best_shown |= best;
-    print_row(best ? "*" : "", r.pareto[i]);
+    print_row(best ? "*" : "", best ? *r.best : e, distinct[i].second);
   }
-  if (r.best && !best_shown) print_row("*", *r.best);
+  if (r.best && !best_shown) print_row("*", *r.best, 0);
 }
 
 struct Confirmation {
@@ -303,6 +348,11 @@ int run_gen_tune(std::map<std::string, std::string> flags) {
   if (Status s = check_cache(info); !s) return fail(s.message(), 1);
   auto space = TuneSpace::parse(t.space_text.empty() ? default_gen_space_text() : t.space_text);
   if (!space) return fail("--space: " + space.error().message);
+  if (space->size() > kMaxGenSpace) {
+    return fail("--space: " + std::to_string(space->size()) +
+                " combinations; a generative tune evaluates every one, so it takes at most " +
+                std::to_string(kMaxGenSpace));
+  }
   for (const TuneDimension& d : space->dimensions()) {
     if (d.kind == TuneDimension::Kind::kStrategy || d.field == "max_batch_size" ||
         d.field == "num_lanes" || d.field == "target_p99_ms") {
@@ -340,22 +390,33 @@ int run_gen_tune(std::map<std::string, std::string> flags) {
   GenTuneSettings settings;
   settings.slo = t.slo;
   settings.objective = t.objective;
-  settings.max_seconds = t.budget_s / 2;  // the rest is for confirming
 
   ArrivalSpec traffic = t.traffic;
   std::string max_rate_json;
   if (t.max_rate) {
     std::printf("\nfinding the largest rate some configuration serves within the objective:\n");
     std::fflush(stdout);
-    // Whether some configuration meets the objective: the first that does ends a probe.
+    // Whether some configuration meets the objective: the first that does
+    // ends a probe. The probes share half of the budget left.
     GenTuneSettings quick = settings;
-    quick.max_seconds = 0;
     quick.first_meeting = true;
     const auto probe_start = std::chrono::steady_clock::now();
+    const double probe_seconds = half_of_what_is_left(deadline);
+    bool out_of_time = false;
+    double unscalable = 0;  // the least factor the traffic cannot be scaled to
     const MaxRate m = max_rate([&](double factor) -> std::optional<GenEvaluated> {
       auto scaled = scaled_traffic(t.traffic, factor);
-      if (!scaled) return std::nullopt;
+      if (!scaled) {
+        unscalable = unscalable > 0 ? std::min(unscalable, factor) : factor;
+        return std::nullopt;
+      }
+      quick.max_seconds = probe_seconds - Seconds(std::chrono::steady_clock::now() - probe_start).count();
+      if (quick.max_seconds <= 0) {
+        out_of_time = true;
+        return std::nullopt;
+      }
       const GenTuneResult r = gen_search(*space, t.base, quick, evaluator_at(*scaled));
+      out_of_time |= r.out_of_time && !r.best;
       std::printf("  x%-8.4g %9.2f req/s: %s\n", factor, mean_rate(*scaled),
                   r.best ? ("met by " + describe_generation(r.best->options)).c_str() : "missed");
       std::fflush(stdout);
@@ -371,10 +432,18 @@ int run_gen_tune(std::map<std::string, std::string> flags) {
                 traffic.describe().c_str(), m.searches,
                 Seconds(std::chrono::steady_clock::now() - probe_start).count());
     if (m.refused_factor > 0) {
-      std::printf("; x%.4g (%.2f req/s) misses", m.refused_factor,
-                  mean_rate(*scaled_traffic(t.traffic, m.refused_factor)));
+      if (auto missed = scaled_traffic(t.traffic, m.refused_factor)) {
+        std::printf("; x%.4g (%.2f req/s) misses", m.refused_factor, mean_rate(*missed));
+      }
     }
     std::printf("\n");
+    if (unscalable > 0 && m.refused_factor >= unscalable) {
+      std::printf("  (x%.4g is past the largest rate or trace speed the traffic can take: the "
+                  "rate found is a lower bound)\n", unscalable);
+    }
+    if (out_of_time) {
+      std::printf("  (--budget-s ran out while probing: the rate found is a lower bound)\n");
+    }
     max_rate_json = "{\"factor\":";
     append_json_number(max_rate_json, m.factor);
     max_rate_json += ",\"rate_rps\":";
@@ -386,6 +455,7 @@ int run_gen_tune(std::map<std::string, std::string> flags) {
     max_rate_json += ",\"searches\":" + std::to_string(m.searches) + "}";
   }
 
+  settings.max_seconds = half_of_what_is_left(deadline);  // the rest is for confirming
   const auto search_start = std::chrono::steady_clock::now();
   GenTuneResult result = gen_search(*space, t.base, settings, evaluator_at(traffic));
   const double search_s = Seconds(std::chrono::steady_clock::now() - search_start).count();
@@ -473,8 +543,11 @@ int run_gen_tune(std::map<std::string, std::string> flags) {
     for (const Confirmation& c : confirmed) live.push_back(c.measured);
     auto best_live = choose_gen_best(live, t.slo, t.objective);
     if (!best_live) {
+      // No best: what export and serve read from the JSON must not be a
+      // configuration that missed live.
+      result.best = Error{best_live.error().code, "measured live, " + best_live.error().message};
       save_export(t.json_out, gen_tune_json(result, std::nullopt, members), "JSON result");
-      return fail("measured live, " + best_live.error().message, 1);
+      return fail(result.best.error().message, 1);
     }
     for (const Confirmation& c : confirmed) {
       if (c.measured.options == best_live->options) winner = c.predicted;

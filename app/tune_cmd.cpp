@@ -424,6 +424,9 @@ int run_tune(const std::vector<std::string>& args) {
   auto flags = cli::parse_flags(args, {"no-history", "recalibrate", "max-rate"});
   if (!flags) return fail(flags.error().message);
   if (wants_lm(*flags, "models/mlp.pt")) return run_gen_tune(std::move(*flags));
+  if (flags->count("max-rate")) {
+    return fail("--max-rate is a generative model's tune (--model LM.pt or --synthetic-lm S,T)");
+  }
   auto parsed = parse_args(args);
   if (!parsed) return fail(parsed.error().message);
   const TuneArgs& t = *parsed;

@@ -68,6 +68,16 @@ class LmRunner {
   virtual ~LmRunner() = default;
   virtual const LmInfo& info() const = 0;
   virtual Expected<LmLogits> step(const LmStep& step) = 0;
+  // Runs steps of the shapes the engine will give it (prefill chunks up to
+  // `max_batched_tokens`, decodes of up to `max_seqs` sequences) on the
+  // calling thread, the engine's step thread, so that its first real steps
+  // pay no first-call costs there (a library's per-thread handles, a
+  // compiled graph per shape). It writes only cache block 0, which the
+  // engine gives a sequence before it reads it; failures are left for the
+  // real steps to report. The default does nothing.
+  virtual void warm_up(uint32_t max_seqs, uint32_t max_batched_tokens) {
+    (void)max_seqs, (void)max_batched_tokens;
+  }
 };
 
 }  // namespace batchscope

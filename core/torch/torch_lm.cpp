@@ -389,6 +389,39 @@ size_t TorchLm::cache_bytes() const {
   return impl_->k_cache.nbytes() + impl_->v_cache.nbytes();
 }
 
+void TorchLm::warm_up(uint32_t max_seqs, uint32_t max_batched_tokens) {
+  const LmInfo& m = info();
+  const int longest = m.context_length - 1;
+  if (longest < 1 || m.num_blocks < 1) return;
+  const std::vector<int32_t> table(static_cast<size_t>(blocks_for(m.context_length, m.block_size)),
+                                   0);
+  const int cap = std::min<int>(longest, static_cast<int>(std::max<uint32_t>(max_batched_tokens, 1)));
+  std::vector<int32_t> tokens(static_cast<size_t>(cap));
+  for (int k = 0; k < cap; ++k) tokens[static_cast<size_t>(k)] = 'a' + k % 26;
+  for (int n = std::min(8, cap);; n = std::min(2 * n, cap)) {
+    LmStep s;
+    // A block table as wide as a real sequence's of that length.
+    const auto width = static_cast<size_t>(blocks_for(n + 1, m.block_size));
+    s.prefills.push_back(PrefillChunk{std::span<const int32_t>(tokens.data(), static_cast<size_t>(n)),
+                                      0, std::span<const int32_t>(table.data(), width), true});
+    (void)step(s);
+    if (n == cap) break;
+  }
+  const int seqs = static_cast<int>(std::max<uint32_t>(max_seqs, 1));
+  for (int position : {std::min(8, longest), std::min(cap, longest)}) {
+    for (int k = 1;; k = std::min(2 * k, seqs)) {
+      LmStep s;
+      const auto width = static_cast<size_t>(blocks_for(position + 1, m.block_size));
+      for (int i = 0; i < k; ++i) {
+        s.decodes.push_back(
+            DecodeItem{tokens[0], position, std::span<const int32_t>(table.data(), width)});
+      }
+      (void)step(s);
+      if (k == seqs) break;
+    }
+  }
+}
+
 Expected<LmLogits> TorchLm::step(const LmStep& step) {
   if (Status s = impl_->validate(step); !s) return s.error();
   if (step.prefills.empty() && step.decodes.empty()) return LmLogits{};

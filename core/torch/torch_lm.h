@@ -49,6 +49,10 @@ class TorchLm final : public LmRunner {
 
   const LmInfo& info() const override;
   Expected<LmLogits> step(const LmStep& step) override;
+  // Prefill chunks of 8, 16, 32, ... tokens up to the budget (and the
+  // context), then decodes of 1, 2, 4, ... sequences up to max_seqs, at a
+  // short and a long position.
+  void warm_up(uint32_t max_seqs, uint32_t max_batched_tokens) override;
 
   const std::string& device() const;
   int intra_op_threads() const;

@@ -72,28 +72,31 @@ double overshoot(const GenEvaluated& e, const GenSlo& slo) {
   return r;
 }
 
-bool within_band(double a, double best) { return a >= best * (1 - kThroughputBand); }
+double rate_of(const GenEvaluated& e, GenObjective objective) {
+  return objective == GenObjective::kThroughput ? e.tokens_per_s : e.goodput_rps;
+}
+double second_rate_of(const GenEvaluated& e, GenObjective objective) {
+  return objective == GenObjective::kThroughput ? e.goodput_rps : e.tokens_per_s;
+}
 
-// True when `a` is the better choice than `b`, both meeting the objective.
-bool better(const GenEvaluated& a, const GenEvaluated& b, GenObjective objective) {
-  auto rate = [objective](const GenEvaluated& e) {
-    return objective == GenObjective::kThroughput ? e.tokens_per_s : e.goodput_rps;
-  };
-  auto second = [objective](const GenEvaluated& e) {
-    return objective == GenObjective::kThroughput ? e.goodput_rps : e.tokens_per_s;
-  };
+// A strict order on configurations that meet the objective, given `floor`:
+// the rate that counts as the best's (1% below the best rate of them all).
+bool better(const GenEvaluated& a, const GenEvaluated& b, GenObjective objective, double floor) {
   if (objective == GenObjective::kLatency) {
     if (a.ttft_ms != b.ttft_ms) return a.ttft_ms < b.ttft_ms;
     if (a.itl_ms != b.itl_ms) return a.itl_ms < b.itl_ms;
     if (a.goodput_rps != b.goodput_rps) return a.goodput_rps > b.goodput_rps;
     return cost_key(a.options) < cost_key(b.options);
   }
-  const double ra = rate(a), rb = rate(b);
-  const bool a_in = within_band(ra, rb), b_in = within_band(rb, ra);
+  const double ra = rate_of(a, objective), rb = rate_of(b, objective);
+  const bool a_in = ra >= floor, b_in = rb >= floor;
   if (a_in != b_in) return a_in;
-  // Both within 1% of each other: the lower TTFT, then the second rate.
+  // Below the band, the higher rate; within it, every rate is the best's and
+  // the lower TTFT decides.
+  if (!a_in && ra != rb) return ra > rb;
   if (a.ttft_ms != b.ttft_ms) return a.ttft_ms < b.ttft_ms;
-  if (second(a) != second(b)) return second(a) > second(b);
+  const double sa = second_rate_of(a, objective), sb = second_rate_of(b, objective);
+  if (sa != sb) return sa > sb;
   return cost_key(a.options) < cost_key(b.options);
 }
 
@@ -159,8 +162,6 @@ bool meets_gen_slo(const GenEvaluated& e, const GenSlo& slo) {
 }
 
 std::vector<GenEvaluated> gen_pareto_front(std::vector<GenEvaluated> all) {
-  // A tune evaluates hundreds of configurations, so the plain pairwise test
-  // is cheap enough.
   auto dominates = [](const GenEvaluated& a, const GenEvaluated& b) {
     const bool no_worse = a.goodput_rps >= b.goodput_rps && a.ttft_ms <= b.ttft_ms &&
                           a.itl_ms <= b.itl_ms && a.loss_rate() <= b.loss_rate();
@@ -168,10 +169,19 @@ std::vector<GenEvaluated> gen_pareto_front(std::vector<GenEvaluated> all) {
                         a.itl_ms < b.itl_ms || a.loss_rate() < b.loss_rate();
     return no_worse && better;
   };
+  // In this order whatever dominates a point comes before it, and whatever
+  // dominates a point off the front is dominated by one on it, so each point
+  // is checked against the front so far: O(n x front).
+  std::sort(all.begin(), all.end(), [](const GenEvaluated& a, const GenEvaluated& b) {
+    return std::make_tuple(-a.goodput_rps, a.ttft_ms, a.itl_ms, a.loss_rate(),
+                           cost_key(a.options)) <
+           std::make_tuple(-b.goodput_rps, b.ttft_ms, b.itl_ms, b.loss_rate(),
+                           cost_key(b.options));
+  });
   std::vector<GenEvaluated> front;
   for (const GenEvaluated& e : all) {
-    const bool beaten = std::any_of(all.begin(), all.end(),
-                                    [&](const GenEvaluated& o) { return dominates(o, e); });
+    const bool beaten = std::any_of(front.begin(), front.end(),
+                                    [&](const GenEvaluated& f) { return dominates(f, e); });
     if (!beaten) front.push_back(e);
   }
   std::stable_sort(front.begin(), front.end(), [](const GenEvaluated& a, const GenEvaluated& b) {
@@ -184,21 +194,20 @@ std::vector<GenEvaluated> gen_pareto_front(std::vector<GenEvaluated> all) {
 std::vector<GenEvaluated> gen_candidates(std::span<const GenEvaluated> evaluated,
                                          const GenSlo& slo, GenObjective objective, size_t k) {
   std::vector<GenEvaluated> meeting;
+  double best_rate = 0;
   for (const GenEvaluated& e : evaluated) {
-    if (meets_gen_slo(e, slo)) meeting.push_back(e);
+    if (!meets_gen_slo(e, slo)) continue;
+    meeting.push_back(e);
+    best_rate = std::max(best_rate, rate_of(e, objective));
   }
-  // `better` is not transitive across the 1% band, so pick the best of what
-  // is left k times rather than sorting.
-  std::vector<GenEvaluated> out;
-  while (out.size() < k && !meeting.empty()) {
-    auto best = meeting.begin();
-    for (auto it = meeting.begin() + 1; it != meeting.end(); ++it) {
-      if (better(*it, *best, objective)) best = it;
-    }
-    out.push_back(*best);
-    meeting.erase(best);
-  }
-  return out;
+  // Rates within the band of the best rate count as equal.
+  const double floor = best_rate * (1 - kThroughputBand);
+  std::stable_sort(meeting.begin(), meeting.end(),
+                   [&](const GenEvaluated& a, const GenEvaluated& b) {
+                     return better(a, b, objective, floor);
+                   });
+  if (meeting.size() > k) meeting.resize(k);
+  return meeting;
 }
 
 Expected<GenEvaluated> choose_gen_best(std::span<const GenEvaluated> evaluated,
@@ -223,11 +232,12 @@ Expected<GenEvaluated> choose_gen_best(std::span<const GenEvaluated> evaluated,
     }
   }
   if (!closest) {
-    return invalid_argument("no configuration completed a request: every one failed all " +
-                            std::to_string(evaluated.front().sent) + " sent");
+    return invalid_argument("no configuration completed a request: every one failed all it sent");
   }
-  return invalid_argument("no configuration meets " + slo.describe() +
-                          " with at most 0.1% lost; the closest is " +
+  char lost[48];
+  std::snprintf(lost, sizeof lost, " with at most %g%% lost", 100 * slo.loss_tolerance);
+  return invalid_argument("no configuration meets " + slo.describe() + lost +
+                          "; the closest is " +
                           describe_generation(closest->options) + ": " +
                           figures_line(*closest, slo));
 }
@@ -305,18 +315,20 @@ Expected<ArrivalSpec> scaled_traffic(const ArrivalSpec& spec, double factor) {
 }
 
 double mean_rate(const ArrivalSpec& spec) {
-  ArrivalSpec s = spec;
-  ArrivalSchedule schedule(s);
+  ArrivalSchedule schedule(spec);
   uint64_t n = 0;
-  Duration last{0};
+  Duration first{0}, last{0};
   while (auto t = schedule.next()) {
-    ++n;
+    if (n++ == 0) first = *t;
     last = *t;
   }
-  double seconds = spec.pattern == Pattern::kTrace
-                       ? std::chrono::duration<double>(last).count()
-                       : spec.duration_s;
-  return seconds > 0 ? static_cast<double>(n) / seconds : 0.0;
+  // A trace: its intervals over its span (the run's length when the span is
+  // nothing, as a replay fast enough makes it).
+  const double span = std::chrono::duration<double>(last - first).count();
+  if (spec.pattern == Pattern::kTrace && n > 1 && span > 0) {
+    return static_cast<double>(n - 1) / span;
+  }
+  return spec.duration_s > 0 ? static_cast<double>(n) / spec.duration_s : 0.0;
 }
 
 MaxRate max_rate(const std::function<std::optional<GenEvaluated>(double factor)>& feasible,

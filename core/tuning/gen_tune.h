@@ -139,7 +139,7 @@ double mean_rate(const ArrivalSpec& spec);
 
 struct MaxRate {
   double factor = 0;               // on the traffic's rates; 0: not even the least tried
-  std::optional<GenEvaluated> at;  // the best configuration at `factor`
+  std::optional<GenEvaluated> at;  // what `feasible` returned at `factor`
   double refused_factor = 0;       // the least factor found to miss (0: none found)
   int searches = 0;
 };

@@ -4,10 +4,11 @@
 # under a TTFT and ITL objective, the best confirmed live in process (its
 # runs and medians in the JSON), --max-rate's capacity answer, export
 # --config reading the result, and the refusals named.
-# Usage: gen_tune.sh BATCHSCOPE WORKDIR
+# Usage: gen_tune.sh BATCHSCOPE WORKDIR [SOURCE_DIR, where LibTorch is built in]
 set -euo pipefail
 bin=$1
 dir=$2
+src=${3:-}
 mkdir -p "$dir"
 export XDG_CACHE_HOME="$dir/cache"
 space="scheduling=continuous|static,max_num_seqs=2|4|8|16,max_num_batched_tokens=64|256,max_wait_ms=0|5"
@@ -61,6 +62,34 @@ if "$bin" export --help >/dev/null 2>&1; then
   grep -q "max-num-seqs: $(python3 -c "import json;print(json.load(open('$dir/tune.json'))['best']['options']['max_num_seqs'])")" \
     "$dir/vllm/vllm-config.yaml"
 fi
+# A trace replayed faster than it can be: the capacity is a lower bound, said so.
+printf 'timestamp_us\n0\n1000\n2000\n5000\n' >"$dir/ts.csv"
+"$bin" tune --synthetic-lm 100,1 --trace "$dir/ts.csv" --trace-speed 200000 --slo-ttft-ms 50 \
+  --max-rate --confirm 0 --space "max_num_seqs=8" --no-history >"$dir/fast.txt"
+grep -q "past the largest rate or trace speed the traffic can take" "$dir/fast.txt"
+# Predicted to meet the objective on a step cost far below the model's, and
+# missed live: the tune fails, and its JSON holds no best to export.
+if [ -n "$src" ]; then
+  echo '{"step_us": 10, "token_us": 0.1, "prefill_token_us": 0.1}' >"$dir/cheap.json"
+  rc=0
+  "$bin" tune --model "$src/models/tiny_lm.pt" --cost "$dir/cheap.json" --rate 5 --duration 1 \
+    --slo-ttft-ms 0.5 --space "max_num_seqs=4" --confirm 1 --confirm-runs 1 --no-history \
+    --json "$dir/missed.json" >"$dir/missed.txt" 2>&1 || rc=$?
+  [ "$rc" = 1 ] || { echo "a live miss exited $rc"; cat "$dir/missed.txt"; exit 1; }
+  grep -q "measured live, no configuration meets TTFT p99 <= 0.5 ms" "$dir/missed.txt"
+  python3 - "$dir/missed.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["best"] is None and d["error"].startswith("measured live"), d.get("error")
+assert len(d["confirmed"]) == 1, d["confirmed"]
+PY
+  if "$bin" export --help >/dev/null 2>&1; then
+    rc=0
+    "$bin" export --config "$dir/missed.json" --model "$src/models/tiny_lm.pt" --format vllm \
+      --out "$dir/none" >"$dir/none.txt" 2>&1 || rc=$?
+    [ "$rc" = 2 ] && grep -q "the tune found no configuration" "$dir/none.txt"
+  fi
+fi
 refused() {  # EXPECTED_TEXT ARGS...: exits 2 and prints the text
   local want=$1 rc=0
   shift
@@ -77,4 +106,8 @@ refused "--slo-quantile: expected p50, p90 or p99, got 'p95'" --synthetic-lm 100
   --slo-quantile p95
 refused "--objective: expected goodput, throughput or latency" --synthetic-lm 100,1 --slo-ttft-ms 5 \
   --objective fast
+refused "--max-rate is a generative model's tune" --synthetic 100,10 --max-rate --slo-p99-ms 5
+refused "--confirm must be a whole number, got '2.5'" --synthetic-lm 100,1 --slo-ttft-ms 5 --confirm 2.5
+refused "a generative tune evaluates every one, so it takes at most 100000" --synthetic-lm 100,1 \
+  --slo-ttft-ms 5 --space "max_num_seqs=1..4096:1,max_num_batched_tokens=1..100:1"
 echo ok

@@ -24,6 +24,28 @@ TEST(OptionsJson, TheConfigDocumentReadsAsItsOptions) {
   EXPECT_EQ(partial->max_batch_size, 7u);
 }
 
+TEST(OptionsJson, ATunesResultReadsAsItsBestOptions) {
+  Options o;
+  o.scheduling = Scheduling::kStatic;
+  o.max_num_seqs = 12;
+  const std::string tune = "{\"kind\": \"generation\", \"space\": \"max_num_seqs=12\", "
+                           "\"best\": {\"options\": " +
+                           options_to_json(o) + ", \"predicted\": {}}, \"pareto\": []}";
+  auto back = options_from_json(tune, Options{});
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(*back, o);
+  // A tune that found nothing is refused with its error.
+  auto none = options_from_json(
+      R"({"space": "x", "best": null, "error": "no configuration meets TTFT p99 <= 1 ms"})", {});
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(none.error().message.find("the tune found no configuration: 'no configuration meets"),
+            std::string::npos)
+      << none.error().message;
+  auto bad = options_from_json(R"({"space": "x", "best": {"options": 3}})", {});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("must hold an 'options' object"), std::string::npos);
+}
+
 TEST(OptionsJson, AMalformedDocumentIsRefusedByName) {
   EXPECT_NE(options_from_json(R"({"options": 3})", {}).error().message.find("'options' must be"),
             std::string::npos);
