@@ -321,14 +321,7 @@ void keep_tune(const GenTuneArgs& t, const std::string& model_name, const Option
       ++live;
     }
   }
-  writer->flush();
-  if (auto why = writer->failure()) {
-    std::fprintf(stderr, "  not kept in the history: %s\n", why->c_str());
-    return;
-  }
-  std::printf("  kept as run %lld (with its %zu live run(s)) in %s\n",
-              static_cast<long long>(writer->id_of(tune).value_or(0)), live,
-              writer->path().c_str());
+  report_kept_tune(*writer, tune, live);
 #endif
 }
 

@@ -175,6 +175,22 @@ bool keep_run(HistoryWriter& w, const std::string& kind, const RunData& run,
 #endif
 }
 
+bool report_kept_tune(HistoryWriter& w, uint64_t tune, size_t live_runs) {
+#ifdef BATCHSCOPE_WITH_HISTORY
+  w.flush();
+  if (auto why = w.failure()) {
+    std::fprintf(stderr, "  not kept in the history: %s\n", why->c_str());
+    return false;
+  }
+  std::printf("  kept as run %lld (with its %zu live run(s)) in %s\n",
+              static_cast<long long>(w.id_of(tune).value_or(0)), live_runs, w.path().c_str());
+  return true;
+#else
+  (void)w, (void)tune, (void)live_runs;
+  return false;
+#endif
+}
+
 bool keep_generation_run(const HistoryChoice& c, const GenRun& run, const Options& options,
                          double duration_s, const std::string& summary_json,
                          const std::string& context_json) {

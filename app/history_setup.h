@@ -50,6 +50,11 @@ std::string run_context_json(const std::string& model_path, const std::string& d
 bool keep_run(HistoryWriter& w, const std::string& kind, const RunData& run,
               const std::string& summary_json, const std::string& context_json);
 
+// After a tune and its live runs were queued on `w` (`tune` the tune's
+// token): writes them and says where, "  kept as run 17 (with its 6 live
+// run(s)) in PATH", or why not.
+bool report_kept_tune(HistoryWriter& w, uint64_t tune, size_t live_runs);
+
 struct GenRun;
 
 // Keeps a generation bench's run (kind "generation": its summary JSON and
