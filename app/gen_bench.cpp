@@ -49,7 +49,9 @@ std::string gen_bench_help() {
          "                            (the real planner and paged cache), priced by\n"
          "                            --synthetic-lm's own cost, --cost FILE (as --cost-out\n"
          "                            writes it), or --calibration-seconds S (default 6) of\n"
-         "                            this traffic live; not kept in the history\n"
+         "                            this traffic live, kept per model and machine for the\n"
+         "                            next prediction (--recalibrate measures it anew) and\n"
+         "                            refined by every in-process run; not kept in the history\n"
          "  --cost-out FILE           in process: the model's step cost as the run measured\n"
          "                            it, S + T per token us (--synthetic-lm S,T replays it)\n"
          "                            and the median step by sequences decoded\n"
@@ -85,8 +87,8 @@ int run_gen_bench(int argc, char** argv, std::map<std::string, std::string> flag
   GenLengthFlags lengths;
   trace_sets_pattern(flags, spec);
   std::string api_flag, served;
-  std::string target = "inproc", json_out, csv_prefix, trace_out, plot_out, cost_out, cost_file;
-  double calibration_s = 6;
+  std::string target = "inproc", json_out, csv_prefix, trace_out, plot_out, cost_out;
+  GenCostChoice cost_choice;
   std::string token = std::getenv("BATCHSCOPE_TOKEN") ? std::getenv("BATCHSCOPE_TOKEN") : "";
   double slo_ttft = 0, slo_itl = 0;
   int connections = 256;
@@ -124,11 +126,13 @@ int run_gen_bench(int argc, char** argv, std::map<std::string, std::string> flag
     } else if (name == "cost-out") {
       cost_out = value;
     } else if (name == "cost") {
-      cost_file = value;
+      cost_choice.file = value;
+    } else if (name == "recalibrate") {
+      cost_choice.recalibrate = true;
     } else if (name == "calibration-seconds") {
       auto v = cli::parse_number(name, value, 0.5, 600);
       if (!v) bad = v.error();
-      else calibration_s = *v;
+      else cost_choice.calibration_s = *v;
     } else {
       bad = invalid_argument("unknown option --" + name + " for a generative model (see batchscope bench --help)");
     }
@@ -136,6 +140,7 @@ int run_gen_bench(int argc, char** argv, std::map<std::string, std::string> flag
   }
   if (Status s = check_gen_lengths(flags, lengths); !s) return fail(s.message());
   if (Status s = spec.validate(); !s) return fail(s.message());
+  const std::string& cost_file = cost_choice.file;
   if (!cost_file.empty() && target != "predict") {
     return fail("--cost " + cost_file + " prices a prediction; add --target predict");
   }
@@ -155,7 +160,7 @@ int run_gen_bench(int argc, char** argv, std::map<std::string, std::string> flag
       return fail(std::string(plot_out.empty() ? "--cost-out" : "--plot") +
                   " needs a live run; --target predict writes --json, --csv and --trace-out");
     }
-    return run_gen_predict(*choice, *options, spec, lengths, cost_file, calibration_s,
+    return run_gen_predict(*choice, *options, spec, lengths, cost_choice,
                            GenPredictOutputs{json_out, csv_prefix, trace_out, slo_ttft, slo_itl});
   }
   if (!cost_out.empty() && target != "inproc") {
@@ -251,6 +256,8 @@ int run_gen_bench(int argc, char** argv, std::map<std::string, std::string> flag
     engine->stop(std::chrono::seconds(1));
     std::vector<GenRecord> records;
     engine->drain(records, measured.steps);
+    // A live run of the model here: its steps refine the kept step cost.
+    refine_kept_steps(*choice, measured.steps);
   }
   const GenSummary summary = summarize_gen(measured, slo_ttft, slo_itl);
   std::printf("%s", gen_summary_text(measured, summary).c_str());

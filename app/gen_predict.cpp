@@ -7,10 +7,13 @@
 #include <iostream>
 #include <sstream>
 
+#include "app/cost_setup.h"
+#include "app/model_setup.h"
 #include "app/run_output.h"
 #include "generation/gen_engine.h"
 #include "traffic/gen_load.h"
 #include "traffic/llm_trace.h"
+#include "tuning/cost_cache.h"
 #include "tuning/gen_predictor.h"
 #include "tuning/step_cost.h"
 
@@ -33,7 +36,53 @@ Expected<StepCost> read_cost(const std::string& path) {
   return cost;
 }
 
+// Where `choice`'s step cost is kept on this machine; none for the synthetic
+// model or a build that keeps no costs.
+struct StepCache {
+  CostKey key;
+  std::string path;
+};
+std::optional<StepCache> step_cache_for(const LmChoice& choice) {
+  if (choice.synthetic) return std::nullopt;
+  const std::string dir = cost_cache_dir();
+  if (dir.empty()) return std::nullopt;
+  ModelChoice m;
+  m.path = choice.path;
+  m.device = choice.device;
+  auto key = cost_key_for(m);
+  if (!key) return std::nullopt;
+  if (auto info = lm_info(choice)) key->model = info->name;
+  return StepCache{*key, step_cost_cache_path(*key, dir)};
+}
+
 }  // namespace
+
+void refine_kept_steps(const LmChoice& choice, std::span<const StepRecord> steps) {
+  auto cache = step_cache_for(choice);
+  if (!cache) return;
+  auto seen = measure_step_cost(steps);
+  if (!seen) return;
+  auto kept = read_cached_step_cost(cache->path, cache->key);
+  if (!kept) {
+    std::fprintf(stderr, "  the kept step cost was not refined: %s\n", kept.error().message.c_str());
+    return;
+  }
+  const StepCost now = *kept ? refine_step_cost(**kept, *seen) : *seen;
+  if (Status s = write_cached_step_cost(cache->path, cache->key, now); !s) {
+    std::fprintf(stderr, "  the step cost was not kept: %s\n", s.message().c_str());
+    return;
+  }
+  if (*kept) {
+    std::printf("  kept step cost refined by %llu steps: %.1f -> %.1f us + %.3f -> %.3f us per "
+                "decode (%s)\n",
+                static_cast<unsigned long long>(seen->steps), (*kept)->step_us, now.step_us,
+                (*kept)->token_us, now.token_us, cache->path.c_str());
+  } else {
+    std::printf("  step cost kept from %llu steps: %.1f us + %.3f us per decode (%s)\n",
+                static_cast<unsigned long long>(seen->steps), now.step_us, now.token_us,
+                cache->path.c_str());
+  }
+}
 
 Expected<GenRun> run_gen_inproc(const LmChoice& choice, const Options& options,
                                 const ArrivalSpec& spec, GenWorkload& workload, Duration drain) {
@@ -53,16 +102,26 @@ Expected<GenRun> run_gen_inproc(const LmChoice& choice, const Options& options,
 
 Expected<PricedSteps> price_gen_steps(const LmChoice& choice, const Options& options,
                                       const ArrivalSpec& spec, const GenLengthFlags& lengths,
-                                      const std::string& cost_file, double calibration_s) {
+                                      const GenCostChoice& priced) {
   if (choice.synthetic) {
     return PricedSteps{GenStepCost::synthetic(choice.synthetic->first, choice.synthetic->second),
                        "the synthetic model's own cost"};
   }
-  if (!cost_file.empty()) {
-    auto c = read_cost(cost_file);
+  if (!priced.file.empty()) {
+    auto c = read_cost(priced.file);
     if (!c) return c.error();
-    return PricedSteps{GenStepCost::of(*c), cost_file};
+    return PricedSteps{GenStepCost::of(*c), priced.file};
   }
+  const auto cache = step_cache_for(choice);
+  if (cache && !priced.recalibrate) {
+    auto kept = read_cached_step_cost(cache->path, cache->key);
+    if (kept && *kept) {
+      return PricedSteps{GenStepCost::of(**kept), "kept in " + cache->path + ", " +
+                                                      std::to_string((*kept)->steps) + " steps"};
+    }
+    if (!kept) std::printf("  %s; measuring it anew\n", kept.error().message.c_str());
+  }
+  const double calibration_s = priced.calibration_s;
   std::printf("  measuring the step cost: %.0f s of this traffic, live (--cost FILE skips it)\n",
               calibration_s);
   std::fflush(stdout);
@@ -76,12 +135,19 @@ Expected<PricedSteps> price_gen_steps(const LmChoice& choice, const Options& opt
   if (!live) return Error{live.error().code, "calibration: " + live.error().message};
   auto c = measure_step_cost(live->steps);
   if (!c) return Error{c.error().code, "calibration: " + c.error().message};
-  return PricedSteps{GenStepCost::of(*c),
-                     "a live calibration of " + std::to_string(c->steps) + " steps"};
+  std::string source = "a live calibration of " + std::to_string(c->steps) + " steps";
+  if (cache) {
+    if (Status s = write_cached_step_cost(cache->path, cache->key, *c); !s) {
+      std::fprintf(stderr, "  the step cost was not kept: %s\n", s.message().c_str());
+    } else {
+      source += ", kept in " + cache->path;
+    }
+  }
+  return PricedSteps{GenStepCost::of(*c), source};
 }
 
 int run_gen_predict(const LmChoice& choice, const Options& options, const ArrivalSpec& spec,
-                    GenLengthFlags lengths, const std::string& cost_file, double calibration_s,
+                    GenLengthFlags lengths, const GenCostChoice& cost_choice,
                     const GenPredictOutputs& out) {
   // The model's context and cache, as the engine would have them.
   auto described = lm_info(choice);
@@ -93,10 +159,10 @@ int run_gen_predict(const LmChoice& choice, const Options& options, const Arriva
   if (const ContextFit fit = fit_to_context(lengths.replay, context); fit.any()) {
     std::printf("  trace: %s\n", fit.describe(context).c_str());
   }
-  auto priced_steps = price_gen_steps(choice, options, spec, lengths, cost_file, calibration_s);
+  auto priced_steps = price_gen_steps(choice, options, spec, lengths, cost_choice);
   if (!priced_steps) {
     // A cost file that cannot be read is the caller's; a calibration that failed is not.
-    return fail(priced_steps.error().message, cost_file.empty() ? 1 : 2);
+    return fail(priced_steps.error().message, cost_choice.file.empty() ? 1 : 2);
   }
   const GenStepCost cost = priced_steps->cost;
   const std::string& priced = priced_steps->source;

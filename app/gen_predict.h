@@ -8,6 +8,7 @@
 // the same functions.
 
 #include <chrono>
+#include <span>
 #include <string>
 
 #include "app/lm_setup.h"
@@ -25,14 +26,28 @@ struct GenPredictOutputs {
 };
 
 // The step cost a prediction uses, and where it came from: --synthetic-lm's
-// own, a step cost file, or `calibration_s` of the traffic run live.
+// own, a step cost file (--cost), or the model's kept step cost on this
+// machine and device (tuning/cost_cache.h: made on first use by
+// `calibration_s` of the traffic run live, made anew by --recalibrate).
 struct PricedSteps {
   GenStepCost cost;
   std::string source;
 };
+struct GenCostChoice {
+  std::string file;          // --cost FILE
+  bool recalibrate = false;  // --recalibrate
+  double calibration_s = 6;  // --calibration-seconds
+};
 Expected<PricedSteps> price_gen_steps(const LmChoice& choice, const Options& options,
                                       const ArrivalSpec& spec, const GenLengthFlags& lengths,
-                                      const std::string& cost_file, double calibration_s);
+                                      const GenCostChoice& cost);
+
+// After a live run of `choice` in this process: its steps refine the kept
+// step cost (made from them when there is none), weighted by steps, and one
+// line says so. Nothing for the synthetic model, whose cost is exact, or a
+// run with no decode-only step; a file that cannot be kept is named on
+// stderr.
+void refine_kept_steps(const LmChoice& choice, std::span<const StepRecord> steps);
 
 // The traffic run live against the engine in this process, with its steps;
 // whatever is still running `drain` after the last send is left.
@@ -41,7 +56,6 @@ Expected<GenRun> run_gen_inproc(const LmChoice& choice, const Options& options,
                                 Duration drain = std::chrono::seconds(300));
 
 int run_gen_predict(const LmChoice& choice, const Options& options, const ArrivalSpec& spec,
-                    GenLengthFlags lengths, const std::string& cost_file, double calibration_s,
-                    const GenPredictOutputs& out);
+                    GenLengthFlags lengths, const GenCostChoice& cost, const GenPredictOutputs& out);
 
 }  // namespace batchscope

@@ -31,12 +31,15 @@ std::string gen_tune_help() {
          "                       [--slo-quantile p50|p90|p99] [--objective goodput|throughput|latency]\n"
          "                       [pattern and length options as in bench] [--space TEXT]\n"
          "                       [--max-rate] [--confirm K] [--confirm-runs N] [--budget-s S]\n"
-         "                       [--cost FILE.json | --calibration-seconds S] [--json FILE]\n"
+         "                       [--cost FILE.json | --calibration-seconds S] [--recalibrate]\n"
+         "                       [--json FILE]\n"
          "                       [--history FILE | --no-history] [serving options]\n"
          "Every configuration of the space is run on the step predictor (the real planner,\n"
          "scheduler and paged cache on a virtual clock), priced by --synthetic-lm's own\n"
-         "cost, --cost FILE (bench --cost-out) or --calibration-seconds (default 6) of the\n"
-         "traffic run live first. A configuration meets the objective when its TTFT and\n"
+         "cost, --cost FILE (bench --cost-out), or the model's step cost kept on this\n"
+         "machine (made on first use by --calibration-seconds, default 6, of the traffic\n"
+         "live; --recalibrate makes it anew; refined by every in-process run of the\n"
+         "model, this tune's confirmations included). A configuration meets the objective when its TTFT and\n"
          "ITL at the quantile (default p99) are within the bounds and it lost at most 0.1%\n"
          "of its requests; among those the best has the most goodput (requests/s with\n"
          "their own TTFT and mean gap within the bounds), the most output tokens/s\n"
@@ -91,8 +94,7 @@ struct GenTuneArgs {
   int confirm = 2;
   int confirm_runs = 3;
   double budget_s = 600;
-  std::string cost_file;
-  double calibration_s = 6;
+  GenCostChoice cost;
   std::string json_out;
   HistoryChoice history;
 };
@@ -159,9 +161,11 @@ Expected<GenTuneArgs> parse_args(std::map<std::string, std::string> flags) {
     } else if (name == "budget-s") {
       number(1, 1e6, t.budget_s);
     } else if (name == "cost") {
-      t.cost_file = value;
+      t.cost.file = value;
+    } else if (name == "recalibrate") {
+      t.cost.recalibrate = true;
     } else if (name == "calibration-seconds") {
-      number(0.5, 600, t.calibration_s);
+      number(0.5, 600, t.cost.calibration_s);
     } else if (name == "json") {
       t.json_out = value;
     } else if (name == "slo-p99-ms") {
@@ -185,8 +189,8 @@ Expected<GenTuneArgs> parse_args(std::map<std::string, std::string> flags) {
     return invalid_argument("--max-rate raises the arrival rate; a closed loop has none (use "
                             "--pattern poisson, burst, step, ... or a trace)");
   }
-  if (!t.cost_file.empty() && t.model.synthetic) {
-    return invalid_argument("--cost " + t.cost_file + ": --synthetic-lm S,T is its own step cost");
+  if (!t.cost.file.empty() && t.model.synthetic) {
+    return invalid_argument("--cost " + t.cost.file + ": --synthetic-lm S,T is its own step cost");
   }
   return t;
 }
@@ -358,8 +362,8 @@ int run_gen_tune(std::map<std::string, std::string> flags) {
   if (const ContextFit fit = fit_to_context(t.lengths.replay, context); fit.any()) {
     std::printf("  trace: %s\n", fit.describe(context).c_str());
   }
-  auto priced = price_gen_steps(t.model, t.base, t.traffic, t.lengths, t.cost_file, t.calibration_s);
-  if (!priced) return fail(priced.error().message, t.cost_file.empty() ? 1 : 2);
+  auto priced = price_gen_steps(t.model, t.base, t.traffic, t.lengths, t.cost);
+  if (!priced) return fail(priced.error().message, t.cost.file.empty() ? 1 : 2);
   const GenStepCost cost = priced->cost;
   if (cost.of_step(1, 0) <= Duration(0)) {
     return fail("a step that costs nothing cannot be predicted (" + priced->source + ")", 1);
@@ -528,6 +532,14 @@ int run_gen_tune(std::map<std::string, std::string> flags) {
     }
   }
   members.emplace_back("confirmed", confirmed_json(confirmed));
+  // Each confirmation run is a live run of the model here.
+  {
+    std::vector<StepRecord> steps;
+    for (const Confirmation& c : confirmed) {
+      for (const GenRun& run : c.live) steps.insert(steps.end(), run.steps.begin(), run.steps.end());
+    }
+    if (!steps.empty()) refine_kept_steps(t.model, steps);
+  }
 
   GenEvaluated winner = *result.best;
   std::optional<GenEvaluated> measured;

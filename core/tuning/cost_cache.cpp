@@ -9,6 +9,7 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <nlohmann/json.hpp>
 
 #include "common/text_out.h"
@@ -179,19 +180,21 @@ Expected<std::optional<CostModel>> read_cached_cost(const std::string& path,
   return std::optional<CostModel>(std::move(*m));
 }
 
-Status write_cached_cost(const std::string& path, const CostKey& key, const CostModel& cost) {
+namespace {
+
+// Writes `text` at `path` through a temporary file renamed over it, making
+// its folder.
+Status write_whole(const std::string& path, const std::string& text) {
   std::error_code ec;
   const std::filesystem::path target(path);
   std::filesystem::create_directories(target.parent_path(), ec);
   if (ec) {
     return invalid_argument("cannot make " + target.parent_path().string() + ": " + ec.message());
   }
-  std::string extra = "\"made_for\":" + key.json() + ",\"written_at\":";
-  append_json_string(extra, utc_now_ms());
   const std::string tmp = path + ".tmp" + std::to_string(::getpid());
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << cost.to_json(extra) << "\n";
+    out << text << "\n";
     if (!out.flush()) {
       std::filesystem::remove(tmp, ec);
       return invalid_argument("cannot write " + tmp);
@@ -203,6 +206,46 @@ Status write_cached_cost(const std::string& path, const CostKey& key, const Cost
     return invalid_argument("cannot write " + path + ": " + ec.message());
   }
   return Status::Ok();
+}
+
+}  // namespace
+
+Status write_cached_cost(const std::string& path, const CostKey& key, const CostModel& cost) {
+  std::string extra = "\"made_for\":" + key.json() + ",\"written_at\":";
+  append_json_string(extra, utc_now_ms());
+  return write_whole(path, cost.to_json(extra));
+}
+
+std::string step_cost_cache_path(const CostKey& key, const std::string& dir) {
+  std::string path = cost_cache_path(key, dir);
+  return path.substr(0, path.size() - 5) + "-steps.json";
+}
+
+Expected<std::optional<StepCost>> read_cached_step_cost(const std::string& path,
+                                                        const CostKey& key) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return std::optional<StepCost>();
+  const auto bytes = std::filesystem::file_size(path, ec);
+  if (ec || bytes > CostModel::kMaxFileBytes) {
+    return invalid_argument(path + " is not a step cost file (" +
+                            (ec ? ec.message() : std::to_string(bytes) + " bytes") + ")");
+  }
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (Status s = check_made_for(text.str(), key, path); !s) return s.error();
+  auto cost = parse_step_cost_json(text.str());
+  if (!cost) return invalid_argument(path + ": " + cost.error().message);
+  return std::optional<StepCost>(*cost);
+}
+
+Status write_cached_step_cost(const std::string& path, const CostKey& key, const StepCost& cost) {
+  const std::string body = step_cost_json(cost, key.model, key.device);
+  std::string head = "{\"format\":\"batchscope-cost\",\"kind\":\"generation-steps\",\"version\":3,"
+                     "\"made_for\":" + key.json() + ",\"written_at\":";
+  append_json_string(head, utc_now_ms());
+  // step_cost_json() writes an object: its members follow these.
+  return write_whole(path, head + "," + body.substr(body.find('{') + 1));
 }
 
 Expected<std::optional<CostRefinement>> refine_cached_cost(const std::string& path,

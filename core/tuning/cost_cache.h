@@ -34,6 +34,7 @@
 
 #include "common/status.h"
 #include "tuning/cost_model.h"
+#include "tuning/step_cost.h"
 
 namespace batchscope {
 
@@ -66,6 +67,15 @@ Expected<std::optional<CostModel>> read_cached_cost(const std::string& path, con
 // Writes `cost` for `key` at `path` (creating its folder), made_for and
 // "written_at" (UTC) first.
 Status write_cached_cost(const std::string& path, const CostKey& key, const CostModel& cost);
+
+// A generative model's kept step cost (tuning/step_cost.h): the same key,
+// at DIR/MODEL-ID-steps.json, step_cost_json() with "format", "kind":
+// "generation-steps", "version" 3, "made_for" and "written_at", refused as
+// above when read.
+std::string step_cost_cache_path(const CostKey& key, const std::string& dir);
+Expected<std::optional<StepCost>> read_cached_step_cost(const std::string& path,
+                                                        const CostKey& key);
+Status write_cached_step_cost(const std::string& path, const CostKey& key, const StepCost& cost);
 
 // What a refinement did: each size the run saw, its median before and after.
 struct CostMove {

@@ -89,6 +89,23 @@ std::string step_cost_json(const StepCost& c, const std::string& model,
   return j.dump(2) + "\n";
 }
 
+StepCost refine_step_cost(const StepCost& kept, const StepCost& seen, uint64_t cap) {
+  if (seen.steps == 0) return kept;
+  const double w_kept = static_cast<double>(std::min(kept.steps, cap));
+  const double w_seen = static_cast<double>(seen.steps);
+  const double total = w_kept + w_seen;
+  StepCost out = kept;
+  for (double StepCost::*f : {&StepCost::step_us, &StepCost::token_us, &StepCost::prefill_token_us}) {
+    out.*f = (kept.*f * w_kept + seen.*f * w_seen) / total;
+  }
+  // A run with no prefill has no prompt-token cost to teach.
+  if (seen.prefill_token_us <= 0) out.prefill_token_us = kept.prefill_token_us;
+  out.steps = kept.steps + seen.steps;
+  out.decode_steps = kept.decode_steps + seen.decode_steps;
+  if (!seen.rows.empty()) out.rows = seen.rows;
+  return out;
+}
+
 Expected<StepCost> parse_step_cost_json(std::string_view text) {
   const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
   if (j.is_discarded()) return invalid_argument("a step cost file is JSON; this is not");

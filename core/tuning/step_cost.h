@@ -45,6 +45,12 @@ Expected<StepCost> measure_step_cost(std::span<const StepRecord> steps);
 std::string step_cost_json(const StepCost& cost, const std::string& model,
                            const std::string& device);
 
+// `kept` moved towards `seen`: each figure the mean of the two weighted by
+// their steps, the kept side's weight at most `cap` steps so that a long
+// history still follows the machine. The rows are the later measurement's
+// where it has any. `seen` with no steps leaves `kept` as it was.
+StepCost refine_step_cost(const StepCost& kept, const StepCost& seen, uint64_t cap = 20'000);
+
 // Reads what step_cost_json() writes: step_us, token_us and
 // prefill_token_us (finite, at least 0, below 10 s) are required, the rest
 // is kept where present. The error names the field and quotes its value.

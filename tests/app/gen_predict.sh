@@ -35,6 +35,27 @@ if [ -n "$src" ]; then
   grep -q "step cost: 2121.1 us + 20.276 us per decode + 57.975 us per prompt token (.*tiny_lm_h200.json)" "$dir/tiny.txt"
   grep -q "predict" "$dir/tiny.txt"
 fi
+if [ -n "$src" ]; then
+  # The step cost is kept per model and machine: made by the first
+  # prediction, reused by the next, refined by a live run, made anew by
+  # --recalibrate, and refused (then made anew) when it came from elsewhere.
+  lm=(--model "$src/models/tiny_lm.pt" --rate 20 --duration 1 --no-history)
+  "$bin" bench "${lm[@]}" --target predict --calibration-seconds 2 >"$dir/kept1.txt"
+  grep -q "measuring the step cost" "$dir/kept1.txt"
+  grep -q "(a live calibration of [0-9]* steps, kept in $dir/cache/batchscope/costs/tiny_lm-[0-9a-f]*-steps.json)" \
+    "$dir/kept1.txt"
+  "$bin" bench "${lm[@]}" --target predict >"$dir/kept2.txt"
+  ! grep -q "measuring the step cost" "$dir/kept2.txt"
+  grep -q "(kept in $dir/cache/batchscope/costs/tiny_lm-[0-9a-f]*-steps.json, [0-9]* steps)" "$dir/kept2.txt"
+  "$bin" bench "${lm[@]}" >"$dir/kept3.txt"
+  grep -q "kept step cost refined by [0-9]* steps" "$dir/kept3.txt"
+  "$bin" bench "${lm[@]}" --target predict --recalibrate --calibration-seconds 2 >"$dir/kept4.txt"
+  grep -q "measuring the step cost" "$dir/kept4.txt"
+  kept=$(ls "$dir"/cache/batchscope/costs/tiny_lm-*-steps.json)
+  sed -i 's/"host":"[^"]*"/"host":"elsewhere"/' "$kept"
+  "$bin" bench "${lm[@]}" --target predict --calibration-seconds 2 >"$dir/kept5.txt"
+  grep -q "was made on another machine.*; measuring it anew" "$dir/kept5.txt"
+fi
 refused() {  # EXPECTED_TEXT ARGS...: exits 2 and prints the text
   local want=$1 rc=0
   shift

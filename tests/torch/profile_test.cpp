@@ -66,6 +66,34 @@ TEST(Profile, MeasuresAModelAndWritesTheDocumentedJson) {
   EXPECT_EQ(j["model"], "linear_128x64");
 }
 
+// On the CPU too, t(b) is measured again with two copies running batches of
+// the same size at once, each with its share of the BLAS threads, and
+// written as the "lanes" curve the predictor reads for a two-lane engine.
+TEST(Profile, MeasuresTwoLanesAtOnceOnTheCpu) {
+  ProfileOptions o;
+  o.max_batch = 4;
+  o.seconds_per_point = 0.01;
+  o.lanes = 2;
+  auto r = profile_model(kModels + "linear_128x64.pt", o);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_EQ(r->lanes.size(), 1u);
+  const LanesProfile& two = r->lanes.front();
+  EXPECT_EQ(two.lanes, 2u);
+  ASSERT_EQ(two.points.size(), r->points.size());  // 1, 2, 4
+  for (size_t i = 0; i < two.points.size(); ++i) {
+    EXPECT_EQ(two.points[i].batch, r->points[i].batch);
+    EXPECT_GT(two.points[i].median_us, 0);
+    EXPECT_GE(two.points[i].runs, o.min_runs);
+  }
+  const auto j = nlohmann::json::parse(profile_json(*r));
+  ASSERT_TRUE(j.contains("lanes"));
+  ASSERT_EQ(j["lanes"].size(), 1u);
+  EXPECT_EQ(j["lanes"][0]["lanes"], 2);
+  ASSERT_EQ(j["lanes"][0]["points"].size(), 3u);
+  EXPECT_DOUBLE_EQ(j["lanes"][0]["points"][2]["median_us"].get<double>(),
+                   two.points[2].median_us);
+}
+
 TEST(Profile, ReportsEachPointAsItIsMeasured) {
   std::vector<ProfilePoint> seen;
   ProfileOptions o;

@@ -183,6 +183,71 @@ TEST_F(CostCacheTest, ARefinementMovesTheCostTowardsTheRunAndIsKept) {
   EXPECT_FALSE(calibrated_for(now, 2));
 }
 
+// A generative model's step cost is kept beside, under the same key and
+// refusals, and read back as written.
+TEST_F(CostCacheTest, AStepCostIsKeptForItsKeyAlone) {
+  StepCost c;
+  c.steps = 900;
+  c.decode_steps = 800;
+  c.step_us = 1500;
+  c.token_us = 12.5;
+  c.prefill_token_us = 40;
+  c.rows.push_back({1, 1, 300, 1512});
+  CostKey key = key_of();
+  key.model = "tiny_lm";
+  const std::string path = step_cost_cache_path(key, dir_.string());
+  EXPECT_EQ(path, (dir_ / ("tiny_lm-" + key.id() + "-steps.json")).string());
+  EXPECT_NE(path, cost_cache_path(key, dir_.string()));
+  auto none = read_cached_step_cost(path, key);
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE(none->has_value());
+  ASSERT_TRUE(write_cached_step_cost(path, key, c).ok());
+  auto back = read_cached_step_cost(path, key);
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  ASSERT_TRUE(back->has_value());
+  EXPECT_DOUBLE_EQ((*back)->step_us, 1500);
+  EXPECT_DOUBLE_EQ((*back)->token_us, 12.5);
+  EXPECT_DOUBLE_EQ((*back)->prefill_token_us, 40);
+  EXPECT_EQ((*back)->steps, 900u);
+  ASSERT_EQ((*back)->rows.size(), 1u);
+  EXPECT_NE(read(path).find("\"kind\":\"generation-steps\""), std::string::npos);
+  // Another machine's file, copied in, is refused by name.
+  CostKey elsewhere = key_of(R"({"machine": {"cpu": "Xeon", "cores": 2, "host": "b"}})");
+  elsewhere.model = "tiny_lm";
+  auto refused = read_cached_step_cost(path, elsewhere);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message.find("was made on another machine"), std::string::npos)
+      << refused.error().message;
+  // A tensor cost file is no step cost.
+  ASSERT_TRUE(write_cached_cost(path, key, points({{1, 100}, {2, 150}})).ok());
+  auto tensor = read_cached_step_cost(path, key);
+  ASSERT_FALSE(tensor.ok());
+  EXPECT_NE(tensor.error().message.find("no \"step_us\""), std::string::npos) << tensor.error().message;
+}
+
+TEST(StepCostRefinementTest, WeightsBySteps) {
+  StepCost kept;
+  kept.steps = 1000;
+  kept.step_us = 1000;
+  kept.token_us = 10;
+  kept.prefill_token_us = 50;
+  StepCost seen;
+  seen.steps = 3000;
+  seen.step_us = 2000;
+  seen.token_us = 20;
+  seen.prefill_token_us = 0;  // the run prefilled nothing: its prompt cost teaches nothing
+  const StepCost now = refine_step_cost(kept, seen);
+  EXPECT_DOUBLE_EQ(now.step_us, 1750);
+  EXPECT_DOUBLE_EQ(now.token_us, 17.5);
+  EXPECT_DOUBLE_EQ(now.prefill_token_us, 50);
+  EXPECT_EQ(now.steps, 4000u);
+  // A long history counts at most `cap` steps, so the machine's drift shows.
+  kept.steps = 1'000'000;
+  EXPECT_DOUBLE_EQ(refine_step_cost(kept, seen, 1000).step_us, 1750);
+  // A run with no steps changes nothing.
+  EXPECT_DOUBLE_EQ(refine_step_cost(kept, StepCost{}).step_us, 1000);
+}
+
 TEST(CostRefinementTest, WeightsByBatchesCappedAndKeepsSizesMeasuredBefore) {
   // 2 and 8 measured live before; a run sees 2 alone.
   const CostModel kept =

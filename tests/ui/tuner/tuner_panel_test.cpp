@@ -18,6 +18,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+
 #include <qcustomplot.h>
 #include <QApplication>
 #include <QCheckBox>
@@ -133,6 +136,24 @@ TEST_F(TunerPanelTest, ARealTuneConfirmsTheBestAndAppliesIt) {
   plot->plot()->replot();
   const QString said = plot->text_at(plot->pixel_of(best, TunePlot::Point::kCalibrated));
   EXPECT_TRUE(said.contains("calibrated: ")) << said.toStdString();
+  // The three kinds of point are graphs of their own: each holds the best
+  // row's figures, predicted, measured live and calibrated.
+  auto holds = [&](const char* name, const Evaluated& e) {
+    for (int g = 0; g < plot->plot()->graphCount(); ++g) {
+      QCPGraph* graph = plot->plot()->graph(g);
+      if (graph->name() != name) continue;
+      for (auto it = graph->data()->constBegin(); it != graph->data()->constEnd(); ++it) {
+        if (std::abs(it->value - e.throughput_rps) <= 1e-9 * std::max(1.0, e.throughput_rps))
+          return true;
+      }
+    }
+    return false;
+  };
+  EXPECT_TRUE(holds("Pareto front", row.predicted) || holds("best", row.predicted));
+  EXPECT_TRUE(holds("measured live", row.live->measured));
+  EXPECT_TRUE(holds("calibrated", *row.live->recalibrated));
+  const QString live_said = plot->text_at(plot->pixel_of(best, TunePlot::Point::kMeasured));
+  EXPECT_TRUE(live_said.contains("measured: ")) << live_said.toStdString();
   for (int i = 0; i < table->rowCount(); ++i) {
     if (table->at(i).on_front) continue;
     // Off the front only the best or the confirmed.
