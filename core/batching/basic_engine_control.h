@@ -139,7 +139,13 @@ EngineStatus BasicEngine<In, Out>::status() const {
   s.quiescent = busy_lanes_ == 0 && leader_parked_ && !wake_pending_ && !promote_pending_ &&
                 leader_until_ > now && reaper_parked_ && !reaper_wake_pending_ &&
                 reaper_until_ > now && !planner_busy_;
-  s.idle_until = s.quiescent ? std::min(leader_until_, reaper_until_) : now;
+  const bool leader_at_rest =
+      leader_present_ ? leader_parked_ && !wake_pending_ && leader_until_ > now : true;
+  const uint32_t resting = followers_waiting_ + (leader_present_ ? 1 : 0);
+  s.at_rest = leader_at_rest && !promote_pending_ && live_lanes_ == busy_lanes_ + resting &&
+              reaper_parked_ && !reaper_wake_pending_ && reaper_until_ > now && !planner_busy_;
+  const TimePoint leader_until = leader_present_ ? leader_until_ : kNever;
+  s.idle_until = s.quiescent || s.at_rest ? std::min(leader_until, reaper_until_) : now;
   s.lane_error = lane_error_;
   s.counters = counters_;
   return s;

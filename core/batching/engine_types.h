@@ -70,6 +70,10 @@ struct EngineStatus {
   // True when the engine has nothing to do until a new submit, an options
   // change, or the clock reaching `idle_until`; tests wait for this.
   bool quiescent = false;
+  // True when every lane not running a batch waits on the clock (the
+  // leader) or for its turn, and nothing else is pending: `quiescent` with
+  // lanes busy. Then `idle_until` is the next deadline not a batch's end.
+  bool at_rest = false;
   TimePoint idle_until = kNever;
   std::string lane_error;  // why a lane could not start, if one could not
   EngineCounters counters;
