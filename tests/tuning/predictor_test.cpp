@@ -552,7 +552,8 @@ RunData replay_on_engine(const std::vector<TimePoint>& arrivals, const Options& 
       TimePoint end = kNever;
       for (Held& h : gate->held) {
         const TimePoint e = h.started + cost.cost(h.size);
-        if (first == nullptr || e < end || (e == end && h.first < first->first)) first = &h, end = e;
+        if (first == nullptr || e < end || (e == end && h.first < first->first))
+          first = &h, end = e;
       }
       if (until != kNever && until <= end && until <= arrival) {
         g.unlock();
@@ -698,8 +699,8 @@ TEST(PredictorTest, MatchesTheEngineOnAManualClockWithTwoLanes) {
   // every 166.667 us, batches of 800 + 150 b us, cut full or at 1.5 ms.
   expect_engine_agrees(constant(1000, 13, {.max_batch_size = 4, .max_wait_us = 0, .num_lanes = 2},
                                 linear(1000, 100)));
-  PredictSpec s = constant(
-      6000, 80, {.max_batch_size = 8, .max_wait_us = 1500, .num_lanes = 2}, linear(800, 150));
+  PredictSpec s = constant(6000, 80, {.max_batch_size = 8, .max_wait_us = 1500, .num_lanes = 2},
+                           linear(800, 150));
   EXPECT_TRUE(lanes_overlapped(predict_run(s)));
   expect_engine_agrees(s);
   // Poisson beyond both lanes' capacity into a short queue: full batches
