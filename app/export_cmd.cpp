@@ -35,7 +35,8 @@ std::string export_help() {
          "  trtllm      trtllm-options.yaml (trtllm-serve --extra_llm_api_options) and the\n"
          "              Triton tensorrtllm backend's config.pbtxt\n"
          "--config reads options from Batchscope JSON or a Triton config.pbtxt; serving flags\n"
-         "override it. Without --out the files go to stdout (several files each under a\n"
+         "override it. A tune's result (tune --json) gives its best's options, and its traffic\n"
+         "and figures (measured where confirmed live, else predicted) for the comments. Without --out the files go to stdout (several files each under a\n"
          "'==> NAME <==' line); with --out, one file is written to PATH (or into PATH if it is a\n"
          "directory), and several into the directory PATH, made if missing.\n"
          "--batch-sizes gives the sizes the model runs best at (Triton preferred_batch_size,\n"
@@ -156,6 +157,7 @@ int run_export(const std::vector<std::string>& args) {
     in.options = imported->options;
     config_device = imported->device;
     in.batch_sizes = imported->batch_sizes;
+    in.tuning = imported->tuning;  // a tune's traffic and figures, for the comments
   }
   auto options = cli::take_options(*flags, in.options);
   if (!options) return fail(cmd, options.error().message);
@@ -203,7 +205,7 @@ int run_export(const std::vector<std::string>& args) {
     if (!b) return fail(cmd, b.error().message);
     auto c = cli::parse_number("throughput", *rps, 0, 1e12);
     if (!c) return fail(cmd, c.error().message);
-    in.tuning.measured = true;
+    in.tuning = TuningContext{.traffic = in.tuning.traffic, .measured = true};
     in.tuning.p50_ms = *a;
     in.tuning.p99_ms = *b;
     in.tuning.throughput_rps = *c;

@@ -471,8 +471,18 @@ int run_tune(const std::vector<std::string>& args) {
               search_s, search_s > 0 ? static_cast<double>(simulated) / search_s / 1e6 : 0.0,
               result.out_of_time ? "; stopped by --budget-s" : "");
   print_front(result, 20);
+  // What every JSON result says besides the search: the traffic and the cost.
+  TuneJsonExtra extra;
+  {
+    std::string cost_json;
+    append_json_string(cost_json, cost->describe());
+    extra.members.emplace_back("cost_model", cost_json);
+    std::string traffic_json;
+    append_json_string(traffic_json, t.traffic.describe());
+    extra.members.emplace_back("traffic", traffic_json);
+  }
   if (!result.best) {
-    save_export(t.json_out, tune_json(result), "JSON result");
+    save_export(t.json_out, tune_json(result, extra), "JSON result");
     return fail(result.best.error().message, 1);
   }
   std::printf("\nbest predicted: %s\n", describe(result.best->options).c_str());
@@ -486,7 +496,7 @@ int run_tune(const std::vector<std::string>& args) {
     for (const Evaluated& e : tune_candidates(result, t.confirm)) {
       auto c = confirm_one(t, e, deadline, *cost);
       if (!c) {
-        save_export(t.json_out, tune_json(result), "JSON result");
+        save_export(t.json_out, tune_json(result, extra), "JSON result");
         return fail("confirming " + describe_short(e.options) + ": " + c.error().message, 1);
       }
       if (!*c) {
@@ -519,10 +529,12 @@ int run_tune(const std::vector<std::string>& args) {
   if (!confirmed.empty()) {
     auto best_live = best_measured(confirmed, t.slo_p99_ms, t.objective);
     if (!best_live) {
-      TuneJsonExtra missed;
-      missed.members.emplace_back("confirmed", confirmed_json(confirmed));
-      save_export(t.json_out, tune_json(result, missed), "JSON result");
-      return fail(best_live.error().message, 1);
+      // No best: what export and serve read from the JSON must not be a
+      // configuration that missed live.
+      result.best = Error{best_live.error().code, best_live.error().message};
+      extra.members.emplace_back("confirmed", confirmed_json(confirmed));
+      save_export(t.json_out, tune_json(result, extra), "JSON result");
+      return fail(result.best.error().message, 1);
     }
     winner = confirmed[*best_live].predicted;
     measured = confirmed[*best_live].measured;
@@ -536,15 +548,8 @@ int run_tune(const std::vector<std::string>& args) {
                 measured->p50_ms, measured->p99_ms);
   }
 
-  TuneJsonExtra extra;
   extra.measured = measured;
   extra.members.emplace_back("confirmed", confirmed_json(confirmed));
-  std::string cost_json;
-  append_json_string(cost_json, cost->describe());
-  extra.members.emplace_back("cost_model", cost_json);
-  std::string traffic_json;
-  append_json_string(traffic_json, t.traffic.describe());
-  extra.members.emplace_back("traffic", traffic_json);
   const std::string result_json = tune_json(result, extra);
   int rc = save_export(t.json_out, result_json, "JSON result") ? 0 : 1;
   keep_tune(t, meta->metadata.name, winner.options, result_json, confirmed);

@@ -143,6 +143,19 @@ Expected<ImportResult> import_config(std::string_view text, const Options& base)
     ImportResult r;
     r.options = *o;
     r.source = ExportFormat::kJson;
+    if (auto t = tune_outcome_from_json(text)) {
+      TuningContext& c = r.tuning;
+      c.traffic = t->traffic;
+      c.measured = t->measured;
+      c.predicted = !t->measured;
+      c.p50_ms = t->p50_ms;
+      c.p99_ms = t->p99_ms;
+      c.throughput_rps = t->throughput_rps;
+      c.quantile = t->quantile;
+      c.ttft_ms = t->ttft_ms;
+      c.itl_ms = t->itl_ms;
+      c.tokens_per_s = t->tokens_per_s;
+    }
     return r;
   }
   if (first == text.size()) {

@@ -58,10 +58,14 @@ std::vector<ExportFormat> export_formats(bool generative);
 // has comments. Free text is kept to one line.
 struct TuningContext {
   std::string traffic;    // "poisson 1500 req/s"; empty: not said
-  bool measured = false;  // the three figures below were measured
+  bool measured = false;  // the figures below were measured
+  bool predicted = false;  // they were predicted (and not measured)
   double p50_ms = 0;      // end-to-end latency quantiles
-  double p99_ms = 0;
+  double p99_ms = 0;      // or, for a generative model, at `quantile`
   double throughput_rps = 0;  // completed requests per second
+  // A generative model's, at `quantile`; tokens_per_s 0: not said.
+  int quantile = 99;
+  double ttft_ms = 0, itl_ms = 0, tokens_per_s = 0;
 };
 
 // A generative model as its server needs it: the context and the paged
@@ -112,6 +116,9 @@ struct ImportResult {
   std::optional<std::string> device;
   // Triton only: preferred_batch_size, when given.
   std::vector<uint32_t> batch_sizes;
+  // A tune's result only: the traffic it was tuned under and its best's
+  // figures, for the exported file's comments.
+  TuningContext tuning;
   // What did not carry over exactly, one sentence each.
   std::vector<std::string> notes;
 };

@@ -169,8 +169,16 @@ std::vector<std::string> context_paragraphs(const Checked& c) {
   }
   const TuningContext& t = c.in.tuning;
   if (!t.traffic.empty()) p.push_back("Tuned under traffic: " + one_line(t.traffic) + ".");
-  if (t.measured) {
-    p.push_back("Measured there: p50 " + fixed(t.p50_ms, 2) + " ms, p99 " + fixed(t.p99_ms, 2) +
+  if (!t.measured && !t.predicted) return p;
+  const std::string there = t.measured ? "Measured there: " : "Predicted there, not measured: ";
+  if (t.tokens_per_s > 0) {
+    const std::string q = "p" + std::to_string(t.quantile) + " ";
+    p.push_back(there + "TTFT " + q + fixed(t.ttft_ms, 2) + " ms, ITL " + q + fixed(t.itl_ms, 2) +
+                " ms, " + fixed(t.tokens_per_s, 1) + " tokens/s, end to end p50 " +
+                fixed(t.p50_ms, 2) + " ms and " + q + fixed(t.p99_ms, 2) + " ms, " +
+                fixed(t.throughput_rps, 2) + " requests/s.");
+  } else {
+    p.push_back(there + "p50 " + fixed(t.p50_ms, 2) + " ms, p99 " + fixed(t.p99_ms, 2) +
                 " ms, throughput " + fixed(t.throughput_rps, 1) + " requests/s.");
   }
   return p;

@@ -5,6 +5,8 @@
 #include <QJsonObject>
 #include <QJsonParseError>
 
+#include <cmath>
+
 #include "common/text_out.h"
 
 namespace batchscope {
@@ -99,6 +101,38 @@ Expected<Options> options_from_json(std::string_view json, Options o) {
   }
   if (Status s = o.validate(); !s) return s.error();
   return o;
+}
+
+std::optional<TuneOutcome> tune_outcome_from_json(std::string_view json) {
+  const QJsonDocument doc =
+      QJsonDocument::fromJson(QByteArray(json.data(), static_cast<qsizetype>(json.size())));
+  if (!doc.isObject()) return std::nullopt;
+  const QJsonObject obj = doc.object();
+  if (!obj.contains("space") || !obj.value("best").isObject()) return std::nullopt;
+  const QJsonObject best = obj.value("best").toObject();
+  TuneOutcome t;
+  t.traffic = obj.value("traffic").toString().toStdString();
+  t.generation = obj.value("kind").toString() == "generation";
+  t.measured = best.value("measured").isObject();
+  const QJsonObject f = best.value(t.measured ? "measured" : "predicted").toObject();
+  const auto number = [&](const char* key) {
+    const double v = f.value(key).toDouble();
+    return std::isfinite(v) && v >= 0 ? v : 0.0;
+  };
+  if (t.generation) {
+    t.quantile = obj.value("slo").toObject().value("quantile").toInt(99);
+    t.p50_ms = number("e2e_p50_ms");
+    t.p99_ms = number("e2e_ms");
+    t.throughput_rps = number("requests_per_s");
+    t.ttft_ms = number("ttft_ms");
+    t.itl_ms = number("itl_ms");
+    t.tokens_per_s = number("tokens_per_s");
+  } else {
+    t.p50_ms = number("p50_ms");
+    t.p99_ms = number("p99_ms");
+    t.throughput_rps = number("throughput_rps");
+  }
+  return t;
 }
 
 }  // namespace batchscope

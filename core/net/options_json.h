@@ -17,6 +17,7 @@
 // refusal quotes the number as sent.
 // Thread-safety: free functions without shared state.
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -27,5 +28,21 @@ namespace batchscope {
 
 Expected<Options> options_from_json(std::string_view json, Options base);
 // options_to_json() is options.h's.
+
+// What a tune's result says of its best besides the options: the traffic it
+// was tuned under and its figures, as measured where a live confirmation
+// chose it, else as predicted. Nullopt for any other document, or a tune
+// with no best; a figure the result lacks stays 0.
+struct TuneOutcome {
+  std::string traffic;  // "poisson 1500 req/s"; empty: not said
+  bool measured = false;
+  bool generation = false;
+  double p50_ms = 0, p99_ms = 0;  // end to end
+  double throughput_rps = 0;      // completed requests per second
+  // A generative tune's: at its SLO's quantile.
+  int quantile = 99;
+  double ttft_ms = 0, itl_ms = 0, tokens_per_s = 0;
+};
+std::optional<TuneOutcome> tune_outcome_from_json(std::string_view json);
 
 }  // namespace batchscope

@@ -61,6 +61,9 @@ if "$bin" export --help >/dev/null 2>&1; then
     >"$dir/export.txt" 2>&1
   grep -q "max-num-seqs: $(python3 -c "import json;print(json.load(open('$dir/tune.json'))['best']['options']['max_num_seqs'])")" \
     "$dir/vllm/vllm-config.yaml"
+  # The tune's traffic and its best's figures, in the file's comments.
+  grep -q "^# Tuned under traffic: poisson" "$dir/vllm/vllm-config.yaml"
+  tr '\n' ' ' <"$dir/vllm/vllm-config.yaml" | sed 's/ # / /g' | grep -Eq "there(, not measured)?: TTFT p99 [0-9.]+ ms, ITL p99"
 fi
 # A trace replayed faster than it can be: the capacity is a lower bound, said so.
 printf 'timestamp_us\n0\n1000\n2000\n5000\n' >"$dir/ts.csv"

@@ -86,7 +86,36 @@ assert all(x["recalibrated"]["p99_ms"] > 0 for x in c), c
 saved = json.load(open(f"{d}/best.json"))
 assert saved["max_batch_size"] == o["max_batch_size"], (saved, o)
 assert saved["max_wait_us"] == o["max_wait_us"], (saved, o)
+assert r["traffic"].startswith("poisson rate=3000/s"), r["traffic"]
 PY
+# export --config reads the result: its best's options, and its traffic and
+# measured figures in the comments.
+"$bin" export --config "$dir/tune.json" --format triton >"$dir/tuned.pbtxt"
+grep -q "^# Tuned under traffic: poisson rate=3000/s" "$dir/tuned.pbtxt"
+grep -q "^# Measured there: p50 " "$dir/tuned.pbtxt"
+grep -q "max_batch_size: $(python3 -c "import json;print(json.load(open('$dir/tune.json'))['best']['options']['max_batch_size'])")" \
+  "$dir/tuned.pbtxt"
+
+# Predicted to meet the SLO on a cost far below the model's, and missed live:
+# the tune fails, and its JSON holds no best to export.
+echo '{"points": [{"batch": 1, "median_us": 10}, {"batch": 8, "median_us": 12}]}' \
+  >"$dir/cheap_cost.json"
+rc=0
+"$bin" tune --synthetic 5000,10 --rate 50 --duration 1 --slo-p99-ms 1 --cost "$dir/cheap_cost.json" \
+  --calibrate off --space "max_batch_size=1..8,max_wait_ms=0,lanes=1" --confirm 1 --no-history \
+  --json "$dir/missed.json" >"$dir/missed.txt" 2>&1 || rc=$?
+[[ $rc == 1 ]] || { echo "a live miss exited $rc"; cat "$dir/missed.txt"; exit 1; }
+grep -q "measured live, none of the 1 best predictions meets the objective" "$dir/missed.txt"
+python3 - "$dir/missed.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["best"] is None and d["error"].startswith("measured live"), d.get("error")
+assert len(d["confirmed"]) == 1 and d["confirmed"][0]["measured"]["p99_ms"] > 1, d["confirmed"]
+assert d["traffic"].startswith("poisson rate=50/s"), d["traffic"]
+PY
+rc=0
+"$bin" export --config "$dir/missed.json" --format json >"$dir/none.txt" 2>&1 || rc=$?
+[[ $rc == 2 ]] && grep -q "the tune found no configuration: 'measured live" "$dir/none.txt"
 
 # --calibrate off searches on the cost model as given.
 "$bin" tune --synthetic 500,20 --rate 3000 --duration 1 --seed 4 --slo-p99-ms 100 \

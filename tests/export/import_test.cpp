@@ -73,6 +73,80 @@ TEST(JsonRoundTrip, PartialJsonChangesOnlyWhatItNames) {
   EXPECT_EQ(r->options, want);
 }
 
+// The text with its comment lines joined, so a phrase the wrap split is found.
+std::string joined(std::string text) {
+  for (size_t at; (at = text.find("\n# ")) != std::string::npos;) text.replace(at, 3, " ");
+  return text;
+}
+
+// A tune's result gives its best's options, and its traffic and figures go
+// into the exported comments: measured where confirmed, else predicted.
+TEST(JsonImport, ATunesResultCarriesItsTrafficAndFigures) {
+  Options o = other_base();
+  o.strategy = StrategyKind::kFifo;
+  const std::string best = "\"best\": {\"options\": " + options_to_json(o) +
+                           ", \"predicted\": {\"throughput_rps\": 990, \"p50_ms\": 1.5, "
+                           "\"p99_ms\": 4.25}";
+  const std::string traffic = "\"traffic\": \"poisson 1000 req/s for 2 s\"";
+  auto predicted = import_config("{\"space\": \"x\", " + best + "}, " + traffic + "}", {});
+  ASSERT_TRUE(predicted.ok()) << predicted.error().message;
+  EXPECT_EQ(predicted->options, o);
+  const TuningContext& p = predicted->tuning;
+  EXPECT_EQ(p.traffic, "poisson 1000 req/s for 2 s");
+  EXPECT_TRUE(p.predicted);
+  EXPECT_FALSE(p.measured);
+  EXPECT_EQ(p.p99_ms, 4.25);
+  ExportInput in;
+  in.options = predicted->options;
+  in.tuning = p;
+  std::string text = joined(exported(ExportFormat::kTriton, in));
+  EXPECT_NE(text.find("Tuned under traffic: poisson 1000 req/s for 2 s."), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("Predicted there, not measured: p50 1.50 ms, p99 4.25 ms, throughput "
+                      "990.0 requests/s."),
+            std::string::npos)
+      << text;
+
+  auto measured = import_config("{\"space\": \"x\", " + best +
+                                    ", \"measured\": {\"throughput_rps\": 980, \"p50_ms\": "
+                                    "1.75, \"p99_ms\": 5}}, " +
+                                    traffic + "}",
+                                {});
+  ASSERT_TRUE(measured.ok());
+  EXPECT_TRUE(measured->tuning.measured);
+  EXPECT_FALSE(measured->tuning.predicted);
+  EXPECT_EQ(measured->tuning.p50_ms, 1.75);
+  EXPECT_EQ(measured->tuning.throughput_rps, 980);
+
+  // A generative tune's figures at its SLO's quantile.
+  Options g;
+  g.max_num_seqs = 8;
+  auto gen = import_config(
+      "{\"kind\": \"generation\", \"slo\": {\"quantile\": 90}, \"space\": \"x\", "
+      "\"best\": {\"options\": " +
+          options_to_json(g) +
+          ", \"predicted\": {\"tokens_per_s\": 812.5, \"requests_per_s\": 4, "
+          "\"ttft_ms\": 30, \"itl_ms\": 6.5, \"e2e_p50_ms\": 200, \"e2e_ms\": 350}}, " +
+          traffic + "}",
+      {});
+  ASSERT_TRUE(gen.ok()) << gen.error().message;
+  in = ExportInput{};
+  in.options = gen->options;
+  in.lm = GenModelInfo{"tiny", 256, 16, 64};
+  in.tuning = gen->tuning;
+  text = joined(exported(ExportFormat::kVllm, in));
+  EXPECT_NE(text.find("Predicted there, not measured: TTFT p90 30.00 ms, ITL p90 6.50 ms, 812.5 "
+                      "tokens/s, end to end p50 200.00 ms and p90 350.00 ms, 4.00 requests/s."),
+            std::string::npos)
+      << text;
+
+  // Any other document carries no tuning.
+  auto plain = import_config(options_to_json(o), {});
+  ASSERT_TRUE(plain.ok());
+  EXPECT_FALSE(plain->tuning.measured || plain->tuning.predicted);
+  EXPECT_TRUE(plain->tuning.traffic.empty());
+}
+
 TEST(VllmImport, ReadsWhatTheExporterWritesAndNamesWhatItLeaves) {
   const ExportInput in = fixture_input("gen_gpu");
   const auto files = export_config(ExportFormat::kVllm, in);
