@@ -35,6 +35,7 @@ void BasicEngine<In, Out>::spawn_lanes(uint32_t count,
 
 template <class In, class Out>
 void BasicEngine<In, Out>::lane_thread(int lane, std::unique_ptr<Runner> runner) {
+  const TightTimerSlack slack;  // the leader's deadline is the batching window
   if (!runner) {
     std::string why;
     try {

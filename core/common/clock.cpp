@@ -5,7 +5,32 @@
 
 #include "common/doorbell.h"
 
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
+
 namespace batchscope {
+
+long timer_slack_ns() {
+#ifdef __linux__
+  const int slack = prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
+  return slack < 0 ? -1 : slack;
+#else
+  return -1;
+#endif
+}
+
+TightTimerSlack::TightTimerSlack() : saved_(timer_slack_ns()) {
+#ifdef __linux__
+  if (saved_ > 1) prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+#endif
+}
+
+TightTimerSlack::~TightTimerSlack() {
+#ifdef __linux__
+  if (saved_ > 1) prctl(PR_SET_TIMERSLACK, static_cast<unsigned long>(saved_), 0, 0, 0);
+#endif
+}
 
 TimePoint SteadyClock::now() const {
   return std::chrono::time_point_cast<Duration>(std::chrono::steady_clock::now());

@@ -44,6 +44,26 @@ class Clock {
                           TimePoint deadline) = 0;
 };
 
+// Within its scope, the calling thread's timed waits end within about a
+// microsecond of their deadline rather than Linux's default timer slack of
+// 50 us later, and the thread's own slack is put back after; elsewhere it
+// does nothing. Batching waits are that short: a leader parked for a 500 us
+// window woke 40-90 us late without it (docs/engine.md). Held by each lane,
+// the generation engine's step thread and the load driver.
+class TightTimerSlack {
+ public:
+  TightTimerSlack();
+  ~TightTimerSlack();
+  TightTimerSlack(const TightTimerSlack&) = delete;
+  TightTimerSlack& operator=(const TightTimerSlack&) = delete;
+
+ private:
+  long saved_ = -1;
+};
+
+// The calling thread's timer slack in nanoseconds, or -1 where not known.
+long timer_slack_ns();
+
 // The process's monotonic clock.
 class SteadyClock final : public Clock {
  public:

@@ -52,6 +52,7 @@ struct Book {
 
 GenRun run_gen_load(const ArrivalSpec& spec, GenWorkload& workload, GenTarget& target,
                     Clock& clock, Duration drain) {
+  const TightTimerSlack slack;  // each send at its intended time
   GenRun run;
   auto book = std::make_shared<Book>();
   const bool closed = spec.pattern == Pattern::kClosed;

@@ -131,6 +131,7 @@ class Ledger {
 
 RunData run_load(const ArrivalSpec& spec, LoadTarget& target, RunConfig config, Clock& clock,
                  LoadOptions options) {
+  const TightTimerSlack slack;  // each send at its intended time
   RunData run;
   run.config = std::move(config);
   run.start = clock.now();

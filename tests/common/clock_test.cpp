@@ -125,5 +125,15 @@ TEST(SteadyClock, IsMonotonic) {
   EXPECT_LE(a, c.now());
 }
 
+TEST(TightTimerSlack, SetsTheThreadsSlackToANanosecondAndPutsItBack) {
+  const long before = timer_slack_ns();
+  if (before < 0) GTEST_SKIP() << "no timer slack on this system";
+  {
+    const TightTimerSlack tight;
+    EXPECT_EQ(timer_slack_ns(), 1);
+  }
+  EXPECT_EQ(timer_slack_ns(), before);
+}
+
 }  // namespace
 }  // namespace batchscope
