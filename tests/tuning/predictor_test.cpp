@@ -645,19 +645,40 @@ TEST(PredictorTest, MatchesTheEngineOnAManualClockFifo) {
   expect_engine_agrees(s);
 }
 
-TEST(PredictorTest, MatchesTheEngineOnAManualClockAdaptive) {
-  // 20,000/s, then 1,000/s: plans for both rates are made as the fit learns
-  // t(b), and the rates the engine reads (smooth and fast) choose between
-  // them, so the leader's limits change with the moments it wakes.
+// 20,000/s, then 1,000/s, adaptive with room (a 20 ms target): plans for
+// both rates are made as the fit learns t(b), and the rates the engine reads
+// (smooth and fast) choose between them, so the leader's limits change with
+// the moments it wakes.
+PredictSpec adaptive_step(uint32_t lanes) {
   PredictSpec s;
   s.arrivals.pattern = Pattern::kStep;
   s.arrivals.steps = {{20'000, 0.1}, {1000, 0.1}};
   s.arrivals.duration_s = 0.2;
   s.options = {.max_batch_size = 16,
                .max_wait_us = 10'000,
+               .num_lanes = lanes,
                .strategy = StrategyKind::kAdaptive,
                .target_p99_ms = 20};
   s.cost = linear(200, 20);
+  return s;
+}
+
+// Poisson under a tight target (3 ms), where the guard takes the fast choice.
+PredictSpec adaptive_tight(double rate, uint32_t lanes) {
+  PredictSpec s = constant(rate, 300,
+                           {.max_batch_size = 16,
+                            .max_wait_us = 3000,
+                            .num_lanes = lanes,
+                            .strategy = StrategyKind::kAdaptive,
+                            .target_p99_ms = 3},
+                           linear(800, 150));
+  s.arrivals.pattern = Pattern::kPoisson;
+  s.arrivals.seed = 5;
+  return s;
+}
+
+TEST(PredictorTest, MatchesTheEngineOnAManualClockAdaptive) {
+  const PredictSpec s = adaptive_step(1);
   const RunData run = predict_run(s);
   // A planned wait: the head arrived while the lane was free, and its batch
   // was cut later, by the deadline, not when it arrived.
@@ -669,16 +690,7 @@ TEST(PredictorTest, MatchesTheEngineOnAManualClockAdaptive) {
   }
   EXPECT_TRUE(waited) << "no batch waited for a planned deadline";
   expect_engine_agrees(s);
-  // A tight target on one lane, where the guard takes the fast choice.
-  s = constant(3000, 300,
-               {.max_batch_size = 16,
-                .max_wait_us = 3000,
-                .strategy = StrategyKind::kAdaptive,
-                .target_p99_ms = 3},
-               linear(800, 150));
-  s.arrivals.pattern = Pattern::kPoisson;
-  s.arrivals.seed = 5;
-  expect_engine_agrees(s);
+  expect_engine_agrees(adaptive_tight(3000, 1));
 }
 
 // True when both lanes ran batches and some of them at the same time.
@@ -718,28 +730,10 @@ TEST(PredictorTest, MatchesTheEngineOnAManualClockWithTwoLanes) {
 
 TEST(PredictorTest, MatchesTheEngineOnAManualClockAdaptiveWithTwoLanes) {
   // The strategy sees how many lanes are idle when it decides.
-  PredictSpec s;
-  s.arrivals.pattern = Pattern::kStep;
-  s.arrivals.steps = {{20'000, 0.1}, {1000, 0.1}};
-  s.arrivals.duration_s = 0.2;
-  s.options = {.max_batch_size = 16,
-               .max_wait_us = 10'000,
-               .num_lanes = 2,
-               .strategy = StrategyKind::kAdaptive,
-               .target_p99_ms = 20};
-  s.cost = linear(200, 20);
+  const PredictSpec s = adaptive_step(2);
   EXPECT_TRUE(lanes_overlapped(predict_run(s)));
   expect_engine_agrees(s);
-  s = constant(6000, 300,
-               {.max_batch_size = 16,
-                .max_wait_us = 3000,
-                .num_lanes = 2,
-                .strategy = StrategyKind::kAdaptive,
-                .target_p99_ms = 3},
-               linear(800, 150));
-  s.arrivals.pattern = Pattern::kPoisson;
-  s.arrivals.seed = 5;
-  expect_engine_agrees(s);
+  expect_engine_agrees(adaptive_tight(6000, 2));
 }
 
 }  // namespace
