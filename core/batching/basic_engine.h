@@ -247,7 +247,7 @@ class BasicEngine {
   bool stopping_ = false;
   StopMode stop_mode_ = StopMode::kDrain;
   uint32_t target_lanes_ = 0;
-  uint32_t live_lanes_ = 0;
+  uint32_t live_lanes_ = 0;  // prepared and not yet gone, whether in the loop or entering it
   uint32_t busy_lanes_ = 0;
   uint32_t followers_waiting_ = 0;
   std::vector<bool> lane_running_;

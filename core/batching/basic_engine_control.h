@@ -136,16 +136,14 @@ EngineStatus BasicEngine<In, Out>::status() const {
   s.live_lanes = live_lanes_;
   s.arrival_rate_per_s = q.arrival_rate_per_s;
   s.running = started_ && !stopping_;
-  s.quiescent = busy_lanes_ == 0 && leader_parked_ && !wake_pending_ && !promote_pending_ &&
-                leader_until_ > now && reaper_parked_ && !reaper_wake_pending_ &&
-                reaper_until_ > now && !planner_busy_;
   const bool leader_at_rest =
       leader_present_ ? leader_parked_ && !wake_pending_ && leader_until_ > now : true;
   const uint32_t resting = followers_waiting_ + (leader_present_ ? 1 : 0);
   s.at_rest = leader_at_rest && !promote_pending_ && live_lanes_ == busy_lanes_ + resting &&
               reaper_parked_ && !reaper_wake_pending_ && reaper_until_ > now && !planner_busy_;
+  s.quiescent = s.at_rest && busy_lanes_ == 0 && leader_present_;
   const TimePoint leader_until = leader_present_ ? leader_until_ : kNever;
-  s.idle_until = s.quiescent || s.at_rest ? std::min(leader_until, reaper_until_) : now;
+  s.idle_until = s.at_rest ? std::min(leader_until, reaper_until_) : now;
   s.lane_error = lane_error_;
   s.counters = counters_;
   return s;

@@ -69,6 +69,7 @@ void BasicEngine<In, Out>::lane_thread(int lane, std::unique_ptr<Runner> runner)
       lane_running_[lane] = false;
     } else {
       ++lanes_ready_;
+      ++live_lanes_;  // counted from here, so a lane on its way into the loop is not at rest
     }
   }
   prepared_cv_.notify_all();
@@ -87,7 +88,6 @@ void BasicEngine<In, Out>::lane_loop(int lane, Runner& runner) {
   LaneScratch s;
   BatchRecord batch;
   std::unique_lock lk(mu_);
-  ++live_lanes_;
   while (!lane_should_exit(lane)) {
     if (leader_present_) {
       ++followers_waiting_;

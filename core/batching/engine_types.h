@@ -67,13 +67,14 @@ struct EngineStatus {
   uint32_t live_lanes = 0;
   double arrival_rate_per_s = 0;
   bool running = false;  // started and not stopping
-  // True when the engine has nothing to do until a new submit, an options
-  // change, or the clock reaching `idle_until`; tests wait for this.
-  bool quiescent = false;
   // True when every lane not running a batch waits on the clock (the
-  // leader) or for its turn, and nothing else is pending: `quiescent` with
-  // lanes busy. Then `idle_until` is the next deadline not a batch's end.
+  // leader) or for its turn, and nothing else is pending. Then `idle_until`
+  // is the next deadline not a batch's end.
   bool at_rest = false;
+  // `at_rest` with no batch running and a lane leading: the engine has
+  // nothing to do until a new submit, an options change, or the clock
+  // reaching `idle_until`; tests wait for this.
+  bool quiescent = false;
   TimePoint idle_until = kNever;
   std::string lane_error;  // why a lane could not start, if one could not
   EngineCounters counters;

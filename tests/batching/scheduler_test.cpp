@@ -368,6 +368,19 @@ TEST_F(SchedulerTest, FailingStopAnswersQueuedRequestsAndFinishesTheRunningBatch
   for (auto [id, n] : got_.calls()) EXPECT_EQ(n, 1) << "request " << id;
 }
 
+TEST_F(SchedulerTest, EveryPreparedLaneIsLiveWhenStartReturns) {
+  // A lane still on its way into its loop is live and not at rest, so a test
+  // that waits for rest before moving the clock never moves it under one.
+  engine_ = std::make_unique<Engine>(TestRunner::factory(control_),
+                                     Options{.max_batch_size = 1, .num_lanes = 4}, clock_);
+  ASSERT_TRUE(engine_->start().ok());
+  EXPECT_EQ(engine_->status().live_lanes, 4u);
+  settle(*engine_);
+  const EngineStatus s = engine_->status();
+  EXPECT_TRUE(s.at_rest);
+  EXPECT_EQ(s.live_lanes, 4u);
+}
+
 TEST_F(SchedulerTest, LanesCanBeAddedAndRetiredLive) {
   control_->hold = true;
   start(Options{.max_batch_size = 1, .max_wait_us = 0, .num_lanes = 1});
