@@ -9,15 +9,16 @@
 #include <memory>
 #include <sstream>
 
-#include "app/run_output.h"
-#include "app/traffic_flags.h"
 #include "app/build_info.h"
 #include "app/cli_args.h"
-#include "app/history_setup.h"
 #include "app/gen_predict.h"
+#include "app/history_setup.h"
 #include "app/lm_setup.h"
+#include "app/run_output.h"
+#include "app/traffic_flags.h"
 #include "traffic/gen_load.h"
 #include "traffic/llm_trace.h"
+#include "tuning/gen_predictor.h"
 #include "tuning/step_cost.h"
 #ifdef BATCHSCOPE_WITH_QT
 // Qt: the HTTP targets and the plot.
@@ -277,8 +278,8 @@ int run_gen_bench(int argc, char** argv, std::map<std::string, std::string> flag
       std::cerr << "batchscope bench: --cost-out: " << cost.error().message << "\n";
       rc = 1;
     } else {
-      std::printf("  step cost: %.1f us + %.3f us per token over %llu steps\n", cost->step_us,
-                  cost->token_us, static_cast<unsigned long long>(cost->steps));
+      std::printf("  step cost: %s over %llu steps\n", GenStepCost::of(*cost).text().c_str(),
+                  static_cast<unsigned long long>(cost->steps));
       save(cost_out, step_cost_json(*cost, run.model, choice->device), "step cost; --synthetic-lm S,T replays it");
     }
   }

@@ -73,15 +73,25 @@ void refine_kept_steps(const LmChoice& choice, std::span<const StepRecord> steps
     return;
   }
   if (*kept) {
-    std::printf("  kept step cost refined by %llu steps: %.1f -> %.1f us + %.3f -> %.3f us per "
-                "decode (%s)\n",
-                static_cast<unsigned long long>(seen->steps), (*kept)->step_us, now.step_us,
-                (*kept)->token_us, now.token_us, cache->path.c_str());
+    std::printf(
+        "  kept step cost refined by %llu steps: %.1f -> %.1f us + %.3f -> %.3f us per "
+        "decode, %.1f -> %.1f us between steps (%s)\n",
+        static_cast<unsigned long long>(seen->steps), (*kept)->step_us, now.step_us,
+        (*kept)->token_us, now.token_us, (*kept)->between_us, now.between_us, cache->path.c_str());
   } else {
     std::printf("  step cost kept from %llu steps: %.1f us + %.3f us per decode (%s)\n",
                 static_cast<unsigned long long>(seen->steps), now.step_us, now.token_us,
                 cache->path.c_str());
   }
+}
+
+std::optional<std::pair<StepCost, std::string>> kept_step_cost(const LmChoice& choice) {
+  auto cache = step_cache_for(choice);
+  if (!cache) return std::nullopt;
+  auto kept = read_cached_step_cost(cache->path, cache->key);
+  if (!kept || !*kept) return std::nullopt;
+  return std::pair{**kept,
+                   "kept in " + cache->path + ", " + std::to_string((*kept)->steps) + " steps"};
 }
 
 Expected<GenRun> run_gen_inproc(const LmChoice& choice, const Options& options,
@@ -166,8 +176,7 @@ int run_gen_predict(const LmChoice& choice, const Options& options, const Arriva
   }
   const GenStepCost cost = priced_steps->cost;
   const std::string& priced = priced_steps->source;
-  std::printf("  step cost: %.1f us + %.3f us per decode + %.3f us per prompt token (%s)\n",
-              cost.step_us, cost.decode_us, cost.prefill_token_us, priced.c_str());
+  std::printf("  step cost: %s (%s)\n", cost.text().c_str(), priced.c_str());
   if (cost.of_step(1, 0) <= Duration(0)) {
     return fail("a step that costs nothing cannot be predicted (" + priced +
                 "): give the model a cost, for example --synthetic-lm 2000,20");

@@ -8,8 +8,10 @@
 // the same functions.
 
 #include <chrono>
+#include <optional>
 #include <span>
 #include <string>
+#include <utility>
 
 #include "app/lm_setup.h"
 #include "app/traffic_flags.h"
@@ -48,6 +50,10 @@ Expected<PricedSteps> price_gen_steps(const LmChoice& choice, const Options& opt
 // run with no decode-only step; a file that cannot be kept is named on
 // stderr.
 void refine_kept_steps(const LmChoice& choice, std::span<const StepRecord> steps);
+
+// The model's step cost kept on this machine and where, when there is one
+// that can be read; never for the synthetic model.
+std::optional<std::pair<StepCost, std::string>> kept_step_cost(const LmChoice& choice);
 
 // The traffic run live against the engine in this process, with its steps;
 // whatever is still running `drain` after the last send is left.

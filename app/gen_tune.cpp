@@ -72,9 +72,6 @@ int fail(const std::string& message, int code = 2) {
 using Seconds = std::chrono::duration<double>;
 using SteadyTime = std::chrono::steady_clock::time_point;
 
-// Every combination is predicted, so a space is bounded.
-constexpr uint64_t kMaxGenSpace = 100'000;
-
 // Seconds from now to halfway to `deadline` (at least a millisecond): what
 // a phase may take when the rest must be left for the phases after it.
 double half_of_what_is_left(SteadyTime deadline) {
@@ -343,21 +340,8 @@ int run_gen_tune(std::map<std::string, std::string> flags) {
   if (!described) return fail(described.error().message, 1);
   const LmInfo info = *described;
   if (Status s = check_cache(info); !s) return fail(s.message(), 1);
-  auto space = TuneSpace::parse(t.space_text.empty() ? default_gen_space_text() : t.space_text);
+  auto space = parse_gen_space(t.space_text);
   if (!space) return fail("--space: " + space.error().message);
-  if (space->size() > kMaxGenSpace) {
-    return fail("--space: " + std::to_string(space->size()) +
-                " combinations; a generative tune evaluates every one, so it takes at most " +
-                std::to_string(kMaxGenSpace));
-  }
-  for (const TuneDimension& d : space->dimensions()) {
-    if (d.kind == TuneDimension::Kind::kStrategy || d.field == "max_batch_size" ||
-        d.field == "num_lanes" || d.field == "target_p99_ms") {
-      return fail("--space: " + d.entry +
-                  " is a tensor model's option; a generative model searches scheduling, "
-                  "max_num_seqs, max_num_batched_tokens and max_wait (one engine, one lane)");
-    }
-  }
   const auto context = static_cast<uint32_t>(std::max(2, info.context_length));
   if (const ContextFit fit = fit_to_context(t.lengths.replay, context); fit.any()) {
     std::printf("  trace: %s\n", fit.describe(context).c_str());
@@ -371,8 +355,7 @@ int run_gen_tune(std::map<std::string, std::string> flags) {
   std::printf("tune %s: %s, %s, objective %s\n", info.name.c_str(), t.traffic.describe().c_str(),
               t.slo.describe().c_str(), gen_objective_name(t.objective));
   std::printf("  requests: %s\n", t.lengths.describe().c_str());
-  std::printf("  step cost: %.1f us + %.3f us per decode + %.3f us per prompt token (%s)\n",
-              cost.step_us, cost.decode_us, cost.prefill_token_us, priced->source.c_str());
+  std::printf("  step cost: %s (%s)\n", cost.text().c_str(), priced->source.c_str());
   std::printf("  space: %s (%llu combinations)\n", space->text().c_str(),
               static_cast<unsigned long long>(space->size()));
   std::fflush(stdout);

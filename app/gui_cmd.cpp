@@ -12,6 +12,7 @@
 
 #include "app/build_info.h"
 #include "app/cli_args.h"
+#include "app/gen_predict.h"
 #include "app/history_setup.h"
 #include "app/install_paths.h"
 #include "app/lm_setup.h"
@@ -164,6 +165,20 @@ int run_gen_gui(int argc, char** argv, std::map<std::string, std::string> flags)
   if (!lm) return fail(lm.error().message, 1);
   cfg.model_text = lm->runner->info().name + " (" + lm->device + ")";
   cfg.listener.device = lm->device;
+  cfg.device = lm->device;
+  // The Tuner's step cost, and the window's steps refining the kept one.
+  if (choice->synthetic) {
+    cfg.exact_cost = GenStepCost::synthetic(choice->synthetic->first, choice->synthetic->second);
+  } else if (auto kept = kept_step_cost(*choice)) {
+    cfg.kept_cost = kept->first;
+    cfg.kept_cost_source = kept->second;
+  }
+  // A screenshot's few seconds are no run to learn from.
+  if (screenshot.empty()) {
+    cfg.keep_steps = [c = *choice](std::span<const StepRecord> steps) {
+      refine_kept_steps(c, steps);
+    };
+  }
   auto engine = std::make_unique<GenEngine>(std::move(lm->runner), *options);
   if (Status s = engine->start(); !s) return fail(s.message(), 1);
   if (!screenshot.empty() && !history_named) history->off = true;

@@ -7,6 +7,8 @@
 
 #include "app/cli_args.h"
 #include "app/install_paths.h"
+#include "app/lm_setup.h"
+#include "app/profile_lm.h"
 #include "torch/profile.h"
 
 namespace batchscope {
@@ -15,6 +17,9 @@ std::string profile_help() {
   return "usage: batchscope profile --model PATH [--device cpu|cuda:N] [--max-batch N]\n"
          "                          [--threads N] [--blas-threads N] [--seconds-per-point S]\n"
          "                          [--lanes N] [--json FILE]\n"
+         "       batchscope profile --model LM.pt|--synthetic-lm S,T [--device cpu|cuda:N]\n"
+         "                          [--max-seqs N] [--max-batched-tokens N] [--runs N] [--json "
+         "FILE]\n"
          "Measures the model's batch cost t(b) for b = 1, 2, 4, ... up to --max-batch (default:\n"
          "the model's max_batch_size), the median of many runs after warm-up, through the\n"
          "same path the engine runs batches. Each size is timed in windows until three in a\n"
@@ -29,7 +34,8 @@ std::string profile_help() {
          "(default 1), --blas-threads OpenBLAS's (default: all cores). --lanes N measures\n"
          "t(b) again with 2..N copies of the model running batches at once, as engine lanes\n"
          "at saturation (each its own CUDA stream on a GPU); tune and bench --target predict\n"
-         "read it to price a batch by the lanes busy when it starts.\n";
+         "read it to price a batch by the lanes busy when it starts.\n\n" +
+         profile_lm_help();
 }
 
 int run_profile(const std::vector<std::string>& args) {
@@ -38,6 +44,7 @@ int run_profile(const std::vector<std::string>& args) {
     std::cerr << "batchscope profile: " << flags.error().message << "\n";
     return 2;
   }
+  if (wants_lm(*flags, "")) return run_profile_lm(std::move(*flags));
   ProfileOptions o;
   std::string model, json_path;
   for (auto& [name, value] : *flags) {

@@ -213,6 +213,7 @@ StepOutcome GenScheduler::step(const Options& o) {
       free_.pop_back();
     }
     work.emplace_back(s, item.tokens);
+    out.step.context_tokens += s->cached;
     out.step.seqs.emplace_back(s->id, item.tokens);
     if (item.tokens > 0) {
       const bool last = s->cached + item.tokens == s->target;

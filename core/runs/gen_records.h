@@ -21,6 +21,7 @@ struct StepRecord {
   uint32_t decodes = 0;         // sequences that decoded one token
   uint32_t prefill_tokens = 0;  // prompt tokens prefilled
   uint32_t prefills = 0;        // prefill chunks
+  uint32_t context_tokens = 0;  // tokens already cached that its sequences read
   uint32_t output_tokens = 0;   // tokens sampled and kept (an end-of-sequence token is not)
   uint32_t running = 0;         // sequences holding cache after the step
   uint32_t waiting = 0;         // admitted requests not yet running

@@ -37,7 +37,7 @@ class Db;
 class Stmt;
 }  // namespace sqlite
 
-inline constexpr int kHistorySchemaVersion = 2;
+inline constexpr int kHistorySchemaVersion = 3;
 
 // One run's row.
 struct HistoryRun {

@@ -77,7 +77,13 @@ CREATE TABLE gen_steps(
 CREATE INDEX gen_steps_run ON gen_steps(run_id);
 )sql";
 
-constexpr const char* kSteps[] = {kVersion1, kVersion2};
+// Version 3: a generation step keeps the context its sequences read, the
+// step cost's third term; steps kept before it read none.
+constexpr const char* kVersion3 = R"sql(
+ALTER TABLE gen_steps ADD COLUMN context_tokens INTEGER NOT NULL DEFAULT 0;
+)sql";
+
+constexpr const char* kSteps[] = {kVersion1, kVersion2, kVersion3};
 static_assert(std::size(kSteps) == kHistorySchemaVersion);
 
 }  // namespace

@@ -241,8 +241,7 @@ Expected<std::optional<StepCost>> read_cached_step_cost(const std::string& path,
 
 Status write_cached_step_cost(const std::string& path, const CostKey& key, const StepCost& cost) {
   const std::string body = step_cost_json(cost, key.model, key.device);
-  std::string head = "{\"format\":\"batchscope-cost\",\"kind\":\"generation-steps\",\"version\":3,"
-                     "\"made_for\":" + key.json() + ",\"written_at\":";
+  std::string head = "{\"made_for\":" + key.json() + ",\"written_at\":";
   append_json_string(head, utc_now_ms());
   // step_cost_json() writes an object: its members follow these.
   return write_whole(path, head + "," + body.substr(body.find('{') + 1));

@@ -69,9 +69,9 @@ Expected<std::optional<CostModel>> read_cached_cost(const std::string& path, con
 Status write_cached_cost(const std::string& path, const CostKey& key, const CostModel& cost);
 
 // A generative model's kept step cost (tuning/step_cost.h): the same key,
-// at DIR/MODEL-ID-steps.json, step_cost_json() with "format", "kind":
-// "generation-steps", "version" 3, "made_for" and "written_at", refused as
-// above when read.
+// at DIR/MODEL-ID-steps.json: "made_for" and "written_at", then what
+// step_cost_json() writes ("kind": "generation-steps"), refused as above
+// when read.
 std::string step_cost_cache_path(const CostKey& key, const std::string& dir);
 Expected<std::optional<StepCost>> read_cached_step_cost(const std::string& path,
                                                         const CostKey& key);

@@ -2,7 +2,9 @@
 #include "tuning/gen_predictor.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <optional>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -10,13 +12,50 @@
 
 namespace batchscope {
 
-Duration GenStepCost::of_step(uint32_t decodes, uint32_t prefill_tokens) const {
+Duration GenStepCost::of_step(uint32_t decodes, uint32_t prefill_tokens, uint64_t context) const {
   // As the synthetic model spends it: one product where both rates agree, so
   // the same step gives the same nanoseconds.
-  const double us = decode_us == prefill_token_us
-                        ? step_us + decode_us * static_cast<double>(decodes + prefill_tokens)
-                        : step_us + decode_us * decodes + prefill_token_us * prefill_tokens;
+  double us = decode_us == prefill_token_us
+                  ? step_us + decode_us * static_cast<double>(decodes + prefill_tokens)
+                  : step_us + decode_us * decodes + prefill_token_us * prefill_tokens;
+  if (context_us > 0) us += context_us * static_cast<double>(context);
   return std::chrono::duration_cast<Duration>(std::chrono::duration<double, std::micro>(us));
+}
+
+double GenStepCost::factor_at(double u) const {
+  if (spread.empty()) return 1;
+  if (u <= spread.front().q) return spread.front().ratio;
+  for (size_t i = 1; i < spread.size(); ++i) {
+    const StepSpreadPoint& a = spread[i - 1];
+    const StepSpreadPoint& b = spread[i];
+    if (u <= b.q) return a.ratio + (b.ratio - a.ratio) * (u - a.q) / (b.q - a.q);
+  }
+  return spread.back().ratio;
+}
+
+std::string GenStepCost::text() const {
+  char buf[256];
+  std::snprintf(buf, sizeof buf, "%.1f us + %.3f us per decode + %.3f us per prompt token", step_us,
+                decode_us, prefill_token_us);
+  std::string out = buf;
+  if (context_us > 0) {
+    std::snprintf(buf, sizeof buf, " + %.3g us per cached token read", context_us);
+    out += buf;
+  }
+  if (between_us > 0) {
+    std::snprintf(buf, sizeof buf, ", %.1f us between steps", between_us);
+    out += buf;
+  }
+  if (!spread.empty()) {
+    const StepSpreadPoint* lo = &spread.front();
+    for (const StepSpreadPoint& p : spread) {
+      if (p.q <= 0.05 + 1e-9) lo = &p;
+    }
+    std::snprintf(buf, sizeof buf, ", spread x%.2f..x%.2f (q %.2f..%.2f)", lo->ratio,
+                  spread.back().ratio, lo->q, spread.back().q);
+    out += buf;
+  }
+  return out;
 }
 
 namespace {
@@ -24,19 +63,27 @@ namespace {
 // The stand-in model: its step is its cost on the virtual clock.
 class CostLm final : public LmRunner {
  public:
-  CostLm(LmInfo info, GenStepCost cost, ManualClock& clock)
-      : info_(std::move(info)), cost_(cost), clock_(clock) {}
+  CostLm(LmInfo info, GenStepCost cost, ManualClock& clock, uint64_t seed)
+      : info_(std::move(info)), cost_(std::move(cost)), clock_(clock), rng_(seed) {}
   const LmInfo& info() const override { return info_; }
   Expected<LmLogits> step(const LmStep& step) override {
     uint32_t prefill = 0;
+    uint64_t context = 0;  // as the scheduler counts it: the positions already cached
     size_t rows = step.decodes.size();
     for (const PrefillChunk& p : step.prefills) {
       prefill += static_cast<uint32_t>(p.tokens.size());
+      context += static_cast<uint64_t>(std::max(0, p.start));
       rows += p.want_logits;
     }
+    for (const DecodeItem& d : step.decodes)
+      context += static_cast<uint64_t>(std::max(0, d.position));
+    Duration cost = cost_.of_step(static_cast<uint32_t>(step.decodes.size()), prefill, context);
+    if (!cost_.spread.empty()) {
+      const double u = static_cast<double>(rng_() >> 11) * 0x1.0p-53;  // the same on every platform
+      cost = std::chrono::duration_cast<Duration>(cost * cost_.factor_at(u));
+    }
     // At least a nanosecond: a step that took no time would stop the clock.
-    clock_.advance(
-        std::max(Duration(1), cost_.of_step(static_cast<uint32_t>(step.decodes.size()), prefill)));
+    clock_.advance(std::max(Duration(1), cost));
     LmLogits out;
     out.rows = rows;
     out.values.assign(rows * static_cast<size_t>(std::max(1, info_.vocab_size)), 0.0f);
@@ -47,6 +94,7 @@ class CostLm final : public LmRunner {
   LmInfo info_;
   GenStepCost cost_;
   ManualClock& clock_;
+  std::mt19937_64 rng_;
 };
 
 Duration seconds_of(double s) {
@@ -58,7 +106,7 @@ Duration seconds_of(double s) {
 GenRun predict_gen(const ArrivalSpec& spec, GenWorkload& workload, const Options& o,
                    const LmInfo& model, const GenStepCost& cost, uint64_t max_steps) {
   ManualClock clock;
-  CostLm lm(model, cost, clock);
+  CostLm lm(model, cost, clock, spec.seed ^ 0x5eedc057ULL);
   GenScheduler sched(lm, clock);
   GenRun run;
   run.start = clock.now();
@@ -119,6 +167,8 @@ GenRun predict_gen(const ArrivalSpec& spec, GenWorkload& workload, const Options
               arrival + std::chrono::milliseconds(o.request_timeout_ms));
   };
 
+  const Duration between = std::chrono::duration_cast<Duration>(
+      std::chrono::duration<double, std::micro>(cost.between_us));
   uint64_t steps = 0;
   for (;;) {
     const TimePoint now = clock.now();
@@ -146,7 +196,10 @@ GenRun predict_gen(const ArrivalSpec& spec, GenWorkload& workload, const Options
     }
     StepOutcome out = sched.step(o);
     if (out.ran) {
-      if (out.step.step > 0) run.steps.push_back(std::move(out.step));
+      if (out.step.step > 0) {
+        run.steps.push_back(std::move(out.step));
+        if (between > Duration(0)) clock.advance(between);  // the engine's own, between steps
+      }
       if (++steps >= max_steps) {
         sched.fail_all("predictor stopped after " + std::to_string(max_steps) + " steps");
         break;

@@ -11,14 +11,18 @@
 // ends. The result is a GenRun like run_gen_load's, with every step, so the
 // same summary, exports and plots apply.
 //
-// The cost: step_us + decode_us per sequence decoded + prefill_token_us per
-// prompt token prefilled. From --synthetic-lm S,T it is exact (S, T, T);
-// from a measured step cost (tuning/step_cost.h) it is that fit, without
-// its spread.
+// The cost: step_us + decode_us per sequence decoded + context_us per
+// cached token the step's sequences read + prefill_token_us per prompt
+// token prefilled, times a factor drawn from the spread for each step (seeded
+// by the arrivals' seed), and between_us of the engine's own after each
+// step. From --synthetic-lm S,T it is exact (S, T, 0, T, no spread, 0);
+// from a measured step cost (tuning/step_cost.h) it is that fit.
 // Thread-safety: a pure function of its arguments (the workload advances).
 
 #include <chrono>
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "common/clock.h"
 #include "common/options.h"
@@ -34,15 +38,27 @@ struct GenStepCost {
   double step_us = 0;
   double decode_us = 0;
   double prefill_token_us = 0;
+  double context_us = 0;
+  double between_us = 0;
+  std::vector<StepSpreadPoint> spread;  // empty: every step costs its fit
 
   static GenStepCost synthetic(double step_us, double token_us) {
-    return {step_us, token_us, token_us};
+    return {step_us, token_us, token_us, 0, 0, {}};
   }
   static GenStepCost of(const StepCost& measured) {
-    return {measured.step_us, measured.token_us, measured.prefill_token_us};
+    return {measured.step_us,    measured.token_us,   measured.prefill_token_us,
+            measured.context_us, measured.between_us, measured.spread};
   }
-  // A step that decodes `decodes` sequences and prefills `prefill_tokens`.
-  Duration of_step(uint32_t decodes, uint32_t prefill_tokens) const;
+  // A step that decodes `decodes` sequences and prefills `prefill_tokens`,
+  // its sequences reading `context` cached tokens, at its fitted cost.
+  Duration of_step(uint32_t decodes, uint32_t prefill_tokens, uint64_t context = 0) const;
+  // The spread's factor at uniform draw u in [0, 1): its quantiles joined
+  // by straight lines, the end ones held beyond them; 1 without a spread.
+  double factor_at(double u) const;
+  // "S us + T us per decode + P us per prompt token", then the terms that
+  // are not 0: "+ C us per cached token read", "B us between steps" and
+  // "spread xLO..xHI (q 0.05..0.99)".
+  std::string text() const;
 };
 
 // `model` gives the context, the cache (block_size, num_blocks) and the

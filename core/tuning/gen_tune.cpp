@@ -247,6 +247,27 @@ std::string default_gen_space_text() {
          "max_wait_ms=0|5|20";
 }
 
+Expected<TuneSpace> parse_gen_space(const std::string& text) {
+  auto space = TuneSpace::parse(text.empty() ? default_gen_space_text() : text);
+  if (!space) return space.error();
+  if (space->size() > kMaxGenSpace) {
+    return invalid_argument(std::to_string(space->size()) +
+                            " combinations; a generative tune evaluates every one, so it takes "
+                            "at most " +
+                            std::to_string(kMaxGenSpace));
+  }
+  for (const TuneDimension& d : space->dimensions()) {
+    if (d.kind == TuneDimension::Kind::kStrategy || d.field == "max_batch_size" ||
+        d.field == "num_lanes" || d.field == "target_p99_ms") {
+      return invalid_argument(d.entry +
+                              " is a tensor model's option; a generative model searches "
+                              "scheduling, max_num_seqs, max_num_batched_tokens and max_wait "
+                              "(one engine, one lane)");
+    }
+  }
+  return space;
+}
+
 GenTuneResult gen_search(const TuneSpace& space, const Options& base,
                          const GenTuneSettings& settings, const GenEvaluator& evaluate) {
   GenTuneResult r;

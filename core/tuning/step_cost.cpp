@@ -2,13 +2,14 @@
 #include "tuning/step_cost.h"
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
-#include <cstdio>
+#include <limits>
 #include <map>
-#include <nlohmann/json.hpp>
+#include <utility>
 
 namespace batchscope {
 
@@ -19,74 +20,158 @@ double median(std::vector<double>& v) {
   return v[v.size() / 2];
 }
 
-double us_of(const StepRecord& s) {
-  return std::chrono::duration<double, std::micro>(s.end - s.start).count();
-}
+double us_of(Duration d) { return std::chrono::duration<double, std::micro>(d).count(); }
 
 bool measured(const StepRecord& s) { return s.start != TimePoint{} && s.end > s.start; }
+
+// A decode-only step: its decodes, its context and its time.
+struct DecodePoint {
+  double decodes = 0, context = 0, us = 0;
+};
+
+// Least squares of us over the terms in `use` (the fixed cost, the decodes,
+// the context), the others held at 0; false when the points cannot fix them.
+// `sse` is the sum of the squared residuals.
+bool fit_terms(const std::vector<DecodePoint>& pts, const std::array<bool, 3>& use,
+               std::array<double, 3>& coef, double& sse) {
+  std::array<int, 3> idx{};
+  int n = 0;
+  for (int i = 0; i < 3; ++i) {
+    if (use[i]) idx[n++] = i;
+  }
+  std::array<std::array<double, 4>, 3> m{};  // the normal equations, augmented
+  for (const DecodePoint& p : pts) {
+    const double x[3] = {1, p.decodes, p.context};
+    for (int i = 0; i < n; ++i) {
+      for (int j = 0; j < n; ++j) m[i][j] += x[idx[i]] * x[idx[j]];
+      m[i][3] += x[idx[i]] * p.us;
+    }
+  }
+  for (int col = 0; col < n; ++col) {  // Gauss-Jordan with partial pivoting
+    int pivot = col;
+    for (int r = col + 1; r < n; ++r) {
+      if (std::abs(m[r][col]) > std::abs(m[pivot][col])) pivot = r;
+    }
+    std::swap(m[col], m[pivot]);
+    double largest = 0;
+    for (int j = 0; j < n; ++j) largest = std::max(largest, std::abs(m[j][col]));
+    if (std::abs(m[col][col]) <= 1e-9 * std::max(largest, 1e-300)) return false;
+    for (int r = 0; r < n; ++r) {
+      if (r == col) continue;
+      const double f = m[r][col] / m[col][col];
+      for (int j = col; j < 4; ++j) m[r][j] -= f * m[col][j];
+    }
+  }
+  coef = {0, 0, 0};
+  for (int i = 0; i < n; ++i) {
+    coef[static_cast<size_t>(idx[i])] = m[i][3] / m[i][i];
+    if (!std::isfinite(coef[static_cast<size_t>(idx[i])])) return false;
+  }
+  sse = 0;
+  for (const DecodePoint& p : pts) {
+    const double r = p.us - (coef[0] + coef[1] * p.decodes + coef[2] * p.context);
+    sse += r * r;
+  }
+  return true;
+}
+
+// Least squares with every term at 0 or above: the best of the fits over
+// each set of terms whose terms all come out so (the context term only when
+// `with_context`).
+void fit_nonnegative(const std::vector<DecodePoint>& pts, bool with_context, double& a, double& b,
+                     double& c) {
+  double best = std::numeric_limits<double>::infinity();
+  a = b = c = 0;
+  for (int mask = 1; mask < (with_context ? 8 : 4); ++mask) {
+    const std::array<bool, 3> use = {(mask & 1) != 0, (mask & 2) != 0, (mask & 4) != 0};
+    std::array<double, 3> coef{};
+    double sse = 0;
+    if (!fit_terms(pts, use, coef, sse)) continue;
+    if (coef[0] < 0 || coef[1] < 0 || coef[2] < 0) continue;
+    // An earlier set wins a tie: the context is not claimed where it adds nothing.
+    if (sse < best * (1 - 1e-12)) best = sse, a = coef[0], b = coef[1], c = coef[2];
+  }
+}
+
+// The fit, refitted without the steps far from it (a cold first step, a
+// stall): those beyond 3 median absolute deviations, three times at most.
+// The context term only where the steps read at least two ranges of
+// context per sequence; otherwise it is the decode count again.
+void robust_fit(std::vector<DecodePoint> pts, bool with_context, double& a, double& b, double& c) {
+  for (int round = 0;; ++round) {
+    fit_nonnegative(pts, with_context, a, b, c);
+    if (round == 3) return;
+    std::vector<double> off;
+    for (const DecodePoint& p : pts)
+      off.push_back(std::abs(p.us - (a + b * p.decodes + c * p.context)));
+    std::vector<double> sorted = off;
+    const double mad = median(sorted);
+    std::vector<DecodePoint> kept;
+    for (size_t i = 0; i < pts.size(); ++i) {
+      if (off[i] <= 3 * 1.4826 * mad + 1e-6 * pts[i].us) kept.push_back(pts[i]);
+    }
+    if (kept.size() == pts.size() || kept.size() < 2) return;
+    pts = std::move(kept);
+  }
+}
 
 }  // namespace
 
 Expected<StepCost> measure_step_cost(std::span<const StepRecord> steps) {
   StepCost c;
-  std::map<uint32_t, std::vector<double>> by_decodes;  // decode-only steps
+  std::vector<DecodePoint> pts;
+  std::map<uint32_t, bool> contexts;                // per-sequence context ranges (powers of 2)
+  std::map<uint32_t, std::vector<double>> buckets;  // by decodes, for the rows
   for (const StepRecord& s : steps) {
     if (!measured(s)) continue;
     ++c.steps;
-    if (s.prefill_tokens == 0 && s.decodes > 0) by_decodes[s.decodes].push_back(us_of(s));
+    if (s.prefill_tokens != 0 || s.decodes == 0) continue;
+    const double us = us_of(s.end - s.start);
+    pts.push_back({static_cast<double>(s.decodes), static_cast<double>(s.context_tokens), us});
+    contexts[std::bit_floor(s.context_tokens / s.decodes + 1)] = true;
+    buckets[std::bit_floor(s.decodes)].push_back(us);
+    ++c.decode_steps;
   }
-  if (by_decodes.empty()) {
+  if (pts.empty()) {
     return invalid_argument("the run recorded no model step that only decoded (" +
                             std::to_string(c.steps) + " steps): run longer to measure a step");
   }
-  // Weighted least squares through each decode count's median.
-  double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
-  std::map<uint32_t, std::vector<double>> buckets;
-  for (auto& [decodes, us] : by_decodes) {
-    c.decode_steps += us.size();
-    const double w = static_cast<double>(us.size()), x = decodes;
-    auto& bucket = buckets[std::bit_floor(decodes)];
-    bucket.insert(bucket.end(), us.begin(), us.end());
-    const double y = median(us);
-    n += w, sx += w * x, sy += w * y, sxx += w * x * x, sxy += w * x * y;
-  }
-  const double var = n * sxx - sx * sx;
-  c.token_us = var > 0 ? std::max(0.0, (n * sxy - sx * sy) / var) : 0.0;
-  c.step_us = std::max(0.0, (sy - c.token_us * sx) / n);
-  for (auto& [from, us] : buckets) {
-    c.rows.push_back({from, from * 2 - 1, us.size(), median(us)});
-  }
-  std::vector<double> prefill;  // each prefilling step's cost per prompt token beyond the line
+  robust_fit(pts, contexts.size() >= 2, c.step_us, c.token_us, c.context_us);
+  for (auto& [from, us] : buckets) c.rows.push_back({from, from * 2 - 1, us.size(), median(us)});
+
+  auto fitted = [&](const StepRecord& s) {
+    return c.step_us + c.token_us * s.decodes + c.context_us * s.context_tokens;
+  };
+  std::vector<double> prefill, ratios, between;
+  const StepRecord* before = nullptr;
   for (const StepRecord& s : steps) {
-    if (!measured(s) || s.prefill_tokens == 0) continue;
-    const double beyond = us_of(s) - c.step_us - c.token_us * s.decodes;
-    prefill.push_back(std::max(0.0, beyond) / s.prefill_tokens);
+    if (!measured(s)) {
+      before = nullptr;
+      continue;
+    }
+    // The engine steps again at once while sequences run.
+    if (before != nullptr && before->running > 0 && s.start >= before->end) {
+      between.push_back(us_of(s.start - before->end));
+    }
+    before = &s;
+    const double us = us_of(s.end - s.start);
+    if (s.prefill_tokens == 0) {
+      if (s.decodes > 0 && fitted(s) > 0) ratios.push_back(us / fitted(s));
+      continue;
+    }
+    // Each prefilling step's cost per prompt token beyond the line.
+    prefill.push_back(std::max(0.0, us - fitted(s)) / s.prefill_tokens);
   }
   if (!prefill.empty()) c.prefill_token_us = median(prefill);
-  return c;
-}
-
-std::string step_cost_json(const StepCost& c, const std::string& model,
-                           const std::string& device) {
-  nlohmann::ordered_json j;
-  j["model"] = model;
-  j["device"] = device;
-  j["steps"] = c.steps;
-  j["decode_steps"] = c.decode_steps;
-  j["step_us"] = c.step_us;
-  j["token_us"] = c.token_us;
-  j["prefill_token_us"] = c.prefill_token_us;
-  char synthetic[64];
-  std::snprintf(synthetic, sizeof synthetic, "%.1f,%.3f", c.step_us, c.token_us);
-  j["synthetic_lm"] = synthetic;
-  j["by_decodes"] = nlohmann::json::array();
-  for (const StepCostRow& r : c.rows) {
-    j["by_decodes"].push_back({{"decodes_from", r.decodes_from},
-                               {"decodes_to", r.decodes_to},
-                               {"steps", r.steps},
-                               {"median_us", r.median_us}});
+  if (!between.empty()) c.between_us = median(between);
+  if (ratios.size() >= 20) {
+    std::sort(ratios.begin(), ratios.end());
+    for (double q : kStepSpreadQuantiles) {
+      const size_t i = std::min(ratios.size() - 1, static_cast<size_t>(q * ratios.size()));
+      c.spread.push_back({q, ratios[i]});
+    }
   }
-  return j.dump(2) + "\n";
+  return c;
 }
 
 StepCost refine_step_cost(const StepCost& kept, const StepCost& seen, uint64_t cap) {
@@ -95,7 +180,8 @@ StepCost refine_step_cost(const StepCost& kept, const StepCost& seen, uint64_t c
   const double w_seen = static_cast<double>(seen.steps);
   const double total = w_kept + w_seen;
   StepCost out = kept;
-  for (double StepCost::*f : {&StepCost::step_us, &StepCost::token_us, &StepCost::prefill_token_us}) {
+  for (double StepCost::*f : {&StepCost::step_us, &StepCost::token_us, &StepCost::context_us,
+                              &StepCost::prefill_token_us, &StepCost::between_us}) {
     out.*f = (kept.*f * w_kept + seen.*f * w_seen) / total;
   }
   // A run with no prefill has no prompt-token cost to teach.
@@ -103,55 +189,8 @@ StepCost refine_step_cost(const StepCost& kept, const StepCost& seen, uint64_t c
   out.steps = kept.steps + seen.steps;
   out.decode_steps = kept.decode_steps + seen.decode_steps;
   if (!seen.rows.empty()) out.rows = seen.rows;
+  if (!seen.spread.empty()) out.spread = seen.spread;
   return out;
-}
-
-Expected<StepCost> parse_step_cost_json(std::string_view text) {
-  const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
-  if (j.is_discarded()) return invalid_argument("a step cost file is JSON; this is not");
-  if (!j.is_object()) return invalid_argument("a step cost file is a JSON object");
-  StepCost c;
-  auto number = [&](const char* key, double& out) -> Status {
-    const auto it = j.find(key);
-    if (it == j.end()) return invalid_argument(std::string("the step cost has no \"") + key + "\"");
-    if (!it->is_number() || !std::isfinite(it->get<double>()) || it->get<double>() < 0 ||
-        it->get<double>() >= 1e7) {
-      return invalid_argument(std::string("\"") + key + "\" must be a number of microseconds from 0 "
-                              "to 10 s, not " + it->dump().substr(0, 60));
-    }
-    out = it->get<double>();
-    return Status::Ok();
-  };
-  for (auto [key, field] : {std::pair{"step_us", &StepCost::step_us},
-                            std::pair{"token_us", &StepCost::token_us},
-                            std::pair{"prefill_token_us", &StepCost::prefill_token_us}}) {
-    if (Status s = number(key, c.*field); !s) return s.error();
-  }
-  auto count = [&](const char* key, uint64_t& out) {
-    const auto it = j.find(key);
-    if (it != j.end() && it->is_number_unsigned()) out = it->get<uint64_t>();
-  };
-  count("steps", c.steps);
-  count("decode_steps", c.decode_steps);
-  if (const auto rows = j.find("by_decodes"); rows != j.end() && rows->is_array()) {
-    for (const auto& r : *rows) {
-      if (!r.is_object()) continue;
-      StepCostRow row;
-      const auto from = r.find("decodes_from"), to = r.find("decodes_to"), n = r.find("steps"),
-                 us = r.find("median_us");
-      if (from == r.end() || to == r.end() || n == r.end() || us == r.end() ||
-          !from->is_number_unsigned() || !to->is_number_unsigned() ||
-          !n->is_number_unsigned() || !us->is_number()) {
-        continue;
-      }
-      row.decodes_from = static_cast<uint32_t>(std::min<uint64_t>(from->get<uint64_t>(), UINT32_MAX));
-      row.decodes_to = static_cast<uint32_t>(std::min<uint64_t>(to->get<uint64_t>(), UINT32_MAX));
-      row.steps = n->get<uint64_t>();
-      row.median_us = us->get<double>();
-      c.rows.push_back(row);
-    }
-  }
-  return c;
 }
 
 }  // namespace batchscope

@@ -1,12 +1,19 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // A generative model's step cost as a run measured it. Steps that only
-// decoded give the line step_us + token_us * decodes, fitted through the
-// median step of each decode count (weighted by its steps), the form
-// `--synthetic-lm S,T` replays; medians keep a cold first step or a stall
-// from bending it. Steps with a prefill give the median cost of a prompt
-// token beyond that line. `bench --cost-out FILE` writes it from an
-// in-process generation run.
+// decoded give step_us + token_us * decodes + context_us * context, the
+// context being the cached tokens the step's sequences read: a least-squares
+// fit, refitted without the steps beyond 3 median absolute deviations of it
+// (a cold first step, a stall), three times at most. The context term is
+// left out (0) where the steps read fewer than two ranges of context per
+// sequence, as it would be the decode count again. `--synthetic-lm S,T`
+// replays the first two terms. Steps with a prefill give the median cost of
+// a prompt token beyond the fit. The spread is the quantiles of each
+// decode-only step's time over its fitted cost, and between_us the median
+// time from a step's end to the next one's start while sequences were
+// running: the engine's own time, which no model step includes.
+// `bench --cost-out FILE` writes it from an in-process run, `profile` from a
+// grid (tuning/step_profile.h).
 // Thread-safety: plain functions of their arguments.
 
 #include <cstdint>
@@ -27,33 +34,51 @@ struct StepCostRow {
   double median_us = 0;
 };
 
+// A decode-only step's time over its fitted cost, at quantile q.
+struct StepSpreadPoint {
+  double q = 0;
+  double ratio = 1;
+};
+
 struct StepCost {
   uint64_t steps = 0;            // steps measured
   uint64_t decode_steps = 0;     // of them, the steps that only decoded
   double step_us = 0;            // fitted cost of a decode step ..
-  double token_us = 0;           // .. and of each sequence it decodes
+  double token_us = 0;           // .. of each sequence it decodes ..
+  double context_us = 0;         // .. and of each cached token they read
   double prefill_token_us = 0;   // median cost of a prompt token; 0 when no step prefilled
+  double between_us = 0;         // the engine's time from one step to the next
+  std::vector<StepSpreadPoint> spread;  // by q, rising; empty below 20 decode-only steps
   std::vector<StepCostRow> rows;  // decode-only steps by decodes: 1, 2-3, 4-7, ...
 };
+
+// The quantiles the spread keeps.
+inline constexpr double kStepSpreadQuantiles[] = {0.01, 0.05, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99};
 
 // Errors when no step that only decoded has an end after its start.
 Expected<StepCost> measure_step_cost(std::span<const StepRecord> steps);
 
-// {"model", "device", "steps", "decode_steps", "step_us", "token_us",
-//  "prefill_token_us", "synthetic_lm": "S,T", "by_decodes": [{"decodes_from",
-//  "decodes_to", "steps", "median_us"}]}
+// {"format": "batchscope-cost", "kind": "generation-steps", "version": 4,
+//  "model", "device", "steps", "decode_steps", "step_us", "token_us",
+//  "context_us", "prefill_token_us", "between_us", "synthetic_lm": "S,T",
+//  "spread": [{"q", "ratio"}], "by_decodes": [{"decodes_from", "decodes_to",
+//  "steps", "median_us"}]}
+inline constexpr int kStepCostVersion = 4;
 std::string step_cost_json(const StepCost& cost, const std::string& model,
                            const std::string& device);
 
 // `kept` moved towards `seen`: each figure the mean of the two weighted by
 // their steps, the kept side's weight at most `cap` steps so that a long
-// history still follows the machine. The rows are the later measurement's
-// where it has any. `seen` with no steps leaves `kept` as it was.
+// history still follows the machine. The rows and the spread are the later
+// measurement's where it has them. `seen` with no steps leaves `kept` as it
+// was.
 StepCost refine_step_cost(const StepCost& kept, const StepCost& seen, uint64_t cap = 20'000);
 
-// Reads what step_cost_json() writes: step_us, token_us and
-// prefill_token_us (finite, at least 0, below 10 s) are required, the rest
-// is kept where present. The error names the field and quotes its value.
+// Reads what step_cost_json() writes, and the versions before it (no
+// "version", or up to 3: no context, between or spread terms): step_us,
+// token_us and prefill_token_us (finite, at least 0, below 10 s) are
+// required, the rest is kept where present and valid. A newer version is
+// refused by number. The error names the field and quotes its value.
 Expected<StepCost> parse_step_cost_json(std::string_view text);
 
 }  // namespace batchscope

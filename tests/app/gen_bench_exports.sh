@@ -51,6 +51,13 @@ assert c["step_us"] >= 250 and c["token_us"] >= 0, c
 assert c["by_decodes"] and all(r["steps"] > 0 and r["median_us"] > 0 for r in c["by_decodes"]), c
 s, t = c["synthetic_lm"].split(",")
 assert abs(float(s) - c["step_us"]) < 0.1, c
+# The engine's own time between steps, and the spread of the steps about the fit.
+assert c["version"] == 4 and c["kind"] == "generation-steps", c
+assert c["between_us"] > 0 and c["context_us"] >= 0, c
+q = [p["q"] for p in c["spread"]]
+r = [p["ratio"] for p in c["spread"]]
+assert q == [0.01, 0.05, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99], c["spread"]
+assert r == sorted(r) and 0.8 < r[3] < 1.25, c["spread"]
 PY
 # What a generative run cannot do is refused, naming the flag.
 if "$bin" bench --synthetic-lm 300,5 --duration 1 --target self-http --cost-out "$dir/x.json" 2>"$dir/err.txt"; then

@@ -57,6 +57,29 @@ if [ -n "$src" ]; then
   "$bin" bench "${lm[@]}" --target predict --calibration-seconds 2 >"$dir/kept5.txt"
   grep -q "was made on another machine.*; measuring it anew" "$dir/kept5.txt"
 fi
+# profile on a generative model: the step cost over a grid, as a cost file.
+"$bin" profile --synthetic-lm 300,5 --max-seqs 4 --max-batched-tokens 32 --runs 3 \
+  --json "$dir/prof.json" >"$dir/prof.txt"
+grep -q "fit over 54 steps: " "$dir/prof.txt"
+python3 - "$dir/prof.json" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1]))
+assert c["kind"] == "generation-steps" and c["version"] == 4, c
+assert c["steps"] == 54 and c["decode_steps"] == 45, c  # (3 prefills + 3 decode counts x 5 positions) x 3
+assert 280 <= c["step_us"] < 1000 and c["between_us"] == 0, c
+assert c["spread"] and c["by_decodes"], c
+PY
+if "$bin" profile --synthetic-lm 300,5 --lanes 2 >/dev/null 2>"$dir/prof_err.txt"; then
+  echo "--lanes on a generative model was accepted"; exit 1
+fi
+grep -q "unknown option --lanes for a generative model" "$dir/prof_err.txt"
+if [ -n "$src" ]; then
+  "$bin" profile --model "$src/models/tiny_lm.pt" --max-seqs 4 --max-batched-tokens 32 --runs 3 \
+    --json "$dir/tiny_prof.json" >"$dir/tiny_prof.txt"
+  "$bin" bench --model "$src/models/tiny_lm.pt" --target predict --cost "$dir/tiny_prof.json" \
+    --rate 20 --duration 1 --no-history >"$dir/tiny_prof_predict.txt"
+  grep -q "step cost: .* (.*tiny_prof.json)" "$dir/tiny_prof_predict.txt"
+fi
 refused() {  # EXPECTED_TEXT ARGS...: exits 2 and prints the text
   local want=$1 rc=0
   shift

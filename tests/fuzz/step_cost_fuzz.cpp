@@ -23,13 +23,21 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* bytes, size_t size) {
   FUZZ_CHECK(std::isfinite(c->step_us) && c->step_us >= 0);
   FUZZ_CHECK(std::isfinite(c->token_us) && c->token_us >= 0);
   FUZZ_CHECK(std::isfinite(c->prefill_token_us) && c->prefill_token_us >= 0);
+  FUZZ_CHECK(std::isfinite(c->context_us) && c->context_us >= 0);
+  FUZZ_CHECK(std::isfinite(c->between_us) && c->between_us >= 0);
   const GenStepCost cost = GenStepCost::of(*c);
   for (uint32_t d : {0u, 1u, 32u, 4096u}) {
-    for (uint32_t p : {0u, 7u, 1u << 20}) FUZZ_CHECK(cost.of_step(d, p).count() >= 0);
+    for (uint32_t p : {0u, 7u, 1u << 20}) FUZZ_CHECK(cost.of_step(d, p, 1u << 20).count() >= 0);
+  }
+  for (double u : {0.0, 0.3, 0.999999}) {
+    const double f = cost.factor_at(u);
+    FUZZ_CHECK(std::isfinite(f) && f > 0);
   }
   auto back = parse_step_cost_json(step_cost_json(*c, "m", "cpu"));
   FUZZ_CHECK(back.ok());
   FUZZ_CHECK(back->step_us == c->step_us && back->token_us == c->token_us &&
              back->prefill_token_us == c->prefill_token_us && back->rows.size() == c->rows.size());
+  FUZZ_CHECK(back->context_us == c->context_us && back->between_us == c->between_us &&
+             back->spread.size() == c->spread.size());
   return 0;
 }

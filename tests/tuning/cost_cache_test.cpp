@@ -210,7 +210,7 @@ TEST_F(CostCacheTest, AStepCostIsKeptForItsKeyAlone) {
   EXPECT_DOUBLE_EQ((*back)->prefill_token_us, 40);
   EXPECT_EQ((*back)->steps, 900u);
   ASSERT_EQ((*back)->rows.size(), 1u);
-  EXPECT_NE(read(path).find("\"kind\":\"generation-steps\""), std::string::npos);
+  EXPECT_NE(read(path).find("\"kind\": \"generation-steps\""), std::string::npos);
   // Another machine's file, copied in, is refused by name.
   CostKey elsewhere = key_of(R"({"machine": {"cpu": "Xeon", "cores": 2, "host": "b"}})");
   elsewhere.model = "tiny_lm";

@@ -154,4 +154,12 @@ std::string GenTraffic::describe() const {
 
 QString GenTraffic::error() const { return error_->text(); }
 
+Expected<GenTrafficSpec> GenTraffic::spec() const {
+  auto prompt = LengthDist::parse(prompt_->text().toStdString(), "prompt tokens");
+  if (!prompt) return prompt.error();
+  auto max_tokens = LengthDist::parse(max_tokens_->text().toStdString(), "max_tokens");
+  if (!max_tokens) return max_tokens.error();
+  return GenTrafficSpec{rate_->value(), *prompt, *max_tokens};
+}
+
 }  // namespace batchscope

@@ -27,6 +27,13 @@ class QPushButton;
 
 namespace batchscope {
 
+// The traffic as the panel stands: what it sends, or would send on Start.
+struct GenTrafficSpec {
+  double rate = 0;  // requests per second, Poisson
+  LengthDist prompt;
+  LengthDist max_tokens;
+};
+
 struct GenTrafficCounters {
   std::atomic<uint64_t> sent{0};
   std::atomic<uint64_t> refused{0};
@@ -52,6 +59,9 @@ class GenTraffic : public QGroupBox {
   QString error() const;
   // "poisson rate=25/s, prompt uniform:16,64, max_tokens lognormal:32,1,512"
   std::string describe() const;
+  // The rate and lengths in the panel; a distribution that does not parse
+  // is the error, named as Start names it.
+  Expected<GenTrafficSpec> spec() const;
 
  private:
   void run(double rate, LengthDist prompt, LengthDist max_tokens, uint64_t seed);

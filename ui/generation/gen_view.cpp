@@ -6,6 +6,7 @@
 #include <QScrollArea>
 #include <QScrollBar>
 #include <QSplitter>
+#include <QTabWidget>
 #include <QTimer>
 #include <QVBoxLayout>
 #include <algorithm>
@@ -16,6 +17,7 @@
 #include "ui/generation/gen_record.h"
 #include "ui/generation/gen_step_inspector.h"
 #include "ui/generation/gen_traffic.h"
+#include "ui/generation/gen_tuner.h"
 
 namespace batchscope {
 
@@ -87,9 +89,23 @@ GenView::GenView(GenEngine& engine, GenViewConfig config, QWidget* parent)
   right->setStretchFactor(1, 2);
   right->setChildrenCollapsible(false);
 
+  GenTunerSetup tuning;
+  tuning.info = engine_.info();
+  tuning.exact = config_.exact_cost;
+  tuning.kept = config_.kept_cost;
+  tuning.kept_source = config_.kept_cost_source;
+  tuning.device = config_.device;
+  tuning.traffic = [this] { return traffic_->spec(); };
+  tuning.apply = [this](const Options& o) { return engine_.set_options(o); };
+  tuning.in_force = [this] { return engine_.status().options; };
+  tuner_ = new GenTunerPanel(std::move(tuning));
+  tabs_ = new QTabWidget;
+  tabs_->addTab(right, "Live");
+  tabs_->addTab(tuner_, "Tuner");
+
   auto* split = new QSplitter(Qt::Horizontal);
   split->addWidget(left_scroll);
-  split->addWidget(right);
+  split->addWidget(tabs_);
   split->setStretchFactor(0, 0);
   split->setStretchFactor(1, 1);
   split->setChildrenCollapsible(false);
@@ -115,6 +131,10 @@ GenView::~GenView() {
   // Before the children go: HTTP clients and the traffic thread submit to the engine.
   listener_->stop();
   traffic_->stop();
+  if (config_.keep_steps) {
+    const std::vector<StepRecord> ran(tuner_->window_steps().begin(), tuner_->window_steps().end());
+    if (!ran.empty()) config_.keep_steps(ran);
+  }
 }
 
 void GenView::refresh() {
@@ -126,6 +146,7 @@ void GenView::refresh() {
   if (!requests_.empty() || !steps_.empty()) listener_->publish(metrics_.totals());
   listener_->refresh();
   inspector_->add(steps_, engine_.clock().now());
+  tuner_->add_steps(steps_);
   plots_->draw(metrics_, config_.span_s);
   const GenStatus s = engine_.status();
   controls_->show_status(s);

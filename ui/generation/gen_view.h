@@ -6,8 +6,9 @@
 // HTTP listener whose clients' requests join the same engine
 // (gen_listener.h), a line of live figures (output tokens/s, running and
 // waiting sequences, cache blocks in use) and the prompt box whose
-// completion streams in; on the right the live plots (TTFT and ITL fans,
-// tokens/s, sequences, cache) above the step inspector.
+// completion streams in; on the right, in a Live tab, the live plots (TTFT
+// and ITL fans, tokens/s, sequences, cache) above the step inspector, and in
+// a Tuner tab the tuner over the traffic panel's traffic (gen_tuner.h).
 //
 // A ~30 Hz timer drains the engine's request and step records (nothing is
 // pushed per event), folds them into GenMetrics (0.5 s windows, five minutes
@@ -21,13 +22,19 @@
 // Thread-safety: GUI thread only.
 
 #include <QWidget>
+#include <functional>
+#include <optional>
+#include <span>
 #include <vector>
 
 #include "generation/gen_engine.h"
 #include "generation/gen_metrics.h"
+#include "tuning/gen_predictor.h"
+#include "tuning/step_cost.h"
 #include "ui/generation/gen_listener.h"
 
 class QLabel;
+class QTabWidget;
 class QTimer;
 
 namespace batchscope {
@@ -38,6 +45,7 @@ class GenPromptBox;
 class GenRecordBox;
 class GenStepInspector;
 class GenTraffic;
+class GenTunerPanel;
 
 struct GenViewConfig {
   double traffic_rate = 25;  // req/s for the built-in traffic: busy, within tiny_lm's capacity
@@ -46,6 +54,15 @@ struct GenViewConfig {
   std::string model_text;      // "tiny_lm (cpu)", shown above the controls
   std::string prompt;          // when set: in the prompt box, generated at once
   GenListenerConfig listener;  // the HTTP listener's host, access and start
+  std::string device = "cpu";  // where the model runs, for the Tuner's export
+  // The Tuner's step cost: the synthetic model's own, or the model's kept on
+  // this machine (and where); neither: the steps this window runs.
+  std::optional<GenStepCost> exact_cost;
+  std::optional<StepCost> kept_cost;
+  std::string kept_cost_source;
+  // Called as the view goes with the steps it ran (the last 20,000), to
+  // refine the model's kept step cost; may be empty.
+  std::function<void(std::span<const StepRecord>)> keep_steps;
 };
 
 class GenView : public QWidget {
@@ -64,6 +81,7 @@ class GenView : public QWidget {
   GenPromptBox* prompt() const { return prompt_; }
   GenPlots* plots() const { return plots_; }
   GenStepInspector* inspector() const { return inspector_; }
+  GenTunerPanel* tuner() const { return tuner_; }
   // Records runs into the run history (set_history on it).
   GenRecordBox* recorder() const { return recorder_; }
   QString figures_text() const;
@@ -77,6 +95,8 @@ class GenView : public QWidget {
   std::vector<GenRecord> requests_;  // drain buffers, reused
   std::vector<StepRecord> steps_;
 
+  GenTunerPanel* tuner_ = nullptr;
+  QTabWidget* tabs_ = nullptr;
   GenControls* controls_ = nullptr;
   GenTraffic* traffic_ = nullptr;
   GenListener* listener_ = nullptr;

@@ -1,0 +1,138 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// A step cost as JSON, and back (tuning/step_cost.h).
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "tuning/step_cost.h"
+
+namespace batchscope {
+
+std::string step_cost_json(const StepCost& c, const std::string& model, const std::string& device) {
+  nlohmann::ordered_json j;
+  j["format"] = "batchscope-cost";
+  j["kind"] = "generation-steps";
+  j["version"] = kStepCostVersion;
+  j["model"] = model;
+  j["device"] = device;
+  j["steps"] = c.steps;
+  j["decode_steps"] = c.decode_steps;
+  j["step_us"] = c.step_us;
+  j["token_us"] = c.token_us;
+  j["context_us"] = c.context_us;
+  j["prefill_token_us"] = c.prefill_token_us;
+  j["between_us"] = c.between_us;
+  char synthetic[64];
+  std::snprintf(synthetic, sizeof synthetic, "%.1f,%.3f", c.step_us, c.token_us);
+  j["synthetic_lm"] = synthetic;
+  j["spread"] = nlohmann::json::array();
+  for (const StepSpreadPoint& p : c.spread) j["spread"].push_back({{"q", p.q}, {"ratio", p.ratio}});
+  j["by_decodes"] = nlohmann::json::array();
+  for (const StepCostRow& r : c.rows) {
+    j["by_decodes"].push_back({{"decodes_from", r.decodes_from},
+                               {"decodes_to", r.decodes_to},
+                               {"steps", r.steps},
+                               {"median_us", r.median_us}});
+  }
+  return j.dump(2) + "\n";
+}
+
+namespace {
+
+// The spread as read: q rising within (0, 1), ratios finite, above 0 and
+// rising; anything else leaves the cost without one.
+std::vector<StepSpreadPoint> read_spread(const nlohmann::json& j) {
+  std::vector<StepSpreadPoint> out;
+  const auto it = j.find("spread");
+  if (it == j.end() || !it->is_array() || it->size() > 64) return out;
+  for (const auto& p : *it) {
+    const auto q = p.is_object() ? p.find("q") : p.end();
+    const auto r = p.is_object() ? p.find("ratio") : p.end();
+    if (q == p.end() || r == p.end() || !q->is_number() || !r->is_number()) return {};
+    const StepSpreadPoint s{q->get<double>(), r->get<double>()};
+    if (!(s.q > 0 && s.q < 1 && std::isfinite(s.ratio) && s.ratio > 0 && s.ratio < 1e3)) return {};
+    if (!out.empty() && (s.q <= out.back().q || s.ratio < out.back().ratio)) return {};
+    out.push_back(s);
+  }
+  return out;
+}
+
+}  // namespace
+
+Expected<StepCost> parse_step_cost_json(std::string_view text) {
+  const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+  if (j.is_discarded()) return invalid_argument("a step cost file is JSON; this is not");
+  if (!j.is_object()) return invalid_argument("a step cost file is a JSON object");
+  int version = 1;
+  if (const auto v = j.find("version"); v != j.end()) {
+    if (!v->is_number_integer() || v->get<int64_t>() < 1) {
+      return invalid_argument("\"version\" must be a whole number from 1, not " +
+                              v->dump().substr(0, 60));
+    }
+    if (v->get<int64_t>() > kStepCostVersion) {
+      return invalid_argument("the step cost has version " + v->dump() +
+                              "; this batchscope reads versions up to " +
+                              std::to_string(kStepCostVersion) + " (a newer batchscope wrote it)");
+    }
+    version = static_cast<int>(v->get<int64_t>());
+  }
+  StepCost c;
+  auto number = [&](const char* key, double& out, bool required) -> Status {
+    const auto it = j.find(key);
+    if (it == j.end()) {
+      if (!required) return Status::Ok();
+      return invalid_argument(std::string("the step cost has no \"") + key + "\"");
+    }
+    if (!it->is_number() || !std::isfinite(it->get<double>()) || it->get<double>() < 0 ||
+        it->get<double>() >= 1e7) {
+      return invalid_argument(std::string("\"") + key +
+                              "\" must be a number of microseconds from 0 "
+                              "to 10 s, not " +
+                              it->dump().substr(0, 60));
+    }
+    out = it->get<double>();
+    return Status::Ok();
+  };
+  for (auto [key, field] :
+       {std::pair{"step_us", &StepCost::step_us}, std::pair{"token_us", &StepCost::token_us},
+        std::pair{"prefill_token_us", &StepCost::prefill_token_us}}) {
+    if (Status s = number(key, c.*field, true); !s) return s.error();
+  }
+  if (version >= 4) {
+    for (auto [key, field] : {std::pair{"context_us", &StepCost::context_us},
+                              std::pair{"between_us", &StepCost::between_us}}) {
+      if (Status s = number(key, c.*field, false); !s) return s.error();
+    }
+    c.spread = read_spread(j);
+  }
+  auto count = [&](const char* key, uint64_t& out) {
+    const auto it = j.find(key);
+    if (it != j.end() && it->is_number_unsigned()) out = it->get<uint64_t>();
+  };
+  count("steps", c.steps);
+  count("decode_steps", c.decode_steps);
+  if (const auto rows = j.find("by_decodes"); rows != j.end() && rows->is_array()) {
+    for (const auto& r : *rows) {
+      if (!r.is_object()) continue;
+      StepCostRow row;
+      const auto from = r.find("decodes_from"), to = r.find("decodes_to"), n = r.find("steps"),
+                 us = r.find("median_us");
+      if (from == r.end() || to == r.end() || n == r.end() || us == r.end() ||
+          !from->is_number_unsigned() || !to->is_number_unsigned() || !n->is_number_unsigned() ||
+          !us->is_number()) {
+        continue;
+      }
+      row.decodes_from =
+          static_cast<uint32_t>(std::min<uint64_t>(from->get<uint64_t>(), UINT32_MAX));
+      row.decodes_to = static_cast<uint32_t>(std::min<uint64_t>(to->get<uint64_t>(), UINT32_MAX));
+      row.steps = n->get<uint64_t>();
+      row.median_us = us->get<double>();
+      c.rows.push_back(row);
+    }
+  }
+  return c;
+}
+
+}  // namespace batchscope

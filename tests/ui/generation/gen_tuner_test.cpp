@@ -1,0 +1,161 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The generation view's Tuner tab over a real GenEngine and the synthetic
+// model: it tunes the traffic panel's traffic on the step predictor, finds
+// what `gen_search` finds on the same inputs, answers the capacity, applies
+// the best live and exports it; without a cost it says how to get one, and a
+// bad space is named.
+#include <gtest/gtest.h>
+
+#include <QCheckBox>
+#include <QDoubleSpinBox>
+#include <QLineEdit>
+#include <QTableWidget>
+#include <memory>
+#include <vector>
+
+#include "export/export_config.h"
+#include "generation/synthetic_lm.h"
+#include "tests/ui/generation/gen_test_support.h"
+#include "tuning/gen_predictor.h"
+#include "tuning/gen_tune.h"
+#include "ui/generation/gen_traffic.h"
+#include "ui/generation/gen_tuner.h"
+#include "ui/generation/gen_view.h"
+
+namespace batchscope {
+namespace {
+
+using test::pump_until;
+
+constexpr const char* kSpace =
+    "scheduling=continuous|static,max_num_seqs=1|4|16,max_num_batched_tokens=64|512,"
+    "max_wait_ms=0|5";
+
+TEST(GenTuner, TunesTheTrafficOnThePredictorAppliesTheBestAndExportsIt) {
+  auto engine = test::make_gen_engine(500, 10);
+  ASSERT_TRUE(engine);
+  GenViewConfig cfg;
+  cfg.exact_cost = GenStepCost::synthetic(500, 10);
+  GenView view(*engine, cfg);
+  view.traffic()->set_rate(40);
+  GenTunerPanel* tuner = view.tuner();
+  tuner->space()->setText(kSpace);
+  tuner->seconds()->setValue(2);
+  tuner->ttft_ms()->setValue(60);
+  tuner->itl_ms()->setValue(12);
+  tuner->find_capacity()->setChecked(true);
+  ASSERT_TRUE(tuner->run().ok()) << tuner->error_text().toStdString();
+  EXPECT_TRUE(tuner->running());
+  ASSERT_TRUE(
+      pump_until([&] { return !tuner->running() && tuner->outcome(); }, std::chrono::seconds(60)));
+  const GenTunerOutcome& out = *tuner->outcome();
+  ASSERT_TRUE(out.result.best.ok()) << out.result.best.error().message;
+  EXPECT_EQ(out.result.space_size, 24u);
+
+  // The same search, made here on the same inputs, picks the same best.
+  ArrivalSpec spec;
+  spec.pattern = Pattern::kPoisson;
+  spec.rate = 40;
+  spec.duration_s = 2;
+  spec.seed = 1;
+  auto t = view.traffic()->spec();
+  ASSERT_TRUE(t.ok());
+  const LmInfo info = engine->info();
+  GenTuneSettings settings;
+  settings.slo.ttft_ms = 60;
+  settings.slo.itl_ms = 12;
+  const GenTuneResult direct = gen_search(
+      *TuneSpace::parse(kSpace), engine->status().options, settings, [&](const Options& o) {
+        GenWorkload w(t->prompt, t->max_tokens, spec.seed);
+        const GenRun run = predict_gen(spec, w, o, info, GenStepCost::synthetic(500, 10));
+        return gen_evaluated_from(o, summarize_gen(run, 60, 12), 99);
+      });
+  ASSERT_TRUE(direct.best.ok());
+  EXPECT_EQ(describe_generation(direct.best->options),
+            describe_generation(out.result.best->options));
+  EXPECT_EQ(direct.best->goodput_rps, out.result.best->goodput_rps);
+
+  // The table: the best first, then the rest of the front.
+  QTableWidget* table = tuner->table();
+  ASSERT_GE(table->rowCount(), 1);
+  EXPECT_EQ(table->item(0, 0)->text().toStdString(), "best");
+  EXPECT_EQ(table->item(0, 2)->text().toInt(), static_cast<int>(direct.best->options.max_num_seqs));
+  // The capacity: a rate above the traffic's, since the best meets it there.
+  ASSERT_TRUE(out.capacity);
+  EXPECT_GE(out.capacity->factor, 1.0);
+  EXPECT_TRUE(tuner->capacity_text().contains("req/s")) << tuner->capacity_text().toStdString();
+
+  // Apply puts the best in force; the engine says so.
+  ASSERT_TRUE(tuner->apply_selected().ok());
+  EXPECT_EQ(engine->status().options.max_num_seqs, direct.best->options.max_num_seqs);
+  EXPECT_EQ(engine->status().options.scheduling, direct.best->options.scheduling);
+
+  // Export: a generative format, with the predicted figures in its comments.
+  auto in = tuner->export_input();
+  ASSERT_TRUE(in.ok()) << in.error().message;
+  ASSERT_TRUE(in->lm);
+  EXPECT_TRUE(in->tuning.predicted);
+  auto files = export_config(ExportFormat::kVllm, *in);
+  ASSERT_TRUE(files.ok()) << files.error().message;
+  EXPECT_NE(files->front().text.find("max-num-seqs: " +
+                                     std::to_string(direct.best->options.max_num_seqs)),
+            std::string::npos)
+      << files->front().text;
+  EXPECT_NE(files->front().text.find("Predicted there, not measured"), std::string::npos)
+      << files->front().text;
+}
+
+TEST(GenTuner, WithoutACostItMeasuresTheWindowsOwnSteps) {
+  auto engine = test::make_gen_engine(300, 5);
+  ASSERT_TRUE(engine);
+  GenView view(*engine);
+  GenTunerPanel* tuner = view.tuner();
+  EXPECT_FALSE(tuner->run().ok());
+  EXPECT_TRUE(tuner->error_text().contains("run the traffic for a few seconds"))
+      << tuner->error_text().toStdString();
+  // The window's traffic runs; its steps become the cost.
+  ASSERT_TRUE(view.traffic()->start().ok());
+  ASSERT_TRUE(pump_until([&] { return tuner->step_cost().ok(); }, std::chrono::seconds(30)));
+  view.traffic()->stop();
+  auto cost = tuner->step_cost();
+  EXPECT_NE(cost->second.find("this window's"), std::string::npos) << cost->second;
+  EXPECT_GE(cost->first.step_us, 250) << cost->first.text();
+  EXPECT_GT(cost->first.between_us, 0) << cost->first.text();
+}
+
+TEST(GenTuner, ABadSpaceIsNamedAndNothingRuns) {
+  auto engine = test::make_gen_engine();
+  ASSERT_TRUE(engine);
+  GenViewConfig cfg;
+  cfg.exact_cost = GenStepCost::synthetic(500, 10);
+  GenView view(*engine, cfg);
+  GenTunerPanel* tuner = view.tuner();
+  tuner->space()->setText("num_lanes=1|2");
+  EXPECT_FALSE(tuner->run().ok());
+  EXPECT_FALSE(tuner->running());
+  EXPECT_TRUE(tuner->error_text().contains("num_lanes=1|2 is a tensor model's option"))
+      << tuner->error_text().toStdString();
+  EXPECT_FALSE(tuner->apply_selected().ok()) << "nothing to apply yet";
+}
+
+TEST(GenTuner, CancelStopsTheSearchAndClosingTheViewMidRunIsSafe) {
+  auto engine = test::make_gen_engine();
+  ASSERT_TRUE(engine);
+  GenViewConfig cfg;
+  cfg.exact_cost = GenStepCost::synthetic(500, 10);
+  {
+    GenView view(*engine, cfg);
+    GenTunerPanel* tuner = view.tuner();
+    tuner->seconds()->setValue(30);  // the default space, long traffic: slow
+    ASSERT_TRUE(tuner->run().ok());
+    tuner->cancel();
+    ASSERT_TRUE(pump_until([&] { return !tuner->running() && tuner->outcome(); }));
+    EXPECT_TRUE(tuner->outcome()->result.cancelled);
+    EXPECT_TRUE(tuner->status_text().contains("Cancelled")) << tuner->status_text().toStdString();
+    ASSERT_TRUE(tuner->run().ok());
+  }  // the view goes while its search runs
+  SUCCEED();
+}
+
+}  // namespace
+}  // namespace batchscope

@@ -1,0 +1,425 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "ui/generation/gen_tuner.h"
+
+#include <qcustomplot.h>
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QFormLayout>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QLineEdit>
+#include <QMetaObject>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QTableWidget>
+#include <QVBoxLayout>
+#include <vector>
+
+#include "traffic/gen_workload.h"
+#include "ui/common/config_io.h"
+
+namespace batchscope {
+
+namespace {
+
+constexpr size_t kKeptSteps = 20'000;
+constexpr uint64_t kDecodeStepsForACost = 200;
+
+QString text_of(const std::string& s) { return QString::fromStdString(s); }
+
+QString number(double v, int decimals) { return QString::number(v, 'f', decimals); }
+
+}  // namespace
+
+GenTunerPanel::GenTunerPanel(GenTunerSetup setup, QWidget* parent)
+    : QWidget(parent), setup_(std::move(setup)) {
+  ttft_ = new QDoubleSpinBox;
+  ttft_->setRange(0, 600'000);
+  ttft_->setDecimals(1);
+  ttft_->setValue(200);
+  ttft_->setToolTip("Time to first token at the quantile, ms; 0: no bound");
+  itl_ = new QDoubleSpinBox;
+  itl_->setRange(0, 60'000);
+  itl_->setDecimals(1);
+  itl_->setValue(30);
+  itl_->setToolTip("Inter-token latency at the quantile, ms; 0: no bound");
+  quantile_ = new QComboBox;
+  quantile_->addItems({"p50", "p90", "p99"});
+  quantile_->setCurrentIndex(2);
+  objective_ = new QComboBox;
+  for (GenObjective o : {GenObjective::kGoodput, GenObjective::kThroughput, GenObjective::kLatency})
+    objective_->addItem(gen_objective_name(o));
+  seconds_ = new QDoubleSpinBox;
+  seconds_->setRange(1, 600);
+  seconds_->setValue(10);
+  seconds_->setSuffix(" s");
+  seconds_->setToolTip("Seconds of the traffic each prediction replays");
+  space_ = new QLineEdit(text_of(default_gen_space_text()));
+  space_error_ = new QLabel;
+  space_error_->setStyleSheet("color:#b00000");
+  space_error_->setWordWrap(true);
+  space_error_->hide();
+  connect(space_, &QLineEdit::textChanged, this, [this](const QString& t) {
+    auto s = parse_gen_space(t.toStdString());
+    space_error_->setText(s ? QString() : text_of(s.error().message));
+    space_error_->setVisible(!s);
+  });
+  capacity_box_ =
+      new QCheckBox("Find the largest rate some configuration serves within the objective");
+  auto* form = new QFormLayout;
+  form->addRow("TTFT bound (ms)", ttft_);
+  form->addRow("ITL bound (ms)", itl_);
+  form->addRow("Quantile", quantile_);
+  form->addRow("Objective", objective_);
+  form->addRow("Traffic replayed", seconds_);
+  form->addRow("Space", space_);
+  form->addRow("", space_error_);
+  form->addRow("", capacity_box_);
+
+  run_ = new QPushButton("Run");
+  cancel_button_ = new QPushButton("Cancel");
+  cancel_button_->setEnabled(false);
+  progress_ = new QProgressBar;
+  progress_->setTextVisible(true);
+  connect(run_, &QPushButton::clicked, this, [this] { (void)run(); });
+  connect(cancel_button_, &QPushButton::clicked, this, [this] { cancel(); });
+  auto* buttons = new QHBoxLayout;
+  buttons->addWidget(run_);
+  buttons->addWidget(cancel_button_);
+  buttons->addWidget(progress_, 1);
+
+  status_ = new QLabel("Tunes the traffic panel's traffic on the step predictor.");
+  status_->setWordWrap(true);
+  error_ = new QLabel;
+  error_->setWordWrap(true);
+  error_->setStyleSheet("color:#b00000");
+  capacity_ = new QLabel;
+  capacity_->setWordWrap(true);
+
+  plot_ = new QCustomPlot;
+  plot_->setMinimumHeight(180);
+  front_ = plot_->addGraph();
+  front_->setLineStyle(QCPGraph::lsNone);
+  front_->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, QColor(0x1f, 0x77, 0xb4), 7));
+  front_->setName("Pareto front (goodput, TTFT, ITL)");
+  best_ = plot_->addGraph();
+  best_->setLineStyle(QCPGraph::lsNone);
+  best_->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssStar, QColor(0xd6, 0x27, 0x28), 14));
+  best_->setName("best");
+  plot_->yAxis->setLabel("goodput (req/s)");
+  plot_->xAxis->setLabel("TTFT at the quantile (ms)");
+  plot_->legend->setVisible(true);
+
+  bound_ = new QCPItemStraightLine(plot_);
+  bound_->setPen(QPen(QColor(0xd6, 0x27, 0x28), 1, Qt::DashLine));
+  bound_->setVisible(false);
+
+  table_ = new QTableWidget(0, 10);
+  table_->setHorizontalHeaderLabels({"", "scheduling", "max_num_seqs", "tokens/step", "max_wait ms",
+                                     "tokens/s", "goodput req/s", "TTFT ms", "ITL ms", "meets"});
+  table_->setSelectionBehavior(QAbstractItemView::SelectRows);
+  table_->setSelectionMode(QAbstractItemView::SingleSelection);
+  table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+  table_->verticalHeader()->hide();
+  table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+
+  apply_ = new QPushButton("Apply");
+  apply_->setToolTip("Put the selected configuration in force now");
+  export_ = new QPushButton("Export…");
+  export_->setToolTip("Export the selected configuration for vLLM, TGI or TensorRT-LLM");
+  applied_ = new QLabel;
+  applied_->setWordWrap(true);
+  connect(apply_, &QPushButton::clicked, this, [this] { (void)apply_selected(); });
+  connect(export_, &QPushButton::clicked, this, [this] {
+    auto in = export_input();
+    if (!in) {
+      applied_->setText("Not exported: " + text_of(in.error().message));
+      return;
+    }
+    export_config_dialog(this, *in);
+  });
+  auto* actions = new QHBoxLayout;
+  actions->addWidget(apply_);
+  actions->addWidget(export_);
+  actions->addWidget(applied_, 1);
+
+  auto* layout = new QVBoxLayout(this);
+  layout->addLayout(form);
+  layout->addLayout(buttons);
+  layout->addWidget(status_);
+  layout->addWidget(error_);
+  layout->addWidget(capacity_);
+  layout->addWidget(plot_, 2);
+  layout->addWidget(table_, 2);
+  layout->addLayout(actions);
+}
+
+GenTunerPanel::~GenTunerPanel() {
+  cancel_ = true;
+  if (worker_.joinable()) worker_.join();
+}
+
+void GenTunerPanel::add_steps(std::span<const StepRecord> steps) {
+  auto decode_only = [](const StepRecord& s) { return s.prefill_tokens == 0 && s.decodes > 0; };
+  for (const StepRecord& s : steps) {
+    steps_.push_back(s);
+    steps_.back().seqs.clear();  // not needed for a cost
+    decode_steps_ += decode_only(s);
+    if (steps_.size() > kKeptSteps) {
+      decode_steps_ -= decode_only(steps_.front());
+      steps_.pop_front();
+    }
+  }
+}
+
+Expected<std::pair<GenStepCost, std::string>> GenTunerPanel::step_cost() const {
+  if (setup_.exact) return std::pair{*setup_.exact, std::string("the synthetic model's own cost")};
+  if (decode_steps_ >= kDecodeStepsForACost) {
+    const std::vector<StepRecord> seen_steps(steps_.begin(), steps_.end());
+    auto seen = measure_step_cost(seen_steps);
+    if (seen) {
+      const std::string n = std::to_string(seen->steps);
+      if (setup_.kept) {
+        return std::pair{GenStepCost::of(refine_step_cost(*setup_.kept, *seen)),
+                         setup_.kept_source + ", refined by this window's " + n + " steps"};
+      }
+      return std::pair{GenStepCost::of(*seen), "this window's " + n + " steps"};
+    }
+  }
+  if (setup_.kept) return std::pair{GenStepCost::of(*setup_.kept), setup_.kept_source};
+  return invalid_argument(
+      "no step cost for this model yet: run the traffic for a few seconds, and "
+      "the tuner measures this window's steps (" +
+      std::to_string(kDecodeStepsForACost) + " that only decoded are needed, " +
+      std::to_string(decode_steps_) + " so far)");
+}
+
+Status GenTunerPanel::run() {
+  if (running()) return Status::Ok();
+  error_->clear();
+  auto fail = [this](const std::string& m) {
+    error_->setText(text_of(m));
+    return invalid_argument(m);
+  };
+  auto space = parse_gen_space(space_->text().toStdString());
+  if (!space) return fail("space: " + space.error().message);
+  auto traffic = setup_.traffic ? setup_.traffic() : invalid_argument("no traffic panel");
+  if (!traffic) return fail("traffic: " + traffic.error().message);
+  auto cost = step_cost();
+  if (!cost) return fail(cost.error().message);
+  if (cost->first.of_step(1, 0) <= Duration(0)) {
+    return fail("a step that costs nothing cannot be predicted (" + cost->second + ")");
+  }
+
+  GenTuneSettings settings;
+  settings.slo.ttft_ms = ttft_->value();
+  settings.slo.itl_ms = itl_->value();
+  settings.slo.quantile = quantile_->currentIndex() == 0   ? 50
+                          : quantile_->currentIndex() == 1 ? 90
+                                                           : 99;
+  settings.objective = *parse_gen_objective(objective_->currentText().toStdString());
+  cancel_ = false;
+  settings.cancel = [this] { return cancel_.load(); };
+  settings.progress = [this](uint64_t done, uint64_t total) {
+    if (done % 8 != 0 && done != total) return;
+    QMetaObject::invokeMethod(
+        this,
+        [this, done, total] {
+          progress_->setMaximum(static_cast<int>(std::min<uint64_t>(total, INT32_MAX)));
+          progress_->setValue(static_cast<int>(std::min<uint64_t>(done, INT32_MAX)));
+        },
+        Qt::QueuedConnection);
+  };
+  ArrivalSpec spec;
+  spec.pattern = Pattern::kPoisson;
+  spec.rate = traffic->rate;
+  spec.duration_s = seconds_->value();
+  spec.seed = 1;
+  const Options base = setup_.in_force ? setup_.in_force() : Options{};
+  GenTunerOutcome out;
+  out.traffic =
+      QString("poisson rate=%1/s, prompt %2, max_tokens %3")
+          .arg(traffic->rate)
+          .arg(text_of(traffic->prompt.describe()), text_of(traffic->max_tokens.describe()))
+          .toStdString();
+  out.cost = cost->first.text() + " (" + cost->second + ")";
+  status_->setText(text_of("Searching " + std::to_string(space->size()) + " combinations of " +
+                           out.traffic + "; step cost " + out.cost + "."));
+  set_busy(true);
+  worker_ = std::thread([this, space = *space, settings, spec, base, t = *traffic,
+                         cost = cost->first, info = setup_.info, find = capacity_box_->isChecked(),
+                         out = std::move(out)]() mutable {
+    const GenSlo slo = settings.slo;
+    auto evaluator_at = [&](const ArrivalSpec& traffic) -> GenEvaluator {
+      return [&, traffic](const Options& o) {
+        GenWorkload workload(t.prompt, t.max_tokens, traffic.seed);
+        const GenRun run = predict_gen(traffic, workload, o, info, cost);
+        return gen_evaluated_from(o, summarize_gen(run, slo.ttft_ms, slo.itl_ms), slo.quantile);
+      };
+    };
+    if (find) {
+      GenTuneSettings quick = settings;
+      quick.first_meeting = true;
+      quick.progress = nullptr;
+      const MaxRate m = max_rate([&](double factor) -> std::optional<GenEvaluated> {
+        auto scaled = scaled_traffic(spec, factor);
+        if (!scaled || cancel_) return std::nullopt;
+        const GenTuneResult r = gen_search(space, base, quick, evaluator_at(*scaled));
+        if (!r.best) return std::nullopt;
+        return *r.best;
+      });
+      out.capacity = m;
+      if (m.factor > 0) out.capacity_rps = mean_rate(*scaled_traffic(spec, m.factor));
+    }
+    out.result = gen_search(space, base, settings, evaluator_at(spec));
+    QMetaObject::invokeMethod(
+        this, [this, out = std::move(out)]() mutable { finished(std::move(out)); },
+        Qt::QueuedConnection);
+  });
+  return Status::Ok();
+}
+
+void GenTunerPanel::cancel() { cancel_ = true; }
+
+void GenTunerPanel::set_busy(bool busy) {
+  run_->setEnabled(!busy);
+  cancel_button_->setEnabled(busy);
+  if (busy) {
+    progress_->setValue(0);
+  } else {
+    progress_->setValue(progress_->maximum());
+  }
+}
+
+void GenTunerPanel::finished(GenTunerOutcome out) {
+  if (worker_.joinable()) worker_.join();
+  set_busy(false);
+  const GenTuneResult& r = out.result;
+  QString status =
+      QString("Evaluated %1 configurations (%2 invalid, %3 alike) of %4; step cost %5.")
+          .arg(r.evaluated.size())
+          .arg(r.invalid)
+          .arg(r.alike)
+          .arg(text_of(out.traffic), text_of(out.cost));
+  if (r.cancelled) status += " Cancelled: what was evaluated is shown.";
+  status_->setText(status);
+  error_->setText(r.best ? QString() : text_of(r.best.error().message));
+  capacity_->clear();
+  if (out.capacity) {
+    capacity_->setText(
+        out.capacity->factor > 0
+            ? QString("Capacity: %1 req/s (%2 times the traffic's rate) is the most some "
+                      "configuration serves within %3.")
+                  .arg(number(out.capacity_rps, 2))
+                  .arg(out.capacity->factor, 0, 'g', 4)
+                  .arg(text_of(r.slo.describe()))
+            : QString("Capacity: no configuration meets %1 even at 1/1024 of the rate.")
+                  .arg(text_of(r.slo.describe())));
+  }
+  outcome_ = std::move(out);
+  show_rows();
+}
+
+void GenTunerPanel::show_rows() {
+  rows_.clear();
+  if (!outcome_) return;
+  const GenTuneResult& r = outcome_->result;
+  auto same = [](const Options& a, const Options& b) {
+    return a.scheduling == b.scheduling && a.max_num_seqs == b.max_num_seqs &&
+           a.max_num_batched_tokens == b.max_num_batched_tokens && a.max_wait_us == b.max_wait_us;
+  };
+  if (r.best) rows_.push_back(*r.best);
+  for (const GenEvaluated& e : r.pareto) {
+    if (!r.best || !same(e.options, r.best->options)) rows_.push_back(e);
+  }
+  const QString q = QString("p%1").arg(r.slo.quantile);
+  table_->setHorizontalHeaderItem(7, new QTableWidgetItem("TTFT " + q + " ms"));
+  table_->setHorizontalHeaderItem(8, new QTableWidgetItem("ITL " + q + " ms"));
+  table_->setRowCount(static_cast<int>(rows_.size()));
+  QVector<double> fx, fy, bx, by;
+  for (size_t i = 0; i < rows_.size(); ++i) {
+    const GenEvaluated& e = rows_[i];
+    const bool best = i == 0 && r.best;
+    const QStringList cells = {
+        best ? "best" : "",
+        e.options.scheduling == Scheduling::kStatic ? "static" : "continuous",
+        QString::number(e.options.max_num_seqs),
+        QString::number(e.options.max_num_batched_tokens),
+        e.options.scheduling == Scheduling::kStatic ? number(e.options.max_wait_us / 1000.0, 1)
+                                                    : "",
+        number(e.tokens_per_s, 0),
+        number(e.goodput_rps, 2),
+        number(e.ttft_ms, 1),
+        number(e.itl_ms, 2),
+        meets_gen_slo(e, r.slo) ? "yes" : "no"};
+    for (int c = 0; c < cells.size(); ++c) {
+      table_->setItem(static_cast<int>(i), c, new QTableWidgetItem(cells[c]));
+    }
+    (best ? bx : fx).push_back(e.ttft_ms);
+    (best ? by : fy).push_back(e.goodput_rps);
+  }
+  front_->setData(fx, fy);
+  best_->setData(bx, by);
+  plot_->rescaleAxes();
+  if (r.slo.ttft_ms > 0) {  // the bound, in view
+    const QCPRange x = plot_->xAxis->range();
+    plot_->xAxis->setRange(std::min(x.lower, r.slo.ttft_ms), std::max(x.upper, r.slo.ttft_ms));
+  }
+  plot_->xAxis->scaleRange(1.15, plot_->xAxis->range().center());
+  plot_->yAxis->scaleRange(1.15, plot_->yAxis->range().center());
+  bound_->setVisible(r.slo.ttft_ms > 0);
+  bound_->point1->setCoords(r.slo.ttft_ms, 0);
+  bound_->point2->setCoords(r.slo.ttft_ms, 1);
+  plot_->replot();
+  if (!rows_.empty()) select_row(0);
+}
+
+void GenTunerPanel::select_row(int row) { table_->selectRow(row); }
+
+std::optional<int> GenTunerPanel::selected_row() const {
+  const auto rows = table_->selectionModel()->selectedRows();
+  if (rows.isEmpty()) return std::nullopt;
+  const int row = rows.front().row();
+  if (row < 0 || static_cast<size_t>(row) >= rows_.size()) return std::nullopt;
+  return row;
+}
+
+Status GenTunerPanel::apply_selected() {
+  const auto row = selected_row();
+  Status s = !row           ? invalid_argument("select a configuration in the table first")
+             : setup_.apply ? setup_.apply(rows_[static_cast<size_t>(*row)].options)
+                            : invalid_argument("there is no engine to apply to");
+  applied_->setText(
+      s ? "Applied: " + text_of(describe_generation(rows_[static_cast<size_t>(*row)].options)) + "."
+        : "Not applied: " + text_of(s.message()));
+  return s;
+}
+
+Expected<ExportInput> GenTunerPanel::export_input() const {
+  const auto row = selected_row();
+  if (!row || !outcome_) return invalid_argument("select a configuration in the table first");
+  const GenEvaluated& e = rows_[static_cast<size_t>(*row)];
+  ExportInput in;
+  in.options = e.options;
+  in.device = setup_.device;
+  in.lm = GenModelInfo{setup_.info.name, setup_.info.context_length, setup_.info.block_size,
+                       setup_.info.num_blocks};
+  in.tuning.traffic = outcome_->traffic;
+  in.tuning.predicted = true;
+  in.tuning.quantile = outcome_->result.slo.quantile;
+  in.tuning.ttft_ms = e.ttft_ms;
+  in.tuning.itl_ms = e.itl_ms;
+  in.tuning.tokens_per_s = e.tokens_per_s;
+  in.tuning.throughput_rps = e.requests_per_s;
+  in.tuning.p50_ms = e.e2e_p50_ms;
+  in.tuning.p99_ms = e.e2e_ms;
+  return in;
+}
+
+QString GenTunerPanel::status_text() const { return status_->text(); }
+QString GenTunerPanel::error_text() const { return error_->text(); }
+QString GenTunerPanel::capacity_text() const { return capacity_->text(); }
+
+}  // namespace batchscope

@@ -1,0 +1,158 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+// The generation view's Tuner tab: which scheduling, max_num_seqs, token
+// budget per step and static wait serve the traffic panel's traffic best
+// under a TTFT and ITL objective, found as `batchscope tune` finds them for
+// a generative model (core/tuning/gen_tune.h, docs/generation.md), on the
+// step predictor.
+//
+//  - Inputs: the TTFT and ITL bounds (ms; 0 is none), their quantile, the
+//    objective (goodput, throughput or latency), how many seconds of the
+//    traffic each prediction replays, the search space (checked as it is
+//    typed), and whether to find the largest rate some configuration still
+//    serves within the objective (the capacity answer). The traffic is the
+//    traffic panel's: its rate and length distributions, Poisson.
+//  - The step cost: the model's own for the synthetic model; otherwise the
+//    steps this window has run (the last 20,000 the view drained), measured
+//    as `bench --cost-out` measures them, refining the model's cost kept on
+//    this machine where the window was given one; the kept cost alone while
+//    the window has run too few steps (200 that only decoded). With none of
+//    these, Run says to run the traffic first. The status names the cost.
+//  - Run searches on a worker thread with a progress bar; Cancel stops it
+//    before its next configuration. The capacity probes come first.
+//  - The results: the Pareto front (goodput, TTFT and ITL at the quantile)
+//    as a scatter of goodput against TTFT with the best and the TTFT bound
+//    marked, and as a table with the best first, saying which meet the SLO;
+//    when nothing meets the objective, the error names the closest
+//    configuration and the front still shows.
+//  - Apply puts the selected row's options in force live (the engine's
+//    set_options; the controls follow). Export… opens the export dialog
+//    (vLLM, TGI, TensorRT-LLM, JSON) with them and the figures they were
+//    predicted to give.
+// The search is not confirmed live here: `batchscope tune` does that.
+// Thread-safety: GUI thread only. The worker reads only copies (the cost,
+// the model's description, the traffic, the space) and the atomic cancel
+// flag; its progress and result come back as queued calls. The destructor
+// cancels a run under way and joins its thread, which takes at most one
+// prediction.
+
+#include <QWidget>
+#include <atomic>
+#include <deque>
+#include <functional>
+#include <optional>
+#include <span>
+#include <string>
+#include <thread>
+
+#include "export/export_config.h"
+#include "generation/lm_runner.h"
+#include "tuning/gen_predictor.h"
+#include "tuning/gen_tune.h"
+#include "tuning/step_cost.h"
+#include "ui/generation/gen_traffic.h"
+
+class QCheckBox;
+class QComboBox;
+class QCPGraph;
+class QCPItemStraightLine;
+class QCustomPlot;
+class QDoubleSpinBox;
+class QLabel;
+class QLineEdit;
+class QProgressBar;
+class QPushButton;
+class QTableWidget;
+
+namespace batchscope {
+
+struct GenTunerSetup {
+  LmInfo info;
+  std::optional<GenStepCost> exact;  // the synthetic model's own cost
+  std::optional<StepCost> kept;      // the model's cost kept on this machine
+  std::string kept_source;           // where it was kept
+  std::string device = "cpu";
+  std::function<Expected<GenTrafficSpec>()> traffic;
+  std::function<Status(const Options&)> apply;
+  std::function<Options()> in_force;
+};
+
+// What a finished run found.
+struct GenTunerOutcome {
+  GenTuneResult result;
+  std::optional<MaxRate> capacity;
+  double capacity_rps = 0;
+  std::string traffic;  // "poisson rate=25/s, prompt ..., max_tokens ..."
+  std::string cost;     // the step cost's text and source
+};
+
+class GenTunerPanel : public QWidget {
+ public:
+  explicit GenTunerPanel(GenTunerSetup setup, QWidget* parent = nullptr);
+  ~GenTunerPanel() override;
+
+  // The window's steps, as the view drains them.
+  void add_steps(std::span<const StepRecord> steps);
+  const std::deque<StepRecord>& window_steps() const { return steps_; }
+  // The step cost a run would use now, and where it comes from.
+  Expected<std::pair<GenStepCost, std::string>> step_cost() const;
+
+  Status run();
+  void cancel();
+  bool running() const { return worker_.joinable(); }
+  Status apply_selected();
+  Expected<ExportInput> export_input() const;
+
+  QDoubleSpinBox* ttft_ms() const { return ttft_; }
+  QDoubleSpinBox* itl_ms() const { return itl_; }
+  QComboBox* quantile() const { return quantile_; }
+  QComboBox* objective() const { return objective_; }
+  QDoubleSpinBox* seconds() const { return seconds_; }
+  QLineEdit* space() const { return space_; }
+  QCheckBox* find_capacity() const { return capacity_box_; }
+  QTableWidget* table() const { return table_; }
+  QString status_text() const;
+  QString error_text() const;
+  QString capacity_text() const;
+  const std::optional<GenTunerOutcome>& outcome() const { return outcome_; }
+
+ private:
+  void finished(GenTunerOutcome outcome);
+  void show_rows();
+  void select_row(int row);
+  std::optional<int> selected_row() const;
+  void set_busy(bool busy);
+
+  GenTunerSetup setup_;
+  std::deque<StepRecord> steps_;
+  uint64_t decode_steps_ = 0;  // of steps_, those that only decoded
+  std::optional<GenTunerOutcome> outcome_;
+  std::vector<GenEvaluated> rows_;  // the table's, best first
+  std::thread worker_;
+  std::atomic<bool> cancel_{false};
+
+  QDoubleSpinBox* ttft_ = nullptr;
+  QDoubleSpinBox* itl_ = nullptr;
+  QComboBox* quantile_ = nullptr;
+  QComboBox* objective_ = nullptr;
+  QDoubleSpinBox* seconds_ = nullptr;
+  QLineEdit* space_ = nullptr;
+  QLabel* space_error_ = nullptr;
+  QCheckBox* capacity_box_ = nullptr;
+  QPushButton* run_ = nullptr;
+  QPushButton* cancel_button_ = nullptr;
+  QProgressBar* progress_ = nullptr;
+  QLabel* status_ = nullptr;
+  QLabel* error_ = nullptr;
+  QLabel* capacity_ = nullptr;
+  QCustomPlot* plot_ = nullptr;
+  QCPGraph* front_ = nullptr;
+  QCPGraph* best_ = nullptr;
+  QCPItemStraightLine* bound_ = nullptr;  // the TTFT bound
+  QTableWidget* table_ = nullptr;
+  QPushButton* apply_ = nullptr;
+  QPushButton* export_ = nullptr;
+  QLabel* applied_ = nullptr;
+};
+
+}  // namespace batchscope
