@@ -20,7 +20,10 @@ std::string profile_lm_help() {
          "--max-seqs (default 32) with each sequence at 8, 32, 128, ... cached positions up\n"
          "to the context, --runs times each (default 15). It prints each point's p50, p90\n"
          "and the fit's price, and fits step_us + token_us * decodes + context_us * cached\n"
-         "tokens read + prefill_token_us * prompt tokens, with the steps' spread about it.\n"
+         "tokens read + prefill_token_us * prompt tokens. The points' medians are kept as a\n"
+         "grid, which prices the steps it spans (decodes by decode count and position, a\n"
+         "prefill by tokens, joined by straight lines), with each step's spread about its\n"
+         "point.\n"
          "--json writes that as a step cost file (version 4) for bench --target predict\n"
          "--cost and tune --cost. The engine's own time between steps is not the model's:\n"
          "a profile has none, and a live run adds it to the kept cost.\n";
@@ -74,7 +77,10 @@ int run_profile_lm(std::map<std::string, std::string> flags) {
   for (const StepProfilePoint& q : p->points) {
     if (q.fitted_us > 0) worst = std::max(worst, std::abs(q.p50_us / q.fitted_us - 1));
   }
-  std::printf("the fit is within %.1f%% of every point's p50\n", 100 * worst);
+  std::printf(
+      "the line is within %.1f%% of every point's p50; predictions read the grid of "
+      "the %zu points, and the line beyond them\n",
+      100 * worst, p->points.size());
   if (!json_path.empty() &&
       !save_export(json_path, step_cost_json(p->cost, m.name, lm->device), "step cost")) {
     return 1;

@@ -13,12 +13,34 @@
 namespace batchscope {
 
 Duration GenStepCost::of_step(uint32_t decodes, uint32_t prefill_tokens, uint64_t context) const {
-  // As the synthetic model spends it: one product where both rates agree, so
-  // the same step gives the same nanoseconds.
-  double us = decode_us == prefill_token_us
-                  ? step_us + decode_us * static_cast<double>(decodes + prefill_tokens)
-                  : step_us + decode_us * decodes + prefill_token_us * prefill_tokens;
-  if (context_us > 0) us += context_us * static_cast<double>(context);
+  double us = 0;
+  if (grid.has_decodes() || grid.has_prefill()) {
+    const double d = decodes, p = prefill_tokens;
+    const double position = decodes > 0 ? static_cast<double>(context) / d : 0;
+    auto line = [&](double n, double at) { return step_us + decode_us * n + context_us * n * at; };
+    double decode_part = 0, prefill_part = 0;
+    if (decodes > 0) {
+      double at_d = d, at_p = position;
+      decode_part = grid.has_decodes() ? grid.decode_us(d, position, at_d, at_p) +
+                                             line(d, position) - line(at_d, at_p)
+                                       : line(d, position);
+    }
+    if (prefill_tokens > 0) {
+      double at = p;
+      prefill_part = grid.has_prefill() ? grid.prefill_us(p, at) + prefill_token_us * (p - at)
+                                        : step_us + prefill_token_us * p;
+    }
+    us = decodes > 0 && prefill_tokens > 0 ? decode_part + prefill_part - grid.floor_us()
+                                           : decode_part + prefill_part;
+    us = std::max(us, 0.0);
+  } else {
+    // As the synthetic model spends it: one product where both rates agree, so
+    // the same step gives the same nanoseconds.
+    us = decode_us == prefill_token_us
+             ? step_us + decode_us * static_cast<double>(decodes + prefill_tokens)
+             : step_us + decode_us * decodes + prefill_token_us * prefill_tokens;
+    if (context_us > 0) us += context_us * static_cast<double>(context);
+  }
   return std::chrono::duration_cast<Duration>(std::chrono::duration<double, std::micro>(us));
 }
 
@@ -44,6 +66,10 @@ std::string GenStepCost::text() const {
   }
   if (between_us > 0) {
     std::snprintf(buf, sizeof buf, ", %.1f us between steps", between_us);
+    out += buf;
+  }
+  if (grid.size() > 0) {
+    std::snprintf(buf, sizeof buf, ", a grid of %zu measured points", grid.size());
     out += buf;
   }
   if (!spread.empty()) {

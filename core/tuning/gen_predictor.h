@@ -16,7 +16,8 @@
 // token prefilled, times a factor drawn from the spread for each step (seeded
 // by the arrivals' seed), and between_us of the engine's own after each
 // step. From --synthetic-lm S,T it is exact (S, T, 0, T, no spread, 0);
-// from a measured step cost (tuning/step_cost.h) it is that fit.
+// from a measured step cost (tuning/step_cost.h) it is that fit, and a
+// profile's grid where the cost has one (tuning/step_grid.h).
 // Thread-safety: a pure function of its arguments (the workload advances).
 
 #include <chrono>
@@ -31,6 +32,7 @@
 #include "traffic/gen_load.h"
 #include "traffic/gen_workload.h"
 #include "tuning/step_cost.h"
+#include "tuning/step_grid.h"
 
 namespace batchscope {
 
@@ -41,16 +43,21 @@ struct GenStepCost {
   double context_us = 0;
   double between_us = 0;
   std::vector<StepSpreadPoint> spread;  // empty: every step costs its fit
+  StepGrid grid;                        // a profile's points, where it has them
 
   static GenStepCost synthetic(double step_us, double token_us) {
-    return {step_us, token_us, token_us, 0, 0, {}};
+    return {step_us, token_us, token_us, 0, 0, {}, {}};
   }
   static GenStepCost of(const StepCost& measured) {
-    return {measured.step_us,    measured.token_us,   measured.prefill_token_us,
-            measured.context_us, measured.between_us, measured.spread};
+    return {measured.step_us,    measured.token_us, measured.prefill_token_us, measured.context_us,
+            measured.between_us, measured.spread,   StepGrid(measured.grid)};
   }
   // A step that decodes `decodes` sequences and prefills `prefill_tokens`,
-  // its sequences reading `context` cached tokens, at its fitted cost.
+  // its sequences reading `context` cached tokens, at its fitted cost; with
+  // a grid, its decodes (at the mean context per sequence) and its prefill
+  // are read from the grid, each part moved by the fit's difference where
+  // it lies outside the grid, and a step of both counts the grid's floor
+  // once.
   Duration of_step(uint32_t decodes, uint32_t prefill_tokens, uint64_t context = 0) const;
   // The spread's factor at uniform draw u in [0, 1): its quantiles joined
   // by straight lines, the end ones held beyond them; 1 without a spread.

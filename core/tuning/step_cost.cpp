@@ -76,21 +76,27 @@ bool fit_terms(const std::vector<DecodePoint>& pts, const std::array<bool, 3>& u
 }
 
 // Least squares with every term at 0 or above: the best of the fits over
-// each set of terms whose terms all come out so (the context term only when
-// `with_context`).
+// each set of terms whose terms all come out so. The context term (only when
+// `with_context`) must take a twentieth off the residuals of the best fit
+// without it: in a live run the context mostly grows with the decode count,
+// and a term the noise gives would be extrapolated to long contexts.
 void fit_nonnegative(const std::vector<DecodePoint>& pts, bool with_context, double& a, double& b,
                      double& c) {
-  double best = std::numeric_limits<double>::infinity();
-  a = b = c = 0;
+  std::array<double, 2> best = {std::numeric_limits<double>::infinity(),
+                                std::numeric_limits<double>::infinity()};
+  std::array<std::array<double, 3>, 2> chosen{};
   for (int mask = 1; mask < (with_context ? 8 : 4); ++mask) {
     const std::array<bool, 3> use = {(mask & 1) != 0, (mask & 2) != 0, (mask & 4) != 0};
     std::array<double, 3> coef{};
     double sse = 0;
     if (!fit_terms(pts, use, coef, sse)) continue;
     if (coef[0] < 0 || coef[1] < 0 || coef[2] < 0) continue;
-    // An earlier set wins a tie: the context is not claimed where it adds nothing.
-    if (sse < best * (1 - 1e-12)) best = sse, a = coef[0], b = coef[1], c = coef[2];
+    // An earlier set wins a tie.
+    const size_t k = use[2] ? 1 : 0;
+    if (sse < best[k] * (1 - 1e-12)) best[k] = sse, chosen[k] = coef;
   }
+  const size_t k = best[1] < 0.95 * best[0] ? 1 : 0;
+  a = chosen[k][0], b = chosen[k][1], c = chosen[k][2];
 }
 
 // The fit, refitted without the steps far from it (a cold first step, a
@@ -190,6 +196,7 @@ StepCost refine_step_cost(const StepCost& kept, const StepCost& seen, uint64_t c
   out.decode_steps = kept.decode_steps + seen.decode_steps;
   if (!seen.rows.empty()) out.rows = seen.rows;
   if (!seen.spread.empty()) out.spread = seen.spread;
+  if (!seen.grid.empty()) out.grid = seen.grid;
   return out;
 }
 

@@ -40,6 +40,16 @@ struct StepSpreadPoint {
   double ratio = 1;
 };
 
+// One point a profile measured: `decodes` sequences decoding at `position`
+// cached positions each, or (decodes 0) a prefill of `prefill` tokens; its
+// median step.
+struct StepGridPoint {
+  uint32_t decodes = 0;
+  uint32_t position = 0;
+  uint32_t prefill = 0;
+  double us = 0;
+};
+
 struct StepCost {
   uint64_t steps = 0;            // steps measured
   uint64_t decode_steps = 0;     // of them, the steps that only decoded
@@ -50,6 +60,7 @@ struct StepCost {
   double between_us = 0;         // the engine's time from one step to the next
   std::vector<StepSpreadPoint> spread;  // by q, rising; empty below 20 decode-only steps
   std::vector<StepCostRow> rows;  // decode-only steps by decodes: 1, 2-3, 4-7, ...
+  std::vector<StepGridPoint> grid;  // a profile's points (tuning/step_grid.h); none from a run
 };
 
 // The quantiles the spread keeps.
@@ -62,23 +73,25 @@ Expected<StepCost> measure_step_cost(std::span<const StepRecord> steps);
 //  "model", "device", "steps", "decode_steps", "step_us", "token_us",
 //  "context_us", "prefill_token_us", "between_us", "synthetic_lm": "S,T",
 //  "spread": [{"q", "ratio"}], "by_decodes": [{"decodes_from", "decodes_to",
-//  "steps", "median_us"}]}
+//  "steps", "median_us"}], "grid": [{"decodes", "position", "prefill", "us"}]}
 inline constexpr int kStepCostVersion = 4;
 std::string step_cost_json(const StepCost& cost, const std::string& model,
                            const std::string& device);
 
 // `kept` moved towards `seen`: each figure the mean of the two weighted by
 // their steps, the kept side's weight at most `cap` steps so that a long
-// history still follows the machine. The rows and the spread are the later
-// measurement's where it has them. `seen` with no steps leaves `kept` as it
+// history still follows the machine. The rows, the spread and the grid are
+// the later measurement's where it has them. `seen` with no steps leaves `kept` as it
 // was.
 StepCost refine_step_cost(const StepCost& kept, const StepCost& seen, uint64_t cap = 20'000);
 
 // Reads what step_cost_json() writes, and the versions before it (no
 // "version", or up to 3: no context, between or spread terms): step_us,
 // token_us and prefill_token_us (finite, at least 0, below 10 s) are
-// required, the rest is kept where present and valid. A newer version is
-// refused by number. The error names the field and quotes its value.
+// required, the rest is kept where present and valid; a grid entry that is
+// not counts and a time from 0 to 10 s is refused by its index. A newer
+// version is refused by number. The error names the field and quotes its
+// value.
 Expected<StepCost> parse_step_cost_json(std::string_view text);
 
 }  // namespace batchscope

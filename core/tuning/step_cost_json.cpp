@@ -36,6 +36,11 @@ std::string step_cost_json(const StepCost& c, const std::string& model, const st
                                {"steps", r.steps},
                                {"median_us", r.median_us}});
   }
+  j["grid"] = nlohmann::json::array();
+  for (const StepGridPoint& g : c.grid) {
+    j["grid"].push_back(
+        {{"decodes", g.decodes}, {"position", g.position}, {"prefill", g.prefill}, {"us", g.us}});
+  }
   return j.dump(2) + "\n";
 }
 
@@ -55,6 +60,40 @@ std::vector<StepSpreadPoint> read_spread(const nlohmann::json& j) {
     if (!(s.q > 0 && s.q < 1 && std::isfinite(s.ratio) && s.ratio > 0 && s.ratio < 1e3)) return {};
     if (!out.empty() && (s.q <= out.back().q || s.ratio < out.back().ratio)) return {};
     out.push_back(s);
+  }
+  return out;
+}
+
+// A profile's grid: at most 4096 points, each of counts and a time from 0
+// to 10 s.
+Expected<std::vector<StepGridPoint>> read_grid(const nlohmann::json& j) {
+  std::vector<StepGridPoint> out;
+  const auto it = j.find("grid");
+  if (it == j.end()) return out;
+  if (!it->is_array() || it->size() > 4096) {
+    return invalid_argument("\"grid\" must be a list of at most 4096 points, not " +
+                            it->dump().substr(0, 60));
+  }
+  for (size_t i = 0; i < it->size(); ++i) {
+    const auto& p = (*it)[i];
+    auto count = [&](const char* key, uint32_t& v) {
+      const auto f = p.is_object() ? p.find(key) : p.end();
+      if (f == p.end() || !f->is_number_unsigned() || f->get<uint64_t>() > (1u << 24)) return false;
+      v = static_cast<uint32_t>(f->get<uint64_t>());
+      return true;
+    };
+    StepGridPoint g;
+    const auto us = p.is_object() ? p.find("us") : p.end();
+    if (!count("decodes", g.decodes) || !count("position", g.position) ||
+        !count("prefill", g.prefill) || us == p.end() || !us->is_number() ||
+        !std::isfinite(us->get<double>()) || us->get<double>() < 0 || us->get<double>() >= 1e7) {
+      return invalid_argument("\"grid\" entry " + std::to_string(i) +
+                              " must be {\"decodes\", \"position\", \"prefill\", \"us\"} with "
+                              "counts and a time from 0 to 10 s, not " +
+                              p.dump().substr(0, 80));
+    }
+    g.us = us->get<double>();
+    out.push_back(g);
   }
   return out;
 }
@@ -106,6 +145,9 @@ Expected<StepCost> parse_step_cost_json(std::string_view text) {
       if (Status s = number(key, c.*field, false); !s) return s.error();
     }
     c.spread = read_spread(j);
+    auto grid = read_grid(j);
+    if (!grid) return grid.error();
+    c.grid = std::move(*grid);
   }
   auto count = [&](const char* key, uint64_t& out) {
     const auto it = j.find(key);

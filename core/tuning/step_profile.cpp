@@ -95,6 +95,20 @@ Expected<StepProfile> profile_steps(LmRunner& model, const StepProfileOptions& o
   auto cost = measure_step_cost(out.steps);
   if (!cost) return cost.error();
   out.cost = *cost;
+  // The grid prices the steps the line cannot follow; the spread is each
+  // step about its own point's median, which the grid holds.
+  std::vector<double> ratios;
+  for (size_t k = 0; k < out.points.size(); ++k) {
+    const StepProfilePoint& p = out.points[k];
+    out.cost.grid.push_back({p.decodes, p.position, p.prefill_tokens, p.p50_us});
+    for (size_t r = k * runs; r < (k + 1) * runs && r < out.steps.size(); ++r) {
+      if (p.p50_us > 0) ratios.push_back(us_of(out.steps[r].end - out.steps[r].start) / p.p50_us);
+    }
+  }
+  out.cost.spread.clear();
+  if (ratios.size() >= 20) {
+    for (double q : kStepSpreadQuantiles) out.cost.spread.push_back({q, quantile(ratios, q)});
+  }
   for (StepProfilePoint& p : out.points) {
     p.fitted_us = out.cost.step_us + out.cost.token_us * p.decodes +
                   out.cost.context_us * p.decodes * p.position +

@@ -6,8 +6,10 @@
 // prefill steps of 8, 16, 32, ... prompt tokens up to max_batched_tokens,
 // each point `runs` times after the model's warm-up. Every sequence reads
 // cache block 0, which the model warms and writes, as its warm-up does. The
-// steps then go through measure_step_cost (tuning/step_cost.h): the fit
-// with its context term, and the spread of the steps about it. The engine's
+// steps then go through measure_step_cost (tuning/step_cost.h) for the
+// line with its context term; the points' medians become the cost's grid
+// (tuning/step_grid.h), which prices the steps it spans, and the spread is
+// each step's time over its own point's median. The engine's
 // time between steps is not the model's, so a profile has none; a live run
 // (bench, tune) adds it when it refines the kept cost.
 // Thread-safety: runs the model on the calling thread.
@@ -34,7 +36,7 @@ struct StepProfilePoint {
   uint32_t position = 0;        // cached positions per sequence
   uint32_t prefill_tokens = 0;  // prompt tokens prefilled
   double p50_us = 0, p90_us = 0, max_us = 0;
-  double fitted_us = 0;  // the fit's price of the point
+  double fitted_us = 0;  // the line's price of the point
 };
 
 struct StepProfile {

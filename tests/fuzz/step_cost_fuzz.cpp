@@ -27,7 +27,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* bytes, size_t size) {
   FUZZ_CHECK(std::isfinite(c->between_us) && c->between_us >= 0);
   const GenStepCost cost = GenStepCost::of(*c);
   for (uint32_t d : {0u, 1u, 32u, 4096u}) {
-    for (uint32_t p : {0u, 7u, 1u << 20}) FUZZ_CHECK(cost.of_step(d, p, 1u << 20).count() >= 0);
+    for (uint32_t p : {0u, 7u, 1u << 20}) {
+      for (uint64_t context : {uint64_t{0}, uint64_t{1} << 20}) {
+        FUZZ_CHECK(cost.of_step(d, p, context).count() >= 0);
+      }
+    }
   }
   for (double u : {0.0, 0.3, 0.999999}) {
     const double f = cost.factor_at(u);
@@ -38,6 +42,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* bytes, size_t size) {
   FUZZ_CHECK(back->step_us == c->step_us && back->token_us == c->token_us &&
              back->prefill_token_us == c->prefill_token_us && back->rows.size() == c->rows.size());
   FUZZ_CHECK(back->context_us == c->context_us && back->between_us == c->between_us &&
-             back->spread.size() == c->spread.size());
+             back->spread.size() == c->spread.size() && back->grid.size() == c->grid.size());
   return 0;
 }

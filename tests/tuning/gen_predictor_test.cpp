@@ -281,7 +281,7 @@ TEST(GenPredictor, AClosedLoopBeyondTheQueueIsRefusedOncePerStepAndEnds) {
 }
 
 TEST(GenPredictor, ACostIsPricedPerDecodeAndPerPromptToken) {
-  const GenStepCost c{100, 10, 2, 0, 0, {}};
+  const GenStepCost c{100, 10, 2, 0, 0, {}, {}};
   EXPECT_EQ(c.of_step(3, 50), microseconds(230));
   const GenStepCost same = GenStepCost::synthetic(700, 13.5);
   EXPECT_EQ(same.of_step(2, 5), std::chrono::nanoseconds(794500));

@@ -12,6 +12,7 @@
 #include "generation/synthetic_lm.h"
 #include "tuning/gen_predictor.h"
 #include "tuning/step_cost.h"
+#include "tuning/step_grid.h"
 #include "tuning/step_profile.h"
 
 namespace batchscope {
@@ -161,7 +162,7 @@ TEST(StepCostContext, RefiningWeighsTheNewTermsAndTakesTheLaterSpread) {
 }
 
 TEST(GenStepCostSpend, PricesTheContextAndDrawsTheSpreadBetweenItsQuantiles) {
-  GenStepCost c{100, 10, 2, 0.5, 0, {}};
+  GenStepCost c{100, 10, 2, 0.5, 0, {}, {}};
   EXPECT_EQ(c.of_step(3, 50, 40), microseconds(250));
   EXPECT_EQ(c.factor_at(0.3), 1);
   c.spread = {{0.1, 0.8}, {0.5, 1.0}, {0.9, 2.0}};
@@ -191,7 +192,7 @@ GenRun predicted(const GenStepCost& cost, uint64_t seed) {
 }
 
 TEST(GenStepCostSpend, ThePredictorPricesEachStepByTheContextTheSchedulerRecords) {
-  const GenStepCost cost{300, 10, 4, 0.25, 0, {}};
+  const GenStepCost cost{300, 10, 4, 0.25, 0, {}, {}};
   const GenRun run = predicted(cost, 3);
   ASSERT_GT(run.steps.size(), 100u);
   uint64_t most = 0;
@@ -220,7 +221,7 @@ TEST(GenStepCostSpend, AStepsContextIsTheTokensItsSequencesHaveCached) {
 }
 
 TEST(GenStepCostSpend, ThePredictorWaitsTheEnginesTimeBetweenStepsAndDrawsTheSpreadBySeed) {
-  GenStepCost cost{300, 10, 4, 0, 45, {}};
+  GenStepCost cost{300, 10, 4, 0, 45, {}, {}};
   const GenRun run = predicted(cost, 3);
   size_t followed = 0;
   for (size_t i = 1; i < run.steps.size(); ++i) {
@@ -246,6 +247,59 @@ TEST(GenStepCostSpend, ThePredictorWaitsTheEnginesTimeBetweenStepsAndDrawsTheSpr
   }
   EXPECT_GT(longest, shortest);
   EXPECT_NE(a.steps.back().end, other.steps.back().end);
+}
+
+TEST(StepGridTest, ReadsDecodesOverDecodeCountAndPositionAndPrefillsOverTokens) {
+  // Decodes at 1 and 4 sequences, positions 0 and 15 (log2(p + 1): 0 and 4).
+  const std::vector<StepGridPoint> points = {{1, 0, 0, 100},  {1, 15, 0, 200}, {4, 0, 0, 300},
+                                             {4, 15, 0, 600}, {0, 0, 8, 1000}, {0, 0, 16, 1800}};
+  const StepGrid g(points);
+  ASSERT_TRUE(g.has_decodes());
+  ASSERT_TRUE(g.has_prefill());
+  EXPECT_EQ(g.size(), 6u);
+  EXPECT_EQ(g.floor_us(), 100);
+  double d = 0, p = 0;
+  EXPECT_DOUBLE_EQ(g.decode_us(2, 3, d, p), 300);  // halfway on both axes
+  EXPECT_DOUBLE_EQ(g.decode_us(4, 15, d, p), 600);
+  EXPECT_DOUBLE_EQ(g.decode_us(8, 3, d, p), 450);  // held at 4 sequences
+  EXPECT_DOUBLE_EQ(d, 4);
+  EXPECT_DOUBLE_EQ(p, 3);
+  double t = 0;
+  EXPECT_DOUBLE_EQ(g.prefill_us(12, t), 1400);
+  EXPECT_DOUBLE_EQ(g.prefill_us(32, t), 1800);
+  EXPECT_DOUBLE_EQ(t, 16);
+  // A point missing from the rectangle leaves no decode grid.
+  const StepGrid holed(std::span<const StepGridPoint>(points).subspan(1));
+  EXPECT_FALSE(holed.has_decodes());
+  EXPECT_TRUE(holed.has_prefill());
+}
+
+TEST(StepGridTest, APricedStepReadsTheGridAndTheLineBeyondIt) {
+  StepCost c;
+  c.step_us = 0;
+  c.token_us = 10;
+  c.prefill_token_us = 50;
+  c.grid = {{1, 0, 0, 100},  {1, 15, 0, 200}, {4, 0, 0, 300},
+            {4, 15, 0, 600}, {0, 0, 8, 1000}, {0, 0, 16, 1800}};
+  const GenStepCost cost = GenStepCost::of(c);
+  EXPECT_EQ(cost.of_step(2, 0, 6), microseconds(300));   // 2 sequences at 3 positions each
+  EXPECT_EQ(cost.of_step(8, 0, 24), microseconds(490));  // 450 at 4, and 4 more decodes at 10
+  EXPECT_EQ(cost.of_step(0, 12, 0), microseconds(1400));
+  EXPECT_EQ(cost.of_step(0, 20, 0), microseconds(2000));  // 1800 at 16, and 4 tokens at 50
+  EXPECT_EQ(cost.of_step(2, 12, 6), microseconds(1600));  // both, the floor counted once
+  EXPECT_NE(cost.text().find("a grid of 6 measured points"), std::string::npos) << cost.text();
+  // The grid goes through the file and back.
+  auto back = parse_step_cost_json(step_cost_json(c, "m", "cpu"));
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  ASSERT_EQ(back->grid.size(), 6u);
+  EXPECT_EQ(back->grid[5].prefill, 16u);
+  EXPECT_EQ(back->grid[5].us, 1800);
+  const std::string bad =
+      R"({"version": 4, "step_us": 1, "token_us": 2, "prefill_token_us": 3,
+          "grid": [{"decodes": 1, "position": 0, "prefill": 0, "us": 5}, {"decodes": -1}]})";
+  EXPECT_NE(parse_step_cost_json(bad).error().message.find("\"grid\" entry 1 must be"),
+            std::string::npos)
+      << parse_step_cost_json(bad).error().message;
 }
 
 // A model whose every step moves a manual clock by a known cost:
@@ -307,6 +361,16 @@ TEST(StepProfileTest, MeasuresTheGridAndFitsEveryTermOfTheStepCost) {
   for (const StepProfilePoint& q : p->points) EXPECT_NEAR(q.p50_us, q.fitted_us, 1e-2);
   ASSERT_FALSE(p->cost.spread.empty());
   EXPECT_NEAR(p->cost.spread.back().ratio, 1, 1e-5);
+  // Every point is in the grid, and a step on one is priced at its median.
+  ASSERT_EQ(p->cost.grid.size(), p->points.size());
+  const GenStepCost priced = GenStepCost::of(p->cost);
+  for (const StepProfilePoint& q : p->points) {
+    const double us = std::chrono::duration<double, std::micro>(
+                          priced.of_step(q.decodes, q.prefill_tokens,
+                                         static_cast<uint64_t>(q.decodes) * q.position))
+                          .count();
+    EXPECT_NEAR(us, q.p50_us, 0.01) << q.decodes << " decodes at " << q.position;
+  }
 }
 
 TEST(StepProfileTest, AModelWithNoRoomForADecodeIsNamed) {
