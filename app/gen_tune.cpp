@@ -360,12 +360,9 @@ int run_gen_tune(std::map<std::string, std::string> flags) {
               static_cast<unsigned long long>(space->size()));
   std::fflush(stdout);
 
-  auto evaluator_at = [&](const ArrivalSpec& traffic) -> GenEvaluator {
-    return [&, traffic](const Options& o) {
-      GenWorkload workload = t.lengths.workload(traffic.seed);
-      const GenRun run = predict_gen(traffic, workload, o, info, cost);
-      return gen_evaluated_from(o, summarize_gen(run, t.slo.ttft_ms, t.slo.itl_ms), t.slo.quantile);
-    };
+  auto evaluator_at = [&](const ArrivalSpec& traffic) {
+    return predicted_evaluator(
+        traffic, [&](uint64_t seed) { return t.lengths.workload(seed); }, info, cost, t.slo);
   };
   GenTuneSettings settings;
   settings.slo = t.slo;

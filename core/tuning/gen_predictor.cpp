@@ -240,4 +240,14 @@ GenRun predict_gen(const ArrivalSpec& spec, GenWorkload& workload, const Options
   return run;
 }
 
+GenEvaluator predicted_evaluator(const ArrivalSpec& traffic,
+                                 std::function<GenWorkload(uint64_t seed)> workload,
+                                 const LmInfo& model, const GenStepCost& cost, const GenSlo& slo) {
+  return [traffic, workload = std::move(workload), model, cost, slo](const Options& o) {
+    GenWorkload w = workload(traffic.seed);
+    const GenRun run = predict_gen(traffic, w, o, model, cost);
+    return gen_evaluated_from(o, summarize_gen(run, slo.ttft_ms, slo.itl_ms), slo.quantile);
+  };
+}
+
 }  // namespace batchscope

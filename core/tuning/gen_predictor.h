@@ -22,6 +22,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,7 @@
 #include "traffic/arrivals.h"
 #include "traffic/gen_load.h"
 #include "traffic/gen_workload.h"
+#include "tuning/gen_tune.h"
 #include "tuning/step_cost.h"
 #include "tuning/step_grid.h"
 
@@ -73,5 +75,12 @@ struct GenStepCost {
 // step), after which the requests left are failed as "predictor stopped".
 GenRun predict_gen(const ArrivalSpec& spec, GenWorkload& workload, const Options& options,
                    const LmInfo& model, const GenStepCost& cost, uint64_t max_steps = 5'000'000);
+
+// A tune's evaluator on the predictor: each configuration's run of
+// `traffic`, its requests from `workload(traffic.seed)`, summarized with the
+// SLO's bounds at its quantile. Holds copies of what it is given.
+GenEvaluator predicted_evaluator(const ArrivalSpec& traffic,
+                                 std::function<GenWorkload(uint64_t seed)> workload,
+                                 const LmInfo& model, const GenStepCost& cost, const GenSlo& slo);
 
 }  // namespace batchscope

@@ -154,6 +154,13 @@ std::string GenTraffic::describe() const {
 
 QString GenTraffic::error() const { return error_->text(); }
 
+std::string GenTrafficSpec::describe() const {
+  return QString("poisson rate=%1/s, prompt %2, max_tokens %3")
+      .arg(rate)
+      .arg(QString::fromStdString(prompt.describe()), QString::fromStdString(max_tokens.describe()))
+      .toStdString();
+}
+
 Expected<GenTrafficSpec> GenTraffic::spec() const {
   auto prompt = LengthDist::parse(prompt_->text().toStdString(), "prompt tokens");
   if (!prompt) return prompt.error();

@@ -32,6 +32,8 @@ struct GenTrafficSpec {
   double rate = 0;  // requests per second, Poisson
   LengthDist prompt;
   LengthDist max_tokens;
+  // "poisson rate=25/s, prompt uniform 16..64, max_tokens lognormal ..."
+  std::string describe() const;
 };
 
 struct GenTrafficCounters {

@@ -251,13 +251,10 @@ Status GenTunerPanel::run() {
   worker_ = std::thread([this, space = *space, settings, spec, base, t = *traffic,
                          cost = cost->first, info = setup_.info, find = capacity_box_->isChecked(),
                          out = std::move(out)]() mutable {
-    const GenSlo slo = settings.slo;
-    auto evaluator_at = [&](const ArrivalSpec& traffic) -> GenEvaluator {
-      return [&, traffic](const Options& o) {
-        GenWorkload workload(t.prompt, t.max_tokens, traffic.seed);
-        const GenRun run = predict_gen(traffic, workload, o, info, cost);
-        return gen_evaluated_from(o, summarize_gen(run, slo.ttft_ms, slo.itl_ms), slo.quantile);
-      };
+    auto evaluator_at = [&](const ArrivalSpec& traffic) {
+      return predicted_evaluator(
+          traffic, [&t](uint64_t seed) { return GenWorkload(t.prompt, t.max_tokens, seed); }, info,
+          cost, settings.slo);
     };
     if (find) {
       GenTuneSettings quick = settings;
