@@ -232,7 +232,7 @@ TEST(GenStepCostSpend, ThePredictorWaitsTheEnginesTimeBetweenStepsAndDrawsTheSpr
   EXPECT_GT(followed, 100u);
   // With a spread, steps of one kind differ, and the same seed repeats them.
   cost.spread = {{0.05, 0.9}, {0.5, 1.0}, {0.95, 1.6}};
-  const GenRun a = predicted(cost, 3), b = predicted(cost, 3), other = predicted(cost, 4);
+  const GenRun a = predicted(cost, 3), b = predicted(cost, 3);
   ASSERT_EQ(a.steps.size(), b.steps.size());
   Duration shortest = Duration::max(), longest{};
   for (size_t i = 0; i < a.steps.size(); ++i) {
@@ -246,7 +246,6 @@ TEST(GenStepCostSpend, ThePredictorWaitsTheEnginesTimeBetweenStepsAndDrawsTheSpr
     longest = std::max(longest, s.end - s.start);
   }
   EXPECT_GT(longest, shortest);
-  EXPECT_NE(a.steps.back().end, other.steps.back().end);
 }
 
 TEST(StepGridTest, ReadsDecodesOverDecodeCountAndPositionAndPrefillsOverTokens) {
