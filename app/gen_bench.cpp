@@ -178,10 +178,12 @@ int run_gen_bench(int argc, char** argv, std::map<std::string, std::string> flag
   std::unique_ptr<GenEngine> engine;
   std::string model_name = "remote";
   if (!remote) {
+    choice->lanes = static_cast<int>(options->num_lanes);
     auto lm = make_lm(*choice);
     if (!lm) return fail(lm.error().message, 1);
     model_name = lm->runner->info().name;
-    engine = std::make_unique<GenEngine>(std::move(lm->runner), *options);
+    engine = std::make_unique<GenEngine>(std::move(lm->runner), *options, nullptr,
+                                         lm_factory(*choice));
     if (Status s = engine->start(); !s) return fail(s.message(), 1);
     const auto context = static_cast<uint32_t>(std::max(2, engine->info().context_length));
     if (const ContextFit fit = fit_to_context(lengths.replay, context); fit.any()) {
@@ -258,7 +260,7 @@ int run_gen_bench(int argc, char** argv, std::map<std::string, std::string> flag
     std::vector<GenRecord> records;
     engine->drain(records, measured.steps);
     // A live run of the model here: its steps refine the kept step cost.
-    refine_kept_steps(*choice, measured.steps);
+    refine_kept_steps(*choice, measured.steps, options->num_lanes);
   }
   const GenSummary summary = summarize_gen(measured, slo_ttft, slo_itl);
   std::printf("%s", gen_summary_text(measured, summary).c_str());
@@ -273,7 +275,7 @@ int run_gen_bench(int argc, char** argv, std::map<std::string, std::string> flag
                       gen_summary_json(measured, summary),
                       run_context_json(choice->synthetic ? "" : choice->path, choice->device));
   if (!cost_out.empty()) {
-    auto cost = measure_step_cost(measured.steps);
+    auto cost = measure_step_cost(measured.steps, options->num_lanes);
     if (!cost) {
       std::cerr << "batchscope bench: --cost-out: " << cost.error().message << "\n";
       rc = 1;

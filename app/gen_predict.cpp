@@ -57,32 +57,45 @@ std::optional<StepCache> step_cache_for(const LmChoice& choice) {
 
 }  // namespace
 
-void refine_kept_steps(const LmChoice& choice, std::span<const StepRecord> steps) {
+void refine_kept_steps(const LmChoice& choice, std::span<const StepRecord> steps,
+                       uint32_t lanes) {
   auto cache = step_cache_for(choice);
   if (!cache) return;
-  auto seen = measure_step_cost(steps);
-  if (!seen) return;
+  lanes = std::max<uint32_t>(lanes, 1);
   auto kept = read_cached_step_cost(cache->path, cache->key);
   if (!kept) {
     std::fprintf(stderr, "  the kept step cost was not refined: %s\n", kept.error().message.c_str());
     return;
   }
-  const StepCost now = *kept ? refine_step_cost(**kept, *seen) : *seen;
+  const std::optional<StepCost> before = *kept ? std::optional<StepCost>(**kept) : std::nullopt;
+  auto learned = learn_step_cost(before, steps, lanes);
+  if (!learned) return;
+  const StepCost& now = *learned;
+  char buf[512];
+  if (before && before->lanes != lanes) {
+    const std::optional<StepCost> was = at_lanes(*before, lanes), is = at_lanes(now, lanes);
+    std::snprintf(buf, sizeof buf,
+                  "  kept step cost at %u lane%s %s: %.1f us + %.3f us per decode", lanes,
+                  lanes == 1 ? "" : "s", was ? "refined" : "measured", is ? is->step_us : 0.0,
+                  is ? is->token_us : 0.0);
+  } else if (before) {
+    std::snprintf(
+        buf, sizeof buf,
+        "  kept step cost refined by %llu steps: %.1f -> %.1f us + %.3f -> %.3f us per "
+        "decode, %.1f -> %.1f us between steps",
+        static_cast<unsigned long long>(now.steps - before->steps), before->step_us, now.step_us,
+        before->token_us, now.token_us, before->between_us, now.between_us);
+  } else {
+    std::snprintf(buf, sizeof buf, "  step cost kept from %llu steps at %u lane%s: %.1f us + %.3f us per decode",
+                  static_cast<unsigned long long>(now.steps), lanes, lanes == 1 ? "" : "s",
+                  now.step_us, now.token_us);
+  }
+  const std::string line = buf;
   if (Status s = write_cached_step_cost(cache->path, cache->key, now); !s) {
     std::fprintf(stderr, "  the step cost was not kept: %s\n", s.message().c_str());
     return;
   }
-  if (*kept) {
-    std::printf(
-        "  kept step cost refined by %llu steps: %.1f -> %.1f us + %.3f -> %.3f us per "
-        "decode, %.1f -> %.1f us between steps (%s)\n",
-        static_cast<unsigned long long>(seen->steps), (*kept)->step_us, now.step_us,
-        (*kept)->token_us, now.token_us, (*kept)->between_us, now.between_us, cache->path.c_str());
-  } else {
-    std::printf("  step cost kept from %llu steps: %.1f us + %.3f us per decode (%s)\n",
-                static_cast<unsigned long long>(seen->steps), now.step_us, now.token_us,
-                cache->path.c_str());
-  }
+  std::printf("%s (%s)\n", line.c_str(), cache->path.c_str());
 }
 
 std::optional<std::pair<StepCost, std::string>> kept_step_cost(const LmChoice& choice) {
@@ -96,9 +109,11 @@ std::optional<std::pair<StepCost, std::string>> kept_step_cost(const LmChoice& c
 
 Expected<GenRun> run_gen_inproc(const LmChoice& choice, const Options& options,
                                 const ArrivalSpec& spec, GenWorkload& workload, Duration drain) {
-  auto lm = make_lm(choice);
+  LmChoice sharing = choice;
+  sharing.lanes = static_cast<int>(options.num_lanes);
+  auto lm = make_lm(sharing);
   if (!lm) return lm.error();
-  GenEngine engine(std::move(lm->runner), options);
+  GenEngine engine(std::move(lm->runner), options, nullptr, lm_factory(sharing));
   if (Status s = engine.start(); !s) return s.error();
   GenEngineTarget target(engine);
   SteadyClock clock;
@@ -110,9 +125,34 @@ Expected<GenRun> run_gen_inproc(const LmChoice& choice, const Options& options,
   return live;
 }
 
+namespace {
+
+// `calibration_s` of the traffic, live at `lanes` lanes: its steps.
+Expected<std::vector<StepRecord>> calibrate(const LmChoice& choice, Options options,
+                                            uint32_t lanes, const ArrivalSpec& spec,
+                                            const GenLengthFlags& lengths, double calibration_s) {
+  std::printf("  measuring the step cost at %u lane%s: %.0f s of this traffic, live (--cost FILE "
+              "skips it)\n",
+              lanes, lanes == 1 ? "" : "s", calibration_s);
+  std::fflush(stdout);
+  // The steps so far are the measurement: whatever is still running a
+  // second after the last send is left.
+  ArrivalSpec calibration = spec;
+  calibration.duration_s = calibration_s;
+  if (calibration.pattern == Pattern::kTrace) calibration.max_requests = 0;
+  options.num_lanes = lanes;
+  GenWorkload workload = lengths.workload(spec.seed + 99);
+  auto live = run_gen_inproc(choice, options, calibration, workload, std::chrono::seconds(1));
+  if (!live) return Error{live.error().code, "calibration: " + live.error().message};
+  return std::move(live->steps);
+}
+
+}  // namespace
+
 Expected<PricedSteps> price_gen_steps(const LmChoice& choice, const Options& options,
                                       const ArrivalSpec& spec, const GenLengthFlags& lengths,
-                                      const GenCostChoice& priced) {
+                                      const GenCostChoice& priced, std::vector<uint32_t> lanes) {
+  if (lanes.empty()) lanes.push_back(std::max<uint32_t>(options.num_lanes, 1));
   if (choice.synthetic) {
     return PricedSteps{GenStepCost::synthetic(choice.synthetic->first, choice.synthetic->second),
                        "the synthetic model's own cost"};
@@ -120,40 +160,56 @@ Expected<PricedSteps> price_gen_steps(const LmChoice& choice, const Options& opt
   if (!priced.file.empty()) {
     auto c = read_cost(priced.file);
     if (!c) return c.error();
+    for (uint32_t n : lanes) {
+      if (at_lanes(*c, n)) continue;
+      return invalid_argument(
+          "--cost " + priced.file + " was measured at " + std::to_string(c->lanes) +
+          " lane(s) and has no fit at " + std::to_string(n) +
+          ": leave out --cost to measure it live, or give a cost measured at " +
+          std::to_string(n) + " (bench --lanes " + std::to_string(n) + " --cost-out FILE)");
+    }
     return PricedSteps{GenStepCost::of(*c), priced.file};
   }
   const auto cache = step_cache_for(choice);
+  std::optional<StepCost> cost;
+  std::string source;
   if (cache && !priced.recalibrate) {
     auto kept = read_cached_step_cost(cache->path, cache->key);
     if (kept && *kept) {
-      return PricedSteps{GenStepCost::of(**kept), "kept in " + cache->path + ", " +
-                                                      std::to_string((*kept)->steps) + " steps"};
+      cost = **kept;
+      source = "kept in " + cache->path + ", " + std::to_string((*kept)->steps) + " steps";
     }
     if (!kept) std::printf("  %s; measuring it anew\n", kept.error().message.c_str());
   }
-  const double calibration_s = priced.calibration_s;
-  std::printf("  measuring the step cost: %.0f s of this traffic, live (--cost FILE skips it)\n",
-              calibration_s);
-  std::fflush(stdout);
-  // The steps so far are the measurement: whatever is still running a
-  // second after the last send is left.
-  ArrivalSpec calibration = spec;
-  calibration.duration_s = calibration_s;
-  if (calibration.pattern == Pattern::kTrace) calibration.max_requests = 0;
-  GenWorkload workload = lengths.workload(spec.seed + 99);
-  auto live = run_gen_inproc(choice, options, calibration, workload, std::chrono::seconds(1));
-  if (!live) return Error{live.error().code, "calibration: " + live.error().message};
-  auto c = measure_step_cost(live->steps);
-  if (!c) return Error{c.error().code, "calibration: " + c.error().message};
-  std::string source = "a live calibration of " + std::to_string(c->steps) + " steps";
-  if (cache) {
-    if (Status s = write_cached_step_cost(cache->path, cache->key, *c); !s) {
+  bool changed = false;
+  if (!cost) {
+    auto steps = calibrate(choice, options, lanes.front(), spec, lengths, priced.calibration_s);
+    if (!steps) return steps.error();
+    auto c = measure_step_cost(*steps, lanes.front());
+    if (!c) return Error{c.error().code, "calibration: " + c.error().message};
+    cost = *c;
+    source = "a live calibration of " + std::to_string(c->steps) + " steps";
+    changed = true;
+  }
+  // Every other lane count priced needs its own fit, measured as the first.
+  for (uint32_t n : lanes) {
+    if (at_lanes(*cost, n)) continue;
+    auto steps = calibrate(choice, options, n, spec, lengths, priced.calibration_s);
+    if (!steps) return steps.error();
+    auto learned = learn_step_cost(cost, *steps, n);
+    if (!learned) return Error{learned.error().code, "calibration: " + learned.error().message};
+    cost = *learned;
+    source += ", " + std::to_string(n) + (n == 1 ? " lane" : " lanes") + " measured live";
+    changed = true;
+  }
+  if (cache && changed) {
+    if (Status s = write_cached_step_cost(cache->path, cache->key, *cost); !s) {
       std::fprintf(stderr, "  the step cost was not kept: %s\n", s.message().c_str());
-    } else {
+    } else if (source.find("kept in") == std::string::npos) {
       source += ", kept in " + cache->path;
     }
   }
-  return PricedSteps{GenStepCost::of(*c), source};
+  return PricedSteps{GenStepCost::of(*cost), source};
 }
 
 int run_gen_predict(const LmChoice& choice, const Options& options, const ArrivalSpec& spec,

@@ -12,6 +12,7 @@
 #include <span>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "app/lm_setup.h"
 #include "app/traffic_flags.h"
@@ -40,16 +41,20 @@ struct GenCostChoice {
   bool recalibrate = false;  // --recalibrate
   double calibration_s = 6;  // --calibration-seconds
 };
+// `lanes`: every lane count the predictions will run (default: the
+// options'); each one the cost has no scale for is measured live and kept.
 Expected<PricedSteps> price_gen_steps(const LmChoice& choice, const Options& options,
                                       const ArrivalSpec& spec, const GenLengthFlags& lengths,
-                                      const GenCostChoice& cost);
+                                      const GenCostChoice& cost, std::vector<uint32_t> lanes = {});
 
-// After a live run of `choice` in this process: its steps refine the kept
-// step cost (made from them when there is none), weighted by steps, and one
+// After a live run of `choice` in this process at `lanes` lanes: its steps
+// refine the kept step cost (made from them when there is none), weighted by
+// steps, or, at another lane count than the fit's, that count's scale; one
 // line says so. Nothing for the synthetic model, whose cost is exact, or a
 // run with no decode-only step; a file that cannot be kept is named on
 // stderr.
-void refine_kept_steps(const LmChoice& choice, std::span<const StepRecord> steps);
+void refine_kept_steps(const LmChoice& choice, std::span<const StepRecord> steps,
+                       uint32_t lanes = 1);
 
 // The model's step cost kept on this machine and where, when there is one
 // that can be read; never for the synthetic model.

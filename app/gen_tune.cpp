@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <iostream>
 #include <optional>
 
@@ -19,6 +20,7 @@
 #include "traffic/llm_trace.h"
 #include "tuning/gen_predictor.h"
 #include "tuning/gen_tune.h"
+#include "tuning/tune_run.h"
 #ifdef BATCHSCOPE_WITH_HISTORY
 #include "runs/history_writer.h"
 #endif
@@ -199,16 +201,17 @@ std::string wait_text(const Options& o) {
 }
 
 void print_header(int q) {
-  std::printf("%2s %-10s %5s %6s %7s %10s %9s %9s %9s %9s %9s %7s\n", "", "scheduling", "seqs",
-              "tokens", "wait ms", "tokens/s", "goodput", "TTFT p50", ("TTFT p" + std::to_string(q)).c_str(),
+  std::printf("%2s %-10s %5s %6s %7s %5s %10s %9s %9s %9s %9s %9s %7s\n", "", "scheduling", "seqs",
+              "tokens", "wait ms", "lanes", "tokens/s", "goodput", "TTFT p50", ("TTFT p" + std::to_string(q)).c_str(),
               "ITL p50", ("ITL p" + std::to_string(q)).c_str(), "lost");
 }
 
 void print_row(const char* mark, const GenEvaluated& e, size_t alike) {
   const Options& o = e.options;
-  std::printf("%2s %-10s %5u %6u %7s %10.1f %9.2f %9.2f %9.2f %9.2f %9.2f %6.2f%%", mark,
+  std::printf("%2s %-10s %5u %6u %7s %5u %10.1f %9.2f %9.2f %9.2f %9.2f %9.2f %6.2f%%", mark,
               scheduling_name(o.scheduling), o.max_num_seqs, o.max_num_batched_tokens,
-              o.scheduling == Scheduling::kStatic ? wait_text(o).c_str() : "-", e.tokens_per_s,
+              o.scheduling == Scheduling::kStatic ? wait_text(o).c_str() : "-", o.num_lanes,
+              e.tokens_per_s,
               e.goodput_rps, e.ttft_p50_ms, e.ttft_ms, e.itl_p50_ms, e.itl_ms,
               100 * e.loss_rate());
   if (alike > 0) std::printf("  (+%zu alike)", alike);
@@ -346,7 +349,8 @@ int run_gen_tune(std::map<std::string, std::string> flags) {
   if (const ContextFit fit = fit_to_context(t.lengths.replay, context); fit.any()) {
     std::printf("  trace: %s\n", fit.describe(context).c_str());
   }
-  auto priced = price_gen_steps(t.model, t.base, t.traffic, t.lengths, t.cost);
+  auto priced =
+      price_gen_steps(t.model, t.base, t.traffic, t.lengths, t.cost, lane_counts(*space, t.base));
   if (!priced) return fail(priced.error().message, t.cost.file.empty() ? 1 : 2);
   const GenStepCost cost = priced->cost;
   if (cost.of_step(1, 0) <= Duration(0)) {
@@ -514,11 +518,14 @@ int run_gen_tune(std::map<std::string, std::string> flags) {
   members.emplace_back("confirmed", confirmed_json(confirmed));
   // Each confirmation run is a live run of the model here.
   {
-    std::vector<StepRecord> steps;
+    std::map<uint32_t, std::vector<StepRecord>> by_lanes;
     for (const Confirmation& c : confirmed) {
+      std::vector<StepRecord>& steps = by_lanes[c.predicted.options.num_lanes];
       for (const GenRun& run : c.live) steps.insert(steps.end(), run.steps.begin(), run.steps.end());
     }
-    if (!steps.empty()) refine_kept_steps(t.model, steps);
+    for (const auto& [lanes, steps] : by_lanes) {
+      if (!steps.empty()) refine_kept_steps(t.model, steps, lanes);
+    }
   }
 
   GenEvaluated winner = *result.best;

@@ -161,6 +161,7 @@ int run_gen_gui(int argc, char** argv, std::map<std::string, std::string> flags)
   }
   QApplication app(argc, argv);
   name_application();
+  choice->lanes = static_cast<int>(options->num_lanes);
   auto lm = make_lm(*choice);
   if (!lm) return fail(lm.error().message, 1);
   cfg.model_text = lm->runner->info().name + " (" + lm->device + ")";
@@ -175,11 +176,12 @@ int run_gen_gui(int argc, char** argv, std::map<std::string, std::string> flags)
   }
   // A screenshot's few seconds are no run to learn from.
   if (screenshot.empty()) {
-    cfg.keep_steps = [c = *choice](std::span<const StepRecord> steps) {
-      refine_kept_steps(c, steps);
+    cfg.keep_steps = [c = *choice](std::span<const StepRecord> steps, uint32_t lanes) {
+      refine_kept_steps(c, steps, lanes);
     };
   }
-  auto engine = std::make_unique<GenEngine>(std::move(lm->runner), *options);
+  auto engine = std::make_unique<GenEngine>(std::move(lm->runner), *options, nullptr,
+                                            lm_factory(*choice));
   if (Status s = engine->start(); !s) return fail(s.message(), 1);
   if (!screenshot.empty() && !history_named) history->off = true;
   // Before the window and after it: its recordings are written through it.
@@ -246,7 +248,8 @@ std::optional<Status> open_generative(const ModelRequest& r, QWidget* parent,
   cfg.listener.access = access;  // the workbench's, should its listener be started
   cfg.listener.device = lm->device;
   cfg.listener.version = batchscope::build_version();
-  auto engine = std::make_unique<GenEngine>(std::move(lm->runner), Options{});
+  auto engine = std::make_unique<GenEngine>(std::move(lm->runner), Options{}, nullptr,
+                                            lm_factory(choice));
   if (Status s = engine->start(); !s) return s;
   auto* window = new GenMainWindow(std::move(engine), cfg, parent);
   window->setWindowFlag(Qt::Window);

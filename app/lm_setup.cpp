@@ -2,6 +2,7 @@
 #include "app/lm_setup.h"
 
 #include <algorithm>
+#include <stdexcept>
 #include <thread>
 
 #include "app/cli_args.h"
@@ -82,6 +83,7 @@ Expected<LmSetup> make_lm(const LmChoice& choice) {
 #ifdef BATCHSCOPE_WITH_TORCH
   TorchOptions to;
   to.device = choice.device;
+  to.lanes = std::max(1, choice.lanes);
   auto lm = TorchLm::load(choice.path, to, choice.cache_tokens);
   if (!lm) return lm.error();
   s.runner = std::move(*lm);
@@ -89,6 +91,16 @@ Expected<LmSetup> make_lm(const LmChoice& choice) {
 #else
   return invalid_argument("this build has no LibTorch; use --synthetic-lm STEP_US,TOKEN_US");
 #endif
+}
+
+LmFactory lm_factory(const LmChoice& choice) {
+  return [choice](int lane) -> std::unique_ptr<LmRunner> {
+    LmChoice c = choice;
+    c.lanes = std::max(c.lanes, lane + 1);
+    auto lm = make_lm(c);
+    if (!lm) throw std::runtime_error(lm.error().message);
+    return std::move(lm->runner);
+  };
 }
 
 Expected<LmInfo> lm_info(const LmChoice& choice) {

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "common/status.h"
+#include "generation/gen_engine.h"
 #include "generation/lm_runner.h"
 
 namespace batchscope {
@@ -21,6 +22,9 @@ struct LmChoice {
   std::optional<std::pair<double, double>> synthetic;  // step and token cost, microseconds
   std::string device = "cpu";
   int cache_tokens = 0;  // 0: the model's default
+  // Engine lanes sharing the machine: a TorchScript model's OpenBLAS threads
+  // are the cores over this, so that lanes x threads stay within the cores.
+  int lanes = 1;
 };
 
 // True when `flags` ask for a generative model: --synthetic-lm, or a
@@ -35,6 +39,10 @@ struct LmSetup {
   std::string device = "cpu";
 };
 Expected<LmSetup> make_lm(const LmChoice& choice);
+// The engine's lanes beyond the first: each makes the model again, with
+// its own cache (make_lm's error is thrown as that lane's message); lane i
+// counts at least i + 1 lanes sharing the cores.
+LmFactory lm_factory(const LmChoice& choice);
 // The model's description (context, cache blocks) without loading it or
 // allocating its cache: the synthetic model's, or the sidecar's.
 Expected<LmInfo> lm_info(const LmChoice& choice);

@@ -26,7 +26,9 @@ int serve_generation(int argc, char** argv, const GenServeSetup& setup,
     std::cerr << "batchscope serve: " << m << "\n";
     return 1;
   };
-  auto lm = make_lm(setup.model);
+  LmChoice model = setup.model;
+  model.lanes = static_cast<int>(setup.options.num_lanes);
+  auto lm = make_lm(model);
   if (!lm) return fail(lm.error().message);
   GenServiceInfo info;
   info.model = lm->runner->info();
@@ -34,7 +36,7 @@ int serve_generation(int argc, char** argv, const GenServeSetup& setup,
   info.version = batchscope::build_version();
 
   QCoreApplication app(argc, argv);
-  GenEngine engine(std::move(lm->runner), setup.options);
+  GenEngine engine(std::move(lm->runner), setup.options, nullptr, lm_factory(model));
   if (Status s = engine.start(); !s) return fail(s.message());
   GenerationService service(engine, info);
   service.set_access(setup.access);

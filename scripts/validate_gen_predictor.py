@@ -22,8 +22,12 @@ median signed error within +-10% for TTFT p50, ITL p50 and tokens/s; at 80%
 of the points, those within max(15%, 2 x spread) and TTFT p99 and ITL p99
 within max(25%, 2 x spread).
 
+With --lanes N every run, the calibration included, has N engine lanes,
+and the rates are N times as high.
+
 Usage: validate_gen_predictor.py BATCHSCOPE [--runs N] [--seconds S]
-       [--models synthetic,tiny_lm] [--csv OUT.csv]
+       [--models synthetic,tiny_lm] [--schedulings continuous,static]
+       [--lanes N] [--csv OUT.csv]
 """
 import argparse
 import csv
@@ -78,6 +82,8 @@ def main():
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--seconds", type=float, default=4)
     ap.add_argument("--models", default="synthetic,tiny_lm")
+    ap.add_argument("--schedulings", default="continuous,static")
+    ap.add_argument("--lanes", type=int, default=1)
     ap.add_argument("--csv")
     a = ap.parse_args()
     bs = os.path.abspath(a.batchscope)
@@ -85,23 +91,25 @@ def main():
     work = tempfile.mkdtemp(prefix="validate-gen-")
     points = []
     for model in a.models.split(","):
+        lanes = ["--lanes", str(a.lanes)] if a.lanes > 1 else []
         if model == "synthetic":
-            base = ["--synthetic-lm", "2000,20"]
+            base = ["--synthetic-lm", "2000,20", *lanes]
             cost = {"step_us": 2000, "token_us": 20, "prefill_token_us": 20}
             priced = []
         else:
-            base = ["--model", os.path.join(root, "models", f"{model}.pt")]
+            base = ["--model", os.path.join(root, "models", f"{model}.pt"), *lanes]
             cost_file = os.path.join(work, f"{model}_cost.json")
             subprocess.run([bs, "bench", *base, "--rate", "10", "--duration", "6", *MIXES["lognormal"],
                             "--no-history", "--cost-out", cost_file], check=True,
                            stdout=subprocess.DEVNULL)
             cost = json.load(open(cost_file))
             priced = ["--cost", cost_file]
-        for sched in ("continuous", "static"):
-            cases = [(mix, f, ["--rate", f"{f * capacity_rps(cost, mix):.2f}", *MIXES[mix]])
+        for sched in a.schedulings.split(","):
+            capacity = lambda mix: a.lanes * capacity_rps(cost, mix)
+            cases = [(mix, f, ["--rate", f"{f * capacity(mix):.2f}", *MIXES[mix]])
                      for mix in MIXES for f in (0.2, 0.4, 0.6, 0.8)]
             trace = os.path.join(work, f"azure_{model}.csv")
-            azure_trace(trace, 0.4 * capacity_rps(cost, "lognormal"), a.seconds, 11)
+            azure_trace(trace, 0.4 * capacity("lognormal"), a.seconds, 11)
             cases.append(("azure", 0.4, ["--trace", trace]))
             for mix, f, traffic in cases:
                 args = [*base, "--scheduling", sched, "--max-num-seqs", "32", "--duration",

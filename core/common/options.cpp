@@ -169,6 +169,7 @@ std::string describe_generation(const Options& o) {
     << " max_num_batched_tokens=" << o.max_num_batched_tokens;
   if (o.scheduling == Scheduling::kStatic) s << " max_wait_us=" << o.max_wait_us;
   s << " queue_capacity=" << o.queue_capacity << " request_timeout_ms=" << o.request_timeout_ms;
+  if (o.num_lanes > 1) s << " num_lanes=" << o.num_lanes;
   return s.str();
 }
 

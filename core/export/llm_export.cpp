@@ -42,6 +42,20 @@ std::string common_caveats(const Checked& c, std::string_view server) {
   return out;
 }
 
+// Lanes are copies of the model behind one queue, each request given to the
+// one with the fewest outstanding: for a server with no replicas of its own,
+// that is N servers behind a router.
+std::string lanes_caveat(const Checked& c, std::string_view server) {
+  const uint32_t n = c.o().num_lanes;
+  if (n <= 1) return "";
+  return comment("Not expressible: num_lanes = " + whole(n) +
+                 ", copies of the model, each with its own cache, a request going to the one "
+                 "with the fewest outstanding. " +
+                 std::string(server) + " serves one copy per launch: run " + whole(n) +
+                 " of them, each on its own GPU(s), behind a router that balances by requests "
+                 "in flight, and the options below apply to each.");
+}
+
 std::string static_caveat(const Checked& c, std::string_view server) {
   if (!is_static(c.o())) return "";
   return comment("Not expressible: scheduling = static (max_wait " +
@@ -65,6 +79,13 @@ std::vector<ExportFile> vllm_files(const Checked& c) {
       whole(m.num_blocks) + ") to hold vLLM's at that, for a comparison only.");
   head += static_caveat(c, "vLLM");
   head += common_caveats(c, "vLLM");
+  if (o.num_lanes > 1) {
+    head += comment("Lanes: num_lanes " + whole(o.num_lanes) +
+                    " is data-parallel-size, a copy of the model per GPU (or per "
+                    "tensor-parallel group), each with its own cache; vLLM balances requests by "
+                    "each copy's waiting and running, as Batchscope gives each to the lane with "
+                    "the fewest outstanding.");
+  }
   head += comment(
       "The same: a prompt longer than the token budget is prefilled in chunks beside the "
       "decodes (enable-chunked-prefill), and when the cache is full the newest sequence is "
@@ -75,6 +96,7 @@ std::vector<ExportFile> vllm_files(const Checked& c) {
       "Use with: vllm serve MODEL --config vllm-config.yaml (flags given on the "
       "command line win over this file).");
   yaml += head + "\n";
+  if (o.num_lanes > 1) yaml += "data-parallel-size: " + whole(o.num_lanes) + "\n";
   yaml += "max-num-seqs: " + whole(o.max_num_seqs) + "\n";
   yaml += "max-num-batched-tokens: " + whole(o.max_num_batched_tokens) + "\n";
   yaml += "enable-chunked-prefill: true\n";
@@ -87,6 +109,7 @@ std::vector<ExportFile> vllm_files(const Checked& c) {
   sh += comment("Use with: MODEL=org/name sh vllm-serve.sh [more vllm serve flags].");
   sh += head;
   sh += "exec vllm serve \"${MODEL:?set MODEL to the model to serve}\" \\\n";
+  if (o.num_lanes > 1) sh += "  --data-parallel-size " + whole(o.num_lanes) + " \\\n";
   sh += "  --max-num-seqs " + whole(o.max_num_seqs) + " \\\n";
   sh += "  --max-num-batched-tokens " + whole(o.max_num_batched_tokens) + " \\\n";
   sh += "  --enable-chunked-prefill \\\n";
@@ -144,6 +167,7 @@ std::vector<ExportFile> tgi_files(const Checked& c) {
                     whole(m.context_length - 1) + " tokens) in chunks.");
   }
   head += static_caveat(c, "TGI");
+  head += lanes_caveat(c, "TGI");
   head += comment("Not expressible: request_timeout_ms = " + whole(o.request_timeout_ms) +
                   "; TGI has no request timeout of its own.");
   head += comment("Not exact: lengths. Batchscope counts " + m.name +
@@ -187,6 +211,7 @@ std::vector<ExportFile> trtllm_files(const Checked& c) {
                   " tokens; TensorRT-LLM takes the smaller of that and what "
                   "free_gpu_memory_fraction 0.9 of the GPU holds.");
   head += common_caveats(c, "TensorRT-LLM");
+  head += lanes_caveat(c, "TensorRT-LLM");
 
   std::string yaml = "# TensorRT-LLM LLM API options, exported from Batchscope.\n";
   yaml += comment("Use with: trtllm-serve MODEL --extra_llm_api_options trtllm-options.yaml");

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // Reading vLLM's `vllm serve --config` YAML back into options: the flat
 // `key: value` lines of engine arguments (long-form names, with dashes or
-// underscores). max-num-seqs and max-num-batched-tokens become Batchscope's;
+// underscores). max-num-seqs, max-num-batched-tokens and data-parallel-size
+// (lanes) become Batchscope's;
 // the rest is named in a note, as what the model or the cache decides or
 // what Batchscope does not follow. Nesting, lists and repeated keys are
 // refused with their line.
@@ -118,6 +119,14 @@ Expected<ImportResult> import_vllm(std::string_view text, const Options& base) {
       }
       (name == "max-num-seqs" ? r.options.max_num_seqs : r.options.max_num_batched_tokens) =
           static_cast<uint32_t>(n);
+    } else if (name == "data-parallel-size") {
+      uint64_t n = 0;
+      const auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
+      if (ec != std::errc() || p != value.data() + value.size() || n < 1 || n > 64) {
+        return at(number, key + " must be a whole number from 1 to 64 (Batchscope's lanes), got '" +
+                              value.substr(0, 60) + "'");
+      }
+      r.options.num_lanes = static_cast<uint32_t>(n);
     } else if (name == "enable-chunked-prefill") {
       if (value != "true" && value != "True") {
         r.notes.push_back(key + ": " + value +

@@ -1,8 +1,16 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
-// The generation engine: one thread runs a GenScheduler step after step over
-// a generative model (LmRunner), continuous or static per the options in
-// force, which may be retuned at any time (they apply from the next step).
+// The generation engine: each lane's thread runs a GenScheduler step after
+// step over its own instance of a generative model (LmRunner) and its own
+// cache, continuous or static per the options in force, which may be retuned
+// at any time (they apply from the next step). Lanes are replicas behind a
+// router: submit() gives each request to the lane with the fewest requests
+// outstanding (admitted to it and not yet done), the lowest lane on a tie, as
+// data-parallel replicas are balanced. `num_lanes` grows and shrinks live: a
+// new lane makes its model (the factory), warms it and then takes requests; a
+// retired one takes no more, finishes what it holds and releases its model.
+// Each lane warms its model on its own thread before it takes requests, and
+// start() returns once the first num_lanes lanes are warm.
 //
 // submit() checks a request and admits it or refuses it at once (invalid,
 // queue full, stopping); an admitted request then gets its text as it is
@@ -10,11 +18,13 @@
 // cancelled, timed out (request_timeout_ms from arrival), a failed step, or
 // the engine stopping.
 //
-// Thread-safety: all public methods are thread-safe and never wait for the
-// model. Callbacks run on the engine's thread, never under its lock; they
-// must not block and may call back into the engine.
+// Thread-safety: all public methods are thread-safe; only start() (the
+// warm-up) and stop() wait for the model. Callbacks run on a lane's thread,
+// never under the engine's lock; they must not block and may call back into
+// the engine.
 
 #include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -28,12 +38,24 @@
 
 namespace batchscope {
 
+struct GenLaneStatus {
+  bool ready = false;     // warm and taking requests
+  uint32_t waiting = 0;   // given to it, not running (its inbox included)
+  uint32_t inbox = 0;     // of them, not yet taken in by its scheduler
+  uint32_t running = 0;
+  uint32_t outstanding = 0;  // given to it, not yet done
+  uint32_t blocks_used = 0;
+  uint32_t blocks_total = 0;
+};
+
 struct GenStatus {
   uint64_t version = 0;
+  uint32_t lanes = 0;  // lanes taking requests
   Options options;
   uint32_t waiting = 0;  // admitted, not running (inbox included)
+  uint32_t inbox = 0;    // of them, not yet taken in by their lane's scheduler
   uint32_t running = 0;
-  uint32_t blocks_used = 0;
+  uint32_t blocks_used = 0;   // over every lane's cache
   uint32_t blocks_total = 0;
   uint64_t steps = 0;
   uint64_t admitted = 0;
@@ -44,31 +66,42 @@ struct GenStatus {
   uint64_t preemptions = 0;
   bool stopping = false;
   std::string error;  // the last failed step's message
+  std::vector<GenLaneStatus> per_lane;  // by lane index, retired ones included
 };
 
 // Ok when the model's cache holds one whole context, as start() requires.
 Status check_cache(const LmInfo& model);
 
+// Makes lane `lane`'s model instance (lane 1 and on); called on that lane's
+// thread. May throw or return null, which fails that lane with the message.
+using LmFactory = std::function<std::unique_ptr<LmRunner>(int lane)>;
+
 class GenEngine {
  public:
-  // `clock` defaults to the steady clock. Invalid options are reported by start().
+  // `runner` is lane 0's model; `more` makes the others (none: one lane, and
+  // num_lanes above 1 is refused). `clock` defaults to the steady clock.
+  // Invalid options are reported by start().
   GenEngine(std::unique_ptr<LmRunner> runner, Options options,
-            std::shared_ptr<Clock> clock = nullptr);
+            std::shared_ptr<Clock> clock = nullptr, LmFactory more = {});
   ~GenEngine();  // stop(0)
   GenEngine(const GenEngine&) = delete;
   GenEngine& operator=(const GenEngine&) = delete;
 
+  // Starts num_lanes lanes and waits until each has warmed its model; a lane
+  // whose model cannot be made fails start() with its message.
   Status start();
   // kInvalidArgument (naming the field), kQueueFull, kShuttingDown, or its id.
   Expected<uint64_t> submit(GenRequest request);
   // Ends the request at the next step (on_done with kCancelled); unknown ids are ignored.
   void cancel(uint64_t id);
+  // A num_lanes above 1 without a factory is refused, naming the value.
   Status set_options(const Options& options);
   GenStatus status() const;
   const LmInfo& info() const { return info_; }
 
   // Hands over the records since the last call (requests without their
-  // text, and steps). Beyond `capacity` of each, the oldest are dropped.
+  // text, and steps, each with its lane and that lane's step number, in
+  // the order they ended). Beyond `capacity` of each, the oldest are dropped.
   void drain(std::vector<GenRecord>& requests, std::vector<StepRecord>& steps);
   void set_record_capacity(size_t n);
 
@@ -85,36 +118,36 @@ class GenEngine {
     TimePoint arrival;
     TimePoint deadline;
   };
-  void loop();
-  void keep(StepOutcome& out);
+  struct Lane;
+  Status check_lanes(const Options& o) const;
+  // Under mu_: starts lanes [0, o.num_lanes) that are not running and
+  // retires those above.
+  void set_lanes_locked(uint32_t count);
+  void lane_thread(Lane& lane);
+  void loop(Lane& lane);
+  void keep_locked(Lane& lane, StepOutcome& out);
 
-  std::unique_ptr<LmRunner> runner_;
   LmInfo info_;
   std::shared_ptr<Clock> clock_;
-  std::unique_ptr<GenScheduler> sched_;  // the engine thread's, except check()
+  LmFactory more_;
+  // Lane 0's scheduler checks requests (check() is const and reads only the
+  // model's description, which every lane shares).
+  GenScheduler* checker_ = nullptr;
 
   mutable std::mutex mu_;
-  std::condition_variable cv_;
-  // Guarded by mu_:
+  std::condition_variable prepared_cv_;
+  // Guarded by mu_ (each lane's runner and scheduler are its thread's):
+  std::vector<std::unique_ptr<Lane>> lanes_;
   Options options_;
   uint64_t version_ = 1;
-  std::vector<Arrival> inbox_;
-  std::vector<uint64_t> cancels_;
   uint64_t next_id_ = 1;
-  // Inbox + waiting, against queue_capacity: a request counts until the end
-  // of the step that admits it.
-  uint32_t queued_ = 0;
-  uint32_t running_ = 0;
-  uint32_t blocks_used_ = 0;
   GenStatus counts_;
   std::vector<GenRecord> done_records_;
   std::vector<StepRecord> step_records_;
   size_t capacity_ = size_t{1} << 18;
   bool started_ = false;
   bool stopping_ = false;
-  bool exit_ = false;
   TimePoint stop_by_ = kNever;
-  std::thread thread_;
 };
 
 }  // namespace batchscope

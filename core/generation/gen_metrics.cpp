@@ -92,7 +92,17 @@ void add_step(GenWindow& w, const StepRecord& s) {
 }  // namespace
 
 void GenMetrics::fold(std::span<const GenRecord> requests, std::span<const StepRecord> steps) {
-  for (const StepRecord& s : steps) {
+  for (const StepRecord& step : steps) {
+    if (lanes_.size() <= step.lane) lanes_.resize(step.lane + 1);
+    lanes_[step.lane] = {step.running, step.waiting, step.blocks_used, step.blocks_total};
+    StepRecord s = step;  // with the engine's counts: every lane's last
+    s.running = s.waiting = s.blocks_used = s.blocks_total = 0;
+    for (const LaneState& l : lanes_) {
+      s.running += l.running;
+      s.waiting += l.waiting;
+      s.blocks_used += l.blocks_used;
+      s.blocks_total += l.blocks_total;
+    }
     add_step(totals_, s);
     if (GenWindow* w = window_at(s.end)) add_step(*w, s);
   }

@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <vector>
 #include <span>
 
 #include "generation/gen_types.h"
@@ -64,6 +65,13 @@ class GenMetrics {
  private:
   GenWindow* window_at(TimePoint t);
 
+  // Each lane's state after its last step (running, waiting, blocks used
+  // and in its pool): with lanes, a step's own counts are its lane's, and
+  // the engine's are their sums.
+  struct LaneState {
+    uint32_t running = 0, waiting = 0, blocks_used = 0, blocks_total = 0;
+  };
+  std::vector<LaneState> lanes_;
   Duration window_;
   size_t history_;
   std::deque<GenWindow> windows_;

@@ -15,7 +15,8 @@ namespace batchscope {
 
 // One step of the engine, for the step inspector and the metrics.
 struct StepRecord {
-  uint64_t step = 0;
+  uint64_t step = 0;            // counted per lane, from 1
+  uint32_t lane = 0;            // the engine lane that ran it
   TimePoint start{};
   TimePoint end{};
   uint32_t decodes = 0;         // sequences that decoded one token

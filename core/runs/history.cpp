@@ -312,7 +312,8 @@ Status History::append_steps(int64_t id, TimePoint start, std::span<const StepRe
       db_,
       "INSERT INTO gen_steps(run_id, step, start_ns, end_ns, decodes, prefill_tokens, "
       "prefills, output_tokens, running, waiting, blocks_used, blocks_total, "
-      "preempted, finished, seqs, context_tokens) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+      "preempted, finished, seqs, context_tokens, lane) "
+      "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
   std::vector<int64_t> seqs;
   for (const StepRecord& x : steps) {
     st.bind(1, id).bind(2, static_cast<int64_t>(x.step));
@@ -329,6 +330,7 @@ Status History::append_steps(int64_t id, TimePoint start, std::span<const StepRe
     }
     st.bind_blob(15, seqs.data(), seqs.size() * sizeof(int64_t));
     st.bind(16, static_cast<int64_t>(x.context_tokens));
+    st.bind(17, static_cast<int64_t>(x.lane));
     if (Status s = st.run("cannot add steps to"); !s) return s;
   }
   return {};
@@ -338,7 +340,8 @@ Expected<std::vector<StepRecord>> History::load_steps(int64_t id, TimePoint star
   sqlite::Stmt st(db_,
                   "SELECT step, start_ns, end_ns, decodes, prefill_tokens, prefills, "
                   "output_tokens, running, waiting, blocks_used, blocks_total, preempted, "
-                  "finished, seqs, context_tokens FROM gen_steps WHERE run_id = ? ORDER BY rowid");
+                  "finished, seqs, context_tokens, lane FROM gen_steps WHERE run_id = ? "
+                  "ORDER BY rowid");
   if (!st.ok()) return db_.error("cannot read");
   st.bind(1, id);
   auto when = [&](int col) { return time_at(st, col, start); };
@@ -361,6 +364,7 @@ Expected<std::vector<StepRecord>> History::load_steps(int64_t id, TimePoint star
       x.seqs.emplace_back(static_cast<uint64_t>(v[0]), static_cast<uint32_t>(v[1]));
     }
     x.context_tokens = static_cast<uint32_t>(st.int_at(14));
+    x.lane = static_cast<uint32_t>(st.int_at(15));
     out.push_back(std::move(x));
   }
   if (rc != SQLITE_DONE) return db_.error("cannot read steps from");

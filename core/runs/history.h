@@ -37,7 +37,7 @@ class Db;
 class Stmt;
 }  // namespace sqlite
 
-inline constexpr int kHistorySchemaVersion = 3;
+inline constexpr int kHistorySchemaVersion = 4;
 
 // One run's row.
 struct HistoryRun {

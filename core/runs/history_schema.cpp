@@ -83,7 +83,13 @@ constexpr const char* kVersion3 = R"sql(
 ALTER TABLE gen_steps ADD COLUMN context_tokens INTEGER NOT NULL DEFAULT 0;
 )sql";
 
-constexpr const char* kSteps[] = {kVersion1, kVersion2, kVersion3};
+// Version 4: a generation step keeps the engine lane that ran it; steps
+// kept before it ran on lane 0, the only one there was.
+constexpr const char* kVersion4 = R"sql(
+ALTER TABLE gen_steps ADD COLUMN lane INTEGER NOT NULL DEFAULT 0;
+)sql";
+
+constexpr const char* kSteps[] = {kVersion1, kVersion2, kVersion3, kVersion4};
 static_assert(std::size(kSteps) == kHistorySchemaVersion);
 
 }  // namespace

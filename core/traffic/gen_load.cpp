@@ -347,7 +347,8 @@ std::string gen_trace_json(const GenRun& run) {
   };
   for (const StepRecord& s : run.steps) {
     sep();
-    out += "{\"name\":\"step\",\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":";
+    out += "{\"name\":\"step\",\"ph\":\"X\",\"pid\":1,\"tid\":" + std::to_string(1 + s.lane) +
+           ",\"ts\":";
     append_number(out, us(s.start), "0");
     out += ",\"dur\":";
     append_number(out, to_us(s.end - s.start), "0");
@@ -372,7 +373,7 @@ std::string gen_trace_json(const GenRun& run) {
     append_json_string(out, r.outcome);
     out += "}}";
   }
-  out += "],\"metadata\":{\"steps\":\"pid 1: one row of model steps\",\"requests\":\"pid 2\"}}\n";
+  out += "],\"metadata\":{\"steps\":\"pid 1: a row of model steps per lane (tid 1 + lane)\",\"requests\":\"pid 2\"}}\n";
   return out;
 }
 

@@ -55,6 +55,31 @@ double GenStepCost::factor_at(double u) const {
   return spread.back().ratio;
 }
 
+bool GenStepCost::has_lanes(uint32_t n) const {
+  if (exact || n == lanes) return true;
+  for (const StepLaneFit& f : by_lanes) {
+    if (f.lanes == n) return true;
+  }
+  return false;
+}
+
+GenStepCost GenStepCost::at_lanes(uint32_t n) const {
+  if (n == lanes) return *this;
+  for (const StepLaneFit& f : by_lanes) {
+    if (f.lanes != n) continue;
+    GenStepCost c = *this;
+    c.step_us = f.step_us;
+    c.decode_us = f.token_us;
+    c.context_us = f.context_us;
+    c.prefill_token_us = f.prefill_token_us;
+    c.between_us = f.between_us;
+    c.grid = StepGrid();
+    c.lanes = n;
+    return c;
+  }
+  return *this;
+}
+
 std::string GenStepCost::text() const {
   char buf[256];
   std::snprintf(buf, sizeof buf, "%.1f us + %.3f us per decode + %.3f us per prompt token", step_us,
@@ -66,6 +91,15 @@ std::string GenStepCost::text() const {
   }
   if (between_us > 0) {
     std::snprintf(buf, sizeof buf, ", %.1f us between steps", between_us);
+    out += buf;
+  }
+  if (lanes != 1) {
+    std::snprintf(buf, sizeof buf, ", measured at %u lanes", lanes);
+    out += buf;
+  }
+  for (const StepLaneFit& f : by_lanes) {
+    std::snprintf(buf, sizeof buf, "; at %u lane%s %.1f us + %.3f us per decode", f.lanes,
+                  f.lanes == 1 ? "" : "s", f.step_us, f.token_us);
     out += buf;
   }
   if (grid.size() > 0) {
@@ -129,13 +163,48 @@ Duration seconds_of(double s) {
 
 }  // namespace
 
+namespace {
+
+// One engine lane on its own virtual clock: its model, its scheduler, the
+// requests given to it that have not entered its scheduler, and its last
+// step, whose finished requests count as done at that step's end.
+struct VirtualLane {
+  ManualClock clock;
+  std::unique_ptr<CostLm> lm;
+  std::unique_ptr<GenScheduler> sched;
+  struct Add {
+    uint64_t id;
+    GenRequest request;
+    TimePoint arrival, deadline;
+  };
+  std::vector<Add> inbox;
+  uint32_t outstanding = 0;  // given to it and not yet counted done
+  TimePoint ready{};         // it may step from here (its last end and the time between)
+  bool parked = true;        // its last step() ran nothing: it waits for `wake` or a request
+  TimePoint wake = kNever;
+  TimePoint ending = kNever;  // its last step's end, while `ended` are not counted
+  uint32_t ended = 0;
+
+  TimePoint next_step() const { return !inbox.empty() || !parked ? ready : wake; }
+};
+
+}  // namespace
+
 GenRun predict_gen(const ArrivalSpec& spec, GenWorkload& workload, const Options& o,
                    const LmInfo& model, const GenStepCost& cost, uint64_t max_steps) {
-  ManualClock clock;
-  CostLm lm(model, cost, clock, spec.seed ^ 0x5eedc057ULL);
-  GenScheduler sched(lm, clock);
+  const uint32_t lane_count = std::max<uint32_t>(o.num_lanes, 1);
+  const GenStepCost lane_cost = cost.at_lanes(lane_count);
+  std::vector<std::unique_ptr<VirtualLane>> lanes;
+  for (uint32_t i = 0; i < lane_count; ++i) {
+    auto l = std::make_unique<VirtualLane>();
+    const uint64_t seed = (spec.seed ^ 0x5eedc057ULL) + i * 0x9e3779b97f4a7c15ULL;
+    l->lm = std::make_unique<CostLm>(model, lane_cost, l->clock, seed);
+    l->sched = std::make_unique<GenScheduler>(*l->lm, l->clock);
+    l->ready = l->clock.now();
+    lanes.push_back(std::move(l));
+  }
   GenRun run;
-  run.start = clock.now();
+  run.start = lanes[0]->clock.now();
   std::vector<GenRequestResult>& results = run.requests;
   const bool closed = spec.pattern == Pattern::kClosed;
   ArrivalSchedule schedule(spec);
@@ -150,7 +219,8 @@ GenRun predict_gen(const ArrivalSpec& spec, GenWorkload& workload, const Options
   uint64_t blocked_at = 0;
   TimePoint retry_at = kNever;
 
-  // As run_gen_load sends and books a request through GenEngineTarget.
+  // As run_gen_load sends and books a request through GenEngineTarget, and
+  // as GenEngine::submit gives it to the lane with the fewest outstanding.
   auto send = [&](Duration offset) {
     const GenLengths len = workload.next();
     GenRequestResult r;
@@ -169,14 +239,13 @@ GenRun predict_gen(const ArrivalSpec& spec, GenWorkload& workload, const Options
       q.last = when;
       q.output_tokens += tokens;
     };
-    req.on_done = [&results, &pending, i](const GenRecord& rec) {
+    req.on_done = [&results, i](const GenRecord& rec) {
       GenRequestResult& q = results[i];
       q.done = true;
       q.ok = rec.reason == FinishReason::kStop || rec.reason == FinishReason::kLength;
       q.outcome = finish_reason_name(rec.reason);
       q.finished = rec.finished;
       q.output_tokens = std::max(q.output_tokens, rec.output_tokens);
-      --pending;
     };
     const TimePoint arrival = run.start + offset;
     auto refuse = [&](const char* outcome) {
@@ -185,19 +254,48 @@ GenRun predict_gen(const ArrivalSpec& spec, GenWorkload& workload, const Options
       q.outcome = outcome;
       q.finished = arrival;
     };
-    if (!sched.check(req)) return refuse("refused");
-    if (sched.waiting() >= o.queue_capacity) return refuse("rejected");
+    if (!lanes[0]->sched->check(req)) return refuse("refused");
+    size_t queued = 0;
+    VirtualLane* to = nullptr;
+    for (const auto& l : lanes) {
+      queued += l->inbox.size() + l->sched->waiting();
+      if (!to || l->outstanding < to->outstanding) to = l.get();
+    }
+    if (queued >= o.queue_capacity) return refuse("rejected");
     ++pending;
+    ++to->outstanding;
     accepted = true;
-    sched.add(next_id++, std::move(req), arrival,
-              arrival + std::chrono::milliseconds(o.request_timeout_ms));
+    to->inbox.push_back({next_id++, std::move(req), arrival,
+                         arrival + std::chrono::milliseconds(o.request_timeout_ms)});
+  };
+  auto count_done = [&](VirtualLane& l, uint32_t n) {
+    pending -= std::min<uint64_t>(pending, n);
+    l.outstanding -= std::min(l.outstanding, n);
   };
 
   const Duration between = std::chrono::duration_cast<Duration>(
-      std::chrono::duration<double, std::micro>(cost.between_us));
+      std::chrono::duration<double, std::micro>(lane_cost.between_us));
   uint64_t steps = 0;
   for (;;) {
-    const TimePoint now = clock.now();
+    // The next thing to happen: a send, a step's end, a lane's step.
+    TimePoint now = retry_at;
+    if (next) now = std::min(now, run.start + *next);
+    if (closed && blocked_at == 0 && pending < spec.concurrency && sent == 0) now = run.start;
+    for (const auto& l : lanes) now = std::min({now, l->ending, l->next_step()});
+    if (now == kNever) break;
+
+    // Sends at `now` see the lanes as they are before any step ending now.
+    while (next && run.start + *next <= now) {
+      send(*next);
+      next = schedule.next();
+    }
+    for (const auto& l : lanes) {
+      if (l->ending <= now) {
+        count_done(*l, l->ended);
+        l->ending = kNever;
+        l->ended = 0;
+      }
+    }
     if (closed) {
       // After a refusal, the next send waits for a request in flight to end,
       // as run_gen_load's does (with none in flight, for the end of the run).
@@ -214,28 +312,43 @@ GenRun predict_gen(const ArrivalSpec& spec, GenWorkload& workload, const Options
           if (pending == 0) retry_at = now + std::chrono::milliseconds(10);
         }
       }
-    } else {
-      while (next && run.start + *next <= now) {
-        send(*next);
-        next = schedule.next();
-      }
     }
-    StepOutcome out = sched.step(o);
-    if (out.ran) {
-      if (out.step.step > 0) {
-        run.steps.push_back(std::move(out.step));
-        if (between > Duration(0)) clock.advance(between);  // the engine's own, between steps
+    bool stop = false;
+    for (const auto& lp : lanes) {
+      VirtualLane& l = *lp;
+      if (l.next_step() > now) continue;
+      l.clock.advance_to(now);
+      for (VirtualLane::Add& a : l.inbox) {
+        l.sched->add(a.id, std::move(a.request), a.arrival, a.deadline);
       }
+      l.inbox.clear();
+      StepOutcome out = l.sched->step(o);
+      l.parked = !out.ran;
+      l.wake = out.ran || out.wake > now ? out.wake : now + Duration(1);
+      if (!out.ran) {
+        count_done(l, static_cast<uint32_t>(out.finished.size()));  // expired before a step
+        l.ready = now;
+        continue;
+      }
+      l.ending = l.clock.now();
+      l.ended = static_cast<uint32_t>(out.finished.size());
+      if (out.step.step > 0) {
+        out.step.lane = static_cast<uint32_t>(&lp - lanes.data());
+        run.steps.push_back(std::move(out.step));
+        if (between > Duration(0)) l.clock.advance(between);  // the engine's own, between steps
+      }
+      l.ready = l.clock.now();
       if (++steps >= max_steps) {
-        sched.fail_all("predictor stopped after " + std::to_string(max_steps) + " steps");
+        stop = true;
         break;
       }
-      continue;
     }
-    TimePoint at = std::min(out.wake, retry_at);
-    if (next) at = std::min(at, run.start + *next);
-    if (at == kNever) break;
-    clock.advance_to(std::max(at, now + Duration(1)));
+    if (stop) {
+      for (const auto& l : lanes) {
+        l->sched->fail_all("predictor stopped after " + std::to_string(max_steps) + " steps");
+      }
+      break;
+    }
   }
   return run;
 }

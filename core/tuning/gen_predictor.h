@@ -15,7 +15,10 @@
 // cached token the step's sequences read + prefill_token_us per prompt
 // token prefilled, times a factor drawn from the spread for each step (seeded
 // by the arrivals' seed), and between_us of the engine's own after each
-// step. From --synthetic-lm S,T it is exact (S, T, 0, T, no spread, 0);
+// step. With more lanes than one, each lane is a scheduler and a model on
+// its own virtual clock, and each request goes to the lane with the fewest
+// outstanding at its send, as GenEngine gives it; each step is priced by the
+// fit measured at that lane count (GenStepCost::at_lanes). From --synthetic-lm S,T it is exact (S, T, 0, T, no spread, 0);
 // from a measured step cost (tuning/step_cost.h) it is that fit, and a
 // profile's grid where the cost has one (tuning/step_grid.h).
 // Thread-safety: a pure function of its arguments (the workload advances).
@@ -46,14 +49,25 @@ struct GenStepCost {
   double between_us = 0;
   std::vector<StepSpreadPoint> spread;  // empty: every step costs its fit
   StepGrid grid;                        // a profile's points, where it has them
+  uint32_t lanes = 1;                 // the lanes the fit was measured at
+  std::vector<StepLaneFit> by_lanes;  // the fits at other lane counts
+  bool exact = false;                 // the synthetic model's: the same at any lanes
 
   static GenStepCost synthetic(double step_us, double token_us) {
-    return {step_us, token_us, token_us, 0, 0, {}, {}};
+    return {step_us, token_us, token_us, 0, 0, {}, {}, 1, {}, true};
   }
   static GenStepCost of(const StepCost& measured) {
     return {measured.step_us,    measured.token_us, measured.prefill_token_us, measured.context_us,
-            measured.between_us, measured.spread,   StepGrid(measured.grid)};
+            measured.between_us, measured.spread,   StepGrid(measured.grid),   measured.lanes,
+            measured.by_lanes,   false};
   }
+  // Whether it prices steps at `lanes` lanes: its own count, a measured fit,
+  // or any count for an exact cost (lanes that only wait cost nothing of each
+  // other's time).
+  bool has_lanes(uint32_t lanes) const;
+  // The cost at `lanes` lanes: that count's fit with this spread (no grid:
+  // the grid was measured at its own count); itself where it has none.
+  GenStepCost at_lanes(uint32_t lanes) const;
   // A step that decodes `decodes` sequences and prefills `prefill_tokens`,
   // its sequences reading `context` cached tokens, at its fitted cost; with
   // a grid, its decodes (at the mean context per sequence) and its prefill

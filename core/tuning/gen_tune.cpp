@@ -55,12 +55,13 @@ double at(const Quantiles& q, int quantile) {
   return quantile == 50 ? q.p50 : quantile == 90 ? q.p90 : q.p99;
 }
 
-// The cost order of the tie-break: fewer sequences, a smaller budget,
-// continuous first, a shorter wait (then the rest, for a total order).
+// The cost order of the tie-break: fewer lanes (each a copy of the model),
+// fewer sequences, a smaller budget, continuous first, a shorter wait (then
+// the rest, for a total order).
 auto cost_key(const Options& o) {
-  return std::make_tuple(o.max_num_seqs, o.max_num_batched_tokens,
-                         static_cast<int>(o.scheduling), o.max_wait_us, o.num_lanes,
-                         o.queue_capacity, o.request_timeout_ms);
+  return std::make_tuple(o.num_lanes, o.max_num_seqs, o.max_num_batched_tokens,
+                         static_cast<int>(o.scheduling), o.max_wait_us, o.queue_capacity,
+                         o.request_timeout_ms);
 }
 
 // How far over its bounds a configuration is: the larger of TTFT / bound and
@@ -258,11 +259,11 @@ Expected<TuneSpace> parse_gen_space(const std::string& text) {
   }
   for (const TuneDimension& d : space->dimensions()) {
     if (d.kind == TuneDimension::Kind::kStrategy || d.field == "max_batch_size" ||
-        d.field == "num_lanes" || d.field == "target_p99_ms") {
+        d.field == "target_p99_ms") {
       return invalid_argument(d.entry +
                               " is a tensor model's option; a generative model searches "
-                              "scheduling, max_num_seqs, max_num_batched_tokens and max_wait "
-                              "(one engine, one lane)");
+                              "scheduling, max_num_seqs, max_num_batched_tokens, max_wait "
+                              "and lanes");
     }
   }
   return space;

@@ -132,8 +132,8 @@ std::string default_gen_space_text();
 inline constexpr uint64_t kMaxGenSpace = 100'000;
 // `text` (empty: the default) as a generative tune's space: refused when it
 // does not parse, holds more than kMaxGenSpace combinations, or names a
-// tensor model's option (the strategy, max_batch_size, num_lanes,
-// target_p99_ms), naming the entry.
+// tensor model's option (the strategy, max_batch_size, target_p99_ms),
+// naming the entry.
 Expected<TuneSpace> parse_gen_space(const std::string& text);
 
 GenTuneResult gen_search(const TuneSpace& space, const Options& base,

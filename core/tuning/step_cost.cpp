@@ -123,8 +123,9 @@ void robust_fit(std::vector<DecodePoint> pts, bool with_context, double& a, doub
 
 }  // namespace
 
-Expected<StepCost> measure_step_cost(std::span<const StepRecord> steps) {
+Expected<StepCost> measure_step_cost(std::span<const StepRecord> steps, uint32_t lanes) {
   StepCost c;
+  c.lanes = std::max<uint32_t>(lanes, 1);
   std::vector<DecodePoint> pts;
   std::map<uint32_t, bool> contexts;                // per-sequence context ranges (powers of 2)
   std::map<uint32_t, std::vector<double>> buckets;  // by decodes, for the rows
@@ -149,8 +150,9 @@ Expected<StepCost> measure_step_cost(std::span<const StepRecord> steps) {
     return c.step_us + c.token_us * s.decodes + c.context_us * s.context_tokens;
   };
   std::vector<double> prefill, ratios, between;
-  const StepRecord* before = nullptr;
+  std::map<uint32_t, const StepRecord*> last;  // each lane's step before
   for (const StepRecord& s : steps) {
+    const StepRecord*& before = last[s.lane];
     if (!measured(s)) {
       before = nullptr;
       continue;
@@ -178,6 +180,43 @@ Expected<StepCost> measure_step_cost(std::span<const StepRecord> steps) {
     }
   }
   return c;
+}
+
+std::optional<StepCost> at_lanes(const StepCost& cost, uint32_t lanes) {
+  if (lanes == cost.lanes) return cost;
+  for (const StepLaneFit& f : cost.by_lanes) {
+    if (f.lanes != lanes) continue;
+    StepCost c;
+    c.lanes = lanes;
+    c.steps = f.steps;
+    c.step_us = f.step_us;
+    c.token_us = f.token_us;
+    c.context_us = f.context_us;
+    c.prefill_token_us = f.prefill_token_us;
+    c.between_us = f.between_us;
+    c.spread = cost.spread;
+    return c;
+  }
+  return std::nullopt;
+}
+
+Expected<StepCost> learn_step_cost(const std::optional<StepCost>& kept,
+                                   std::span<const StepRecord> steps, uint32_t lanes) {
+  lanes = std::max<uint32_t>(lanes, 1);
+  auto seen = measure_step_cost(steps, lanes);
+  if (!seen) return seen.error();
+  if (!kept) return *seen;
+  if (kept->lanes == lanes) return refine_step_cost(*kept, *seen);
+  StepCost out = *kept;
+  const std::optional<StepCost> before = at_lanes(*kept, lanes);
+  const StepCost now = before ? refine_step_cost(*before, *seen) : *seen;
+  const StepLaneFit fit{lanes,         now.steps,        now.step_us,  now.token_us,
+                        now.context_us, now.prefill_token_us, now.between_us};
+  std::erase_if(out.by_lanes, [&](const StepLaneFit& f) { return f.lanes == lanes; });
+  out.by_lanes.push_back(fit);
+  std::sort(out.by_lanes.begin(), out.by_lanes.end(),
+            [](const StepLaneFit& a, const StepLaneFit& b) { return a.lanes < b.lanes; });
+  return out;
 }
 
 StepCost refine_step_cost(const StepCost& kept, const StepCost& seen, uint64_t cap) {

@@ -17,6 +17,7 @@
 // Thread-safety: plain functions of their arguments.
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -50,7 +51,18 @@ struct StepGridPoint {
   double us = 0;
 };
 
+// The fit at another lane count than the cost's own: lanes share the
+// machine's cores and memory, so a step's fixed part, its cost per decode
+// and the rest change with their number, and not by one factor.
+struct StepLaneFit {
+  uint32_t lanes = 0;
+  uint64_t steps = 0;  // steps it was measured from
+  double step_us = 0, token_us = 0, context_us = 0, prefill_token_us = 0, between_us = 0;
+};
+
 struct StepCost {
+  uint32_t lanes = 1;            // the engine lanes the fit was measured with
+  std::vector<StepLaneFit> by_lanes;  // by lanes, rising; never `lanes` itself
   uint64_t steps = 0;            // steps measured
   uint64_t decode_steps = 0;     // of them, the steps that only decoded
   double step_us = 0;            // fitted cost of a decode step ..
@@ -63,18 +75,26 @@ struct StepCost {
   std::vector<StepGridPoint> grid;  // a profile's points (tuning/step_grid.h); none from a run
 };
 
+// The cost at `lanes` engine lanes: itself at its own count, another
+// count's fit with its spread (no rows, no grid: those were measured at its
+// own), none where that count was not measured.
+std::optional<StepCost> at_lanes(const StepCost& cost, uint32_t lanes);
+
 // The quantiles the spread keeps.
 inline constexpr double kStepSpreadQuantiles[] = {0.01, 0.05, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99};
 
-// Errors when no step that only decoded has an end after its start.
-Expected<StepCost> measure_step_cost(std::span<const StepRecord> steps);
+// Errors when no step that only decoded has an end after its start. The
+// time between steps is each lane's own; `lanes` is the run's num_lanes.
+Expected<StepCost> measure_step_cost(std::span<const StepRecord> steps, uint32_t lanes = 1);
 
-// {"format": "batchscope-cost", "kind": "generation-steps", "version": 4,
-//  "model", "device", "steps", "decode_steps", "step_us", "token_us",
+// {"format": "batchscope-cost", "kind": "generation-steps", "version": 5,
+//  "model", "device", "lanes", "steps", "decode_steps", "step_us", "token_us",
 //  "context_us", "prefill_token_us", "between_us", "synthetic_lm": "S,T",
 //  "spread": [{"q", "ratio"}], "by_decodes": [{"decodes_from", "decodes_to",
-//  "steps", "median_us"}], "grid": [{"decodes", "position", "prefill", "us"}]}
-inline constexpr int kStepCostVersion = 4;
+//  "steps", "median_us"}], "grid": [{"decodes", "position", "prefill", "us"}],
+//  "by_lanes": [{"lanes", "steps", "step_us", "token_us", "context_us",
+//  "prefill_token_us", "between_us"}]}
+inline constexpr int kStepCostVersion = 5;
 std::string step_cost_json(const StepCost& cost, const std::string& model,
                            const std::string& device);
 
@@ -85,11 +105,20 @@ std::string step_cost_json(const StepCost& cost, const std::string& model,
 // was.
 StepCost refine_step_cost(const StepCost& kept, const StepCost& seen, uint64_t cap = 20'000);
 
+// What a run of `steps` at `lanes` lanes teaches `kept` (none: the run's
+// own fit): at the fit's lane count, the fit refined (refine_step_cost); at
+// another, that count's fit, refined the same way or added. Errors as the
+// measurement does.
+Expected<StepCost> learn_step_cost(const std::optional<StepCost>& kept,
+                                   std::span<const StepRecord> steps, uint32_t lanes);
+
 // Reads what step_cost_json() writes, and the versions before it (no
-// "version", or up to 3: no context, between or spread terms): step_us,
+// "version", or up to 3: no context, between or spread terms; up to 4:
+// measured at one lane, with no other lane count's fit): step_us,
 // token_us and prefill_token_us (finite, at least 0, below 10 s) are
 // required, the rest is kept where present and valid; a grid entry that is
-// not counts and a time from 0 to 10 s is refused by its index. A newer
+// not counts and a time from 0 to 10 s is refused by its index, as is a
+// lane fit that is not lanes 1..64 (rising) with times from 0 to 10 s. A newer
 // version is refused by number. The error names the field and quotes its
 // value.
 Expected<StepCost> parse_step_cost_json(std::string_view text);

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "tuning/step_cost.h"
 
@@ -17,6 +18,7 @@ std::string step_cost_json(const StepCost& c, const std::string& model, const st
   j["version"] = kStepCostVersion;
   j["model"] = model;
   j["device"] = device;
+  j["lanes"] = c.lanes;
   j["steps"] = c.steps;
   j["decode_steps"] = c.decode_steps;
   j["step_us"] = c.step_us;
@@ -40,6 +42,16 @@ std::string step_cost_json(const StepCost& c, const std::string& model, const st
   for (const StepGridPoint& g : c.grid) {
     j["grid"].push_back(
         {{"decodes", g.decodes}, {"position", g.position}, {"prefill", g.prefill}, {"us", g.us}});
+  }
+  j["by_lanes"] = nlohmann::json::array();
+  for (const StepLaneFit& l : c.by_lanes) {
+    j["by_lanes"].push_back({{"lanes", l.lanes},
+                             {"steps", l.steps},
+                             {"step_us", l.step_us},
+                             {"token_us", l.token_us},
+                             {"context_us", l.context_us},
+                             {"prefill_token_us", l.prefill_token_us},
+                             {"between_us", l.between_us}});
   }
   return j.dump(2) + "\n";
 }
@@ -98,6 +110,55 @@ Expected<std::vector<StepGridPoint>> read_grid(const nlohmann::json& j) {
   return out;
 }
 
+// The lane count and the other lanes' scales (version 5).
+Status read_lanes(const nlohmann::json& j, StepCost& c) {
+  auto lanes_of = [](const nlohmann::json& v) -> std::optional<uint32_t> {
+    if (!v.is_number_unsigned() || v.get<uint64_t>() < 1 || v.get<uint64_t>() > 64) return {};
+    return static_cast<uint32_t>(v.get<uint64_t>());
+  };
+  if (const auto it = j.find("lanes"); it != j.end()) {
+    const auto n = lanes_of(*it);
+    if (!n) return invalid_argument("\"lanes\" must be 1..64, not " + it->dump().substr(0, 60));
+    c.lanes = *n;
+  }
+  const auto it = j.find("by_lanes");
+  if (it == j.end()) return Status::Ok();
+  if (!it->is_array() || it->size() > 64) {
+    return invalid_argument("\"by_lanes\" must be a list of at most 64 fits, not " +
+                            it->dump().substr(0, 60));
+  }
+  for (size_t i = 0; i < it->size(); ++i) {
+    const auto& p = (*it)[i];
+    const auto lanes = p.is_object() ? p.find("lanes") : p.end();
+    const auto steps = p.is_object() ? p.find("steps") : p.end();
+    const auto n = lanes != p.end() ? lanes_of(*lanes) : std::nullopt;
+    StepLaneFit f;
+    bool ok = n && *n != c.lanes && (c.by_lanes.empty() || c.by_lanes.back().lanes < *n) &&
+              (steps == p.end() || steps->is_number_unsigned());
+    for (auto [key, field] : {std::pair{"step_us", &StepLaneFit::step_us},
+                              std::pair{"token_us", &StepLaneFit::token_us},
+                              std::pair{"context_us", &StepLaneFit::context_us},
+                              std::pair{"prefill_token_us", &StepLaneFit::prefill_token_us},
+                              std::pair{"between_us", &StepLaneFit::between_us}}) {
+      const auto v = ok ? p.find(key) : p.end();
+      ok = ok && v != p.end() && v->is_number() && std::isfinite(v->get<double>()) &&
+           v->get<double>() >= 0 && v->get<double>() < 1e7;
+      if (ok) f.*field = v->get<double>();
+    }
+    if (!ok) {
+      return invalid_argument("\"by_lanes\" entry " + std::to_string(i) +
+                              " must be {\"lanes\": 1..64 rising and not the fit's own, "
+                              "\"steps\", and step_us, token_us, context_us, prefill_token_us "
+                              "and between_us from 0 to 10 s}, not " +
+                              p.dump().substr(0, 80));
+    }
+    f.lanes = *n;
+    f.steps = steps != p.end() ? steps->get<uint64_t>() : 0;
+    c.by_lanes.push_back(f);
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Expected<StepCost> parse_step_cost_json(std::string_view text) {
@@ -148,6 +209,9 @@ Expected<StepCost> parse_step_cost_json(std::string_view text) {
     auto grid = read_grid(j);
     if (!grid) return grid.error();
     c.grid = std::move(*grid);
+  }
+  if (version >= 5) {
+    if (Status s = read_lanes(j, c); !s) return s.error();
   }
   auto count = [&](const char* key, uint64_t& out) {
     const auto it = j.find(key);

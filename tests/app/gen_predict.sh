@@ -56,6 +56,20 @@ if [ -n "$src" ]; then
   sed -i 's/"host":"[^"]*"/"host":"elsewhere"/' "$kept"
   "$bin" bench "${lm[@]}" --target predict --calibration-seconds 2 >"$dir/kept5.txt"
   grep -q "was made on another machine.*; measuring it anew" "$dir/kept5.txt"
+  # Another lane count has a fit of its own: measured live when first
+  # needed, refined by a live run at that count.
+  "$bin" bench "${lm[@]}" --lanes 2 --target predict --calibration-seconds 2 >"$dir/lanes1.txt"
+  grep -q "measuring the step cost at 2 lanes" "$dir/lanes1.txt"
+  grep -q "; at 2 lanes [0-9.]* us + [0-9.]* us per decode" "$dir/lanes1.txt"
+  "$bin" bench "${lm[@]}" --lanes 2 >"$dir/lanes2.txt"
+  grep -q "num_lanes=2" "$dir/lanes2.txt"
+  grep -q "kept step cost at 2 lanes refined" "$dir/lanes2.txt"
+  # A cost file measured at one lane has nothing for two.
+  rc=0
+  "$bin" bench "${lm[@]}" --lanes 2 --target predict --cost "$src/docs/profiles/tiny_lm_h200.json" \
+    >"$dir/lanes3.txt" 2>&1 || rc=$?
+  [ "$rc" = 2 ] || { echo "exit $rc"; cat "$dir/lanes3.txt"; exit 1; }
+  grep -q "was measured at 1 lane(s) and has no fit at 2" "$dir/lanes3.txt"
 fi
 # profile on a generative model: the step cost over a grid, as a cost file.
 "$bin" profile --synthetic-lm 300,5 --max-seqs 4 --max-batched-tokens 32 --runs 3 \
@@ -64,7 +78,7 @@ grep -q "fit over 54 steps: " "$dir/prof.txt"
 python3 - "$dir/prof.json" <<'PY'
 import json, sys
 c = json.load(open(sys.argv[1]))
-assert c["kind"] == "generation-steps" and c["version"] == 4, c
+assert c["kind"] == "generation-steps" and c["version"] == 5, c
 assert c["steps"] == 54 and c["decode_steps"] == 45, c  # (3 prefills + 3 decode counts x 5 positions) x 3
 assert 280 <= c["step_us"] < 1000 and c["between_us"] == 0, c
 assert c["spread"] and c["by_decodes"], c

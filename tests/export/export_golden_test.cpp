@@ -238,6 +238,19 @@ TEST(Export, GenerativeFormatsNeedAGenerativeModelAndSayWhatDoesNotCarryOver) {
     ASSERT_TRUE(doc.ok()) << doc.error().message;
     EXPECT_GE(doc->size(), 9u);  // backend, max_batch_size, two blocks, six parameters
   }
+  // Lanes are vLLM's data-parallel copies; TGI and TensorRT-LLM serve one copy a launch.
+  ExportInput lanes = fixture_input("gen_gpu");
+  lanes.options.num_lanes = 3;
+  auto lane_text = [&](ExportFormat f, size_t i) {
+    return flat(export_config(f, lanes).value()[i].text);
+  };
+  EXPECT_NE(lane_text(ExportFormat::kVllm, 0).find("\ndata-parallel-size: 3\n"), std::string::npos);
+  EXPECT_NE(lane_text(ExportFormat::kVllm, 1).find("--data-parallel-size 3 "), std::string::npos);
+  EXPECT_EQ(text("gen_gpu", ExportFormat::kVllm, 0).find("data-parallel-size"), std::string::npos);
+  for (ExportFormat f : {ExportFormat::kTgi, ExportFormat::kTrtLlm}) {
+    EXPECT_NE(lane_text(f, 0).find("Not expressible: num_lanes = 3"), std::string::npos);
+    EXPECT_NE(lane_text(f, 0).find("run 3 of them"), std::string::npos);
+  }
   // A cache smaller than one context is refused.
   ExportInput small = fixture_input("gen_gpu");
   small.lm->num_blocks = 10;

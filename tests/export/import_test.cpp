@@ -435,4 +435,20 @@ TEST(ExportDevice, CudaAloneIsTheFirstGpu) {
 }
 
 }  // namespace
+TEST(VllmImport, DataParallelSizeIsLanesAndReadsBackWhatTheExporterWrites) {
+  ExportInput in = fixture_input("gen_gpu");
+  in.options.num_lanes = 4;
+  const auto files = export_config(ExportFormat::kVllm, in);
+  ASSERT_TRUE(files.ok());
+  auto r = import_config(files->front().text, Options{});
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->options.num_lanes, 4u);
+  EXPECT_EQ(r->options.max_num_seqs, 48u);
+  auto bad = import_config("max-num-seqs: 8\ndata_parallel_size: 65\n", Options{});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().message,
+            "vLLM config line 2: data_parallel_size must be a whole number from 1 to 64 "
+            "(Batchscope's lanes), got '65'");
+}
+
 }  // namespace batchscope

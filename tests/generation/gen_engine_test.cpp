@@ -209,5 +209,87 @@ TEST(GenEngine, StoppingFailsWhatTheGraceLeavesAndRefusesNewWork) {
   EXPECT_EQ(done.calls, 1);
 }
 
+// Lanes are model replicas: each request goes to the lane with the fewest
+// outstanding, every one gets its own text once, and lanes come and go live.
+TEST(GenEngine, LanesShareTheLoadGrowAndRetireLive) {
+  SyntheticLmOptions mo;
+  mo.step_us = 200;  // the steps sleep, so requests overlap
+  mo.spend = [](Duration d) { std::this_thread::sleep_for(d); };
+  std::atomic<int> made{1};
+  Options o;
+  o.max_num_seqs = 4;
+  o.num_lanes = 3;
+  GenEngine engine(std::make_unique<SyntheticLm>(mo), o, nullptr, [&](int) {
+    ++made;
+    return std::make_unique<SyntheticLm>(mo);
+  });
+  ASSERT_TRUE(engine.start().ok());
+  EXPECT_EQ(engine.status().lanes, 3u);
+  EXPECT_EQ(made.load(), 3);
+  const SyntheticLm reference(mo);
+  Done done;
+  for (int i = 0; i < 60; ++i) {
+    const std::string name = "request " + std::to_string(i);
+    ASSERT_TRUE(engine.submit(request(name, 8, done.callback(name))).ok());
+  }
+  // Shrink while they run: the retired lanes finish what they hold.
+  o.num_lanes = 1;
+  ASSERT_TRUE(engine.set_options(o).ok());
+  EXPECT_EQ(engine.status().lanes, 1u);
+  for (int i = 60; i < 80; ++i) {
+    const std::string name = "request " + std::to_string(i);
+    ASSERT_TRUE(engine.submit(request(name, 8, done.callback(name))).ok());
+  }
+  ASSERT_TRUE(done.wait(80));
+  {
+    std::lock_guard g(done.mu);
+    EXPECT_EQ(done.calls, 80);
+    for (const auto& [name, r] : done.by_name) {
+      EXPECT_EQ(r.text, expected(reference, name, 8)) << name;
+    }
+  }
+  std::vector<GenRecord> records;
+  std::vector<StepRecord> steps;
+  engine.drain(records, steps);
+  std::map<uint32_t, uint64_t> per_lane;
+  for (const StepRecord& s : steps) ++per_lane[s.lane];
+  EXPECT_EQ(per_lane.size(), 3u) << "the first 60 were spread over three lanes";
+  // Grown again: a retired lane's model is made anew.
+  o.num_lanes = 2;
+  ASSERT_TRUE(engine.set_options(o).ok());
+  const auto give_up = std::chrono::steady_clock::now() + kSafety;
+  auto settled = [&] {
+    const GenStatus now = engine.status();
+    return now.lanes == 2 && now.completed == 80 && now.per_lane.size() == 3 &&
+           !now.per_lane[2].ready;
+  };
+  while (!settled() && std::chrono::steady_clock::now() < give_up) std::this_thread::yield();
+  EXPECT_EQ(engine.status().lanes, 2u);
+  EXPECT_GE(made.load(), 4);
+  const GenStatus s = engine.status();
+  EXPECT_EQ(s.completed, 80u);
+  ASSERT_EQ(s.per_lane.size(), 3u);
+  EXPECT_TRUE(s.per_lane[1].ready);
+  EXPECT_FALSE(s.per_lane[2].ready);
+}
+
+TEST(GenEngine, ALaneThatCannotMakeItsModelFailsStartByName) {
+  Options o;
+  o.num_lanes = 2;
+  GenEngine engine(std::make_unique<SyntheticLm>(SyntheticLmOptions{}), o, nullptr,
+                   [](int lane) -> std::unique_ptr<LmRunner> {
+                     throw std::runtime_error("no memory for lane " + std::to_string(lane));
+                   });
+  const Status s = engine.start();
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.message(), "lane 1 could not make its model: no memory for lane 1");
+  // Without a factory, more than one lane is refused by value.
+  GenEngine single(std::make_unique<SyntheticLm>(SyntheticLmOptions{}), Options{});
+  ASSERT_TRUE(single.start().ok());
+  const Status more = single.set_options(o);
+  ASSERT_FALSE(more.ok());
+  EXPECT_NE(more.message().find("num_lanes 2"), std::string::npos) << more.message();
+}
+
 }  // namespace
 }  // namespace batchscope

@@ -143,6 +143,7 @@ TEST(History, AGenerationRunKeepsItsTokenTimings) {
   step.blocks_used = 7;
   step.blocks_total = 64;
   step.context_tokens = 310;
+  step.lane = 2;
   step.seqs = {{5, 0}, {6, 0}, {9, 16}};
   ASSERT_TRUE(h->begin());
   ASSERT_TRUE(h->append_steps(*id, kStart, std::vector<StepRecord>{step, StepRecord{}}));
@@ -156,6 +157,7 @@ TEST(History, AGenerationRunKeepsItsTokenTimings) {
   EXPECT_EQ((*steps)[0].seqs, step.seqs);
   EXPECT_EQ((*steps)[0].blocks_total, 64u);
   EXPECT_EQ((*steps)[0].context_tokens, 310u);
+  EXPECT_EQ((*steps)[0].lane, 2u);
   EXPECT_EQ((*steps)[1].start, TimePoint{}) << "a step never timed stays so";
 }
 
@@ -214,7 +216,7 @@ TEST(History, MigratesTheVersionOneFileKeptWithTheTests) {
   std::filesystem::copy_file(BATCHSCOPE_TEST_DATA "/history_v1.sqlite", path);
   auto h = open_ok(path);
   ASSERT_TRUE(h);
-  EXPECT_EQ(h->schema_version(), 3);
+  EXPECT_EQ(h->schema_version(), 4);
   auto runs = h->list();
   ASSERT_TRUE(runs.ok()) << runs.error().message;
   ASSERT_EQ(runs->size(), 2u);

@@ -181,6 +181,34 @@ TEST(GenSummary, QuantilesHalvesAndGoodputFromHandBuiltRequests) {
   EXPECT_EQ(s.good, 3u);  // the third misses both objectives
 }
 
+// With lanes each step carries its own lane's counts; the engine's are
+// every lane's latest, summed.
+TEST(GenMetrics, AStepsRunningAndCacheAreEveryLanesLatestSummed) {
+  GenMetrics m(std::chrono::seconds(1), 10);
+  const TimePoint t = TimePoint(std::chrono::seconds(100));
+  StepRecord a;
+  a.start = t;
+  a.end = t + milliseconds(2);
+  a.running = 3;
+  a.blocks_used = 5;
+  a.blocks_total = 64;
+  StepRecord b = a;
+  b.lane = 1;
+  b.end = t + milliseconds(3);
+  b.running = 2;
+  b.blocks_used = 7;
+  StepRecord a2 = a;
+  a2.end = t + milliseconds(4);
+  a2.running = 1;
+  m.fold({}, std::vector<StepRecord>{a, b, a2});
+  ASSERT_EQ(m.windows().size(), 1u);
+  const GenWindow& w = m.windows()[0];
+  EXPECT_EQ(w.running_max, 5u);      // 3 + 2 after lane 1's step
+  EXPECT_EQ(w.running_sum, 3u + 5u + 3u);
+  EXPECT_EQ(w.blocks_used_max, 12u);
+  EXPECT_EQ(w.blocks_total, 128u);  // two lanes' pools
+}
+
 TEST(GenMetrics, FilesRequestsAndStepsUnderTheirWindows) {
   GenMetrics m(std::chrono::seconds(1), 10);
   const TimePoint t = TimePoint(std::chrono::seconds(100));

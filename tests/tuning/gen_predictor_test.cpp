@@ -8,7 +8,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
+#include <map>
 #include <condition_variable>
 #include <mutex>
 #include <optional>
@@ -28,16 +30,16 @@ using std::chrono::microseconds;
 
 constexpr auto kSafety = std::chrono::seconds(20);
 
-// The engine thread hands each step's cost here and waits for the test.
+// Each lane's thread hands its step's end here and waits for the test.
 struct Gate {
   std::mutex mu;
   std::condition_variable cv;
-  std::optional<Duration> step;
-  void spend(Duration d) {
+  std::map<int, TimePoint> ends;  // by lane: the step it is in, and its end
+  void spend(int lane, TimePoint end) {
     std::unique_lock lk(mu);
-    step = d;
+    ends[lane] = end;
     cv.notify_all();
-    cv.wait(lk, [&] { return !step; });
+    cv.wait(lk, [&] { return ends.count(lane) == 0; });
   }
 };
 
@@ -47,6 +49,7 @@ struct Case {
   uint32_t max_num_batched_tokens = 96;
   int num_blocks = 40;  // 640 positions: sequences get preempted
   double rate = 120;
+  uint32_t lanes = 1;
 };
 
 ArrivalSpec arrivals(const Case& c) {
@@ -69,6 +72,7 @@ Options options_of(const Case& c) {
   o.max_num_seqs = c.max_num_seqs;
   o.max_num_batched_tokens = c.max_num_batched_tokens;
   o.max_wait_us = 0;
+  o.num_lanes = c.lanes;
   return o;
 }
 
@@ -81,13 +85,19 @@ SyntheticLmOptions model_of(const Case& c) {
   return m;
 }
 
-// The engine, driven by hand: what a load driver would have measured.
+// The engine, driven by hand: what a load driver would have measured. The
+// test moves the clock only when every lane is in a step (at the gate) or
+// parked with nothing due, and then to the next thing: a send, a step's end
+// or a parked lane's deadline.
 GenRun run_engine(const Case& c) {
   auto clock = std::make_shared<ManualClock>();
   Gate gate;
-  SyntheticLmOptions m = model_of(c);
-  m.spend = [&gate](Duration d) { gate.spend(d); };
-  GenEngine engine(std::make_unique<SyntheticLm>(m), options_of(c), clock);
+  auto model = [&](int lane) {
+    SyntheticLmOptions m = model_of(c);
+    m.spend = [&gate, &clock, lane](Duration d) { gate.spend(lane, clock->now() + d); };
+    return std::make_unique<SyntheticLm>(m);
+  };
+  GenEngine engine(model(0), options_of(c), clock, model);
   const Status started = engine.start();
   EXPECT_TRUE(started.ok()) << started.message();
 
@@ -100,83 +110,113 @@ GenRun run_engine(const Case& c) {
   run.start = clock->now();
   run.requests.resize(offsets.size());
   size_t sent = 0, done = 0;
-  auto send_due = [&](TimePoint upto) {
-    while (sent < offsets.size() && run.start + offsets[sent] <= upto) {
-      clock->advance_to(run.start + offsets[sent]);
-      const GenLengths len = w.next();
-      const size_t i = sent++;
-      {
-        std::lock_guard g(book_mu);
-        GenRequestResult& q = run.requests[i];
-        q.intended = offsets[i];
-        q.prompt_tokens = len.prompt;
-        q.max_tokens = len.max_tokens;
-      }
-      GenRequest r = gen_request_of(w.prompt_text(len.prompt), len.max_tokens);
-      r.on_text = [&, i](std::string_view, uint32_t tokens, TimePoint when) {
-        if (tokens == 0) return;
-        std::lock_guard g(book_mu);
-        GenRequestResult& q = run.requests[i];
-        if (q.last != kNever) q.gaps.push_back(when - q.last);
-        if (q.first == kNever) q.first = when;
-        q.last = when;
-        q.output_tokens += tokens;
-      };
-      r.on_done = [&, i](const GenRecord& rec) {
-        std::lock_guard g(book_mu);
-        GenRequestResult& q = run.requests[i];
-        q.done = true;
-        q.ok = rec.reason == FinishReason::kLength || rec.reason == FinishReason::kStop;
-        q.outcome = finish_reason_name(rec.reason);
-        q.finished = rec.finished;
-        ++done;
-      };
-      EXPECT_TRUE(engine.submit(std::move(r)).ok());
+  auto send = [&] {
+    clock->advance_to(run.start + offsets[sent]);
+    const GenLengths len = w.next();
+    const size_t i = sent++;
+    {
+      std::lock_guard g(book_mu);
+      GenRequestResult& q = run.requests[i];
+      q.intended = offsets[i];
+      q.prompt_tokens = len.prompt;
+      q.max_tokens = len.max_tokens;
     }
+    GenRequest r = gen_request_of(w.prompt_text(len.prompt), len.max_tokens);
+    r.on_text = [&, i](std::string_view, uint32_t tokens, TimePoint when) {
+      if (tokens == 0) return;
+      std::lock_guard g(book_mu);
+      GenRequestResult& q = run.requests[i];
+      if (q.last != kNever) q.gaps.push_back(when - q.last);
+      if (q.first == kNever) q.first = when;
+      q.last = when;
+      q.output_tokens += tokens;
+    };
+    r.on_done = [&, i](const GenRecord& rec) {
+      std::lock_guard g(book_mu);
+      GenRequestResult& q = run.requests[i];
+      q.done = true;
+      q.ok = rec.reason == FinishReason::kLength || rec.reason == FinishReason::kStop;
+      q.outcome = finish_reason_name(rec.reason);
+      q.finished = rec.finished;
+      ++done;
+    };
+    EXPECT_TRUE(engine.submit(std::move(r)).ok());
   };
 
-  bool expect_step = false;  // requests were sent to an idle engine: a step must come
   const auto give_up = std::chrono::steady_clock::now() + kSafety;
   for (;;) {
-    // Until the engine is in a step, or parked (only the test moves the
-    // clock or sends, so a parked engine stays parked).
-    std::optional<Duration> step;
-    for (;;) {
+    // Settled: nothing in an inbox, every lane at the gate or parked with
+    // its deadline still ahead.
+    TimePoint next_end = kNever, next_wake = kNever;
+    bool settled = false;
+    std::string seen;
+    while (!settled && std::chrono::steady_clock::now() < give_up) {
+      std::this_thread::yield();
+      // Read in the order a lane moves (given a request, takes it in, steps,
+      // parks), so that no earlier state read here outlives a later one.
+      const GenStatus st = engine.status();
+      std::map<int, TimePoint> ends;
       {
         std::lock_guard g(gate.mu);
-        step = gate.step;
+        ends = gate.ends;
       }
-      if (step || (!expect_step && !clock->parked().empty())) break;
-      if (std::chrono::steady_clock::now() > give_up) break;
-      std::this_thread::yield();
+      const TimePoint now = clock->now();
+      const std::vector<TimePoint> parked = clock->parked();
+      next_end = kNever;
+      for (const auto& [lane, end] : ends) next_end = std::min(next_end, end);
+      next_wake = kNever;
+      bool due = false;
+      for (TimePoint t : parked) {
+        due = due || t <= now;
+        next_wake = std::min(next_wake, t);
+      }
+      // A lane out of a step must be parked with nothing given to it since.
+      uint32_t inbox = 0;
+      for (size_t i = 0; i < st.per_lane.size(); ++i) {
+        if (ends.count(static_cast<int>(i)) == 0) inbox += st.per_lane[i].inbox;
+      }
+      settled = !due && ends.size() + parked.size() == c.lanes && inbox == 0;
+      seen = std::to_string(ends.size()) + " in a step, " + std::to_string(parked.size()) +
+             " parked" + (due ? " (one due)" : "") + ", " + std::to_string(inbox) +
+             " in an idle lane's inbox";
     }
-    if (!step && (expect_step || clock->parked().empty())) {
-      ADD_FAILURE() << "the engine neither stepped nor parked";
+    if (!settled) {
+      ADD_FAILURE() << "the engine's lanes did not settle: " << seen << " after " << sent
+                    << " sends";
       break;
     }
-    if (step) {
-      const TimePoint end = clock->now() + *step;
-      send_due(end);  // the driver's sends during the step, each at its time
-      clock->advance_to(end);
+    const TimePoint next_send = sent < offsets.size() ? run.start + offsets[sent] : kNever;
+    if (next_send <= next_end && next_send <= next_wake && next_send != kNever) {
+      send();  // a send at a step's end comes before the step ends, as the driver's would
+      continue;
+    }
+    if (next_end <= next_wake && next_end != kNever) {
+      clock->advance_to(next_end);
       std::lock_guard g(gate.mu);
-      gate.step.reset();
-      expect_step = false;
+      std::erase_if(gate.ends, [&](const auto& e) { return e.second == next_end; });
       gate.cv.notify_all();
       continue;
     }
-    if (sent == offsets.size()) {
-      std::lock_guard g(book_mu);
-      if (done == sent) break;
-      ADD_FAILURE() << "the engine parked with " << sent - done << " requests unanswered";
-      break;
+    if (next_wake != kNever) {
+      clock->advance_to(next_wake);
+      continue;
     }
-    send_due(run.start + offsets[sent]);
-    expect_step = true;
+    std::lock_guard g(book_mu);
+    if (done != sent) ADD_FAILURE() << "the engine parked with " << sent - done << " unanswered";
+    break;
   }
   engine.stop(Duration(0));
   std::vector<GenRecord> records;
   engine.drain(records, run.steps);
   return run;
+}
+
+// Steps by lane, then by the lane's count.
+std::vector<StepRecord> by_lane(std::vector<StepRecord> steps) {
+  std::sort(steps.begin(), steps.end(), [](const StepRecord& a, const StepRecord& b) {
+    return std::pair{a.lane, a.step} < std::pair{b.lane, b.step};
+  });
+  return steps;
 }
 
 void expect_same(const GenRun& engine, const GenRun& predicted) {
@@ -197,10 +237,13 @@ void expect_same(const GenRun& engine, const GenRun& predicted) {
     EXPECT_EQ(e.gaps, p.gaps);
   }
   ASSERT_EQ(engine.steps.size(), predicted.steps.size());
-  for (size_t i = 0; i < engine.steps.size(); ++i) {
-    const StepRecord& e = engine.steps[i];
-    const StepRecord& p = predicted.steps[i];
+  const std::vector<StepRecord> es = by_lane(engine.steps), ps = by_lane(predicted.steps);
+  for (size_t i = 0; i < es.size(); ++i) {
+    const StepRecord& e = es[i];
+    const StepRecord& p = ps[i];
     SCOPED_TRACE("step " + std::to_string(i));
+    EXPECT_EQ(e.lane, p.lane);
+    EXPECT_EQ(e.step, p.step);
     EXPECT_EQ(e.decodes, p.decodes);
     EXPECT_EQ(e.prefill_tokens, p.prefill_tokens);
     EXPECT_EQ(e.preempted, p.preempted);
@@ -233,6 +276,28 @@ TEST(GenPredictor, EqualsTheEngineRequestForRequestStatic) {
   c.scheduling = Scheduling::kStatic;
   c.num_blocks = 400;
   c.rate = 60;
+  expect_same(run_engine(c), predict(c));
+}
+
+TEST(GenPredictor, EqualsTheEngineRequestForRequestOnThreeLanes) {
+  Case c;
+  c.lanes = 3;
+  c.rate = 300;  // enough that every lane holds several at once
+  c.num_blocks = 400;
+  const GenRun engine = run_engine(c);
+  const GenRun predicted = predict(c);
+  expect_same(engine, predicted);
+  std::map<uint32_t, size_t> per_lane;
+  for (const StepRecord& s : predicted.steps) ++per_lane[s.lane];
+  EXPECT_EQ(per_lane.size(), 3u);  // each lane took its share
+}
+
+TEST(GenPredictor, EqualsTheEngineRequestForRequestStaticOnTwoLanes) {
+  Case c;
+  c.scheduling = Scheduling::kStatic;
+  c.lanes = 2;
+  c.num_blocks = 400;
+  c.rate = 150;
   expect_same(run_engine(c), predict(c));
 }
 
@@ -281,7 +346,7 @@ TEST(GenPredictor, AClosedLoopBeyondTheQueueIsRefusedOncePerStepAndEnds) {
 }
 
 TEST(GenPredictor, ACostIsPricedPerDecodeAndPerPromptToken) {
-  const GenStepCost c{100, 10, 2, 0, 0, {}, {}};
+  const GenStepCost c{100, 10, 2, 0, 0, {}, {}, 1, {}, false};
   EXPECT_EQ(c.of_step(3, 50), microseconds(230));
   const GenStepCost same = GenStepCost::synthetic(700, 13.5);
   EXPECT_EQ(same.of_step(2, 5), std::chrono::nanoseconds(794500));

@@ -132,8 +132,8 @@ TEST(StepCostContext, TheFileCarriesTheNewTermsAndOlderVersionsStillRead) {
   ASSERT_TRUE(v3.ok()) << v3.error().message;
   EXPECT_EQ(v3->between_us, 0);
   // A newer one is refused by number; a bad term is named and quoted.
-  EXPECT_EQ(parse_step_cost_json(R"({"version": 5, "step_us": 1})").error().message,
-            "the step cost has version 5; this batchscope reads versions up to 4 (a newer "
+  EXPECT_EQ(parse_step_cost_json(R"({"version": 6, "step_us": 1})").error().message,
+            "the step cost has version 6; this batchscope reads versions up to 5 (a newer "
             "batchscope wrote it)");
   EXPECT_EQ(
       parse_step_cost_json(
@@ -159,6 +159,70 @@ TEST(StepCostContext, RefiningWeighsTheNewTermsAndTakesTheLaterSpread) {
   EXPECT_DOUBLE_EQ(now.context_us, 0.175);
   EXPECT_DOUBLE_EQ(now.between_us, 50);
   EXPECT_EQ(now.spread.size(), 2u);
+}
+
+// Two lanes' steps interleave in the records; each lane's gap is its own.
+TEST(StepCostLanes, EachLaneCountHasItsOwnFitAndBetweenIsPerLane) {
+  Steps one;
+  for (int i = 0; i < 60; ++i) one.add(1 + i % 4, 0, 1000 + 200 * (1 + i % 4), 10);
+  const StepCost base = measure_step_cost(one.list).value();
+  EXPECT_EQ(base.lanes, 1u);
+  EXPECT_NEAR(base.step_us, 1000, 1);
+  EXPECT_NEAR(base.token_us, 200, 1);
+
+  // At two lanes every step costs 300 + 700 per decode; lane 1's steps
+  // start 5 us into lane 0's, so consecutive records overlap.
+  Steps a, b;
+  b.at = microseconds(5);
+  for (int i = 0; i < 60; ++i) {
+    a.add(1 + i % 4, 0, 300 + 700 * (1 + i % 4), 30);
+    b.add(1 + i % 3, 0, 300 + 700 * (1 + i % 3), 30);
+  }
+  std::vector<StepRecord> two;
+  for (size_t i = 0; i < 60; ++i) {
+    two.push_back(a.list[i]);
+    two.push_back(b.list[i]);
+    two.back().lane = 1;
+  }
+  const StepCost learned = learn_step_cost(base, two, 2).value();
+  EXPECT_EQ(learned.lanes, 1u);
+  EXPECT_DOUBLE_EQ(learned.step_us, base.step_us) << "the one-lane fit is left as it was";
+  ASSERT_EQ(learned.by_lanes.size(), 1u);
+  const StepLaneFit& f = learned.by_lanes[0];
+  EXPECT_EQ(f.lanes, 2u);
+  EXPECT_NEAR(f.step_us, 300, 1);
+  EXPECT_NEAR(f.token_us, 700, 1);
+  EXPECT_NEAR(f.between_us, 30, 0.5) << "each lane's own gap, not the records' overlap";
+  EXPECT_FALSE(at_lanes(learned, 3));
+  EXPECT_NEAR(at_lanes(learned, 2)->token_us, 700, 1);
+
+  // The predictor prices each lane count by its own fit; a grid is the base's only.
+  const GenStepCost cost = GenStepCost::of(learned);
+  EXPECT_TRUE(cost.has_lanes(1));
+  EXPECT_TRUE(cost.has_lanes(2));
+  EXPECT_FALSE(cost.has_lanes(3));
+  auto us = [](Duration d) { return std::chrono::duration<double, std::micro>(d).count(); };
+  EXPECT_NEAR(us(cost.at_lanes(2).of_step(2, 0)), 1700, 2);
+  EXPECT_NEAR(us(cost.at_lanes(1).of_step(2, 0)), 1400, 2);
+  EXPECT_TRUE(GenStepCost::synthetic(100, 1).has_lanes(7)) << "the synthetic cost is exact";
+
+  // Written and read back; a bad fit is named by its index.
+  const StepCost back = parse_step_cost_json(step_cost_json(learned, "m", "cpu")).value();
+  ASSERT_EQ(back.by_lanes.size(), 1u);
+  EXPECT_EQ(back.by_lanes[0].lanes, 2u);
+  EXPECT_DOUBLE_EQ(back.by_lanes[0].token_us, f.token_us);
+  const auto bad = parse_step_cost_json(
+      R"({"version": 5, "step_us": 1, "token_us": 2, "prefill_token_us": 3, "lanes": 1,)"
+      R"( "by_lanes": [{"lanes": 1, "step_us": 1, "token_us": 1, "context_us": 0,)"
+      R"( "prefill_token_us": 1, "between_us": 0}]})");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("\"by_lanes\" entry 0 must be"), std::string::npos)
+      << bad.error().message;
+  EXPECT_EQ(parse_step_cost_json(
+                R"({"version": 5, "step_us": 1, "token_us": 2, "prefill_token_us": 3, "lanes": 0})")
+                .error()
+                .message,
+            "\"lanes\" must be 1..64, not 0");
 }
 
 TEST(GenStepCostSpend, PricesTheContextAndDrawsTheSpreadBetweenItsQuantiles) {

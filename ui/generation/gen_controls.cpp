@@ -27,6 +27,11 @@ GenControls::GenControls(Apply apply, QWidget* parent)
   tokens_->setToolTip(
       "max_num_batched_tokens: tokens one step processes (a decode counts one, a prefill chunk "
       "its length); at least max_num_seqs");
+  lanes_ = new QSpinBox;
+  lanes_->setRange(1, 64);
+  lanes_->setToolTip(
+      "lanes: copies of the model, each with its own cache and step thread; a request goes "
+      "to the lane with the fewest outstanding. A new lane loads and warms its model first");
   wait_ms_ = new QDoubleSpinBox;
   wait_ms_->setRange(0, 10'000);
   wait_ms_->setDecimals(1);
@@ -43,6 +48,7 @@ GenControls::GenControls(Apply apply, QWidget* parent)
   form->addRow("max_num_seqs", seqs_);
   form->addRow("max_num_batched_tokens", tokens_);
   form->addRow("static max wait", wait_ms_);
+  form->addRow("lanes", lanes_);
   form->addRow(problem_);
   form->addRow(in_force_label_);
 
@@ -54,7 +60,7 @@ GenControls::GenControls(Apply apply, QWidget* parent)
     wait_ms_->setEnabled(scheduling_->currentIndex() == 1);
     if (!syncing_) apply_now();
   });
-  for (QSpinBox* s : {seqs_, tokens_})
+  for (QSpinBox* s : {seqs_, tokens_, lanes_})
     connect(s, &QSpinBox::valueChanged, this, [this] { changed(); });
   connect(wait_ms_, &QDoubleSpinBox::valueChanged, this, [this] { changed(); });
   set_controls(in_force_);
@@ -70,6 +76,7 @@ Options GenControls::edited(const Options& base) const {
   o.max_num_seqs = static_cast<uint32_t>(seqs_->value());
   o.max_num_batched_tokens = static_cast<uint32_t>(tokens_->value());
   o.max_wait_us = std::llround(wait_ms_->value() * 1000.0);
+  o.num_lanes = static_cast<uint32_t>(lanes_->value());
   return o;
 }
 
@@ -95,6 +102,7 @@ void GenControls::set_controls(const Options& o) {
   seqs_->setValue(static_cast<int>(o.max_num_seqs));
   tokens_->setValue(static_cast<int>(o.max_num_batched_tokens));
   wait_ms_->setValue(static_cast<double>(o.max_wait_us) / 1000.0);
+  lanes_->setValue(static_cast<int>(o.num_lanes));
   wait_ms_->setEnabled(o.scheduling == Scheduling::kStatic);
   syncing_ = false;
 }
@@ -113,6 +121,7 @@ void GenControls::show_status(const GenStatus& s) {
           .arg(s.options.max_num_batched_tokens);
   if (s.options.scheduling == Scheduling::kStatic)
     text += QString(", max wait %1 ms").arg(static_cast<double>(s.options.max_wait_us) / 1000.0);
+  if (s.options.num_lanes > 1) text += QString(", %1 lanes").arg(s.options.num_lanes);
   in_force_label_->setText(text);
 }
 

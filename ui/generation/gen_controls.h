@@ -41,6 +41,7 @@ class GenControls : public QGroupBox {
   QComboBox* scheduling() const { return scheduling_; }
   QSpinBox* max_num_seqs() const { return seqs_; }
   QSpinBox* max_num_batched_tokens() const { return tokens_; }
+  QSpinBox* lanes() const { return lanes_; }
   QDoubleSpinBox* max_wait_ms() const { return wait_ms_; }
 
  private:
@@ -56,6 +57,7 @@ class GenControls : public QGroupBox {
   QComboBox* scheduling_ = nullptr;
   QSpinBox* seqs_ = nullptr;
   QSpinBox* tokens_ = nullptr;
+  QSpinBox* lanes_ = nullptr;
   QDoubleSpinBox* wait_ms_ = nullptr;
   QLabel* in_force_label_ = nullptr;
   QLabel* problem_ = nullptr;

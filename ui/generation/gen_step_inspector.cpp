@@ -89,6 +89,7 @@ QVariant GenStepModel::data(const QModelIndex& index, int role) const {
   if (role != Qt::DisplayRole) return {};
   switch (index.column()) {
     case kStep: return QVariant::fromValue<qulonglong>(s.step);
+    case kLane: return s.lane;
     case kAgo: return QString::number(std::max(0.0, ms(now_ - s.end) / 1000), 'f', 1);
     case kDuration: return QString::number(ms(s.end - s.start), 'f', 2);
     case kDecodes: return s.decodes;
@@ -107,19 +108,20 @@ QVariant GenStepModel::data(const QModelIndex& index, int role) const {
 QVariant GenStepModel::headerData(int section, Qt::Orientation o, int role) const {
   if (o != Qt::Horizontal) return {};
   static const char* names[kColumns] = {
-      "step",    "s ago",   "ms",      "decodes", "prefills", "prefill tok",
+      "step",    "lane",    "s ago",   "ms",      "decodes", "prefills", "prefill tok",
       "out tok", "running", "waiting", "blocks",  "preempt",  "sequences (#id, #id:prefill)"};
   static const char* tips[kColumns] = {
-      "step number",
+      "step number, counted per lane",
+      "the engine lane (model copy) that ran it",
       "seconds since the step ended",
       "the step's duration in milliseconds",
       "sequences that decoded one token",
       "prefill chunks",
       "prompt tokens prefilled",
       "tokens sampled and kept",
-      "sequences holding cache after the step",
-      "admitted requests not yet running",
-      "cache blocks in use / in the pool",
+      "its lane's sequences holding cache after the step",
+      "its lane's admitted requests not yet running",
+      "its lane's cache blocks in use / in that lane's pool",
       "sequences preempted (their cache given up, to be recomputed)",
       "the step's sequences: #id decoded one token, #id:N prefilled N prompt tokens"};
   if (section < 0 || section >= kColumns) return {};

@@ -27,6 +27,7 @@ class GenStepModel : public QAbstractTableModel {
  public:
   enum Column {
     kStep,
+    kLane,
     kAgo,
     kDuration,
     kDecodes,

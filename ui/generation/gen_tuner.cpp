@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "traffic/gen_workload.h"
+#include "tuning/tune_run.h"
 #include "ui/common/config_io.h"
 
 namespace batchscope {
@@ -116,9 +117,10 @@ GenTunerPanel::GenTunerPanel(GenTunerSetup setup, QWidget* parent)
   bound_->setPen(QPen(QColor(0xd6, 0x27, 0x28), 1, Qt::DashLine));
   bound_->setVisible(false);
 
-  table_ = new QTableWidget(0, 10);
+  table_ = new QTableWidget(0, 11);
   table_->setHorizontalHeaderLabels({"", "scheduling", "max_num_seqs", "tokens/step", "max_wait ms",
-                                     "tokens/s", "goodput req/s", "TTFT ms", "ITL ms", "meets"});
+                                     "lanes", "tokens/s", "goodput req/s", "TTFT ms", "ITL ms",
+                                     "meets"});
   table_->setSelectionBehavior(QAbstractItemView::SelectRows);
   table_->setSelectionMode(QAbstractItemView::SingleSelection);
   table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
@@ -127,11 +129,18 @@ GenTunerPanel::GenTunerPanel(GenTunerSetup setup, QWidget* parent)
 
   apply_ = new QPushButton("Apply");
   apply_->setToolTip("Put the selected configuration in force now");
+  confirm_button_ = new QPushButton("Confirm live");
+  confirm_button_->setToolTip(
+      "Apply the selected configuration and measure this window's traffic for the seconds "
+      "above; the measured figures show beside the predicted ones");
+  confirmed_ = new QLabel;
+  confirmed_->setWordWrap(true);
   export_ = new QPushButton("Export…");
   export_->setToolTip("Export the selected configuration for vLLM, TGI or TensorRT-LLM");
   applied_ = new QLabel;
   applied_->setWordWrap(true);
   connect(apply_, &QPushButton::clicked, this, [this] { (void)apply_selected(); });
+  connect(confirm_button_, &QPushButton::clicked, this, [this] { (void)confirm_selected(); });
   connect(export_, &QPushButton::clicked, this, [this] {
     auto in = export_input();
     if (!in) {
@@ -142,6 +151,7 @@ GenTunerPanel::GenTunerPanel(GenTunerSetup setup, QWidget* parent)
   });
   auto* actions = new QHBoxLayout;
   actions->addWidget(apply_);
+  actions->addWidget(confirm_button_);
   actions->addWidget(export_);
   actions->addWidget(applied_, 1);
 
@@ -154,6 +164,7 @@ GenTunerPanel::GenTunerPanel(GenTunerSetup setup, QWidget* parent)
   layout->addWidget(plot_, 2);
   layout->addWidget(table_, 2);
   layout->addLayout(actions);
+  layout->addWidget(confirmed_);
 }
 
 GenTunerPanel::~GenTunerPanel() {
@@ -178,14 +189,15 @@ Expected<std::pair<GenStepCost, std::string>> GenTunerPanel::step_cost() const {
   if (setup_.exact) return std::pair{*setup_.exact, std::string("the synthetic model's own cost")};
   if (decode_steps_ >= kDecodeStepsForACost) {
     const std::vector<StepRecord> seen_steps(steps_.begin(), steps_.end());
-    auto seen = measure_step_cost(seen_steps);
-    if (seen) {
-      const std::string n = std::to_string(seen->steps);
+    const uint32_t lanes = setup_.in_force ? setup_.in_force().num_lanes : 1;
+    auto learned = learn_step_cost(setup_.kept, seen_steps, lanes);
+    if (learned) {
+      const std::string n = std::to_string(seen_steps.size());
       if (setup_.kept) {
-        return std::pair{GenStepCost::of(refine_step_cost(*setup_.kept, *seen)),
+        return std::pair{GenStepCost::of(*learned),
                          setup_.kept_source + ", refined by this window's " + n + " steps"};
       }
-      return std::pair{GenStepCost::of(*seen), "this window's " + n + " steps"};
+      return std::pair{GenStepCost::of(*learned), "this window's " + n + " steps"};
     }
   }
   if (setup_.kept) return std::pair{GenStepCost::of(*setup_.kept), setup_.kept_source};
@@ -209,6 +221,14 @@ Status GenTunerPanel::run() {
   if (!traffic) return fail("traffic: " + traffic.error().message);
   auto cost = step_cost();
   if (!cost) return fail(cost.error().message);
+  {
+    for (uint32_t n : lane_counts(*space, setup_.in_force ? setup_.in_force() : Options{})) {
+      if (cost->first.has_lanes(n)) continue;
+      return fail("no step cost at " + std::to_string(n) + " lanes yet (" + cost->second +
+                  "): run the traffic at " + std::to_string(n) +
+                  " lanes for a few seconds, or bench --lanes " + std::to_string(n) + " once");
+    }
+  }
   if (cost->first.of_step(1, 0) <= Duration(0)) {
     return fail("a step that costs nothing cannot be predicted (" + cost->second + ")");
   }
@@ -332,8 +352,8 @@ void GenTunerPanel::show_rows() {
     if (!r.best || !same(e.options, r.best->options)) rows_.push_back(e);
   }
   const QString q = QString("p%1").arg(r.slo.quantile);
-  table_->setHorizontalHeaderItem(7, new QTableWidgetItem("TTFT " + q + " ms"));
-  table_->setHorizontalHeaderItem(8, new QTableWidgetItem("ITL " + q + " ms"));
+  table_->setHorizontalHeaderItem(8, new QTableWidgetItem("TTFT " + q + " ms"));
+  table_->setHorizontalHeaderItem(9, new QTableWidgetItem("ITL " + q + " ms"));
   table_->setRowCount(static_cast<int>(rows_.size()));
   QVector<double> fx, fy, bx, by;
   for (size_t i = 0; i < rows_.size(); ++i) {
@@ -346,6 +366,7 @@ void GenTunerPanel::show_rows() {
         QString::number(e.options.max_num_batched_tokens),
         e.options.scheduling == Scheduling::kStatic ? number(e.options.max_wait_us / 1000.0, 1)
                                                     : "",
+        QString::number(e.options.num_lanes),
         number(e.tokens_per_s, 0),
         number(e.goodput_rps, 2),
         number(e.ttft_ms, 1),
@@ -392,6 +413,95 @@ Status GenTunerPanel::apply_selected() {
       s ? "Applied: " + text_of(describe_generation(rows_[static_cast<size_t>(*row)].options)) + "."
         : "Not applied: " + text_of(s.message()));
   return s;
+}
+
+void GenTunerPanel::add_requests(std::span<const GenRecord> requests) {
+  if (!confirming()) return;
+  for (const GenRecord& r : requests) {
+    if (r.arrival < confirm_since_ || r.arrival >= confirm_until_) continue;
+    GenRecord kept = r;
+    kept.text.clear();
+    confirm_records_.push_back(std::move(kept));
+  }
+  if (setup_.now && setup_.now() >= confirm_by_) finish_confirmation();
+}
+
+Status GenTunerPanel::confirm_selected() {
+  if (confirming()) return invalid_argument("a confirmation is running");
+  if (!setup_.now) return invalid_argument("there is no engine to confirm on");
+  const auto row = selected_row();
+  if (!row) {
+    confirmed_->setText("Not confirmed: select a configuration in the table first");
+    return invalid_argument("select a configuration in the table first");
+  }
+  if (Status s = apply_selected(); !s) {
+    confirmed_->setText("Not confirmed: " + text_of(s.message()));
+    return s;
+  }
+  confirm_ = GenConfirmation{rows_[static_cast<size_t>(*row)], std::nullopt, 0};
+  confirm_records_.clear();
+  const Duration span = std::chrono::duration_cast<Duration>(
+      std::chrono::duration<double>(std::max(0.5, seconds_->value())));
+  confirm_since_ = setup_.now();
+  confirm_until_ = confirm_since_ + span;
+  confirm_by_ = confirm_until_ + std::chrono::seconds(2);
+  confirmed_->setText(QString("Confirming live: %1 s of this window's traffic under the "
+                              "selected configuration…")
+                          .arg(std::max(0.5, seconds_->value())));
+  return Status::Ok();
+}
+
+void GenTunerPanel::finish_confirmation() {
+  // The run the window's traffic made in the confirmation's window.
+  GenRun run;
+  run.start = confirm_since_;
+  for (const GenRecord& r : confirm_records_) {
+    GenRequestResult q;
+    q.intended = r.arrival - confirm_since_;
+    q.prompt_tokens = r.prompt_tokens;
+    q.max_tokens = r.output_tokens;  // what it asked is not kept; what it got splits the halves
+    q.output_tokens = r.output_tokens;
+    q.done = true;
+    q.ok = r.reason == FinishReason::kStop || r.reason == FinishReason::kLength;
+    q.outcome = finish_reason_name(r.reason);
+    q.first = r.first_token;
+    q.finished = r.finished;
+    q.gaps = r.gaps;
+    if (r.first_token != kNever) {
+      q.last = r.first_token;
+      for (Duration g : r.gaps) q.last += g;
+    }
+    run.requests.push_back(std::move(q));
+  }
+  const GenSlo slo = outcome_ ? outcome_->result.slo : GenSlo{};
+  const GenSummary summary = summarize_gen(run, slo.ttft_ms, slo.itl_ms);
+  confirm_->requests = confirm_records_.size();
+  confirm_->measured = gen_evaluated_from(confirm_->predicted.options, summary, slo.quantile);
+  confirm_records_.clear();
+  confirmed_->setText(confirmation_text());
+}
+
+QString GenTunerPanel::confirmation_text() const {
+  if (!confirm_) return {};
+  if (!confirm_->measured) return confirmed_->text();
+  const GenEvaluated& p = confirm_->predicted;
+  const GenEvaluated& m = *confirm_->measured;
+  const GenSlo slo = outcome_ ? outcome_->result.slo : GenSlo{};
+  const QString q = QString("p%1").arg(slo.quantile);
+  return QString("Measured live over %1 requests: TTFT %2 %3 ms (predicted %4), ITL %2 %5 ms "
+                 "(predicted %6), %7 tokens/s (predicted %8), goodput %9 req/s (predicted %10); "
+                 "%11")
+      .arg(confirm_->requests)
+      .arg(q)
+      .arg(m.ttft_ms, 0, 'f', 1)
+      .arg(p.ttft_ms, 0, 'f', 1)
+      .arg(m.itl_ms, 0, 'f', 2)
+      .arg(p.itl_ms, 0, 'f', 2)
+      .arg(m.tokens_per_s, 0, 'f', 0)
+      .arg(p.tokens_per_s, 0, 'f', 0)
+      .arg(m.goodput_rps, 0, 'f', 2)
+      .arg(p.goodput_rps, 0, 'f', 2)
+      .arg(meets_gen_slo(m, slo) ? "meets the objective" : "misses the objective");
 }
 
 Expected<ExportInput> GenTunerPanel::export_input() const {

@@ -75,6 +75,15 @@ struct GenTunerSetup {
   std::function<Expected<GenTrafficSpec>()> traffic;
   std::function<Status(const Options&)> apply;
   std::function<Options()> in_force;
+  std::function<TimePoint()> now;  // the engine's clock, for a live confirmation
+};
+
+// A live confirmation of one configuration: applied, then the window's own
+// traffic measured over `seconds`, the requests that arrived in that time.
+struct GenConfirmation {
+  GenEvaluated predicted;
+  std::optional<GenEvaluated> measured;  // once it is done
+  size_t requests = 0;
 };
 
 // What a finished run found.
@@ -93,6 +102,8 @@ class GenTunerPanel : public QWidget {
 
   // The window's steps, as the view drains them.
   void add_steps(std::span<const StepRecord> steps);
+  // The window's ended requests, as the view drains them: a confirmation's.
+  void add_requests(std::span<const GenRecord> requests);
   const std::deque<StepRecord>& window_steps() const { return steps_; }
   // The step cost a run would use now, and where it comes from.
   Expected<std::pair<GenStepCost, std::string>> step_cost() const;
@@ -101,6 +112,14 @@ class GenTunerPanel : public QWidget {
   void cancel();
   bool running() const { return worker_.joinable(); }
   Status apply_selected();
+  // Applies the selected configuration and measures the window's traffic
+  // for seconds(): the requests that arrive then, once they have ended (or
+  // two seconds past the last one's arrival), are summarized as a tune's
+  // confirmation is, beside the prediction. Refused while one runs.
+  Status confirm_selected();
+  bool confirming() const { return confirm_.has_value() && !confirm_->measured; }
+  const std::optional<GenConfirmation>& confirmation() const { return confirm_; }
+  QString confirmation_text() const;
   Expected<ExportInput> export_input() const;
 
   QDoubleSpinBox* ttft_ms() const { return ttft_; }
@@ -122,6 +141,7 @@ class GenTunerPanel : public QWidget {
   void select_row(int row);
   std::optional<int> selected_row() const;
   void set_busy(bool busy);
+  void finish_confirmation();
 
   GenTunerSetup setup_;
   std::deque<StepRecord> steps_;
@@ -130,6 +150,11 @@ class GenTunerPanel : public QWidget {
   std::vector<GenEvaluated> rows_;  // the table's, best first
   std::thread worker_;
   std::atomic<bool> cancel_{false};
+  // The confirmation: its window [since, until) on the engine's clock, the
+  // requests that arrived in it, and when it gives up on the late ones.
+  std::optional<GenConfirmation> confirm_;
+  TimePoint confirm_since_{}, confirm_until_{}, confirm_by_{};
+  std::vector<GenRecord> confirm_records_;
 
   QDoubleSpinBox* ttft_ = nullptr;
   QDoubleSpinBox* itl_ = nullptr;
@@ -151,7 +176,9 @@ class GenTunerPanel : public QWidget {
   QCPItemStraightLine* bound_ = nullptr;  // the TTFT bound
   QTableWidget* table_ = nullptr;
   QPushButton* apply_ = nullptr;
+  QPushButton* confirm_button_ = nullptr;
   QPushButton* export_ = nullptr;
+  QLabel* confirmed_ = nullptr;
   QLabel* applied_ = nullptr;
 };
 

@@ -98,6 +98,7 @@ GenView::GenView(GenEngine& engine, GenViewConfig config, QWidget* parent)
   tuning.traffic = [this] { return traffic_->spec(); };
   tuning.apply = [this](const Options& o) { return engine_.set_options(o); };
   tuning.in_force = [this] { return engine_.status().options; };
+  tuning.now = [this] { return engine_.clock().now(); };
   tuner_ = new GenTunerPanel(std::move(tuning));
   tabs_ = new QTabWidget;
   tabs_->addTab(right, "Live");
@@ -133,7 +134,7 @@ GenView::~GenView() {
   traffic_->stop();
   if (config_.keep_steps) {
     const std::vector<StepRecord> ran(tuner_->window_steps().begin(), tuner_->window_steps().end());
-    if (!ran.empty()) config_.keep_steps(ran);
+    if (!ran.empty()) config_.keep_steps(ran, engine_.status().options.num_lanes);
   }
 }
 
@@ -147,6 +148,7 @@ void GenView::refresh() {
   listener_->refresh();
   inspector_->add(steps_, engine_.clock().now());
   tuner_->add_steps(steps_);
+  tuner_->add_requests(requests_);
   plots_->draw(metrics_, config_.span_s);
   const GenStatus s = engine_.status();
   controls_->show_status(s);

@@ -62,7 +62,7 @@ struct GenViewConfig {
   std::string kept_cost_source;
   // Called as the view goes with the steps it ran (the last 20,000), to
   // refine the model's kept step cost; may be empty.
-  std::function<void(std::span<const StepRecord>)> keep_steps;
+  std::function<void(std::span<const StepRecord>, uint32_t lanes)> keep_steps;
 };
 
 class GenView : public QWidget {

@@ -22,7 +22,9 @@ inline std::unique_ptr<GenEngine> make_gen_engine(double step_us = 0, double tok
   o.step_us = step_us;
   o.token_us = token_us;
   if (step_us > 0 || token_us > 0) o.spend = [](Duration d) { std::this_thread::sleep_for(d); };
-  auto e = std::make_unique<GenEngine>(std::make_unique<SyntheticLm>(o), Options{});
+  // Lanes beyond the first are the same model again.
+  auto e = std::make_unique<GenEngine>(std::make_unique<SyntheticLm>(o), Options{}, nullptr,
+                                       [o](int) { return std::make_unique<SyntheticLm>(o); });
   if (!e->start().ok()) return nullptr;
   return e;
 }

@@ -120,6 +120,22 @@ TEST(GenView, SwitchingToStaticAppliesLive) {
   EXPECT_EQ(engine->status().options.scheduling, Scheduling::kStatic);
 }
 
+TEST(GenView, TheLanesControlAddsAndRetiresModelCopiesLive) {
+  auto engine = make_engine(200, 1);
+  GenView view(*engine);
+  view.refresh();
+  view.controls()->lanes()->setValue(2);
+  ASSERT_TRUE(view.controls()->apply_now().ok());
+  EXPECT_EQ(engine->status().options.num_lanes, 2u);
+  ASSERT_TRUE(pump_until([&] { return engine->status().lanes == 2; }));
+  view.refresh();
+  EXPECT_TRUE(view.controls()->in_force_text().contains("2 lanes"))
+      << view.controls()->in_force_text().toStdString();
+  view.controls()->lanes()->setValue(1);
+  ASSERT_TRUE(view.controls()->apply_now().ok());
+  EXPECT_EQ(engine->status().lanes, 1u);
+}
+
 TEST(GenView, RefusedKnobsAreExplainedAndLeaveTheOptions) {
   auto engine = make_engine();
   GenView view(*engine);
