@@ -57,7 +57,9 @@ std::string gen_tune_help() {
          "take at most half of what is left, the confirmations the rest.\n"
          "Default space: \"" +
          default_gen_space_text() +
-         "\"\n(continuous configurations that differ only in max_wait are one).\n"
+         "\"\n(continuous configurations that differ only in max_wait are one), at --lanes\n"
+         "(default 1); add lanes=1|2 to search the lanes too (each a copy of the model;\n"
+         "a fit is measured live at each count the kept cost has none for).\n"
          "--json writes the result (kind \"generation\"; best with its options, predicted\n"
          "and measured figures; the Pareto front; every confirmation's runs); batchscope\n"
          "export --config FILE.json --model LM.pt --format vllm|tgi|trtllm reads it.\n"
