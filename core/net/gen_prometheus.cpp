@@ -63,6 +63,9 @@ std::string generation_prometheus_text(const GenWindow& t, const GenStatus& s,
           s.options.max_num_seqs);
   gauge_u(out, "batchscope_max_num_batched_tokens", "Tokens one step may process.",
           s.options.max_num_batched_tokens);
+  gauge_u(out, "batchscope_option_lanes", "Option in force: engine lanes (model copies).",
+          s.options.num_lanes);
+  gauge_u(out, "batchscope_lanes_serving", "Engine lanes warm and taking requests.", s.lanes);
   server_families(out, info);
   return out;
 }

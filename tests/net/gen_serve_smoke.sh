@@ -30,6 +30,16 @@ code=$(curl -s -o /dev/null -w '%{http_code}' "$url/v1/completions" -d '{"prompt
 [ "$code" = 422 ] || { echo "top_p 0 answered $code, not 422"; exit 1; }
 put=$(curl -sf -X PUT "$url/v1/config" -d '{"scheduling": "static", "max_num_seqs": 8}')
 [[ "$put" == *'"scheduling":"static"'* && "$put" == *'"version":2'* ]] || { echo "bad PUT: $put"; exit 1; }
+# A second lane, live: a copy of the model that takes requests once warm.
+put=$(curl -sf -X PUT "$url/v1/config" -d '{"num_lanes": 2}')
+[[ "$put" == *'"num_lanes":2'* && "$put" == *'"version":3'* ]] || { echo "bad lanes PUT: $put"; exit 1; }
+for _ in $(seq 50); do
+  metrics=$(curl -sf "$url/metrics")
+  [[ "$metrics" == *'batchscope_lanes_serving 2'* ]] && break
+  sleep 0.1
+done
+[[ "$metrics" == *'batchscope_lanes_serving 2'* && "$metrics" == *'batchscope_option_lanes 2'* ]] ||
+  { echo "no second lane:"; grep lanes <<<"$metrics"; exit 1; }
 metrics=$(curl -sf "$url/metrics")
 [[ "$metrics" == *'batchscope_generation_requests_total{reason="length"} 3'* ]] ||
   { echo "metrics do not count three completions"; echo "$metrics" | head -30; exit 1; }
