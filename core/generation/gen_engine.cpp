@@ -227,7 +227,6 @@ GenStatus GenEngine::status() const {
   s.options = options_;
   for (const auto& l : lanes_) {
     s.waiting += l->queued;
-    s.inbox += static_cast<uint32_t>(l->inbox.size());
     s.running += l->running;
     s.blocks_used += l->blocks_used;
     if (l->ready || l->index == 0) s.blocks_total += l->blocks_total;

@@ -53,7 +53,6 @@ struct GenStatus {
   uint32_t lanes = 0;  // lanes taking requests
   Options options;
   uint32_t waiting = 0;  // admitted, not running (inbox included)
-  uint32_t inbox = 0;    // of them, not yet taken in by their lane's scheduler
   uint32_t running = 0;
   uint32_t blocks_used = 0;   // over every lane's cache
   uint32_t blocks_total = 0;
