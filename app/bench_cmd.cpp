@@ -141,6 +141,7 @@ int run_bench(int argc, char** argv, const std::vector<std::string>& args) {
   }
   auto history = take_history_flags(*flags);
   if (!history) return fail(history.error().message);
+  const bool batch_given = flags->count("max-batch-size") > 0;
   auto options = cli::take_options(*flags);
   if (!options) return fail(options.error().message);
 
@@ -234,6 +235,7 @@ int run_bench(int argc, char** argv, const std::vector<std::string>& args) {
       refining = *before;
     }
   }
+  if (!batch_given) fit_default_batch(*choice, *options);
   auto model = make_model(*choice, *options, !remote && !predicted);
   if (!model) return fail(model.error().message, 1);
   std::vector<std::string> bodies;

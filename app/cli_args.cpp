@@ -160,7 +160,8 @@ Expected<SyntheticCost> parse_synthetic(const std::string& text) {
 
 std::string options_help() {
   return "  --strategy fifo|adaptive  batch formation strategy (default fifo)\n"
-         "  --max-batch-size N        largest batch, 1..4096 (default 32)\n"
+         "  --max-batch-size N        largest batch, 1..4096 (default 32, or the model's\n"
+         "                            max_batch_size where that is lower)\n"
          "  --max-wait-ms X           longest the oldest request waits for a batch to fill,\n"
          "                            0..10000 (default 2)\n"
          "  --queue-capacity N        requests queued before new ones are refused (default 1024)\n"

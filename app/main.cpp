@@ -12,6 +12,7 @@
 #include "app/install_paths.h"
 #include "common/allocator.h"
 #ifdef BATCHSCOPE_WITH_TORCH
+#include "app/describe_cmd.h"
 #include "app/profile_cmd.h"
 #endif
 
@@ -45,6 +46,8 @@ const char* kUsage =
     "            second (the default without a display)\n"
 #ifdef BATCHSCOPE_WITH_TORCH
     "  profile   measure a model's batch cost curve t(b) and the speedup batching allows\n"
+    "  describe  write the JSON sidecar of a TorchScript model from its forward() and one\n"
+    "            forward pass on zeros\n"
 #endif
 #ifdef BATCHSCOPE_WITH_QT
     "  serve     serve a model over HTTP (/infer, KServe v2, /metrics), headless\n"
@@ -105,6 +108,8 @@ const std::vector<Command>& commands() {
 #ifdef BATCHSCOPE_WITH_TORCH
       {"profile", batchscope::profile_help,
        [](int, char**, const std::vector<std::string>& a) { return batchscope::run_profile(a); }},
+      {"describe", batchscope::describe_help,
+       [](int, char**, const std::vector<std::string>& a) { return batchscope::run_describe(a); }},
 #endif
 #ifdef BATCHSCOPE_WITH_QT
       {"serve", batchscope::serve_help,

@@ -5,6 +5,7 @@
 #include "app/install_paths.h"
 
 #ifdef BATCHSCOPE_WITH_TORCH
+#include "torch/describe.h"
 #include "torch/metadata_json.h"
 #include "torch/torch_model.h"
 #endif
@@ -55,7 +56,7 @@ Expected<ModelSetup> make_model(const ModelChoice& choice, const Options& option
     if (load) m.factory = SyntheticRunner::factory(*synthetic);
   } else {
 #ifdef BATCHSCOPE_WITH_TORCH
-    auto meta = load_metadata(sidecar_path(model_path));
+    auto meta = load_model_metadata(model_path);
     if (!meta) return meta.error();
     m.metadata = *meta;
     m.device = device;
@@ -81,6 +82,12 @@ Expected<ModelSetup> make_model(const ModelChoice& choice, const Options& option
                             std::to_string(m.metadata.max_batch_size));
   }
   return m;
+}
+
+void fit_default_batch(const ModelChoice& choice, Options& options) {
+  auto meta = make_model(choice, options, /*load=*/false);
+  if (meta && options.max_batch_size > meta->metadata.max_batch_size)
+    options.max_batch_size = meta->metadata.max_batch_size;
 }
 
 }  // namespace batchscope

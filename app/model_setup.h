@@ -55,4 +55,10 @@ Expected<ModelSetup> make_model(const ModelChoice& choice, const Options& option
                                 int blas_threads = 0, WarmupCallback on_warmup = {},
                                 CancelCheck cancelled = {});
 
+// Where --max-batch-size was not given and the default is above the model's
+// max_batch_size, lowers it to the model's, so a model that takes at most 16
+// runs without a flag. Reads only the metadata; a missing sidecar is left for
+// make_model() to report.
+void fit_default_batch(const ModelChoice& choice, Options& options);
+
 }  // namespace batchscope

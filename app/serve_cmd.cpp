@@ -124,6 +124,7 @@ int run_serve(int argc, char** argv, const std::vector<std::string>& args) {
   HttpServerOptions listener;
   if (Status s = take_listener_flags(*flags, listener); !s) return fail(s.message());
   Options base;
+  const bool batch_given = flags->count("max-batch-size") > 0 || flags->count("config") > 0;
   if (auto it = flags->find("config"); it != flags->end()) {
     std::ifstream in(it->second);
     if (!in) return fail("--config: cannot read " + it->second);
@@ -174,6 +175,7 @@ int run_serve(int argc, char** argv, const std::vector<std::string>& args) {
   }
   if (!planned) planner = adaptive_planner_for(*choice, "serve");
 
+  if (!batch_given) fit_default_batch(*choice, *options);
   auto model = make_model(*choice, *options);
   if (!model) return fail(model.error().message, 1);
   ServiceInfo info;

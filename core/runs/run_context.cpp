@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "common/allocator.h"
+#include "common/sidecar_path.h"
 
 namespace batchscope {
 namespace {
@@ -142,13 +143,9 @@ std::string model_file_json(const std::string& path) {
                                                           nlohmann::json::error_handler_t::replace) +
                     "}";
   nlohmann::json j = nlohmann::json::parse(file_facts_json(*f));
-  // The sidecar beside NAME.pt (NAME.json): the model's inputs, outputs and
+  // The sidecar (NAME.json beside NAME.pt, or in the config folder): the model's inputs, outputs and
   // largest batch as it declares them.
-  std::string sidecar = path;
-  if (const auto dot = sidecar.rfind('.'); dot != std::string::npos && sidecar.find('/', dot) == std::string::npos)
-    sidecar.resize(dot);
-  sidecar += ".json";
-  std::ifstream in(sidecar);
+  std::ifstream in(sidecar_path(path));
   if (in) {
     std::ostringstream text;
     text << in.rdbuf();

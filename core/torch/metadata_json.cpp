@@ -102,13 +102,30 @@ Expected<ModelMetadata> load_metadata(const std::string& json_path) {
   return parse_metadata(text.str(), json_path);
 }
 
-std::string sidecar_path(const std::string& model_path) {
-  const auto dot = model_path.rfind('.');
-  const auto slash = model_path.rfind('/');
-  if (dot == std::string::npos || (slash != std::string::npos && dot < slash)) {
-    return model_path + ".json";
-  }
-  return model_path.substr(0, dot) + ".json";
+std::string metadata_json(const ModelMetadata& m) {
+  // One line a tensor, so that a person reads the shapes at a glance.
+  using ojson = nlohmann::ordered_json;
+  const auto text = [](const ojson& j) {
+    return j.dump(-1, ' ', false, ojson::error_handler_t::replace);
+  };
+  const auto specs = [&text](const std::vector<TensorSpec>& list) {
+    std::string out = "[\n";
+    for (size_t i = 0; i < list.size(); ++i) {
+      const TensorSpec& t = list[i];
+      std::string shape;
+      for (int64_t d : t.shape) shape += (shape.empty() ? "" : ", ") + std::to_string(d);
+      out += "    {\"name\": " + text(t.name) + ", \"datatype\": \"" + dtype_name(t.dtype) +
+             "\", \"shape\": [" + shape + "]" + (t.finite_only ? ", \"finite_only\": true" : "") +
+             "}" + (i + 1 < list.size() ? "," : "") + "\n";
+    }
+    return out + "  ]";
+  };
+  std::string out = "{\n  \"name\": " + text(m.name) + ",\n";
+  if (!m.description.empty()) out += "  \"description\": " + text(m.description) + ",\n";
+  out += "  \"max_batch_size\": " + std::to_string(m.max_batch_size) + ",\n";
+  out += "  \"inputs\": " + specs(m.inputs) + ",\n";
+  out += "  \"outputs\": " + specs(m.outputs) + "\n}\n";
+  return out;
 }
 
 }  // namespace batchscope

@@ -11,12 +11,14 @@
 #include <string>
 
 #include "common/model_metadata.h"
+#include "common/sidecar_path.h"
 
 namespace batchscope {
 
 Expected<ModelMetadata> parse_metadata(const std::string& json_text, const std::string& origin);
 Expected<ModelMetadata> load_metadata(const std::string& json_path);
-// "models/mlp.pt" -> "models/mlp.json"
-std::string sidecar_path(const std::string& model_path);
+// The sidecar's JSON for `m`, as parse_metadata() reads it (indented, one
+// trailing newline).
+std::string metadata_json(const ModelMetadata& m);
 
 }  // namespace batchscope

@@ -18,6 +18,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "torch/describe.h"
 #include "torch/metadata_json.h"
 #include "torch/torch_threads.h"
 
@@ -212,7 +213,7 @@ std::vector<std::string> available_devices() {
 
 Expected<std::unique_ptr<TorchModel>> TorchModel::load(const std::string& model_path,
                                                        const TorchOptions& options) {
-  auto meta = load_metadata(sidecar_path(model_path));
+  auto meta = load_model_metadata(model_path);
   if (!meta) return meta.error();
   auto impl = std::make_unique<Impl>();
   impl->meta = std::move(*meta);

@@ -7,6 +7,8 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 
+#include "common/sidecar_path.h"
+
 namespace batchscope {
 
 ModelListModel::ModelListModel(QString dir, QObject* parent)
@@ -18,7 +20,8 @@ std::vector<ModelListModel::Entry> ModelListModel::scan() const {
   std::vector<Entry> found;
   const QDir d(dir_);
   for (const QFileInfo& f : d.entryInfoList({"*.pt"}, QDir::Files | QDir::Readable, QDir::Name)) {
-    const QString sidecar = f.absolutePath() + "/" + f.completeBaseName() + ".json";
+    const QString sidecar =
+        QString::fromStdString(sidecar_path(f.absoluteFilePath().toStdString()));
     QFile json(sidecar);
     if (!json.open(QIODevice::ReadOnly)) continue;
     Entry e;
