@@ -19,8 +19,13 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TEST_DATA = os.path.join(HERE, "..", "tests", "torch", "data")
 
 
-def spec(name, shape, datatype="FP32", finite_only=None):
+def spec(name, shape, datatype="FP32", finite_only=None, max_shape=None, value_range=None):
+    """shape without the batch dimension; -1 where it varies, max_shape its largest."""
     s = {"name": name, "datatype": datatype, "shape": [-1] + list(shape)}
+    if max_shape is not None:
+        s["max_shape"] = [-1] + list(max_shape)
+    if value_range is not None:
+        s["range"] = list(value_range)
     if finite_only is not None:
         s["finite_only"] = finite_only
     return s
@@ -104,6 +109,52 @@ class ThrowsOnNegative(nn.Module):
         return self.lin(x)
 
 
+class EncoderLayer(nn.Module):
+    """Self-attention that ignores padded positions, then a feed-forward block."""
+
+    def __init__(self, dim: int, heads: int, hidden: int):
+        super().__init__()
+        self.attn = nn.MultiheadAttention(dim, heads, batch_first=True)
+        self.norm1 = nn.LayerNorm(dim)
+        self.ff = nn.Sequential(nn.Linear(dim, hidden), nn.ReLU(), nn.Linear(hidden, dim))
+        self.norm2 = nn.LayerNorm(dim)
+
+    def forward(self, x: torch.Tensor, padding: torch.Tensor) -> torch.Tensor:
+        a, _ = self.attn(x, x, x, key_padding_mask=padding, need_weights=False)
+        x = self.norm1(x + a)
+        return self.norm2(x + self.ff(x))
+
+
+class TextClassifier(nn.Module):
+    """Token ids of any length up to 256 -> 2 logits: embedding, 2 encoder
+    layers, the mean over the real (unmasked) tokens, a linear head."""
+
+    def __init__(self, vocab: int = 1000, dim: int = 64, max_len: int = 256):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, dim)
+        self.position = nn.Embedding(max_len, dim)
+        self.layers = nn.ModuleList([EncoderLayer(dim, 4, 128) for _ in range(2)])
+        self.head = nn.Linear(dim, 2)
+
+    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+        positions = torch.arange(input_ids.size(1), device=input_ids.device).unsqueeze(0)
+        x = self.embed(input_ids) + self.position(positions)
+        padding = attention_mask == 0
+        for layer in self.layers:
+            x = layer(x, padding)
+        keep = attention_mask.unsqueeze(-1).to(x.dtype)
+        pooled = (x * keep).sum(1) / keep.sum(1).clamp(min=1.0)
+        return self.head(pooled)
+
+
+class Ragged(nn.Module):
+    """Test model for padding: per-position outputs and a sum over positions,
+    both exact whatever the padding (padding adds zeros)."""
+
+    def forward(self, x: torch.Tensor, mask: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
+        return x * 2.0 + mask, (x * mask).sum(1, keepdim=True)
+
+
 def main():
     torch.manual_seed(0)
     save(nn.Sequential(nn.Linear(128, 64)), HERE, "linear_128x64",
@@ -123,6 +174,14 @@ def main():
          "(untrained weights).",
          [spec("image", [1, 28, 28], finite_only=True)], [spec("logits", [10])], 128)
 
+    torch.manual_seed(6)
+    save(TextClassifier(), HERE, "text_classifier",
+         "A small transformer encoder over token ids of any length up to 256 (embedding, "
+         "2 layers, mean over the unmasked tokens, 2 classes; random weights).",
+         [spec("input_ids", [-1], "INT64", max_shape=[256], value_range=[1, 999]),
+          spec("attention_mask", [-1], "INT64", max_shape=[256], value_range=[1, 1])],
+         [spec("logits", [2])], 64)
+
     torch.manual_seed(3)
     save(TupleOut(), TEST_DATA, "tuple_out", "Test model: a tuple of two outputs.",
          [spec("x", [8])], [spec("y", [4]), spec("sum", [1])], 16)
@@ -133,6 +192,10 @@ def main():
     save(ThrowsOnNegative(), TEST_DATA, "throws_on_negative",
          "Test model: raises when any input is negative.",
          [spec("x", [4])], [spec("y", [2])], 16)
+    save(Ragged(), TEST_DATA, "ragged",
+         "Test model: a variable length up to 32; per-position outputs and a sum.",
+         [spec("x", [-1], max_shape=[32]), spec("mask", [-1], max_shape=[32])],
+         [spec("doubled", [-1]), spec("total", [1])], 16)
 
 
 

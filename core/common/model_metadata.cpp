@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "common/model_metadata.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -14,12 +15,39 @@ Shape TensorSpec::item_shape() const {
 
 int64_t TensorSpec::item_numel() const {
   int64_t n = 1;
-  for (int64_t d : item_shape()) n *= d;
+  for (int64_t d : item_shape()) {
+    if (d < 0) return -1;
+    n *= d;
+  }
   return n;
 }
 
+bool TensorSpec::variable() const {
+  for (size_t i = 1; i < shape.size(); ++i)
+    if (shape[i] < 0) return true;
+  return false;
+}
+
+int64_t TensorSpec::item_max(size_t i) const {
+  if (i + 1 >= shape.size()) return -1;
+  if (shape[i + 1] >= 0) return shape[i + 1];
+  return max_shape.size() == shape.size() ? max_shape[i + 1] : -1;
+}
+
+Shape TensorSpec::sample_item_shape(int64_t length) const {
+  Shape s = item_shape();
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] >= 0) continue;
+    const int64_t top = item_max(i);
+    s[i] = top > 0 ? std::min(length, top) : length;
+  }
+  return s;
+}
+
 std::string TensorSpec::describe() const {
-  return name + " " + dtype_name(dtype) + " " + shape_string(shape);
+  std::string d = name + " " + dtype_name(dtype) + " " + shape_string(shape);
+  if (variable() && !max_shape.empty()) d += " up to " + shape_string(max_shape);
+  return d;
 }
 
 namespace {
@@ -38,11 +66,31 @@ Status check_specs(const std::vector<TensorSpec>& specs, const char* kind) {
                               "; its first dimension must be -1, the batch dimension");
     }
     for (size_t i = 1; i < t.shape.size(); ++i) {
-      if (t.shape[i] <= 0) {
+      if (t.shape[i] == 0 || t.shape[i] < -1) {
         return invalid_argument(std::string(kind) + " '" + t.name + "' has shape " +
                                 shape_string(t.shape) +
-                                "; only the batch dimension may be -1, others must be positive");
+                                "; each dimension after the batch's is a size from 1 up, or -1 "
+                                "where it varies");
       }
+    }
+    if (!t.max_shape.empty()) {
+      bool fits = t.max_shape.size() == t.shape.size() && t.max_shape[0] == -1;
+      for (size_t i = 1; fits && i < t.shape.size(); ++i) {
+        fits = t.shape[i] > 0 ? t.max_shape[i] == t.shape[i]
+                              : t.max_shape[i] == -1 || t.max_shape[i] >= 1;
+      }
+      if (!fits) {
+        return invalid_argument(std::string(kind) + " '" + t.name + "' has max_shape " +
+                                shape_string(t.max_shape) + " against shape " +
+                                shape_string(t.shape) +
+                                "; it needs the same rank, -1 first, each fixed size as in "
+                                "shape and each variable one's largest (or -1)");
+      }
+    }
+    if (t.value_range && t.value_range->first > t.value_range->second) {
+      return invalid_argument(std::string(kind) + " '" + t.name + "' has a value range from " +
+                              std::to_string(t.value_range->first) + " down to " +
+                              std::to_string(t.value_range->second));
     }
   }
   return Status::Ok();
@@ -94,11 +142,32 @@ Status check_inputs(const ModelMetadata& model, const Tensors& inputs) {
       return invalid_argument("input '" + spec.name + "' has datatype " + dtype_name(t.dtype()) +
                               ", expected " + dtype_name(spec.dtype));
     }
-    if (t.shape() != want) {
+    if (!spec.variable() && t.shape() != want) {
       return invalid_argument("input '" + spec.name + "' has shape " + shape_string(t.shape()) +
                               ", expected " + shape_string(want) + " (" +
                               std::to_string(spec.item_numel()) + " elements; the model takes " +
                               shape_string(spec.shape) + ")");
+    }
+    if (spec.variable()) {
+      bool fits = t.shape().size() == want.size();
+      for (size_t d = 0; fits && d < want.size(); ++d)
+        fits = want[d] >= 0 ? t.shape()[d] == want[d] : t.shape()[d] >= 1;
+      if (!fits) {
+        return invalid_argument("input '" + spec.name + "' has shape " + shape_string(t.shape()) +
+                                ", expected " + shape_string(want) +
+                                " (-1: any size from 1; the model takes " +
+                                shape_string(spec.shape) + ")");
+      }
+      for (size_t d = 0; d < want.size(); ++d) {
+        const int64_t top = spec.item_max(d);
+        if (want[d] < 0 && top > 0 && t.shape()[d] > top) {
+          return invalid_argument("input '" + spec.name + "' has shape " +
+                                  shape_string(t.shape()) + ": dimension " +
+                                  std::to_string(d + 1) + " is " + std::to_string(t.shape()[d]) +
+                                  ", over its largest " + std::to_string(top) + " (max_shape " +
+                                  shape_string(spec.max_shape) + ")");
+        }
+      }
     }
     if (spec.finite_only && !all_finite(t)) {
       return invalid_argument(
@@ -109,13 +178,31 @@ Status check_inputs(const ModelMetadata& model, const Tensors& inputs) {
   return Status::Ok();
 }
 
-Tensors random_inputs(const ModelMetadata& model, uint64_t seed) {
+uint32_t request_length(const ModelMetadata& model, const Tensors& inputs) {
+  for (size_t k = 0; k < model.inputs.size() && k < inputs.size(); ++k) {
+    const Shape item = model.inputs[k].item_shape();
+    const Shape& got = inputs[k].shape();
+    for (size_t d = 0; d < item.size() && d < got.size(); ++d) {
+      if (item[d] < 0) return static_cast<uint32_t>(std::clamp<int64_t>(got[d], 0, UINT32_MAX));
+    }
+  }
+  return 0;
+}
+
+bool has_variable_inputs(const ModelMetadata& model) {
+  for (const TensorSpec& t : model.inputs)
+    if (t.variable()) return true;
+  return false;
+}
+
+Tensors random_inputs(const ModelMetadata& model, uint64_t seed, int64_t length) {
   std::mt19937_64 rng(seed);
   std::normal_distribution<float> normal(0.0f, 1.0f);
-  std::uniform_int_distribution<int> digit(0, 9);
   Tensors out;
   for (const TensorSpec& spec : model.inputs) {
-    Tensor t(spec.dtype, spec.item_shape());
+    Tensor t(spec.dtype, spec.sample_item_shape(length > 0 ? length : 16));
+    const auto [lo, hi] = spec.value_range.value_or(std::pair<int64_t, int64_t>{0, 9});
+    std::uniform_int_distribution<int64_t> digit(lo, hi);
     switch (spec.dtype) {
       case DType::kFloat32:
         for (float& v : t.as<float>()) v = normal(rng);
@@ -130,7 +217,7 @@ Tensors random_inputs(const ModelMetadata& model, uint64_t seed) {
         for (int64_t& v : t.as<int64_t>()) v = digit(rng);
         break;
       case DType::kInt32:
-        for (int32_t& v : t.as<int32_t>()) v = digit(rng);
+        for (int32_t& v : t.as<int32_t>()) v = static_cast<int32_t>(digit(rng));
         break;
       case DType::kUInt8:
       case DType::kBool:

@@ -45,6 +45,23 @@ TensorSpec read_spec(const json& j, const std::string& where) {
     if (!f->is_boolean()) throw Bad{where + ".finite_only must be true or false"};
     t.finite_only = f->get<bool>();
   }
+  if (auto f = j.find("max_shape"); f != j.end()) {
+    if (!f->is_array()) throw Bad{where + ".max_shape must be an array of integers"};
+    for (const json& d : *f) {
+      if (!d.is_number_integer()) throw Bad{where + ".max_shape must be an array of integers"};
+      t.max_shape.push_back(d.get<int64_t>());
+    }
+  }
+  if (auto f = j.find("pad_value"); f != j.end()) {
+    if (!f->is_number()) throw Bad{where + ".pad_value must be a number, got " + f->dump()};
+    t.pad_value = f->get<double>();
+  }
+  if (auto f = j.find("range"); f != j.end()) {
+    if (!f->is_array() || f->size() != 2 || !(*f)[0].is_number_integer() ||
+        !(*f)[1].is_number_integer())
+      throw Bad{where + ".range must be [LOW, HIGH], two integers, got " + f->dump()};
+    t.value_range = std::pair((*f)[0].get<int64_t>(), (*f)[1].get<int64_t>());
+  }
   return t;
 }
 
@@ -108,15 +125,24 @@ std::string metadata_json(const ModelMetadata& m) {
   const auto text = [](const ojson& j) {
     return j.dump(-1, ' ', false, ojson::error_handler_t::replace);
   };
-  const auto specs = [&text](const std::vector<TensorSpec>& list) {
+  const auto dims = [](const Shape& shape) {
+    std::string out;
+    for (int64_t d : shape) out += (out.empty() ? "" : ", ") + std::to_string(d);
+    return "[" + out + "]";
+  };
+  const auto specs = [&text, &dims](const std::vector<TensorSpec>& list) {
     std::string out = "[\n";
     for (size_t i = 0; i < list.size(); ++i) {
       const TensorSpec& t = list[i];
-      std::string shape;
-      for (int64_t d : t.shape) shape += (shape.empty() ? "" : ", ") + std::to_string(d);
       out += "    {\"name\": " + text(t.name) + ", \"datatype\": \"" + dtype_name(t.dtype) +
-             "\", \"shape\": [" + shape + "]" + (t.finite_only ? ", \"finite_only\": true" : "") +
-             "}" + (i + 1 < list.size() ? "," : "") + "\n";
+             "\", \"shape\": " + dims(t.shape);
+      if (!t.max_shape.empty()) out += ", \"max_shape\": " + dims(t.max_shape);
+      if (t.pad_value != 0) out += ", \"pad_value\": " + text(t.pad_value);
+      if (t.value_range)
+        out += ", \"range\": [" + std::to_string(t.value_range->first) + ", " +
+               std::to_string(t.value_range->second) + "]";
+      if (t.finite_only) out += ", \"finite_only\": true";
+      out += std::string("}") + (i + 1 < list.size() ? "," : "") + "\n";
     }
     return out + "  ]";
   };

@@ -4,6 +4,8 @@
 //   {"name": ..., "description": ..., "max_batch_size": N,
 //    "inputs":  [{"name": ..., "datatype": "FP32", "shape": [-1, 128],
 //                 "finite_only": true}, ...],
+//    (a variable dimension: "shape": [-1, -1], "max_shape": [-1, 256],
+//     "pad_value": 0; integer inputs may give "range": [LOW, HIGH])
 //    "outputs": [{"name": ..., "datatype": ..., "shape": [...]}, ...]}
 // Datatypes are KServe v2 names. Errors name the file and the field.
 // Thread-safety: free functions without shared state.

@@ -20,6 +20,7 @@
 
 #include "torch/describe.h"
 #include "torch/metadata_json.h"
+#include "torch/padding.h"
 #include "torch/torch_threads.h"
 
 namespace batchscope {
@@ -48,6 +49,18 @@ std::string shape_of(const at::Tensor& t) {
 }
 
 std::atomic<uint64_t> next_serial{1};
+
+// A request of zeros for the dry run and the warm-up: variable dimensions
+// at their largest (the costliest shape a batch takes; 256 where unbounded).
+Tensors zeros_at_longest(const ModelMetadata& meta) {
+  Tensors zeros;
+  for (const TensorSpec& spec : meta.inputs) {
+    Tensor t(spec.dtype, spec.sample_item_shape(256));
+    std::memset(t.data(), 0, t.nbytes());
+    zeros.push_back(std::move(t));
+  }
+  return zeros;
+}
 
 }  // namespace
 
@@ -85,6 +98,7 @@ struct TorchModel::Impl {
 
   at::Tensor stack(std::span<Tensors> reqs, size_t k) const {
     const TensorSpec& spec = meta.inputs[k];
+    if (spec.variable()) return stack_padded(reqs, k);
     std::vector<int64_t> shape{static_cast<int64_t>(reqs.size())};
     for (int64_t d : spec.item_shape()) shape.push_back(d);
     auto opts = at::TensorOptions().dtype(scalar_type(spec.dtype)).pinned_memory(cuda);
@@ -99,6 +113,49 @@ struct TorchModel::Impl {
                                     shape_string(spec.item_shape()));
       }
       std::memcpy(dst + i * item, reqs[i][k].data(), item);
+    }
+    return cuda ? batch.to(device, /*non_blocking=*/true) : batch;
+  }
+
+  // A variable input: each request copied into the corner of a batch as
+  // long as its longest request in each dimension, the rest pad_value.
+  at::Tensor stack_padded(std::span<Tensors> reqs, size_t k) const {
+    const TensorSpec& spec = meta.inputs[k];
+    const Shape want = spec.item_shape();
+    Shape longest(want.size(), 0);
+    bool ragged = false;
+    for (size_t i = 0; i < reqs.size(); ++i) {
+      const Shape* s = reqs[i].size() == meta.inputs.size() ? &reqs[i][k].shape() : nullptr;
+      bool fits = s && reqs[i][k].dtype() == spec.dtype && s->size() == want.size();
+      for (size_t d = 0; fits && d < want.size(); ++d)
+        fits = want[d] >= 0 ? (*s)[d] == want[d] : (*s)[d] >= 1;
+      if (!fits) {
+        throw std::invalid_argument("request " + std::to_string(i) +
+                                    " of the batch does not fit input '" + spec.name + "' " +
+                                    shape_string(want));
+      }
+      for (size_t d = 0; d < want.size(); ++d) {
+        if (i > 0 && (*s)[d] != longest[d]) ragged = true;
+        longest[d] = std::max(longest[d], (*s)[d]);
+      }
+    }
+    std::vector<int64_t> shape{static_cast<int64_t>(reqs.size())};
+    shape.insert(shape.end(), longest.begin(), longest.end());
+    auto opts = at::TensorOptions().dtype(scalar_type(spec.dtype)).pinned_memory(cuda);
+    at::Tensor batch = at::empty(shape, opts);
+    if (ragged) batch.fill_(spec.pad_value);
+    int64_t item_numel = 1;
+    for (int64_t d : longest) item_numel *= d;
+    const size_t elem = dtype_size(spec.dtype);
+    const size_t item = static_cast<size_t>(item_numel) * elem;
+    auto* dst = static_cast<std::byte*>(batch.data_ptr());
+    for (size_t i = 0; i < reqs.size(); ++i) {
+      const Tensor& t = reqs[i][k];
+      if (t.shape() == longest) {
+        std::memcpy(dst + i * item, t.data(), item);
+      } else {
+        copy_block(dst + i * item, longest, t.data(), t.shape(), t.shape(), elem);
+      }
     }
     return cuda ? batch.to(device, /*non_blocking=*/true) : batch;
   }
@@ -152,7 +209,9 @@ struct TorchModel::Impl {
       }
       std::vector<int64_t> want{static_cast<int64_t>(reqs.size())};
       for (int64_t d : spec.item_shape()) want.push_back(d);
-      if (t.sizes() != at::IntArrayRef(want)) {
+      bool fits = t.dim() == static_cast<int64_t>(want.size());
+      for (size_t d = 0; fits && d < want.size(); ++d) fits = want[d] < 0 || t.size(d) == want[d];
+      if (!fits) {
         throw std::runtime_error("output '" + spec.name + "' has shape " + shape_of(t) +
                                  " for a batch of " + std::to_string(reqs.size()) +
                                  ", the metadata says " + shape_string(spec.shape));
@@ -166,15 +225,47 @@ struct TorchModel::Impl {
     return outs;
   }
 
-  std::vector<Tensors> split(const std::vector<at::Tensor>& outs, size_t n) const {
+  // One result per request. A variable output dimension that came back as
+  // long as the batch's padded length is cut to each request's own length
+  // (request_length(): its first variable input dimension).
+  std::vector<Tensors> split(const std::vector<at::Tensor>& outs, std::span<const Tensors> reqs) const {
+    const size_t n = reqs.size();
     std::vector<Tensors> per(n);
+    std::vector<int64_t> lengths;
+    int64_t padded = 0;
+    for (const Tensors& r : reqs) {
+      lengths.push_back(request_length(meta, r));
+      padded = std::max(padded, lengths.back());
+    }
     for (size_t k = 0; k < outs.size(); ++k) {
       const TensorSpec& spec = meta.outputs[k];
-      const size_t item = static_cast<size_t>(spec.item_numel()) * dtype_size(spec.dtype);
       const auto* src = static_cast<const std::byte*>(outs[k].data_ptr());
+      if (!spec.variable()) {
+        const size_t item = static_cast<size_t>(spec.item_numel()) * dtype_size(spec.dtype);
+        for (size_t i = 0; i < n; ++i) {
+          Tensor t(spec.dtype, spec.item_shape());
+          std::memcpy(t.data(), src + i * item, item);
+          per[i].push_back(std::move(t));
+        }
+        continue;
+      }
+      const Shape got(outs[k].sizes().begin() + 1, outs[k].sizes().end());
+      int64_t numel = 1;
+      for (int64_t d : got) numel *= d;
+      const size_t elem = dtype_size(spec.dtype);
+      const size_t item = static_cast<size_t>(numel) * elem;
+      const Shape declared = spec.item_shape();
       for (size_t i = 0; i < n; ++i) {
-        Tensor t(spec.dtype, spec.item_shape());
-        std::memcpy(t.data(), src + i * item, item);
+        Shape own = got;
+        for (size_t d = 0; d < own.size(); ++d) {
+          if (declared[d] < 0 && padded > 0 && own[d] == padded) own[d] = lengths[i];
+        }
+        Tensor t(spec.dtype, own);
+        if (own == got) {
+          std::memcpy(t.data(), src + i * item, item);
+        } else {
+          copy_block(t.data(), own, src + i * item, got, own, elem);
+        }
         per[i].push_back(std::move(t));
       }
     }
@@ -195,7 +286,7 @@ Expected<std::vector<Tensors>> TorchModel::run(std::span<Tensors> inputs) {
   if (inputs.empty()) return std::vector<Tensors>{};
   impl_->configure_thread();
   try {
-    return impl_->split(impl_->forward(inputs), inputs.size());
+    return impl_->split(impl_->forward(inputs), inputs);
   } catch (const std::exception& e) {
     return Error{ErrorCode::kModelError,
                  "model '" + impl_->meta.name + "' failed: " + torch_error_message(e)};
@@ -252,12 +343,7 @@ Expected<std::unique_ptr<TorchModel>> TorchModel::load(const std::string& model_
   // Dry run on zeros, which nearly every model accepts: the module must
   // agree with its metadata before it serves.
   const uint32_t max_batch = model->metadata().max_batch_size;
-  Tensors zeros;
-  for (const TensorSpec& spec : model->metadata().inputs) {
-    Tensor t(spec.dtype, spec.item_shape());
-    std::memset(t.data(), 0, t.nbytes());
-    zeros.push_back(std::move(t));
-  }
+  Tensors zeros = zeros_at_longest(model->metadata());
   std::vector<Tensors> batch(std::min<uint32_t>(2, max_batch), zeros);
   try {
     model->impl_->forward(batch);
@@ -279,12 +365,7 @@ Status TorchModel::warm_up_here(const std::function<void(uint32_t, uint32_t)>& o
                                 const std::function<bool()>& cancelled) {
   thread_local std::set<uint64_t> warmed;  // the models this thread has warmed
   if (warmed.count(impl_->serial)) return Status::Ok();
-  Tensors zeros;
-  for (const TensorSpec& spec : impl_->meta.inputs) {
-    Tensor t(spec.dtype, spec.item_shape());
-    std::memset(t.data(), 0, t.nbytes());
-    zeros.push_back(std::move(t));
-  }
+  Tensors zeros = zeros_at_longest(impl_->meta);
   std::vector<Tensors> batch;
   const uint32_t top = impl_->warmup_top;
   for (uint32_t b = 1;; b = std::min(impl_->warmup_every_size ? b + 1 : b * 2, top)) {

@@ -71,5 +71,56 @@ TEST(ModelMetadata, ValidateRefusesMalformedDeclarations) {
   EXPECT_FALSE(m.validate().ok());
 }
 
+ModelMetadata variable() {
+  ModelMetadata m;
+  m.name = "v";
+  m.max_batch_size = 8;
+  TensorSpec ids{"ids", DType::kInt64, {-1, -1, 2}, false};
+  ids.max_shape = {-1, 10, 2};
+  ids.value_range = std::pair<int64_t, int64_t>{3, 5};
+  m.inputs = {ids};
+  m.outputs = {TensorSpec{"y", DType::kFloat32, {-1, -1}, false}};
+  return m;
+}
+
+TEST(ModelMetadata, AVariableDimensionTakesAnySizeUpToItsLargest) {
+  const ModelMetadata m = variable();
+  ASSERT_TRUE(m.validate().ok()) << m.validate().message();
+  EXPECT_TRUE(m.inputs[0].variable());
+  EXPECT_EQ(m.inputs[0].item_numel(), -1);
+  EXPECT_EQ(m.inputs[0].sample_item_shape(50), (Shape{10, 2}));  // cut to its largest
+  for (int64_t len : {1, 7, 10}) {
+    Tensors in = random_inputs(m, 1, len);
+    EXPECT_EQ(in[0].shape(), (Shape{len, 2}));
+    EXPECT_TRUE(check_inputs(m, in).ok());
+    EXPECT_EQ(request_length(m, in), static_cast<uint32_t>(len));
+    for (int64_t v : in[0].as<int64_t>()) EXPECT_TRUE(v >= 3 && v <= 5) << v;
+  }
+  Tensors over{Tensor(DType::kInt64, {11, 2})};
+  EXPECT_NE(check_inputs(m, over).message().find("dimension 1 is 11, over its largest 10"),
+            std::string::npos)
+      << check_inputs(m, over).message();
+  Tensors fixed_wrong{Tensor(DType::kInt64, {4, 3})};
+  EXPECT_NE(check_inputs(m, fixed_wrong).message().find("has shape [4, 3], expected [-1, 2]"),
+            std::string::npos)
+      << check_inputs(m, fixed_wrong).message();
+  EXPECT_EQ(request_length(two_inputs(), random_inputs(two_inputs(), 1)), 0u);
+}
+
+TEST(ModelMetadata, AMaxShapeMustAgreeWithItsShape) {
+  ModelMetadata m = variable();
+  m.inputs[0].max_shape = {-1, 10, 3};  // the fixed size differs
+  EXPECT_NE(m.validate().message().find("max_shape [-1, 10, 3] against shape [-1, -1, 2]"),
+            std::string::npos);
+  m.inputs[0].max_shape = {-1, 10};
+  EXPECT_FALSE(m.validate().ok());
+  m = variable();
+  m.inputs[0].shape = {-1, -2, 2};
+  EXPECT_NE(m.validate().message().find("-1 where it varies"), std::string::npos);
+  m = variable();
+  m.inputs[0].value_range = std::pair<int64_t, int64_t>{5, 3};
+  EXPECT_FALSE(m.validate().ok());
+}
+
 }  // namespace
 }  // namespace batchscope

@@ -173,6 +173,14 @@ TEST(Describe, TheConfigFoldersSidecarIsFoundWhereNoneIsBeside) {
 }
 
 TEST(Describe, TheSidecarTextReadsBackAsTheSameMetadata) {
+  auto text = load_metadata(kModels + "text_classifier.json");
+  ASSERT_TRUE(text.ok()) << text.error().message;
+  auto again = parse_metadata(metadata_json(*text), "again");
+  ASSERT_TRUE(again.ok()) << again.error().message;
+  EXPECT_EQ(again->inputs[0].max_shape, (Shape{-1, 256}));
+  EXPECT_EQ(again->inputs[1].value_range, (std::pair<int64_t, int64_t>{1, 1}));
+  EXPECT_EQ(metadata_json(*again), metadata_json(*text));
+
   auto kept = load_metadata(kModels + "cnn_mnist.json");
   ASSERT_TRUE(kept.ok());
   auto back = parse_metadata(metadata_json(*kept), "again");
