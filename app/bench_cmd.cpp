@@ -19,6 +19,7 @@
 #include "app/model_setup.h"
 #include "traffic/inproc_run.h"
 #include "traffic/load_driver.h"
+#include "traffic/varied_inputs.h"
 #include "tuning/adaptive_planner.h"
 #include "tuning/cost_calibration.h"
 #include "tuning/predict_bounds.h"
@@ -76,7 +77,11 @@ std::string bench_help() {
          "and on the cost it is predicted with; --plan-cost FILE: on that cost file\n"
          "instead, live (inproc, self-http) and predicted alike (docs/tuning.md).\n"
          "--payload FILE sends that request\n"
-         "body instead of seeded inputs built from the model's metadata. --csv PREFIX writes\n"
+         "body instead of seeded inputs built from the model's metadata. A model whose\n"
+         "inputs vary in length (a -1 after the batch dimension in its sidecar) gets 1024\n"
+         "seeded requests whose lengths are drawn from --seq-len DIST: fixed:N,\n"
+         "uniform:LO,HI or lognormal:MEDIAN,SIGMA[,MAX] (default lognormal:32,1 up to the\n"
+         "model's largest); the summary then gives the padding waste. --csv PREFIX writes\n"
          "PREFIX_requests.csv and PREFIX_windows.csv.\n"
          "--window S sets the summary windows (default: the duration / 40, 0.1 s to 10 s).\n"
          "--warmup: the batch sizes each lane runs on its own thread before serving: auto\n"
@@ -127,6 +132,11 @@ void print_summary(const RunData& run, const RunSummary& s) {
     std::printf("%s)\n", s.batch_histogram.size() > 6 ? ", ..." : "");
     std::printf("  queue depth  mean %.2f  max %u\n", s.depth_mean, s.depth_max);
   }
+  if (s.padded_length > 0) {
+    std::printf("  padding      waste %.1f%%  (%llu real of %llu padded positions)\n",
+                100.0 * s.padding_waste, static_cast<unsigned long long>(s.real_length),
+                static_cast<unsigned long long>(s.padded_length));
+  }
 }
 
 }  // namespace
@@ -156,6 +166,7 @@ int run_bench(int argc, char** argv, const std::vector<std::string>& args) {
   std::string json_out, csv_prefix, trace_out, plot_out, payload_file, cost_out, plan_file;
   CostChoice cost_choice;
   int connections = 64;
+  std::optional<LengthDist> seq_len;
   double window_s = 0;  // 0: about 40 windows over the run
   trace_sets_pattern(*flags, spec);
   for (auto& [name, value] : *flags) {
@@ -172,6 +183,13 @@ int run_bench(int argc, char** argv, const std::vector<std::string>& args) {
       set(1, 4096, connections);
     else if (name == "payload")
       payload_file = value;
+    else if (name == "seq-len") {
+      auto d = LengthDist::parse(value, "--seq-len");
+      if (!d)
+        bad = d.error();
+      else
+        seq_len = *d;
+    }
     else if (name == "plan-cost")
       plan_file = value;
     else if (name == "cost-out")
@@ -246,6 +264,17 @@ int run_bench(int argc, char** argv, const std::vector<std::string>& args) {
     text << in.rdbuf();
     bodies.push_back(text.str());
   }
+  // A model whose inputs vary in length: requests of lengths drawn from --seq-len.
+  std::vector<Tensors> varied;
+  if (seq_len && !has_variable_inputs(model->metadata)) {
+    return fail("--seq-len " + seq_len->describe() + ": model '" + model->metadata.name +
+                "' has no input that varies in length");
+  }
+  if (has_variable_inputs(model->metadata) && bodies.empty() && !predicted) {
+    const LengthDist lengths = seq_len.value_or(default_lengths(model->metadata));
+    varied = varied_inputs(model->metadata, lengths, spec.seed, 1024);
+    std::printf("lengths: %s\n", lengths.describe().c_str());
+  }
 
 #ifdef BATCHSCOPE_WITH_QT
   // Qt is needed for the listener (self-http) and for drawing the plot.
@@ -314,6 +343,7 @@ int run_bench(int argc, char** argv, const std::vector<std::string>& args) {
         return fail("--payload: " + s.message());
     }
 #endif
+    if (inputs.empty()) inputs = std::move(varied);
     std::printf("Batchscope bench: %s -> inproc\n", cfg.pattern.c_str());
     std::fflush(stdout);
     auto r = run_inproc(model->factory, model->metadata, *options, planner, spec, cfg,
@@ -327,8 +357,7 @@ int run_bench(int argc, char** argv, const std::vector<std::string>& args) {
     std::unique_ptr<HttpServer> server;
     if (target == "self-http") {
       engine = std::make_unique<Engine>(model->factory, *options);
-      const ModelMetadata meta = model->metadata;
-      engine->set_validator([meta](const Tensors& in) { return check_inputs(meta, in); });
+      bind_model(*engine, model->metadata);
       engine->set_adaptive_planner(planner);
       if (Status s = engine->start(); !s) return fail(s.message(), 1);
       service = std::make_unique<InferenceService>(
@@ -338,7 +367,14 @@ int run_bench(int argc, char** argv, const std::vector<std::string>& args) {
       service->set_server(server.get());
       auto port = server->start("127.0.0.1", 0);
       if (!port) return fail(port.error().message, 1);
-      url = Url{"127.0.0.1", *port, "/infer", ""};
+      // /infer takes one input; a model with more is sent KServe v2.
+      url = Url{"127.0.0.1", *port,
+                model->metadata.inputs.size() == 1 ? "/infer"
+                                                   : "/v2/models/" + model->metadata.name + "/infer",
+                ""};
+    }
+    if (bodies.empty()) {
+      for (const Tensors& in : varied) bodies.push_back(infer_body(*url, model->metadata, in));
     }
     HttpTarget t(*url, model->metadata, connections, spec.seed, bodies);
     if (Status s = t.start(); !s) return fail(s.message(), 1);
@@ -378,7 +414,8 @@ int run_bench(int argc, char** argv, const std::vector<std::string>& args) {
              run_context_json(choice->synthetic ? "" : choice->path, choice->device));
   }
   // An in-process run of the model refines its kept cost on this machine.
-  if (target == "inproc" && bodies.empty()) {
+  // (Not where lengths vary: the kept cost is t(b), which a batch's length moves.)
+  if (target == "inproc" && bodies.empty() && !has_variable_inputs(model->metadata)) {
     refine_cost_cache(*choice, run, options->num_lanes, "bench");
   }
   if (!cost_out.empty()) {

@@ -186,8 +186,7 @@ int run_serve(int argc, char** argv, const std::vector<std::string>& args) {
 
   QCoreApplication app(argc, argv);
   Engine engine(factory, *options);
-  const ModelMetadata meta = info.model;
-  engine.set_validator([meta](const Tensors& in) { return check_inputs(meta, in); });
+  bind_model(engine, info.model);
   engine.set_adaptive_planner(planner);
   if (Status s = engine.start(); !s) return fail(s.message(), 1);
 

@@ -106,6 +106,13 @@ class BasicEngine {
   using Validator = std::function<Status(const In&)>;
   Status set_validator(Validator v);
 
+  // A request's length where its inputs vary in size (request_length() for
+  // tensors), taken at admission: each batch records its longest request and
+  // the sum, so its padding waste follows. Set before start(); without it
+  // every length is 0.
+  using LengthOf = std::function<uint32_t(const In&)>;
+  Status set_length_of(LengthOf f);
+
   // Who makes the adaptive strategy's plans (core/tuning's
   // make_adaptive_plan). Set before start(); without one, start() and
   // set_options() refuse strategy = adaptive.
@@ -141,6 +148,7 @@ class BasicEngine {
     Done done;
     StageTimes times;
     TimePoint expires;
+    uint32_t length = 0;  // LengthOf's, at admission
   };
   struct Expiry {
     TimePoint expires;
@@ -177,7 +185,7 @@ class BasicEngine {
   // the arrival when the lock was free, else the time it was got.
   TimePoint lock_for_admission(std::unique_lock<std::mutex>& lk, TimePoint arrival);
   Expected<RequestId> admit_locked(In&& input, Done&& done, TimePoint arrival,
-                                   TimePoint admitted, const SubmitOptions& so);
+                                   TimePoint admitted, const SubmitOptions& so, uint32_t length);
   // The sleeping engine threads an admission must wake. They are notified
   // after the lock is released, so that a woken thread does not at once
   // block on the lock its waker still holds.
@@ -223,6 +231,7 @@ class BasicEngine {
   const bool plan_inline_;
   std::shared_ptr<Clock> clock_;
   Validator validator_;  // fixed once started; read without the lock
+  LengthOf length_of_;   // the same
   // Set before start(), like validator_; read under mu_.
   AdaptivePlanner adaptive_planner_ = nullptr;
 

@@ -80,6 +80,14 @@ Status BasicEngine<In, Out>::set_validator(Validator v) {
 }
 
 template <class In, class Out>
+Status BasicEngine<In, Out>::set_length_of(LengthOf f) {
+  std::lock_guard g(mu_);
+  if (started_) return invalid_argument("the length function must be set before start()");
+  length_of_ = std::move(f);
+  return Status::Ok();
+}
+
+template <class In, class Out>
 Status BasicEngine<In, Out>::set_adaptive_planner(AdaptivePlanner planner) {
   std::lock_guard g(mu_);
   if (started_) return invalid_argument("the adaptive planner must be set before start()");

@@ -190,6 +190,10 @@ void BasicEngine<In, Out>::cut(size_t n, BatchReason reason, TimePoint now, int 
   } else if (expiries_.size() > 2 * queue_.size() + 64) {
     prune_expiries_locked();
   }
+  for (size_t i = 0; i < s.batch.size(); ++i) {
+    b.longest = std::max(b.longest, s.batch[i].length);
+    b.length_sum += s.batch[i].length;
+  }
   b.id = next_batch_id_++;
   b.size = engine_detail::u32(n);
   b.reason = reason;

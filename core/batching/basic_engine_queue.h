@@ -97,7 +97,8 @@ void BasicEngine<In, Out>::wake_leader_locked() {
 template <class In, class Out>
 Expected<RequestId> BasicEngine<In, Out>::admit_locked(In&& input, Done&& done, TimePoint arrival,
                                                        TimePoint admitted,
-                                                       const SubmitOptions& so) {
+                                                       const SubmitOptions& so,
+                                                       uint32_t length) {
   ++counters_.submitted;
   Error reject;
   if (!started_ || stopping_) {
@@ -115,7 +116,7 @@ Expected<RequestId> BasicEngine<In, Out>::admit_locked(In&& input, Done&& done, 
     TimePoint expires = arrival + milliseconds(options_.request_timeout_ms);
     if (so.deadline) expires = std::min(expires, *so.deadline);
     add_expiry_locked(expires, id);
-    queue_.emplace_back(id, std::move(input), std::move(done), times, expires);
+    queue_.emplace_back(id, std::move(input), std::move(done), times, expires, length);
     arrivals_.observe(arrival);
     peak_depth_ = std::max(peak_depth_, engine_detail::u32(queue_.size()));
     ++counters_.admitted;
@@ -179,9 +180,11 @@ template <class In, class Out>
 Expected<RequestId> BasicEngine<In, Out>::submit(In input, Done done, SubmitOptions so) {
   const TimePoint arrival = clock_->now();
   if (Status v = check_input(input, arrival, done); !v) return v.error();
+  const uint32_t length = length_of_ ? length_of_(input) : 0;
   std::unique_lock lk(mu_, std::defer_lock);
   const TimePoint admitted = lock_for_admission(lk, arrival);
-  Expected<RequestId> id = admit_locked(std::move(input), std::move(done), arrival, admitted, so);
+  Expected<RequestId> id =
+      admit_locked(std::move(input), std::move(done), arrival, admitted, so, length);
   if (id) {
     const Wakes w = after_admit_locked(queue_.back().expires);
     lk.unlock();
@@ -206,7 +209,11 @@ std::vector<RequestId> BasicEngine<In, Out>::submit_many(std::span<In> inputs,
     return {};
   }
   std::vector<bool> valid(inputs.size(), true);
-  for (size_t i = 0; i < inputs.size(); ++i) valid[i] = check_input(inputs[i], arrival, dones[i]).ok();
+  std::vector<uint32_t> lengths(inputs.size(), 0);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    valid[i] = check_input(inputs[i], arrival, dones[i]).ok();
+    if (valid[i] && length_of_) lengths[i] = length_of_(inputs[i]);
+  }
   std::vector<std::pair<size_t, Error>> rejected;
   std::vector<RequestId> admitted;
   admitted.reserve(inputs.size());
@@ -217,8 +224,8 @@ std::vector<RequestId> BasicEngine<In, Out>::submit_many(std::span<In> inputs,
     TimePoint earliest = kNever;
     for (size_t i = 0; i < inputs.size(); ++i) {
       if (!valid[i]) continue;
-      Expected<RequestId> id =
-          admit_locked(std::move(inputs[i]), std::move(dones[i]), arrival, admitted_at, so);
+      Expected<RequestId> id = admit_locked(std::move(inputs[i]), std::move(dones[i]), arrival,
+                                            admitted_at, so, lengths[i]);
       if (id) {
         admitted.push_back(*id);
         earliest = std::min(earliest, queue_.back().expires);

@@ -7,4 +7,10 @@ namespace batchscope {
 
 template class BasicEngine<Tensors, Tensors>;
 
+void bind_model(Engine& engine, const ModelMetadata& model) {
+  engine.set_validator([model](const Tensors& in) { return check_inputs(model, in); });
+  if (has_variable_inputs(model))
+    engine.set_length_of([model](const Tensors& in) { return request_length(model, in); });
+}
+
 }  // namespace batchscope

@@ -33,7 +33,7 @@ std::string infer_body(const Url& url, const ModelMetadata& model, const Tensors
     b += ",\"datatype\":";
     append_json_string(b, dtype_name(spec.dtype));
     b += ",\"shape\":[1";
-    for (int64_t d : spec.item_shape()) {
+    for (int64_t d : inputs[k].shape()) {  // the request's own: a variable dimension's length
       b += ',';
       b += std::to_string(d);
     }

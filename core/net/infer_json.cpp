@@ -179,6 +179,50 @@ std::optional<QJsonObject> parse_object(std::string_view body, HttpError& err) {
   return doc.object();
 }
 
+// /infer for an input with one variable dimension: the values' count tells
+// its length (the other dimensions fixed), from 1 to its largest.
+HttpExpected<Tensors> parse_simple_varied(std::string_view body, const TensorSpec& spec) {
+  const Shape item = spec.item_shape();
+  size_t var = item.size();
+  uint64_t fixed = 1;
+  for (size_t d = 0; d < item.size(); ++d) {
+    if (item[d] >= 0) {
+      fixed *= static_cast<uint64_t>(item[d]);
+    } else if (var != item.size()) {
+      return unfit("input '" + spec.name + "' " + shape_string(spec.shape) +
+                   " varies in more than one dimension; /infer cannot tell its shape, send "
+                   "KServe v2 with a 'shape'");
+    } else {
+      var = d;
+    }
+  }
+  HttpError err;
+  auto obj = parse_object(body, err);
+  if (!obj) return err;
+  if (!obj->contains("data"))
+    return malformed("the body has no 'data' field: send {\"data\": [...]}");
+  const QJsonValue data = obj->value("data");
+  const uint64_t n = count_values(data);
+  const int64_t top = spec.item_max(var);
+  if (n == 0 || n % fixed != 0) {
+    return unfit("'data' has " + std::to_string(n) + " values, not a whole number of " +
+                 std::to_string(fixed) + " (input '" + spec.name + "' " +
+                 shape_string(item) + ", one length at least)");
+  }
+  if (top > 0 && n / fixed > static_cast<uint64_t>(top)) {
+    return unfit("'data' has " + std::to_string(n) + " values: a length of " +
+                 std::to_string(n / fixed) + ", over input '" + spec.name + "''s largest " +
+                 std::to_string(top) + " (max_shape " + shape_string(spec.max_shape) + ")");
+  }
+  Shape shape = item;
+  shape[var] = static_cast<int64_t>(n / fixed);
+  Tensor t(spec.dtype, shape);  // no larger than the values already in the body
+  if (auto e = fill(t, data, spec.name)) return *e;
+  Tensors in;
+  in.push_back(std::move(t));
+  return in;
+}
+
 }  // namespace
 
 HttpExpected<Tensors> parse_simple_infer(std::string_view body, const ModelMetadata& model) {
@@ -187,6 +231,7 @@ HttpExpected<Tensors> parse_simple_infer(std::string_view body, const ModelMetad
                  std::to_string(model.inputs.size()) + "; use /v2/models/" + model.name + "/infer");
   }
   const TensorSpec& spec = model.inputs[0];
+  if (spec.variable()) return parse_simple_varied(body, spec);
   Tensor t(spec.dtype, spec.item_shape());
   std::vector<float> fast;
   const auto want = static_cast<size_t>(spec.item_numel());
@@ -282,10 +327,24 @@ HttpExpected<V2Request> parse_v2_request(std::string_view body, const ModelMetad
     }
     Shape want = spec.item_shape();
     want.insert(want.begin(), shape.empty() ? 0 : shape[0]);
+    // A variable dimension takes the size sent, from 1 to its largest.
+    for (size_t d = 1; d < want.size() && d < shape.size(); ++d) {
+      if (want[d] < 0 && shape[d] >= 1) want[d] = shape[d];
+    }
     if (shape.empty() || shape != want || shape[0] < 1) {
       return unfit("input '" + name + "' has shape " + shape_text(shape) + ", expected " +
                    shape_string(spec.shape) + " with at least one row (rows first, then " +
-                   shape_string(spec.item_shape()) + ")");
+                   shape_string(spec.item_shape()) + (spec.variable() ? ", -1 from 1 up" : "") +
+                   ")");
+    }
+    for (size_t d = 1; d < shape.size(); ++d) {
+      const int64_t top = spec.item_max(d - 1);
+      if (spec.shape[d] < 0 && top > 0 && shape[d] > top) {
+        return unfit("input '" + name + "' has shape " + shape_text(shape) + ": dimension " +
+                     std::to_string(d) + " is " + std::to_string(shape[d]) +
+                     ", over its largest " + std::to_string(top) + " (max_shape " +
+                     shape_string(spec.max_shape) + ")");
+      }
     }
     if (rows >= 0 && shape[0] != rows) {
       return unfit("input '" + name + "' has " + std::to_string(shape[0]) +
@@ -294,9 +353,14 @@ HttpExpected<V2Request> parse_v2_request(std::string_view body, const ModelMetad
     rows = shape[0];
     const QJsonValue data = in.value("data");
     const uint64_t n = count_values(data);
-    // rows < 2^53 and the item's size is the model's: the product fits.
-    const unsigned __int128 needed =
-        static_cast<unsigned __int128>(shape[0]) * static_cast<uint64_t>(spec.item_numel());
+    // Every dimension < 2^53 and at most its largest, or the body bounds
+    // the values: the product is checked against the values' count in 128
+    // bits, saturating, before anything is allocated.
+    unsigned __int128 needed = 1;
+    for (int64_t d : shape) {
+      needed *= static_cast<uint64_t>(d);
+      if (needed > (static_cast<unsigned __int128>(1) << 64)) break;
+    }
     if (n != needed) {
       return unfit("input '" + name + "' has " + std::to_string(n) + " values; shape " +
                    shape_string(shape) + " needs " + decimal(needed));

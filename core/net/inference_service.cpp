@@ -207,7 +207,9 @@ void InferenceService::infer_v2(const HttpRequest& req, Responder r) {
           b += ",\"datatype\":";
           append_json_string(b, dtype_name(spec.dtype));
           b += ",\"shape\":[" + std::to_string(g->rows.size());
-          for (int64_t d : spec.item_shape()) {
+          // A row's own shape: a variable output cut to the request's length
+          // (every row of one request has the same).
+          for (int64_t d : g->rows[0][k].shape()) {
             b += ',';
             b += std::to_string(d);
           }

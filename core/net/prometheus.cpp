@@ -201,6 +201,20 @@ void batch_size_histogram(std::string& out, const MetricsWindow& totals) {
   sample_u(out, "batchscope_batch_size_count", {}, count);
 }
 
+// Requests of varying length: the padding waste is
+// 1 - rate(real) / rate(padded) over any range.
+void padding_counters(std::string& out, const MetricsWindow& totals) {
+  if (totals.padded_length == 0) return;
+  counter(out, "batchscope_padded_positions_total",
+          "Positions the batches held, padded to each batch's longest request (batch size x "
+          "longest), over all batches folded so far.",
+          totals.padded_length);
+  counter(out, "batchscope_real_positions_total",
+          "Positions of the requests themselves (the sum of their lengths); the rest of "
+          "batchscope_padded_positions_total is padding.",
+          totals.real_length);
+}
+
 void duration_histograms(std::string& out, const MetricsWindow& totals) {
   constexpr std::string_view name = "batchscope_request_duration_seconds";
   family(out, name, "histogram",
@@ -394,6 +408,7 @@ std::string prometheus_text(const MetricsSnapshot& s, const ServerInfo& info) {
   engine_counters(out, s.engine.counters);
   live_gauges(out, s.engine);
   batch_size_histogram(out, s.totals);
+  padding_counters(out, s.totals);
   duration_histograms(out, s.totals);
   option_gauges(out, s.engine);
   server_families(out, info);

@@ -78,6 +78,7 @@ std::vector<Figure> summary_figures(const std::string& summary_json) {
       {"batch_mean", {"batch_size", "mean"}},
       {"depth_mean", {"queue_depth", "mean"}},
       {"depth_max", {"queue_depth", "max"}},
+      {"padding_waste", {"padding", "waste"}},
       {"lag_p99_ms", {"send_lag_ms", "p99"}},
   };
   std::vector<Figure> out;
@@ -181,6 +182,9 @@ RunSummary summary_from_json(const std::string& summary_json) {
   }
   s.depth_mean = num(j, {"queue_depth", "mean"});
   s.depth_max = whole<uint32_t>(j, {"queue_depth", "max"});
+  s.padding_waste = num(j, {"padding", "waste"});
+  s.real_length = whole<uint64_t>(j, {"padding", "real"});
+  s.padded_length = whole<uint64_t>(j, {"padding", "padded"});
   if (auto w = j.find("windows"); w != j.end() && w->is_array()) {
     for (const json& x : *w) {
       if (!x.is_object()) continue;

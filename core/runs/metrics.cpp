@@ -35,6 +35,8 @@ void add_batch_to(MetricsWindow& w, const BatchRecord& b) {
   if (b.failed) ++w.failed_batches;
   w.batch_sizes.record(b.size);
   w.batch_size_sum += b.size;
+  w.padded_length += static_cast<uint64_t>(b.size) * b.longest;
+  w.real_length += b.length_sum;
 }
 
 void add_depth_to(MetricsWindow& w, const DepthSample& d) {
@@ -57,6 +59,12 @@ uint64_t MetricsWindow::requests() const {
 
 double MetricsWindow::mean_batch_size() const {
   return batches == 0 ? 0.0 : static_cast<double>(batch_size_sum) / static_cast<double>(batches);
+}
+
+double MetricsWindow::padding_waste() const {
+  return padded_length == 0
+             ? 0.0
+             : 1.0 - static_cast<double>(real_length) / static_cast<double>(padded_length);
 }
 
 double MetricsWindow::mean_queue_depth() const {
@@ -90,6 +98,8 @@ void MetricsWindow::merge(const MetricsWindow& other) {
   failed_batches += other.failed_batches;
   batch_sizes.merge(other.batch_sizes);
   batch_size_sum += other.batch_size_sum;
+  padded_length += other.padded_length;
+  real_length += other.real_length;
   max_queue_depth = std::max(max_queue_depth, other.max_queue_depth);
   depth_samples += other.depth_samples;
   depth_sum += other.depth_sum;

@@ -57,6 +57,10 @@ struct MetricsWindow {
   // histograms, and its buckets export the same way.
   LogHistogram batch_sizes;
   uint64_t batch_size_sum = 0;  // exact, for the mean
+  // Requests of varying length: positions their batches held padded (size x
+  // longest) and real (the lengths' sum); 0 where lengths do not vary.
+  uint64_t padded_length = 0;
+  uint64_t real_length = 0;
 
   // Queue depth: the largest DepthSample depth or peak, and the sum of the
   // sampled depths for their mean.
@@ -71,6 +75,8 @@ struct MetricsWindow {
   uint64_t requests() const;
   double mean_batch_size() const;
   double mean_queue_depth() const;
+  // The share of padded positions that were padding; 0 without any.
+  double padding_waste() const;
   // Requests completed with kOk per second of `length`; 0 when length is 0.
   double throughput_per_s() const;
 

@@ -65,7 +65,19 @@ struct BatchRecord {
   TimePoint batched{};
   TimePoint run_start{};
   TimePoint run_end{};
+  // Requests of varying length (a text model's tokens): the longest, to
+  // which the batch is padded, and the sum of their lengths. 0 where lengths
+  // do not vary.
+  uint32_t longest = 0;
+  uint64_t length_sum = 0;
 };
+
+// The share of a padded batch that is padding: (size x longest - sum) /
+// (size x longest); 0 where lengths do not vary.
+inline double padding_waste(const BatchRecord& b) {
+  const double padded = static_cast<double>(b.size) * b.longest;
+  return padded > 0 ? 1.0 - static_cast<double>(b.length_sum) / padded : 0.0;
+}
 
 // When a batch finished, or when it was cut if it never ran: the moment
 // windows file it under.

@@ -166,6 +166,12 @@ std::string run_summary_json(const RunData& run, const RunSummary& s) {
       depth.number("mean", s.depth_mean);
       depth.uint("max", s.depth_max);
     }
+    if (s.padded_length > 0) {
+      JsonObject padding(o.key("padding"));
+      padding.number("waste", s.padding_waste);
+      padding.uint("real", s.real_length);
+      padding.uint("padded", s.padded_length);
+    }
     append_config(o.key("config"), run.config);
     o.string("pattern", run.config.pattern);
     std::string& w = o.key("windows");

@@ -117,6 +117,12 @@ void fold_totals(const RunData& run, RunSummary& s) {
   for (const BatchRecord& b : run.batches) {
     ++s.batch_histogram[b.size];
     size_sum += b.size;
+    s.real_length += b.length_sum;
+    s.padded_length += static_cast<uint64_t>(b.size) * b.longest;
+  }
+  if (s.padded_length > 0) {
+    s.padding_waste =
+        1.0 - static_cast<double>(s.real_length) / static_cast<double>(s.padded_length);
   }
   if (!run.batches.empty()) {
     s.batch_mean = static_cast<double>(size_sum) / static_cast<double>(run.batches.size());

@@ -74,6 +74,11 @@ struct RunSummary {
   std::map<uint32_t, uint64_t> batch_histogram;  // size -> batches
   double depth_mean = 0;
   uint32_t depth_max = 0;
+  // Requests of varying length: the lengths run and the slots their padded
+  // batches held (size x longest, summed), and the share that was padding.
+  // All 0 where lengths do not vary.
+  uint64_t real_length = 0, padded_length = 0;
+  double padding_waste = 0;
   std::vector<RunWindow> windows;
 };
 
@@ -82,7 +87,8 @@ RunSummary summarize_run(const RunData& run, Duration window = std::chrono::seco
 // Exports. JSON summary keys: sent, ok, rejected, timed_out, errors,
 // throughput_rps, latency_ms {p50, p90, p95, p99, p999, max, mean},
 // batch_size {mean, histogram}, queue_depth {mean, max}, send_lag_ms
-// {p50, p99, max}, config, pattern, windows [...].
+// {p50, p99, max}, padding {waste, real, padded} (where lengths vary),
+// config, pattern, windows [...].
 std::string run_summary_json(const RunData& run, const RunSummary& s);
 std::string run_requests_csv(const RunData& run);
 std::string run_windows_csv(const RunSummary& s);

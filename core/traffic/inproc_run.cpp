@@ -13,8 +13,7 @@ Expected<RunData> run_inproc(const RunnerFactory& factory, const ModelMetadata& 
     for (uint64_t i = 0; i < 64; ++i) inputs.push_back(random_inputs(metadata, spec.seed + i));
   }
   Engine engine(factory, options);
-  const ModelMetadata meta = metadata;
-  engine.set_validator([meta](const Tensors& in) { return check_inputs(meta, in); });
+  bind_model(engine, metadata);
   engine.set_adaptive_planner(planner);
   if (Status s = engine.start(); !s) return s.error();
   SteadyClock clock;

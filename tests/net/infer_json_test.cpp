@@ -82,5 +82,55 @@ TEST(InferJson, TheSimpleRouteCountsValuesWithoutStoringThemAll) {
             std::string::npos);
 }
 
+ModelMetadata varied_model() {
+  ModelMetadata m;
+  m.name = "v";
+  m.max_batch_size = 8;
+  TensorSpec x{"x", DType::kFloat32, {-1, -1, 2}, false};
+  x.max_shape = {-1, 16, 2};
+  m.inputs = {x};
+  m.outputs = {TensorSpec{"y", DType::kFloat32, {-1, -1, 2}, false}};
+  return m;
+}
+
+TEST(InferJson, AVariableDimensionTakesTheSizeSentUpToItsLargest) {
+  auto ok = parse_v2_request(v2("FP32", "[2, 3, 2]", "[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]"),
+                             varied_model());
+  ASSERT_FALSE(error_of(ok)) << error_of(ok)->message;
+  EXPECT_EQ(std::get<V2Request>(ok).inputs[0].tensor.shape(), (Shape{2, 3, 2}));
+  EXPECT_EQ(v2_row(std::get<V2Request>(ok), 1)[0].shape(), (Shape{3, 2}));
+
+  auto over = parse_v2_request(v2("FP32", "[1, 17, 2]", "[]"), varied_model());
+  ASSERT_TRUE(error_of(over));
+  EXPECT_EQ(error_of(over)->status, 422);
+  EXPECT_NE(error_of(over)->message.find("input 'x' has shape [1, 17, 2]: dimension 1 is 17, "
+                                         "over its largest 16 (max_shape [-1, 16, 2])"),
+            std::string::npos)
+      << error_of(over)->message;
+  auto fixed = parse_v2_request(v2("FP32", "[1, 3, 3]", "[1, 2, 3, 4, 5, 6, 7, 8, 9]"),
+                                varied_model());
+  ASSERT_TRUE(error_of(fixed));
+  EXPECT_NE(error_of(fixed)->message.find("expected [-1, -1, 2]"), std::string::npos)
+      << error_of(fixed)->message;
+  auto empty = parse_v2_request(v2("FP32", "[1, 0, 2]", "[]"), varied_model());
+  ASSERT_TRUE(error_of(empty));
+}
+
+TEST(InferJson, TheSimpleRouteTellsAVariableLengthFromTheValuesCount) {
+  auto ok = parse_simple_infer(R"({"data": [1, 2, 3, 4, 5, 6]})", varied_model());
+  ASSERT_FALSE(std::get_if<HttpError>(&ok)) << std::get<HttpError>(ok).message;
+  EXPECT_EQ(std::get<Tensors>(ok)[0].shape(), (Shape{3, 2}));
+  auto odd = parse_simple_infer(R"({"data": [1, 2, 3]})", varied_model());
+  ASSERT_TRUE(std::get_if<HttpError>(&odd));
+  EXPECT_NE(std::get<HttpError>(odd).message.find("not a whole number of 2"), std::string::npos);
+  std::string long_body = R"({"data": [0)";
+  for (int i = 1; i < 34; ++i) long_body += ",0";
+  auto over = parse_simple_infer(long_body + "]}", varied_model());
+  ASSERT_TRUE(std::get_if<HttpError>(&over));
+  EXPECT_NE(std::get<HttpError>(over).message.find("a length of 17, over input 'x''s largest 16"),
+            std::string::npos)
+      << std::get<HttpError>(over).message;
+}
+
 }  // namespace
 }  // namespace batchscope

@@ -48,14 +48,14 @@ class ServerTest : public ::testing::Test {
   }
   void start(Options o = Options{.max_batch_size = 8, .max_wait_us = 0},
              HttpServerOptions so = small_body(), ServiceAccess access = {}) {
-    meta_.name = "toy";
-    meta_.max_batch_size = 64;
-    meta_.inputs = {TensorSpec{"data", DType::kFloat32, {-1, 4}, true}};
-    meta_.outputs = {TensorSpec{"output", DType::kFloat32, {-1, 4}, false}};
+    if (meta_.name.empty()) {  // a test may set another model before start()
+      meta_.name = "toy";
+      meta_.max_batch_size = 64;
+      meta_.inputs = {TensorSpec{"data", DType::kFloat32, {-1, 4}, true}};
+      meta_.outputs = {TensorSpec{"output", DType::kFloat32, {-1, 4}, false}};
+    }
     engine_ = std::make_unique<Engine>(TestRunner::factory(control_), o, clock_);
-    const ModelMetadata m = meta_;
-    ASSERT_TRUE(
-        engine_->set_validator([m](const Tensors& in) { return check_inputs(m, in); }).ok());
+    bind_model(*engine_, meta_);
     engine_->set_adaptive_planner(make_adaptive_plan);
     ASSERT_TRUE(engine_->start().ok());
     service_ = std::make_unique<InferenceService>(*engine_, ServiceInfo{meta_, "cpu", "test"});

@@ -116,6 +116,48 @@ TEST_F(ServerTest, KServeV2RoutesAndMultiRowInference) {
   EXPECT_EQ(call(http_request("POST", "/v2/models/toy/infer", R"({"id": "x"})")).status, 400);
 }
 
+TEST_F(ServerTest, AVariableLengthIsServedAndOneOverItsLargestIsNamed) {
+  meta_.name = "varied";
+  meta_.max_batch_size = 64;
+  TensorSpec tokens{"tokens", DType::kFloat32, {-1, -1}, false};
+  tokens.max_shape = {-1, 8};
+  meta_.inputs = {tokens};
+  meta_.outputs = {TensorSpec{"output", DType::kFloat32, {-1, -1}, false}};
+  start();
+  ClientResponse r = call(http_request(
+      "POST", "/v2/models/varied/infer",
+      R"({"inputs": [{"name": "tokens", "datatype": "FP32", "shape": [2, 3],
+          "data": [1, 2, 3, 4, 5, 6]}]})"));
+  ASSERT_EQ(r.status, 200) << r.body;
+  const QJsonObject out = parse(r.body)["outputs"].toArray()[0].toObject();
+  EXPECT_EQ(out["shape"].toArray()[0].toInt(), 2);
+  EXPECT_EQ(out["shape"].toArray()[1].toInt(), 3);  // the request's own length
+  EXPECT_EQ(numbers(out["data"]), (std::vector<double>{3, 5, 7, 9, 11, 13}));
+  ClientResponse simple = call(http_request("POST", "/infer", R"({"data": [1, 2]})"));
+  ASSERT_EQ(simple.status, 200) << simple.body;
+  EXPECT_EQ(numbers(parse(simple.body)["result"]), (std::vector<double>{3, 5}));
+
+  ClientResponse over = call(http_request(
+      "POST", "/v2/models/varied/infer",
+      R"({"inputs": [{"name": "tokens", "datatype": "FP32", "shape": [1, 9],
+          "data": [1, 2, 3, 4, 5, 6, 7, 8, 9]}]})"));
+  EXPECT_EQ(over.status, 422);
+  EXPECT_NE(over.body.find("dimension 1 is 9, over its largest 8"), std::string::npos)
+      << over.body;
+  // And the server goes on serving.
+  EXPECT_EQ(call(http_request("POST", "/infer", R"({"data": [4]})")).status, 200);
+  // /metrics counts the positions the batches held and the requests' own.
+  const std::string m = call(http_request("GET", "/metrics")).body;
+  const auto value = [&m](const std::string& name) {
+    const size_t at = m.find("\n" + name + " ");
+    return at == std::string::npos ? -1.0 : std::stod(m.substr(at + name.size() + 2));
+  };
+  const double real = value("batchscope_real_positions_total");
+  const double padded = value("batchscope_padded_positions_total");
+  EXPECT_EQ(real, 3 + 3 + 2 + 1) << m;  // every request's length, once
+  EXPECT_GE(padded, real) << m;
+}
+
 TEST_F(ServerTest, PipelinedRequestsComeBackInOrder) {
   start();
   TestClient c(port_);

@@ -11,6 +11,7 @@
 #include <QSpinBox>
 
 #include "net/http_target.h"
+#include "traffic/varied_inputs.h"
 
 namespace batchscope {
 
@@ -183,7 +184,11 @@ Status TrafficPanel::start_thread() {
       return;
     }
     std::vector<Tensors> pool;
-    for (uint64_t i = 0; i < 64; ++i) pool.push_back(random_inputs(meta, i + 1));
+    if (has_variable_inputs(meta)) {
+      pool = varied_inputs(meta, default_lengths(meta), 1, 1024);
+    } else {
+      for (uint64_t i = 0; i < 64; ++i) pool.push_back(random_inputs(meta, i + 1));
+    }
     EngineTarget target(*engine, [&pool](uint64_t i) { return pool[i % pool.size()]; });
     run_load(s, target, RunConfig{}, clock, lo);
   });

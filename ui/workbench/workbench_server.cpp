@@ -17,11 +17,15 @@ namespace {
 
 QString curl_example(const std::string& host, uint16_t port, const ModelMetadata& m, bool token) {
   QString zeros;
-  const int64_t n = m.inputs.empty() ? 0 : std::min<int64_t>(m.inputs[0].item_numel(), 8);
-  for (int64_t i = 0; i < n; ++i) zeros += i ? ",0" : "0";
-  const QString more = m.inputs.empty() || m.inputs[0].item_numel() <= 8
-                           ? QString()
-                           : QString(" (with all %1 values)").arg(m.inputs[0].item_numel());
+  // A variable input: one of length 8 (ones: a mask or token ids of 1 fit).
+  const int64_t all = m.inputs.empty() ? 0
+                      : m.inputs[0].variable()
+                          ? Tensor(DType::kFloat32, m.inputs[0].sample_item_shape(8)).numel()
+                          : m.inputs[0].item_numel();
+  const int64_t n = std::min<int64_t>(all, 8);
+  const char* value = !m.inputs.empty() && m.inputs[0].variable() ? "1" : "0";
+  for (int64_t i = 0; i < n; ++i) zeros += QString(i ? "," : "") + value;
+  const QString more = all <= 8 ? QString() : QString(" (with all %1 values)").arg(all);
   // The token itself stays off the screen: the example reads it from where
   // serve and bench read it.
   const QString auth = token ? "-H \"Authorization: Bearer $BATCHSCOPE_TOKEN\" " : "";

@@ -297,7 +297,7 @@ void WorkbenchWindow::start_engine(Loaded& loaded, Options options) {
   const ModelMetadata& meta = loaded.model->metadata;
   options.max_batch_size = std::min(options.max_batch_size, meta.max_batch_size);
   loaded.engine = std::make_unique<Engine>(loaded.model->factory, options);
-  loaded.engine->set_validator([meta](const Tensors& in) { return check_inputs(meta, in); });
+  bind_model(*loaded.engine, meta);
   // Adaptive plans on the model's kept cost where there is one, as every
   // prediction does; else on its own fit.
   if (loaded.model->kept) {

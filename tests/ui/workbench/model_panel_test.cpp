@@ -80,7 +80,8 @@ TEST(ModelListModel, FindsTheShippedModelsAndPassesTheModelTester) {
   QtWarnings warnings;
   ModelListModel list(kModels);
   QAbstractItemModelTester tester(&list, QAbstractItemModelTester::FailureReportingMode::Warning);
-  EXPECT_EQ(names(list), (QStringList{"cnn_mnist", "linear_128x64", "mlp", "tiny_lm"}));
+  EXPECT_EQ(names(list),
+            (QStringList{"cnn_mnist", "linear_128x64", "mlp", "text_classifier", "tiny_lm"}));
   const int mlp = list.row_of(kModels + "/mlp.pt");
   ASSERT_EQ(mlp, 2);
   EXPECT_TRUE(list.path(mlp).endsWith("/models/mlp.pt"));
@@ -91,7 +92,7 @@ TEST(ModelListModel, FindsTheShippedModelsAndPassesTheModelTester) {
       list.index(list.row_of(kModels + "/tiny_lm.pt")).data(Qt::ToolTipRole).toString();
   EXPECT_TRUE(lm_tip.contains("transformer")) << lm_tip.toStdString();
   list.refresh();
-  EXPECT_EQ(list.rowCount(), 4);
+  EXPECT_EQ(list.rowCount(), 5);
   EXPECT_TRUE(QtWarnings::messages().isEmpty()) << QtWarnings::messages().join("\n").toStdString();
 }
 
@@ -134,7 +135,7 @@ TEST(ModelPanel, OffersTheFoundModelsTheSyntheticOneAndOnlyTheGivenDevices) {
   EXPECT_GE(models->findText("mlp"), 0);
   EXPECT_TRUE(models->itemText(models->count() - 1).startsWith("Synthetic"));
   EXPECT_GE(models->findText("tiny_lm"), 0);
-  EXPECT_EQ(panel.models()->rowCount(), 4);
+  EXPECT_EQ(panel.models()->rowCount(), 5);
 }
 
 TEST(ModelPanel, LoadHandsOverTheChosenPathAndDevice) {

@@ -1,0 +1,26 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+// Requests for a model whose inputs vary in length (a text model's tokens):
+// seeded inputs whose lengths are drawn from a distribution, the same forms
+// as a generative workload's prompt lengths (gen_workload.h).
+// Thread-safety: free functions without shared state.
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "common/model_metadata.h"
+#include "traffic/gen_workload.h"
+
+namespace batchscope {
+
+// `count` requests, request i from seed `seed + i`, its length drawn from
+// `lengths` (cut to the model's largest).
+std::vector<Tensors> varied_inputs(const ModelMetadata& model, const LengthDist& lengths,
+                                   uint64_t seed, size_t count);
+
+// The lengths drawn where none are given: lognormal with median 32 and sigma
+// 1, up to the model's largest (256 where it has none).
+LengthDist default_lengths(const ModelMetadata& model);
+
+}  // namespace batchscope
