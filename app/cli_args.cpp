@@ -120,6 +120,19 @@ Expected<Options> take_options(std::map<std::string, std::string>& flags, Option
     o.strategy = *s;
     flags.erase(it);
   }
+  if (auto it = flags.find("padding"); it != flags.end()) {
+    auto p = parse_padding(it->second);
+    if (!p) {
+      return invalid_argument("--padding: unknown policy '" + it->second +
+                              "'; allowed longest, buckets, sorted");
+    }
+    o.padding = *p;
+    flags.erase(it);
+  }
+  if (auto it = flags.find("length-buckets"); it != flags.end()) {
+    if (Status s = parse_length_buckets(it->second, o); !s) return invalid_argument("--" + s.message());
+    flags.erase(it);
+  }
   if (auto it = flags.find("scheduling"); it != flags.end()) {
     auto s = parse_scheduling(it->second);
     if (!s) {
@@ -160,6 +173,12 @@ Expected<SyntheticCost> parse_synthetic(const std::string& text) {
 
 std::string options_help() {
   return "  --strategy fifo|adaptive  batch formation strategy (default fifo)\n"
+         "  --padding longest|buckets|sorted  how requests of varying length are batched\n"
+         "                            (a text model's): padded to the longest as they come,\n"
+         "                            one length bucket a batch, or the oldest with those\n"
+         "                            nearest its length (default longest)\n"
+         "  --length-buckets L1,L2,...  the buckets' largest lengths, rising, at most 8\n"
+         "                            (default 32,64,128,256; longer: a bucket beyond)\n"
          "  --max-batch-size N        largest batch, 1..4096 (default 32, or the model's\n"
          "                            max_batch_size where that is lower)\n"
          "  --max-wait-ms X           longest the oldest request waits for a batch to fill,\n"

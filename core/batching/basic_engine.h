@@ -30,6 +30,7 @@
 // may call back into the engine.
 
 #include <algorithm>
+#include <array>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -163,6 +164,7 @@ class BasicEngine {
     std::vector<In> inputs;
     std::vector<Pending> unrun;
     std::vector<RequestRecord> records;
+    std::vector<size_t> picked;  // queue positions a padding policy picks
   };
 
   void spawn_lanes(uint32_t count, std::vector<std::unique_ptr<Runner>> runners);
@@ -175,6 +177,14 @@ class BasicEngine {
   bool lane_should_exit(int lane) const;
   QueueView view(TimePoint now) const;
   void cut(size_t n, BatchReason reason, TimePoint now, int lane, LaneScratch& s, BatchRecord& b);
+  // Padding policies (options_.padding; basic_engine_padding.h). buckets:
+  // the fifo rule with the strategy's limits on each length bucket alone;
+  // the bucket it dispatches is left in cut_bucket_. The picks: positions in
+  // queue_ of the n requests a cut takes under the policy, rising.
+  Decision decide_buckets_locked(const QueueView& q, TimePoint now);
+  void pick_locked(size_t n, std::vector<size_t>& picked);
+  // Moves the queued requests at `picked` into `batch`, the rest keeping their order.
+  void take_picked_locked(const std::vector<size_t>& picked, RingQueue<Pending>& batch);
   // submit's parts: the validator (answers a refused request itself), one
   // request's admission or the reason it is refused (recorded; the caller
   // answers it unlocked), and the wake-ups an admission calls for.
@@ -266,6 +276,15 @@ class BasicEngine {
   bool promote_pending_ = false;  // a follower has been notified to lead
   TimePoint leader_until_ = kNever;
   size_t wake_at_size_ = 1;
+  // padding = buckets: admissions per bucket since the leader last counted
+  // them all, the count at which an admission into a bucket wakes the leader
+  // (0: none does), and the bucket the leader's decision cuts from (-1: the
+  // head's, as when draining).
+  std::array<uint32_t, kMaxLengthBuckets + 1> bucket_count_{};
+  uint32_t bucket_wake_at_ = 0;
+  bool bucket_filled_ = false;
+  int cut_bucket_ = -1;
+  RingQueue<Pending> spare_;  // what a cut from the middle leaves behind
   bool reaper_parked_ = false;
   bool reaper_wake_pending_ = false;
   bool reaper_exit_ = false;

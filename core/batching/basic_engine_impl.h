@@ -6,5 +6,6 @@
 #include "batching/basic_engine_control.h"
 #include "batching/basic_engine_deadlines.h"
 #include "batching/basic_engine_lanes.h"
+#include "batching/basic_engine_padding.h"
 #include "batching/basic_engine_planner.h"
 #include "batching/basic_engine_queue.h"

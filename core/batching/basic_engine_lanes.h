@@ -140,7 +140,11 @@ bool BasicEngine<In, Out>::lead(int lane, std::unique_lock<std::mutex>& lk, Lane
     if (stopping_) {
       d = Decision::dispatch(std::min<size_t>(q.size, options_.max_batch_size),
                              BatchReason::kDrain);
+      cut_bucket_ = -1;  // buckets: the head's
+    } else if (options_.padding == Padding::kBuckets) {
+      d = decide_buckets_locked(q, now);
     } else {
+      bucket_wake_at_ = 0;
       d = strategy_->decide(q, now, options_);
     }
     if (d.kind == Decision::Kind::kDispatch && d.count > 0) {
@@ -176,8 +180,17 @@ void BasicEngine<In, Out>::cut(size_t n, BatchReason reason, TimePoint now, int 
   n = std::min(n, queue_.size());
   const uint32_t depth_before = engine_detail::u32(queue_.size());
   b = BatchRecord{};
-  b.oldest_arrival = queue_.front().times.arrival;
-  if (n == queue_.size() && s.batch.empty()) {
+  // A padding policy may take requests from the middle of the queue; where
+  // lengths do not vary, each takes the head's n as longest does.
+  const bool picks = options_.padding != Padding::kLongest && length_of_;
+  if (picks) {
+    pick_locked(n, s.picked);
+    n = s.picked.size();
+  }
+  const bool from_head = !picks || s.picked.back() + 1 == n;  // rising: positions 0..n-1
+  if (!from_head) {
+    take_picked_locked(s.picked, s.batch);
+  } else if (n == queue_.size() && s.batch.empty()) {
     queue_.swap(s.batch);  // the whole queue, without moving a request
   } else {
     for (size_t i = 0; i < n; ++i) {
@@ -190,6 +203,7 @@ void BasicEngine<In, Out>::cut(size_t n, BatchReason reason, TimePoint now, int 
   } else if (expiries_.size() > 2 * queue_.size() + 64) {
     prune_expiries_locked();
   }
+  b.oldest_arrival = s.batch.front().times.arrival;
   for (size_t i = 0; i < s.batch.size(); ++i) {
     b.longest = std::max(b.longest, s.batch[i].length);
     b.length_sum += s.batch[i].length;

@@ -117,6 +117,10 @@ Expected<RequestId> BasicEngine<In, Out>::admit_locked(In&& input, Done&& done, 
     if (so.deadline) expires = std::min(expires, *so.deadline);
     add_expiry_locked(expires, id);
     queue_.emplace_back(id, std::move(input), std::move(done), times, expires, length);
+    if (bucket_wake_at_ > 0 && options_.padding == Padding::kBuckets &&
+        ++bucket_count_[length_bucket(options_, length)] >= bucket_wake_at_) {
+      bucket_filled_ = true;  // a full batch in one bucket: the leader decides again
+    }
     arrivals_.observe(arrival);
     peak_depth_ = std::max(peak_depth_, engine_detail::u32(queue_.size()));
     ++counters_.admitted;
@@ -133,7 +137,9 @@ Expected<RequestId> BasicEngine<In, Out>::admit_locked(In&& input, Done&& done, 
 template <class In, class Out>
 typename BasicEngine<In, Out>::Wakes BasicEngine<In, Out>::after_admit_locked(TimePoint earliest) {
   Wakes w;
-  if (queue_.size() >= wake_at_size_ || earliest < leader_until_) w.leader = leader_wake_due_locked();
+  if (queue_.size() >= wake_at_size_ || earliest < leader_until_ || bucket_filled_)
+    w.leader = leader_wake_due_locked();
+  bucket_filled_ = false;
   if (!leader_present_ && followers_waiting_ > 0 && !promote_pending_) {
     promote_pending_ = true;
     ++counters_.wakeups;

@@ -37,6 +37,68 @@ std::optional<Scheduling> parse_scheduling(std::string_view name) {
   return std::nullopt;
 }
 
+const char* padding_name(Padding p) {
+  switch (p) {
+    case Padding::kLongest: return "longest";
+    case Padding::kBuckets: return "buckets";
+    case Padding::kSorted: return "sorted";
+  }
+  return "?";
+}
+
+std::optional<Padding> parse_padding(std::string_view name) {
+  if (name == "longest") return Padding::kLongest;
+  if (name == "buckets") return Padding::kBuckets;
+  if (name == "sorted") return Padding::kSorted;
+  return std::nullopt;
+}
+
+size_t length_bucket(const Options& o, uint32_t length) {
+  size_t k = 0;
+  while (k < kMaxLengthBuckets && o.length_buckets[k] != 0 && length > o.length_buckets[k]) ++k;
+  return k;
+}
+
+std::string length_buckets_text(const Options& o) {
+  std::string out;
+  for (uint32_t b : o.length_buckets) {
+    if (b == 0) break;
+    out += (out.empty() ? "" : ",") + std::to_string(b);
+  }
+  return out;
+}
+
+Status parse_length_buckets(std::string_view text, Options& o) {
+  std::array<uint32_t, kMaxLengthBuckets> got{};
+  size_t n = 0;
+  std::string part;
+  const auto bad = [&text](const std::string& why) {
+    return invalid_argument("length_buckets '" + std::string(text) + "': " + why);
+  };
+  const auto take = [&]() -> Status {
+    if (part.empty() || part.size() > 9 || part.find_first_not_of("0123456789") != std::string::npos)
+      return bad("each bucket is a whole length from 1");
+    const auto v = static_cast<uint32_t>(std::stoul(part));
+    if (v == 0) return bad("each bucket is a whole length from 1");
+    if (n == kMaxLengthBuckets) return bad("at most " + std::to_string(kMaxLengthBuckets) + " buckets");
+    if (n > 0 && v <= got[n - 1]) return bad("the lengths must rise");
+    got[n++] = v;
+    part.clear();
+    return Status::Ok();
+  };
+  for (char c : text) {
+    if (c == ' ') continue;
+    if (c == ',') {
+      if (Status s = take(); !s) return s;
+    } else {
+      part += c;
+    }
+  }
+  if (Status s = take(); !s) return s;
+  o.length_buckets = got;
+  return Status::Ok();
+}
+
 namespace {
 
 // The field of each row, read and written as a double: the one place that
@@ -129,6 +191,20 @@ Status Options::validate() const {
     return invalid_argument("scheduling = " + std::to_string(static_cast<int>(scheduling)) +
                             " is unknown; allowed continuous, static");
   }
+  if (padding != Padding::kLongest && padding != Padding::kBuckets &&
+      padding != Padding::kSorted) {
+    return invalid_argument("padding = " + std::to_string(static_cast<int>(padding)) +
+                            " is unknown; allowed longest, buckets, sorted");
+  }
+  if (length_buckets[0] == 0) {
+    return invalid_argument("length_buckets is empty; give at least one length");
+  }
+  for (size_t k = 1; k < kMaxLengthBuckets && length_buckets[k] != 0; ++k) {
+    if (length_buckets[k] <= length_buckets[k - 1]) {
+      return invalid_argument("length_buckets = " + length_buckets_text(*this) +
+                              " must rise");
+    }
+  }
   if (max_num_batched_tokens < max_num_seqs) {
     return invalid_argument("max_num_batched_tokens = " + std::to_string(max_num_batched_tokens) +
                             " is less than max_num_seqs = " + std::to_string(max_num_seqs) +
@@ -151,6 +227,9 @@ std::string options_to_json(const Options& o) {
   append_json_string(out, scheduling_name(o.scheduling));
   out += ",\"max_num_seqs\":" + std::to_string(o.max_num_seqs);
   out += ",\"max_num_batched_tokens\":" + std::to_string(o.max_num_batched_tokens);
+  out += ",\"padding\":";
+  append_json_string(out, padding_name(o.padding));
+  out += ",\"length_buckets\":[" + length_buckets_text(o) + "]";
   return out + "}";
 }
 
@@ -160,6 +239,8 @@ std::string describe(const Options& o) {
     << " max_wait_us=" << o.max_wait_us << " queue_capacity=" << o.queue_capacity
     << " request_timeout_ms=" << o.request_timeout_ms << " num_lanes=" << o.num_lanes;
   if (o.strategy == StrategyKind::kAdaptive) s << " target_p99_ms=" << o.target_p99_ms;
+  if (o.padding != Padding::kLongest) s << " padding=" << padding_name(o.padding);
+  if (o.padding == Padding::kBuckets) s << " length_buckets=" << length_buckets_text(o);
   return s.str();
 }
 

@@ -4,6 +4,8 @@
 // as a whole; the engine reports the options in force with a version number.
 // Thread-safety: a plain value.
 
+#include <array>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -30,6 +32,19 @@ enum class Scheduling : uint8_t {
 
 const char* scheduling_name(Scheduling s);
 std::optional<Scheduling> parse_scheduling(std::string_view name);
+
+// How requests of varying length (a text model's tokens) are batched; each
+// batch is padded to its longest request.
+enum class Padding : uint8_t {
+  kLongest,  // first come first batched, padded to the longest
+  kBuckets,  // a batch holds one length bucket; each bucket waits and fills on its own
+  kSorted,   // the oldest request and the queued ones nearest its length
+};
+
+const char* padding_name(Padding p);
+std::optional<Padding> parse_padding(std::string_view name);
+
+inline constexpr size_t kMaxLengthBuckets = 8;
 
 struct Options {
   // Largest batch handed to the model. Range 1..kMaxBatchSize.
@@ -61,6 +76,13 @@ struct Options {
   // length (vLLM's max_num_batched_tokens). At least max_num_seqs, so every
   // running sequence decodes every step. Range 1..1,048,576.
   uint32_t max_num_batched_tokens = 512;
+
+  // Requests of varying length only (lengths are 0 otherwise, and every
+  // policy batches first come first served).
+  Padding padding = Padding::kLongest;
+  // buckets: the buckets' largest lengths, rising, 0 after the last; a
+  // request longer than the last has a bucket of its own beyond it.
+  std::array<uint32_t, kMaxLengthBuckets> length_buckets{32, 64, 128, 256};
 
   // Ok, or kInvalidArgument naming the field, its value and the allowed range.
   Status validate() const;
@@ -97,6 +119,14 @@ Status set_numeric_option(Options& o, std::string_view name, double value, std::
 // The options as a JSON object (no surrounding whitespace), every field by
 // its name; options_from_json() (core/net) reads it back.
 std::string options_to_json(const Options& o);
+
+// The bucket a request of `length` falls in: the first whose largest length
+// holds it, or the one beyond the last.
+size_t length_bucket(const Options& o, uint32_t length);
+// "32,64,128,256", and back (1 to kMaxLengthBuckets rising whole numbers;
+// the error quotes the text).
+std::string length_buckets_text(const Options& o);
+Status parse_length_buckets(std::string_view text, Options& o);
 
 // "max_batch_size=32 max_wait_us=2000 ..." for logs and summaries.
 std::string describe(const Options& o);

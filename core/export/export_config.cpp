@@ -39,11 +39,13 @@ const FormatInfo& info(ExportFormat f) {
 // One option a line, so that the file reads well and diffs well.
 std::string json_file(const Options& o) {
   std::string out;
+  bool in_array = false;  // [32, 64, 128] stays on its line
   for (char c : options_to_json(o)) {
+    if (c == '[' || c == ']') in_array = c == '[';
     if (c == '{')
       out += "{\n  ";
     else if (c == ',')
-      out += ",\n  ";
+      out += in_array ? ", " : ",\n  ";
     else if (c == '}')
       out += "\n}\n";
     else if (c == ':')

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "net/options_json.h"
 
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QJsonParseError>
@@ -20,7 +21,9 @@ std::string shown(double v) {
   return s;
 }
 
-std::string known() { return "known: strategy, scheduling, " + numeric_option_names(); }
+std::string known() {
+  return "known: strategy, scheduling, padding, length_buckets, " + numeric_option_names();
+}
 
 // The GET /v1/config document, {"version": N, "options": {...}}: its options.
 // A tune's result (tensor or generative), {"best": {"options": {...}, ...},
@@ -88,6 +91,34 @@ Expected<Options> options_from_json(std::string_view json, Options o) {
         return invalid_argument("scheduling must be \"continuous\" or \"static\", got " + got);
       }
       o.scheduling = *k;
+      continue;
+    }
+    if (key == "padding") {
+      auto k = v.isString() ? parse_padding(v.toString().toStdString()) : std::nullopt;
+      if (!k) {
+        const std::string got =
+            v.isString() ? quoted_excerpt(v.toString().toStdString()) : "not a string";
+        return invalid_argument("padding must be \"longest\", \"buckets\" or \"sorted\", got " +
+                                got);
+      }
+      o.padding = *k;
+      continue;
+    }
+    if (key == "length_buckets") {
+      // [32, 64, 128] as the text "32,64,128", which parse_length_buckets checks.
+      if (!v.isArray()) return invalid_argument("length_buckets must be an array of lengths");
+      std::string text;
+      for (const QJsonValue& x : v.toArray()) {
+        if (!x.isDouble() || x.toDouble() != std::floor(x.toDouble()) || x.toDouble() < 0 ||
+            x.toDouble() > 1e9) {
+          return invalid_argument("length_buckets must hold whole lengths from 1, got " +
+                                  quoted_excerpt(QJsonDocument(v.toArray())
+                                                     .toJson(QJsonDocument::Compact)
+                                                     .toStdString()));
+        }
+        text += (text.empty() ? "" : ",") + std::to_string(static_cast<int64_t>(x.toDouble()));
+      }
+      if (Status s = parse_length_buckets(text, o); !s) return s.error();
       continue;
     }
     const NumericOption* f = find_numeric_option(key);

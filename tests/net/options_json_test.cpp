@@ -24,6 +24,37 @@ TEST(OptionsJson, TheConfigDocumentReadsAsItsOptions) {
   EXPECT_EQ(partial->max_batch_size, 7u);
 }
 
+TEST(OptionsJson, ThePaddingPolicyAndItsBucketsReadBackAndBadOnesAreNamed) {
+  Options o;
+  o.padding = Padding::kBuckets;
+  ASSERT_TRUE(parse_length_buckets("16,48,200", o).ok());
+  auto back = options_from_json(options_to_json(o), Options{});
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(*back, o);
+  EXPECT_EQ(length_buckets_text(*back), "16,48,200");
+  EXPECT_EQ(length_bucket(*back, 16), 0u);
+  EXPECT_EQ(length_bucket(*back, 17), 1u);
+  EXPECT_EQ(length_bucket(*back, 201), 3u);
+  EXPECT_NE(describe(*back).find("padding=buckets length_buckets=16,48,200"), std::string::npos);
+
+  auto policy = options_from_json(R"({"padding": "shortest"})", Options{});
+  ASSERT_FALSE(policy.ok());
+  EXPECT_NE(policy.error().message.find("got 'shortest'"), std::string::npos)
+      << policy.error().message;
+  auto falling = options_from_json(R"({"length_buckets": [64, 32]})", Options{});
+  ASSERT_FALSE(falling.ok());
+  EXPECT_NE(falling.error().message.find("'64,32': the lengths must rise"), std::string::npos)
+      << falling.error().message;
+  auto zero = options_from_json(R"({"length_buckets": [0, 32]})", Options{});
+  ASSERT_FALSE(zero.ok());
+  auto many = options_from_json(R"({"length_buckets": [1,2,3,4,5,6,7,8,9]})", Options{});
+  ASSERT_FALSE(many.ok());
+  EXPECT_NE(many.error().message.find("at most 8 buckets"), std::string::npos);
+  auto frac = options_from_json(R"({"length_buckets": [1.5]})", Options{});
+  ASSERT_FALSE(frac.ok());
+  EXPECT_NE(frac.error().message.find("[1.5]"), std::string::npos) << frac.error().message;
+}
+
 TEST(OptionsJson, ATunesResultReadsAsItsBestOptions) {
   Options o;
   o.scheduling = Scheduling::kStatic;
