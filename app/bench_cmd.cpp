@@ -314,6 +314,7 @@ int run_bench(int argc, char** argv, const std::vector<std::string>& args) {
                   " differ; with --target predict the adaptive strategy plans on the cost it "
                   "is predicted with, so give one file");
     }
+    note_unmodelled_lengths(model->metadata, "bench");
     CostChoice use = cost_choice;
     if (!plan_file.empty()) use.file = plan_file;
     auto cost = prediction_cost(*choice, *options, {options->num_lanes}, options->max_batch_size,

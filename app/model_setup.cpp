@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "app/model_setup.h"
 
+#include <cstdio>
+
 #include "app/cli_args.h"
 #include "app/install_paths.h"
 
@@ -88,6 +90,15 @@ void fit_default_batch(const ModelChoice& choice, Options& options) {
   auto meta = make_model(choice, options, /*load=*/false);
   if (meta && options.max_batch_size > meta->metadata.max_batch_size)
     options.max_batch_size = meta->metadata.max_batch_size;
+}
+
+void note_unmodelled_lengths(const ModelMetadata& model, const std::string& command) {
+  if (!has_variable_inputs(model)) return;
+  std::fprintf(stderr,
+               "batchscope %s: note: model '%s' takes inputs of varying length; the predictor "
+               "prices a batch by its size alone, at the length its cost was measured with, "
+               "and models neither padding nor the padding policy (measure those live)\n",
+               command.c_str(), model.name.c_str());
 }
 
 }  // namespace batchscope

@@ -61,4 +61,9 @@ Expected<ModelSetup> make_model(const ModelChoice& choice, const Options& option
 // make_model() to report.
 void fit_default_batch(const ModelChoice& choice, Options& options);
 
+// For a prediction on a model whose inputs vary in length: says on stderr,
+// once, that the predictor prices a batch by its size alone (its cost at
+// the profile's length) and models neither padding nor the padding policy.
+void note_unmodelled_lengths(const ModelMetadata& model, const std::string& command);
+
 }  // namespace batchscope

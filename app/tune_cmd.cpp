@@ -429,6 +429,7 @@ int run_tune(const std::vector<std::string>& args) {
 
   auto meta = make_model(t.model, t.base, /*load=*/false);
   if (!meta) return fail(meta.error().message, 1);
+  note_unmodelled_lengths(meta->metadata, "tune");
   const uint32_t model_max = meta->metadata.max_batch_size;
   auto space = t.space_text.empty() ? Expected<TuneSpace>(TuneSpace::default_space(model_max))
                                     : TuneSpace::parse(t.space_text);

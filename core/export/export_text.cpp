@@ -216,4 +216,19 @@ std::string pbtxt_string(std::string_view s) {
   return out + "\"";
 }
 
+std::string padding_note(const Checked& c, std::string_view server, std::string_view marker) {
+  if (!c.in.model || !has_variable_inputs(*c.in.model)) return {};
+  std::string names;
+  for (const TensorSpec& t : c.in.model->inputs) {
+    if (t.variable()) names += (names.empty() ? "" : ", ") + t.describe();
+  }
+  const Options& o = c.o();
+  std::string policy = padding_name(o.padding);
+  if (o.padding == Padding::kBuckets) policy += ", length_buckets " + length_buckets_text(o);
+  return comment("Inputs of varying length (" + names +
+                     "): Batchscope padded each batch to its longest request (padding = " +
+                     policy + "). " + std::string(server),
+                 marker);
+}
+
 }  // namespace batchscope::export_detail

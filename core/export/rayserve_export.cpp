@@ -84,6 +84,11 @@ std::vector<ExportFile> rayserve_files(const Checked& c) {
         "This sketch passes the model's first input and returns its first output; "
         "extend infer() for the others.");
   }
+  py += padding_note(c,
+                     "@serve.batch hands infer() the requests as they came: pad them to the "
+                     "longest before torch.stack (and cut each output back), as Batchscope's "
+                     "runner does; it batches first come first served, with no buckets and no "
+                     "sorting by length.");
   const TensorSpec* input = c.in.model ? &c.in.model->inputs.front() : nullptr;
   std::string reshape;
   if (input) {

@@ -49,6 +49,17 @@ std::vector<ExportFile> tfserving_files(const Checked& c) {
       "Not exact: one batch thread per Batchscope lane, but TF Serving's threads share "
       "one copy of the model where each Batchscope lane has its own.");
   out += "num_batch_threads { value: " + whole(o.num_lanes) + " }\n";
+  if (const std::string note = padding_note(
+          c, o.padding == Padding::kLongest
+                 ? "TF Serving pads each batch's inputs to the longest in it too, with "
+                   "pad_variable_length_inputs; it pads with zeros, whatever pad_value says."
+                 : "Not exact: TF Serving pads each batch's inputs to the longest in it with "
+                   "pad_variable_length_inputs, first come first batched, with zeros; it has "
+                   "no buckets and no sorting by length.");
+      !note.empty()) {
+    out += note;
+    out += "pad_variable_length_inputs: true\n";
+  }
 
   if (c.batch_sizes.empty()) {
     out += comment(

@@ -41,6 +41,11 @@ std::string lossy_notes(const Checked& c, bool has_queue_cap) {
                 " ms). TorchServe batches with the fixed maxima, "
                 "which the adaptive strategy only ever lowers.");
   }
+  out += padding_note(c,
+                      "TorchServe hands the handler the batch's requests as they came: the "
+                      "handler must pad them to the longest (and cut each output back), as "
+                      "Batchscope's runner does. It batches first come first served, with no "
+                      "buckets and no sorting by length.");
   return out;
 }
 

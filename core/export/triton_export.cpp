@@ -49,6 +49,11 @@ std::string carried_json(const Options& o) {
   append_json_string(s, strategy_name(o.strategy));
   s += ",\"target_p99_ms\":";
   append_json_number(s, o.target_p99_ms);
+  if (o.padding != Padding::kLongest) {
+    s += ",\"padding\":";
+    append_json_string(s, padding_name(o.padding));
+    s += ",\"length_buckets\":[" + length_buckets_text(o) + "]";
+  }
   return s + "}";
 }
 
@@ -66,8 +71,8 @@ std::vector<ExportFile> triton_files(const Checked& c) {
   }
   out += context_block(c);
   out += comment(
-      "strategy and target_p99_ms have no Triton field; `batchscope import` reads "
-      "them back from the next line.");
+      "strategy and target_p99_ms (and a padding policy) have no Triton field; "
+      "`batchscope import` reads them back from the next line.");
   out += "# batchscope-options: " + carried_json(o) + "\n";
   if (o.strategy == StrategyKind::kAdaptive) {
     out += comment("Not exact: the adaptive strategy (target p99 " + shortest(o.target_p99_ms) +
@@ -85,6 +90,13 @@ std::vector<ExportFile> triton_files(const Checked& c) {
         "matched by their order here. dims leave out the batch dimension.");
     tensors(out, "input", c.in.model->inputs);
     tensors(out, "output", c.in.model->outputs);
+    out += padding_note(
+        c,
+        "Not expressible: Triton's dynamic batcher puts only requests of equal shape in "
+        "one batch (dims -1 above) and never pads. Send requests padded to a few lengths "
+        "(the length buckets are one choice), or set allow_ragged_batch: true on the inputs "
+        "with a batch_input of each request's length and a model that takes the requests "
+        "concatenated.");
   } else {
     out += comment(
         "input and output are missing: no model was given (batchscope export --model "

@@ -108,8 +108,12 @@ Status read_carried(std::string_view text, Options& o, std::vector<std::string>&
       }
       o.strategy = carried->strategy;
       o.target_p99_ms = carried->target_p99_ms;
+      o.padding = carried->padding;
+      o.length_buckets = carried->length_buckets;
       notes.push_back(std::string("strategy ") + strategy_name(o.strategy) +
-                      " and target_p99_ms were read from the batchscope-options comment.");
+                      " and target_p99_ms" +
+                      (o.padding != Padding::kLongest ? " and the padding policy" : "") +
+                      " were read from the batchscope-options comment.");
       return Status::Ok();
     }
     at = end + 1;

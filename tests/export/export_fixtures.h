@@ -26,6 +26,8 @@ inline ModelMetadata mlp_metadata() {
 // (2.5 ms wait, a queue of 1000 for batches of 64, 1.5 s timeout), two lanes
 // on cuda:1 and preferred sizes. "no_model": the defaults, no model.
 // "gen_gpu": tiny_lm on cuda:0, continuous; "gen_static": the same, static.
+// "text_buckets": models/text_classifier.json's inputs of varying length,
+// batched in length buckets.
 inline ExportInput fixture_input(const std::string& name) {
   ExportInput in;
   if (name == "fifo_cpu") {
@@ -51,6 +53,20 @@ inline ExportInput fixture_input(const std::string& name) {
     in.options.num_lanes = 2;
     in.batch_sizes = {32, 16};
     in.tuning.traffic = "burst 3000/300 req/s, 0.2 s on, 0.2 s off";
+  } else if (name == "text_buckets") {
+    ModelMetadata m;
+    m.name = "text_classifier";
+    m.max_batch_size = 64;
+    TensorSpec ids{"input_ids", DType::kInt64, {-1, -1}, false};
+    ids.max_shape = {-1, 256};
+    TensorSpec mask{"attention_mask", DType::kInt64, {-1, -1}, false};
+    mask.max_shape = {-1, 256};
+    m.inputs = {ids, mask};
+    m.outputs = {TensorSpec{"logits", DType::kFloat32, {-1, 2}, false}};
+    in.model = m;
+    in.options.padding = Padding::kBuckets;
+    in.options.length_buckets = {16, 64, 256};
+    in.options.max_wait_us = 4000;
   } else if (name == "gen_gpu" || name == "gen_static") {
     // tiny_lm as models/tiny_lm.json describes it, with the default cache.
     in.lm = GenModelInfo{"tiny_lm", 1024, 16, 1024};

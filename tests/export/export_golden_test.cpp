@@ -99,6 +99,10 @@ INSTANTIATE_TEST_SUITE_P(Formats, ExportGolden,
                                            GoldenCase{"adaptive_gpu", ExportFormat::kRayServe},
                                            GoldenCase{"adaptive_gpu", ExportFormat::kDbie},
                                            GoldenCase{"adaptive_gpu", ExportFormat::kJson},
+                                           GoldenCase{"text_buckets", ExportFormat::kTriton},
+                                           GoldenCase{"text_buckets", ExportFormat::kTfServing},
+                                           GoldenCase{"text_buckets", ExportFormat::kTorchServe},
+                                           GoldenCase{"text_buckets", ExportFormat::kRayServe},
                                            GoldenCase{"no_model", ExportFormat::kTriton},
                                            GoldenCase{"no_model", ExportFormat::kRayServe},
                                            GoldenCase{"no_model", ExportFormat::kDbie},
@@ -107,6 +111,37 @@ INSTANTIATE_TEST_SUITE_P(Formats, ExportGolden,
                                            GoldenCase{"gen_gpu", ExportFormat::kTrtLlm},
                                            GoldenCase{"gen_gpu", ExportFormat::kJson}),
                          case_name);
+
+TEST(Export, EveryFormatSaysWhatItDoesWithInputsOfVaryingLength) {
+  const ExportInput in = fixture_input("text_buckets");
+  const auto text = [&](ExportFormat f) {
+    std::string all;
+    const auto files = export_config(f, in);
+    for (const ExportFile& file : files.value()) all += flat(file.text);
+    return all;
+  };
+  const std::string head = "Inputs of varying length (input_ids INT64 [-1, -1] up to [-1, 256], "
+                           "attention_mask INT64 [-1, -1] up to [-1, 256]): Batchscope padded "
+                           "each batch to its longest request (padding = buckets, "
+                           "length_buckets 16,64,256).";
+  for (ExportFormat f : {ExportFormat::kTriton, ExportFormat::kTfServing,
+                         ExportFormat::kTorchServe, ExportFormat::kRayServe}) {
+    EXPECT_NE(text(f).find(head), std::string::npos) << export_format_name(f) << text(f);
+  }
+  EXPECT_NE(text(ExportFormat::kTriton).find("dims: [ -1 ]"), std::string::npos);
+  EXPECT_NE(text(ExportFormat::kTriton).find("only requests of equal shape"), std::string::npos);
+  EXPECT_NE(text(ExportFormat::kTfServing).find("\npad_variable_length_inputs: true\n"),
+            std::string::npos);
+  EXPECT_NE(text(ExportFormat::kTfServing).find("no buckets"), std::string::npos);
+  EXPECT_NE(text(ExportFormat::kTorchServe).find("the handler must pad them"), std::string::npos);
+  EXPECT_NE(text(ExportFormat::kRayServe).find("pad them to the longest before torch.stack"),
+            std::string::npos);
+  // A model whose inputs do not vary gets none of it.
+  EXPECT_EQ(text(ExportFormat::kTriton).find("varying length") == std::string::npos, false);
+  EXPECT_EQ(flat(export_config(ExportFormat::kTriton, fixture_input("fifo_cpu")).value()[0].text)
+                .find("varying length"),
+            std::string::npos);
+}
 
 TEST(Export, FileNamesAndCountsPerFormat) {
   const ExportInput in = fixture_input("fifo_cpu");

@@ -219,6 +219,16 @@ TEST(TritonRoundTrip, TheImporterReadsWhatTheExporterWrites) {
   }
 }
 
+TEST(TritonRoundTrip, APaddingPolicyComesBackFromTheCarriedLine) {
+  ExportInput in;
+  in.options.padding = Padding::kSorted;
+  in.options.length_buckets = {8, 40};
+  auto back = import_config(exported(ExportFormat::kTriton, in), other_base());
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->options.padding, Padding::kSorted);
+  EXPECT_EQ(length_buckets_text(back->options), "8,40");
+}
+
 TEST(TritonRoundTrip, PreferredBatchSizesComeBack) {
   ExportInput in = fixture_input("adaptive_gpu");
   auto back = import_config(exported(ExportFormat::kTriton, in), Options{});

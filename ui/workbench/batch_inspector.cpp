@@ -59,7 +59,9 @@ BatchInspector::BatchInspector(size_t capacity, QWidget* parent)
   // Fixed widths from the header and a wide sample value: measuring rows
   // that change 30 times a second would cost more than it shows.
   const QFontMetrics fm = table_->fontMetrics();
-  const char* widest[] = {"0000000", "00", "0000", "timeout, failed", "0000.00", "000.00", "00000"};
+  const char* widest[] = {"0000000", "00",    "0000", "timeout, failed", "0000.00",
+                          "000.00",  "00000", "0000", "padding %"};
+  static_assert(std::size(widest) == BatchTableModel::kColumnCount);
   for (int c = 0; c < BatchTableModel::kColumnCount; ++c) {
     const QString head = model_->headerData(c, Qt::Horizontal).toString();
     table_->setColumnWidth(

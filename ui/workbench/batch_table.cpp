@@ -118,6 +118,10 @@ QVariant BatchTableModel::data(const QModelIndex& index, int role) const {
         case kFormedMs: return batch_ms_text(batch_formed_ms(b));
         case kRanMs: return batch_ms_text(batch_ran_ms(b));
         case kDepthAfter: return uint(b.queue_depth_after);
+        case kLongest: return b.longest > 0 ? QVariant(uint(b.longest)) : QVariant();
+        case kWaste:
+          return b.longest > 0 ? QVariant(QString::number(100.0 * padding_waste(b), 'f', 1))
+                               : QVariant();
       }
       return {};
     case Qt::TextAlignmentRole:
@@ -128,6 +132,13 @@ QVariant BatchTableModel::data(const QModelIndex& index, int role) const {
       return {};
     case Qt::ToolTipRole:
       if (column == kReason) return QString(batch_cut_why(b));
+      if (column == kWaste && b.longest > 0) {
+        return QString("%1 real of %2 padded positions (%3 requests padded to %4)")
+            .arg(b.length_sum)
+            .arg(static_cast<qulonglong>(b.size) * b.longest)
+            .arg(b.size)
+            .arg(b.longest);
+      }
       return {};
   }
   return {};
@@ -143,6 +154,8 @@ QVariant BatchTableModel::headerData(int section, Qt::Orientation orientation, i
     case kFormedMs: return QStringLiteral("formed in ms");
     case kRanMs: return QStringLiteral("ran ms");
     case kDepthAfter: return QStringLiteral("queue after");
+    case kLongest: return QStringLiteral("longest");
+    case kWaste: return QStringLiteral("padding %");
   }
   return {};
 }

@@ -29,7 +29,20 @@ struct InspectedBatch {
 // the oldest fall off the bottom once there are more than `capacity`.
 class BatchTableModel : public QAbstractTableModel {
  public:
-  enum Column { kId, kLane, kSize, kReason, kFormedMs, kRanMs, kDepthAfter, kColumnCount };
+  // longest and padding: the batch's longest request and the share of its
+  // padded positions that were padding (blank where lengths do not vary).
+  enum Column {
+    kId,
+    kLane,
+    kSize,
+    kReason,
+    kFormedMs,
+    kRanMs,
+    kDepthAfter,
+    kLongest,
+    kWaste,
+    kColumnCount
+  };
 
   explicit BatchTableModel(size_t capacity = 2000, QObject* parent = nullptr);
 

@@ -6,6 +6,7 @@
 #include <QFormLayout>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QLineEdit>
 #include <QSlider>
 #include <QSpinBox>
 #include <QTimer>
@@ -70,6 +71,18 @@ BatchingPanel::BatchingPanel(Apply apply, QWidget* parent)
   target_p99_->setRange(0.01, 600000);
   target_p99_->setSuffix(" ms");
   form->addRow("p99 target", target_p99_);
+  padding_ = new QComboBox;
+  padding_->addItems({"longest", "buckets", "sorted"});
+  padding_->setToolTip(
+      "For a model whose inputs vary in length; each batch is padded to its longest.\n"
+      "longest: first come first batched.\n"
+      "buckets: a batch holds one length bucket; each bucket fills and waits on its own.\n"
+      "sorted: the oldest request and the queued ones nearest its length.");
+  form->addRow("Padding", padding_);
+  buckets_ = new QLineEdit;
+  buckets_->setToolTip("The buckets' largest lengths, rising, at most 8 (Enter applies);\n"
+                       "a longer request has a bucket beyond the last");
+  form->addRow("Length buckets", buckets_);
   in_force_label_ = new QLabel;
   in_force_label_->setWordWrap(true);
   form->addRow(in_force_label_);
@@ -108,6 +121,16 @@ BatchingPanel::BatchingPanel(Apply apply, QWidget* parent)
   connect(lanes_, qOverload<int>(&QSpinBox::valueChanged), this, [this] { changed("lanes"); });
   connect(target_p99_, qOverload<double>(&QDoubleSpinBox::valueChanged), this,
           [this] { changed("target_p99"); });
+  connect(padding_, qOverload<int>(&QComboBox::currentIndexChanged), this,
+          [this] { changed("padding"); });
+  connect(buckets_, &QLineEdit::editingFinished, this, [this] {
+    Options shown = in_force_;
+    if (parse_length_buckets(buckets_->text().toStdString(), shown).ok() &&
+        shown.length_buckets == in_force_.length_buckets) {
+      return;  // unchanged (focus left without an edit)
+    }
+    changed("length_buckets");
+  });
 }
 
 void BatchingPanel::set_model_limit(uint32_t max_batch) { model_limit_ = max_batch; }
@@ -119,6 +142,8 @@ QWidget* BatchingPanel::control(const std::string& field) const {
   if (field == "queue_capacity") return capacity_;
   if (field == "request_timeout") return timeout_;
   if (field == "lanes") return lanes_;
+  if (field == "padding") return padding_;
+  if (field == "length_buckets") return buckets_;
   return target_p99_;
 }
 
@@ -144,6 +169,10 @@ Options BatchingPanel::edited(const Options& base) const {
   o.request_timeout_ms = timeout_->value();
   o.num_lanes = static_cast<uint32_t>(lanes_->value());
   o.target_p99_ms = target_p99_->value();
+  o.padding = static_cast<Padding>(std::max(0, padding_->currentIndex()));
+  Options buckets = o;  // unreadable text leaves them as they were
+  if (parse_length_buckets(buckets_->text().toStdString(), buckets).ok())
+    o.length_buckets = buckets.length_buckets;
   return o;
 }
 
@@ -160,15 +189,18 @@ void BatchingPanel::apply_now() {
   if (pending_.count("request_timeout")) o.request_timeout_ms = mine.request_timeout_ms;
   if (pending_.count("lanes")) o.num_lanes = mine.num_lanes;
   if (pending_.count("target_p99")) o.target_p99_ms = mine.target_p99_ms;
-  Status s;
-  if (o.max_batch_size > model_limit_) {
+  if (pending_.count("padding")) o.padding = mine.padding;
+  // Buckets that do not read are refused with the text as typed.
+  Status s = pending_.count("length_buckets")
+                 ? parse_length_buckets(buckets_->text().toStdString(), o)
+                 : Status::Ok();
+  if (s && o.max_batch_size > model_limit_) {
     s = invalid_argument(QString("Max batch size %1 is above the model's limit of %2.")
                              .arg(o.max_batch_size)
                              .arg(model_limit_)
                              .toStdString());
-  } else {
-    s = apply_(o);
   }
+  if (s) s = apply_(o);
   problem_->setText(s ? QString() : QString::fromStdString(s.message()));
   if (!s) {  // back to what is in force
     for (const std::string& f : pending_) mark(f, false);
@@ -195,6 +227,9 @@ void BatchingPanel::set_controls(const Options& o) {
   if (!keep("request_timeout")) timeout_->setValue(static_cast<int>(o.request_timeout_ms));
   if (!keep("lanes")) lanes_->setValue(static_cast<int>(o.num_lanes));
   if (!keep("target_p99")) target_p99_->setValue(o.target_p99_ms);
+  if (!keep("padding")) padding_->setCurrentIndex(static_cast<int>(o.padding));
+  if (!keep("length_buckets"))
+    buckets_->setText(QString::fromStdString(length_buckets_text(o)));
   syncing_ = false;
 }
 
@@ -211,7 +246,9 @@ void BatchingPanel::show_status(const EngineStatus& s) {
         {"queue_capacity", mine.queue_capacity == o.queue_capacity},
         {"request_timeout", mine.request_timeout_ms == o.request_timeout_ms},
         {"lanes", mine.num_lanes == o.num_lanes},
-        {"target_p99", mine.target_p99_ms == o.target_p99_ms}};
+        {"target_p99", mine.target_p99_ms == o.target_p99_ms},
+        {"padding", mine.padding == o.padding},
+        {"length_buckets", mine.length_buckets == o.length_buckets}};
     for (const auto& [field, confirmed] : same) {
       // The first status after an apply shows it or a later change (another
       // client, a new engine): either way the edit is settled.
@@ -230,6 +267,11 @@ void BatchingPanel::show_status(const EngineStatus& s) {
     text += QString(" (now applying batch %1, wait %2 ms)")
                 .arg(s.limits.max_batch)
                 .arg(to_ms(s.limits.max_wait), 0, 'f', 2);
+  }
+  if (o.padding != Padding::kLongest) {
+    text += QString(" · padding %1").arg(padding_name(o.padding));
+    if (o.padding == Padding::kBuckets)
+      text += QString(" (%1)").arg(QString::fromStdString(length_buckets_text(o)));
   }
   if (!pending_.empty()) text += " · applying…";
   in_force_label_->setText(text);

@@ -2,7 +2,8 @@
 #pragma once
 // The batching panel: strategy, max batch size (slider and spin box),
 // max wait (log slider 0–1000 ms and spin box), queue capacity, request
-// timeout, lanes and the p99 target. Edits are debounced (100 ms) and applied
+// timeout, lanes, the p99 target, and the padding policy with its length
+// buckets (for a model whose inputs vary in length). Edits are debounced (100 ms) and applied
 // through the `apply` callback as the options in force with the edited fields
 // changed. A control the user has changed stays marked until the engine's
 // status shows its value in force (or, after the apply, a later value that
@@ -22,6 +23,7 @@
 class QComboBox;
 class QDoubleSpinBox;
 class QLabel;
+class QLineEdit;
 class QSlider;
 class QSpinBox;
 class QTimer;
@@ -50,6 +52,8 @@ class BatchingPanel : public QGroupBox {
   QSlider* batch_slider() const { return batch_slider_; }
   QSlider* wait_slider() const { return wait_slider_; }
   QComboBox* strategy() const { return strategy_; }
+  QComboBox* padding() const { return padding_; }
+  QLineEdit* length_buckets() const { return buckets_; }
 
  private:
   void changed(const std::string& field);
@@ -74,6 +78,8 @@ class BatchingPanel : public QGroupBox {
   QSpinBox* timeout_ = nullptr;
   QSpinBox* lanes_ = nullptr;
   QDoubleSpinBox* target_p99_ = nullptr;
+  QComboBox* padding_ = nullptr;
+  QLineEdit* buckets_ = nullptr;
   QLabel* in_force_label_ = nullptr;
   QLabel* problem_ = nullptr;
   QTimer* debounce_ = nullptr;

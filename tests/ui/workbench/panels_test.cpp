@@ -11,6 +11,7 @@
 
 #include <QApplication>
 #include <QComboBox>
+#include <QLineEdit>
 #include <QSlider>
 #include <thread>
 
@@ -78,6 +79,34 @@ TEST(BatchingPanel, ARefusedValueIsExplainedAndTheControlsReturnToWhatIsInForce)
   panel.apply_now();
   EXPECT_TRUE(panel.problem().isEmpty());
   EXPECT_EQ(engine->status().options.strategy, StrategyKind::kAdaptive);
+}
+
+TEST(BatchingPanel, ThePaddingPolicyAndItsBucketsApplyLiveAndBadBucketsAreNamed) {
+  auto engine = started_engine();
+  BatchingPanel panel([&](const Options& o) { return engine->set_options(o); });
+  panel.set_model_limit(64);
+  panel.show_status(engine->status());
+  EXPECT_EQ(panel.length_buckets()->text(), "32,64,128,256");
+  panel.padding()->setCurrentIndex(1);  // buckets
+  panel.length_buckets()->setText("16, 48");
+  emit panel.length_buckets()->editingFinished();
+  EXPECT_EQ(panel.pending(), (std::set<std::string>{"length_buckets", "padding"}));
+  panel.apply_now();
+  EXPECT_TRUE(panel.problem().isEmpty()) << panel.problem().toStdString();
+  EXPECT_EQ(engine->status().options.padding, Padding::kBuckets);
+  EXPECT_EQ(length_buckets_text(engine->status().options), "16,48");
+  panel.show_status(engine->status());
+  EXPECT_TRUE(panel.pending().empty());
+  EXPECT_TRUE(panel.in_force_text().contains("padding buckets (16,48)"))
+      << panel.in_force_text().toStdString();
+
+  panel.length_buckets()->setText("48,16");
+  emit panel.length_buckets()->editingFinished();
+  panel.apply_now();
+  EXPECT_TRUE(panel.problem().contains("'48,16': the lengths must rise"))
+      << panel.problem().toStdString();
+  EXPECT_EQ(panel.length_buckets()->text(), "16,48");  // back to what is in force
+  EXPECT_EQ(length_buckets_text(engine->status().options), "16,48");
 }
 
 TEST(BatchingPanel, AnApplyChangesOnlyTheEditedFields) {
