@@ -38,7 +38,7 @@ void set(QCPGraph* g, const std::vector<double>& x, const std::vector<double>& y
 void fit_y(QCPAxisRect* rect, double span) {
   double upper = 0;
   for (QCPAbstractPlottable* p : rect->plottables()) {
-    if (!p->visible()) continue;
+    if (!p->visible() || p->valueAxis() != rect->axis(QCPAxis::atLeft)) continue;
     bool found = false;
     const QCPRange r = p->getValueRange(found, QCP::sdBoth, QCPRange(-span, 0));
     if (found) upper = std::max(upper, r.upper);
@@ -65,7 +65,7 @@ template <class Windows>
 PlotBin make_bin(const Windows& windows, size_t i, size_t j, double per_s) {
   LogHistogram total, sizes;
   uint64_t arrivals = 0, ok = 0, rejected = 0, batches = 0, batch_sum = 0, depth_n = 0,
-           depth_sum = 0;
+           depth_sum = 0, padded = 0, real = 0;
   uint32_t depth_max = 0;
   for (size_t w = i; w < j; ++w) {
     const MetricsWindow& m = windows[w];
@@ -76,6 +76,8 @@ PlotBin make_bin(const Windows& windows, size_t i, size_t j, double per_s) {
     rejected += m.count(Outcome::kRejected);
     batches += m.batches;
     batch_sum += m.batch_size_sum;
+    padded += m.padded_length;
+    real += m.real_length;
     depth_n += m.depth_samples;
     depth_sum += m.depth_sum;
     depth_max = std::max(depth_max, m.max_queue_depth);
@@ -90,6 +92,8 @@ PlotBin make_bin(const Windows& windows, size_t i, size_t j, double per_s) {
   b.depth_mean = depth_n ? static_cast<double>(depth_sum) / static_cast<double>(depth_n) : kNaN;
   b.depth_max = depth_n ? depth_max : kNaN;
   b.batch_mean = batches ? static_cast<double>(batch_sum) / static_cast<double>(batches) : kNaN;
+  b.padding_pct =
+      padded ? 100.0 * (1.0 - static_cast<double>(real) / static_cast<double>(padded)) : kNaN;
   b.offered = static_cast<double>(arrivals) * per_s;
   b.completed = static_cast<double>(ok) * per_s;
   b.rejected = static_cast<double>(rejected) * per_s;
@@ -147,6 +151,7 @@ PlotSeries series(const Windows& windows, Duration length, double target, double
     out.depth_mean.push_back(bin.depth_mean);
     out.depth_max.push_back(bin.depth_max);
     out.batch_mean.push_back(bin.batch_mean);
+    out.padding_pct.push_back(bin.padding_pct);
     out.offered.push_back(bin.offered);
     out.completed.push_back(bin.completed);
     out.rejected.push_back(bin.rejected);
@@ -226,6 +231,15 @@ void LivePlots::make_panels() {
   dot.fill(QColor(200, 100, 20, 120));
   batch_points_->setScatterStyle(QCPScatterStyle(dot));
   batch_mean_ = line(plot_, batch_, "mean", QColor(120, 50, 0), Qt::SolidLine, 1.8);
+  // Padding waste, on the right axis (0-100 %), shown only for a model whose
+  // inputs vary in length.
+  padding_ = plot_->addGraph(batch_->axis(QCPAxis::atBottom), batch_->axis(QCPAxis::atRight));
+  padding_->setName("padding %");
+  padding_->setPen(QPen(QColor(120, 60, 170), 1.6, Qt::DashLine));
+  padding_->setLineStyle(QCPGraph::lsStepLeft);
+  padding_->setVisible(false);
+  batch_->axis(QCPAxis::atRight)->setRange(0, 100);
+  batch_->axis(QCPAxis::atRight)->setLabel("padding %");
   histogram_ = new QCPBars(hist_->axis(QCPAxis::atBottom), hist_->axis(QCPAxis::atLeft));
   histogram_->setName("batches by size");
   histogram_->setPen(Qt::NoPen);
@@ -241,6 +255,8 @@ void LivePlots::make_panels() {
     auto* legend = panel_legend(r);
     for (QCPGraph* g : r->graphs()) legend->addItem(new QCPPlottableLegendItem(legend, g));
   }
+  padding_->removeFromLegend(panel_legend(batch_));  // until a batch is padded
+  batch_->axis(QCPAxis::atRight)->setVisible(false);
   auto* hist_legend = panel_legend(hist_);
   hist_legend->setVisible(false);
   plot_->setInteractions(QCP::iRangeZoom);
@@ -322,6 +338,18 @@ void LivePlots::show_series(const PlotSeries& p, const Options& in_force, double
   set(depth_mean_, p.x, p.depth_mean);
   set(depth_max_, p.x, p.depth_max);
   set(batch_mean_, p.x, p.batch_mean);
+  set(padding_, p.x, p.padding_pct);
+  const bool padded =
+      std::any_of(p.padding_pct.begin(), p.padding_pct.end(), [](double v) { return v == v; });
+  if (padded != padding_->visible()) {
+    padding_->setVisible(padded);
+    batch_->axis(QCPAxis::atRight)->setVisible(padded);
+    auto* legend = panel_legend(batch_);
+    if (padded)
+      padding_->addToLegend(legend);
+    else
+      padding_->removeFromLegend(legend);
+  }
   set(offered_, p.x, p.offered);
   set(completed_, p.x, p.completed);
   set(rejected_, p.x, p.rejected);
@@ -375,7 +403,7 @@ void LivePlots::clear() {
   cache_ = PlotBinCache{};
   batches_in_span_ = 0;
   for (QCPGraph* g : {p50_, p90_, p99_, max_, target_, depth_mean_, depth_max_, batch_points_,
-                      batch_mean_, offered_, completed_, rejected_})
+                      batch_mean_, padding_, offered_, completed_, rejected_})
     g->data()->clear();
   histogram_->data()->clear();
   plot_->replot(QCustomPlot::rpQueuedReplot);

@@ -38,6 +38,7 @@ struct PlotSeries {
   std::vector<double> p50_ms, p90_ms, p99_ms, max_ms, target_ms;
   std::vector<double> depth_mean, depth_max;
   std::vector<double> batch_mean;
+  std::vector<double> padding_pct;  // padding waste in %; NaN where lengths do not vary
   std::vector<double> offered, completed, rejected;  // requests per second
   std::map<uint32_t, uint64_t> batch_histogram;      // size -> batches in the span
   TimePoint newest{};                                // end of the newest window
@@ -48,7 +49,7 @@ struct PlotSeries {
 struct PlotBin {
   uint64_t fingerprint = 0;
   double p50_ms = 0, p90_ms = 0, p99_ms = 0, max_ms = 0;
-  double depth_mean = 0, depth_max = 0, batch_mean = 0;
+  double depth_mean = 0, depth_max = 0, batch_mean = 0, padding_pct = 0;
   double offered = 0, completed = 0, rejected = 0;
   std::vector<std::pair<uint32_t, uint64_t>> sizes;  // batch size -> batches
 };
@@ -113,7 +114,7 @@ class LivePlots : public QWidget {
               *tput_ = nullptr;
   QCPGraph *p50_ = nullptr, *p90_ = nullptr, *p99_ = nullptr, *max_ = nullptr, *target_ = nullptr;
   QCPGraph *depth_mean_ = nullptr, *depth_max_ = nullptr;
-  QCPGraph *batch_points_ = nullptr, *batch_mean_ = nullptr;
+  QCPGraph *batch_points_ = nullptr, *batch_mean_ = nullptr, *padding_ = nullptr;
   QCPBars* histogram_ = nullptr;
   QCPGraph *offered_ = nullptr, *completed_ = nullptr, *rejected_ = nullptr;
 
