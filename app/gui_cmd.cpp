@@ -341,6 +341,7 @@ int run_gui(int argc, char** argv, const std::vector<std::string>& args) {
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   const int blas = std::max(1, (cores - 1) / static_cast<int>(cfg.options.num_lanes));
   cfg.loader = make_model_loader(blas);
+  cfg.describer = make_model_describer();
   if (const std::string dir = models_dir(); !dir.empty())
     cfg.models_dir = QString::fromStdString(dir);
 #ifdef BATCHSCOPE_WITH_TORCH

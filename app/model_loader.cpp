@@ -17,6 +17,7 @@
 #include "common/text_out.h"
 
 #ifdef BATCHSCOPE_WITH_TORCH
+#include "torch/describe.h"
 #include "torch/metadata_json.h"
 #include "torch/profile.h"
 #include "torch/torch_info.h"
@@ -272,6 +273,31 @@ ModelLoader make_model_loader(int blas_threads) {
     const LoadProgress quiet = [](int, const std::string&) {};
     return load_model(r, progress ? progress : quiet, blas_threads);
   };
+}
+
+ModelDescriber make_model_describer() {
+  ModelDescriber d;
+#ifdef BATCHSCOPE_WITH_TORCH
+  d.arguments = [](const std::string& path)
+      -> Expected<std::vector<std::pair<std::string, std::string>>> {
+    auto args = forward_arguments(path);
+    if (!args) return args.error();
+    std::vector<std::pair<std::string, std::string>> out;
+    for (const ForwardArgument& a : *args) {
+      if (a.has_default) break;
+      out.emplace_back(a.name, a.type);
+    }
+    return out;
+  };
+  d.write = [](const std::string& path, const std::vector<TensorSpec>& inputs,
+               uint32_t max_batch) -> Expected<std::string> {
+    auto m = describe_model(
+        {.model_path = path, .inputs = inputs, .max_batch_size = max_batch});
+    if (!m) return m.error();
+    return write_sidecar(path, *m);
+  };
+#endif
+  return d;
 }
 
 }  // namespace batchscope

@@ -36,6 +36,10 @@ namespace batchscope {
 // the cores).
 ModelLoader make_model_loader(int blas_threads);
 
+// What the window's describe dialog runs (torch/describe.h); empty without
+// LibTorch.
+ModelDescriber make_model_describer();
+
 // "synthetic:A,C[,L]", the path the panel and the loader use for `cost`.
 std::string synthetic_path(const SyntheticCost& cost);
 

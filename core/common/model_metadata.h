@@ -68,6 +68,11 @@ struct ModelMetadata {
 // was expected and what came.
 Status check_inputs(const ModelMetadata& model, const Tensors& inputs);
 
+// "image:FP32:3,32,32" (also "3x32x32" or "[3, 32, 32]"): one input's name,
+// KServe v2 datatype and shape without the batch dimension, which becomes -1
+// (`describe --input`, the window's describe dialog). The error quotes the text.
+Expected<TensorSpec> parse_input_spec(const std::string& text);
+
 // A request's length: the size of the first variable dimension of the first
 // input that has one; 0 for a model without variable dimensions. Batching
 // policies and padding waste count in it.

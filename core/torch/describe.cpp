@@ -127,46 +127,6 @@ Expected<std::vector<ForwardArgument>> forward_arguments(const std::string& mode
   }
 }
 
-Expected<TensorSpec> parse_input_spec(const std::string& text) {
-  const auto bad = [&text](const std::string& why) {
-    return invalid_argument("--input " + in_quotes(text) + ": " + why +
-                            " (expected NAME:DTYPE:SHAPE, e.g. image:FP32:3,224,224)");
-  };
-  const auto c1 = text.find(':');
-  const auto c2 = c1 == std::string::npos ? c1 : text.find(':', c1 + 1);
-  if (c2 == std::string::npos) return bad("it needs three parts");
-  TensorSpec t;
-  t.name = text.substr(0, c1);
-  if (t.name.empty()) return bad("the name is empty");
-  std::string dt = text.substr(c1 + 1, c2 - c1 - 1);
-  for (char& c : dt) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  auto d = parse_dtype(dt);
-  if (!d) return bad("datatype " + in_quotes(dt) + " is not FP32, FP16, FP64, INT64, INT32, UINT8 or BOOL");
-  t.dtype = *d;
-  t.shape.push_back(-1);
-  std::string shape = text.substr(c2 + 1);
-  std::string part;
-  const auto take = [&]() -> bool {
-    if (part.empty()) return false;
-    if (part.size() > 9 || part.find_first_not_of("0123456789") != std::string::npos) return false;
-    const int64_t v = std::stoll(part);
-    if (v < 1) return false;
-    t.shape.push_back(v);
-    part.clear();
-    return true;
-  };
-  for (char c : shape) {
-    if (c == '[' || c == ']' || c == ' ') continue;
-    if (c == ',' || c == 'x') {
-      if (!take()) return bad("shape " + in_quotes(shape) + " needs whole sizes from 1 up");
-    } else {
-      part += c;
-    }
-  }
-  if (!part.empty() && !take()) return bad("shape " + in_quotes(shape) + " needs whole sizes from 1 up");
-  return t;
-}
-
 Expected<ModelMetadata> describe_model(const DescribeRequest& r) {
   torch::jit::Module module;
   std::vector<ForwardArgument> args;

@@ -29,10 +29,6 @@ struct ForwardArgument {
 // The module's forward arguments, after `self`, in order.
 Expected<std::vector<ForwardArgument>> forward_arguments(const std::string& model_path);
 
-// "image:FP32:3,32,32" (also "3x32x32" or "[3, 32, 32]"): one input's name,
-// KServe v2 datatype and shape without the batch dimension, which becomes -1.
-Expected<TensorSpec> parse_input_spec(const std::string& text);
-
 struct DescribeRequest {
   std::string model_path;
   // One per forward argument without a default, in any order; matched by name.

@@ -11,6 +11,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "batching/engine.h"
@@ -87,5 +88,19 @@ struct ModelRequest {
 
 // Loads a model with its profile; runs off the GUI thread and may take seconds.
 using ModelLoader = std::function<Expected<LoadedModel>(const ModelRequest&, const LoadProgress&)>;
+
+// Makes the sidecar of a TorchScript model that has none (`batchscope
+// describe`). `arguments`: the names and TorchScript types of its forward()
+// arguments, in order, those with a default left out. `write`: one forward
+// pass on zeros of `inputs` (shapes with -1 first), and the sidecar written;
+// the path it went to, or the error (a failed forward pass quotes LibTorch).
+// Both load the module, so both run off the GUI thread.
+struct ModelDescriber {
+  std::function<Expected<std::vector<std::pair<std::string, std::string>>>(const std::string& path)>
+      arguments;
+  std::function<Expected<std::string>(const std::string& path, const std::vector<TensorSpec>& inputs,
+                                      uint32_t max_batch)>
+      write;
+};
 
 }  // namespace batchscope

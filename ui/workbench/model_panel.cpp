@@ -20,6 +20,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "ui/workbench/describe_dialog.h"
+
 namespace batchscope {
 
 namespace {
@@ -234,7 +236,7 @@ void ModelPanel::choice_changed() {
 void ModelPanel::open_file() {
   const QString path = QFileDialog::getOpenFileName(this, "Open a TorchScript model", list_->dir(),
                                                     "TorchScript models (*.pt)");
-  if (!path.isEmpty()) select_path(path);
+  if (!path.isEmpty() && ensure_sidecar(this, path, describer_)) select_path(path);
 }
 
 void ModelPanel::set_loading(bool on) {

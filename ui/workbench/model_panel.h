@@ -58,6 +58,8 @@ class ModelPanel : public QGroupBox {
 
   // The user asked to load; the window runs the loader off the GUI thread.
   void set_on_load(std::function<void(ModelRequest)> f) { on_load_ = std::move(f); }
+  // Open… offers to make the sidecar of a model that has none, with it.
+  void set_describer(ModelDescriber d) { describer_ = std::move(d); }
   // While on: Load and the choice are disabled and the progress bar shows.
   void set_loading(bool on);
   void set_progress(int percent, const QString& what);
@@ -119,6 +121,7 @@ class ModelPanel : public QGroupBox {
   QString error_;
   std::vector<CostPoint> shown_;  // the profile on the plot, for the hover read-out
   std::function<void(ModelRequest)> on_load_;
+  ModelDescriber describer_;
 };
 
 }  // namespace batchscope

@@ -29,6 +29,7 @@
 #include "ui/tuner/tuner_panel.h"
 #include "ui/workbench/batch_inspector.h"
 #include "ui/workbench/batching_panel.h"
+#include "ui/workbench/describe_dialog.h"
 #include "ui/workbench/live_plots.h"
 #include "ui/workbench/traffic_panel.h"
 
@@ -112,6 +113,7 @@ WorkbenchWindow::WorkbenchWindow(WorkbenchConfig config, QWidget* parent)
 
   model_panel_ = new ModelPanel(config_.models_dir, config_.devices);
   model_panel_->set_on_load([this](ModelRequest r) { load_model(std::move(r)); });
+  model_panel_->set_describer(config_.describer);
   runs_ = new RunsPanel;
   runs_->set_config_provider([this] {
     RunConfig c;
@@ -209,7 +211,7 @@ void WorkbenchWindow::make_menus() {
   file->addAction("&Open model…", QKeySequence::Open, this, [this] {
     const QString path =
         QFileDialog::getOpenFileName(this, "Open model", config_.models_dir, "TorchScript (*.pt)");
-    if (path.isEmpty()) return;
+    if (path.isEmpty() || !ensure_sidecar(this, path, config_.describer)) return;
     ModelRequest r;
     r.path = path.toStdString();
     r.device = model_.device;

@@ -69,6 +69,7 @@ struct WorkbenchConfig {
   ModelRequest model;                 // loaded through `loader` at start
   std::optional<LoadedModel> loaded;  // or one ready to serve: no loader call at start
   ModelLoader loader;                 // for the model panel and File > Open model
+  ModelDescriber describer;           // makes a sidecar for a model opened without one
   Options options;                    // the starting options
   std::vector<std::string> devices = {"cpu"};
   QString models_dir = "models";
