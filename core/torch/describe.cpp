@@ -12,37 +12,12 @@
 #include <optional>
 
 #include "torch/metadata_json.h"
+#include "torch/scalar_types.h"
 #include "torch/torch_threads.h"
 
 namespace batchscope {
 
 namespace {
-
-std::optional<DType> dtype_of(at::ScalarType t) {
-  switch (t) {
-    case at::kFloat: return DType::kFloat32;
-    case at::kHalf: return DType::kFloat16;
-    case at::kDouble: return DType::kFloat64;
-    case at::kLong: return DType::kInt64;
-    case at::kInt: return DType::kInt32;
-    case at::kByte: return DType::kUInt8;
-    case at::kBool: return DType::kBool;
-    default: return std::nullopt;
-  }
-}
-
-at::ScalarType scalar_of(DType t) {
-  switch (t) {
-    case DType::kFloat32: return at::kFloat;
-    case DType::kFloat16: return at::kHalf;
-    case DType::kFloat64: return at::kDouble;
-    case DType::kInt64: return at::kLong;
-    case DType::kInt32: return at::kInt;
-    case DType::kUInt8: return at::kByte;
-    case DType::kBool: return at::kBool;
-  }
-  return at::kFloat;
-}
 
 std::string in_quotes(const std::string& s) { return "'" + s + "'"; }
 
@@ -176,7 +151,7 @@ Expected<ModelMetadata> describe_model(const DescribeRequest& r) {
     for (const TensorSpec& t : m.inputs) {
       std::vector<int64_t> shape{b};
       for (int64_t d : t.item_shape()) shape.push_back(d);
-      zeros.emplace_back(at::zeros(shape, at::TensorOptions().dtype(scalar_of(t.dtype))));
+      zeros.emplace_back(at::zeros(shape, at::TensorOptions().dtype(scalar_type(t.dtype))));
       shapes += (shapes.empty() ? "" : ", ") + t.name + " " + dtype_name(t.dtype) + " " +
                 shape_string(shape);
     }

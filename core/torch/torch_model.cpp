@@ -21,24 +21,12 @@
 #include "torch/describe.h"
 #include "torch/metadata_json.h"
 #include "torch/padding.h"
+#include "torch/scalar_types.h"
 #include "torch/torch_threads.h"
 
 namespace batchscope {
 
 namespace {
-
-at::ScalarType scalar_type(DType t) {
-  switch (t) {
-    case DType::kFloat32: return at::kFloat;
-    case DType::kFloat16: return at::kHalf;
-    case DType::kFloat64: return at::kDouble;
-    case DType::kInt64: return at::kLong;
-    case DType::kInt32: return at::kInt;
-    case DType::kUInt8: return at::kByte;
-    case DType::kBool: return at::kBool;
-  }
-  return at::kFloat;
-}
 
 Error load_cancelled(const std::string& model_path) {
   return Error{ErrorCode::kCancelled, "loading " + model_path + " was cancelled"};
