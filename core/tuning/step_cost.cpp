@@ -91,6 +91,11 @@ void fit_nonnegative(const std::vector<DecodePoint>& pts, bool with_context, dou
     double sse = 0;
     if (!fit_terms(pts, use, coef, sse)) continue;
     if (coef[0] < 0 || coef[1] < 0 || coef[2] < 0) continue;
+    // A step of one decode at no context costs something: the context term
+    // alone would price short contexts at nothing (a run whose later, longer
+    // steps were slowed by other work fits that best). The fixed term alone,
+    // the mean step, always passes.
+    if (coef[0] + coef[1] < 0.01) continue;
     // An earlier set wins a tie.
     const size_t k = use[2] ? 1 : 0;
     if (sse < best[k] * (1 - 1e-12)) best[k] = sse, chosen[k] = coef;

@@ -75,6 +75,18 @@ TEST(StepCostContext, LeavesTheContextOutWhereTheRunGivesItNothingToStandOn) {
   EXPECT_TRUE(c->spread.empty()) << "fewer than 20 decode-only steps";
 }
 
+TEST(StepCostContext, AStepNeverCostsNothingAtNoContext) {
+  // One decode a step, time climbing with the context faster than any line
+  // through a fixed cost allows (later steps slowed by other work): the free
+  // fit is 0.5 us a position - 10 us, the context term alone fits next best.
+  Steps s;
+  for (uint32_t ctx : {40u, 100u, 400u, 1000u}) s.add(1, ctx, 0.5 * ctx - 10, 0);
+  Expected<StepCost> c = measure_step_cost(s.list);
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_GT(c->step_us + c->token_us, 0);
+  EXPECT_GT(GenStepCost::of(*c).of_step(1, 0), Duration(0));
+}
+
 TEST(StepCostContext, NoTermComesOutBelowZero) {
   // Steps that a free line would give a fixed cost of -50 us: the fit keeps
   // every term at 0 or above, and the best such is the slope alone.
