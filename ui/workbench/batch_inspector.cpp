@@ -68,6 +68,7 @@ BatchInspector::BatchInspector(size_t capacity, QWidget* parent)
         c, std::max(fm.horizontalAdvance(head), fm.horizontalAdvance(widest[c])) + 12);
   }
   table_->horizontalHeader()->setStretchLastSection(true);
+  show_padding(false);  // until a batch of varying lengths comes
   table_->setAlternatingRowColors(true);
   split->addWidget(table_);
 
@@ -182,6 +183,11 @@ std::vector<InspectedBatch> BatchInspector::inspect(const RecordBatch& records) 
 void BatchInspector::add(const RecordBatch& records) {
   if (records.batches.empty()) return;
   std::vector<InspectedBatch> fresh = inspect(records);
+  if (table_->isColumnHidden(BatchTableModel::kWaste) &&
+      std::any_of(records.batches.begin(), records.batches.end(),
+                  [](const BatchRecord& b) { return b.longest > 0; })) {
+    show_padding(true);
+  }
   if (paused_) {
     for (InspectedBatch& b : fresh) held_.push_back(std::move(b));
     while (held_.size() > model_->capacity()) held_.pop_front();
@@ -194,6 +200,11 @@ void BatchInspector::add(const RecordBatch& records) {
   if (selected_ && model_->row_of(selected_->batch.id) < 0) table_->clearSelection();
   syncing_ = false;
   dirty_ = true;
+}
+
+void BatchInspector::show_padding(bool on) {
+  table_->setColumnHidden(BatchTableModel::kLongest, !on);
+  table_->setColumnHidden(BatchTableModel::kWaste, !on);
 }
 
 void BatchInspector::refresh() {
@@ -252,6 +263,7 @@ void BatchInspector::clear() {
   model_->clear();
   syncing_ = false;
   held_.clear();
+  show_padding(false);
   selected_.reset();
   lanes_->set_highlight(std::nullopt);
   details_->setText("Click a batch in the timeline or the table to see what it was made of.");

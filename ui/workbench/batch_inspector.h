@@ -74,6 +74,8 @@ class BatchInspector : public QWidget {
   size_t size() const { return model_->rows().size(); }
 
  private:
+  // The longest and padding columns, shown once a batch has varying lengths.
+  void show_padding(bool on);
   void make_timeline();
   void redraw();
   void follow_newest();

@@ -88,6 +88,24 @@ uint64_t id_at(const QAbstractItemModel* m, int row) {
   return m->data(m->index(row, BatchTableModel::kId)).toULongLong();
 }
 
+TEST(BatchInspectorTest, ThePaddingColumnsShowOnceABatchHasVaryingLengths) {
+  BatchInspector inspector(100);
+  inspector.add(make_records(1, 5, 3));
+  EXPECT_TRUE(inspector.table()->isColumnHidden(BatchTableModel::kWaste));
+  EXPECT_TRUE(inspector.table()->isColumnHidden(BatchTableModel::kLongest));
+  RecordBatch padded = make_records(10, 1, 3);
+  padded.batches[0].longest = 8;
+  padded.batches[0].length_sum = 12;  // 3 requests padded to 8: half the positions padding
+  inspector.add(padded);
+  EXPECT_FALSE(inspector.table()->isColumnHidden(BatchTableModel::kWaste));
+  const QAbstractItemModel* m = inspector.model();
+  EXPECT_EQ(m->data(m->index(0, BatchTableModel::kWaste)).toString(), "50.0");
+  EXPECT_EQ(m->data(m->index(0, BatchTableModel::kLongest)).toInt(), 8);
+  EXPECT_FALSE(m->data(m->index(1, BatchTableModel::kWaste)).isValid());  // an unpadded batch
+  inspector.clear();
+  EXPECT_TRUE(inspector.table()->isColumnHidden(BatchTableModel::kWaste));
+}
+
 TEST(BatchInspectorTest, KeepsTheNewestBatchesUpToItsCapacity) {
   BatchInspector inspector(100);
   for (int poll = 0; poll < 3; ++poll) inspector.add(make_records(1 + 40 * poll, 40, 3));
