@@ -272,7 +272,7 @@ int run_bench(int argc, char** argv, const std::vector<std::string>& args) {
   }
   if (has_variable_inputs(model->metadata) && bodies.empty() && !predicted) {
     const LengthDist lengths = seq_len.value_or(default_lengths(model->metadata));
-    varied = varied_inputs(model->metadata, lengths, spec.seed, 1024);
+    varied = varied_inputs(model->metadata, lengths, spec.seed, kVariedPool);
     std::printf("lengths: %s\n", lengths.describe().c_str());
   }
 
@@ -314,7 +314,6 @@ int run_bench(int argc, char** argv, const std::vector<std::string>& args) {
                   " differ; with --target predict the adaptive strategy plans on the cost it "
                   "is predicted with, so give one file");
     }
-    note_unmodelled_lengths(model->metadata, "bench");
     CostChoice use = cost_choice;
     if (!plan_file.empty()) use.file = plan_file;
     auto cost = prediction_cost(*choice, *options, {options->num_lanes}, options->max_batch_size,
@@ -331,6 +330,11 @@ int run_bench(int argc, char** argv, const std::vector<std::string>& args) {
     // The adaptive strategy plans on the cost it is predicted with, as a
     // live engine plans on the kept cost (or --plan-cost).
     ps.plan_on_cost = true;
+    ps.lengths = prediction_lengths(model->metadata, seq_len, spec.seed, cost->cost, "bench");
+    if (!ps.lengths.empty()) {
+      std::printf("  lengths: %s\n",
+                  seq_len.value_or(default_lengths(model->metadata)).describe().c_str());
+    }
     run = predict_run(ps);
     run.config = cfg;
   } else if (target == "inproc") {
@@ -377,7 +381,7 @@ int run_bench(int argc, char** argv, const std::vector<std::string>& args) {
     if (bodies.empty()) {
       for (const Tensors& in : varied) bodies.push_back(infer_body(*url, model->metadata, in));
     }
-    HttpTarget t(*url, model->metadata, connections, spec.seed, bodies);
+    HttpTarget t(*url, model->metadata, connections, spec.seed, bodies, seq_len);
     if (Status s = t.start(); !s) return fail(s.message(), 1);
     std::printf("Batchscope bench: %s -> %s\n", cfg.pattern.c_str(), target.c_str());
     std::fflush(stdout);
@@ -414,15 +418,18 @@ int run_bench(int argc, char** argv, const std::vector<std::string>& args) {
     keep_run(*writer, "bench", run, summary_json,
              run_context_json(choice->synthetic ? "" : choice->path, choice->device));
   }
-  // An in-process run of the model refines its kept cost on this machine.
-  // (Not where lengths vary: the kept cost is t(b), which a batch's length moves.)
-  if (target == "inproc" && bodies.empty() && !has_variable_inputs(model->metadata)) {
+  // An in-process run of the model refines its kept cost on this machine
+  // (read at the cost's reference length where lengths vary).
+  if (target == "inproc" && bodies.empty()) {
     refine_cost_cache(*choice, run, options->num_lanes, "bench");
   }
   if (!cost_out.empty()) {
     // A refinement with several lanes refines their curve: the batches that
     // ran beside the others.
-    auto observed = CostModel::from_run(run, 5, refining ? options->num_lanes : 1u);
+    std::optional<CostModel> kept;
+    if (has_lengths(run.batches)) kept = kept_cost(*choice);
+    auto observed = CostModel::from_run(run, 5, refining ? options->num_lanes : 1u,
+                                        kept ? kept->length_grid() : LengthGrid{});
     if (!observed) {
       std::cerr << "batchscope bench: --cost-out: " << observed.error().message << "\n";
       rc = 1;

@@ -59,6 +59,10 @@ Expected<CostModel> base_cost(const ModelChoice& model, uint32_t max_batch, uint
                 pt.settled ? "" : (" (did not settle: " + pt.why + ")").c_str());
     std::fflush(stdout);
   };
+  p.on_grid_point = [command](uint32_t b, uint32_t length, double us) {
+    std::printf("%s:     b = %u padded to %u: %.1f us\n", command, b, length, us);
+    std::fflush(stdout);
+  };
   auto r = profile_model(model.path, p);
   if (!r) return r.error();
   if (!r->competing.empty()) {
@@ -273,7 +277,9 @@ Expected<PredictionCost> prediction_cost(const ModelChoice& model, const Options
 
 std::optional<CostRefinement> refine_cost_cache(const ModelChoice& model, const RunData& run,
                                                 uint32_t lanes, const char* command, bool say) {
-  auto observed = CostModel::from_run(run, 5, lanes);
+  // A run of varying lengths is read at the kept cost's reference length.
+  const std::optional<CostModel> kept = has_lengths(run.batches) ? kept_cost(model) : std::nullopt;
+  auto observed = CostModel::from_run(run, 5, lanes, kept ? kept->length_grid() : LengthGrid{});
   if (!observed) return std::nullopt;
   return refine_cost_cache(model, *observed, lanes, command, say);
 }

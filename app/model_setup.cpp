@@ -5,6 +5,7 @@
 
 #include "app/cli_args.h"
 #include "app/install_paths.h"
+#include "traffic/varied_inputs.h"
 
 #ifdef BATCHSCOPE_WITH_TORCH
 #include "torch/describe.h"
@@ -92,13 +93,19 @@ void fit_default_batch(const ModelChoice& choice, Options& options) {
     options.max_batch_size = meta->metadata.max_batch_size;
 }
 
-void note_unmodelled_lengths(const ModelMetadata& model, const std::string& command) {
-  if (!has_variable_inputs(model)) return;
-  std::fprintf(stderr,
-               "batchscope %s: note: model '%s' takes inputs of varying length; the predictor "
-               "prices a batch by its size alone, at the length its cost was measured with, "
-               "and models neither padding nor the padding policy (measure those live)\n",
-               command.c_str(), model.name.c_str());
+std::vector<uint32_t> prediction_lengths(const ModelMetadata& model,
+                                         const std::optional<LengthDist>& seq_len, uint64_t seed,
+                                         const CostModel& cost, const std::string& command) {
+  if (!has_variable_inputs(model)) return {};
+  if (cost.length_grid().empty()) {
+    std::fprintf(stderr,
+                 "batchscope %s: note: model '%s' takes inputs of varying length, and its cost "
+                 "has no t(b, L) (a kept cost made before it was measured: --recalibrate makes it "
+                 "anew with one); every batch is priced at the length its cost was measured "
+                 "with, though the padding policy still picks\n",
+                 command.c_str(), model.name.c_str());
+  }
+  return varied_lengths(model, seq_len.value_or(default_lengths(model)), seed, kVariedPool);
 }
 
 }  // namespace batchscope

@@ -9,10 +9,13 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "batching/engine.h"
 #include "batching/synthetic_runner.h"
 #include "common/model_metadata.h"
+#include "traffic/gen_workload.h"
+#include "tuning/cost_model.h"
 
 namespace batchscope {
 
@@ -61,9 +64,12 @@ Expected<ModelSetup> make_model(const ModelChoice& choice, const Options& option
 // make_model() to report.
 void fit_default_batch(const ModelChoice& choice, Options& options);
 
-// For a prediction on a model whose inputs vary in length: says on stderr,
-// once, that the predictor prices a batch by its size alone (its cost at
-// the profile's length) and models neither padding nor the padding policy.
-void note_unmodelled_lengths(const ModelMetadata& model, const std::string& command);
+// For a prediction on a model whose inputs vary in length: each request's
+// length in turn, as bench sends them (varied_lengths() of --seq-len, or of
+// the default lengths, from `seed`), and on stderr a note when the cost has
+// no t(b, L) to price them with. Empty for a model whose inputs do not vary.
+std::vector<uint32_t> prediction_lengths(const ModelMetadata& model,
+                                         const std::optional<LengthDist>& seq_len, uint64_t seed,
+                                         const CostModel& cost, const std::string& command);
 
 }  // namespace batchscope

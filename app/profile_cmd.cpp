@@ -34,7 +34,12 @@ std::string profile_help() {
          "(default 1), --blas-threads OpenBLAS's (default: all cores). --lanes N measures\n"
          "t(b) again with 2..N copies of the model running batches at once, as engine lanes\n"
          "at saturation (each its own CUDA stream on a GPU); tune and bench --target predict\n"
-         "read it to price a batch by the lanes busy when it starts.\n\n" +
+         "read it to price a batch by the lanes busy when it starts.\n"
+         "A model whose inputs vary in length (a text model) is measured again at other\n"
+         "lengths, t(b, L): --lengths 16,64,256 (each cut to the model's largest; default\n"
+         "16, 32, 64, ... and the largest), or --lengths none for t(b) alone. t(b) itself is\n"
+         "measured at the reference length random inputs have (16); the predictor prices a\n"
+         "batch padded to L as t(b) x t(b, L) / t(b, 16).\n\n" +
          profile_lm_help();
 }
 
@@ -79,6 +84,21 @@ int run_profile(const std::vector<std::string>& args) {
         bad = v.error();
       else
         o.lanes = static_cast<uint32_t>(*v);
+    } else if (name == "lengths") {
+      if (value == "none") {
+        o.length_grid = false;
+      } else {
+        for (size_t start = 0; start <= value.size();) {
+          const size_t comma = std::min(value.find(',', start), value.size());
+          auto v = cli::parse_number(name, value.substr(start, comma - start), 1, 1'000'000);
+          if (!v) {
+            bad = v.error();
+            break;
+          }
+          o.lengths.push_back(static_cast<uint32_t>(*v));
+          start = comma + 1;
+        }
+      }
     } else if (name == "seconds-per-point") {
       auto v = cli::parse_number(name, value, 0, 3600);
       if (!v)
@@ -138,6 +158,19 @@ int run_profile(const std::vector<std::string>& args) {
                 "throughput over 1 lane");
     for (const ProfilePoint& p : lp.points) {
       std::printf("%24u %12.1f %21.2fx\n", p.batch, p.median_us, p.speedup);
+    }
+  }
+  if (!r->grid_lengths.empty()) {
+    std::printf("\nt(b, L) us, by padded length L (t(b) above is at L = %u):\n%8s",
+                r->reference_length, "batch");
+    for (uint32_t l : r->grid_lengths) std::printf(" %10s", ("L=" + std::to_string(l)).c_str());
+    std::printf("\n");
+    for (size_t row = 0; row < r->points.size(); ++row) {
+      std::printf("%8u", r->points[row].batch);
+      for (size_t c = 0; c < r->grid_lengths.size(); ++c) {
+        std::printf(" %10.1f", r->grid_us[row * r->grid_lengths.size() + c]);
+      }
+      std::printf("\n");
     }
   }
   if (!json_path.empty()) {

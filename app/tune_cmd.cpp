@@ -18,6 +18,7 @@
 #include "app/export_cmd.h"
 #endif
 #include "app/model_setup.h"
+#include "traffic/varied_inputs.h"
 #include "common/text_out.h"
 #include "tuning/tune_run.h"
 #include "tuning/tuner.h"
@@ -70,6 +71,11 @@ std::string tune_help() {
          "batchscope export --help).\n"
          "Pattern options: --pattern, --rate, --duration, --seed, ... as in batchscope\n"
          "bench (default poisson at 1000 req/s for 10 s).\n"
+         "A model whose inputs vary in length (a text model) gets requests of lengths drawn\n"
+         "from --seq-len DIST (as bench's; default lognormal:32,1 up to its largest), and\n"
+         "the default space also searches padding=longest|buckets|sorted and three bucket\n"
+         "sets fitted to those lengths; predictions price each batch at its padded length\n"
+         "by the cost's t(b, L) (batchscope profile measures it).\n"
          "The tune is kept in the run history (batchscope runs) with its result and, under\n"
          "it, every live run of its confirmations:\n" +
          history_flags_help() + "The cost (docs/tuning.md):\n" + cost_flags_help() +
@@ -102,6 +108,11 @@ struct TuneArgs {
   bool calibrate = true;
   int calibration_runs = 1;
   HistoryChoice history;
+  // A model whose inputs vary in length: --seq-len, and what it gives: the
+  // inputs sent live and each request's length for the predictor.
+  std::optional<LengthDist> seq_len;
+  std::vector<Tensors> inputs;
+  std::vector<uint32_t> lengths;
 };
 
 Expected<TuneArgs> parse_args(const std::vector<std::string>& args) {
@@ -139,6 +150,12 @@ Expected<TuneArgs> parse_args(const std::vector<std::string>& args) {
         t.objective = *o;
     } else if (name == "space") {
       t.space_text = value;
+    } else if (name == "seq-len") {
+      auto d = LengthDist::parse(value, "--seq-len");
+      if (!d)
+        bad = d.error();
+      else
+        t.seq_len = *d;
     } else if (name == "confirm") {
       number(0, 100, t.confirm);
     } else if (name == "budget-s") {
@@ -197,6 +214,12 @@ void print_row(const char* mark, const Evaluated& e, size_t alike) {
               strategy_name(e.options.strategy), e.options.max_batch_size,
               wait_text(e.options).c_str(), e.options.num_lanes, e.throughput_rps, e.p50_ms,
               e.p99_ms, loss_percent(e));
+  if (e.options.padding != Padding::kLongest) {
+    std::printf("  %s", padding_name(e.options.padding));
+    if (e.options.padding == Padding::kBuckets) {
+      std::printf(" %s", length_buckets_text(e.options).c_str());
+    }
+  }
   if (alike > 0) std::printf("  (+%zu alike)", alike);
   std::printf("\n");
 }
@@ -241,13 +264,18 @@ Expected<std::optional<Confirmed>> confirm_one(const TuneArgs& t, const Evaluate
   spec.traffic = t.traffic;
   spec.deadline = deadline;
   spec.planner = plan_on_cost(cost);
+  spec.inputs = t.inputs;
+  spec.lengths = cost.length_grid();
   return confirm_live(spec, predicted);
 }
 
 std::string describe_short(const Options& o) {
-  return std::string(strategy_name(o.strategy)) +
-         " max_batch_size=" + std::to_string(o.max_batch_size) + " max_wait_ms=" + wait_text(o) +
-         " num_lanes=" + std::to_string(o.num_lanes);
+  std::string out = std::string(strategy_name(o.strategy)) +
+                    " max_batch_size=" + std::to_string(o.max_batch_size) +
+                    " max_wait_ms=" + wait_text(o) + " num_lanes=" + std::to_string(o.num_lanes);
+  if (o.padding != Padding::kLongest) out += std::string(" padding=") + padding_name(o.padding);
+  if (o.padding == Padding::kBuckets) out += " length_buckets=" + length_buckets_text(o);
+  return out;
 }
 
 void print_confirmed(const Confirmed& c) {
@@ -280,6 +308,8 @@ Expected<CostModel> calibrate_under_load(const TuneArgs& t, const CostModel& cos
     spec.factory = model->factory;
     spec.metadata = model->metadata;
     spec.traffic = t.traffic;
+    spec.inputs = t.inputs;
+    spec.lengths = m.length_grid();
     auto run = calibrate_live(spec, o, m, t.calibration_runs);
     if (!run) return run.error();
     // Each calibration run is a live run of the model here: the kept cost learns from it.
@@ -327,7 +357,8 @@ void recalibrate(const TuneArgs& t, const CostModel& cost, const TuneSpace& spac
                    [](const Confirmed& c) { return c.observed; }))
     return;
   const CostModel refined = calibrate(cost, confirmed);
-  const Evaluator predict_one = prediction_evaluator(t.traffic, refined, nullptr, true);
+  const Evaluator predict_one =
+      prediction_evaluator(t.traffic, refined, nullptr, true, t.lengths);
   std::printf("\nre-predicted with t(b) as the live runs ran it (%s):\n",
               refined.describe().c_str());
   for (Confirmed& c : confirmed) {
@@ -422,17 +453,27 @@ int run_tune(const std::vector<std::string>& args) {
   }
   auto parsed = parse_args(args);
   if (!parsed) return fail(parsed.error().message);
-  const TuneArgs& t = *parsed;
+  TuneArgs& t = *parsed;
   const auto started = std::chrono::steady_clock::now();
   const auto deadline = started + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                                       Seconds(t.budget_s));
 
   auto meta = make_model(t.model, t.base, /*load=*/false);
   if (!meta) return fail(meta.error().message, 1);
-  note_unmodelled_lengths(meta->metadata, "tune");
+  const bool varies = has_variable_inputs(meta->metadata);
+  if (t.seq_len && !varies) {
+    return fail("--seq-len " + t.seq_len->describe() + ": model '" + meta->metadata.name +
+                "' has no input that varies in length");
+  }
+  const LengthDist lengths = t.seq_len.value_or(default_lengths(meta->metadata));
+  // The requests bench would send, and their lengths for the predictor; the
+  // padding policies and bucket sets fitted to them are searched too.
+  TuneRequests requests = tune_requests(meta->metadata, t.seq_len, t.traffic.seed);
+  t.inputs = std::move(requests.inputs);
+  t.lengths = std::move(requests.lengths);
   const uint32_t model_max = meta->metadata.max_batch_size;
-  auto space = t.space_text.empty() ? Expected<TuneSpace>(TuneSpace::default_space(model_max))
-                                    : TuneSpace::parse(t.space_text);
+  auto space = TuneSpace::parse(t.space_text.empty() ? model_space_text(meta->metadata, t.lengths)
+                                                     : t.space_text);
   if (!space) return fail("--space: " + space.error().message);
   const uint32_t max_batch = std::min(largest_batch(*space, t.base), model_max);
   if (largest_batch(*space, t.base) > model_max) {
@@ -453,6 +494,12 @@ int run_tune(const std::vector<std::string>& args) {
     std::printf("\n");
   }
   std::printf("model %s: %s\n", meta->metadata.name.c_str(), cost->describe().c_str());
+  if (varies) {
+    std::printf("lengths: %s%s\n", lengths.describe().c_str(),
+                cost->length_grid().empty()
+                    ? "; the cost has no t(b, L), so every batch is priced at one length"
+                    : "; batches priced at their padded length by t(b, L)");
+  }
   std::printf("space: %s (%llu configurations)\n", space->text().c_str(),
               static_cast<unsigned long long>(space->size()));
   std::fflush(stdout);
@@ -462,7 +509,8 @@ int run_tune(const std::vector<std::string>& args) {
   settings.slo_p99_ms = t.slo_p99_ms;
   settings.objective = t.objective;
   settings.max_seconds = t.budget_s / 2;  // the rest is for confirming
-  const Evaluator predict_one = prediction_evaluator(t.traffic, *cost, &simulated, true);
+  const Evaluator predict_one =
+      prediction_evaluator(t.traffic, *cost, &simulated, true, t.lengths);
   const auto search_start = std::chrono::steady_clock::now();
   TuneResult result = search(*space, t.base, settings, predict_one);
   const double search_s = Seconds(std::chrono::steady_clock::now() - search_start).count();

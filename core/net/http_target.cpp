@@ -2,6 +2,7 @@
 #include "net/http_target.h"
 
 #include "net/infer_json.h"
+#include "traffic/varied_inputs.h"
 
 namespace batchscope {
 
@@ -45,8 +46,14 @@ std::string infer_body(const Url& url, const ModelMetadata& model, const Tensors
 }
 
 HttpTarget::HttpTarget(Url url, const ModelMetadata& model, int connections, uint64_t seed,
-                       std::vector<std::string> bodies)
+                       std::vector<std::string> bodies, const std::optional<LengthDist>& lengths)
     : url_(std::move(url)), client_(url_.host, url_.port, connections) {
+  if (bodies.empty() && has_variable_inputs(model)) {
+    for (const Tensors& in :
+         varied_inputs(model, lengths.value_or(default_lengths(model)), seed, kVariedPool)) {
+      bodies.push_back(infer_body(url_, model, in));
+    }
+  }
   if (bodies.empty()) {
     for (uint64_t i = 0; i < 64; ++i)
       bodies.push_back(infer_body(url_, model, random_inputs(model, seed + i)));

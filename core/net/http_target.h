@@ -9,11 +9,13 @@
 // shutting down, anything else (or no answer) an error.
 // Thread-safety: send() from the load driver's thread.
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "common/model_metadata.h"
 #include "net/http_client.h"
+#include "traffic/gen_workload.h"
 #include "traffic/load_driver.h"
 
 namespace batchscope {
@@ -21,9 +23,12 @@ namespace batchscope {
 class HttpTarget final : public LoadTarget {
  public:
   // `url` ends in /infer (simple body) or /v2/models/{m}/infer (KServe v2).
-  // `bodies`, when given, are sent as they are, in turn.
+  // `bodies`, when given, are sent as they are, in turn. Otherwise, for a
+  // model whose inputs vary in length, the requests bench sends in-process
+  // (varied_inputs() of `lengths`, or the model's default lengths).
   HttpTarget(Url url, const ModelMetadata& model, int connections, uint64_t seed,
-             std::vector<std::string> bodies = {});
+             std::vector<std::string> bodies = {},
+             const std::optional<LengthDist>& lengths = std::nullopt);
   Status start() { return client_.start(); }
   void send(uint64_t index, Done done) override;
   void stop() { client_.stop(); }

@@ -123,7 +123,77 @@ Expected<LanesProfile> profile_lanes(std::vector<std::unique_ptr<TorchModel>>& m
   return lp;
 }
 
+// The longest the first variable dimension may be (256 where none is declared).
+uint32_t largest_length(const ModelMetadata& meta) {
+  for (const TensorSpec& t : meta.inputs) {
+    const Shape item = t.item_shape();
+    for (size_t d = 0; d < item.size(); ++d) {
+      if (item[d] >= 0) continue;
+      const int64_t top = t.item_max(d);
+      return static_cast<uint32_t>(std::clamp<int64_t>(top > 0 ? top : 256, 1, UINT32_MAX));
+    }
+  }
+  return 256;
+}
+
+// t(b, L) at every size of r.points and each grid length; the reference
+// length's row is t(b) as measured.
+Status measure_length_grid(TorchModel& model, const std::vector<Tensors>& inputs,
+                           const SettleOptions& so, const SettleClocks& clocks,
+                           const ProfileOptions& o, ProfileResult& r) {
+  const ModelMetadata& meta = model.metadata();
+  const uint32_t largest = largest_length(meta);
+  const uint32_t reference = request_length(meta, inputs.front());
+  std::vector<uint32_t> lengths = o.lengths;
+  if (lengths.empty()) {
+    lengths = default_grid_lengths(largest, reference);
+  } else {
+    for (uint32_t& l : lengths) l = std::clamp<uint32_t>(l, 1, largest);
+    lengths.push_back(reference);
+    std::sort(lengths.begin(), lengths.end());
+    lengths.erase(std::unique(lengths.begin(), lengths.end()), lengths.end());
+  }
+  r.reference_length = reference;
+  r.grid_lengths = lengths;
+  r.grid_us.assign(r.points.size() * lengths.size(), 0.0);
+  std::vector<Tensors> at;
+  for (size_t c = 0; c < lengths.size(); ++c) {
+    for (size_t row = 0; row < r.points.size(); ++row) {
+      const uint32_t b = r.points[row].batch;
+      double& cell = r.grid_us[row * lengths.size() + c];
+      if (lengths[c] == reference) {
+        cell = r.points[row].measured_us;
+        continue;
+      }
+      at.clear();
+      for (uint32_t i = 0; i < b; ++i) at.push_back(random_inputs(meta, i + 1, lengths[c]));
+      auto once = [&]() -> Status {
+        auto out = model.run(std::span<Tensors>(at));
+        return out ? Status::Ok() : Status(out.error());
+      };
+      auto got = settle(once, so, clocks, o.cancelled);
+      if (!got && got.error().code == ErrorCode::kCancelled) {
+        return Error{ErrorCode::kCancelled, "profiling t(b, L) was cancelled"};
+      }
+      if (!got) return got.error();
+      cell = point_of(b, got->us).median_us;
+      if (o.on_grid_point) o.on_grid_point(b, lengths[c], cell);
+    }
+  }
+  return Status::Ok();
+}
+
 }  // namespace
+
+std::vector<uint32_t> default_grid_lengths(uint32_t largest, uint32_t reference) {
+  std::vector<uint32_t> out;
+  for (uint32_t l = 16; l < largest && l <= UINT32_MAX / 2; l *= 2) out.push_back(l);
+  out.push_back(std::max<uint32_t>(largest, 1));
+  if (reference > 0) out.push_back(reference);
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
 
 Expected<ProfileResult> profile_model(const std::string& model_path, const ProfileOptions& o) {
   TorchOptions to;
@@ -198,6 +268,9 @@ Expected<ProfileResult> profile_model(const std::string& model_path, const Profi
     // The jitter's shape stays that of the runs, about the fitted median.
     for (double& q : p.run_quantiles) q *= p.measured_us / std::max(p.median_us, 1e-9);
   }
+  if (o.length_grid && has_variable_inputs(meta)) {
+    if (Status s = measure_length_grid(model, inputs, so, clocks, o, r); !s) return s.error();
+  }
   std::vector<ProfilePoint> settled;
   for (const ProfilePoint& p : r.points)
     if (p.settled) settled.push_back(p);
@@ -267,6 +340,20 @@ std::string profile_json(const ProfileResult& r) {
   if (!r.competing.empty()) {
     j["competing_cores"] = r.competing_cores;
     j["competing"] = r.competing;
+  }
+  if (!r.grid_lengths.empty()) {
+    nlohmann::ordered_json g;
+    g["reference"] = r.reference_length;
+    g["batches"] = nlohmann::json::array();
+    for (const ProfilePoint& p : r.points) g["batches"].push_back(p.batch);
+    g["lengths"] = r.grid_lengths;
+    g["median_us"] = nlohmann::json::array();
+    for (size_t row = 0; row < r.points.size(); ++row) {
+      const auto first = r.grid_us.begin() + static_cast<std::ptrdiff_t>(row * r.grid_lengths.size());
+      g["median_us"].push_back(std::vector<double>(
+          first, first + static_cast<std::ptrdiff_t>(r.grid_lengths.size())));
+    }
+    j["length_grid"] = g;
   }
   if (!r.lanes.empty()) {
     j["lanes"] = nlohmann::json::array();

@@ -58,6 +58,12 @@ struct ProfileOptions {
   // CPU each copy gets the lanes' share of the BLAS threads, as the engine's
   // lanes do.
   uint32_t lanes = 1;
+  // A model whose inputs vary in length: t(b, L) is measured again at each
+  // of these lengths (cut to its largest) for every size t(b) was measured
+  // at. Empty: the powers of two from 16 up to the largest, and the largest
+  // (default_grid_lengths()). Ignored for other models.
+  std::vector<uint32_t> lengths;
+  bool length_grid = true;  // false: t(b) at the reference length alone
   int min_runs = 7;
   int max_runs = 2000;
   // Windows measured at most per size before it is reported unsettled; a
@@ -66,6 +72,8 @@ struct ProfileOptions {
   // Called after each point is measured (its speedup against b = 1 filled
   // in), so a caller can show how far the curve has got.
   std::function<void(const ProfilePoint&)> on_point;
+  // Called after each point of the length grid (batch, length, median us).
+  std::function<void(uint32_t, uint32_t, double)> on_grid_point;
   // Asked before the model loads, between its warm-up sizes and before each
   // run; once it says true the profile stops and returns kCancelled.
   std::function<bool()> cancelled;
@@ -93,6 +101,12 @@ struct ProfileResult {
   int inter_op_threads = 0;
   int blas_threads = 0;
   std::vector<LanesProfile> lanes;  // 2, 3, ... up to ProfileOptions::lanes
+  // A model whose inputs vary in length: the length t(b) was measured at
+  // (random_inputs()'s), and t(b, L) over the sizes of `points` and
+  // `grid_lengths` (the measured medians, a row per size); empty otherwise.
+  uint32_t reference_length = 0;
+  std::vector<uint32_t> grid_lengths;
+  std::vector<double> grid_us;
   // The most CPU other processes used while a size was measured, in cores,
   // and who they were (CompetingLoad::describe); empty when below a quarter
   // of a core throughout.
@@ -113,6 +127,10 @@ LineFit fit_line(const std::vector<ProfilePoint>& points);
 
 Expected<ProfileResult> profile_model(const std::string& model_path, const ProfileOptions& options);
 
+// The lengths a grid measures by default for lengths up to `largest`: 16,
+// 32, 64, ... below it, and it; with `reference` among them.
+std::vector<uint32_t> default_grid_lengths(uint32_t largest, uint32_t reference);
+
 // {"format": "batchscope-cost", "version": 2, "model", "device", "settled",
 //  "points": [{"batch", "median_us", "measured_us", "per_item_us", "speedup",
 //  "spread", "runs", "settled", "windows", "cpu_share", "window_gap", "why"
@@ -120,7 +138,9 @@ Expected<ProfileResult> profile_model(const std::string& model_path, const Profi
 //  "speedup_at": {"1": .., "32": ..}, "blas", "blas_library",
 //  "intra_op_threads", "inter_op_threads", "blas_threads", and when measured
 //  "lanes": [{"lanes": 2, "points": [{"batch", "median_us", "spread", "runs",
-//  "throughput_ratio"}]}]}
+//  "throughput_ratio"}]}]}, and where a length grid was measured
+//  "length_grid": {"reference", "batches", "lengths", "median_us": [[...]]}
+//  (tuning/length_grid.h).
 std::string profile_json(const ProfileResult& r);
 
 }  // namespace batchscope

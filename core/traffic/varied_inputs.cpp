@@ -17,6 +17,28 @@ std::vector<Tensors> varied_inputs(const ModelMetadata& model, const LengthDist&
   return out;
 }
 
+std::vector<uint32_t> varied_lengths(const ModelMetadata& model, const LengthDist& lengths,
+                                     uint64_t seed, size_t count) {
+  // random_inputs() draws length 16 for 0 and cuts each variable dimension
+  // to its largest; a request's length is its first variable dimension's.
+  GenWorkload draws(lengths, LengthDist{}, seed);
+  std::vector<uint32_t> out;
+  out.reserve(count);
+  for (size_t i = 0; i < count; ++i) {
+    const int64_t drawn = draws.next().prompt;
+    int64_t length = -1;
+    for (size_t k = 0; k < model.inputs.size() && length < 0; ++k) {
+      const Shape item = model.inputs[k].sample_item_shape(drawn > 0 ? drawn : 16);
+      const Shape declared = model.inputs[k].item_shape();
+      for (size_t d = 0; d < item.size() && length < 0; ++d) {
+        if (declared[d] < 0) length = item[d];
+      }
+    }
+    out.push_back(static_cast<uint32_t>(std::max<int64_t>(length, 0)));
+  }
+  return out;
+}
+
 LengthDist default_lengths(const ModelMetadata& model) {
   int64_t top = -1;
   for (const TensorSpec& t : model.inputs) {

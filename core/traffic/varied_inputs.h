@@ -14,10 +14,20 @@
 
 namespace batchscope {
 
+// The inputs bench and tune send in turn to a model whose inputs vary in
+// length: request i is input i % kVariedPool.
+inline constexpr size_t kVariedPool = 1024;
+
 // `count` requests, request i from seed `seed + i`, its length drawn from
 // `lengths` (cut to the model's largest).
 std::vector<Tensors> varied_inputs(const ModelMetadata& model, const LengthDist& lengths,
                                    uint64_t seed, size_t count);
+
+// The lengths of varied_inputs(model, lengths, seed, count), request by
+// request (request_length() of each), without making the inputs: what the
+// predictor replays for the same traffic.
+std::vector<uint32_t> varied_lengths(const ModelMetadata& model, const LengthDist& lengths,
+                                     uint64_t seed, size_t count);
 
 // The lengths drawn where none are given: lognormal with median 32 and sigma
 // 1, up to the model's largest (256 where it has none).

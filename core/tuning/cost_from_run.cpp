@@ -276,17 +276,33 @@ Expected<CostModel> CostModel::from_batches(std::span<const BatchRecord> batches
   return m->with_streak(streak).with_turnaround(turnaround_of(batches, max_wait));
 }
 
-Expected<CostModel> CostModel::from_run(const RunData& run, size_t min_runs, uint32_t busy) {
+Expected<CostModel> CostModel::from_run(const RunData& run, size_t min_runs, uint32_t busy,
+                                        const LengthGrid& lengths) {
   const Duration max_wait =
       std::chrono::microseconds(std::max<int64_t>(0, run.config.options.max_wait_us));
-  Expected<CostModel> m = from_batches(run.batches, min_runs, busy, max_wait);
+  const bool varied = has_lengths(run.batches);
+  if (varied && lengths.empty()) {
+    return invalid_argument(
+        "the run's batches vary in length and the cost has no length grid to read them at one "
+        "length: profile the model (batchscope profile measures t(b, L)) before refining it");
+  }
+  const std::vector<BatchRecord> scaled =
+      varied ? at_reference_length(run.batches, lengths) : std::vector<BatchRecord>{};
+  const std::span<const BatchRecord> batches =
+      varied ? std::span<const BatchRecord>(scaled) : std::span<const BatchRecord>(run.batches);
+  Expected<CostModel> m = from_batches(batches, min_runs, busy, max_wait);
   if (!m) return m;
+  if (varied) {
+    // The gaps between batches as they ran: the reference length moved each start.
+    m = m->with_turnaround(turnaround_of(run.batches, max_wait)).with_length_grid(lengths);
+    if (!m) return m;
+  }
   if (busy > 1) {
     // The batches that started with fewer lanes running: the lone curve.
-    const std::vector<uint32_t> running = busy_at_start(run.batches);
+    const std::vector<uint32_t> running = busy_at_start(batches);
     std::vector<BatchRecord> fewer;
-    for (size_t i = 0; i < run.batches.size(); ++i) {
-      if (running[i] < busy) fewer.push_back(run.batches[i]);
+    for (size_t i = 0; i < batches.size(); ++i) {
+      if (running[i] < busy) fewer.push_back(batches[i]);
     }
     if (auto alone = from_batches(fewer, min_runs, 1, max_wait)) m->alone_ = alone->points_;
   }

@@ -383,6 +383,11 @@ Expected<CostModel> CostModel::from_profile_json(std::string_view text) {
   Expected<Turnaround> turnaround = turnaround_from_json(j, prefix);
   if (!turnaround) return turnaround.error();
   m.turnaround_ = *turnaround;
+  if (const auto g = j.find("length_grid"); g != j.end()) {
+    Expected<LengthGrid> grid = LengthGrid::from_json(g->dump(), prefix);
+    if (!grid) return grid.error();
+    m.length_grid_ = std::move(*grid);
+  }
   const auto lanes = j.find("lanes");
   if (lanes == j.end()) return m;
   if (!lanes->is_array()) {
@@ -498,6 +503,7 @@ std::string CostModel::to_json(const std::string& extra) const {
   append_send_lag(out, send_lag_);
   append_streak(out, streak_);
   append_turnaround(out, turnaround_);
+  if (!length_grid_.empty()) out += ",\"length_grid\":" + length_grid_.to_json();
   if (!lanes_.empty()) {
     out += ",\"lanes\":[";
     for (size_t i = 0; i < lanes_.size(); ++i) {

@@ -285,6 +285,13 @@ const Turnaround& CostModel::turnaround(size_t lanes) const {
   return *use;
 }
 
+Expected<CostModel> CostModel::with_length_grid(LengthGrid grid) const {
+  if (Status s = grid.validate(); !s) return s.error();
+  CostModel m = *this;
+  m.length_grid_ = std::move(grid);
+  return m;
+}
+
 CostModel CostModel::with_turnaround(Turnaround t) const {
   CostModel m = *this;
   auto in_range = [](double v) { return std::isfinite(v) ? std::clamp(v, 0.0, kMaxCostUs) : 0.0; };

@@ -56,6 +56,10 @@
 // that share the machine with the other lanes. cost_us(b, busy, lanes)
 // prices a batch of an N-lane engine with them.
 //
+// Lengths (optional). For a model whose inputs vary in length, t(b) is
+// measured at one reference length and a LengthGrid (length_grid.h) scales
+// it: a batch padded to L costs t(b) x length_factor(b, L).
+//
 // Sources: points given directly, the synthetic runner's SyntheticCost, or the
 // JSON that `batchscope profile --json` writes (core/torch/profile.h), which
 // is read with nlohmann/json (header-only, installed by scripts/setup).
@@ -75,6 +79,7 @@
 #include "common/status.h"
 #include "runs/records.h"
 #include "runs/run_record.h"
+#include "tuning/length_grid.h"
 #include "tuning/send_lag.h"
 
 namespace batchscope {
@@ -213,7 +218,11 @@ class CostModel {
   // running (itself included) count: t(b) as the predictor prices a batch
   // with that many busy (a two-lane run's batches that ran alone are left
   // out of its two-lane curve).
-  static Expected<CostModel> from_run(const RunData& run, size_t min_runs = 5, uint32_t busy = 1);
+  // A run whose batches vary in length is read at `lengths`' reference
+  // length (at_reference_length(), its turnaround from the run as it ran);
+  // without a grid, such a run is refused: its t(b) would mix lengths.
+  static Expected<CostModel> from_run(const RunData& run, size_t min_runs = 5, uint32_t busy = 1,
+                                      const LengthGrid& lengths = {});
   // This model with a measured overhead: empty (none) or 2 to kMaxQuantiles
   // quantiles in microseconds, non-decreasing, each in [0, kMaxCostUs].
   // Errors name the index and quote the value.
@@ -325,6 +334,14 @@ class CostModel {
   static double quantile_of(const std::vector<double>& q, double u);
 
   const std::vector<CostPoint>& points() const { return points_; }
+  // This model with t(b, L) over a grid (validated); an empty grid drops it.
+  Expected<CostModel> with_length_grid(LengthGrid grid) const;
+  const LengthGrid& length_grid() const { return length_grid_; }
+  // t(b, L) / t(b) at the grid's reference length; 1 without a grid or for
+  // length 0.
+  double length_factor(size_t batch, uint32_t length) const {
+    return length_grid_.factor(batch, length);
+  }
   // "t(b) from 2 points: 520 us at b=1 .. 1140 us at b=32"
   std::string describe() const;
 
@@ -343,6 +360,7 @@ class CostModel {
   std::vector<LaneCostPoints> lanes_;  // by lanes, ascending; empty when not measured
   JitterStreak streak_;
   Turnaround turnaround_;
+  LengthGrid length_grid_;  // empty: lengths do not vary, or were not measured
 };
 
 }  // namespace batchscope

@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "batching/length_policy.h"
 #include "batching/policy.h"
 #include "batching/rate_estimator.h"
 #include "runs/records.h"
@@ -56,13 +57,14 @@ constexpr size_t kJitterSteps = 64;
 struct Queued {
   uint32_t request;  // index into the run's requests
   TimePoint arrival;
+  uint32_t length;  // 0 where lengths do not vary
 };
 
 struct Lane {
   bool busy = false;
   TimePoint end = kNever;
   TimePoint back = kNever;  // answering its batch until then (the turnaround)
-  size_t first = 0;         // position in the admission order of its batch's first request
+  std::vector<uint32_t> members;  // its batch's requests: positions in the admission order
   BatchRecord batch;
 };
 
@@ -90,9 +92,11 @@ class Simulation {
   RunData run();
 
  private:
-  size_t queue_size() const { return admitted_.size() - head_; }
+  size_t queue_size() const { return queue_.size() - head_; }
+  // The request at queue position i (0: the oldest).
+  const Queued& queued(size_t i) const { return admitted_[queue_[head_ + i]]; }
   TimePoint head_expiry() const {
-    return head_ < admitted_.size() ? admitted_[head_].arrival + timeout_ : kNever;
+    return head_ < queue_.size() ? queued(0).arrival + timeout_ : kNever;
   }
   TimePoint drain_until() const {
     const TimePoint t = sends_.drain_start();
@@ -107,8 +111,10 @@ class Simulation {
   void lead(size_t lane, TimePoint t);
   bool lead_once(size_t lane, TimePoint t);
   void cut(size_t n, BatchReason reason, TimePoint t, size_t lane);
+  // Moves the queued requests at positions `picked` (rising) into `members`.
+  void take(const std::vector<size_t>& picked, std::vector<uint32_t>& members);
   void take_expired(TimePoint t);
-  Duration run_time(size_t batch, size_t busy);
+  Duration run_time(size_t batch, size_t busy, uint32_t longest);
   void finish();
 
   const PredictSpec& spec_;
@@ -142,8 +148,19 @@ class Simulation {
   // factor (1 without one).
   double jitter_quantile(double& state);
   RunData run_;
-  std::vector<Queued> admitted_;  // every admitted request; the queue is [head_, end)
+  std::vector<Queued> admitted_;  // every admitted request, in admission order
+  // The queue: positions in admitted_, oldest first, from head_ on (a
+  // padding policy may take some from the middle).
+  std::vector<uint32_t> queue_;
   size_t head_ = 0;
+  std::vector<uint32_t> spare_;  // what a cut from the middle leaves behind
+  std::vector<size_t> picked_;
+  // Lengths vary: the padding policy picks; buckets: the engine's
+  // per-bucket counts since the leader last decided (basic_engine.h).
+  const bool lengths_;
+  std::array<uint32_t, kMaxLengthBuckets + 1> bucket_count_{};
+  uint32_t bucket_wake_at_ = 0;
+  int cut_bucket_ = -1;
   std::vector<Lane> lanes_;
   size_t busy_ = 0;
   Followers followers_;
@@ -175,6 +192,7 @@ Simulation::Simulation(const PredictSpec& spec)
       turnaround_(spec.cost.turnaround(spec.options.num_lanes)),
       jittered_(spec.cost.has_jitter()),
       timeout_(milliseconds(spec.options.request_timeout_ms)),
+      lengths_(!spec.lengths.empty()),
       lanes_(spec.options.num_lanes),
       followers_(spec.options.num_lanes),
       records_(spec.options.max_batch_size),
@@ -203,6 +221,8 @@ Simulation::Simulation(const PredictSpec& spec)
   const size_t expected = expected_sends(spec.arrivals);
   run_.requests.reserve(expected);
   admitted_.reserve(expected);
+  queue_.reserve(expected);
+  for (Lane& l : lanes_) l.members.reserve(max_batch);
   run_.config.pattern = spec.arrivals.describe();
   run_.config.target = "predict";
   run_.config.model = spec.cost.describe();
@@ -284,12 +304,17 @@ void Simulation::arrive(TimePoint t) {
     sends_.rejected();
     return;
   }
-  admitted_.push_back({static_cast<uint32_t>(index), t});
+  const uint32_t length = lengths_ ? spec_.lengths[index % spec_.lengths.size()] : 0;
+  admitted_.push_back({static_cast<uint32_t>(index), t, length});
+  queue_.push_back(u32(admitted_.size() - 1));
+  // A full batch in one bucket: the leader decides again (admit_locked).
+  const bool filled = bucket_wake_at_ > 0 && o_.padding == Padding::kBuckets &&
+                      ++bucket_count_[length_bucket(o_, length)] >= bucket_wake_at_;
   rate_.observe(t);
   peak_depth_ = std::max(peak_depth_, u32(queue_size()));
   const TimePoint expires = t + timeout_;
   if (leader_ >= 0) {
-    if (queue_size() >= wake_at_size_ || expires < leader_until_) {
+    if (queue_size() >= wake_at_size_ || expires < leader_until_ || filled) {
       lead(static_cast<size_t>(leader_), t);
     }
   } else if (!followers_.empty()) {
@@ -315,14 +340,14 @@ void Simulation::complete(size_t lane, TimePoint t) {
       completed += Duration(std::llround(us * 1000.0));
     }
     latest = std::max(latest, completed);
-    const Queued& q = admitted_[l.first + k];
+    const Queued& q = admitted_[l.members[k]];
     RunRequest& r = run_.requests[q.request];
     r.done = completed;
     r.outcome = Outcome::kOk;
     r.batch_id = b.id;
     r.batch_size = b.size;
     RequestRecord& rec = records_[k];
-    rec.id = l.first + k + 1;  // the engine numbers admitted requests from 1
+    rec.id = l.members[k] + 1;  // the engine numbers admitted requests from 1
     rec.batch_id = b.id;
     rec.times = {q.arrival, q.arrival, b.batched, b.run_start, b.run_end, completed};
     rec.batch_size = b.size;
@@ -380,13 +405,27 @@ bool Simulation::lead_once(size_t lane, TimePoint t) {
   if (stopping_ && queue_size() == 0) return false;  // lane_should_exit
   QueueView q;
   q.size = queue_size();
-  if (q.size > 0) q.oldest_arrival = admitted_[head_].arrival;
+  if (q.size > 0) q.oldest_arrival = queued(0).arrival;
   q.arrival_rate_per_s = rate_.rate(t);
   q.fast_rate_per_s = rate_.fast_rate(t);
   q.idle_lanes = u32(lanes_.size() - busy_);
-  const Decision d = stopping_ ? Decision::dispatch(std::min<size_t>(q.size, o_.max_batch_size),
-                                                    BatchReason::kDrain)
-                               : strategy_->decide(q, t, o_);
+  Decision d;
+  if (stopping_) {
+    d = Decision::dispatch(std::min<size_t>(q.size, o_.max_batch_size), BatchReason::kDrain);
+    cut_bucket_ = -1;  // buckets: the head's
+  } else if (o_.padding == Padding::kBuckets) {
+    const BucketChoice c = decide_in_buckets(
+        o_, strategy_->limits(q, o_), q, t, q.size,
+        [this](size_t i) { return queued(i).length; },
+        [this](size_t i) { return queued(i).arrival; });
+    bucket_count_ = c.count;
+    bucket_wake_at_ = c.wake_at;
+    cut_bucket_ = c.bucket;
+    d = c.decision;
+  } else {
+    bucket_wake_at_ = 0;
+    d = strategy_->decide(q, t, o_);
+  }
   if (d.kind == Decision::Kind::kDispatch && d.count > 0) {
     cut(std::min(d.count, q.size), d.reason, t, lane);
     return true;
@@ -403,9 +442,30 @@ void Simulation::cut(size_t n, BatchReason reason, TimePoint t, size_t lane) {
   Lane& l = lanes_[lane];
   BatchRecord& b = l.batch;
   b = BatchRecord{};
-  b.oldest_arrival = admitted_[head_].arrival;
-  l.first = head_;
-  head_ += n;
+  // A padding policy may take requests from the middle of the queue; where
+  // lengths do not vary, each takes the head's n as longest does (cut()).
+  if (lengths_ && o_.padding != Padding::kLongest) {
+    pick_by_length(o_, n, queue_size(), cut_bucket_,
+                   [this](size_t i) { return queued(i).length; }, picked_);
+    n = picked_.size();
+  } else {
+    picked_.clear();
+  }
+  cut_bucket_ = -1;
+  b.oldest_arrival = queued(picked_.empty() ? 0 : picked_.front()).arrival;
+  take(picked_, l.members);
+  if (picked_.empty()) {
+    for (size_t k = 0; k < n; ++k) l.members.push_back(queue_[head_ + k]);
+    head_ += n;
+  }
+  if (head_ == queue_.size()) {
+    queue_.clear();
+    head_ = 0;
+  }
+  for (uint32_t m : l.members) {
+    b.longest = std::max(b.longest, admitted_[m].length);
+    b.length_sum += admitted_[m].length;
+  }
   b.id = next_batch_id_++;
   b.size = u32(n);
   b.reason = reason;
@@ -416,22 +476,48 @@ void Simulation::cut(size_t n, BatchReason reason, TimePoint t, size_t lane) {
     run_.depth.push_back({t, depth_before, std::max(peak_depth_, depth_before)});
   }
   b.run_start = t;
-  b.run_end = t + run_time(n, busy_ + 1);
+  b.run_end = t + run_time(n, busy_ + 1, b.longest);
   l.busy = true;
   l.end = b.run_end;
   ++busy_;
   sends_.unblock(t);
 }
 
+void Simulation::take(const std::vector<size_t>& picked, std::vector<uint32_t>& members) {
+  members.clear();
+  if (picked.empty()) return;
+  if (picked.back() + 1 == picked.size()) {  // rising: positions 0..n-1, the head's
+    for (size_t k = 0; k < picked.size(); ++k) members.push_back(queue_[head_ + k]);
+    head_ += picked.size();
+    return;
+  }
+  spare_.clear();
+  size_t j = 0;
+  for (size_t i = 0; i < queue_size(); ++i) {
+    if (j < picked.size() && picked[j] == i) {
+      members.push_back(queue_[head_ + i]);
+      ++j;
+    } else {
+      spare_.push_back(queue_[head_ + i]);
+    }
+  }
+  queue_.swap(spare_);
+  head_ = 0;
+}
+
 void Simulation::take_expired(TimePoint t) {
   const size_t before = head_;
-  for (; head_ < admitted_.size() && admitted_[head_].arrival + timeout_ <= t; ++head_) {
-    RunRequest& r = run_.requests[admitted_[head_].request];
+  for (; head_ < queue_.size() && queued(0).arrival + timeout_ <= t; ++head_) {
+    RunRequest& r = run_.requests[queued(0).request];
     r.done = t;
     r.outcome = Outcome::kTimedOut;
     sends_.answered(t);
   }
   if (head_ != before) {
+    if (head_ == queue_.size()) {
+      queue_.clear();
+      head_ = 0;
+    }
     latest_done_ = std::max(latest_done_, t);
     sends_.unblock(t);
   }
@@ -460,13 +546,14 @@ double Simulation::jitter_quantile(double& state) {
 
 // At least a nanosecond: a batch that took no time would let a closed loop
 // send again at the same instant, for ever.
-Duration Simulation::run_time(size_t batch, size_t busy) {
+Duration Simulation::run_time(size_t batch, size_t busy, uint32_t longest) {
   const size_t table = std::min(busy, cost_.size()) - 1;
+  const double length = spec_.cost.length_factor(batch, longest);
   Duration d;
-  if (batch >= cost_[table].size()) {
-    d = spec_.cost.cost(batch, busy, lanes_.size());
-  } else if (!jittered_) {
-    d = cost_[table][batch];
+  if (batch >= cost_[table].size() || !jittered_) {
+    d = batch >= cost_[table].size() ? spec_.cost.cost(batch, busy, lanes_.size())
+                                     : cost_[table][batch];
+    if (length != 1.0) d = scale_duration(d, length);
   } else {
     auto& f = factors_[batch];
     if (!has_factors_[batch]) {
@@ -479,7 +566,7 @@ Duration Simulation::run_time(size_t batch, size_t busy) {
     const double pos = jitter_quantile(state) * kJitterSteps;
     const size_t lo = std::min(static_cast<size_t>(pos), kJitterSteps - 1);
     const double factor = f[lo] + (f[lo + 1] - f[lo]) * (pos - static_cast<double>(lo));
-    const double us = cost_us_[table][batch] * factor * state;
+    const double us = cost_us_[table][batch] * factor * state * length;
     d = Duration(std::llround(std::clamp(us, 0.0, kMaxCostUs) * 1000.0));
   }
   return std::max(d, Duration(1));

@@ -10,6 +10,12 @@
 //  - Traffic: the same ArrivalSchedule offsets the load driver sends, sent
 //    on time (no send lag), stopping at duration_s or max_requests; closed:
 //    `concurrency` requests in flight, each sent when one is answered.
+//  - Lengths (a model whose inputs vary in length): request i has length
+//    lengths[i % lengths.size()], as bench sends its pool of inputs in turn;
+//    the padding policy (Options::padding) picks each batch's requests by
+//    the engine's own rules (batching/length_policy.h), buckets decide and
+//    wake the leader per bucket as the engine does, and a batch runs
+//    t(b) x cost.length_factor(b, its longest).
 //  - Admission: a full queue (queue_capacity) rejects at once; a request
 //    still queued at arrival + request_timeout_ms times out then, never
 //    reaching the model.
@@ -76,6 +82,7 @@
 // several at once.
 
 #include <cstdint>
+#include <vector>
 
 #include "common/clock.h"
 #include "common/options.h"
@@ -102,6 +109,9 @@ struct PredictSpec {
   // The adaptive strategy plans on `cost` (plan_on_cost, as a live engine
   // handed that planner does) instead of its own fit (make_adaptive_plan).
   bool plan_on_cost = false;
+  // Each request's length, in turn (traffic/varied_inputs.h's
+  // varied_lengths() draws bench's); empty: lengths do not vary.
+  std::vector<uint32_t> lengths;
 
   // Ok, or kInvalidArgument naming the bad field (of options or arrivals, or
   // engine_overhead, start).

@@ -6,6 +6,7 @@
 
 #include "common/text_out.h"
 #include "traffic/inproc_run.h"
+#include "traffic/varied_inputs.h"
 #include "tuning/adaptive_planner.h"
 #include "tuning/predict_bounds.h"
 #include "tuning/predictor.h"
@@ -13,11 +14,13 @@
 namespace batchscope {
 
 Evaluator prediction_evaluator(const ArrivalSpec& traffic, const CostModel& cost,
-                               uint64_t* simulated, bool plan_on_cost) {
+                               uint64_t* simulated, bool plan_on_cost,
+                               std::vector<uint32_t> lengths) {
   PredictSpec spec;
   spec.arrivals = bounded_for_prediction(traffic);
   spec.cost = cost;
   spec.plan_on_cost = plan_on_cost;
+  spec.lengths = std::move(lengths);
   return [spec, simulated](const Options& o) {
     PredictSpec s = spec;
     s.options = o;
@@ -25,6 +28,22 @@ Evaluator prediction_evaluator(const ArrivalSpec& traffic, const CostModel& cost
     if (simulated) *simulated += r.sent;
     return evaluated_from(o, r);
   };
+}
+
+TuneRequests tune_requests(const ModelMetadata& model, const std::optional<LengthDist>& lengths,
+                           uint64_t seed) {
+  TuneRequests r;
+  if (!has_variable_inputs(model)) return r;
+  const LengthDist d = lengths.value_or(default_lengths(model));
+  r.inputs = varied_inputs(model, d, seed, kVariedPool);
+  r.lengths = varied_lengths(model, d, seed, kVariedPool);
+  return r;
+}
+
+std::string model_space_text(const ModelMetadata& model, std::span<const uint32_t> lengths) {
+  std::string text = TuneSpace::default_text(model.max_batch_size);
+  if (!lengths.empty()) text += "," + TuneSpace::padding_text(lengths);
+  return text;
 }
 
 uint32_t largest_batch(const TuneSpace& space, const Options& base) {
@@ -88,12 +107,12 @@ Expected<LiveRun> run_live_once(const ConfirmSpec& spec, const Options& o) {
   cfg.seed = spec.traffic.seed;
   auto run = run_inproc(spec.factory, spec.metadata, o,
                         spec.planner ? spec.planner : AdaptivePlanner(make_adaptive_plan),
-                        spec.traffic, cfg, {}, spec.stop);
+                        spec.traffic, cfg, spec.inputs, spec.stop);
   if (!run) return run.error();
   LiveRun live;
   live.summary = summarize_run(*run);
   live.batches = run->batches.size();
-  if (auto seen = CostModel::from_run(*run, 5, o.num_lanes)) {
+  if (auto seen = CostModel::from_run(*run, 5, o.num_lanes, spec.lengths)) {
     live.observed = std::make_shared<const CostModel>(std::move(*seen));
   }
   live.run = std::make_shared<const RunData>(std::move(*run));

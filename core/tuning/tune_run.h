@@ -26,6 +26,7 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "batching/adaptive_plan.h"
@@ -34,6 +35,7 @@
 #include "common/status.h"
 #include "runs/run_record.h"
 #include "traffic/arrivals.h"
+#include "traffic/gen_workload.h"
 #include "tuning/cost_model.h"
 #include "tuning/tuner.h"
 
@@ -43,8 +45,26 @@ namespace batchscope {
 // when given, accumulates the requests replayed (the caller's thread only).
 // With `plan_on_cost`, adaptive configurations plan on `cost`, as a live
 // engine handed plan_on_cost(cost) does; else on the strategy's own fit.
+// `lengths`: each request's length in turn (PredictSpec::lengths).
 Evaluator prediction_evaluator(const ArrivalSpec& traffic, const CostModel& cost,
-                               uint64_t* simulated = nullptr, bool plan_on_cost = false);
+                               uint64_t* simulated = nullptr, bool plan_on_cost = false,
+                               std::vector<uint32_t> lengths = {});
+
+// What a tune of a model sends: for a model whose inputs vary in length,
+// the inputs live runs send in turn and each request's length for the
+// predictor (varied_inputs() and varied_lengths() of `lengths`, or the
+// model's default lengths, from `seed`); both empty for other models.
+struct TuneRequests {
+  std::vector<Tensors> inputs;
+  std::vector<uint32_t> lengths;
+};
+TuneRequests tune_requests(const ModelMetadata& model, const std::optional<LengthDist>& lengths,
+                           uint64_t seed);
+
+// What a tune of `model` searches by default: TuneSpace::default_text() of
+// its max_batch_size, and where `lengths` (TuneRequests::lengths) is not
+// empty, TuneSpace::padding_text() of them.
+std::string model_space_text(const ModelMetadata& model, std::span<const uint32_t> lengths);
 
 // The largest batch size the space can ask for (base's, when it does not
 // search max_batch_size).
@@ -105,6 +125,12 @@ struct ConfirmSpec {
   AdaptivePlanner planner;
   // After each run with the runs done so far, on the caller's thread.
   std::function<void(int runs)> on_run;
+  // The inputs each run sends in turn (varied_inputs() for a model whose
+  // inputs vary in length); empty: run_inproc's own.
+  std::vector<Tensors> inputs;
+  // The cost's t(b, L), to read each run's batches at its reference length
+  // (CostModel::from_run); empty where lengths do not vary.
+  LengthGrid lengths;
 };
 
 // One live run of the traffic with options `o` against a fresh in-process

@@ -36,7 +36,8 @@ Error entry_error(std::string_view entry, const std::string& what) {
 }
 
 std::string known_names() {
-  return "known: strategy, scheduling, lanes (num_lanes), " + numeric_option_names();
+  return "known: strategy, scheduling, padding, length_buckets, lanes (num_lanes), " +
+         numeric_option_names();
 }
 
 std::optional<double> parse_number(std::string_view s) {
@@ -233,6 +234,31 @@ Expected<std::vector<double>> parse_names(std::string_view entry, std::string_vi
   return out;
 }
 
+// length_buckets=32/64/128|64/256: each set as --length-buckets reads it.
+Expected<std::vector<double>> parse_bucket_sets(
+    std::string_view entry, std::string_view values,
+    std::vector<std::array<uint32_t, kMaxLengthBuckets>>& sets) {
+  std::vector<double> out;
+  for (size_t start = 0;;) {
+    const size_t bar = values.find('|', start);
+    const std::string_view item = trim(values.substr(start, bar - start));
+    if (item.empty()) return entry_error(entry, "an empty value in the list");
+    std::string commas(item);
+    std::replace(commas.begin(), commas.end(), '/', ',');
+    Options o;
+    if (Status s = parse_length_buckets(commas, o); !s) {
+      return entry_error(entry, quoted_excerpt(item) + ": " + s.message());
+    }
+    if (std::find(sets.begin(), sets.end(), o.length_buckets) == sets.end()) {
+      out.push_back(static_cast<double>(sets.size()));
+      sets.push_back(o.length_buckets);
+    }
+    if (bar == std::string_view::npos) break;
+    start = bar + 1;
+  }
+  return out;
+}
+
 Expected<TuneDimension> parse_entry(std::string_view entry) {
   const size_t eq = entry.find('=');
   if (eq == std::string_view::npos) {
@@ -252,6 +278,14 @@ Expected<TuneDimension> parse_entry(std::string_view entry) {
     d.kind = TuneDimension::Kind::kScheduling;
     d.name = d.field = "scheduling";
     parsed = parse_names(entry, "scheduling", "continuous|static", values, parse_scheduling);
+  } else if (written == "padding") {
+    d.kind = TuneDimension::Kind::kPadding;
+    d.name = d.field = "padding";
+    parsed = parse_names(entry, "padding", "longest|buckets|sorted", values, parse_padding);
+  } else if (written == "length_buckets") {
+    d.kind = TuneDimension::Kind::kLengthBuckets;
+    d.name = d.field = "length_buckets";
+    parsed = parse_bucket_sets(entry, values, d.bucket_sets);
   } else {
     const NumericOption* f = find_numeric_option(written == "lanes" ? "num_lanes" : written);
     if (!f)
@@ -287,6 +321,8 @@ void TuneDimension::apply(Options& o, size_t i) const {
   switch (kind) {
     case Kind::kStrategy: o.strategy = static_cast<StrategyKind>(static_cast<int>(v)); break;
     case Kind::kScheduling: o.scheduling = static_cast<Scheduling>(static_cast<int>(v)); break;
+    case Kind::kPadding: o.padding = static_cast<Padding>(static_cast<int>(v)); break;
+    case Kind::kLengthBuckets: o.length_buckets = bucket_sets[static_cast<size_t>(v)]; break;
     case Kind::kNumeric: find_numeric_option(name)->set(o, v); break;
   }
 }
@@ -296,6 +332,14 @@ std::string TuneDimension::value_text(size_t i) const {
   switch (kind) {
     case Kind::kStrategy: return strategy_name(static_cast<StrategyKind>(static_cast<int>(v)));
     case Kind::kScheduling: return scheduling_name(static_cast<Scheduling>(static_cast<int>(v)));
+    case Kind::kPadding: return padding_name(static_cast<Padding>(static_cast<int>(v)));
+    case Kind::kLengthBuckets: {
+      Options o;
+      o.length_buckets = bucket_sets[static_cast<size_t>(v)];
+      std::string text = length_buckets_text(o);
+      std::replace(text.begin(), text.end(), ',', '/');
+      return text;
+    }
     case Kind::kNumeric: break;
   }
   return shortest(v);
@@ -357,6 +401,52 @@ std::string TuneSpace::text() const {
     if (!out.empty()) out += ',';
     out += d.name + '=';
     for (size_t i = 0; i < d.size(); ++i) out += (i ? "|" : "") + d.value_text(i);
+  }
+  return out;
+}
+
+std::string TuneSpace::padding_text(std::span<const uint32_t> sample) {
+  if (sample.empty()) return {};
+  std::vector<uint32_t> v(sample.begin(), sample.end());
+  std::sort(v.begin(), v.end());
+  const auto at = [&](double q) {
+    return std::max<uint32_t>(1, v[std::min(v.size() - 1, static_cast<size_t>(q * v.size()))]);
+  };
+  const uint32_t top = std::max<uint32_t>(1, v.back());
+  const auto set_text = [&](std::vector<uint32_t> limits) {
+    limits.push_back(top);
+    std::sort(limits.begin(), limits.end());
+    limits.erase(std::unique(limits.begin(), limits.end()), limits.end());
+    if (limits.size() > kMaxLengthBuckets) {
+      limits.erase(limits.begin(), limits.end() - static_cast<std::ptrdiff_t>(kMaxLengthBuckets));
+    }
+    std::string out;
+    for (uint32_t l : limits) out += (out.empty() ? "" : "/") + std::to_string(l);
+    return out;
+  };
+  std::vector<uint32_t> powers;
+  for (uint32_t p = 1; p < top; p *= 2) {
+    if (p >= at(0.1)) powers.push_back(p);
+    if (p > UINT32_MAX / 2) break;
+  }
+  std::vector<std::string> sets = {set_text(powers), set_text({at(0.25), at(0.5), at(0.75)}),
+                                   set_text({at(0.5)})};
+  std::string out = "padding=longest|buckets|sorted,length_buckets=";
+  std::vector<std::string> kept;
+  for (const std::string& s : sets) {
+    if (std::find(kept.begin(), kept.end(), s) != kept.end()) continue;
+    out += (kept.empty() ? "" : "|") + s;
+    kept.push_back(s);
+  }
+  return out;
+}
+
+std::vector<size_t> TuneSpace::canonical(std::span<const size_t> index,
+                                         const Options& base) const {
+  std::vector<size_t> out(index.begin(), index.end());
+  if (combination(index, base).padding == Padding::kBuckets) return out;
+  for (size_t d = 0; d < dims_.size(); ++d) {
+    if (dims_[d].kind == TuneDimension::Kind::kLengthBuckets) out[d] = 0;
   }
   return out;
 }

@@ -20,7 +20,12 @@
 //   - other whole-number options: LO, the powers of two between, and HI
 //     (1..256 -> 1,2,4,...,256; 3..100 -> 3,4,8,16,32,64,100).
 // Numeric values are sorted and duplicates dropped; strategy and scheduling
-// values keep the order given. Every value is range-checked against the
+// values keep the order given. For requests of varying length,
+// padding=longest|buckets|sorted, and length_buckets=32/64/128|64/256: each
+// value a set of bucket limits, rising, joined by '/'. length_buckets acts
+// only with padding=buckets: a combination with another padding and a
+// length_buckets value other than the first is the same configuration as
+// with the first (canonical()), and a search evaluates it once. Every value is range-checked against the
 // options table, and a refusal names the entry and quotes it as sent.
 //
 // Combinations are enumerated in a fixed order, the last entry varying
@@ -32,6 +37,7 @@
 // Thread-safety: a plain value; const methods may run on several threads.
 
 #include <cstddef>
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -48,7 +54,7 @@ namespace batchscope {
 
 // One searched option and its concrete values.
 struct TuneDimension {
-  enum class Kind : uint8_t { kNumeric, kStrategy, kScheduling };
+  enum class Kind : uint8_t { kNumeric, kStrategy, kScheduling, kPadding, kLengthBuckets };
   Kind kind = Kind::kNumeric;
   std::string name;   // the table's name: "num_lanes" (for lanes), "max_wait_ms", "strategy"
   std::string field;  // the Options field it sets: "num_lanes", "max_wait_us", "strategy"
@@ -56,6 +62,8 @@ struct TuneDimension {
   // Numeric: the values in the units `name` carries. Strategy and scheduling:
   // the enumerators' numeric values.
   std::vector<double> values;
+  // Length buckets: value i is the index of its set here.
+  std::vector<std::array<uint32_t, kMaxLengthBuckets>> bucket_sets;
 
   size_t size() const { return values.size(); }
   // Sets value `i` in `o`. The value was range-checked when it was parsed.
@@ -79,6 +87,12 @@ class TuneSpace {
   // with max_batch_size capped at `model_max_batch` (0: no cap beyond 256).
   static std::string default_text(uint32_t model_max_batch);
   static TuneSpace default_space(uint32_t model_max_batch);
+  // The entries that search how requests of varying length are batched,
+  // for lengths like `lengths` (a sample of the traffic's): every padding
+  // policy, and three bucket sets: the powers of two from the 10th
+  // percentile up, the quartiles, and the median alone (each ending at
+  // the longest). Empty when `lengths` is.
+  static std::string padding_text(std::span<const uint32_t> lengths);
 
   const std::vector<TuneDimension>& dimensions() const { return dims_; }
   // Combinations, saturating at UINT64_MAX; nothing is materialised.
@@ -87,6 +101,10 @@ class TuneSpace {
   std::string text() const;
   // Whether the space sets `field` ("num_lanes", "max_wait_us", ...).
   bool searches(std::string_view field) const;
+  // `index` with every dimension that does nothing in its combination (on
+  // top of `base`) set to its first value (length_buckets without padding=buckets), so that
+  // equal configurations share one index.
+  std::vector<size_t> canonical(std::span<const size_t> index, const Options& base) const;
 
   // The combination picking value index[d] of dimension d, on top of `base`;
   // with `slo_p99_ms`, adaptive combinations get it as target_p99_ms. Not

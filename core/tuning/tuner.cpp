@@ -129,7 +129,9 @@ struct SearchRun {
 
   // The position in result.evaluated of the combination `index`, evaluating
   // it the first time; nullopt when validate() refuses it or the search stops.
-  std::optional<size_t> visit(const std::vector<size_t>& index) {
+  std::optional<size_t> visit(const std::vector<size_t>& asked) {
+    // Combinations that set the same configuration share one evaluation.
+    const std::vector<size_t> index = space.canonical(asked, base);
     if (auto it = memo.find(index); it != memo.end()) return it->second;
     if (done >= settings.max_evaluations) result.out_of_budget = true;
     if (settings.cancel && settings.cancel()) result.cancelled = true;

@@ -40,6 +40,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* bytes, size_t size) {
   for (double u : {0.0, 0.3, 1.0}) {
     FUZZ_CHECK(std::isfinite(m->overhead_us(u)) && m->overhead_us(u) >= 0);
   }
+  for (size_t b : {size_t{1}, size_t{3}, size_t{64}}) {
+    for (uint32_t length : {0u, 1u, 16u, 100u, 4096u, UINT32_MAX}) {
+      const double f = m->length_factor(b, length);
+      FUZZ_CHECK(std::isfinite(f) && f >= 0);
+    }
+  }
   FUZZ_CHECK(!m->describe().empty());
   for (size_t lanes : {size_t{1}, size_t{2}, size_t{5}}) {
     const SendLagModel& lag = m->send_lag(lanes);

@@ -66,6 +66,56 @@ TEST(Profile, MeasuresAModelAndWritesTheDocumentedJson) {
   EXPECT_EQ(j["model"], "linear_128x64");
 }
 
+// A model whose inputs vary in length: t(b, L) at each length for every
+// size, the reference length's row being t(b) as measured, written as the
+// cost file's "length_grid".
+TEST(Profile, MeasuresTheLengthGridOfAModelWhoseInputsVary) {
+  ProfileOptions o;
+  o.max_batch = 4;
+  o.seconds_per_point = 0.01;
+  o.lengths = {256};
+  std::vector<std::pair<uint32_t, uint32_t>> seen;
+  o.on_grid_point = [&](uint32_t b, uint32_t length, double us) {
+    EXPECT_GT(us, 0);
+    seen.emplace_back(b, length);
+  };
+  auto r = profile_model(kModels + "text_classifier.pt", o);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_EQ(r->points.size(), 3u);  // 1, 2, 4
+  EXPECT_EQ(r->reference_length, 16u);
+  ASSERT_EQ(r->grid_lengths, (std::vector<uint32_t>{16, 256}));
+  ASSERT_EQ(r->grid_us.size(), 6u);
+  EXPECT_EQ(seen, (std::vector<std::pair<uint32_t, uint32_t>>{{1, 256}, {2, 256}, {4, 256}}));
+  for (size_t row = 0; row < 3; ++row) {
+    EXPECT_DOUBLE_EQ(r->grid_us[row * 2], r->points[row].measured_us);
+    // Sixteen times the tokens through two attention layers: well above t(b).
+    EXPECT_GT(r->grid_us[row * 2 + 1], 2 * r->grid_us[row * 2]) << "b = " << r->points[row].batch;
+  }
+  const auto j = nlohmann::json::parse(profile_json(*r));
+  ASSERT_TRUE(j.contains("length_grid"));
+  EXPECT_EQ(j["length_grid"]["reference"], 16);
+  EXPECT_EQ(j["length_grid"]["batches"], nlohmann::json::parse("[1, 2, 4]"));
+  EXPECT_EQ(j["length_grid"]["lengths"], nlohmann::json::parse("[16, 256]"));
+  ASSERT_EQ(j["length_grid"]["median_us"].size(), 3u);
+  EXPECT_DOUBLE_EQ(j["length_grid"]["median_us"][2][1].get<double>(), r->grid_us[5]);
+
+  // The default grid: 16, 32, ... below the largest, and it; none on request
+  // or for a model whose inputs do not vary.
+  EXPECT_EQ(default_grid_lengths(256, 16), (std::vector<uint32_t>{16, 32, 64, 128, 256}));
+  EXPECT_EQ(default_grid_lengths(100, 16), (std::vector<uint32_t>{16, 32, 64, 100}));
+  EXPECT_EQ(default_grid_lengths(8, 8), (std::vector<uint32_t>{8}));
+  o.length_grid = false;
+  o.max_batch = 1;
+  auto none = profile_model(kModels + "text_classifier.pt", o);
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(none->grid_lengths.empty());
+  EXPECT_FALSE(nlohmann::json::parse(profile_json(*none)).contains("length_grid"));
+  o.length_grid = true;
+  auto fixed = profile_model(kModels + "linear_128x64.pt", o);
+  ASSERT_TRUE(fixed.ok());
+  EXPECT_TRUE(fixed->grid_lengths.empty());
+}
+
 // On the CPU too, t(b) is measured again with two copies running batches of
 // the same size at once, each with its share of the BLAS threads, and
 // written as the "lanes" curve the predictor reads for a two-lane engine.

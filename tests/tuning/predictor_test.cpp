@@ -92,6 +92,8 @@ void expect_same_run(const RunData& a, const RunData& b) {
     EXPECT_EQ(x.batched, y.batched) << "batch " << i;
     EXPECT_EQ(x.run_start, y.run_start) << "batch " << i;
     EXPECT_EQ(x.run_end, y.run_end) << "batch " << i;
+    EXPECT_EQ(x.longest, y.longest) << "batch " << i;
+    EXPECT_EQ(x.length_sum, y.length_sum) << "batch " << i;
   }
   ASSERT_EQ(a.depth.size(), b.depth.size());
   for (size_t i = 0; i < a.depth.size(); ++i) {
@@ -456,6 +458,7 @@ struct Held {
   size_t size = 0;
   float first = 0;  // the first request's arrival index: earlier cut, lower
   TimePoint started{};
+  uint32_t longest = 0;  // the batch's longest request, where lengths vary
   bool released = false;
 };
 
@@ -467,16 +470,26 @@ struct Gate {
   uint64_t entered = 0;
 };
 
+// Request i's length as the predictor gives it (PredictSpec::lengths): the
+// input's value is its index. 0 without lengths.
+uint32_t length_of(const std::vector<uint32_t>& lengths, const Tensors& in) {
+  if (lengths.empty()) return 0;
+  return lengths[static_cast<size_t>(in[0].as<float>()[0]) % lengths.size()];
+}
+
 // A runner that takes no time of its own: run() holds until the test, having
 // moved the manual clock to the batch's end, releases it.
 class GateRunner final : public Runner {
  public:
-  GateRunner(std::shared_ptr<Gate> gate, std::shared_ptr<ManualClock> clock)
-      : gate_(std::move(gate)), clock_(std::move(clock)) {}
+  GateRunner(std::shared_ptr<Gate> gate, std::shared_ptr<ManualClock> clock,
+             std::vector<uint32_t> lengths)
+      : gate_(std::move(gate)), clock_(std::move(clock)), lengths_(std::move(lengths)) {}
   Expected<std::vector<Tensors>> run(std::span<Tensors> inputs) override {
+    uint32_t longest = 0;
+    for (const Tensors& in : inputs) longest = std::max(longest, length_of(lengths_, in));
     std::unique_lock g(gate_->mu);
     const uint64_t me = gate_->entered++;
-    gate_->held.push_back({me, inputs.size(), inputs[0][0].as<float>()[0], clock_->now()});
+    gate_->held.push_back({me, inputs.size(), inputs[0][0].as<float>()[0], clock_->now(), longest});
     gate_->cv.notify_all();
     const auto mine = [&] {
       return std::find_if(gate_->held.begin(), gate_->held.end(),
@@ -490,6 +503,7 @@ class GateRunner final : public Runner {
  private:
   std::shared_ptr<Gate> gate_;
   std::shared_ptr<ManualClock> clock_;
+  std::vector<uint32_t> lengths_;
 };
 
 // Waits until the engine has nothing to do at the clock's time: each lane
@@ -522,13 +536,20 @@ bool settle(const Engine& engine, Gate& gate) {
 // first, then completions (the batch cut first first), then arrivals one by
 // one. Returns the run as bench would record it. Which lane leads first is
 // the operating system's choice, so the lanes are named as the predictor
-// names them: the first to cut a batch is lane 0.
+// names them: the one that cut the first batch is lane 0.
 RunData replay_on_engine(const std::vector<TimePoint>& arrivals, const Options& o,
-                         const CostModel& cost) {
+                         const CostModel& cost, const std::vector<uint32_t>& lengths = {}) {
   auto clock = std::make_shared<ManualClock>(kStart);
   auto gate = std::make_shared<Gate>();
-  Engine engine([gate, clock](int) { return std::make_unique<GateRunner>(gate, clock); }, o, clock);
+  Engine engine(
+      [gate, clock, lengths](int) { return std::make_unique<GateRunner>(gate, clock, lengths); },
+      o, clock);
   engine.set_adaptive_planner(make_adaptive_plan);  // what the predictor plans with
+  if (!lengths.empty()) {
+    EXPECT_TRUE(
+        engine.set_length_of([lengths](const Tensors& in) { return length_of(lengths, in); })
+            .ok());
+  }
   RunData run;
   run.start = kStart;
   if (!engine.start().ok()) {
@@ -551,7 +572,8 @@ RunData replay_on_engine(const std::vector<TimePoint>& arrivals, const Options& 
       Held* first = nullptr;
       TimePoint end = kNever;
       for (Held& h : gate->held) {
-        const TimePoint e = h.started + cost.cost(h.size);
+        const TimePoint e =
+            h.started + scale_duration(cost.cost(h.size), cost.length_factor(h.size, h.longest));
         if (first == nullptr || e < end || (e == end && h.first < first->first))
           first = &h, end = e;
       }
@@ -595,8 +617,12 @@ RunData replay_on_engine(const std::vector<TimePoint>& arrivals, const Options& 
     run.requests.push_back(q);
   }
   run.batches = records.batches;
-  if (!run.batches.empty() && run.batches.front().lane != 0) {
-    const uint16_t first = run.batches.front().lane;
+  // Batches are recorded as they end; the first cut has the lowest id.
+  const auto first_cut = std::min_element(
+      run.batches.begin(), run.batches.end(),
+      [](const BatchRecord& a, const BatchRecord& b) { return a.id < b.id; });
+  if (first_cut != run.batches.end() && first_cut->lane != 0) {
+    const uint16_t first = first_cut->lane;
     for (BatchRecord& b : run.batches) {
       b.lane = b.lane == first ? 0 : b.lane == 0 ? first : b.lane;
     }
@@ -611,7 +637,7 @@ void expect_engine_agrees(const PredictSpec& spec) {
   ArrivalSchedule schedule(spec.arrivals);
   while (auto offset = schedule.next()) arrivals.push_back(spec.start + *offset);
   ASSERT_EQ(predicted.requests.size(), arrivals.size());
-  const RunData engine = replay_on_engine(arrivals, spec.options, spec.cost);
+  const RunData engine = replay_on_engine(arrivals, spec.options, spec.cost, spec.lengths);
   expect_same_run(predicted, engine);
 
   const RunSummary p = summarize_run(predicted), e = summarize_run(engine);
@@ -734,6 +760,97 @@ TEST(PredictorTest, MatchesTheEngineOnAManualClockAdaptiveWithTwoLanes) {
   EXPECT_TRUE(lanes_overlapped(predict_run(s)));
   expect_engine_agrees(s);
   expect_engine_agrees(adaptive_tight(6000, 2));
+}
+
+// ------------------------------------------- Requests of varying length
+// Lengths 4..64 from a fixed LCG; a batch padded to L runs t(b) x the
+// grid's factor: 1 at length 16, 2.5 (b = 1) to 3 (b = 8) at 64.
+std::vector<uint32_t> some_lengths(size_t n) {
+  std::vector<uint32_t> out;
+  uint32_t x = 12345;
+  for (size_t i = 0; i < n; ++i) {
+    x = x * 1103515245u + 12345u;
+    out.push_back(4 + (x >> 16) % 61);
+  }
+  return out;
+}
+
+CostModel padded_cost() {
+  LengthGrid g;
+  g.reference = 16;
+  g.batches = {1, 8};
+  g.lengths = {16, 64};
+  g.median_us = {800, 2000, 2000, 6000};
+  auto m = linear(800, 150).with_length_grid(g);
+  EXPECT_TRUE(m.ok());
+  return *m;
+}
+
+PredictSpec varied(Padding padding, uint32_t lanes, uint64_t seed) {
+  PredictSpec s = constant(1200, 200,
+                           {.max_batch_size = 4,
+                            .max_wait_us = 1500,
+                            .queue_capacity = 12,
+                            .num_lanes = lanes,
+                            .padding = padding},
+                           padded_cost());
+  EXPECT_TRUE(parse_length_buckets("16,32,48", s.options).ok());
+  s.arrivals.pattern = Pattern::kPoisson;
+  s.arrivals.seed = seed;
+  s.lengths = some_lengths(37);
+  return s;
+}
+
+TEST(PredictorTest, ABatchRunsAtItsPaddedLength) {
+  PredictSpec s = constant(1000, 1, {.max_batch_size = 4, .max_wait_us = 0}, padded_cost());
+  s.lengths = {64};
+  const RunData run = predict_run(s);
+  ASSERT_EQ(run.batches.size(), 1u);
+  EXPECT_EQ(run.batches[0].longest, 64u);
+  EXPECT_EQ(run.batches[0].run_end - run.batches[0].run_start, microseconds(2375));  // 950 x 2.5
+  s.lengths = {16};
+  const RunData at_reference = predict_run(s);
+  EXPECT_EQ(at_reference.batches[0].run_end - at_reference.batches[0].run_start,
+            microseconds(950));
+}
+
+TEST(PredictorTest, MatchesTheEngineOnAManualClockWithLengths) {
+  for (const Padding p : {Padding::kLongest, Padding::kBuckets, Padding::kSorted}) {
+    SCOPED_TRACE(padding_name(p));
+    const PredictSpec s = varied(p, 1, 3);
+    const RunData run = predict_run(s);
+    const RunSummary sum = summarize_run(run);
+    EXPECT_GT(sum.batch_histogram.size(), 2u);
+    if (p == Padding::kBuckets) {
+      // No batch mixes buckets: 16, 32, 48 and beyond.
+      for (const BatchRecord& b : run.batches) {
+        std::vector<size_t> seen;
+        for (const RunRequest& r : run.requests) {
+          if (r.batch_id == b.id) seen.push_back(length_bucket(s.options, s.lengths[r.index % 37]));
+        }
+        ASSERT_FALSE(seen.empty());
+        EXPECT_TRUE(std::all_of(seen.begin(), seen.end(), [&](size_t k) { return k == seen[0]; }))
+            << "batch " << b.id;
+      }
+    }
+    expect_engine_agrees(s);
+    expect_engine_agrees(varied(p, 2, 7));
+  }
+}
+
+TEST(PredictorTest, BucketsAndSortedWasteLessPaddingThanLongest) {
+  double waste[3];
+  int i = 0;
+  for (const Padding p : {Padding::kLongest, Padding::kBuckets, Padding::kSorted}) {
+    PredictSpec s = varied(p, 1, 3);
+    s.arrivals.max_requests = 2000;
+    s.options.queue_capacity = 1000;
+    s.options.max_batch_size = 8;
+    waste[i++] = summarize_run(predict_run(s)).padding_waste;
+  }
+  EXPECT_GT(waste[0], 0.2);
+  EXPECT_LT(waste[1], waste[0]);
+  EXPECT_LT(waste[2], waste[0]);
 }
 
 }  // namespace

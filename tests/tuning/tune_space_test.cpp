@@ -207,5 +207,44 @@ TEST(TuneSpace, AdaptiveCombinationsTargetTheSlo) {
   EXPECT_EQ(seen[1].target_p99_ms, 10);
 }
 
+TEST(TuneSpace, SearchesThePaddingPolicyAndItsBuckets) {
+  auto space = TuneSpace::parse("padding=longest|buckets|sorted,length_buckets=32/64/256|64/256");
+  ASSERT_TRUE(space.ok()) << space.error().message;
+  EXPECT_EQ(space->size(), 6u);
+  EXPECT_EQ(space->text(), "padding=longest|buckets|sorted,length_buckets=32/64/256|64/256");
+  std::vector<Options> seen;
+  space->for_each(Options{}, [&](const Options& o) { seen.push_back(o); });
+  ASSERT_EQ(seen.size(), 6u);
+  EXPECT_EQ(seen[2].padding, Padding::kBuckets);
+  EXPECT_EQ(length_buckets_text(seen[2]), "32,64,256");
+  EXPECT_EQ(length_buckets_text(seen[3]), "64,256");
+  // length_buckets does nothing without buckets: those combinations share
+  // the first set's index.
+  const std::vector<size_t> sorted_second = {2, 1}, buckets_second = {1, 1};
+  EXPECT_EQ(space->canonical(sorted_second, Options{}), (std::vector<size_t>{2, 0}));
+  EXPECT_EQ(space->canonical(buckets_second, Options{}), buckets_second);
+}
+
+TEST(TuneSpace, RefusesABadPaddingOrBucketSetQuotingIt) {
+  auto bad = TuneSpace::parse("padding=longest|widest");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("unknown padding 'widest'"), std::string::npos)
+      << bad.error().message;
+  auto falling = TuneSpace::parse("length_buckets=64/32");
+  ASSERT_FALSE(falling.ok());
+  EXPECT_NE(falling.error().message.find("'64/32'"), std::string::npos)
+      << falling.error().message;
+}
+
+TEST(TuneSpace, PaddingEntriesFollowTheTrafficsLengths) {
+  std::vector<uint32_t> lengths;
+  for (uint32_t l = 1; l <= 200; ++l) lengths.push_back(l);
+  const std::string text = TuneSpace::padding_text(lengths);
+  EXPECT_EQ(text,
+            "padding=longest|buckets|sorted,length_buckets=32/64/128/200|51/101/151/200|101/200");
+  ASSERT_TRUE(TuneSpace::parse(text).ok());
+  EXPECT_EQ(TuneSpace::padding_text({}), "");
+}
+
 }  // namespace
 }  // namespace batchscope

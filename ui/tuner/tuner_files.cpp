@@ -120,8 +120,7 @@ void TunerPanel::save_settings(QSettings& s) const {
   s.setValue("tuner/confirm", confirm_->value());
   s.setValue("tuner/budget_s", budget_->value());
   s.setValue("tuner/calibrate", calibrate_->isChecked());
-  const uint32_t model_max = model_ ? model_->metadata.max_batch_size : 0;
-  const bool is_default = space_->text() == text_of(TuneSpace::default_text(model_max));
+  const bool is_default = space_->text() == text_of(default_space_text());
   s.setValue("tuner/space", is_default ? QString() : space_->text());
   s.setValue("tuner/cost_file", cost_path_);
 }

@@ -248,7 +248,7 @@ TunerPanel::TunerPanel(TunerHooks hooks, QWidget* parent)
     space_edited();
   });
   connect(reset, &QToolButton::clicked, this, [this] {
-    set_space_text(text_of(TuneSpace::default_text(model_ ? model_->metadata.max_batch_size : 0)));
+    set_space_text(text_of(default_space_text()));
     default_space_ = true;
     space_edited();
   });
@@ -270,7 +270,7 @@ void TunerPanel::set_model(const LoadedModel& model) {
   const bool had = model_.has_value() && !model_->metadata.name.empty();
   model_ = model;
   if (default_space_ || !had) {
-    set_space_text(text_of(TuneSpace::default_text(model_->metadata.max_batch_size)));
+    set_space_text(text_of(default_space_text()));
     default_space_ = true;
   }
   update_cost_note();
@@ -295,6 +295,14 @@ void TunerPanel::refresh() {
                            "the window's traffic and resume it after.")
                            .arg(text_of(traffic().describe()));
   if (traffic_->text() != note) traffic_->setText(note);
+}
+
+std::string TunerPanel::default_space_text() const {
+  if (!model_ || model_->metadata.name.empty()) return TuneSpace::default_text(0);
+  // The lengths of the requests a run sends (the traffic's seed does not
+  // move the bucket sets much: a sample of 1,024).
+  return model_space_text(model_->metadata,
+                          tune_requests(model_->metadata, std::nullopt, 1).lengths);
 }
 
 void TunerPanel::set_space_text(const QString& text) {

@@ -189,6 +189,8 @@ class TunerPanel : public QWidget {
  private:
   Expected<TuneSpace> check_space();
   void set_space_text(const QString& text);
+  // The space searched when none is typed: the model's (model_space_text()).
+  std::string default_space_text() const;
   void space_edited();
   void update_controls();
   void start_worker(std::function<void()> work);
@@ -254,6 +256,9 @@ class TunerPanel : public QWidget {
   ArrivalSpec traffic_spec_;
   RunnerFactory run_factory_;
   ModelMetadata run_metadata_;
+  // A model whose inputs vary in length: what live runs send, and each
+  // request's length for the predictor (tune_requests()).
+  TuneRequests run_requests_;
   std::string traffic_text_;
   int candidates_ = 0;
   std::optional<std::chrono::steady_clock::time_point> deadline_;  // of the run under way

@@ -84,6 +84,7 @@ Status TunerPanel::run() {
   traffic_text_ = traffic.describe();
   run_factory_ = model_->factory;  // a model loaded meanwhile is tuned next time
   run_metadata_ = model_->metadata;
+  run_requests_ = tune_requests(run_metadata_, std::nullopt, traffic.seed);
 
   TuneSettings settings;
   settings.slo_p99_ms = slo_->value();
@@ -150,9 +151,12 @@ Status TunerPanel::run() {
   live.metadata = run_metadata_;
   live.traffic = traffic;
   live.stop = &stop_;
+  live.inputs = run_requests_.inputs;
+  live.lengths = cost->length_grid();
   start_worker([this, id, space = *space, base, settings, traffic, cost = *cost,
                 clock = search_clock_, calibrating, lanes, live, max_batch, missing, key,
-                kept_batch, seconds = calibration_s_]() mutable {
+                kept_batch, seconds = calibration_s_,
+                lengths = run_requests_.lengths]() mutable {
     std::optional<CostModel> calibrated;
     QString note;
     if (!missing.empty()) {
@@ -226,7 +230,8 @@ Status TunerPanel::run() {
                     QString("Predicted %1 of %2 configurations…").arg(done).arg(total));
     };
     TuneResult result =
-        search(space, base, settings, prediction_evaluator(traffic, cost, nullptr, true));
+        search(space, base, settings,
+               prediction_evaluator(traffic, cost, nullptr, true, lengths));
     QMetaObject::invokeMethod(
         this,
         [this, id, r = std::move(result), c = std::move(calibrated), n = note]() mutable {
@@ -308,13 +313,15 @@ void TunerPanel::start_confirming(std::vector<Evaluated> picks) {
   spec.rule = kRule;
   spec.deadline = deadline_;
   spec.planner = plan_on_cost(*run_cost_model_);  // live plans as predicted
+  spec.inputs = run_requests_.inputs;
+  spec.lengths = run_cost_model_->length_grid();
   std::optional<CostKey> key;
   if (!file_cost_ && model_ && model_->cost_key && !cost_cache_dir().empty()) {
     key = model_->cost_key;
   }
   start_worker(
-      [this, id, spec, picks = std::move(picks), n, paused, cost = *run_cost_model_,
-       key]() mutable {
+      [this, id, spec, picks = std::move(picks), n, paused, cost = *run_cost_model_, key,
+       lengths = run_requests_.lengths]() mutable {
         std::vector<Confirmed> done;
         // Every live run of the model here refines its kept cost.
         auto refine_kept = [&] {
@@ -323,7 +330,7 @@ void TunerPanel::start_confirming(std::vector<Evaluated> picks) {
           for (const Confirmed& c : done) {
             for (const auto& run : c.live_runs) {
               const uint32_t lanes = c.predicted.options.num_lanes;
-              if (auto seen = CostModel::from_run(*run, 5, lanes)) {
+              if (auto seen = CostModel::from_run(*run, 5, lanes, cost.length_grid())) {
                 (void)refine_cached_cost(path, *key, *seen, lanes);
               }
             }
@@ -334,7 +341,7 @@ void TunerPanel::start_confirming(std::vector<Evaluated> picks) {
         auto recalibrate = [&] {
           if (done.empty() || stop_) return;
           const Evaluator again =
-              prediction_evaluator(spec.traffic, calibrate(cost, done), nullptr, true);
+              prediction_evaluator(spec.traffic, calibrate(cost, done), nullptr, true, lengths);
           std::vector<std::optional<Evaluated>> figures;
           for (const Confirmed& c : done) {
             figures.push_back(c.observed ? std::optional<Evaluated>(again(c.predicted.options))

@@ -9,6 +9,7 @@
 #include <QPushButton>
 #include <QShortcut>
 #include <QSpinBox>
+#include <optional>
 
 #include "net/http_target.h"
 #include "traffic/varied_inputs.h"
@@ -48,6 +49,12 @@ TrafficPanel::TrafficPanel(TrafficHooks hooks, double rate, QWidget* parent)
   concurrency_->setRange(1, 4096);
   concurrency_->setValue(16);
   form->addRow("In flight (closed)", concurrency_);
+  lengths_ = new QLineEdit;
+  lengths_->setPlaceholderText("the model's default");
+  lengths_->setToolTip(
+      "For a model whose inputs vary in length: the lengths requests are drawn from, "
+      "fixed:N, uniform:LO,HI or lognormal:MEDIAN,SIGMA[,MAX] (as bench --seq-len)");
+  form->addRow("Lengths", lengths_);
   target_ = new QComboBox;
   target_->addItems({"in-process engine", "this server over HTTP", "a URL"});
   form->addRow("Target", target_);
@@ -102,6 +109,7 @@ void TrafficPanel::update_fields() {
   off_s_->setEnabled(idle && p == "burst");
   period_->setEnabled(idle && p == "sine");
   concurrency_->setEnabled(idle && p == "closed");
+  lengths_->setEnabled(idle);
   target_->setEnabled(idle);
   url_->setEnabled(idle && target_->currentIndex() == kUrl);
   token_->setEnabled(idle && target_->currentIndex() == kUrl);
@@ -149,6 +157,16 @@ Status TrafficPanel::start_thread() {
   const ModelMetadata meta = hooks_.model();
   // The payloads, for any target, are made to fit the model's inputs.
   if (meta.inputs.empty()) return invalid_argument("no model is loaded yet");
+  std::optional<LengthDist> lengths;
+  if (const std::string text = lengths_->text().trimmed().toStdString(); !text.empty()) {
+    if (!has_variable_inputs(meta)) {
+      return invalid_argument("Lengths \"" + text + "\": model '" + meta.name +
+                              "' has no input that varies in length; clear the field");
+    }
+    auto d = LengthDist::parse(text, "Lengths \"" + text + "\"");
+    if (!d) return d.error();
+    lengths = *d;
+  }
   Engine* engine = hooks_.engine();
   std::optional<Url> url;
   if (target_->currentIndex() == kInProcess) {
@@ -165,13 +183,14 @@ Status TrafficPanel::start_thread() {
   }
   std::unique_ptr<HttpTarget> http;
   if (url) {
-    http = std::make_unique<HttpTarget>(*url, meta, connections_->value(), s.seed);
+    http = std::make_unique<HttpTarget>(*url, meta, connections_->value(), s.seed,
+                                        std::vector<std::string>{}, lengths);
     if (Status st = http->start(); !st) return st;
   }
   stop_ = false;
   counters_.sent = counters_.ok = counters_.rejected = counters_.failed = 0;
   started_ = std::chrono::steady_clock::now();
-  thread_ = std::thread([this, s, meta, engine, http = std::move(http)] {
+  thread_ = std::thread([this, s, meta, engine, http = std::move(http), lengths] {
     SteadyClock clock;
     LoadOptions lo;
     lo.stop = &stop_;
@@ -185,7 +204,7 @@ Status TrafficPanel::start_thread() {
     }
     std::vector<Tensors> pool;
     if (has_variable_inputs(meta)) {
-      pool = varied_inputs(meta, default_lengths(meta), 1, 1024);
+      pool = varied_inputs(meta, lengths.value_or(default_lengths(meta)), s.seed, kVariedPool);
     } else {
       for (uint64_t i = 0; i < 64; ++i) pool.push_back(random_inputs(meta, i + 1));
     }
@@ -233,5 +252,7 @@ int TrafficPanel::target() const { return target_->currentIndex(); }
 QString TrafficPanel::url() const { return url_->text(); }
 int TrafficPanel::concurrency() const { return concurrency_->value(); }
 void TrafficPanel::set_concurrency(int n) { concurrency_->setValue(n); }
+QString TrafficPanel::lengths() const { return lengths_->text(); }
+void TrafficPanel::set_lengths(const QString& text) { lengths_->setText(text); }
 
 }  // namespace batchscope

@@ -70,6 +70,11 @@ class TrafficPanel : public QGroupBox {
   QString url() const;
   int concurrency() const;
   void set_concurrency(int n);
+  // A model whose inputs vary in length: the lengths its requests are drawn
+  // from ("lognormal:32,1,256", the forms of bench's --seq-len); empty: the
+  // model's default (shown greyed in the field).
+  QString lengths() const;
+  void set_lengths(const QString& text);
 
  private:
   Status start_thread();
@@ -83,6 +88,7 @@ class TrafficPanel : public QGroupBox {
   QDoubleSpinBox* off_s_ = nullptr;
   QDoubleSpinBox* period_ = nullptr;
   QSpinBox* concurrency_ = nullptr;
+  QLineEdit* lengths_ = nullptr;
   QComboBox* target_ = nullptr;
   QLineEdit* url_ = nullptr;
   QLineEdit* token_ = nullptr;

@@ -73,6 +73,7 @@ void WorkbenchWindow::restore_settings() {
   traffic_->set_pattern(s.value("traffic/pattern", "poisson").toString());
   traffic_->set_rate(s.value("traffic/rate", config_.traffic_rate).toDouble());
   traffic_->set_concurrency(s.value("traffic/concurrency", 16).toInt());
+  traffic_->set_lengths(s.value("traffic/lengths").toString());
   traffic_->set_target(static_cast<TrafficPanel::Target>(
                            std::clamp(s.value("traffic/target", 0).toInt(), 0, 2)),
                        s.value("traffic/url").toString());
@@ -89,6 +90,7 @@ void WorkbenchWindow::save_settings() const {
   s.setValue("traffic/pattern", traffic_->pattern());
   s.setValue("traffic/rate", traffic_->rate());
   s.setValue("traffic/concurrency", traffic_->concurrency());
+  s.setValue("traffic/lengths", traffic_->lengths());
   s.setValue("traffic/target", traffic_->target());
   s.setValue("traffic/url", traffic_->url());
   s.setValue("server/host", host_->text());

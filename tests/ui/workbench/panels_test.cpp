@@ -201,6 +201,36 @@ TEST_F(TrafficPanelTest, InProcessTrafficReachesTheEngine) {
   EXPECT_EQ(server_->requests(), 0u);
 }
 
+TEST_F(TrafficPanelTest, LengthsAreRefusedForAModelWhoseInputsDoNotVary) {
+  TrafficPanel t(hooks(), 2000);
+  t.set_lengths("lognormal:32,1,256");
+  const Status s = t.start();
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("has no input that varies in length"), std::string::npos)
+      << s.message();
+  EXPECT_FALSE(t.running());
+  EXPECT_EQ(t.error().toStdString(), s.message());
+  t.set_lengths("");
+  run_until_ok(t, 50);
+}
+
+TEST_F(TrafficPanelTest, ABadLengthsFieldIsNamedAndQuoted) {
+  TrafficHooks h = hooks();
+  h.model = [] {
+    ModelMetadata m = toy_model();
+    m.inputs[0].shape = {-1, -1};
+    m.inputs[0].max_shape = {-1, 64};
+    return m;
+  };
+  TrafficPanel t(h, 2000);
+  t.set_lengths("lognormal:x");
+  const Status s = t.start();
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("Lengths"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("lognormal:x"), std::string::npos) << s.message();
+  EXPECT_FALSE(t.running());
+}
+
 TEST_F(TrafficPanelTest, SelfHttpStartsTheListenerAndGoesThroughIt) {
   TrafficPanel t(hooks(), 2000);
   t.set_target(TrafficPanel::kSelfHttp);
