@@ -419,7 +419,7 @@ int run_bench(int argc, char** argv, const std::vector<std::string>& args) {
              run_context_json(choice->synthetic ? "" : choice->path, choice->device));
   }
   // An in-process run of the model refines its kept cost on this machine
-  // (read at the cost's reference length where lengths vary).
+  // (not where lengths vary: refine_cost_cache).
   if (target == "inproc" && bodies.empty()) {
     refine_cost_cache(*choice, run, options->num_lanes, "bench");
   }

@@ -39,7 +39,8 @@ std::string profile_help() {
          "lengths, t(b, L): --lengths 16,64,256 (each cut to the model's largest; default\n"
          "16, 32, 64, ... and the largest), or --lengths none for t(b) alone. t(b) itself is\n"
          "measured at the reference length random inputs have (16); the predictor prices a\n"
-         "batch padded to L as t(b) x t(b, L) / t(b, 16).\n\n" +
+         "batch padded to L as t(b) + t(b, L) - t(b, 16). The grid is measured on a thread\n"
+         "of its own, as an engine lane runs batches.\n\n" +
          profile_lm_help();
 }
 

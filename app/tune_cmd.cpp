@@ -265,7 +265,6 @@ Expected<std::optional<Confirmed>> confirm_one(const TuneArgs& t, const Evaluate
   spec.deadline = deadline;
   spec.planner = plan_on_cost(cost);
   spec.inputs = t.inputs;
-  spec.lengths = cost.length_grid();
   return confirm_live(spec, predicted);
 }
 
@@ -308,8 +307,7 @@ Expected<CostModel> calibrate_under_load(const TuneArgs& t, const CostModel& cos
     spec.factory = model->factory;
     spec.metadata = model->metadata;
     spec.traffic = t.traffic;
-    spec.inputs = t.inputs;
-    spec.lengths = m.length_grid();
+    // At the reference length: the grid prices the lengths.
     auto run = calibrate_live(spec, o, m, t.calibration_runs);
     if (!run) return run.error();
     // Each calibration run is a live run of the model here: the kept cost learns from it.

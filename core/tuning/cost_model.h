@@ -58,7 +58,7 @@
 //
 // Lengths (optional). For a model whose inputs vary in length, t(b) is
 // measured at one reference length and a LengthGrid (length_grid.h) scales
-// it: a batch padded to L costs t(b) x length_factor(b, L).
+// it: a batch padded to L costs t(b) + length_extra_us(b, L).
 //
 // Sources: points given directly, the synthetic runner's SyntheticCost, or the
 // JSON that `batchscope profile --json` writes (core/torch/profile.h), which
@@ -337,10 +337,10 @@ class CostModel {
   // This model with t(b, L) over a grid (validated); an empty grid drops it.
   Expected<CostModel> with_length_grid(LengthGrid grid) const;
   const LengthGrid& length_grid() const { return length_grid_; }
-  // t(b, L) / t(b) at the grid's reference length; 1 without a grid or for
-  // length 0.
-  double length_factor(size_t batch, uint32_t length) const {
-    return length_grid_.factor(batch, length);
+  // What a batch of b padded to L takes beyond t(b) (measured at the grid's
+  // reference length), in microseconds; 0 without a grid or for length 0.
+  double length_extra_us(size_t batch, uint32_t length) const {
+    return length_grid_.extra_us(batch, length);
   }
   // "t(b) from 2 points: 520 us at b=1 .. 1140 us at b=32"
   std::string describe() const;

@@ -117,11 +117,9 @@ double LengthGrid::us(size_t batch, uint32_t length) const {
   return lo + (row(sb.i + 1) - lo) * sb.at;
 }
 
-double LengthGrid::factor(size_t batch, uint32_t length) const {
-  if (empty() || length == 0) return 1.0;
-  const double at_reference = us(batch, reference);
-  if (!(at_reference > 0)) return 1.0;
-  return us(batch, length) / at_reference;
+double LengthGrid::extra_us(size_t batch, uint32_t length) const {
+  if (empty() || length == 0 || length == reference) return 0.0;
+  return us(batch, length) - us(batch, reference);
 }
 
 std::string LengthGrid::to_json() const {
@@ -195,10 +193,8 @@ std::vector<BatchRecord> at_reference_length(std::span<const BatchRecord> batche
   if (grid.empty()) return out;
   for (BatchRecord& b : out) {
     if (b.longest == 0 || b.run_end <= b.run_start || b.run_start == TimePoint{}) continue;
-    const double f = grid.factor(b.size, b.longest);
-    if (!(f > 0)) continue;
-    const double us = to_us(b.run_end - b.run_start) / f;
-    b.run_start = b.run_end - Duration(std::llround(std::min(us, kMaxCostUs) * 1000.0));
+    const double us = to_us(b.run_end - b.run_start) - grid.extra_us(b.size, b.longest);
+    b.run_start = b.run_end - Duration(std::llround(std::clamp(us, 1.0, kMaxCostUs) * 1000.0));
   }
   return out;
 }

@@ -548,12 +548,12 @@ double Simulation::jitter_quantile(double& state) {
 // send again at the same instant, for ever.
 Duration Simulation::run_time(size_t batch, size_t busy, uint32_t longest) {
   const size_t table = std::min(busy, cost_.size()) - 1;
-  const double length = spec_.cost.length_factor(batch, longest);
+  const double extra_us = spec_.cost.length_extra_us(batch, longest);
   Duration d;
   if (batch >= cost_[table].size() || !jittered_) {
     d = batch >= cost_[table].size() ? spec_.cost.cost(batch, busy, lanes_.size())
                                      : cost_[table][batch];
-    if (length != 1.0) d = scale_duration(d, length);
+    if (extra_us != 0.0) d = lengthen(d, extra_us);
   } else {
     auto& f = factors_[batch];
     if (!has_factors_[batch]) {
@@ -566,7 +566,7 @@ Duration Simulation::run_time(size_t batch, size_t busy, uint32_t longest) {
     const double pos = jitter_quantile(state) * kJitterSteps;
     const size_t lo = std::min(static_cast<size_t>(pos), kJitterSteps - 1);
     const double factor = f[lo] + (f[lo + 1] - f[lo]) * (pos - static_cast<double>(lo));
-    const double us = cost_us_[table][batch] * factor * state * length;
+    const double us = (cost_us_[table][batch] + extra_us) * factor * state;
     d = Duration(std::llround(std::clamp(us, 0.0, kMaxCostUs) * 1000.0));
   }
   return std::max(d, Duration(1));

@@ -15,7 +15,7 @@
 //    the padding policy (Options::padding) picks each batch's requests by
 //    the engine's own rules (batching/length_policy.h), buckets decide and
 //    wake the leader per bucket as the engine does, and a batch runs
-//    t(b) x cost.length_factor(b, its longest).
+//    t(b) + cost.length_extra_us(b, its longest).
 //  - Admission: a full queue (queue_capacity) rejects at once; a request
 //    still queued at arrival + request_timeout_ms times out then, never
 //    reaching the model.

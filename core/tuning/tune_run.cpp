@@ -112,8 +112,11 @@ Expected<LiveRun> run_live_once(const ConfirmSpec& spec, const Options& o) {
   LiveRun live;
   live.summary = summarize_run(*run);
   live.batches = run->batches.size();
-  if (auto seen = CostModel::from_run(*run, 5, o.num_lanes, spec.lengths)) {
-    live.observed = std::make_shared<const CostModel>(std::move(*seen));
+  // Where lengths vary, t(b) is the calibration's (at the reference length).
+  if (!has_lengths(run->batches)) {
+    if (auto seen = CostModel::from_run(*run, 5, o.num_lanes)) {
+      live.observed = std::make_shared<const CostModel>(std::move(*seen));
+    }
   }
   live.run = std::make_shared<const RunData>(std::move(*run));
   return live;

@@ -126,11 +126,10 @@ struct ConfirmSpec {
   // After each run with the runs done so far, on the caller's thread.
   std::function<void(int runs)> on_run;
   // The inputs each run sends in turn (varied_inputs() for a model whose
-  // inputs vary in length); empty: run_inproc's own.
+  // inputs vary in length); empty: run_inproc's own (at the reference
+  // length, what a calibration sends). A run whose batches vary in length
+  // has no `observed` t(b).
   std::vector<Tensors> inputs;
-  // The cost's t(b, L), to read each run's batches at its reference length
-  // (CostModel::from_run); empty where lengths do not vary.
-  LengthGrid lengths;
 };
 
 // One live run of the traffic with options `o` against a fresh in-process

@@ -28,23 +28,24 @@ LengthGrid grid() {
   return g;
 }
 
-TEST(LengthGrid, IsOneAtTheReferenceAndFollowsTheMeasuredRatios) {
+TEST(LengthGrid, AddsNothingAtTheReferenceAndWhatTheLengthAddsElsewhere) {
   const LengthGrid g = grid();
   ASSERT_TRUE(g.validate().ok());
-  EXPECT_DOUBLE_EQ(g.factor(1, 16), 1.0);
-  EXPECT_DOUBLE_EQ(g.factor(4, 16), 1.0);
-  EXPECT_DOUBLE_EQ(g.factor(1, 64), 164.0 / 116.0);
-  EXPECT_DOUBLE_EQ(g.factor(1, 48), 148.0 / 116.0);  // between 32 and 64
+  EXPECT_DOUBLE_EQ(g.extra_us(1, 16), 0.0);
+  EXPECT_DOUBLE_EQ(g.extra_us(4, 16), 0.0);
+  EXPECT_DOUBLE_EQ(g.extra_us(1, 64), 48.0);
+  EXPECT_DOUBLE_EQ(g.extra_us(4, 64), 192.0);
+  EXPECT_DOUBLE_EQ(g.extra_us(1, 48), 32.0);  // between 32 and 64
   // Beyond the longest: along the last two lengths' line.
   EXPECT_DOUBLE_EQ(g.us(1, 128), 228.0);
   // Below the shortest: held there.
-  EXPECT_DOUBLE_EQ(g.factor(1, 4), 1.0);
+  EXPECT_DOUBLE_EQ(g.extra_us(1, 4), 0.0);
   // Sizes outside the grid are held at the nearest; b = 2 is half way in log2.
   EXPECT_DOUBLE_EQ(g.us(8, 64), g.us(4, 64));
   EXPECT_DOUBLE_EQ(g.us(2, 16), (116.0 + 464.0) / 2);
-  // No length, or no grid: 1.
-  EXPECT_DOUBLE_EQ(g.factor(4, 0), 1.0);
-  EXPECT_DOUBLE_EQ(LengthGrid{}.factor(4, 64), 1.0);
+  // No length, or no grid: nothing.
+  EXPECT_DOUBLE_EQ(g.extra_us(4, 0), 0.0);
+  EXPECT_DOUBLE_EQ(LengthGrid{}.extra_us(4, 64), 0.0);
 }
 
 TEST(LengthGrid, RefusesABadGridNamingTheField) {
@@ -70,7 +71,7 @@ TEST(LengthGrid, RoundTripsThroughACostFile) {
   auto back = CostModel::from_profile_json(m->to_json());
   ASSERT_TRUE(back.ok()) << back.error().message;
   EXPECT_EQ(back->length_grid(), grid());
-  EXPECT_DOUBLE_EQ(back->length_factor(1, 64), 164.0 / 116.0);
+  EXPECT_DOUBLE_EQ(back->length_extra_us(1, 64), 48.0);
   // A cost file without one reads as before: no grid.
   auto plain = CostModel::from_profile_json(test::linear(100, 10).to_json());
   ASSERT_TRUE(plain.ok());

@@ -573,7 +573,7 @@ RunData replay_on_engine(const std::vector<TimePoint>& arrivals, const Options& 
       TimePoint end = kNever;
       for (Held& h : gate->held) {
         const TimePoint e =
-            h.started + scale_duration(cost.cost(h.size), cost.length_factor(h.size, h.longest));
+            h.started + lengthen(cost.cost(h.size), cost.length_extra_us(h.size, h.longest));
         if (first == nullptr || e < end || (e == end && h.first < first->first))
           first = &h, end = e;
       }
@@ -763,8 +763,8 @@ TEST(PredictorTest, MatchesTheEngineOnAManualClockAdaptiveWithTwoLanes) {
 }
 
 // ------------------------------------------- Requests of varying length
-// Lengths 4..64 from a fixed LCG; a batch padded to L runs t(b) x the
-// grid's factor: 1 at length 16, 2.5 (b = 1) to 3 (b = 8) at 64.
+// Lengths 4..64 from a fixed LCG; a batch padded to L runs t(b) and what
+// the grid adds: nothing at length 16, 1.2 ms (b = 1) to 4 ms (b = 8) at 64.
 std::vector<uint32_t> some_lengths(size_t n) {
   std::vector<uint32_t> out;
   uint32_t x = 12345;
@@ -787,7 +787,7 @@ CostModel padded_cost() {
 }
 
 PredictSpec varied(Padding padding, uint32_t lanes, uint64_t seed) {
-  PredictSpec s = constant(1200, 200,
+  PredictSpec s = constant(900, 200,
                            {.max_batch_size = 4,
                             .max_wait_us = 1500,
                             .queue_capacity = 12,
@@ -807,7 +807,8 @@ TEST(PredictorTest, ABatchRunsAtItsPaddedLength) {
   const RunData run = predict_run(s);
   ASSERT_EQ(run.batches.size(), 1u);
   EXPECT_EQ(run.batches[0].longest, 64u);
-  EXPECT_EQ(run.batches[0].run_end - run.batches[0].run_start, microseconds(2375));  // 950 x 2.5
+  // 950 us, and 2000 - 800 for the length.
+  EXPECT_EQ(run.batches[0].run_end - run.batches[0].run_start, microseconds(2150));
   s.lengths = {16};
   const RunData at_reference = predict_run(s);
   EXPECT_EQ(at_reference.batches[0].run_end - at_reference.batches[0].run_start,

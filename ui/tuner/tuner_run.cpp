@@ -150,9 +150,7 @@ Status TunerPanel::run() {
   live.factory = run_factory_;
   live.metadata = run_metadata_;
   live.traffic = traffic;
-  live.stop = &stop_;
-  live.inputs = run_requests_.inputs;
-  live.lengths = cost->length_grid();
+  live.stop = &stop_;  // calibrating: at the reference length, which the grid prices from
   start_worker([this, id, space = *space, base, settings, traffic, cost = *cost,
                 clock = search_clock_, calibrating, lanes, live, max_batch, missing, key,
                 kept_batch, seconds = calibration_s_,
@@ -314,7 +312,6 @@ void TunerPanel::start_confirming(std::vector<Evaluated> picks) {
   spec.deadline = deadline_;
   spec.planner = plan_on_cost(*run_cost_model_);  // live plans as predicted
   spec.inputs = run_requests_.inputs;
-  spec.lengths = run_cost_model_->length_grid();
   std::optional<CostKey> key;
   if (!file_cost_ && model_ && model_->cost_key && !cost_cache_dir().empty()) {
     key = model_->cost_key;
@@ -330,7 +327,7 @@ void TunerPanel::start_confirming(std::vector<Evaluated> picks) {
           for (const Confirmed& c : done) {
             for (const auto& run : c.live_runs) {
               const uint32_t lanes = c.predicted.options.num_lanes;
-              if (auto seen = CostModel::from_run(*run, 5, lanes, cost.length_grid())) {
+              if (auto seen = CostModel::from_run(*run, 5, lanes)) {
                 (void)refine_cached_cost(path, *key, *seen, lanes);
               }
             }
