@@ -184,6 +184,7 @@ Expected<LoadedModel> load_torch(const ModelRequest& r, const LoadProgress& prog
   po.blas_threads = blas_threads > 0 ? blas_threads : std::max(1, cores / static_cast<int>(lanes));
   po.seconds_per_point = kSecondsPerPoint;
   po.cancelled = stop;
+  po.length_grid = false;  // the panel draws t(b); the kept cost measures t(b, L)
   const uint32_t points = std::bit_width(po.max_batch - 1) + 1;  // 1, 2, 4, ... and the top
   po.on_point = [progress, points, top = po.max_batch, done = 0u](const ProfilePoint& p) mutable {
     ++done;

@@ -161,6 +161,12 @@ Status measure_length_grid(TorchModel& model, const std::vector<Tensors>& inputs
   }
   std::map<uint32_t, std::vector<double>> columns;  // by length: a time per size
   std::vector<Tensors> at;
+  // A run of a large padded batch can take a second or more: three windows
+  // of one run at least each, settled or not (the grid is read for its
+  // steps, which are far larger than a window's noise).
+  SettleOptions each = so;
+  each.min_runs = 1;
+  each.max_windows = so.windows_to_agree;
   const auto measure = [&](uint32_t length) -> Status {
     std::vector<double>& column = columns[length];
     for (const ProfilePoint& p : r.points) {
@@ -174,7 +180,7 @@ Status measure_length_grid(TorchModel& model, const std::vector<Tensors>& inputs
         auto out = model.run(std::span<Tensors>(at));
         return out ? Status::Ok() : Status(out.error());
       };
-      auto got = settle(once, so, clocks, o.cancelled);
+      auto got = settle(once, each, clocks, o.cancelled);
       if (!got && got.error().code == ErrorCode::kCancelled) {
         return Error{ErrorCode::kCancelled, "profiling t(b, L) was cancelled"};
       }

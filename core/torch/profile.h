@@ -60,8 +60,11 @@ struct ProfileOptions {
   uint32_t lanes = 1;
   // A model whose inputs vary in length: t(b, L) is measured again at each
   // of these lengths (cut to its largest) for every size t(b) was measured
-  // at. Empty: the powers of two from 16 up to the largest, and the largest
-  // (default_grid_lengths()). Ignored for other models.
+  // at, on a thread of its own as a lane runs, each point in three windows
+  // of one run at least; a step where the time jumps is halved and its
+  // middle measured too (up to three times). Empty: the powers of two from
+  // 16 up to the largest, and the largest (default_grid_lengths()).
+  // Ignored for other models.
   std::vector<uint32_t> lengths;
   bool length_grid = true;  // false: t(b) at the reference length alone
   int min_runs = 7;
