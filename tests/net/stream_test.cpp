@@ -207,6 +207,9 @@ TEST_F(StreamTest, AStreamItsClientDoesNotReadIsCutAtTheUnwrittenLimit) {
   SseClient c(port_);
   c.send(stream_request());  // and never reads
   ASSERT_TRUE(wait_until([&] { return saw_gone_.load(); })) << "an unread stream was never cut";
+  // The producer may see the client gone before the I/O thread has run the
+  // disconnect callback.
+  EXPECT_TRUE(wait_until([&] { return cancels_.load() >= 1; }));
   EXPECT_EQ(cancels_.load(), 1);
   const HttpCounters h = settled();
   EXPECT_EQ(h.parsed, 1u);
@@ -228,6 +231,9 @@ TEST_F(StreamTest, AStreamItsClientDoesNotReadIsCutAfterTheSendTimeout) {
   SseClient c(port_);
   c.send(stream_request());  // and never reads
   ASSERT_TRUE(wait_until([&] { return saw_gone_.load(); })) << "a stalled reader was never cut";
+  // The producer may see the client gone before the I/O thread has run the
+  // disconnect callback.
+  EXPECT_TRUE(wait_until([&] { return cancels_.load() >= 1; }));
   EXPECT_EQ(cancels_.load(), 1);
   const HttpCounters h = settled();
   EXPECT_EQ(h.dropped, 1u);
