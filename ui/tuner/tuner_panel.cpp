@@ -21,6 +21,7 @@
 #include <QVBoxLayout>
 #include <algorithm>
 
+#include "traffic/varied_inputs.h"
 #include "ui/tuner/tune_plot.h"
 
 namespace batchscope {
@@ -300,9 +301,11 @@ void TunerPanel::refresh() {
 std::string TunerPanel::default_space_text() const {
   if (!model_ || model_->metadata.name.empty()) return TuneSpace::default_text(0);
   // The lengths of the requests a run sends (the traffic's seed does not
-  // move the bucket sets much: a sample of 1,024).
-  return model_space_text(model_->metadata,
-                          tune_requests(model_->metadata, std::nullopt, 1).lengths);
+  // move the bucket sets much: a sample of 1,024), drawn without making the
+  // inputs: this runs on the GUI thread at every model change and save.
+  const ModelMetadata& m = model_->metadata;
+  if (!has_variable_inputs(m)) return model_space_text(m, {});
+  return model_space_text(m, varied_lengths(m, default_lengths(m), 1, kVariedPool));
 }
 
 void TunerPanel::set_space_text(const QString& text) {
