@@ -193,19 +193,8 @@ Status measure_length_grid(TorchModel& model, const std::vector<Tensors>& inputs
   for (uint32_t length : lengths) {
     if (Status s = measure(length); !s) return s;
   }
-  for (int round = 0; round < 3; ++round) {
-    std::vector<uint32_t> middles;
-    for (auto hi = std::next(columns.begin()); hi != columns.end(); ++hi) {
-      const auto lo = std::prev(hi);
-      if (hi->first - lo->first < 8) continue;
-      const double grown = static_cast<double>(hi->first) / lo->first;
-      for (size_t row = 0; row < r.points.size(); ++row) {
-        if (lo->second[row] > 0 && hi->second[row] > 2 * grown * grown * lo->second[row]) {
-          middles.push_back(lo->first + (hi->first - lo->first) / 2);
-          break;
-        }
-      }
-    }
+  for (int round = 0; round < o.cliff_rounds; ++round) {
+    const std::vector<uint32_t> middles = cliff_middles(columns);
     if (middles.empty()) break;
     for (uint32_t length : middles) {
       if (Status s = measure(length); !s) return s;
@@ -232,6 +221,24 @@ std::vector<uint32_t> default_grid_lengths(uint32_t largest, uint32_t reference)
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;
+}
+
+std::vector<uint32_t> cliff_middles(const std::map<uint32_t, std::vector<double>>& columns) {
+  std::vector<uint32_t> middles;
+  if (columns.size() < 2) return middles;
+  for (auto hi = std::next(columns.begin()); hi != columns.end(); ++hi) {
+    const auto lo = std::prev(hi);
+    if (hi->first - lo->first < 8) continue;
+    const double grown = static_cast<double>(hi->first) / lo->first;
+    const size_t rows = std::min(lo->second.size(), hi->second.size());
+    for (size_t row = 0; row < rows; ++row) {
+      if (lo->second[row] > 0 && hi->second[row] > 2 * grown * grown * lo->second[row]) {
+        middles.push_back(lo->first + (hi->first - lo->first) / 2);
+        break;
+      }
+    }
+  }
+  return middles;
 }
 
 Expected<ProfileResult> profile_model(const std::string& model_path, const ProfileOptions& o) {

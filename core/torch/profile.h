@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -67,6 +68,7 @@ struct ProfileOptions {
   // Ignored for other models.
   std::vector<uint32_t> lengths;
   bool length_grid = true;  // false: t(b) at the reference length alone
+  int cliff_rounds = 3;     // halvings of a jumping step at most (0: none)
   int min_runs = 7;
   int max_runs = 2000;
   // Windows measured at most per size before it is reported unsettled; a
@@ -133,6 +135,12 @@ Expected<ProfileResult> profile_model(const std::string& model_path, const Profi
 // The lengths a grid measures by default for lengths up to `largest`: 16,
 // 32, 64, ... below it, and it; with `reference` among them.
 std::vector<uint32_t> default_grid_lengths(uint32_t largest, uint32_t reference);
+
+// The middles of the grid's steps that look like a cliff: between two
+// neighbouring lengths lo < hi at least 8 apart, some size's time grew more
+// than 2 x (hi / lo)^2 (twice as fast as the square of the length). `columns`
+// maps a length to a time per size, every column the same size.
+std::vector<uint32_t> cliff_middles(const std::map<uint32_t, std::vector<double>>& columns);
 
 // {"format": "batchscope-cost", "version": 2, "model", "device", "settled",
 //  "points": [{"batch", "median_us", "measured_us", "per_item_us", "speedup",

@@ -74,6 +74,7 @@ TEST(Profile, MeasuresTheLengthGridOfAModelWhoseInputsVary) {
   o.max_batch = 4;
   o.seconds_per_point = 0.01;
   o.lengths = {256};
+  o.cliff_rounds = 0;  // whether 16 -> 256 looks like a cliff depends on the machine
   std::vector<std::pair<uint32_t, uint32_t>> seen;
   o.on_grid_point = [&](uint32_t b, uint32_t length, double us) {
     EXPECT_GT(us, 0);
@@ -113,6 +114,23 @@ TEST(Profile, MeasuresTheLengthGridOfAModelWhoseInputsVary) {
   auto fixed = profile_model(kModels + "linear_128x64.pt", o);
   ASSERT_TRUE(fixed.ok());
   EXPECT_TRUE(fixed->grid_lengths.empty());
+}
+
+// A step is a cliff where some size's time grew more than twice as fast as
+// the square of the length; its middle is measured next.
+TEST(Profile, HalvesTheStepsWhereTheTimeJumps) {
+  using Columns = std::map<uint32_t, std::vector<double>>;
+  // 16 -> 32: x4 is the square, x8 twice it; just over x8 is a cliff.
+  EXPECT_TRUE(cliff_middles(Columns{{16, {100, 200}}, {32, {800, 1600}}}).empty());
+  EXPECT_EQ(cliff_middles(Columns{{16, {100, 200}}, {32, {800, 1601}}}),
+            (std::vector<uint32_t>{24}));
+  // Only the jumping step is halved; steps under 8 apart are left alone.
+  EXPECT_EQ(cliff_middles(Columns{{16, {100}}, {64, {1000}}, {256, {500000}}}),
+            (std::vector<uint32_t>{160}));
+  EXPECT_TRUE(cliff_middles(Columns{{16, {100}}, {20, {100000}}}).empty());
+  // A zero time (not measured) below is no evidence; one column is no step.
+  EXPECT_TRUE(cliff_middles(Columns{{16, {0}}, {32, {100000}}}).empty());
+  EXPECT_TRUE(cliff_middles(Columns{{16, {100}}}).empty());
 }
 
 // On the CPU too, t(b) is measured again with two copies running batches of
