@@ -17,13 +17,22 @@ double seconds(Duration d) { return std::chrono::duration<double>(d).count(); }
 
 size_t user_cap(const Options& o) { return std::max<size_t>(o.max_batch_size, 1); }
 
-void add_cost_sample(AdaptiveCostSums& c, double size, double run_us) {
+// `padded`: the length the batch was padded to (1 where lengths do not vary).
+void add_cost_sample(AdaptiveCostSums& c, double size, double padded, double run_us) {
   const double l = kAdaptiveForgetting;
+  const double x = size * padded;
   c.w = l * c.w + 1;
-  c.b = l * c.b + size;
-  c.bb = l * c.bb + size * size;
+  c.b = l * c.b + x;
+  c.bb = l * c.bb + x * x;
   c.t = l * c.t + run_us;
-  c.bt = l * c.bt + size * run_us;
+  c.bt = l * c.bt + x * run_us;
+  c.l = l * c.l + padded;
+}
+
+void push_length(AdaptiveState& s, uint32_t length) {
+  s.lengths[s.length_next] = length;
+  s.length_next = static_cast<uint32_t>((s.length_next + 1) % kAdaptiveLengthWindow);
+  if (s.length_count < kAdaptiveLengthWindow) ++s.length_count;
 }
 
 void push_latency(AdaptiveState& s, double us) {
@@ -107,17 +116,22 @@ AdaptivePlanKey key_of(const AdaptiveCostModel& m, const Options& o) {
   k.queue_capacity = o.queue_capacity;
   k.request_timeout_ms = o.request_timeout_ms;
   k.target_p99_ms = o.target_p99_ms;
+  k.padded_length = m.padded_length;
+  k.padding = o.padding;
+  k.length_buckets = o.length_buckets;
   return k;
 }
 
 bool same_options(const AdaptivePlanKey& a, const AdaptivePlanKey& b) {
   return a.max_batch_size == b.max_batch_size && a.max_wait_us == b.max_wait_us &&
          a.num_lanes == b.num_lanes && a.queue_capacity == b.queue_capacity &&
-         a.request_timeout_ms == b.request_timeout_ms && a.target_p99_ms == b.target_p99_ms;
+         a.request_timeout_ms == b.request_timeout_ms && a.target_p99_ms == b.target_p99_ms &&
+         a.padding == b.padding && a.length_buckets == b.length_buckets;
 }
 
 bool same_key(const AdaptivePlanKey& a, const AdaptivePlanKey& b) {
-  return same_options(a, b) && a.intercept_us == b.intercept_us && a.per_item_us == b.per_item_us;
+  return same_options(a, b) && a.intercept_us == b.intercept_us &&
+         a.per_item_us == b.per_item_us && a.padded_length == b.padded_length;
 }
 
 bool drifted(double was, double now) {
@@ -128,10 +142,15 @@ bool drifted(double was, double now) {
 // kAdaptiveReplanDrift. Only there: a fit over sizes that hardly vary (steady
 // load, or batches all cut full) says little about t(1) or a large b, and
 // turns proportional and back as they vary, yet it is exact where it was fed.
+// Where lengths vary, at the mean padded elements: t = a + (per_item_us /
+// padded_length) * x for each key.
 bool fit_drifted(const AdaptiveState& s, const AdaptivePlanKey& now) {
   const AdaptivePlanKey& was = s.plan_key;
-  const double b = s.cost.w > 0 ? s.cost.b / s.cost.w : 1.0;
-  return drifted(was.intercept_us + was.per_item_us * b, now.intercept_us + now.per_item_us * b);
+  const double x = s.cost.w > 0 ? s.cost.b / s.cost.w : 1.0;
+  const auto at = [x](const AdaptivePlanKey& k) {
+    return k.intercept_us + k.per_item_us * x / std::max(k.padded_length, 1.0);
+  };
+  return drifted(at(was), at(now));
 }
 
 void drop_plans(AdaptiveState& s) {
@@ -185,6 +204,8 @@ std::optional<AdaptiveCostModel> adaptive_cost_model(const AdaptiveState& s) {
   const double var_b = mean_bb - mean_b * mean_b;
 
   AdaptiveCostModel m;
+  const double padded = c.l / c.w;  // 1 where lengths do not vary
+  if (padded > 1.0) m.padded_length = padded;
   if (var_b > kMinRelativeSizeVariance * mean_bb) {
     m.per_item_us = (mean_bt - mean_b * mean_t) / var_b;
     m.intercept_us = mean_t - m.per_item_us * mean_b;
@@ -202,6 +223,8 @@ std::optional<AdaptiveCostModel> adaptive_cost_model(const AdaptiveState& s) {
     m.per_item_us = mean_bt / mean_bb;  // least squares through the origin
     m.proportional = true;
   }
+  // Per padded element to per request at the mean padded length.
+  m.per_item_us *= std::max(padded, 1.0);
   return m;
 }
 
@@ -245,9 +268,14 @@ size_t adaptive_keep_up_size(const AdaptiveState& s, double rate_per_s, const Op
 }
 
 void adaptive_observe(AdaptiveState& s, const BatchRecord& batch,
-                      std::span<const RequestRecord> requests, const Options& o) {
+                      std::span<const RequestRecord> requests, const Options& o,
+                      std::span<const uint32_t> lengths) {
   if (!batch.failed && batch.size > 0 && batch.run_end > batch.run_start) {
-    add_cost_sample(s.cost, batch.size, to_us(batch.run_end - batch.run_start));
+    add_cost_sample(s.cost, batch.size, std::max<uint32_t>(batch.longest, 1),
+                    to_us(batch.run_end - batch.run_start));
+  }
+  for (uint32_t length : lengths) {
+    if (length > 0) push_length(s, length);
   }
 
   for (const RequestRecord& r : requests) {
@@ -280,6 +308,15 @@ std::optional<AdaptivePlanRequest> adaptive_take_plan_request(AdaptiveState& s) 
   AdaptivePlanRequest r;
   r.key = s.plan_key;
   r.bucket = s.wanted_bucket;
+  if (s.plan_key.padded_length > 0) {
+    // Oldest first, as they were served.
+    const size_t n = s.length_count;
+    const size_t first = n < kAdaptiveLengthWindow ? 0 : s.length_next;
+    r.lengths.reserve(n);
+    for (size_t i = 0; i < n; ++i) {
+      r.lengths.push_back(s.lengths[(first + i) % kAdaptiveLengthWindow]);
+    }
+  }
   return r;
 }
 
@@ -288,6 +325,8 @@ AdaptivePlan adaptive_run_plan_request(const AdaptivePlanRequest& r,
   AdaptiveCostModel m;
   m.intercept_us = r.key.intercept_us;
   m.per_item_us = r.key.per_item_us;
+  m.padded_length = r.key.padded_length;
+  m.lengths = r.lengths;
   Options o;
   o.strategy = StrategyKind::kFifo;
   o.max_batch_size = r.key.max_batch_size;
@@ -296,6 +335,8 @@ AdaptivePlan adaptive_run_plan_request(const AdaptivePlanRequest& r,
   o.queue_capacity = r.key.queue_capacity;
   o.request_timeout_ms = r.key.request_timeout_ms;
   o.target_p99_ms = r.key.target_p99_ms;
+  o.padding = r.key.padding;
+  o.length_buckets = r.key.length_buckets;
   return planner ? planner(adaptive_bucket_rate(r.bucket), m, o) : AdaptivePlan{};
 }
 
@@ -359,8 +400,8 @@ void AdaptiveStrategy::install(const AdaptivePlanRequest& r, const AdaptivePlan&
 }
 
 void AdaptiveStrategy::observe(const BatchRecord& batch, std::span<const RequestRecord> requests,
-                               const Options& o) {
-  adaptive_observe(state_, batch, requests, o);
+                               std::span<const uint32_t> lengths, const Options& o) {
+  adaptive_observe(state_, batch, requests, o, lengths);
 }
 
 StrategyTask AdaptiveStrategy::take_task() {

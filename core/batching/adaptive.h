@@ -25,13 +25,22 @@
 //     every batch that did not fail by exponentially weighted least squares
 //     (forgetting factor kAdaptiveForgetting per batch, so it follows a model
 //     that warms up or a machine that slows down). Until the sizes seen vary
-//     enough to separate a from c it is proportional, t(b) = c * b.
+//     enough to separate a from c it is proportional, t(b) = c * b. Where
+//     requests vary in length, the fit is per padded element instead, t =
+//     a + k * b * L for a batch of b padded to L, read out at the mean padded
+//     length (c = k * that length), so single requests of different lengths
+//     separate a from k, and the latest kAdaptiveLengthWindow lengths are
+//     kept for the plans.
 //  2. Plans (adaptive_plan.h, made by the planner the strategy was given:
 //     core/tuning's make_adaptive_plan): for the rate bucket λ falls in, the
 //     fifo cap and wait that the predictor finds best for Poisson arrivals at that
 //     rate on the fitted t(b): the efficient choice (the fewest batches with
 //     a predicted p99 within half the target) and the fast one (the lowest
-//     p99). Once per evaluation period the state asks for a plan for the
+//     p99). Where lengths vary, the replay sends the latest lengths under the
+//     padding policy in force, each batch priced at its padded length, and
+//     the efficient choice is the least model time per request (a larger
+//     batch pads more, so fewer batches is no longer less work); a change of
+//     padding policy or buckets drops the plans, as other options do. Once per evaluation period the state asks for a plan for the
 //     bucket of its own rate estimate or a neighbour that has none (once the
 //     fit has an intercept); take_task() hands the request to the engine,
 //     which makes the plan without its lock on a planner thread of its own
@@ -97,6 +106,7 @@
 #include <optional>
 #include <span>
 #include <utility>
+#include <vector>
 
 #include "batching/adaptive_plan.h"
 #include "batching/policy.h"
@@ -120,22 +130,37 @@ inline constexpr double kAdaptiveReplanDrift = 0.2;  // relative move of the fit
 inline constexpr size_t kAdaptivePlanReach = 2;      // buckets a plan may stand in for
 inline constexpr double kAdaptiveBurstRatio = 2.0;   // fast rate over smooth: a burst began
 inline constexpr double kAdaptiveSaturation = 0.95;  // of 1/c: the largest batch a backlog gets
+inline constexpr size_t kAdaptiveLengthWindow = 256;  // request lengths kept for the planner
 
-// Exponentially weighted sums for the least-squares fit of t(b) = a + c * b.
-// Times are in microseconds.
+// Exponentially weighted sums for the least-squares fit of t = a + k * x,
+// x a batch's padded elements: its size times the length it was padded to
+// (times 1 where lengths do not vary, so x is the size). Times are in
+// microseconds.
 struct AdaptiveCostSums {
   double w = 0;   // sum of weights
-  double b = 0;   // sum of w * size
-  double bb = 0;  // sum of w * size^2
+  double b = 0;   // sum of w * x
+  double bb = 0;  // sum of w * x^2
   double t = 0;   // sum of w * run time
-  double bt = 0;  // sum of w * size * run time
+  double bt = 0;  // sum of w * x * run time
+  double l = 0;   // sum of w * padded length (1 where lengths do not vary)
 };
 
-// A fitted run-time model, t(b) = intercept_us + per_item_us * b.
+// A fitted run-time model, t(b) = intercept_us + per_item_us * b, for
+// batches padded to `padded_length`. Where lengths vary, the fit is per
+// padded element (t = a + k * b * L, so the sizes need not vary for it to
+// separate a from k) and read at the mean padded length of the batches it
+// rests on: per_item_us = k * padded_length, and a batch of b padded to L
+// takes intercept_us + per_item_us * b * L / padded_length.
 struct AdaptiveCostModel {
   double intercept_us = 0;
   double per_item_us = 0;
   bool proportional = false;  // sizes did not vary enough to fit an intercept
+  double padded_length = 0;   // 0 where lengths do not vary
+  // The lengths of the latest requests served (at most
+  // kAdaptiveLengthWindow), handed to a planner so that it replays them
+  // under the padding policy in force; empty where lengths do not vary and
+  // in the fits limits() reads.
+  std::vector<uint32_t> lengths;
 };
 
 // What plans were made for: the fit and the options they depend on.
@@ -148,6 +173,9 @@ struct AdaptivePlanKey {
   uint32_t queue_capacity = 0;
   int64_t request_timeout_ms = 0;
   double target_p99_ms = 0;
+  double padded_length = 0;  // of the fit; 0 where lengths do not vary
+  Padding padding = Padding::kLongest;
+  std::array<uint32_t, kMaxLengthBuckets> length_buckets{};
 };
 
 // Everything the strategy has learned. A plain value: copy it freely.
@@ -186,17 +214,26 @@ struct AdaptiveState {
   std::array<double, kAdaptiveLatencyWindow> latencies_us{};
   uint32_t latency_count = 0;  // valid entries
   uint32_t latency_next = 0;   // next slot to write
+  // Ring of the latest requests' lengths, where they vary.
+  std::array<uint32_t, kAdaptiveLengthWindow> lengths{};
+  uint32_t length_count = 0;
+  uint32_t length_next = 0;
 };
 
-// A plan to make: for a bucket, under the fit and options of a key.
+// A plan to make: for a bucket, under the fit and options of a key, with
+// the lengths of the latest requests (empty where they do not vary).
 struct AdaptivePlanRequest {
   AdaptivePlanKey key;
   uint32_t bucket = 0;
+  std::vector<uint32_t> lengths;
 };
 
 // Folds one completed batch and its request records into the state.
+// `lengths`: each request's length, in the order of `requests`, where they
+// vary.
 void adaptive_observe(AdaptiveState& s, const BatchRecord& batch,
-                      std::span<const RequestRecord> requests, const Options& o);
+                      std::span<const RequestRecord> requests, const Options& o,
+                      std::span<const uint32_t> lengths = {});
 
 // The limits the strategy applies for this queue: cap <= max_batch_size,
 // wait <= max_wait_us, always.
@@ -245,7 +282,7 @@ class AdaptiveStrategy final : public Strategy {
   Decision decide(const QueueView& q, TimePoint now, const Options& o) const override;
   Limits limits(const QueueView& q, const Options& o) const override;
   void observe(const BatchRecord& batch, std::span<const RequestRecord> requests,
-               const Options& o) override;
+               std::span<const uint32_t> lengths, const Options& o) override;
   // The wanted plan, made by the task and installed by what it returns.
   StrategyTask take_task() override;
   void install(const AdaptivePlanRequest& r, const AdaptivePlan& p);

@@ -164,7 +164,8 @@ class BasicEngine {
     std::vector<In> inputs;
     std::vector<Pending> unrun;
     std::vector<RequestRecord> records;
-    std::vector<size_t> picked;  // queue positions a padding policy picks
+    std::vector<uint32_t> lengths;  // the records' lengths, where they vary
+    std::vector<size_t> picked;     // queue positions a padding policy picks
   };
 
   void spawn_lanes(uint32_t count, std::vector<std::unique_ptr<Runner>> runners);

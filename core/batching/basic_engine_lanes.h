@@ -245,6 +245,7 @@ void BasicEngine<In, Out>::run_batch(Runner& runner, std::unique_lock<std::mutex
   batch.failed = !result.ok();
   const TimePoint completed = clock_->now();
   s.records.clear();
+  s.lengths.clear();
   for (size_t i = 0; i < n; ++i) {
     Pending& m = s.batch[i];
     StageTimes& t = m.times;
@@ -254,6 +255,7 @@ void BasicEngine<In, Out>::run_batch(Runner& runner, std::unique_lock<std::mutex
     t.completed = completed;
     s.records.push_back(
         {m.id, batch.id, t, batch.size, batch.failed ? Outcome::kModelError : Outcome::kOk});
+    if (batch.longest > 0) s.lengths.push_back(m.length);
   }
   lk.lock();
   // Counted before the callbacks run, so a caller that saw its response also
@@ -267,7 +269,7 @@ void BasicEngine<In, Out>::run_batch(Runner& runner, std::unique_lock<std::mutex
     ++records_.dropped;
     ++counters_.records_dropped;
   }
-  strategy_->observe(batch, s.records, options_);
+  strategy_->observe(batch, s.records, s.lengths, options_);
   StrategyTask task = strategy_->take_task();
   if (task && !plan_inline_) {
     hand_to_planner_locked(std::move(task));

@@ -82,10 +82,12 @@ class Strategy {
   virtual Decision decide(const QueueView& q, TimePoint now, const Options& o) const = 0;
   // The limits decide() applies for this queue state (shown in snapshots).
   virtual Limits limits(const QueueView& q, const Options& o) const = 0;
-  // Called after every batch completes, with its request records.
+  // Called after every batch completes, with its request records and, for
+  // requests of varying length, each one's length in the same order (empty
+  // where lengths do not vary).
   virtual void observe(const BatchRecord& batch, std::span<const RequestRecord> requests,
-                       const Options& o) {
-    (void)batch, (void)requests, (void)o;
+                       std::span<const uint32_t> lengths, const Options& o) {
+    (void)batch, (void)requests, (void)lengths, (void)o;
   }
   // Called under the lock after observe(); empty when there is nothing to do.
   virtual StrategyTask take_task() { return {}; }

@@ -22,6 +22,7 @@ struct Outcome3 {
   double p99_ms = 0;
   double loss = 0;       // share of the requests not answered ok
   double batches = 0;    // batches run per request answered
+  double busy_us = 0;    // model time per request answered
   uint32_t largest = 0;  // the largest batch cut
   bool answered = false;
 };
@@ -36,12 +37,17 @@ Outcome3 replay(PredictSpec& spec, AdaptiveLimits l, std::vector<double>& scratc
   for (const RunRequest& r : run.requests) {
     if (r.outcome == Outcome::kOk) scratch.push_back(to_us(r.done - r.intended) / 1000.0);
   }
-  for (const BatchRecord& b : run.batches) out.largest = std::max(out.largest, b.size);
+  double busy_us = 0;
+  for (const BatchRecord& b : run.batches) {
+    out.largest = std::max(out.largest, b.size);
+    busy_us += to_us(b.run_end - b.run_start);
+  }
   const double sent = static_cast<double>(std::max<size_t>(run.requests.size(), 1));
   const double ok = static_cast<double>(scratch.size());
   out.answered = !scratch.empty();
   out.loss = 1.0 - ok / sent;
   out.batches = ok > 0 ? static_cast<double>(run.batches.size()) / ok : 1e9;
+  out.busy_us = ok > 0 ? busy_us / ok : 1e18;
   out.p99_ms = nearest_rank_p99(scratch);
   return out;
 }
@@ -54,13 +60,20 @@ bool faster(const Outcome3& a, const Outcome3& b) {
   return a.batches < b.batches;
 }
 
-bool more_efficient(const Outcome3& a, const Outcome3& b) {
+// Fewer batches is less work where every batch costs a + c * b; where
+// lengths vary a larger batch also pads more, so the work itself (model time
+// per request) is compared.
+bool more_efficient(const Outcome3& a, const Outcome3& b, bool padded) {
+  if (padded && a.busy_us != b.busy_us) return a.busy_us < b.busy_us;
   if (a.batches != b.batches) return a.batches < b.batches;
   return a.p99_ms < b.p99_ms;
 }
 
-// The plan for Poisson arrivals at `rate_per_s` on `cost`.
-AdaptivePlan plan_on(double rate_per_s, const CostModel& cost, const Options& o) {
+// The plan for Poisson arrivals at `rate_per_s` on `cost`, request i of the
+// replay getting lengths[i % n] where lengths vary (priced by the cost's
+// length grid).
+AdaptivePlan plan_on(double rate_per_s, const CostModel& cost, const Options& o,
+                     const std::vector<uint32_t>& lengths) {
   AdaptivePlan plan;
   if (!(rate_per_s > 0) || !std::isfinite(rate_per_s)) return plan;
 
@@ -74,6 +87,8 @@ AdaptivePlan plan_on(double rate_per_s, const CostModel& cost, const Options& o)
   spec.arrivals.duration_s =
       std::clamp(2.0 * kAdaptivePlanRequests / spec.arrivals.rate, 1e-3, 1e7);
   spec.arrivals.seed = 1;
+  const bool padded = !lengths.empty() && !cost.length_grid().empty();
+  if (padded) spec.lengths = lengths;
 
   const uint32_t user = std::max<uint32_t>(o.max_batch_size, 1);
   const size_t lanes = std::max<uint32_t>(o.num_lanes, 1);
@@ -109,7 +124,7 @@ AdaptivePlan plan_on(double rate_per_s, const CostModel& cost, const Options& o)
   for (const Outcome3& x : outcomes) {
     if (faster(x, *fast)) fast = &x;
     if (x.loss <= kLossTolerance && x.p99_ms <= budget_ms &&
-        (!efficient || more_efficient(x, *efficient))) {
+        (!efficient || more_efficient(x, *efficient, padded))) {
       efficient = &x;
     }
   }
@@ -124,14 +139,54 @@ AdaptivePlan plan_on(double rate_per_s, const CostModel& cost, const Options& o)
 
 }  // namespace
 
+namespace {
+
+// The fit's t = a + k * b * L as a length grid about the reference length
+// `reference` (the fit's mean padded length): rows at the sizes 1..32 and the
+// powers of two up to `largest`, columns at the shortest and longest of
+// `lengths` and the reference, so that reading it between its points (in
+// log2(b) and L) stays near the line.
+LengthGrid linear_grid(double a, double k, uint32_t reference, const std::vector<uint32_t>& lengths,
+                       uint32_t largest) {
+  LengthGrid g;
+  g.reference = reference;
+  const auto [lo, hi] = std::minmax_element(lengths.begin(), lengths.end());
+  g.lengths = {std::min(*lo, reference), reference, std::max(*hi, reference)};
+  g.lengths.erase(std::unique(g.lengths.begin(), g.lengths.end()), g.lengths.end());
+  for (uint32_t b = 1; b <= std::min<uint32_t>(largest, 32); ++b) g.batches.push_back(b);
+  for (uint64_t b = 64; b <= largest && g.batches.size() < kMaxGridAxis; b *= 2) {
+    g.batches.push_back(static_cast<uint32_t>(b));
+  }
+  if (g.batches.back() < largest && g.batches.size() < kMaxGridAxis) g.batches.push_back(largest);
+  for (uint32_t b : g.batches) {
+    for (uint32_t l : g.lengths) g.median_us.push_back(std::min(a + k * b * l, kMaxCostUs));
+  }
+  return g;
+}
+
+}  // namespace
+
 AdaptivePlan make_adaptive_plan(double rate_per_s, const AdaptiveCostModel& model,
                                 const Options& o) {
   const double a = std::clamp(model.intercept_us, 0.0, kMaxCostUs);
   const double c = std::clamp(model.per_item_us, 0.0, kMaxCostUs);
-  auto cost = CostModel::from_points(
-      {{1, std::min(a + c, kMaxCostUs), 0}, {2, std::min(a + 2 * c, kMaxCostUs), 0}});
-  if (!cost) return {};
-  return plan_on(rate_per_s, *cost, o);
+  if (model.lengths.empty() || !(model.padded_length >= 1)) {
+    auto cost = CostModel::from_points(
+        {{1, std::min(a + c, kMaxCostUs), 0}, {2, std::min(a + 2 * c, kMaxCostUs), 0}});
+    if (!cost) return {};
+    return plan_on(rate_per_s, *cost, o, {});
+  }
+  // Where lengths vary: the fit per padded element, t(b) at the reference
+  // length and the rest of each replayed batch's padded length from the grid.
+  const uint32_t ref = static_cast<uint32_t>(std::clamp(std::round(model.padded_length), 1.0, 1e9));
+  const double k = c / model.padded_length;
+  auto at_ref = CostModel::from_points({{1, std::min(a + k * ref, kMaxCostUs), 0},
+                                        {2, std::min(a + 2 * k * ref, kMaxCostUs), 0}});
+  if (!at_ref) return {};
+  auto priced = at_ref->with_length_grid(
+      linear_grid(a, k, ref, model.lengths, std::max<uint32_t>(o.max_batch_size, 1)));
+  if (!priced) return {};
+  return plan_on(rate_per_s, *priced, o, model.lengths);
 }
 
 namespace {
@@ -155,14 +210,18 @@ constexpr size_t kKeptPlans = 512;
 AdaptivePlanner plan_on_cost(CostModel cost) {
   auto shared = std::make_shared<PlansOnCost>(std::move(cost));
   // The fit is not read: the cost holds more than a line through it.
-  return [shared](double rate_per_s, const AdaptiveCostModel&, const Options& o) {
+  return [shared](double rate_per_s, const AdaptiveCostModel& model, const Options& o) {
+    // The lengths replayed change with every plan asked: plans with them are
+    // not kept.
+    const bool padded = !model.lengths.empty() && !shared->cost.length_grid().empty();
+    if (padded) return plan_on(rate_per_s, shared->cost, o, model.lengths);
     const auto key = std::make_tuple(rate_per_s, o.max_batch_size, o.max_wait_us, o.num_lanes,
                                      o.queue_capacity, o.request_timeout_ms, o.target_p99_ms);
     {
       std::lock_guard g(shared->mu);
       if (auto it = shared->kept.find(key); it != shared->kept.end()) return it->second;
     }
-    const AdaptivePlan plan = plan_on(rate_per_s, shared->cost, o);
+    const AdaptivePlan plan = plan_on(rate_per_s, shared->cost, o, {});
     std::lock_guard g(shared->mu);
     if (shared->kept.size() >= kKeptPlans) shared->kept.clear();
     shared->kept.emplace(key, plan);

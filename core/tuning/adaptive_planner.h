@@ -24,14 +24,23 @@
 // kAdaptivePlanRequests Poisson arrivals (common random numbers, so
 // candidates differ only by their limits).
 //
+// Where lengths vary (the strategy hands over the latest ones), every
+// candidate replays them, request i getting lengths[i % n], under the
+// padding policy and buckets in force, and the efficient choice is the one
+// with the least model time per request answered, padding included, rather
+// than the fewest batches.
+//
 // Two planners. make_adaptive_plan, the default everywhere, plans on the
 // strategy's own live fit, t(b) = a + c * b, with no jitter and no time
-// outside a batch. plan_on_cost plans on a measured cost (a cost file,
+// outside a batch; where lengths vary, t = a + k * b * L (the fit per padded
+// element), a batch priced at the length it is padded to. plan_on_cost plans on a measured cost (a cost file,
 // `profile` refined by live runs): its t(b) curve, its jitter and slow
 // state, the lanes' contention, the time a request spends outside its batch
 // and the lanes' turnaround, the model the predictor prices every
 // configuration with; the live fit then only says when plans are made again
-// (they come out the same). It is opt-in (bench and serve --plan-cost,
+// (they come out the same); where lengths vary it prices them with the
+// cost's length grid (`profile`'s t(b, L)), or plans at the reference length
+// when the cost has none. It is opt-in (bench and serve --plan-cost,
 // validate_predictor --planner cost): on `mlp` it predicted adaptive
 // configurations no better and ran them live no faster than the fit's
 // planner (docs/benchmarks.md).

@@ -171,6 +171,7 @@ class Simulation {
   uint32_t peak_depth_ = 0;
   bool stopping_ = false;
   std::vector<RequestRecord> records_;  // one batch's, for observe()
+  std::vector<uint32_t> record_lengths_;  // their lengths, where they vary
   TimePoint last_event_;
   TimePoint latest_done_;
 };
@@ -196,6 +197,7 @@ Simulation::Simulation(const PredictSpec& spec)
       lanes_(spec.options.num_lanes),
       followers_(spec.options.num_lanes),
       records_(spec.options.max_batch_size),
+      record_lengths_(lengths_ ? spec.options.max_batch_size : 0),
       last_event_(spec.start),
       latest_done_(spec.start) {
   const size_t max_batch = o_.max_batch_size;
@@ -352,11 +354,13 @@ void Simulation::complete(size_t lane, TimePoint t) {
     rec.times = {q.arrival, q.arrival, b.batched, b.run_start, b.run_end, completed};
     rec.batch_size = b.size;
     rec.outcome = Outcome::kOk;
+    if (lengths_) record_lengths_[k] = q.length;
     sends_.answered(completed);
   }
   latest_done_ = std::max(latest_done_, latest);
   if (run_.batches.size() < kRecordCapacity) run_.batches.push_back(b);
-  strategy_->observe(b, std::span<const RequestRecord>(records_.data(), b.size), o_);
+  strategy_->observe(b, std::span<const RequestRecord>(records_.data(), b.size),
+                     std::span<const uint32_t>(record_lengths_.data(), lengths_ ? b.size : 0), o_);
   // The strategy's slow work takes no virtual time: done and applied at once.
   if (StrategyTask task = strategy_->take_task()) {
     if (StrategyApply apply = task()) apply(*strategy_);

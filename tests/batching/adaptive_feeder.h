@@ -27,6 +27,10 @@ struct Traffic {
   Duration run_fixed = microseconds(0);  // run time = run_fixed + run_per_item * size
   Duration run_per_item = microseconds(125);
   std::vector<Duration> latencies = {milliseconds(60)};  // end-to-end, cycled over requests
+  // Requests of varying length, cycled over requests (empty: none): a batch
+  // padded to its longest L runs run_per_token * size * L longer.
+  std::vector<uint32_t> lengths;
+  Duration run_per_token = microseconds(0);
 };
 
 inline Options adaptive_options(uint32_t max_batch = 32, int64_t max_wait_us = 2000,
@@ -60,7 +64,9 @@ class Feeder {
   void batch(const Traffic& t) {
     const uint32_t size = std::clamp<uint32_t>(t.size, 1, o_.max_batch_size);
     std::vector<RequestRecord> reqs;
+    std::vector<uint32_t> lens;
     for (uint32_t i = 0; i < size; ++i) {
+      if (!t.lengths.empty()) lens.push_back(t.lengths[length_index_++ % t.lengths.size()]);
       RequestRecord r;
       r.batch_id = next_batch_;
       r.batch_size = size;
@@ -78,12 +84,17 @@ class Feeder {
     b.batched = reqs.back().times.arrival;
     b.run_start = b.batched;
     b.run_end = b.run_start + t.run_fixed + t.run_per_item * size;
+    for (uint32_t l : lens) {
+      b.longest = std::max(b.longest, l);
+      b.length_sum += l;
+    }
+    b.run_end += t.run_per_token * size * b.longest;
     for (auto& r : reqs) {
       r.times.batched = b.batched;
       r.times.run_start = b.run_start;
       r.times.run_end = b.run_end;
     }
-    s_.observe(b, reqs, o_);
+    s_.observe(b, reqs, lens, o_);
     if (StrategyTask task = s_.take_task()) task()(s_);
   }
 
@@ -94,6 +105,7 @@ class Feeder {
   RequestId next_request_ = 1;
   uint64_t next_batch_ = 1;
   size_t latency_index_ = 0;
+  size_t length_index_ = 0;
 };
 
 }  // namespace batchscope::adaptive_test

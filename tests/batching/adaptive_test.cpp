@@ -246,17 +246,90 @@ TEST(AdaptiveTest, FailedBatchesAndNonOkRequestsAreNotEvidence) {
   b.failed = true;
   b.run_start = kStart;
   b.run_end = kStart + microseconds(5);
-  s.observe(b, reqs, o);
+  s.observe(b, reqs, {}, o);
   EXPECT_FALSE(adaptive_cost_model(s.state()).has_value());
   EXPECT_EQ(s.state().latency_count, 0u);
   EXPECT_EQ(s.state().batches_since_eval, 1u);
 
   reqs[2].outcome = Outcome::kOk;
   b.failed = false;
-  s.observe(b, reqs, o);
+  s.observe(b, reqs, {}, o);
   EXPECT_TRUE(adaptive_cost_model(s.state()).has_value());
   EXPECT_EQ(s.state().latency_count, 1u);
   EXPECT_DOUBLE_EQ(s.state().latencies_us[0], 500'000.0);
+}
+
+// Where lengths vary, the fit is per padded element, so single requests at
+// a light load separate the fixed cost from the per-token one; it reads out
+// at the mean padded length. The planner gets the latest lengths, oldest
+// first, and the padding policy, which keys the plans.
+TEST(AdaptiveTest, WhereLengthsVaryTheFitIsPerPaddedElementAndThePlannerGetsTheLengths) {
+  std::vector<AdaptiveCostModel> models;
+  std::vector<Padding> policies;
+  AdaptivePlanner planner = [&](double rate, const AdaptiveCostModel& m, const Options& o) {
+    models.push_back(m);
+    policies.push_back(o.padding);
+    return make_adaptive_plan(rate, m, o);
+  };
+  Feeder f(adaptive_options(), planner);
+  Traffic t;
+  t.size = 1;
+  t.gap = milliseconds(10);
+  t.run_fixed = microseconds(300);
+  t.run_per_item = microseconds(0);
+  t.run_per_token = microseconds(2);
+  t.lengths = {16, 48, 200, 24, 96};
+  t.latencies = {milliseconds(2)};
+  double w = 0, l = 0;
+  for (size_t i = 0; i < 300; ++i) {
+    f.batch(t);
+    w = kAdaptiveForgetting * w + 1;
+    l = kAdaptiveForgetting * l + t.lengths[i % t.lengths.size()];
+  }
+  const auto m = adaptive_cost_model(f.state());
+  ASSERT_TRUE(m.has_value());
+  EXPECT_FALSE(m->proportional);
+  EXPECT_NEAR(m->padded_length, l / w, 1e-9 * l / w);
+  EXPECT_NEAR(m->intercept_us, 300, 1e-6);
+  EXPECT_NEAR(m->per_item_us, 2 * l / w, 1e-6);
+  EXPECT_TRUE(m->lengths.empty());  // only plans carry them
+
+  EXPECT_EQ(f.state().length_count, kAdaptiveLengthWindow);
+  ASSERT_FALSE(models.empty());
+  EXPECT_GT(f.state().plans_made, 0u);
+  for (const AdaptiveCostModel& asked : models) {
+    EXPECT_GT(asked.padded_length, 16);
+    ASSERT_FALSE(asked.lengths.empty());
+    EXPECT_LE(asked.lengths.size(), kAdaptiveLengthWindow);
+    // Consecutive, in the order they were served.
+    const auto at = std::find(t.lengths.begin(), t.lengths.end(), asked.lengths[0]);
+    ASSERT_NE(at, t.lengths.end());
+    size_t k = static_cast<size_t>(at - t.lengths.begin());
+    for (uint32_t length : asked.lengths) EXPECT_EQ(length, t.lengths[k++ % t.lengths.size()]);
+  }
+  EXPECT_EQ(f.state().plan_key.padding, Padding::kLongest);
+
+  // Another padding policy: the plans made for the old one go, and new ones
+  // are made for it.
+  f.options().padding = Padding::kSorted;
+  for (int i = 0; i < 40; ++i) f.batch(t);
+  EXPECT_EQ(f.state().plan_key.padding, Padding::kSorted);
+  EXPECT_GT(f.state().plans_made, 0u);
+  EXPECT_EQ(policies.back(), Padding::kSorted);
+
+  // A model whose lengths do not vary keeps none and plans without them.
+  Feeder fixed(adaptive_options(), planner);
+  models.clear();
+  Traffic plain;
+  plain.size = 2;
+  for (int i = 0; i < 200; ++i) {
+    plain.size = 1 + i % 4;
+    fixed.batch(plain);
+  }
+  EXPECT_EQ(fixed.state().length_count, 0u);
+  ASSERT_TRUE(adaptive_cost_model(fixed.state()).has_value());
+  EXPECT_EQ(adaptive_cost_model(fixed.state())->padded_length, 0);
+  for (const AdaptiveCostModel& asked : models) EXPECT_TRUE(asked.lengths.empty());
 }
 
 }  // namespace

@@ -25,6 +25,45 @@ AdaptiveCostModel line(double a_us, double c_us) {
   return m;
 }
 
+// Where lengths vary, the plan replays them under the padding policy in
+// force, and its efficient choice is the least model time per request, not
+// the fewest batches: under `longest`, batching a short request with a long
+// one pads it to the long one's length.
+TEST(AdaptivePlanTest, WhereLengthsVaryTheEfficientChoiceWeighsThePadding) {
+  Options o = adaptive_options(32, 20000, 200);
+  AdaptiveCostModel m = line(20, 100);
+  // Without lengths a batch of b saves (b - 1) x 20 us: the efficient choice
+  // waits and batches.
+  const AdaptivePlan plain = make_adaptive_plan(2000, m, o);
+  ASSERT_TRUE(plain.valid);
+  EXPECT_GT(plain.efficient.wait_ns, 0);
+  EXPECT_GT(plain.efficient.cap, 1u);
+  // Lengths 16 and 496 in turn, 100 us per request at 256 (4 us + 0.39 us
+  // per token): a pair costs 20 + 2 x 496 x 0.39 = 408 us padded, against
+  // 240 us run apart. Waiting to batch only adds padding.
+  m.padded_length = 256;
+  m.lengths = {16, 496};
+  const AdaptivePlan padded = make_adaptive_plan(2000, m, o);
+  ASSERT_TRUE(padded.valid);
+  EXPECT_EQ(padded.efficient.wait_ns, 0);
+  EXPECT_LT(padded.efficient.cap, plain.efficient.cap);
+  // In buckets of their own, the short ones batch with no padding and the
+  // plan waits for them again.
+  o.padding = Padding::kBuckets;
+  ASSERT_TRUE(parse_length_buckets("32,512", o).ok());
+  const AdaptivePlan bucketed = make_adaptive_plan(2000, m, o);
+  ASSERT_TRUE(bucketed.valid);
+  EXPECT_GT(bucketed.efficient.wait_ns, 0);
+  // The same lengths at one length are no padding: the plan is the plain one.
+  m.lengths = {256};
+  o.padding = Padding::kLongest;
+  const AdaptivePlan even = make_adaptive_plan(2000, m, o);
+  EXPECT_EQ(even.efficient.cap, plain.efficient.cap);
+  EXPECT_EQ(even.efficient.wait_ns, plain.efficient.wait_ns);
+  EXPECT_EQ(even.fast.cap, plain.fast.cap);
+  EXPECT_EQ(even.fast.wait_ns, plain.fast.wait_ns);
+}
+
 TEST(AdaptivePlanTest, RateBucketsAreGeometric) {
   EXPECT_EQ(adaptive_rate_bucket(0), 0u);
   EXPECT_EQ(adaptive_rate_bucket(-5), 0u);

@@ -836,6 +836,13 @@ TEST(PredictorTest, MatchesTheEngineOnAManualClockWithLengths) {
     }
     expect_engine_agrees(s);
     expect_engine_agrees(varied(p, 2, 7));
+    // The adaptive strategy, which fits and plans with the lengths it is
+    // shown, sees them alike in both.
+    PredictSpec a = varied(p, 1, 3);
+    a.options.strategy = StrategyKind::kAdaptive;
+    a.options.target_p99_ms = 20;
+    a.arrivals.max_requests = 600;
+    expect_engine_agrees(a);
   }
 }
 
