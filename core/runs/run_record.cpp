@@ -205,6 +205,13 @@ void fold_windows(const RunData& run, Duration window, RunSummary& s) {
 
 }  // namespace
 
+std::span<const RunWindow> rate_windows(const RunSummary& s) {
+  std::span<const RunWindow> all(s.windows);
+  if (all.size() < 2) return all;
+  const bool short_tail = all.back().length_s < 0.5 * all.front().length_s;
+  return short_tail ? all.first(all.size() - 1) : all;
+}
+
 RunSummary summarize_run(const RunData& run, Duration window) {
   RunSummary s;
   fold_totals(run, s);

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <map>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -83,6 +84,13 @@ struct RunSummary {
 };
 
 RunSummary summarize_run(const RunData& run, Duration window = std::chrono::seconds(1));
+
+// The windows a rate over time is drawn from: all of them but a last one
+// shorter than half the first. Its answers per second are a rate over the
+// few milliseconds after sending stopped, when what was in flight comes back
+// at once (a 2 s run at 2,000 req/s drew 30,000 answers/s there), which
+// says nothing about the run's rate. Its answers still count in the totals.
+std::span<const RunWindow> rate_windows(const RunSummary& s);
 
 // Exports. JSON summary keys: sent, ok, rejected, timed_out, errors,
 // throughput_rps, latency_ms {p50, p90, p95, p99, p999, max, mean},

@@ -135,8 +135,9 @@ std::string line_chart(const std::vector<Series>& series, const std::string& x_l
 
 // Step points over a run's windows, closed at the last window's end.
 template <class F>
-void steps(const RunSummary& s, F value, std::vector<double>& x, std::vector<double>& y) {
-  for (const RunWindow& w : s.windows) {
+void steps(std::span<const RunWindow> windows, F value, std::vector<double>& x,
+           std::vector<double>& y) {
+  for (const RunWindow& w : windows) {
     x.push_back(w.start_s);
     y.push_back(value(w));
     x.push_back(w.start_s + w.length_s);
@@ -286,14 +287,18 @@ std::string run_report_html(const std::vector<HistoryRun>& runs, const std::stri
     f.colour = colour(i);
     f.name = run_name(runs[i]) + " p50";
     std::vector<double> x90, x99;
-    steps(sums[i], [](const RunWindow& w) { return w.ok ? w.latency.p50_ms : NAN; }, f.x, f.y);
-    steps(sums[i], [](const RunWindow& w) { return w.ok ? w.latency.p90_ms : NAN; }, x90, f.lo);
-    steps(sums[i], [](const RunWindow& w) { return w.ok ? w.latency.p99_ms : NAN; }, x99, f.hi);
+    steps(sums[i].windows, [](const RunWindow& w) { return w.ok ? w.latency.p50_ms : NAN; }, f.x,
+          f.y);
+    steps(sums[i].windows, [](const RunWindow& w) { return w.ok ? w.latency.p90_ms : NAN; }, x90,
+          f.lo);
+    steps(sums[i].windows, [](const RunWindow& w) { return w.ok ? w.latency.p99_ms : NAN; }, x99,
+          f.hi);
     fans.push_back(std::move(f));
     Series t;
     t.colour = colour(i);
     t.name = run_name(runs[i]) + " throughput";
-    steps(sums[i], [](const RunWindow& w) { return w.throughput_rps; }, t.x, t.y);
+    // A short last window's rate is the drain of what was in flight: left out.
+    steps(rate_windows(sums[i]), [](const RunWindow& w) { return w.throughput_rps; }, t.x, t.y);
     rates.push_back(std::move(t));
   }
   o += "<figure><figcaption>Latency over the run: p50 (line), p90 to p99 (band)</figcaption>" +

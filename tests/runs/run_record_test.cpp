@@ -285,6 +285,40 @@ TEST(RunSummaryTest, WindowBoundariesAreHalfOpenExceptTheLast) {
   EXPECT_EQ(s.windows[1].depth_max, 9u);
 }
 
+// 1,000 req/s for 2 s, answered 1 ms later, and 40 requests sent in the
+// last 10 ms whose answers come back together 5 ms after the end: the last
+// window, 5 ms long, holds 8,000 answers/s. Rates are drawn without it; a
+// last window of half the others or more stays.
+TEST(RunSummaryTest, RatesAreDrawnWithoutAShortLastWindow) {
+  RunData run = empty_run();
+  uint64_t i = 0;
+  for (int64_t ms = 0; ms < 1990; ++ms, ++i) {
+    run.requests.push_back(request(i, at_ms(ms), at_ms(ms), at_ms(ms + 1)));
+  }
+  for (int64_t k = 0; k < 40; ++k, ++i) {
+    const TimePoint sent = at_us(1990000 + k * 250);
+    run.requests.push_back(request(i, sent, sent, at_ms(2005)));
+  }
+  const RunSummary s = summarize_run(run, seconds(1));
+  ASSERT_EQ(s.windows.size(), 3u);
+  EXPECT_NEAR(s.windows[2].length_s, 0.005, 1e-9);
+  EXPECT_NEAR(s.windows[2].throughput_rps, 8000, 1e-6);
+  const auto drawn = rate_windows(s);
+  ASSERT_EQ(drawn.size(), 2u);
+  EXPECT_EQ(drawn.data(), s.windows.data());
+  for (const RunWindow& w : drawn) EXPECT_NEAR(w.throughput_rps, 1000, 10);
+  EXPECT_EQ(s.ok, 2030u);  // still counted in the totals
+
+  // 2.6 s: the last window is 0.6 s long, and its rate is drawn.
+  run.requests.push_back(request(i, at_ms(2599), at_ms(2599), at_ms(2600)));
+  EXPECT_EQ(rate_windows(summarize_run(run, seconds(1))).size(), 3u);
+  // One window, however short, is all there is.
+  RunData one = empty_run();
+  one.requests.push_back(request(0, at_ms(0), at_ms(0), at_ms(3)));
+  EXPECT_EQ(rate_windows(summarize_run(one, seconds(1))).size(), 1u);
+  EXPECT_TRUE(rate_windows(summarize_run(empty_run())).empty());
+}
+
 TEST(RunSummaryTest, EmptyRunHasNoWindowsAndZeros) {
   const RunSummary s = summarize_run(empty_run());
   EXPECT_EQ(s.sent, 0u);
