@@ -270,6 +270,17 @@ size_t adaptive_keep_up_size(const AdaptiveState& s, double rate_per_s, const Op
 void adaptive_observe(AdaptiveState& s, const BatchRecord& batch,
                       std::span<const RequestRecord> requests, const Options& o,
                       std::span<const uint32_t> lengths) {
+  const bool vary = batch.longest > 0;
+  if (vary != s.lengths_vary) {
+    // Requests of another kind: what was learned of the old ones says
+    // nothing of these, and a plan in flight for them is dropped on arrival.
+    s.cost = AdaptiveCostSums{};
+    s.length_count = 0;
+    s.length_next = 0;
+    drop_plans(s);
+    s.plan_key = AdaptivePlanKey{};
+    s.lengths_vary = vary;
+  }
   if (!batch.failed && batch.size > 0 && batch.run_end > batch.run_start) {
     add_cost_sample(s.cost, batch.size, std::max<uint32_t>(batch.longest, 1),
                     to_us(batch.run_end - batch.run_start));

@@ -218,6 +218,9 @@ struct AdaptiveState {
   std::array<uint32_t, kAdaptiveLengthWindow> lengths{};
   uint32_t length_count = 0;
   uint32_t length_next = 0;
+  // The latest batch's requests varied in length. When that changes (another
+  // model), the fit, the lengths and the plans start again.
+  bool lengths_vary = false;
 };
 
 // A plan to make: for a bucket, under the fit and options of a key, with

@@ -317,19 +317,29 @@ TEST(AdaptiveTest, WhereLengthsVaryTheFitIsPerPaddedElementAndThePlannerGetsTheL
   EXPECT_GT(f.state().plans_made, 0u);
   EXPECT_EQ(policies.back(), Padding::kSorted);
 
-  // A model whose lengths do not vary keeps none and plans without them.
-  Feeder fixed(adaptive_options(), planner);
+  // Then a model whose lengths do not vary (the engine's model swapped):
+  // the fit, the lengths and the plans start again, and it plans without
+  // lengths.
   models.clear();
   Traffic plain;
-  plain.size = 2;
+  plain.size = 1;
+  f.batch(plain);
+  EXPECT_EQ(f.state().length_count, 0u);
+  EXPECT_EQ(f.state().plans_made, 0u);
+  ASSERT_TRUE(adaptive_cost_model(f.state()).has_value());
+  EXPECT_EQ(adaptive_cost_model(f.state())->padded_length, 0);
+  EXPECT_EQ(adaptive_cost_model(f.state())->per_item_us, 125);  // the new model's alone
   for (int i = 0; i < 200; ++i) {
     plain.size = 1 + i % 4;
-    fixed.batch(plain);
+    f.batch(plain);
   }
-  EXPECT_EQ(fixed.state().length_count, 0u);
-  ASSERT_TRUE(adaptive_cost_model(fixed.state()).has_value());
-  EXPECT_EQ(adaptive_cost_model(fixed.state())->padded_length, 0);
-  for (const AdaptiveCostModel& asked : models) EXPECT_TRUE(asked.lengths.empty());
+  EXPECT_EQ(f.state().length_count, 0u);
+  EXPECT_GT(f.state().plans_made, 0u);
+  ASSERT_FALSE(models.empty());
+  for (const AdaptiveCostModel& asked : models) {
+    EXPECT_TRUE(asked.lengths.empty());
+    EXPECT_EQ(asked.padded_length, 0);
+  }
 }
 
 }  // namespace
