@@ -10,6 +10,8 @@
 #include <cmath>
 #include <memory>
 
+#include "ui/common/plot_panels.h"
+
 namespace batchscope::picture {
 
 // Point sizes are chosen for a ~1400 px wide picture viewed at 100%.
@@ -183,6 +185,13 @@ Status save_png(const std::string& png_path, int width, int height, const char* 
     QCustomPlot plot;
     plot.resize(width, height);
     draw(plot);
+    // Laid out once, so that each legend can go where it hides no data.
+    plot.replot(QCustomPlot::rpImmediateRefresh);
+    for (QCPAxisRect* rect : plot.axisRects()) {
+      for (QCPLayoutElement* e : rect->insetLayout()->elements(false)) {
+        if (auto* legend = qobject_cast<QCPLegend*>(e)) place_legend_clear(rect, legend);
+      }
+    }
     saved = plot.savePng(path, width, height, 1.0);
   }
   if (!saved) {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "ui/common/plot_panels.h"
 
+#include <QSet>
 #include <qcustomplot.h>
 
 #include <cmath>
@@ -38,6 +39,77 @@ QCPAxisRect* add_panel(QCustomPlot* plot, const QString& ylabel) {
 
 QCPLegend* panel_legend(QCPAxisRect* panel) {
   return static_cast<QCPLegend*>(panel->property("legend").value<void*>());
+}
+
+namespace {
+
+// The data points of `rect`'s visible plottables that fall inside `area`.
+int points_inside(QCPAxisRect* rect, const QRectF& area) {
+  int n = 0;
+  for (QCPAbstractPlottable* p : rect->plottables()) {
+    QCPPlottableInterface1D* d = p->interface1D();
+    if (!p->visible() || !d || !p->keyAxis()) continue;
+    const QCPRange keys = p->keyAxis()->range();
+    const int end = d->findEnd(keys.upper, true);
+    for (int i = d->findBegin(keys.lower, true); i < end; ++i) {
+      const double value = d->dataMainValue(i);
+      if (std::isnan(value)) continue;
+      double x = 0, y = 0;
+      p->coordsToPixels(d->dataMainKey(i), value, x, y);
+      if (area.contains(x, y)) ++n;
+    }
+  }
+  return n;
+}
+
+}  // namespace
+
+int place_legend_clear(QCPAxisRect* rect, QCPLegend* legend) {
+  QCPLayoutInset* inset = rect->insetLayout();
+  const int index = inset->elements(false).indexOf(legend);
+  if (index < 0 || !legend->visible()) return 0;
+  const QRect inner = rect->rect();
+  QSize size = legend->outerRect().size();
+  if (size.isEmpty()) size = legend->minimumOuterSizeHint();
+  if (inner.isEmpty() || size.isEmpty()) return 0;
+  const auto corner = [&](Qt::Alignment a) {
+    const double x = (a & Qt::AlignLeft) ? inner.left() : inner.right() - size.width();
+    const double y = (a & Qt::AlignTop) ? inner.top() : inner.bottom() - size.height();
+    return QRectF(x, y, size.width(), size.height());
+  };
+  const Qt::Alignment now = inset->insetAlignment(index);
+  const int hidden_now = points_inside(rect, corner(now));
+  if (hidden_now == 0) return 0;
+  Qt::Alignment best = now;
+  int hidden_best = hidden_now;
+  for (Qt::Alignment a : {Qt::AlignTop | Qt::AlignLeft, Qt::AlignTop | Qt::AlignRight,
+                          Qt::AlignBottom | Qt::AlignLeft, Qt::AlignBottom | Qt::AlignRight}) {
+    const int hidden = points_inside(rect, corner(a));
+    if (hidden < hidden_best) {
+      best = a;
+      hidden_best = hidden;
+    }
+  }
+  if (hidden_best > 0) {
+    // Every corner hides some: the value axes grow at the top by the
+    // legend's height, which leaves the top corners empty.
+    const double share = (size.height() + 2.0) / inner.height();
+    if (share < 0.5) {
+      QSet<QCPAxis*> grown;
+      for (QCPAbstractPlottable* p : rect->plottables()) {
+        QCPAxis* axis = p->valueAxis();
+        if (!p->visible() || !axis || grown.contains(axis)) continue;
+        grown.insert(axis);
+        const QCPRange r = axis->range();
+        if (axis->rangeReversed() || axis->scaleType() != QCPAxis::stLinear) continue;
+        axis->setRange(r.lower, r.lower + r.size() / (1.0 - share));
+      }
+      best = (now & Qt::AlignRight) ? (Qt::AlignTop | Qt::AlignRight) : (Qt::AlignTop | Qt::AlignLeft);
+      hidden_best = 0;
+    }
+  }
+  if (best != now) inset->setInsetAlignment(index, best);
+  return hidden_best;
 }
 
 QString hover_readout(const QCPAxisRect* panel, double at, const QCPGraph* skip) {

@@ -191,6 +191,8 @@ bool GenPlots::draw(const GenMetrics& m, double span_s) {
   }
   blocks_total_->setName(QString("pool: %1 blocks").arg(pool));
   if (used < pool / 2) cache_->axis(QCPAxis::atLeft)->setRange(0, std::max(4.0, used * 1.3));
+  // Each legend to a corner where it hides no line (as laid out last tick).
+  for (QCPAxisRect* r : {ttft_, itl_, tps_, seqs_, cache_}) place_legend_clear(r, panel_legend(r));
   plot_->replot(QCustomPlot::rpQueuedReplot);
   return true;
 }

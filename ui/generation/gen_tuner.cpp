@@ -20,6 +20,7 @@
 #include "traffic/gen_workload.h"
 #include "tuning/tune_run.h"
 #include "ui/common/config_io.h"
+#include "ui/common/plot_panels.h"
 
 namespace batchscope {
 
@@ -390,6 +391,8 @@ void GenTunerPanel::show_rows() {
   bound_->setVisible(r.slo.ttft_ms > 0);
   bound_->point1->setCoords(r.slo.ttft_ms, 0);
   bound_->point2->setCoords(r.slo.ttft_ms, 1);
+  plot_->replot();  // laid out, then the legend goes where it hides no point
+  place_legend_clear(plot_->axisRect(), plot_->legend);
   plot_->replot();
   if (!rows_.empty()) select_row(0);
 }

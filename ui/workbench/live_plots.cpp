@@ -393,6 +393,8 @@ void LivePlots::show_series(const PlotSeries& p, const Options& in_force, double
   bool found = false;
   const QCPRange hr = histogram_->getValueRange(found);
   hist_->axis(QCPAxis::atLeft)->setRange(0, std::max(1.0, (found ? hr.upper : 0) * 1.15));
+  // Each legend to a corner where it hides no line (as laid out last tick).
+  for (QCPAxisRect* r : {lat_, depth_, batch_, tput_}) place_legend_clear(r, panel_legend(r));
   plot_->replot(QCustomPlot::rpQueuedReplot);
 }
 
