@@ -147,9 +147,13 @@ bool Listener::may_accept(uint64_t first_new) {
       idlest(first_new)) {
     return true;
   }
-  // Every connection busy and the spare ones taken: the kernel's backlog
-  // holds the rest until a connection closes (gone() resumes).
+  // Every connection busy, or accepted in this pass and so not known to be
+  // idle, and the spare ones taken: the kernel's backlog holds the rest
+  // until a connection closes (gone() resumes) or, 100 ms on, a pass finds
+  // one of these idle (a client that connected and sent nothing) and closes
+  // it to make room, so that a new client's /health is answered.
   pause_accepting();
+  if (retry_accept_) retry_accept_->start();
   return false;
 }
 
