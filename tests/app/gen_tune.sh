@@ -36,8 +36,10 @@ assert len(c) == 1 and len(c[0]["runs"]) == 2, c
 assert d["pareto"] and all("figures" in q for q in d["pareto"]), d["pareto"][:1]
 PY
 # Lanes: at 50 req/s one copy of this model cannot keep up and two can; the
-# tune picks two and confirms them live, on two lanes.
-"$bin" tune --synthetic-lm 2000,20 --rate 50 --duration 2 --seed 3 --slo-ttft-ms 100 \
+# tune picks two and confirms them live, on two lanes. The objective leaves
+# room over the 66 ms predicted: a CI machine running other tests beside
+# this one measured 123 ms live, and one lane's queue grows past any bound.
+"$bin" tune --synthetic-lm 2000,20 --rate 50 --duration 2 --seed 3 --slo-ttft-ms 300 \
   --space "max_num_seqs=4,lanes=1|2" --confirm 1 --confirm-runs 1 --no-history \
   --json "$dir/lanes.json" >"$dir/lanes.txt"
 grep -Eq "^ +\* continuous +4 +512 +- +2 " "$dir/lanes.txt"
