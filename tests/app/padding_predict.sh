@@ -65,9 +65,17 @@ PY
 grep -q "has no t(b, L)" "$dir/flat.txt" || fail "a cost without t(b, L) was not noted"
 
 # tune searches the padding policies and bucket sets fitted to the lengths.
+# The cost was measured on this machine, as loaded as it is: whether any
+# configuration meets the objective depends on it, so a tune that says none
+# does (exit 1, with the closest) is read as well as one with a winner.
+rc=0
 "$bin" tune --model "$model" --cost "$dir/cost.json" --calibrate off --confirm 0 --no-history \
   --rate 400 --duration 5 --slo-p99-ms 40 --budget-s 60 --json "$dir/tune.json" \
-  >"$dir/tune.txt" 2>&1 || { cat "$dir/tune.txt" >&2; fail "tune failed"; }
+  >"$dir/tune.txt" 2>&1 || rc=$?
+if [ "$rc" != 0 ] && ! { [ "$rc" = 1 ] && grep -q "no configuration meets" "$dir/tune.txt"; }; then
+  cat "$dir/tune.txt" >&2
+  fail "tune failed"
+fi
 grep -q "padding=longest|buckets|sorted,length_buckets=" "$dir/tune.txt" ||
   fail "tune's space has no padding entries"
 grep -q "batches priced at their padded length" "$dir/tune.txt" || fail "tune did not read t(b, L)"
@@ -75,7 +83,8 @@ python3 - "$dir/tune.json" <<'PY'
 import json, sys
 t = json.load(open(sys.argv[1]))
 assert "padding=" in t["space"], t["space"]
-o = t["best"]["options"]
+# The winner, or where none met the objective, the front's first point.
+o = t["best"]["options"] if isinstance(t["best"], dict) else t["pareto"][0]["options"]
 assert o["padding"] in ("longest", "buckets", "sorted"), o
 assert "length_buckets" in o, o
 PY
