@@ -2,7 +2,9 @@
 #include "tuning/adaptive_planner.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <compare>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -194,12 +196,40 @@ namespace {
 // plan_on() is a pure function of the rate, the cost and the options it
 // reads, and the strategy asks again and again for the same few rate
 // buckets (each time its fit drifts): each answer is kept, so a prediction
-// of an adaptive configuration replays each bucket's grid once.
+// of an adaptive configuration replays each bucket's grid once (where
+// lengths vary, once per mix of lengths).
+// Where lengths vary, what a plan depends on beyond the options: the
+// padding policy and buckets, and the lengths' mean and p90 on a scale of
+// quarter octaves (samples of one mix of lengths agree there; a mix that
+// moves by a fifth or more gets plans of its own).
+struct LengthsKey {
+  Padding padding = Padding::kLongest;
+  std::array<uint32_t, kMaxLengthBuckets> buckets{};
+  long mean_q = 0, p90_q = 0;
+  auto operator<=>(const LengthsKey&) const = default;
+};
+
+LengthsKey lengths_key(const Options& o, const std::vector<uint32_t>& lengths) {
+  LengthsKey k;
+  if (lengths.empty()) return k;
+  k.padding = o.padding;
+  k.buckets = o.length_buckets;
+  double sum = 0;
+  for (uint32_t l : lengths) sum += l;
+  std::vector<uint32_t> sorted = lengths;
+  const size_t at = sorted.size() * 9 / 10;
+  std::nth_element(sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(at), sorted.end());
+  const auto quarter_octaves = [](double x) { return std::lround(4 * std::log2(std::max(x, 1.0))); };
+  k.mean_q = quarter_octaves(sum / static_cast<double>(lengths.size()));
+  k.p90_q = quarter_octaves(sorted[at]);
+  return k;
+}
+
 struct PlansOnCost {
   explicit PlansOnCost(CostModel c) : cost(std::move(c)) {}
   const CostModel cost;
   std::mutex mu;
-  std::map<std::tuple<double, uint32_t, int64_t, uint32_t, uint32_t, int64_t, double>,
+  std::map<std::tuple<double, uint32_t, int64_t, uint32_t, uint32_t, int64_t, double, LengthsKey>,
            AdaptivePlan>
       kept;  // at most kKeptPlans
 };
@@ -211,17 +241,19 @@ AdaptivePlanner plan_on_cost(CostModel cost) {
   auto shared = std::make_shared<PlansOnCost>(std::move(cost));
   // The fit is not read: the cost holds more than a line through it.
   return [shared](double rate_per_s, const AdaptiveCostModel& model, const Options& o) {
-    // The lengths replayed change with every plan asked: plans with them are
-    // not kept.
+    // Lengths are replayed only where the cost prices them.
     const bool padded = !model.lengths.empty() && !shared->cost.length_grid().empty();
-    if (padded) return plan_on(rate_per_s, shared->cost, o, model.lengths);
-    const auto key = std::make_tuple(rate_per_s, o.max_batch_size, o.max_wait_us, o.num_lanes,
-                                     o.queue_capacity, o.request_timeout_ms, o.target_p99_ms);
+    const std::vector<uint32_t> none;
+    const std::vector<uint32_t>& lengths = padded ? model.lengths : none;
+    const auto key =
+        std::make_tuple(rate_per_s, o.max_batch_size, o.max_wait_us, o.num_lanes,
+                        o.queue_capacity, o.request_timeout_ms, o.target_p99_ms,
+                        lengths_key(o, lengths));
     {
       std::lock_guard g(shared->mu);
       if (auto it = shared->kept.find(key); it != shared->kept.end()) return it->second;
     }
-    const AdaptivePlan plan = plan_on(rate_per_s, shared->cost, o, {});
+    const AdaptivePlan plan = plan_on(rate_per_s, shared->cost, o, lengths);
     std::lock_guard g(shared->mu);
     if (shared->kept.size() >= kKeptPlans) shared->kept.clear();
     shared->kept.emplace(key, plan);
