@@ -213,6 +213,12 @@ bool keep_generation_run(const HistoryChoice& c, const GenRun& run, const Option
   r.config.seed = run.seed;
   r.config.duration_s = duration_s;
   r.context = context_json;
+  // When its traffic started and ended, to the millisecond.
+  const auto wall_start = wall_time_of(run.start);
+  r.started_at = utc_text(wall_start);
+  const std::string finished =
+      utc_text(wall_start + std::chrono::duration_cast<std::chrono::system_clock::duration>(
+                                std::chrono::duration<double>(std::max(duration_s, 0.0))));
   std::vector<HistoryGenRequest> rows;
   const size_t keep = static_cast<size_t>(std::min<uint64_t>(c.request_cap, run.requests.size()));
   for (size_t i = 0; i < keep; ++i) rows.push_back(history_row_of(run.requests[i]));
@@ -220,7 +226,7 @@ bool keep_generation_run(const HistoryChoice& c, const GenRun& run, const Option
   auto id = s ? (*h)->begin_run(r) : Expected<int64_t>(s.error());
   if (id) s = (*h)->append_generation(*id, run.start, rows);
   if (id && s) s = (*h)->append_steps(*id, run.start, run.steps);
-  if (id && s) s = (*h)->finish_run(*id, summary_json, run.requests.size(), keep);
+  if (id && s) s = (*h)->finish_run(*id, summary_json, run.requests.size(), keep, -1, finished);
   if (id && s) s = (*h)->commit();
   if (!id || !s) {
     (*h)->rollback();

@@ -110,11 +110,14 @@ std::string number_text(double v) {
   return s;
 }
 
-std::string when(const std::string& iso) {
+// "2026-11-28T19:40:00.123Z" as "2026-11-28 19:40:00", or with the
+// milliseconds where kept and asked for.
+std::string when(const std::string& iso, bool ms = false) {
   std::string s = iso;
   if (s.size() >= 19) {
     s[10] = ' ';
-    s.resize(19);
+    const bool has_ms = s.size() >= 23 && s[19] == '.';
+    s.resize(ms && has_ms ? 23 : 19);
   }
   return s;
 }
@@ -192,10 +195,15 @@ int show(History& h, int64_t id) {
   if (auto s = summary_of(h, *r)) r->summary = *s;  // a run cut short: from its records
   std::printf("run %lld: %s, %s\n", static_cast<long long>(r->id), r->kind.c_str(),
               r->label.c_str());
-  std::printf("  started   %s UTC\n", when(r->started_at).c_str());
+  std::printf("  started   %s UTC\n", when(r->started_at, true).c_str());
   std::printf("  finished  %s\n",
-              r->finished() ? (when(r->finished_at) + " UTC").c_str()
+              r->finished() ? (when(r->finished_at, true) + " UTC").c_str()
                             : "no: the run was cut short (the process ended while recording)");
+  if (r->finished()) {
+    if (auto s = seconds_between(r->started_at, r->finished_at)) {
+      std::printf("  duration  %s s\n", number_text(*s).c_str());
+    }
+  }
   std::printf("  model     %s\n", r->model.c_str());
   std::printf("  traffic   %s -> %s, %s s, seed %llu\n", r->config.pattern.c_str(),
               r->config.target.c_str(), number_text(r->config.duration_s).c_str(),

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
@@ -78,13 +79,50 @@ std::string default_history_path() {
   return base + "/batchscope/history.sqlite";
 }
 
-std::string utc_now() {
-  const std::time_t t = std::time(nullptr);
+std::string utc_text(std::chrono::system_clock::time_point t) {
+  const auto ms = std::chrono::floor<std::chrono::milliseconds>(t);
+  const std::time_t s = std::chrono::system_clock::to_time_t(std::chrono::floor<std::chrono::seconds>(ms));
   std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  gmtime_r(&s, &tm);
+  char buf[40];
+  const size_t n = std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
+  std::snprintf(buf + n, sizeof buf - n, ".%03dZ",
+                static_cast<int>((ms.time_since_epoch() % std::chrono::seconds(1)).count()));
   return buf;
+}
+
+std::string utc_now() { return utc_text(std::chrono::system_clock::now()); }
+
+std::chrono::system_clock::time_point wall_time_of(TimePoint t) {
+  const auto ago = TimePoint(std::chrono::steady_clock::now()) - t;
+  return std::chrono::system_clock::now() -
+         std::chrono::duration_cast<std::chrono::system_clock::duration>(ago);
+}
+
+namespace {
+
+// "2026-11-28T19:40:00Z" or "2026-11-28T19:40:00.123Z" as seconds since
+// the epoch.
+std::optional<double> epoch_seconds(const std::string& text) {
+  std::tm tm{};
+  const char* rest = strptime(text.c_str(), "%Y-%m-%dT%H:%M:%S", &tm);
+  if (!rest) return std::nullopt;
+  double frac = 0;
+  if (*rest == '.') {
+    char* end = nullptr;
+    frac = std::strtod(rest, &end);
+    rest = end;
+  }
+  if (std::string_view(rest) != "Z") return std::nullopt;
+  return static_cast<double>(timegm(&tm)) + frac;
+}
+
+}  // namespace
+
+std::optional<double> seconds_between(const std::string& from, const std::string& to) {
+  const auto a = epoch_seconds(from), b = epoch_seconds(to);
+  if (!a || !b) return std::nullopt;
+  return *b - *a;
 }
 
 Expected<std::string> summary_of(History& h, const HistoryRun& run) {
@@ -171,7 +209,7 @@ Status History::prepare() {
   insert_batch_ = std::make_unique<sqlite::Stmt>(
       db_,
       "INSERT INTO batches(run_id, id, size, reason, lane, failed, depth_after, oldest_ns, "
-      "batched_ns, run_start_ns, run_end_ns) VALUES(?,?,?,?,?,?,?,?,?,?,?)");
+      "batched_ns, run_start_ns, run_end_ns, longest, length_sum) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)");
   insert_depth_ = std::make_unique<sqlite::Stmt>(
       db_, "INSERT INTO depth(run_id, t_ns, depth, peak) VALUES(?,?,?,?)");
   if (!insert_request_->ok() || !insert_batch_->ok() || !insert_depth_->ok())
@@ -230,6 +268,7 @@ Status History::append(int64_t id, TimePoint start, std::span<const RunRequest> 
     bind_time(st, 9, b.batched, start);
     bind_time(st, 10, b.run_start, start);
     bind_time(st, 11, b.run_end, start);
+    st.bind(12, static_cast<int64_t>(b.longest)).bind(13, static_cast<int64_t>(b.length_sum));
     if (Status s = st.run("cannot add batches to"); !s) return s;
   }
   for (const DepthSample& d : depth) {
@@ -378,12 +417,12 @@ Status History::set_counts(int64_t id, uint64_t seen, uint64_t kept) {
 }
 
 Status History::finish_run(int64_t id, const std::string& summary, uint64_t seen, uint64_t kept,
-                           double duration_s) {
+                           double duration_s, const std::string& finished_at) {
   sqlite::Stmt st(db_,
                   "UPDATE runs SET finished_at = ?, summary = ?, requests_seen = ?, "
                   "requests_kept = ?, duration_s = CASE WHEN ?5 >= 0 THEN ?5 ELSE duration_s END "
                   "WHERE id = ?6");
-  st.bind(1, utc_now()).bind(2, summary.empty() ? std::string_view("{}") : summary);
+  st.bind(1, finished_at.empty() ? utc_now() : finished_at).bind(2, summary.empty() ? std::string_view("{}") : summary);
   st.bind(3, static_cast<int64_t>(seen)).bind(4, static_cast<int64_t>(kept));
   st.bind(5, duration_s).bind(6, id);
   return st.run("cannot finish a run in");
@@ -463,7 +502,8 @@ Expected<RunData> History::load(int64_t id) {
   {
     sqlite::Stmt st(db_,
                     "SELECT id, size, reason, lane, failed, depth_after, oldest_ns, batched_ns, "
-                    "run_start_ns, run_end_ns FROM batches WHERE run_id = ? ORDER BY batched_ns, rowid");
+                    "run_start_ns, run_end_ns, longest, length_sum FROM batches WHERE run_id = ? "
+                    "ORDER BY batched_ns, rowid");
     st.bind(1, id);
     int rc;
     while ((rc = st.step()) == SQLITE_ROW) {
@@ -480,6 +520,8 @@ Expected<RunData> History::load(int64_t id) {
       b.batched = time_at(st, 7);
       b.run_start = time_at(st, 8);
       b.run_end = time_at(st, 9);
+      b.longest = static_cast<uint32_t>(std::clamp<int64_t>(st.int_at(10), 0, UINT32_MAX));
+      b.length_sum = static_cast<uint64_t>(std::max<int64_t>(st.int_at(11), 0));
       run.batches.push_back(b);
     }
     if (rc != SQLITE_DONE) return db_.error("cannot read batches from");

@@ -20,7 +20,9 @@
 // its own thread.
 
 #include <cstdint>
+#include <chrono>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -37,14 +39,14 @@ class Db;
 class Stmt;
 }  // namespace sqlite
 
-inline constexpr int kHistorySchemaVersion = 4;
+inline constexpr int kHistorySchemaVersion = 5;
 
 // One run's row.
 struct HistoryRun {
   int64_t id = 0;
   std::string kind;         // "bench", "tune", "recorded", "generation"
-  std::string started_at;   // UTC, "2026-11-28T19:40:00Z"
-  std::string finished_at;  // empty while unfinished
+  std::string started_at;   // UTC, "2026-11-28T19:40:00.123Z": when its traffic started
+  std::string finished_at;  // when it ended; empty while unfinished
   std::string label;        // what the run was, in a line
   std::string model;        // the model's name
   RunConfig config;         // traffic, target, options, duration, seed
@@ -81,8 +83,16 @@ struct HistoryFilter {
 // ~/.local/share/batchscope/history.sqlite.
 std::string default_history_path();
 
-// Now in UTC, ISO 8601 to the second.
+// Now in UTC, ISO 8601 to the millisecond: "2026-11-28T19:40:00.123Z".
 std::string utc_now();
+// `t` the same way.
+std::string utc_text(std::chrono::system_clock::time_point t);
+// The wall-clock time of `t` on the steady clock, as now less how long ago
+// it was.
+std::chrono::system_clock::time_point wall_time_of(TimePoint t);
+// Seconds from one such UTC text to another (to the second or the
+// millisecond); nullopt when either cannot be read.
+std::optional<double> seconds_between(const std::string& from, const std::string& to);
 
 class History {
  public:
@@ -127,9 +137,10 @@ class History {
   Status append_steps(int64_t id, TimePoint start, std::span<const StepRecord> steps);
   Expected<std::vector<StepRecord>> load_steps(int64_t id, TimePoint start);
   Status set_counts(int64_t id, uint64_t seen, uint64_t kept);
-  // A `duration_s` of zero or more replaces the run's duration.
+  // A `duration_s` of zero or more replaces the run's duration;
+  // `finished_at` (UTC text) is when it ended, now where empty.
   Status finish_run(int64_t id, const std::string& summary, uint64_t seen, uint64_t kept,
-                    double duration_s = -1);
+                    double duration_s = -1, const std::string& finished_at = {});
 
   Expected<std::vector<HistoryRun>> list(const HistoryFilter& f = {});
   Expected<HistoryRun> get(int64_t id);

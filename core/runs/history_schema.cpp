@@ -89,7 +89,20 @@ constexpr const char* kVersion4 = R"sql(
 ALTER TABLE gen_steps ADD COLUMN lane INTEGER NOT NULL DEFAULT 0;
 )sql";
 
-constexpr const char* kSteps[] = {kVersion1, kVersion2, kVersion3, kVersion4};
+// Version 5: a batch keeps its longest request and the sum of their lengths
+// (0 where lengths did not vary, as for every batch kept before), and times
+// are kept to the millisecond: those kept to the second gain ".000", so that
+// every time sorts as text in the order it happened.
+constexpr const char* kVersion5 = R"sql(
+ALTER TABLE batches ADD COLUMN longest INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE batches ADD COLUMN length_sum INTEGER NOT NULL DEFAULT 0;
+UPDATE runs SET started_at = substr(started_at, 1, 19) || '.000Z'
+  WHERE length(started_at) = 20 AND substr(started_at, 20, 1) = 'Z';
+UPDATE runs SET finished_at = substr(finished_at, 1, 19) || '.000Z'
+  WHERE length(finished_at) = 20 AND substr(finished_at, 20, 1) = 'Z';
+)sql";
+
+constexpr const char* kSteps[] = {kVersion1, kVersion2, kVersion3, kVersion4, kVersion5};
 static_assert(std::size(kSteps) == kHistorySchemaVersion);
 
 }  // namespace

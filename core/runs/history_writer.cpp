@@ -24,6 +24,10 @@ HistoryWriter::Token HistoryWriter::begin(HistoryRun header, TimePoint start, To
   op.kind = Op::kBegin;
   op.header = std::move(header);
   op.start = start;
+  // When the run's traffic started, to the millisecond, read here where the
+  // steady clock's `start` was taken.
+  op.wall_start = wall_time_of(start);
+  if (op.header.started_at.empty()) op.header.started_at = utc_text(op.wall_start);
   op.parent = parent;
   {
     std::lock_guard lock(mu_);
@@ -158,7 +162,7 @@ Status HistoryWriter::apply(Op& op, std::vector<std::pair<Token, int64_t>>& begu
     auto id = store_->begin_run(op.header);
     if (!id) return id.error();
     begun_ids_[op.token] = *id;
-    runs_[op.token] = RunState{*id, op.start, 0, 0};
+    runs_[op.token] = RunState{*id, op.start, 0, 0, op.wall_start};
     begun.emplace_back(op.token, *id);
     return {};
   }
@@ -186,7 +190,13 @@ Status HistoryWriter::apply(Op& op, std::vector<std::pair<Token, int64_t>>& begu
     if (Status s = store_->append_steps(r.id, r.start, op.steps); !s) return s;
     return store_->set_counts(r.id, r.seen, r.kept);
   }
-  Status s = store_->finish_run(r.id, op.summary, r.seen, r.kept, op.duration_s);
+  // It ended its duration after it started; without one, now.
+  const std::string finished =
+      op.duration_s > 0
+          ? utc_text(r.wall_start + std::chrono::duration_cast<std::chrono::system_clock::duration>(
+                                        std::chrono::duration<double>(op.duration_s)))
+          : utc_now();
+  Status s = store_->finish_run(r.id, op.summary, r.seen, r.kept, op.duration_s, finished);
   runs_.erase(it);
   return s;
 }

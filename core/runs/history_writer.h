@@ -15,6 +15,7 @@
 // on.
 // Thread-safety: every public member may be called from any thread.
 
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -80,6 +81,7 @@ class HistoryWriter {
     int64_t id = 0;  // kRemove, kRelabel
     HistoryRun header;
     TimePoint start{};
+    std::chrono::system_clock::time_point wall_start{};  // kBegin: `start` on the wall clock
     std::vector<RunRequest> requests;
     std::vector<BatchRecord> batches;
     std::vector<DepthSample> depth;
@@ -92,6 +94,7 @@ class HistoryWriter {
     int64_t id = 0;
     TimePoint start{};
     uint64_t seen = 0, kept = 0;
+    std::chrono::system_clock::time_point wall_start{};
   };
 
   void push(Op op);

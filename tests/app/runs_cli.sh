@@ -63,6 +63,9 @@ grep -q "max_batch_size=8" show.txt || fail "show options: $(cat show.txt)"
 grep -q "throughput_rps" show.txt || fail "show figures: $(cat show.txt)"
 grep -q "machine.cpu" show.txt || fail "show machine: $(cat show.txt)"
 grep -q "machine.cores" show.txt || fail "show cores: $(cat show.txt)"
+# The 0.5 s run's times: when its traffic started and ended, to the millisecond.
+grep -Eq "started   [0-9-]+ [0-9:]+\.[0-9]{3} UTC" show.txt || fail "show started: $(cat show.txt)"
+grep -Eq "duration  0\.(4|5)[0-9]* s" show.txt || fail "show duration: $(cat show.txt)"
 version=$("$bin" --version | sed -n '1s/^batchscope \([0-9.]*\).*/\1/p')
 grep -qE "batchscope.version +$version\$" show.txt || fail "show does not name Batchscope $version: $(cat show.txt)"
 # The figures are the ones bench wrote to --json.

@@ -71,6 +71,8 @@ inline RunData sample_run(int n) {
     r.batched = r.oldest_arrival + std::chrono::microseconds(3100);
     r.run_start = r.batched + std::chrono::microseconds(5);
     r.run_end = b == 0 ? TimePoint{} : r.run_start + std::chrono::microseconds(400);
+    r.longest = static_cast<uint32_t>(16 + b);  // requests of varying length
+    r.length_sum = 3 * r.longest;
     run.batches.push_back(r);
   }
   for (int d = 0; d < n / 10; ++d) {

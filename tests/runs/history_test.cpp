@@ -91,6 +91,8 @@ TEST(History, ARunComesBackAsItWasRecorded) {
   EXPECT_EQ(back->batches[1].run_end - back->start, run.batches[1].run_end - run.start);
   EXPECT_EQ(back->batches[1].reason, BatchReason::kTimeout);
   EXPECT_EQ(back->batches[1].lane, 1);
+  EXPECT_EQ(back->batches[3].longest, 19u);
+  EXPECT_EQ(back->batches[3].length_sum, 57u);
   EXPECT_EQ(back->depth[3].peak, run.depth[3].peak);
   // The summary made from what came back is the one made from the run.
   EXPECT_EQ(run_summary_json(*back, summarize_run(*back)), row->summary);
@@ -216,10 +218,18 @@ TEST(History, MigratesTheVersionOneFileKeptWithTheTests) {
   std::filesystem::copy_file(BATCHSCOPE_TEST_DATA "/history_v1.sqlite", path);
   auto h = open_ok(path);
   ASSERT_TRUE(h);
-  EXPECT_EQ(h->schema_version(), 4);
+  EXPECT_EQ(h->schema_version(), 5);
   auto runs = h->list();
   ASSERT_TRUE(runs.ok()) << runs.error().message;
   ASSERT_EQ(runs->size(), 2u);
+  // Times kept to the second gain their milliseconds; batches kept before
+  // lengths varied say so.
+  for (const HistoryRun& r : *runs) {
+    EXPECT_EQ(r.started_at.size(), 24u) << r.started_at;
+    EXPECT_EQ(r.started_at.substr(19), ".000Z") << r.started_at;
+    if (r.finished()) EXPECT_EQ(r.finished_at.substr(19), ".000Z") << r.finished_at;
+    for (const BatchRecord& b : h->load(r.id)->batches) EXPECT_EQ(b.longest, 0u);
+  }
   // Version 1 kept every request, so both counts are its rows.
   for (const HistoryRun& r : *runs) {
     const size_t rows = h->load(r.id)->requests.size();
@@ -232,6 +242,22 @@ TEST(History, MigratesTheVersionOneFileKeptWithTheTests) {
   // The migrated file takes new runs.
   store(*h, sample_run(8));
   EXPECT_EQ(h->list()->size(), 3u);
+}
+
+// Times to the millisecond, read back either way they were kept.
+TEST(History, TimesAreKeptToTheMillisecond) {
+  using namespace std::chrono;
+  const system_clock::time_point t = sys_days{2026y / 11 / 28} + 19h + 40min + 5s + 123ms;
+  EXPECT_EQ(utc_text(t), "2026-11-28T19:40:05.123Z");
+  EXPECT_EQ(utc_text(t + 877ms + 400us), "2026-11-28T19:40:06.000Z");
+  EXPECT_EQ(utc_now().size(), 24u);
+  EXPECT_EQ(seconds_between("2026-11-28T19:40:05.123Z", "2026-11-28T19:40:07.373Z"), 2.25);
+  EXPECT_EQ(seconds_between("2026-11-28T23:59:59Z", "2026-11-29T00:00:01.500Z"), 2.5);
+  EXPECT_FALSE(seconds_between("yesterday", "2026-11-29T00:00:01Z").has_value());
+  EXPECT_FALSE(seconds_between("2026-11-29T00:00:01", "2026-11-29T00:00:01Z").has_value());
+  // The steady clock's now is the wall clock's now.
+  const auto gap = wall_time_of(TimePoint(steady_clock::now())) - system_clock::now();
+  EXPECT_LT(std::chrono::abs(gap), 1s);
 }
 
 TEST(History, RefusesANewerSchemaByName) {

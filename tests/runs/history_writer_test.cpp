@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 
 #include "tests/runs/history_support.h"
@@ -65,6 +66,32 @@ TEST(HistoryWriter, WritesARunFromItsThreadAndSaysItsId) {
   ASSERT_EQ(back->requests.size(), 100u);
   EXPECT_EQ(back->requests[57].done - back->start, run.requests[57].done - run.start);
   EXPECT_EQ(back->batches.size(), run.batches.size());
+}
+
+// A run is kept as starting when its traffic started (on the steady clock,
+// read on the wall clock to the millisecond) and ending its duration later;
+// without a duration, when it was finished.
+TEST(HistoryWriter, ARunStartsWhenItsTrafficStartedAndEndsItsDurationLater) {
+  TempFolder dir;
+  HistoryWriter w(open_or_die(dir.file("h.sqlite")));
+  RunData run = sample_run(20);
+  run.start = TimePoint(std::chrono::steady_clock::now()) - std::chrono::seconds(2);
+  const std::string before = utc_text(std::chrono::system_clock::now() - std::chrono::seconds(2));
+  const auto timed = w.begin(header_of(run, "bench"), run.start);
+  w.finish(timed, "{}", 2.0);
+  const auto untimed = w.begin(header_of(run, "bench"), run.start);
+  w.finish(untimed, "{}");
+  w.flush();
+  ASSERT_FALSE(w.failure()) << *w.failure();
+  auto h = open_or_die(dir.file("h.sqlite"));
+  const HistoryRun a = *h->get(*w.id_of(timed));
+  EXPECT_EQ(a.started_at.size(), 24u) << a.started_at;
+  // Within a second of two seconds ago (the test's own two readings).
+  EXPECT_LT(std::abs(*seconds_between(before, a.started_at)), 1.0) << before << " " << a.started_at;
+  EXPECT_NEAR(*seconds_between(a.started_at, a.finished_at), 2.0, 0.0015);
+  const HistoryRun b = *h->get(*w.id_of(untimed));
+  EXPECT_LT(std::abs(*seconds_between(a.started_at, b.started_at)), 0.002);
+  EXPECT_GE(*seconds_between(b.started_at, b.finished_at), 1.9);  // finished now
 }
 
 TEST(HistoryWriter, ARunBelongsToItsParentAndGoesWithIt) {
