@@ -15,6 +15,8 @@
 #include "app/traffic_flags.h"
 #include "app/gen_bench.h"
 #include "app/history_setup.h"
+#include "app/kept_run.h"
+#include "app/stop_signal.h"
 #include "app/lm_setup.h"
 #include "app/model_setup.h"
 #include "traffic/inproc_run.h"
@@ -307,6 +309,15 @@ int run_bench(int argc, char** argv, const std::vector<std::string>& args) {
   }
   SteadyClock clock;
   RunData run;
+  // A measured run is kept as it goes (app/kept_run.h); a predicted one at
+  // its end. SIGINT or SIGTERM ends a measured run early, and it is kept.
+  HistoryWriterPtr writer = open_history_writer(*history, "batchscope bench");
+  const std::string context = run_context_json(choice->synthetic ? "" : choice->path, choice->device);
+  KeptRun kept(predicted ? nullptr : writer.get(), "bench", cfg.pattern + " -> " + cfg.target, cfg,
+               context);
+  std::optional<StopOnSignal> stop_signal;
+  if (!predicted) stop_signal.emplace();
+  const std::atomic<bool>* stop = stop_signal ? stop_signal->flag() : nullptr;
   if (predicted) {
     // With --plan-cost, the predictor plans on the cost it predicts with.
     if (!plan_file.empty() && !cost_file.empty() && plan_file != cost_file) {
@@ -352,7 +363,7 @@ int run_bench(int argc, char** argv, const std::vector<std::string>& args) {
     std::printf("Batchscope bench: %s -> inproc\n", cfg.pattern.c_str());
     std::fflush(stdout);
     auto r = run_inproc(model->factory, model->metadata, *options, planner, spec, cfg,
-                        std::move(inputs));
+                        std::move(inputs), stop, kept.progress());
     if (!r) return fail(r.error().message, 1);
     run = std::move(*r);
   } else {
@@ -385,20 +396,51 @@ int run_bench(int argc, char** argv, const std::vector<std::string>& args) {
     if (Status s = t.start(); !s) return fail(s.message(), 1);
     std::printf("Batchscope bench: %s -> %s\n", cfg.pattern.c_str(), target.c_str());
     std::fflush(stdout);
-    run = run_load(spec, t, cfg, clock);
+    LoadOptions load;
+    load.stop = stop;
+    // Our own engine's batches go to the history with the requests.
+    RecordBatch records;
+    std::vector<BatchRecord> batches;
+    std::vector<DepthSample> depth;
+    if (ProgressFn keep = kept.progress()) {
+      load.progress = [&, keep](RunProgress&& p) {
+        if (engine) {
+          engine->drain_records(records);
+          batches.insert(batches.end(), records.batches.begin(), records.batches.end());
+          depth.insert(depth.end(), records.depth.begin(), records.depth.end());
+          p.batches = records.batches;
+          p.depth = records.depth;
+        }
+        keep(std::move(p));
+      };
+    }
+    run = run_load(spec, t, cfg, clock, load);
     t.stop();
     if (server) server->stop(1000);
     if (engine) {
       engine->stop(StopMode::kDrain);
-      RecordBatch records;
       engine->drain_records(records);
-      run.batches = std::move(records.batches);
-      run.depth = std::move(records.depth);
+      batches.insert(batches.end(), records.batches.begin(), records.batches.end());
+      depth.insert(depth.end(), records.depth.begin(), records.depth.end());
+      run.batches = std::move(batches);
+      run.depth = std::move(depth);
     }
 #endif
   }
 
-  if (window_s <= 0) window_s = std::clamp(spec.duration_s / 40.0, 0.1, 10.0);
+  // A run stopped early lasted until its last answer.
+  std::string stopped;
+  if (stop_signal && stop_signal->stopped()) {
+    TimePoint last = run.start;
+    for (const RunRequest& r : run.requests) last = std::max(last, r.done);
+    run.config.duration_s = std::chrono::duration<double>(last - run.start).count();
+    char text[96];
+    std::snprintf(text, sizeof text, ") after %.1f s of %g", run.config.duration_s,
+                  spec.duration_s);
+    stopped = "by the user (" + stop_signal->signal_name() + text;
+    std::printf("  stopped %s\n", stopped.c_str());
+  }
+  if (window_s <= 0) window_s = std::clamp(run.config.duration_s / 40.0, 0.1, 10.0);
   const RunSummary summary = summarize_run(
       run, std::chrono::duration_cast<Duration>(std::chrono::duration<double>(window_s)));
   print_summary(run, summary);
@@ -414,9 +456,10 @@ int run_bench(int argc, char** argv, const std::vector<std::string>& args) {
     save(csv_prefix + "_windows.csv", run_windows_csv(summary), "CSV per window");
   }
   save(trace_out, run_trace_json(run), "Chrome trace; open in Perfetto or chrome://tracing");
-  if (auto writer = open_history_writer(*history, "batchscope bench")) {
-    keep_run(*writer, "bench", run, summary_json,
-             run_context_json(choice->synthetic ? "" : choice->path, choice->device));
+  if (writer && predicted) {
+    keep_run(*writer, "bench", run, summary_json, context);
+  } else if (writer) {
+    kept.finish(run, summary_json, run.config.duration_s, stopped);
   }
   // An in-process run of the model refines its kept cost on this machine
   // (not where lengths vary: refine_cost_cache).

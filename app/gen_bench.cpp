@@ -13,6 +13,8 @@
 #include "app/cli_args.h"
 #include "app/gen_predict.h"
 #include "app/history_setup.h"
+#include "app/kept_run.h"
+#include "app/stop_signal.h"
 #include "app/lm_setup.h"
 #include "app/run_output.h"
 #include "app/traffic_flags.h"
@@ -212,10 +214,35 @@ int run_gen_bench(int argc, char** argv, std::map<std::string, std::string> flag
 #endif
   std::printf("Batchscope bench: %s -> %s\n", run.pattern.c_str(), target.c_str());
   std::fflush(stdout);
+  // The run is kept as it goes (app/kept_run.h): its requests, and our own
+  // engine's steps, every half second. SIGINT or SIGTERM ends it early, and
+  // it is kept.
+  HistoryWriterPtr writer = open_history_writer(*history, "batchscope bench");
+  RunConfig config;
+  config.pattern = run.pattern;
+  config.target = run.target;
+  config.model = run.model;
+  config.options = *options;
+  config.seed = run.seed;
+  config.duration_s = spec.duration_s;
+  KeptRun kept(writer.get(), "generation", run.pattern + " -> " + run.target, config,
+               run_context_json(choice->synthetic ? "" : choice->path, choice->device));
+  StopOnSignal stop_signal;
+  GenLoadOptions load;
+  load.stop = stop_signal.flag();
+  std::vector<StepRecord> steps_so_far;  // what the progress drained from the engine
+  std::vector<GenRecord> drained;
+  load.progress = kept.gen_progress([&]() -> std::vector<StepRecord> {
+    if (!engine) return {};
+    std::vector<StepRecord> steps;
+    engine->drain(drained, steps);
+    steps_so_far.insert(steps_so_far.end(), steps.begin(), steps.end());
+    return steps;
+  });
   GenRun measured;
   if (target == "inproc") {
     GenEngineTarget t(*engine);
-    measured = run_gen_load(spec, workload, t, clock);
+    measured = run_gen_load(spec, workload, t, clock, load);
   } else {
 #ifdef BATCHSCOPE_WITH_QT
     std::unique_ptr<GenerationService> service;
@@ -244,7 +271,7 @@ int run_gen_bench(int argc, char** argv, std::map<std::string, std::string> flag
     if (remote && !served.empty()) run.model = served;
     GenHttpTarget t(url, api, served, connections);
     if (Status s = t.start(); !s) return fail(s.message(), 1);
-    measured = run_gen_load(spec, workload, t, clock);
+    measured = run_gen_load(spec, workload, t, clock, load);
     t.stop();
     if (server) server->stop(1000);
 #endif
@@ -257,10 +284,25 @@ int run_gen_bench(int argc, char** argv, std::map<std::string, std::string> flag
   measured.seed = run.seed;
   if (engine) {
     engine->stop(std::chrono::seconds(1));
-    std::vector<GenRecord> records;
-    engine->drain(records, measured.steps);
+    std::vector<StepRecord> last;
+    engine->drain(drained, last);
+    measured.steps = std::move(steps_so_far);
+    measured.steps.insert(measured.steps.end(), last.begin(), last.end());
     // A live run of the model here: its steps refine the kept step cost.
     refine_kept_steps(*choice, measured.steps, options->num_lanes);
+  }
+  std::string stopped;
+  double duration_s = spec.duration_s;
+  if (stop_signal.stopped()) {
+    TimePoint last = measured.start;
+    for (const GenRequestResult& q : measured.requests) {
+      if (q.finished != kNever) last = std::max(last, q.finished);
+    }
+    duration_s = std::chrono::duration<double>(last - measured.start).count();
+    char text[96];
+    std::snprintf(text, sizeof text, ") after %.1f s of %g", duration_s, spec.duration_s);
+    stopped = "by the user (" + stop_signal.signal_name() + text;
+    std::printf("  stopped %s\n", stopped.c_str());
   }
   const GenSummary summary = summarize_gen(measured, slo_ttft, slo_itl);
   std::printf("%s", gen_summary_text(measured, summary).c_str());
@@ -271,9 +313,7 @@ int run_gen_bench(int argc, char** argv, std::map<std::string, std::string> flag
   save(json_out, gen_summary_json(measured, summary), "JSON summary");
   if (!csv_prefix.empty()) save(csv_prefix + "_requests.csv", gen_requests_csv(measured), "CSV per request");
   save(trace_out, gen_trace_json(measured), "Chrome trace, one row of steps; open in Perfetto");
-  keep_generation_run(*history, measured, *options, spec.duration_s,
-                      gen_summary_json(measured, summary),
-                      run_context_json(choice->synthetic ? "" : choice->path, choice->device));
+  kept.finish_generation(measured, gen_summary_json(measured, summary), duration_s, stopped);
   if (!cost_out.empty()) {
     auto cost = measure_step_cost(measured.steps, options->num_lanes);
     if (!cost) {

@@ -191,60 +191,6 @@ bool report_kept_tune(HistoryWriter& w, uint64_t tune, size_t live_runs) {
 #endif
 }
 
-bool keep_generation_run(const HistoryChoice& c, const GenRun& run, const Options& options,
-                         double duration_s, const std::string& summary_json,
-                         const std::string& context_json) {
-#ifdef BATCHSCOPE_WITH_HISTORY
-  if (c.off) return false;
-  auto h = History::open(c.path);
-  if (!h) {
-    std::fprintf(stderr, "batchscope bench: warning: %s; the history is off for this run\n",
-                 h.error().message.c_str());
-    return false;
-  }
-  HistoryRun r;
-  r.kind = "generation";
-  r.label = run.pattern + " -> " + run.target;
-  r.model = run.model;
-  r.config.pattern = run.pattern;
-  r.config.target = run.target;
-  r.config.model = run.model;
-  r.config.options = options;
-  r.config.seed = run.seed;
-  r.config.duration_s = duration_s;
-  r.context = context_json;
-  // When its traffic started and ended, to the millisecond.
-  const auto wall_start = wall_time_of(run.start);
-  r.started_at = utc_text(wall_start);
-  const std::string finished =
-      utc_text(wall_start + std::chrono::duration_cast<std::chrono::system_clock::duration>(
-                                std::chrono::duration<double>(std::max(duration_s, 0.0))));
-  std::vector<HistoryGenRequest> rows;
-  const size_t keep = static_cast<size_t>(std::min<uint64_t>(c.request_cap, run.requests.size()));
-  for (size_t i = 0; i < keep; ++i) rows.push_back(history_row_of(run.requests[i]));
-  Status s = (*h)->begin();
-  auto id = s ? (*h)->begin_run(r) : Expected<int64_t>(s.error());
-  if (id) s = (*h)->append_generation(*id, run.start, rows);
-  if (id && s) s = (*h)->append_steps(*id, run.start, run.steps);
-  if (id && s) s = (*h)->finish_run(*id, summary_json, run.requests.size(), keep, -1, finished);
-  if (id && s) s = (*h)->commit();
-  if (!id || !s) {
-    (*h)->rollback();
-    std::fprintf(stderr, "  not kept in the history: %s\n",
-                 (id ? s.message() : id.error().message).c_str());
-    return false;
-  }
-  std::printf("  kept as run %lld in %s", static_cast<long long>(*id), (*h)->path().c_str());
-  if (keep < run.requests.size())
-    std::printf(" (%zu of %zu requests: --history-requests)", keep, run.requests.size());
-  std::printf("\n");
-  return true;
-#else
-  (void)c, (void)run, (void)options, (void)duration_s, (void)summary_json, (void)context_json;
-  return false;
-#endif
-}
-
 std::string history_flags_help() {
   return "  --history FILE         keep this run in FILE (default $BATCHSCOPE_HISTORY, else\n"
          "                         $XDG_DATA_HOME/batchscope/history.sqlite)\n"

@@ -55,14 +55,6 @@ bool keep_run(HistoryWriter& w, const std::string& kind, const RunData& run,
 // run(s)) in PATH", or why not.
 bool report_kept_tune(HistoryWriter& w, uint64_t tune, size_t live_runs);
 
-struct GenRun;
-
-// Keeps a generation bench's run (kind "generation": its summary JSON and
-// every request's token timings, up to the cap) and says where, as keep_run.
-bool keep_generation_run(const HistoryChoice& c, const GenRun& run, const Options& options,
-                         double duration_s, const std::string& summary_json,
-                         const std::string& context_json);
-
 // The help text for the history flags.
 std::string history_flags_help();
 

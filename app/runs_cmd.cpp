@@ -122,8 +122,35 @@ std::string when(const std::string& iso, bool ms = false) {
   return s;
 }
 
+// A generation run's records as the GenRun its bench measured; times from
+// TimePoint{}, the run's start.
+Expected<GenRun> load_gen_run(History& h, const HistoryRun& row) {
+  auto rows = h.load_generation(row.id, TimePoint{});
+  if (!rows) return rows.error();
+  auto steps = h.load_steps(row.id, TimePoint{});
+  if (!steps) return steps.error();
+  GenRun g;
+  g.pattern = row.config.pattern;
+  g.target = row.config.target;
+  g.model = row.model;
+  g.options = describe_generation(row.config.options);
+  g.seed = row.config.seed;
+  for (const HistoryGenRequest& q : *rows) g.requests.push_back(gen_result_of(q));
+  g.steps = std::move(*steps);
+  return g;
+}
+
+// The run's summary; for one cut short (unfinished), made from its records.
+Expected<std::string> kept_summary(History& h, const HistoryRun& r) {
+  if (r.finished() || r.kind != "generation") return summary_of(h, r);
+  auto g = load_gen_run(h, r);
+  if (!g) return g.error();
+  return gen_summary_json(*g, summarize_gen(*g, 0, 0));
+}
+
 std::string status_of(const HistoryRun& r) {
   std::string s = r.finished() ? "" : "unfinished";
+  if (r.finished() && !stop_note(r.summary).empty()) s = "stopped by the user";
   if (r.requests_kept < r.requests_seen) {
     if (!s.empty()) s += ", ";
     s += "cut at " + std::to_string(r.requests_kept) + " of " + std::to_string(r.requests_seen) +
@@ -162,7 +189,7 @@ int list(History& h, std::map<std::string, std::string>& flags) {
   std::printf("%5s  %-19s  %-10s  %-14s  %10s  %9s  %9s  %s\n", "ID", "STARTED (UTC)", "KIND",
               "MODEL", "REQ/S", "P50 MS", "P99 MS", "TRAFFIC");
   for (HistoryRun& r : *runs) {
-    if (auto s = summary_of(h, r)) r.summary = *s;  // a run cut short: from its records
+    if (auto s = kept_summary(h, r)) r.summary = *s;  // a run cut short: from its records
     const auto figs = summary_figures(r.summary);
     auto cell = [&](const char* name) {
       auto v = figure(figs, name);
@@ -192,7 +219,7 @@ void print_context(const HistoryRun& r) {
 int show(History& h, int64_t id) {
   auto r = h.get(id);
   if (!r) return fail(r.error().message);
-  if (auto s = summary_of(h, *r)) r->summary = *s;  // a run cut short: from its records
+  if (auto s = kept_summary(h, *r)) r->summary = *s;  // a run cut short: from its records
   std::printf("run %lld: %s, %s\n", static_cast<long long>(r->id), r->kind.c_str(),
               r->label.c_str());
   std::printf("  started   %s UTC\n", when(r->started_at, true).c_str());
@@ -202,6 +229,9 @@ int show(History& h, int64_t id) {
   if (r->finished()) {
     if (auto s = seconds_between(r->started_at, r->finished_at)) {
       std::printf("  duration  %s s\n", number_text(*s).c_str());
+    }
+    if (const std::string why = stop_note(r->summary); !why.empty()) {
+      std::printf("  stopped   %s\n", why.c_str());
     }
   }
   std::printf("  model     %s\n", r->model.c_str());
@@ -253,7 +283,7 @@ int compare(History& h, int64_t ia, int64_t ib, const std::string& plot) {
   auto b = h.get(ib);
   if (!b) return fail(b.error().message);
   for (HistoryRun* r : {&*a, &*b}) {
-    if (auto s = summary_of(h, *r)) r->summary = *s;  // a run cut short: from its records
+    if (auto s = kept_summary(h, *r)) r->summary = *s;  // a run cut short: from its records
   }
   auto name = [](const HistoryRun& r) {
     return "run " + std::to_string(r.id) + " (" + when(r.started_at).substr(0, 10) + ", " +
@@ -316,18 +346,9 @@ int export_run(History& h, int64_t id, std::map<std::string, std::string>& flags
   }
   if (row->kind == "generation") {
     // Its requests' token timings and its engine's steps, as bench exports them.
-    auto rows = h.load_generation(id, TimePoint{});
-    if (!rows) return fail(rows.error().message, 1);
-    auto steps = h.load_steps(id, TimePoint{});
-    if (!steps) return fail(steps.error().message, 1);
-    GenRun g;
-    g.pattern = row->config.pattern;
-    g.target = row->config.target;
-    g.model = row->model;
-    g.options = describe_generation(row->config.options);
-    g.seed = row->config.seed;
-    for (const HistoryGenRequest& q : *rows) g.requests.push_back(gen_result_of(q));
-    g.steps = std::move(*steps);
+    auto loaded = load_gen_run(h, *row);
+    if (!loaded) return fail(loaded.error().message, 1);
+    const GenRun& g = *loaded;
     if (format == "csv")
       return save_export(out + "_requests.csv", gen_requests_csv(g), "CSV per request") ? 0 : 1;
     if (format == "trace")
@@ -417,7 +438,7 @@ int run_report(const std::vector<std::string>& args) {
   for (int64_t id : ids) {
     auto r = (*h)->get(id);
     if (!r) return fail_r(r.error().message);
-    if (auto s = summary_of(**h, *r)) r->summary = *s;  // a run cut short: from its records
+    if (auto s = kept_summary(**h, *r)) r->summary = *s;  // a run cut short: from its records
     runs.push_back(std::move(*r));
   }
   if (title.empty()) {

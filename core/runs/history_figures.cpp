@@ -55,6 +55,18 @@ Error bad_import(const std::string& what) {
 
 }  // namespace
 
+std::string with_stop_note(const std::string& summary_json, const std::string& note) {
+  json j = parse(summary_json);
+  j["stopped"] = note;
+  return j.dump();
+}
+
+std::string stop_note(const std::string& summary_json) {
+  const json j = parse(summary_json);
+  auto it = j.find("stopped");
+  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
 std::vector<Figure> summary_figures(const std::string& summary_json) {
   const json j = parse(summary_json);
   struct Source {

@@ -25,6 +25,12 @@ struct Figure {
 std::vector<Figure> summary_figures(const std::string& summary_json);
 std::optional<double> figure(const std::vector<Figure>& figures, const std::string& name);
 
+// A summary with "stopped": `note` added (a run ended early, by whom), and
+// that note back (empty where the run was not stopped). A summary that is
+// not a JSON object becomes {"stopped": note}.
+std::string with_stop_note(const std::string& summary_json, const std::string& note);
+std::string stop_note(const std::string& summary_json);
+
 // The RunSummary that run_summary_json() wrote, windows and batch-size
 // histogram included; what the text lacks stays zero. The window's Runs panel
 // lists and overlays kept runs from this without loading their records.

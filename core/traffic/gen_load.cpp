@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <thread>
 
 #include "common/text_out.h"
 #include "runs/histogram.h"
@@ -45,13 +47,65 @@ struct Book {
   std::mutex mu;
   std::condition_variable cv;
   std::vector<GenRequestResult> results;
+  std::vector<uint64_t> ended;  // since the last hand-over
   uint64_t pending = 0;
 };
+
+// Hands the run's ended requests over from a thread of its own, every
+// `every` on the run's clock, until it is destroyed.
+class GenFeeder {
+ public:
+  GenFeeder(Clock& clock, std::shared_ptr<Book> book, const GenLoadOptions& o, TimePoint start)
+      : clock_(clock), book_(std::move(book)), fn_(o.progress), every_(o.progress_every),
+        start_(start) {
+    fn_(GenProgress{start_, {}, {}, {}});
+    thread_ = std::thread([this] { loop(); });
+  }
+  ~GenFeeder() {
+    {
+      std::lock_guard g(mu_);
+      quit_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+
+ private:
+  void loop() {
+    std::unique_lock lk(mu_);
+    // On a fixed beat from the run's start, however late this thread began.
+    for (TimePoint next = start_ + every_; !quit_; next += every_) {
+      while (!quit_ && clock_.now() < next) clock_.wait_until(lk, cv_, next);
+      if (quit_) break;
+      lk.unlock();
+      GenProgress p{start_, {}, {}, {}};
+      {
+        std::lock_guard g(book_->mu);
+        p.indices.swap(book_->ended);
+        for (uint64_t i : p.indices) p.requests.push_back(book_->results[i]);
+      }
+      fn_(std::move(p));
+      lk.lock();
+    }
+  }
+
+  Clock& clock_;
+  std::shared_ptr<Book> book_;
+  const GenProgressFn fn_;
+  const Duration every_;
+  const TimePoint start_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool quit_ = false;
+  std::thread thread_;
+};
+
+constexpr Duration kStopPoll = std::chrono::milliseconds(20);
 
 }  // namespace
 
 GenRun run_gen_load(const ArrivalSpec& spec, GenWorkload& workload, GenTarget& target,
-                    Clock& clock, Duration drain) {
+                    Clock& clock, const GenLoadOptions& options) {
   const TightTimerSlack slack;  // each send at its intended time
   GenRun run;
   auto book = std::make_shared<Book>();
@@ -60,19 +114,31 @@ GenRun run_gen_load(const ArrivalSpec& spec, GenWorkload& workload, GenTarget& t
   run.start = clock.now();
   const TimePoint end_of_closed = run.start + std::chrono::duration_cast<Duration>(
                                                   std::chrono::duration<double>(spec.duration_s));
+  std::optional<GenFeeder> feeder;
+  if (options.progress) feeder.emplace(clock, book, options, run.start);
+  auto stopping = [&] { return options.stop && options.stop->load(); };
+  // A deadline no later than the next look at the stop flag.
+  auto poll = [&](TimePoint t) { return options.stop ? std::min(t, clock.now() + kStopPoll) : t; };
   std::unique_lock lk(book->mu);
   for (uint64_t i = 0;; ++i) {
     Duration offset{0};
     if (closed) {
-      book->cv.wait(lk, [&] { return book->pending < spec.concurrency; });
+      if (options.stop) {
+        while (book->pending >= spec.concurrency && !stopping())
+          clock.wait_until(lk, book->cv, clock.now() + kStopPoll);
+      } else {
+        book->cv.wait(lk, [&] { return book->pending < spec.concurrency; });
+      }
+      if (stopping()) break;
       if (clock.now() >= end_of_closed || (spec.max_requests && i >= spec.max_requests)) break;
       offset = clock.now() - run.start;
     } else {
       auto next = schedule.next();
       if (!next) break;
       offset = *next;
-      clock.wait_until(lk, book->cv, run.start + offset);
-      while (clock.now() < run.start + offset) clock.wait_until(lk, book->cv, run.start + offset);
+      while (clock.now() < run.start + offset && !stopping())
+        clock.wait_until(lk, book->cv, poll(run.start + offset));
+      if (stopping()) break;
     }
     const GenLengths len = workload.next();
     GenRequestResult r;
@@ -104,6 +170,7 @@ GenRun run_gen_load(const ArrivalSpec& spec, GenWorkload& workload, GenTarget& t
       q.outcome = std::move(outcome);
       q.finished = when;
       q.output_tokens = std::max(q.output_tokens, tokens);
+      book->ended.push_back(i);
       --book->pending;
       book->cv.notify_all();
     };
@@ -124,9 +191,12 @@ GenRun run_gen_load(const ArrivalSpec& spec, GenWorkload& workload, GenTarget& t
       }
     }
   }
-  const TimePoint give_up = clock.now() + drain;
+  const TimePoint give_up =
+      clock.now() + (stopping() ? std::min(options.drain, options.drain_after_stop) : options.drain);
   while (book->pending > 0 && clock.now() < give_up) clock.wait_until(lk, book->cv, give_up);
   run.requests = book->results;  // a copy: late callbacks still write to the book
+  lk.unlock();
+  feeder.reset();
   return run;
 }
 

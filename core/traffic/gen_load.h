@@ -12,6 +12,7 @@
 // Thread-safety: run_gen_load() blocks its caller until every request is
 // answered; targets call back from any thread.
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -96,10 +97,42 @@ struct GenSummary {
   double decodes_per_step = 0;
 };
 
+// What a generation run has finished since the last hand-over, for a caller
+// that keeps the run as it goes: the requests (with their index in the run)
+// in the order they ended, and, where the caller adds them, engine steps.
+// The first hand-over comes as the traffic starts, empty.
+struct GenProgress {
+  TimePoint start{};
+  std::vector<uint64_t> indices;
+  std::vector<GenRequestResult> requests;
+  std::vector<StepRecord> steps;
+};
+using GenProgressFn = std::function<void(GenProgress&&)>;
+
+struct GenLoadOptions {
+  Duration drain = std::chrono::seconds(300);  // for the last answers
+  // Ends the schedule early when it becomes true (looked at every 20 ms);
+  // what is in flight then gets up to `drain_after_stop`, and what has not
+  // ended by then stays in the run as not done.
+  const std::atomic<bool>* stop = nullptr;
+  Duration drain_after_stop = std::chrono::seconds(5);
+  // Called from a thread of the driver's every `progress_every` (on the
+  // injected clock) while the run lasts; the GenRun returned still holds
+  // every request.
+  GenProgressFn progress;
+  Duration progress_every = std::chrono::milliseconds(500);
+};
+
 // Sends the whole schedule (closed: `spec.concurrency` in flight), then
 // waits up to `drain` for the last answers.
 GenRun run_gen_load(const ArrivalSpec& spec, GenWorkload& workload, GenTarget& target,
-                    Clock& clock, Duration drain = std::chrono::seconds(300));
+                    Clock& clock, const GenLoadOptions& options);
+inline GenRun run_gen_load(const ArrivalSpec& spec, GenWorkload& workload, GenTarget& target,
+                           Clock& clock, Duration drain = std::chrono::seconds(300)) {
+  GenLoadOptions o;
+  o.drain = drain;
+  return run_gen_load(spec, workload, target, clock, o);
+}
 
 // `slo_*_ms` 0: no objective on that figure. A request meets the ITL
 // objective when the mean of its gaps does (vLLM's TPOT).

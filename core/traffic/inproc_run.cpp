@@ -8,7 +8,8 @@ namespace batchscope {
 Expected<RunData> run_inproc(const RunnerFactory& factory, const ModelMetadata& metadata,
                              const Options& options, AdaptivePlanner planner,
                              const ArrivalSpec& spec, const RunConfig& config,
-                             std::vector<Tensors> inputs, const std::atomic<bool>* stop) {
+                             std::vector<Tensors> inputs, const std::atomic<bool>* stop,
+                             ProgressFn progress) {
   if (inputs.empty()) {
     for (uint64_t i = 0; i < 64; ++i) inputs.push_back(random_inputs(metadata, spec.seed + i));
   }
@@ -20,12 +21,28 @@ Expected<RunData> run_inproc(const RunnerFactory& factory, const ModelMetadata& 
   EngineTarget target(engine, [&inputs](uint64_t i) { return inputs[i % inputs.size()]; });
   LoadOptions load;
   load.stop = stop;
+  // What the engine recorded while the run went on, handed over with the
+  // requests and joined to the run at its end.
+  RecordBatch records;
+  std::vector<BatchRecord> batches;
+  std::vector<DepthSample> depth;
+  if (progress) {
+    load.progress = [&](RunProgress&& p) {
+      engine.drain_records(records);
+      batches.insert(batches.end(), records.batches.begin(), records.batches.end());
+      depth.insert(depth.end(), records.depth.begin(), records.depth.end());
+      p.batches = records.batches;
+      p.depth = records.depth;
+      progress(std::move(p));
+    };
+  }
   RunData run = run_load(spec, target, config, clock, load);
   engine.stop(StopMode::kDrain);
-  RecordBatch records;
   engine.drain_records(records);
-  run.batches = std::move(records.batches);
-  run.depth = std::move(records.depth);
+  batches.insert(batches.end(), records.batches.begin(), records.batches.end());
+  depth.insert(depth.end(), records.depth.begin(), records.depth.end());
+  run.batches = std::move(batches);
+  run.depth = std::move(depth);
   return run;
 }
 

@@ -9,6 +9,9 @@
 // Under load: the run lasts the pattern's duration (or its request limit);
 // `stop`, when given and set, ends it at the next send (within 20 ms), and
 // what was in flight is drained before the function returns.
+// `progress`, when given, is handed what was answered and run every half
+// second while the run lasts (requests, batches and depth samples; see
+// LoadOptions::progress), as a history that keeps the run as it goes needs.
 // Thread-safety: runs on the calling thread (the engine's lanes are its
 // own); `stop` may be set from any thread.
 
@@ -19,6 +22,7 @@
 #include "common/model_metadata.h"
 #include "runs/run_record.h"
 #include "traffic/arrivals.h"
+#include "traffic/load_driver.h"
 
 namespace batchscope {
 
@@ -30,6 +34,6 @@ Expected<RunData> run_inproc(const RunnerFactory& factory, const ModelMetadata& 
                              const Options& options, AdaptivePlanner planner,
                              const ArrivalSpec& spec, const RunConfig& config,
                              std::vector<Tensors> inputs = {},
-                             const std::atomic<bool>* stop = nullptr);
+                             const std::atomic<bool>* stop = nullptr, ProgressFn progress = {});
 
 }  // namespace batchscope

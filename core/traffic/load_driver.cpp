@@ -4,6 +4,8 @@
 #include <condition_variable>
 #include <deque>
 #include <mutex>
+#include <optional>
+#include <thread>
 #include <unordered_map>
 
 namespace batchscope {
@@ -67,6 +69,7 @@ class Ledger {
       return;
     }
     RunRequest& r = reqs_[index];
+    answered_.push_back(index);
     r.done = now;
     r.outcome = res.outcome;
     r.http_status = res.http_status;
@@ -106,6 +109,16 @@ class Ledger {
     }
   }
 
+  // The requests answered since the last call, in the order answered.
+  std::vector<RunRequest> take_answered() {
+    std::lock_guard g(mu_);
+    std::vector<RunRequest> out;
+    out.reserve(answered_.size());
+    for (uint64_t i : answered_) out.push_back(reqs_[i]);
+    answered_.clear();
+    return out;
+  }
+
   std::vector<RunRequest> take() {
     std::lock_guard g(mu_);
     return {reqs_.begin(), reqs_.end()};
@@ -122,9 +135,54 @@ class Ledger {
   std::condition_variable cv_;
   std::deque<RunRequest> reqs_;  // every request; stable references while it grows
   std::unordered_map<uint64_t, RunRequest> live_;  // in flight only, when not keeping
+  std::vector<uint64_t> answered_;  // since the last take_answered()
   uint64_t next_ = 0;
   size_t outstanding_ = 0;
   bool closed_ = false;
+};
+
+// Hands a run's progress over from a thread of its own, every `every` on
+// the run's clock, until it is destroyed.
+class ProgressFeeder {
+ public:
+  ProgressFeeder(Clock& clock, Ledger& ledger, const LoadOptions& o, TimePoint start)
+      : clock_(clock), ledger_(ledger), fn_(o.progress), every_(o.progress_every), start_(start) {
+    if (!fn_) return;
+    fn_(RunProgress{start_, {}, {}, {}});
+    thread_ = std::thread([this] { loop(); });
+  }
+  ~ProgressFeeder() {
+    if (!thread_.joinable()) return;
+    {
+      std::lock_guard g(mu_);
+      quit_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+
+ private:
+  void loop() {
+    std::unique_lock lk(mu_);
+    // On a fixed beat from the run's start, however late this thread began.
+    for (TimePoint next = start_ + every_; !quit_; next += every_) {
+      while (!quit_ && clock_.now() < next) clock_.wait_until(lk, cv_, next);
+      if (quit_) break;
+      lk.unlock();
+      fn_(RunProgress{start_, ledger_.take_answered(), {}, {}});
+      lk.lock();
+    }
+  }
+
+  Clock& clock_;
+  Ledger& ledger_;
+  const ProgressFn fn_;
+  const Duration every_;
+  const TimePoint start_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool quit_ = false;
+  std::thread thread_;
 };
 
 }  // namespace
@@ -141,6 +199,8 @@ RunData run_load(const ArrivalSpec& spec, LoadTarget& target, RunConfig config, 
   auto ledger_ptr = std::make_shared<Ledger>(clock, options);
   Ledger& ledger = *ledger_ptr;
   auto stopped = [&] { return options.stop && options.stop->load(); };
+  std::optional<ProgressFeeder> feeder;
+  if (options.progress && options.keep_requests) feeder.emplace(clock, ledger, options, run.start);
   auto send = [&](TimePoint intended, TimePoint sent) {
     const uint64_t i = ledger.add(intended, sent);
     target.send(i, [ledger_ptr, i](const LoadTarget::Result& r) { ledger_ptr->done(i, r); });
@@ -169,6 +229,7 @@ RunData run_load(const ArrivalSpec& spec, LoadTarget& target, RunConfig config, 
     }
   }
   ledger.drain(clock.now() + options.drain_timeout);
+  feeder.reset();
   run.requests = ledger.take();
   return run;
 }

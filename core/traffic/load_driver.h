@@ -16,6 +16,7 @@
 
 #include <atomic>
 #include <functional>
+#include <vector>
 
 #include "batching/engine.h"
 #include "runs/run_record.h"
@@ -61,6 +62,18 @@ struct LoadCounters {
   std::atomic<uint64_t> failed{0};  // timed out or any other error
 };
 
+// What a run has recorded since the last hand-over, for a caller that keeps
+// the run as it goes (a history): the requests answered since then, in the
+// order they were answered, and (from run_inproc) the engine's batches and
+// depth samples. The first hand-over comes as the traffic starts, empty.
+struct RunProgress {
+  TimePoint start{};  // the run's time zero
+  std::vector<RunRequest> requests;
+  std::vector<BatchRecord> batches;
+  std::vector<DepthSample> depth;
+};
+using ProgressFn = std::function<void(RunProgress&&)>;
+
 struct LoadOptions {
   // After the schedule ends, how long to wait for outstanding answers before
   // recording them as errors (and counting them as failed). Answers that come
@@ -73,6 +86,12 @@ struct LoadOptions {
   // workbench's): only requests in flight are held; counts go to `counters`.
   bool keep_requests = true;
   LoadCounters* counters = nullptr;
+  // Called from a thread of the driver's every `progress_every` (on the
+  // injected clock) while the run and its drain last, with what was answered
+  // since the last call; the RunData returned still holds every request.
+  // Needs keep_requests.
+  ProgressFn progress;
+  Duration progress_every = std::chrono::milliseconds(500);
 };
 
 RunData run_load(const ArrivalSpec& spec, LoadTarget& target, RunConfig config, Clock& clock,

@@ -115,6 +115,69 @@ TEST(LoadDriver, AClosedLoopKeepsExactlyNInFlight) {
   EXPECT_EQ(target.max_in_flight(), 3u);
 }
 
+// What a history keeping the run as it goes is handed: an empty hand-over
+// as the traffic starts, then every half second (on the run's clock) the
+// requests answered since the last, in the order answered, each once.
+TEST(LoadDriver, HandsOverWhatWasAnsweredEveryHalfSecond) {
+  ManualClock clock;
+  HeldTarget target(clock);
+  ArrivalSpec spec;
+  spec.pattern = Pattern::kConstant;
+  spec.rate = 10;  // at 0, 100, ..., 1900 ms
+  spec.duration_s = 2;
+  std::mutex mu;
+  std::condition_variable cv;
+  std::vector<RunProgress> handed;
+  LoadOptions lo;
+  lo.progress = [&](RunProgress&& p) {
+    std::lock_guard g(mu);
+    handed.push_back(std::move(p));
+    cv.notify_all();
+  };
+  auto await_handed = [&](size_t n) {
+    std::unique_lock g(mu);
+    return cv.wait_for(g, kSafety, [&] { return handed.size() >= n; });
+  };
+  const TimePoint t0 = clock.now();
+  RunData run;
+  std::thread driver([&] { run = run_load(spec, target, RunConfig{}, clock, lo); });
+  ASSERT_TRUE(await_handed(1));
+  for (int i = 0; i < 7; ++i) {  // up to 600 ms: requests 0..5 answered as sent, 6 held
+    ASSERT_TRUE(target.await_sends(static_cast<size_t>(i + 1)));
+    if (i < 6) target.release(1);
+    ASSERT_TRUE(clock.await_parked(t0 + milliseconds(100 * (i + 1))));
+    if (i == 4) ASSERT_TRUE(clock.await_parked(t0 + milliseconds(500)));  // the feeder
+    clock.advance_to(t0 + milliseconds(100 * (i + 1)));
+    if (i == 4) ASSERT_TRUE(await_handed(2));
+  }
+  {
+    std::lock_guard g(mu);
+    EXPECT_EQ(handed[0].start, t0);
+    EXPECT_TRUE(handed[0].requests.empty());
+    ASSERT_EQ(handed[1].requests.size(), 5u);  // 0..4; 5 was answered at 500 ms, maybe after
+    for (size_t k = 0; k < 5; ++k) EXPECT_EQ(handed[1].requests[k].index, k);
+  }
+  // The rest of the run answered at once; the last hand-over and the run
+  // together hold each request once.
+  for (int i = 7; i < 20; ++i) {
+    clock.advance_to(t0 + milliseconds(100 * i));
+    ASSERT_TRUE(target.await_sends(static_cast<size_t>(i + 1)));
+    target.release(20);
+  }
+  driver.join();
+  ASSERT_EQ(run.requests.size(), 20u);
+  std::vector<int> seen(20, 0);
+  for (const RunProgress& p : handed) {
+    for (const RunRequest& r : p.requests) {
+      ASSERT_LT(r.index, 20u);
+      ++seen[r.index];
+      EXPECT_NE(r.done, TimePoint{}) << "request " << r.index << " handed over unanswered";
+    }
+  }
+  for (int n : seen) EXPECT_LE(n, 1);
+  EXPECT_GE(handed.size(), 2u);
+}
+
 TEST(LoadDriver, RunsAgainstTheInProcessEngine) {
   Engine engine(SyntheticRunner::factory({.fixed_us = 50, .per_item_us = 5}),
                 Options{.max_batch_size = 16, .max_wait_us = 500});
