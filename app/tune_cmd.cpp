@@ -292,7 +292,8 @@ void print_confirmed(const Confirmed& c) {
 // space). Prints how far each size seen moved, and each run's level when
 // there were several.
 Expected<CostModel> calibrate_under_load(const TuneArgs& t, const CostModel& cost,
-                                         const TuneSpace& space, uint32_t max_batch) {
+                                         const TuneSpace& space, uint32_t max_batch,
+                                         std::vector<std::shared_ptr<const RunData>>& kept) {
   std::printf(
       "calibrating t(b) under the traffic (fifo, max_batch_size %u, max_wait 2 ms), %d live "
       "run%s per lane count:\n",
@@ -310,6 +311,7 @@ Expected<CostModel> calibrate_under_load(const TuneArgs& t, const CostModel& cos
     // At the reference length: the grid prices the lengths.
     auto run = calibrate_live(spec, o, m, t.calibration_runs);
     if (!run) return run.error();
+    kept.insert(kept.end(), run->live_runs.begin(), run->live_runs.end());
     // Each calibration run is a live run of the model here: the kept cost learns from it.
     for (const auto& seen : run->seen) {
       if (seen) refine_cost_cache(t.model, *seen, lanes, "tune", false);
@@ -394,9 +396,10 @@ void recalibrate(const TuneArgs& t, const CostModel& cost, const TuneSpace& spac
 // and the winner's options, and under it every live run each confirmation
 // took, records and all.
 void keep_tune(const TuneArgs& t, const std::string& model_name, const Options& winner,
-               const std::string& result_json, const std::vector<Confirmed>& confirmed) {
+               const std::string& result_json, const std::vector<Confirmed>& confirmed,
+               const std::vector<std::shared_ptr<const RunData>>& calibration) {
 #ifndef BATCHSCOPE_WITH_HISTORY
-  (void)t, (void)model_name, (void)winner, (void)result_json, (void)confirmed;
+  (void)t, (void)model_name, (void)winner, (void)result_json, (void)confirmed, (void)calibration;
 #else
   auto writer = open_history_writer(t.history, "batchscope tune");
   if (!writer) return;
@@ -419,21 +422,31 @@ void keep_tune(const TuneArgs& t, const std::string& model_name, const Options& 
   const auto tune = writer->begin(std::move(h), TimePoint{});
   writer->finish(tune, result_json);
   size_t live = 0;
+  auto keep = [&](const RunData& run, std::string label) {
+    HistoryRun r;
+    r.kind = "tune";
+    r.label = std::move(label);
+    r.model = model_name;
+    r.config = run.config;
+    r.context = context;
+    const auto child = writer->begin(std::move(r), run.start, tune);
+    writer->append(child, run.requests, run.batches, run.depth);
+    writer->finish(child, run_summary_json(run, summarize_run(run)));
+    ++live;
+  };
+  // The live runs that calibrated t(b) before the search, then the
+  // confirmations.
+  for (size_t i = 0; i < calibration.size(); ++i) {
+    const RunData& run = *calibration[i];
+    keep(run, "calibration, " + describe_short(run.config.options) + ", run " +
+                  std::to_string(i + 1) + " of " + std::to_string(calibration.size()));
+  }
   for (size_t k = 0; k < confirmed.size(); ++k) {
     const Confirmed& c = confirmed[k];
     for (size_t i = 0; i < c.live_runs.size(); ++i) {
-      const RunData& run = *c.live_runs[i];
-      HistoryRun r;
-      r.kind = "tune";
-      r.label = "confirming " + describe_short(c.predicted.options) + ", run " +
-                std::to_string(i + 1) + " of " + std::to_string(c.live_runs.size());
-      r.model = model_name;
-      r.config = run.config;
-      r.context = context;
-      const auto child = writer->begin(std::move(r), run.start, tune);
-      writer->append(child, run.requests, run.batches, run.depth);
-      writer->finish(child, run_summary_json(run, summarize_run(run)));
-      ++live;
+      keep(*c.live_runs[i], "confirming " + describe_short(c.predicted.options) + ", run " +
+                                std::to_string(i + 1) + " of " +
+                                std::to_string(c.live_runs.size()));
     }
   }
   report_kept_tune(*writer, tune, live);
@@ -486,8 +499,9 @@ int run_tune(const std::vector<std::string>& args) {
   std::printf("tune: %s, p99 <= %g ms, objective %s\n", t.traffic.describe().c_str(), t.slo_p99_ms,
               objective_name(t.objective));
   std::printf("cost: %s\n", kept->source.c_str());
+  std::vector<std::shared_ptr<const RunData>> calibration;  // kept under the tune
   if (t.calibrate) {
-    cost = calibrate_under_load(t, *cost, *space, max_batch);
+    cost = calibrate_under_load(t, *cost, *space, max_batch, calibration);
     if (!cost) return fail("calibrating: " + cost.error().message, 1);
     std::printf("\n");
   }
@@ -599,7 +613,7 @@ int run_tune(const std::vector<std::string>& args) {
   extra.members.emplace_back("confirmed", confirmed_json(confirmed));
   const std::string result_json = tune_json(result, extra);
   int rc = save_export(t.json_out, result_json, "JSON result") ? 0 : 1;
-  keep_tune(t, meta->metadata.name, winner.options, result_json, confirmed);
+  keep_tune(t, meta->metadata.name, winner.options, result_json, confirmed, calibration);
 
 #ifdef BATCHSCOPE_WITH_QT
   if (!t.export_format.empty()) {

@@ -177,6 +177,7 @@ Expected<CalibrationRun> calibrate_live(const ConfirmSpec& spec, const Options& 
     if (!run) return run.error();
     c.levels.push_back(run->observed ? cost_level(*run->observed, cost, o.num_lanes) : 0.0);
     c.seen.push_back(run->observed);
+    c.live_runs.push_back(run->run);
     done.push_back(std::move(*run));
   }
   c.chosen = median_level(c.levels);

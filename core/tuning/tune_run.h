@@ -179,6 +179,8 @@ struct CalibrationRun {
   std::vector<std::shared_ptr<const CostModel>> seen;
   std::vector<double> levels;
   size_t chosen = 0;
+  // What each run recorded, in run order (a history keeps them).
+  std::vector<std::shared_ptr<const RunData>> live_runs;
   // t(b) as the chosen run saw it; null when no run had a size that ran 5
   // times (nothing refined).
   std::shared_ptr<const CostModel> observed() const {

@@ -164,6 +164,17 @@ before=$("$bin" runs ids | wc -l)
 "$bin" runs rm "$tune_id" >/dev/null
 [[ $("$bin" runs ids | wc -l) == $((before - live - 1)) ]] || fail "rm of a tune left its live runs"
 
+# Its calibration runs are kept under it too, labelled as calibration.
+"$bin" tune --synthetic 500,20 --rate 500 --duration 0.5 --slo-p99-ms 5000 --confirm 1 \
+  --calibration-runs 2 --budget-s 60 --space "max_batch_size=1..16,max_wait_ms=0..2" >tune2.txt
+tune_id=$(sed -n 's/.*kept as run \([0-9]*\) (with its \([0-9]*\) live run.*/\1/p' tune2.txt)
+[[ -n $tune_id ]] || fail "calibrated tune not kept: $(tail -3 tune2.txt)"
+"$bin" runs list --kind tune >tlist.txt
+[[ $(grep "(in run $tune_id)" tlist.txt | grep -c "calibration, fifo") == 2 ]] \
+  || fail "calibration runs under tune $tune_id: $(cat tlist.txt)"
+[[ $(grep "(in run $tune_id)" tlist.txt | grep -c "confirming ") -ge 1 ]] \
+  || fail "confirmation runs under tune $tune_id: $(cat tlist.txt)"
+
 # Unfit history files: one warning, and bench goes on and succeeds.
 echo "not a database" >corrupt.sqlite
 "$bin" bench --synthetic 200,20 --duration 0.2 --history corrupt.sqlite >ok.txt 2>warn.txt
