@@ -142,7 +142,7 @@ Expected<GenRun> load_gen_run(History& h, const HistoryRun& row) {
 
 // The run's summary; for one cut short (unfinished), made from its records.
 Expected<std::string> kept_summary(History& h, const HistoryRun& r) {
-  if (r.finished() || r.kind != "generation") return summary_of(h, r);
+  if (r.finished() || !r.generative()) return summary_of(h, r);
   auto g = load_gen_run(h, r);
   if (!g) return g.error();
   return gen_summary_json(*g, summarize_gen(*g, 0, 0));
@@ -165,8 +165,9 @@ int list(History& h, std::map<std::string, std::string>& flags) {
     if (name == "model")
       f.model = value;
     else if (name == "kind") {
-      if (value != "bench" && value != "tune" && value != "recorded" && value != "generation")
-        return fail("--kind " + value + " is not one of bench, tune, recorded, generation");
+      if (value != "bench" && value != "tune" && value != "recorded" && value != "generation" &&
+          value != "serve")
+        return fail("--kind " + value + " is not one of bench, tune, recorded, generation, serve");
       f.kind = value;
     } else if (name == "since") {
       auto s = parse_since(value);
@@ -238,7 +239,7 @@ int show(History& h, int64_t id) {
   std::printf("  traffic   %s -> %s, %s s, seed %llu\n", r->config.pattern.c_str(),
               r->config.target.c_str(), number_text(r->config.duration_s).c_str(),
               static_cast<unsigned long long>(r->config.seed));
-  std::printf("  options   %s\n", (r->kind == "generation" ? describe_generation(r->config.options)
+  std::printf("  options   %s\n", (r->generative() ? describe_generation(r->config.options)
                                                                : describe(r->config.options))
                                       .c_str());
   if (r->parent_id > 0) std::printf("  part of   run %lld\n", static_cast<long long>(r->parent_id));
@@ -344,7 +345,7 @@ int export_run(History& h, int64_t id, std::map<std::string, std::string>& flags
                 "its live runs are runs of their own, listed by batchscope runs show " +
                 std::to_string(id));
   }
-  if (row->kind == "generation") {
+  if (row->generative()) {
     // Its requests' token timings and its engine's steps, as bench exports them.
     auto loaded = load_gen_run(h, *row);
     if (!loaded) return fail(loaded.error().message, 1);
@@ -450,7 +451,7 @@ int run_report(const std::vector<std::string>& args) {
   }
   std::vector<std::vector<HistoryGenRequest>> generation(runs.size());
   for (size_t i = 0; i < runs.size(); ++i) {
-    if (runs[i].kind != "generation") continue;
+    if (!runs[i].generative()) continue;
     auto rows = (*h)->load_generation(runs[i].id, TimePoint{});
     if (!rows) return fail_r(rows.error().message, 1);
     generation[i] = std::move(*rows);

@@ -16,6 +16,9 @@
 #include "app/lm_setup.h"
 #include "app/model_setup.h"
 #include "app/serve_gen.h"
+#include "app/serve_record.h"
+#include "app/history_setup.h"
+#include "runs/history_writer.h"
 #include "batching/engine.h"
 #include "net/http_server.h"
 #include "net/inference_service.h"
@@ -54,8 +57,8 @@ std::string serve_help() {
          "  --max-connections N       connections open at once (default: the descriptor\n"
          "                            limit, ulimit -n, less a reserve); at the limit the\n"
          "                            longest-idle one is closed, or a new one gets 503\n"
-         "                            (health checks are still answered)\n"
-         "Serving options:\n" +
+         "                            (health checks are still answered)\n" +
+         record_flags_help() + "Serving options:\n" +
          cli::options_help() + lm_flags_help() +
          "A generative model serves OpenAI's POST /v1/chat/completions and /v1/completions\n"
          "(\"stream\": true for Server-Sent Events; errors as OpenAI's error object) and\n"
@@ -109,8 +112,12 @@ int run_serve(int argc, char** argv, const std::vector<std::string>& args) {
   sigaddset(&stop_signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
-  auto flags = cli::parse_flags(args, {"no-remote-config"});
+  std::vector<std::string> argv_flags = args;
+  allow_bare_record(argv_flags);
+  auto flags = cli::parse_flags(argv_flags, {"no-remote-config", "no-history"});
   if (!flags) return fail(flags.error().message);
+  auto record = take_record_flags(*flags);
+  if (!record) return fail(record.error().message);
   ServiceAccess access;
   if (const char* env = std::getenv("BATCHSCOPE_TOKEN")) access.token = env;
   if (auto it = flags->find("token"); it != flags->end()) {
@@ -155,7 +162,7 @@ int run_serve(int argc, char** argv, const std::vector<std::string>& args) {
     if (!flags->empty()) {
       return fail("unknown option --" + flags->begin()->first + " (see batchscope serve --help)");
     }
-    return serve_generation(argc, argv, {*lm, *options, access, listener, host, port},
+    return serve_generation(argc, argv, {*lm, *options, access, listener, host, port, *record},
                             stop_signals);
   }
   // The adaptive strategy plans on this cost, whenever it is in force.
@@ -198,6 +205,22 @@ int run_serve(int argc, char** argv, const std::vector<std::string>& args) {
   auto bound = server.start(host, port);
   if (!bound) return fail(bound.error().message, 1);
   if (!is_loopback_host(host)) std::cerr << exposure_warning(host, access) << "\n";
+  // What the clients send, kept as runs of kind serve (app/serve_record.h).
+  HistoryRun header;
+  header.model = info.model.name;
+  header.config.model = info.model.name;
+  header.config.pattern = "clients over HTTP";
+  header.config.target = "http://" + host + ":" + std::to_string(*bound);
+  header.config.options = *options;
+  header.context = run_context_json(choice->synthetic ? "" : choice->path, choice->device);
+  SteadyClock clock;
+  auto recorder = open_serve_recorder(*record, std::move(header), clock.now());
+  if (recorder) {
+    service.set_records_sink([&recorder, &clock](const RecordBatch& r) {
+      recorder->recording->add(r, clock.now());
+    });
+    std::printf("recording the clients' requests into %s\n", recorder->writer->path().c_str());
+  }
   std::printf("listening on http://%s:%u\n", host.c_str(), *bound);
   std::fflush(stdout);
 
@@ -205,6 +228,10 @@ int run_serve(int argc, char** argv, const std::vector<std::string>& args) {
   service.shutting_down();
   engine.stop(StopMode::kDrain);
   server.stop();
+  if (recorder) {
+    service.poll_metrics();  // the last records; the listener has stopped
+    recorder->finish(clock.now());
+  }
   const EngineCounters c = engine.status().counters;
   const HttpCounters h = server.counters();
   auto u = [](uint64_t v) { return static_cast<unsigned long long>(v); };

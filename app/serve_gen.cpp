@@ -6,6 +6,8 @@
 #include <iostream>
 
 #include "app/build_info.h"
+#include "app/history_setup.h"
+#include "runs/history_writer.h"
 #include "generation/gen_engine.h"
 #include "net/generation_service.h"
 
@@ -49,6 +51,23 @@ int serve_generation(int argc, char** argv, const GenServeSetup& setup,
   if (!is_loopback_host(setup.host)) std::cerr << exposure_warning(setup.host, setup.access) << "\n";
   std::printf("serving %s (generative, %s scheduling) on %s\n", info.model.name.c_str(),
               scheduling_name(setup.options.scheduling), info.device.c_str());
+  // What the clients send, kept as runs of kind serve (app/serve_record.h).
+  HistoryRun header;
+  header.model = info.model.name;
+  header.config.model = info.model.name;
+  header.config.pattern = HistoryRun::kServedGenerationPattern;
+  header.config.target = "http://" + setup.host + ":" + std::to_string(*bound);
+  header.config.options = setup.options;
+  header.context = run_context_json(model.synthetic ? "" : model.path, lm->device);
+  SteadyClock clock;
+  auto recorder = open_serve_recorder(setup.record, std::move(header), clock.now());
+  if (recorder) {
+    service.set_records_sink([&recorder, &clock](const std::vector<GenRecord>& done,
+                                                 const std::vector<StepRecord>& steps) {
+      recorder->recording->add_generation(done, steps, clock.now());
+    });
+    std::printf("recording the clients' requests into %s\n", recorder->writer->path().c_str());
+  }
   std::printf("listening on http://%s:%u\n", setup.host.c_str(), *bound);
   std::fflush(stdout);
 
@@ -56,6 +75,10 @@ int serve_generation(int argc, char** argv, const GenServeSetup& setup,
   service.shutting_down();
   engine.stop(std::chrono::seconds(10));
   server.stop();
+  if (recorder) {
+    service.poll_metrics();  // the last records; the listener has stopped
+    recorder->finish(clock.now());
+  }
   const GenStatus g = engine.status();
   const HttpCounters h = server.counters();
   auto u = [](uint64_t v) { return static_cast<unsigned long long>(v); };

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "app/lm_setup.h"
+#include "app/serve_record.h"
 #include "common/options.h"
 #include "net/http_server.h"
 #include "net/service_access.h"
@@ -22,6 +23,7 @@ struct GenServeSetup {
   HttpServerOptions listener;
   std::string host;
   uint16_t port = 8000;
+  ServeRecordChoice record;
 };
 
 // Returns once SIGINT or SIGTERM (blocked in `stop_signals`) arrives,

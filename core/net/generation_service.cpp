@@ -140,6 +140,7 @@ void GenerationService::poll_metrics() {
   if (source_) return;
   engine_.drain(drained_requests_, drained_steps_);
   metrics_.fold(drained_requests_, drained_steps_);
+  if (sink_) sink_(drained_requests_, drained_steps_);
 }
 
 void GenerationService::handle(HttpRequest&& req, Responder r) {

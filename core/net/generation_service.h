@@ -67,6 +67,11 @@ class GenerationService {
   // /metrics takes the totals from `source` instead. Set before serving.
   using MetricsSource = std::function<GenWindow()>;
   void set_metrics_source(MetricsSource source) { source_ = std::move(source); }
+  // Called on the I/O thread with what each poll drained (serve --record).
+  // Set before serving.
+  using RecordsSink =
+      std::function<void(const std::vector<GenRecord>&, const std::vector<StepRecord>&)>;
+  void set_records_sink(RecordsSink sink) { sink_ = std::move(sink); }
 
  private:
   void generate(const HttpRequest& req, Responder r, Api api, bool stream_route);
@@ -82,6 +87,7 @@ class GenerationService {
   std::vector<GenRecord> drained_requests_;
   std::vector<StepRecord> drained_steps_;
   MetricsSource source_;
+  RecordsSink sink_;
   const HttpServer* server_ = nullptr;
   ServiceAccess access_;
   std::atomic<bool> shutting_down_{false};

@@ -55,7 +55,9 @@ InferenceService::InferenceService(Engine& engine, ServiceInfo info)
     : engine_(engine), info_(std::move(info)), monitor_(std::chrono::seconds(1), 4) {}
 
 void InferenceService::poll_metrics() {
-  if (!source_) monitor_.poll(engine_, 0);
+  if (source_) return;
+  monitor_.poll(engine_, 0);
+  if (sink_) sink_(monitor_.last_records());
 }
 
 void InferenceService::handle(HttpRequest&& req, Responder r) {

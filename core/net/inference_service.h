@@ -58,6 +58,10 @@ class InferenceService {
   // owner. `source` is called on the I/O thread. Set before serving.
   using MetricsSource = std::function<MetricsWindow()>;
   void set_metrics_source(MetricsSource source) { source_ = std::move(source); }
+  // Called on the I/O thread with what each poll drained (serve --record).
+  // Set before serving.
+  using RecordsSink = std::function<void(const RecordBatch&)>;
+  void set_records_sink(RecordsSink sink) { sink_ = std::move(sink); }
 
  private:
   void infer_simple(const HttpRequest& req, Responder r);
@@ -72,6 +76,7 @@ class InferenceService {
   ServiceInfo info_;
   EngineMonitor monitor_;
   MetricsSource source_;
+  RecordsSink sink_;
   const HttpServer* server_ = nullptr;
   ServiceAccess access_;
   std::atomic<bool> shutting_down_{false};

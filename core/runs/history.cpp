@@ -126,7 +126,7 @@ std::optional<double> seconds_between(const std::string& from, const std::string
 }
 
 Expected<std::string> summary_of(History& h, const HistoryRun& run) {
-  if (run.finished() || run.kind == "tune" || run.kind == "generation") return run.summary;
+  if (run.finished() || run.kind == "tune" || run.generative()) return run.summary;
   auto data = h.load(run.id);
   if (!data) return data.error();
   TimePoint end = data->start;

@@ -44,7 +44,7 @@ inline constexpr int kHistorySchemaVersion = 5;
 // One run's row.
 struct HistoryRun {
   int64_t id = 0;
-  std::string kind;         // "bench", "tune", "recorded", "generation"
+  std::string kind;         // "bench", "tune", "recorded", "generation", "serve"
   std::string started_at;   // UTC, "2026-11-28T19:40:00.123Z": when its traffic started
   std::string finished_at;  // when it ended; empty while unfinished
   std::string label;        // what the run was, in a line
@@ -56,6 +56,12 @@ struct HistoryRun {
   uint64_t requests_kept = 0;  // of them, rows kept (the rest cut by the cap)
   int64_t parent_id = 0;       // the run this one belongs to (a tune's confirmation); 0: none
   bool finished() const { return !finished_at.empty(); }
+  // Its records are generative requests and engine steps: a generation
+  // run, or a serve run of a generative server's clients.
+  bool generative() const {
+    return kind == "generation" || (kind == "serve" && config.pattern == kServedGenerationPattern);
+  }
+  static constexpr const char* kServedGenerationPattern = "clients over HTTP, generative";
 };
 
 // A generative request as a generation run keeps it: when it was meant to go

@@ -447,6 +447,25 @@ std::string gen_trace_json(const GenRun& run) {
   return out;
 }
 
+HistoryGenRequest history_row_of(const GenRecord& r, TimePoint start) {
+  HistoryGenRequest h;
+  h.intended = r.arrival - start;
+  h.first = r.first_token;
+  h.last = r.first_token;
+  if (h.last != kNever) {
+    for (Duration g : r.gaps) h.last += g;
+  }
+  h.finished = r.finished;
+  h.prompt_tokens = r.prompt_tokens;
+  h.output_tokens = r.output_tokens;
+  h.done = true;
+  h.ok = r.reason != FinishReason::kError;
+  h.outcome = r.reason == FinishReason::kError && !r.error.empty() ? r.error
+                                                                     : finish_reason_name(r.reason);
+  h.gaps = r.gaps;
+  return h;
+}
+
 HistoryGenRequest history_row_of(const GenRequestResult& q) {
   return {q.intended,      q.first, q.last, q.finished, q.prompt_tokens, q.max_tokens,
           q.output_tokens, q.done,  q.ok,   q.outcome,  q.gaps};

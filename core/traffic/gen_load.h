@@ -140,6 +140,9 @@ GenSummary summarize_gen(const GenRun& run, double slo_ttft_ms, double slo_itl_m
 
 // A request's result as a run history keeps it (runs/history.h), and back.
 HistoryGenRequest history_row_of(const GenRequestResult& q);
+// A request the engine finished as a generation run keeps it: its intended
+// send is its arrival, from `start`; token times as the engine saw them.
+HistoryGenRequest history_row_of(const GenRecord& r, TimePoint start);
 GenRequestResult gen_result_of(const HistoryGenRequest& q);
 
 std::string gen_summary_text(const GenRun& run, const GenSummary& s);

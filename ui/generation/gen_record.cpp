@@ -12,25 +12,6 @@
 
 namespace batchscope {
 
-HistoryGenRequest history_row_of(const GenRecord& r, TimePoint start) {
-  HistoryGenRequest h;
-  h.intended = r.arrival - start;
-  h.first = r.first_token;
-  h.last = r.first_token;
-  if (h.last != kNever) {
-    for (Duration g : r.gaps) h.last += g;
-  }
-  h.finished = r.finished;
-  h.prompt_tokens = r.prompt_tokens;
-  h.output_tokens = r.output_tokens;
-  h.done = true;
-  h.ok = r.reason != FinishReason::kError;
-  h.outcome = r.reason == FinishReason::kError && !r.error.empty() ? r.error
-                                                                     : finish_reason_name(r.reason);
-  h.gaps = r.gaps;
-  return h;
-}
-
 GenRecordBox::GenRecordBox(QWidget* parent) : QGroupBox("Record a run", parent) {
   now_ = [] { return SteadyClock().now(); };
   auto* col = new QVBoxLayout(this);

@@ -68,7 +68,4 @@ class GenRecordBox : public QGroupBox {
   QLabel* status_ = nullptr;
 };
 
-// A finished request as a generation run keeps it, times from the engine.
-HistoryGenRequest history_row_of(const GenRecord& r, TimePoint start);
-
 }  // namespace batchscope

@@ -93,7 +93,7 @@ RunsPanel::RunsPanel(QWidget* parent) : QWidget(parent), model_(new RunListModel
   model_filter_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
   model_filter_->setMinimumContentsLength(10);
   kind_filter_ = new QComboBox;
-  kind_filter_->addItems({"any kind", "bench", "tune", "recorded", "generation"});
+  kind_filter_->addItems({"any kind", "bench", "tune", "recorded", "generation", "serve"});
   kind_filter_->setToolTip("Show one kind of run");
   text_filter_ = new QLineEdit;
   text_filter_->setPlaceholderText("filter by name or model");

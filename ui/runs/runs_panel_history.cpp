@@ -190,7 +190,8 @@ bool RunsPanel::ensure_loaded(int i) {
   if (i < 0 || i >= run_count()) return false;
   RecordedRun& r = model_->at(i);
   if (r.data) return true;
-  if (r.kind == "generation") {
+  if (r.kind == "generation" ||
+      (r.kind == "serve" && r.config.pattern == HistoryRun::kServedGenerationPattern)) {
     history_status_ = QString("\"%1\" is a generation run; it exports from the command "
                               "line: batchscope runs export %2 --format csv|trace|png")
                           .arg(r.name)

@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+// `serve --record`: what the server's clients send, kept in the history as
+// runs of kind "serve", written as they go. Tensor requests come with the
+// batches they ran in and the queue's depth; generative requests with the
+// engine's steps. Only sizes and timings are kept, never a request's body.
+//
+// The stream is cut into one run per `every_s` (0: one run until the end).
+// A request belongs to the run it arrived in: a run cut at time c takes no
+// request that arrived at c or later, and stays open `grace` longer for the
+// answers to those that came before, so that a request in flight over a cut
+// is kept once. One still in flight `grace` after its run was cut is not
+// kept. Memory: each open run holds its requests (about 64 bytes each for
+// tensor requests) until it is finished.
+// Thread-safety: one thread at a time (serve's listener thread, then its
+// main thread once the listener has stopped).
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "app/history_setup.h"
+#include "common/clock.h"
+#include "generation/gen_types.h"
+#include "runs/history.h"
+#include "runs/records.h"
+#include "runs/run_recorder.h"
+
+namespace batchscope {
+
+class HistoryWriter;
+
+struct ServeRecordOptions {
+  std::string label = "served clients";
+  double every_s = 0;  // 0: one run until the end
+  Duration grace = std::chrono::seconds(2);
+};
+
+class ServeRecording {
+ public:
+  // `header`: the model, options (config) and context of every run; its
+  // kind and label are set here.
+  ServeRecording(HistoryWriter& writer, HistoryRun header, ServeRecordOptions o, TimePoint start);
+
+  // One poll's records, at `now`: kept, handed to the history, and the
+  // stream cut where `every_s` has passed.
+  void add(const RecordBatch& records, TimePoint now);
+  void add_generation(const std::vector<GenRecord>& finished, const std::vector<StepRecord>& steps,
+                      TimePoint now);
+  // Ends every run at `end` and stores their summaries.
+  void finish(TimePoint end);
+  // Runs begun so far.
+  size_t runs() const { return made_; }
+
+ private:
+  struct Part {
+    uint64_t token = 0;
+    TimePoint start{}, cut = kNever;
+    RunRecorder tensor;
+    size_t requests = 0, batches = 0, depth = 0;  // of tensor.so_far(), handed over
+    std::vector<HistoryGenRequest> generation;     // a generative run's, from its start
+    std::vector<StepRecord> steps;
+  };
+  void begin(TimePoint start);
+  void cut_and_close(TimePoint now);
+  void close(Part& p);
+  static constexpr size_t kNone = SIZE_MAX;
+  size_t part_at(TimePoint t) const;  // the open run `t` falls in, or kNone
+
+  HistoryWriter& writer_;
+  HistoryRun header_;
+  ServeRecordOptions o_;
+  bool generative_ = false;
+  size_t made_ = 0;
+  std::deque<Part> open_;  // oldest first; only the newest is uncut
+};
+
+// serve's flags for it: --record [LABEL] (a bare --record is rewritten to
+// --record= by allow_bare_record before the flags are parsed),
+// --record-every S, and the history flags.
+struct ServeRecordChoice {
+  bool on = false;
+  ServeRecordOptions options;
+  HistoryChoice history;
+};
+void allow_bare_record(std::vector<std::string>& args);
+Expected<ServeRecordChoice> take_record_flags(std::map<std::string, std::string>& flags);
+std::string record_flags_help();
+
+// The writer and the recording, for serve: null when not recording or when
+// the history is unfit (after one warning).
+struct ServeRecorder {
+  HistoryWriterPtr writer;
+  std::unique_ptr<ServeRecording> recording;
+  // Ends the recording at `end`, waits for the writer and says what was
+  // kept (or why not).
+  void finish(TimePoint end);
+};
+std::unique_ptr<ServeRecorder> open_serve_recorder(const ServeRecordChoice& c, HistoryRun header,
+                                                   TimePoint start);
+
+}  // namespace batchscope
