@@ -217,7 +217,7 @@ int run_serve(int argc, char** argv, const std::vector<std::string>& args) {
   auto recorder = open_serve_recorder(*record, std::move(header), clock.now());
   if (recorder) {
     service.set_records_sink([&recorder, &clock](const RecordBatch& r) {
-      recorder->recording->add(r, clock.now());
+      if (recorder->going()) recorder->recording->add(r, clock.now());
     });
     std::printf("recording the clients' requests into %s\n", recorder->writer->path().c_str());
   }

@@ -64,7 +64,7 @@ int serve_generation(int argc, char** argv, const GenServeSetup& setup,
   if (recorder) {
     service.set_records_sink([&recorder, &clock](const std::vector<GenRecord>& done,
                                                  const std::vector<StepRecord>& steps) {
-      recorder->recording->add_generation(done, steps, clock.now());
+      if (recorder->going()) recorder->recording->add_generation(done, steps, clock.now());
     });
     std::printf("recording the clients' requests into %s\n", recorder->writer->path().c_str());
   }

@@ -174,8 +174,21 @@ std::string record_flags_help() {
          history_flags_help();
 }
 
+bool ServeRecorder::going() {
+  if (stopped_) return false;
+  if (auto why = writer->failure()) {
+    stopped_ = true;
+    std::fprintf(stderr,
+                 "batchscope serve: the recording stopped: %s; what was kept before is in %s, "
+                 "and serving goes on\n",
+                 why->c_str(), writer->path().c_str());
+    return false;
+  }
+  return true;
+}
+
 void ServeRecorder::finish(TimePoint end) {
-  if (!recording) return;
+  if (!recording || stopped_) return;
   recording->finish(end);
   writer->flush();
   if (auto why = writer->failure()) {

@@ -96,9 +96,15 @@ std::string record_flags_help();
 struct ServeRecorder {
   HistoryWriterPtr writer;
   std::unique_ptr<ServeRecording> recording;
+  // Once the history has failed (a full disk): says so on stderr, once,
+  // and stops recording; serving goes on. True while recording.
+  bool going();
   // Ends the recording at `end`, waits for the writer and says what was
   // kept (or why not).
   void finish(TimePoint end);
+
+ private:
+  bool stopped_ = false;
 };
 std::unique_ptr<ServeRecorder> open_serve_recorder(const ServeRecordChoice& c, HistoryRun header,
                                                    TimePoint start);

@@ -115,7 +115,7 @@ refuse 2 "run id 'abc' is not a run id" runs show abc
 refuse 2 "runs compare takes two ids" runs compare 1
 refuse 2 "--format xml is not one of json, csv, trace, png" runs export 1 --format xml --out x
 refuse 2 "--since yesterday is not a date" runs list --since yesterday
-refuse 2 "--kind serve is not one of" runs list --kind serve
+refuse 2 "--kind served is not one of bench, tune, recorded, generation, serve" runs list --kind served
 refuse 2 "unknown subcommand frob" runs frob
 refuse 2 "--history-requests = -1" bench --synthetic 200,20 --duration 0.1 --history-requests -1
 

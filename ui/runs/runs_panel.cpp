@@ -228,8 +228,9 @@ void RunsPanel::add(const RecordBatch& records) {
                QLocale(QLocale::English).toString(qulonglong(recorder_.batches()))));
 }
 
-void RunsPanel::start_recording(const QString& name) {
+void RunsPanel::start_recording(const QString& name, const QString& kind) {
   if (recording()) return;
+  recording_kind_ = kind;
   ++runs_made_;
   recording_name_ = name.trimmed().isEmpty() ? QString("run %1").arg(runs_made_) : name.trimmed();
   const RunConfig config = config_();
@@ -237,7 +238,7 @@ void RunsPanel::start_recording(const QString& name) {
   recorder_.start(config, start);
   if (writer_) {
     HistoryRun h;
-    h.kind = "recorded";
+    h.kind = recording_kind_.toStdString();
     h.label = recording_name_.toStdString();
     h.model = config.model;
     h.config = config;
@@ -259,6 +260,7 @@ int RunsPanel::stop_recording() {
   const QString name = recording_name_;
   RecordedRun r;
   r.name = name;
+  r.kind = recording_kind_;
   r.config = data.config;
   r.summary = summary;
   r.started = QDateTime::currentDateTime()

@@ -96,8 +96,10 @@ class RunsPanel : public QWidget {
   // What one monitor poll drained; kept only while recording.
   void add(const RecordBatch& records);
 
-  // A blank name becomes "run N".
-  void start_recording(const QString& name = QString());
+  // A blank name becomes "run N". `kind` is the history's kind of run:
+  // "recorded", or "serve" for the Server tab's Record switch.
+  void start_recording(const QString& name = QString(),
+                       const QString& kind = QStringLiteral("recorded"));
   // The new run's row, or -1 when nothing was being recorded.
   int stop_recording();
   bool recording() const { return recorder_.recording(); }
@@ -144,6 +146,7 @@ class RunsPanel : public QWidget {
   std::function<RunConfig()> config_;
   std::function<TimePoint()> now_;
   QString recording_name_;
+  QString recording_kind_ = QStringLiteral("recorded");
   int runs_made_ = 0;
 
   QLineEdit* name_ = nullptr;

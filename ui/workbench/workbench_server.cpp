@@ -3,12 +3,14 @@
 // engine, started and stopped from the tab (or by traffic aimed at it), its
 // address, counts and a curl line to try it with.
 
+#include <QCheckBox>
 #include <QFormLayout>
 #include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
 #include <QSpinBox>
 
+#include "ui/runs/runs_panel.h"
 #include "ui/workbench/traffic_panel.h"
 #include "ui/workbench/workbench_window.h"
 
@@ -59,6 +61,25 @@ QWidget* WorkbenchWindow::make_server_panel() {
     }
     auto port = start_server(host_->text().toStdString(), static_cast<uint16_t>(port_->value()));
     if (!port) server_label_->setText(QString::fromStdString(port.error().message));
+  });
+  // Keeps what the engine answers while it is on as a run of kind serve in
+  // the Runs tab and the history: the clients' requests, and the built-in
+  // traffic's too unless it is paused.
+  record_clients_ = new QCheckBox("Record as a serve run");
+  record_clients_->setToolTip(
+      "Keeps every request the engine answers from now on (sizes and timings, never a body) "
+      "as a run of kind serve, in the Runs tab and the run history. Pause the built-in "
+      "traffic to keep only the clients'.");
+  form->addRow(record_clients_);
+  connect(record_clients_, &QCheckBox::toggled, this, [this](bool on) {
+    if (on && !runs_->recording()) {
+      runs_->start_recording("served clients", QStringLiteral("serve"));
+    } else if (on) {
+      record_clients_->setChecked(false);  // the Runs tab records already
+      server_label_->setText("The Runs tab is recording already; stop it there first.");
+    } else if (runs_->recording()) {
+      runs_->stop_recording();
+    }
   });
   return box;
 }

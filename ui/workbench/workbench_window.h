@@ -189,6 +189,7 @@ class WorkbenchWindow : public QMainWindow {
   QSpinBox* port_ = nullptr;
   QPushButton* server_button_ = nullptr;
   QLabel* server_label_ = nullptr;
+  QCheckBox* record_clients_ = nullptr;  // the Server tab's Record switch
   std::unique_ptr<InferenceService> service_;
   std::unique_ptr<HttpServer> server_;
   // Services of stopped listeners, kept until the engine they submitted to

@@ -18,6 +18,7 @@
 
 #include <QAbstractItemModel>
 #include <QApplication>
+#include <QCheckBox>
 #include <QDir>
 #include <QFile>
 #include <QImage>
@@ -125,6 +126,45 @@ TEST_F(WorkbenchTest, TrafficReachesThePlotsTheInspectorAndARecordedRun) {
                    Qt::NoButton, Qt::NoModifier);
   QApplication::sendEvent(plot, &move);
   EXPECT_TRUE(QToolTip::text().contains("p50: ")) << QToolTip::text().toStdString();
+}
+
+// The Server tab's Record switch: what a real client sends to the window's
+// listener while it is on is kept as a run of kind serve, in the Runs tab and
+// the run history.
+TEST_F(WorkbenchTest, TheServerTabsRecordSwitchKeepsTheClientsRequestsAsAServeRun) {
+  QTemporaryDir dir;
+  auto store = History::open(dir.filePath("h.sqlite").toStdString());
+  ASSERT_TRUE(store.ok());
+  HistoryWriter writer(std::move(*store));
+  window_->runs()->set_history(&writer);
+  QCheckBox* record = nullptr;
+  for (QCheckBox* c : window_->findChildren<QCheckBox*>())
+    if (c->text() == "Record as a serve run") record = c;
+  ASSERT_NE(record, nullptr);
+  auto port = window_->start_server("127.0.0.1", 0);
+  ASSERT_TRUE(port.ok()) << port.error().message;
+  record->setChecked(true);
+  ASSERT_TRUE(window_->runs()->recording());
+  test::TestClient client(*port);
+  for (int i = 0; i < 50; ++i) {
+    ASSERT_TRUE(client.send(test::http_request("POST", "/infer", "{\"data\": [1, 2, 3, 4]}")));
+    auto r = client.read(10000);
+    ASSERT_TRUE(r.has_value());
+    ASSERT_EQ(r->status, 200) << r->body;
+  }
+  window_->refresh();  // the poll that hands the records to the recording
+  record->setChecked(false);
+  EXPECT_FALSE(window_->runs()->recording());
+  ASSERT_EQ(window_->runs()->run_count(), 1);
+  EXPECT_EQ(window_->runs()->run(0).kind, "serve");
+  EXPECT_EQ(window_->runs()->run(0).summary.ok, 50u);
+  writer.flush();
+  auto reader = History::open(dir.filePath("h.sqlite").toStdString(), {.read_only = true});
+  auto runs = (*reader)->list({.kind = "serve"});
+  ASSERT_EQ(runs->size(), 1u);
+  EXPECT_EQ((*runs)[0].requests_kept, 50u);
+  window_->stop_server();
+  window_->runs()->set_history(nullptr);  // the writer goes before the window
 }
 
 // Real traffic through a real engine, recorded into a run history file: the
