@@ -7,10 +7,10 @@
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <thread>
 
 #include "common/text_out.h"
 #include "runs/histogram.h"
+#include "traffic/progress_beat.h"
 
 namespace batchscope {
 
@@ -51,55 +51,6 @@ struct Book {
   uint64_t pending = 0;
 };
 
-// Hands the run's ended requests over from a thread of its own, every
-// `every` on the run's clock, until it is destroyed.
-class GenFeeder {
- public:
-  GenFeeder(Clock& clock, std::shared_ptr<Book> book, const GenLoadOptions& o, TimePoint start)
-      : clock_(clock), book_(std::move(book)), fn_(o.progress), every_(o.progress_every),
-        start_(start) {
-    fn_(GenProgress{start_, {}, {}, {}});
-    thread_ = std::thread([this] { loop(); });
-  }
-  ~GenFeeder() {
-    {
-      std::lock_guard g(mu_);
-      quit_ = true;
-    }
-    cv_.notify_all();
-    thread_.join();
-  }
-
- private:
-  void loop() {
-    std::unique_lock lk(mu_);
-    // On a fixed beat from the run's start, however late this thread began.
-    for (TimePoint next = start_ + every_; !quit_; next += every_) {
-      while (!quit_ && clock_.now() < next) clock_.wait_until(lk, cv_, next);
-      if (quit_) break;
-      lk.unlock();
-      GenProgress p{start_, {}, {}, {}};
-      {
-        std::lock_guard g(book_->mu);
-        p.indices.swap(book_->ended);
-        for (uint64_t i : p.indices) p.requests.push_back(book_->results[i]);
-      }
-      fn_(std::move(p));
-      lk.lock();
-    }
-  }
-
-  Clock& clock_;
-  std::shared_ptr<Book> book_;
-  const GenProgressFn fn_;
-  const Duration every_;
-  const TimePoint start_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool quit_ = false;
-  std::thread thread_;
-};
-
 constexpr Duration kStopPoll = std::chrono::milliseconds(20);
 
 }  // namespace
@@ -114,8 +65,20 @@ GenRun run_gen_load(const ArrivalSpec& spec, GenWorkload& workload, GenTarget& t
   run.start = clock.now();
   const TimePoint end_of_closed = run.start + std::chrono::duration_cast<Duration>(
                                                   std::chrono::duration<double>(spec.duration_s));
-  std::optional<GenFeeder> feeder;
-  if (options.progress) feeder.emplace(clock, book, options, run.start);
+  // What ended, handed over as the run goes (GenLoadOptions::progress).
+  std::optional<ProgressBeat> feeder;
+  if (options.progress) {
+    options.progress(GenProgress{run.start, {}, {}, {}});
+    feeder.emplace(clock, run.start, options.progress_every, [&options, &run, book] {
+      GenProgress p{run.start, {}, {}, {}};
+      {
+        std::lock_guard g(book->mu);
+        p.indices.swap(book->ended);
+        for (uint64_t i : p.indices) p.requests.push_back(book->results[i]);
+      }
+      options.progress(std::move(p));
+    });
+  }
   auto stopping = [&] { return options.stop && options.stop->load(); };
   // A deadline no later than the next look at the stop flag.
   auto poll = [&](TimePoint t) { return options.stop ? std::min(t, clock.now() + kStopPoll) : t; };

@@ -5,8 +5,9 @@
 #include <deque>
 #include <mutex>
 #include <optional>
-#include <thread>
 #include <unordered_map>
+
+#include "traffic/progress_beat.h"
 
 namespace batchscope {
 
@@ -141,50 +142,6 @@ class Ledger {
   bool closed_ = false;
 };
 
-// Hands a run's progress over from a thread of its own, every `every` on
-// the run's clock, until it is destroyed.
-class ProgressFeeder {
- public:
-  ProgressFeeder(Clock& clock, Ledger& ledger, const LoadOptions& o, TimePoint start)
-      : clock_(clock), ledger_(ledger), fn_(o.progress), every_(o.progress_every), start_(start) {
-    if (!fn_) return;
-    fn_(RunProgress{start_, {}, {}, {}});
-    thread_ = std::thread([this] { loop(); });
-  }
-  ~ProgressFeeder() {
-    if (!thread_.joinable()) return;
-    {
-      std::lock_guard g(mu_);
-      quit_ = true;
-    }
-    cv_.notify_all();
-    thread_.join();
-  }
-
- private:
-  void loop() {
-    std::unique_lock lk(mu_);
-    // On a fixed beat from the run's start, however late this thread began.
-    for (TimePoint next = start_ + every_; !quit_; next += every_) {
-      while (!quit_ && clock_.now() < next) clock_.wait_until(lk, cv_, next);
-      if (quit_) break;
-      lk.unlock();
-      fn_(RunProgress{start_, ledger_.take_answered(), {}, {}});
-      lk.lock();
-    }
-  }
-
-  Clock& clock_;
-  Ledger& ledger_;
-  const ProgressFn fn_;
-  const Duration every_;
-  const TimePoint start_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool quit_ = false;
-  std::thread thread_;
-};
-
 }  // namespace
 
 RunData run_load(const ArrivalSpec& spec, LoadTarget& target, RunConfig config, Clock& clock,
@@ -199,8 +156,14 @@ RunData run_load(const ArrivalSpec& spec, LoadTarget& target, RunConfig config, 
   auto ledger_ptr = std::make_shared<Ledger>(clock, options);
   Ledger& ledger = *ledger_ptr;
   auto stopped = [&] { return options.stop && options.stop->load(); };
-  std::optional<ProgressFeeder> feeder;
-  if (options.progress && options.keep_requests) feeder.emplace(clock, ledger, options, run.start);
+  // What was answered, handed over as the run goes (LoadOptions::progress).
+  std::optional<ProgressBeat> feeder;
+  if (options.progress && options.keep_requests) {
+    options.progress(RunProgress{run.start, {}, {}, {}});
+    feeder.emplace(clock, run.start, options.progress_every, [&] {
+      options.progress(RunProgress{run.start, ledger.take_answered(), {}, {}});
+    });
+  }
   auto send = [&](TimePoint intended, TimePoint sent) {
     const uint64_t i = ledger.add(intended, sent);
     target.send(i, [ledger_ptr, i](const LoadTarget::Result& r) { ledger_ptr->done(i, r); });
