@@ -83,6 +83,21 @@ void HistoryWriter::relabel(int64_t id, std::string label) {
   push(std::move(op));
 }
 
+void HistoryWriter::remove_run(Token run) {
+  Op op;
+  op.kind = Op::kRemove;
+  op.token = run;
+  push(std::move(op));
+}
+
+void HistoryWriter::relabel_run(Token run, std::string label) {
+  Op op;
+  op.kind = Op::kRelabel;
+  op.token = run;
+  op.summary = std::move(label);
+  push(std::move(op));
+}
+
 void HistoryWriter::push(Op op) {
   {
     std::lock_guard lock(mu_);
@@ -166,8 +181,16 @@ Status HistoryWriter::apply(Op& op, std::vector<std::pair<Token, int64_t>>& begu
     begun.emplace_back(op.token, *id);
     return {};
   }
-  if (op.kind == Op::kRemove) return store_->remove_in_transaction(op.id);
-  if (op.kind == Op::kRelabel) return store_->relabel(op.id, op.summary);
+  if (op.kind == Op::kRemove || op.kind == Op::kRelabel) {
+    int64_t id = op.id;
+    if (id == 0) {  // by token: a run this writer began, earlier in the queue
+      auto b = begun_ids_.find(op.token);
+      if (b == begun_ids_.end()) return {};
+      id = b->second;
+    }
+    return op.kind == Op::kRemove ? store_->remove_in_transaction(id)
+                                  : store_->relabel(id, op.summary);
+  }
   auto it = runs_.find(op.token);
   if (it == runs_.end()) return {};  // a token this writer never began: nothing to add to
   RunState& r = it->second;

@@ -63,6 +63,10 @@ class HistoryWriter {
   void remove(int64_t id);
   // Gives a kept run a new label (its name in the window).
   void relabel(int64_t id, std::string label);
+  // The same for a run of this writer's, by its token, whether or not it
+  // has been written yet: the writer finds its id in turn. Never waits.
+  void remove_run(Token run);
+  void relabel_run(Token run, std::string label);
 
   // Blocks until everything queued before the call is written (or dropped).
   void flush();
@@ -78,7 +82,7 @@ class HistoryWriter {
     enum Kind { kBegin, kAppend, kAppendGen, kFinish, kRemove, kRelabel } kind = kBegin;
     Token token = 0;
     Token parent = 0;  // kBegin
-    int64_t id = 0;  // kRemove, kRelabel
+    int64_t id = 0;  // kRemove, kRelabel; 0: the run of `token`
     HistoryRun header;
     TimePoint start{};
     std::chrono::system_clock::time_point wall_start{};  // kBegin: `start` on the wall clock

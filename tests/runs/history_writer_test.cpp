@@ -116,6 +116,28 @@ TEST(HistoryWriter, ARunBelongsToItsParentAndGoesWithIt) {
   EXPECT_TRUE(h->get(*w.id_of(child)).ok());
 }
 
+// The window renames and removes a run it recorded a moment ago without
+// waiting for the writer: by the run's token, which the writer turns into
+// its id in turn. Runs it never began are left alone.
+TEST(HistoryWriter, RelabelsAndRemovesARunByItsTokenWithoutWaiting) {
+  TempFolder dir;
+  HistoryWriter w(open_or_die(dir.file("h.sqlite")));
+  const RunData run = sample_run(20);
+  const auto kept = record(w, run, 10);
+  w.finish(kept, "{}");
+  const auto gone = record(w, run, 10);
+  w.finish(gone, "{}");
+  w.relabel_run(kept, "renamed");
+  w.remove_run(gone);
+  w.remove_run(9999);  // never begun
+  w.flush();
+  ASSERT_FALSE(w.failure()) << *w.failure();
+  auto h = open_or_die(dir.file("h.sqlite"));
+  EXPECT_EQ(h->get(*w.id_of(kept))->label, "renamed");
+  EXPECT_FALSE(h->get(*w.id_of(gone)).ok()) << "removed by its token";
+  EXPECT_EQ(h->list()->size(), 1u);
+}
+
 TEST(HistoryWriter, KeepsRequestsUpToItsCapAndCountsTheRest) {
   TempFolder dir;
   HistoryWriter w(open_or_die(dir.file("h.sqlite")), /*request_cap=*/30);

@@ -306,11 +306,13 @@ bool RunsPanel::rename(int i, const QString& name) {
 void RunsPanel::relabel_in_history(int i) {
   if (!writer_ || i < 0 || i >= run_count()) return;
   resolve_history_ids();
-  if (run(i).history_id == 0 && run(i).token != 0) {
-    writer_->flush();
-    resolve_history_ids();
+  // A run recorded a moment ago may not be written yet: the writer finds it
+  // by its token in turn, and this thread never waits for the disk.
+  if (run(i).history_id > 0) {
+    writer_->relabel(run(i).history_id, run(i).name.toStdString());
+  } else if (run(i).token != 0) {
+    writer_->relabel_run(run(i).token, run(i).name.toStdString());
   }
-  if (run(i).history_id > 0) writer_->relabel(run(i).history_id, run(i).name.toStdString());
   for (RecordedRun& r : pending_) {
     if (r.key == run(i).key) r.name = run(i).name;
   }
@@ -319,14 +321,14 @@ void RunsPanel::relabel_in_history(int i) {
 void RunsPanel::remove_run(int i) {
   if (i < 0 || i >= run_count()) return;
   const uint64_t gone = run(i).key;
-  if (writer_ && run(i).history_id == 0 && run(i).token != 0) {
+  if (writer_) {
     resolve_history_ids();
-    if (run(i).history_id == 0) {  // recorded a moment ago: let the writer catch up
-      writer_->flush();
-      resolve_history_ids();
+    if (run(i).history_id > 0) {
+      writer_->remove(run(i).history_id);
+    } else if (run(i).token != 0) {  // recorded a moment ago: by its token, in turn
+      writer_->remove_run(run(i).token);
     }
   }
-  if (writer_ && run(i).history_id > 0) writer_->remove(run(i).history_id);
   std::erase_if(pending_, [gone](const RecordedRun& r) { return r.key == gone; });
   if (std::find(compared_.begin(), compared_.end(), gone) != compared_.end())
     clear_compare("A compared run was removed.\nSelect two runs and press Compare.");
