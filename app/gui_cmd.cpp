@@ -366,6 +366,7 @@ int run_gui(int argc, char** argv, const std::vector<std::string>& args) {
         return run_context_json(m.path.rfind("synthetic", 0) == 0 ? "" : m.path, m.device);
       });
       window.runs()->set_history(writer.get());
+      window.runs()->set_png_program(QCoreApplication::applicationFilePath());
     } else if (!history_problem.empty()) {
       window.runs()->show_history_problem(QString::fromStdString(history_problem));
     }

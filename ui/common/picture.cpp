@@ -156,8 +156,8 @@ double finite_max(const QVector<double>& v) {
   return m;
 }
 
-Status save_png(const std::string& png_path, int width, int height, const char* what,
-                const std::function<void(QCustomPlot&)>& draw) {
+Expected<QImage> render(int width, int height, const char* what,
+                        const std::function<void(QCustomPlot&)>& draw) {
   if (width < 200 || height < 200 || width > 16000 || height > 16000) {
     return invalid_argument(std::string(what) + " size " + std::to_string(width) + "x" +
                             std::to_string(height) + " is outside 200..16000 pixels");
@@ -178,8 +178,7 @@ Status save_png(const std::string& png_path, int width, int height, const char* 
   if (QThread::currentThread() != QCoreApplication::instance()->thread())
     return Error{ErrorCode::kInternal, std::string(what) + " drawn off the GUI thread"};
 
-  const QString path = QString::fromStdString(png_path);
-  bool saved = false;
+  QImage image;
   {
     // The widget must go before an application we made for it.
     QCustomPlot plot;
@@ -192,20 +191,30 @@ Status save_png(const std::string& png_path, int width, int height, const char* 
         if (auto* legend = qobject_cast<QCPLegend*>(e)) place_legend_clear(rect, legend);
       }
     }
-    saved = plot.savePng(path, width, height, 1.0);
+    image = plot.toPixmap(width, height, 1.0).toImage();
   }
-  if (!saved) {
-    const QFileInfo info(path);
-    std::string why = "cannot write the file";
-    if (png_path.empty())
-      why = "empty path";
-    else if (!info.absoluteDir().exists())
-      why = "its directory does not exist";
-    else if (info.isDir())
-      why = "it is a directory";
-    return invalid_argument("cannot write " + std::string(what) + " to '" + png_path + "': " + why);
-  }
-  return Status::Ok();
+  return image;
+}
+
+Status save_image(const QImage& image, const std::string& png_path, const char* what) {
+  const QString path = QString::fromStdString(png_path);
+  if (!png_path.empty() && image.save(path, "PNG")) return Status::Ok();
+  const QFileInfo info(path);
+  std::string why = "cannot write the file";
+  if (png_path.empty())
+    why = "empty path";
+  else if (!info.absoluteDir().exists())
+    why = "its directory does not exist";
+  else if (info.isDir())
+    why = "it is a directory";
+  return invalid_argument("cannot write " + std::string(what) + " to '" + png_path + "': " + why);
+}
+
+Status save_png(const std::string& png_path, int width, int height, const char* what,
+                const std::function<void(QCustomPlot&)>& draw) {
+  auto image = render(width, height, what, draw);
+  if (!image) return image.error();
+  return save_image(*image, png_path, what);
 }
 
 }  // namespace batchscope::picture

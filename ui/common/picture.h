@@ -11,6 +11,7 @@
 // never include torch (see DESIGN.md section 1).
 #include <qcustomplot.h>
 
+#include <QImage>
 #include <functional>
 #include <string>
 
@@ -63,5 +64,10 @@ void add_corner_note(QCustomPlot& plot, const Panel& p, const QString& text);
 // error names `what`, the path and why it could not be written.
 Status save_png(const std::string& png_path, int width, int height, const char* what,
                 const std::function<void(QCustomPlot&)>& draw);
+// The same picture as an image, drawn on the GUI thread; save_image() then
+// encodes it on any thread (encoding a large PNG takes longer than drawing).
+Expected<QImage> render(int width, int height, const char* what,
+                        const std::function<void(QCustomPlot&)>& draw);
+Status save_image(const QImage& image, const std::string& png_path, const char* what);
 
 }  // namespace batchscope::picture

@@ -385,4 +385,10 @@ Status write_run_plot(const RunData& run, const RunSummary& summary, const std::
                            [&](QCustomPlot& plot) { draw(plot, run, summary); });
 }
 
+Expected<QImage> render_run_plot(const RunData& run, const RunSummary& summary, int width,
+                                 int height) {
+  return picture::render(width, height, "run plot",
+                         [&](QCustomPlot& plot) { draw(plot, run, summary); });
+}
+
 }  // namespace batchscope

@@ -30,6 +30,7 @@
 #include "runs/run_record.h"
 
 class QCustomPlot;
+class QImage;
 
 namespace batchscope {
 
@@ -44,6 +45,11 @@ inline constexpr std::size_t kMaxBatchDots = 50000;
 // exists.
 Status write_run_plot(const RunData& run, const RunSummary& summary, const std::string& png_path,
                       int width = 1400, int height = 1000);
+
+// The same picture as an image (GUI thread), for a caller that encodes the
+// PNG elsewhere (picture::save_image, any thread).
+Expected<QImage> render_run_plot(const RunData& run, const RunSummary& summary, int width = 1400,
+                                 int height = 1000);
 
 // One run in an overlay of latency fans.
 struct FanRun {

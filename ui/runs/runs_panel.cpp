@@ -6,6 +6,7 @@
 #include <QComboBox>
 #include <QDateTime>
 #include <QDir>
+#include <QImage>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QHBoxLayout>
@@ -13,6 +14,7 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QLocale>
+#include <QProcess>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QSplitter>
@@ -25,13 +27,14 @@
 #include "ui/common/number_text.h"
 #include "ui/runs/run_files.h"
 #include "runs/history_writer.h"
+#include "ui/common/picture.h"
 #include "ui/runs/run_plot.h"
 
 namespace batchscope {
 
 namespace {
 
-constexpr int kExportFiles = 5;  // four text files, then the PNG
+constexpr int kExportSteps = 6;  // reading the records, four text files, then the PNG
 
 // The summary window length `batchscope bench` picks for a run this long:
 // about 40 windows, 0.1 s to 10 s each.
@@ -127,7 +130,7 @@ RunsPanel::RunsPanel(QWidget* parent) : QWidget(parent), model_(new RunListModel
   buttons->addStretch();
   col->addLayout(buttons);
   progress_ = new QProgressBar;
-  progress_->setRange(0, kExportFiles);
+  progress_->setRange(0, kExportSteps);
   progress_->setVisible(false);
   col->addWidget(progress_);
   status_ = new QLabel;
@@ -386,33 +389,51 @@ Status RunsPanel::export_run_sync(int i, const QString& dir) {
 
 bool RunsPanel::export_run(int i, const QString& dir) {
   if (exporting_ || i < 0 || i >= run_count()) return false;
-  if (!ensure_loaded(i)) return false;
+  if (!can_load(i)) return false;
   if (export_thread_.joinable()) export_thread_.join();
   exporting_ = true;
   export_->setEnabled(false);
   progress_->setValue(0);
   progress_->setVisible(true);
-  const RecordedRun r = run(i);  // shares the run; a rename or removal does not touch it
+  RecordedRun r = run(i);  // shares the run; a rename or removal does not touch it
   status_->setText(QString("Exporting \"%1\"…").arg(r.name));
   export_cancel_ = false;
-  export_thread_ = std::thread([this, r, dir] {
+  // A kept run's records are read on the export's thread, through a
+  // connection of its own: a run of a million requests takes seconds to
+  // read, and the window goes on meanwhile.
+  const std::string path = r.data || !reader_ ? std::string() : reader_->path();
+  export_thread_ = std::thread([this, r, dir, path]() mutable {
+    auto post = [this](std::function<void()> f) {
+      QMetaObject::invokeMethod(this, std::move(f), Qt::QueuedConnection);
+    };
+    if (!r.data) {
+      post([this, name = r.name] {
+        status_->setText(QString("Exporting \"%1\": reading its records (1 of %2)")
+                             .arg(name)
+                             .arg(kExportSteps));
+      });
+      auto h = History::open(path, {.read_only = true});
+      auto data = h ? (*h)->load(r.history_id) : Expected<RunData>(h.error());
+      if (!data) {
+        post([this, r, dir, s = Status(data.error())] { finish_export(r, dir, s); });
+        return;
+      }
+      r.data = std::make_shared<const RunData>(std::move(*data));
+      post([this, key = r.key, d = r.data] { keep_loaded(key, d); });
+    }
     const Status s = write_run_text_files(
         r, dir,
-        [this, name = r.name](int k, const QString& file) {
-          QMetaObject::invokeMethod(
-              this,
-              [this, name, k, file] {
-                progress_->setValue(k);
-                status_->setText(QString("Exporting \"%1\": writing %2 (%3 of %4)")
-                                     .arg(name, file)
-                                     .arg(k + 1)
-                                     .arg(kExportFiles));
-              },
-              Qt::QueuedConnection);
+        [this, post, name = r.name](int k, const QString& file) {
+          post([this, name, k, file] {
+            progress_->setValue(k + 1);
+            status_->setText(QString("Exporting \"%1\": writing %2 (%3 of %4)")
+                                 .arg(name, file)
+                                 .arg(k + 2)
+                                 .arg(kExportSteps));
+          });
         },
         &export_cancel_);
-    QMetaObject::invokeMethod(
-        this, [this, r, dir, s] { finish_export(r, dir, s); }, Qt::QueuedConnection);
+    post([this, r, dir, s] { finish_export(r, dir, s); });
   });
   return true;
 }
@@ -420,19 +441,54 @@ bool RunsPanel::export_run(int i, const QString& dir) {
 void RunsPanel::finish_export(const RecordedRun& r, const QString& dir, const Status& text_files) {
   // The thread's last act was to post this call; it is done or about to be.
   if (export_thread_.joinable()) export_thread_.join();
-  Status s = text_files;
-  if (s) {
-    const QString png = run_png_path(r, dir);
-    progress_->setValue(kExportFiles - 1);
-    status_->setText(QString("Exporting \"%1\": drawing %2 (%3 of %3)")
-                         .arg(r.name, QFileInfo(png).fileName())
-                         .arg(kExportFiles));
-    // Drawing blocks this thread for a moment: show the step first.
-    progress_->repaint();
-    status_->repaint();
-    s = write_run_plot(*r.data, r.summary, png.toStdString());
+  if (!text_files) return end_export(r, dir, text_files);
+  const QString png = run_png_path(r, dir);
+  progress_->setValue(kExportSteps - 1);
+  status_->setText(QString("Exporting \"%1\": drawing %2 (%3 of %3)")
+                       .arg(r.name, QFileInfo(png).fileName())
+                       .arg(kExportSteps));
+  // A kept run's picture is drawn by a process of its own where one is set:
+  // drawing 50,000 batch dots holds a thread for a third of a second.
+  if (!png_program_.isEmpty() && r.history_id > 0 && reader_) {
+    auto* p = new QProcess(this);
+    p->setProcessChannelMode(QProcess::MergedChannels);
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert("QT_QPA_PLATFORM", "offscreen");
+    p->setProcessEnvironment(env);
+    connect(p, &QProcess::finished, this, [this, p, r, dir](int code, QProcess::ExitStatus how) {
+      const QString said = QString::fromLocal8Bit(p->readAll()).trimmed();
+      p->deleteLater();
+      end_export(r, dir,
+                 how == QProcess::NormalExit && code == 0
+                     ? Status::Ok()
+                     : Status(Error{ErrorCode::kInternal, "drawing the PNG: " + said.toStdString()}));
+    });
+    connect(p, &QProcess::errorOccurred, this, [this, p, r, dir](QProcess::ProcessError e) {
+      if (e != QProcess::FailedToStart) return;
+      p->deleteLater();
+      end_export(r, dir, Error{ErrorCode::kInternal, "cannot start " + png_program_.toStdString()});
+    });
+    p->start(png_program_, {"runs", "export", QString::number(r.history_id), "--format", "png",
+                            "--out", png, "--history", QString::fromStdString(reader_->path())});
+    return;
   }
-  progress_->setValue(kExportFiles);
+  // Widgets draw on this thread; the PNG is encoded (the longer part for a
+  // large run) on the export's.
+  auto image = render_run_plot(*r.data, r.summary);
+  if (!image) return end_export(r, dir, image.error());
+  export_thread_ = std::thread([this, r, dir, png, image = std::move(*image)] {
+    const Status s = picture::save_image(image, png.toStdString(), "run plot");
+    QMetaObject::invokeMethod(
+        this, [this, r, dir, s] {
+          if (export_thread_.joinable()) export_thread_.join();
+          end_export(r, dir, s);
+        },
+        Qt::QueuedConnection);
+  });
+}
+
+void RunsPanel::end_export(const RecordedRun& r, const QString& dir, const Status& s) {
+  progress_->setValue(kExportSteps);
   progress_->setVisible(false);
   export_->setEnabled(true);
   exporting_ = false;

@@ -80,6 +80,10 @@ class RunsPanel : public QWidget {
   void set_on_recorded(std::function<void(std::shared_ptr<const RunData>)> f) {
     on_recorded_ = std::move(f);
   }
+  // A batchscope executable that draws a kept run's PNG in a process of its
+  // own (`runs export ID --format png`), so that a large run's picture never
+  // holds this thread; empty (the default): drawn here.
+  void set_png_program(QString program) { png_program_ = std::move(program); }
   // Asked before the Remove button removes kept runs; default: a dialog.
   void set_confirm(std::function<bool(const QString& question)> confirm);
   // Re-reads the history under the filters (model, kind, text; empty: any).
@@ -112,6 +116,12 @@ class RunsPanel : public QWidget {
   // Loads run i's records from the history if they are not in memory;
   // false (saying why in the status) when they cannot be read.
   bool ensure_loaded(int i);
+  // Whether run i's records are here or can be read from the history; says
+  // why not in the status line.
+  bool can_load(int i);
+  // Keeps records read for an export with the run they belong to (by its
+  // key), so that the next export need not read them again.
+  void keep_loaded(uint64_t key, std::shared_ptr<const RunData> data);
 
   // Overlays runs i and j on the compare plot; false for a bad pair.
   bool compare(int i, int j);
@@ -133,6 +143,7 @@ class RunsPanel : public QWidget {
  private:
   void clear_compare(const QString& note);
   void finish_export(const RecordedRun& run, const QString& dir, const Status& text_files);
+  void end_export(const RecordedRun& r, const QString& dir, const Status& s);
   std::vector<int> selected_rows() const;
   void append_to_history();
   void relabel_in_history(int row);
@@ -181,6 +192,7 @@ class RunsPanel : public QWidget {
   bool failure_shown_ = false;
 
   std::thread export_thread_;
+  QString png_program_;
   std::atomic<bool> export_cancel_{false};
   bool exporting_ = false;
 };

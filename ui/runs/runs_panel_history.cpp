@@ -187,6 +187,26 @@ void RunsPanel::append_to_history() {
 }
 
 bool RunsPanel::ensure_loaded(int i) {
+  if (!can_load(i)) return false;
+  RecordedRun& r = model_->at(i);
+  if (r.data) return true;
+  auto data = reader_->load(r.history_id);
+  if (!data) {
+    history_status_ = QString::fromStdString(data.error().message);
+    status_->setText("Cannot read \"" + r.name + "\": " + history_status_);
+    return false;
+  }
+  r.data = std::make_shared<const RunData>(std::move(*data));
+  return true;
+}
+
+void RunsPanel::keep_loaded(uint64_t key, std::shared_ptr<const RunData> data) {
+  for (int i = 0; i < run_count(); ++i) {
+    if (model_->at(i).key == key && !model_->at(i).data) model_->at(i).data = data;
+  }
+}
+
+bool RunsPanel::can_load(int i) {
   if (i < 0 || i >= run_count()) return false;
   RecordedRun& r = model_->at(i);
   if (r.data) return true;
@@ -203,13 +223,6 @@ bool RunsPanel::ensure_loaded(int i) {
     history_status_ = QString("\"%1\" has no records here and none in a history").arg(r.name);
     return false;
   }
-  auto data = reader_->load(r.history_id);
-  if (!data) {
-    history_status_ = QString::fromStdString(data.error().message);
-    status_->setText("Cannot read \"" + r.name + "\": " + history_status_);
-    return false;
-  }
-  r.data = std::make_shared<const RunData>(std::move(*data));
   return true;
 }
 

@@ -8,6 +8,12 @@
 
 #include <gtest/gtest.h>
 
+#include <QCoreApplication>
+
+#include <QImage>
+
+#include <QElapsedTimer>
+
 #include <QDir>
 #include <QFile>
 #include <QLabel>
@@ -155,6 +161,43 @@ TEST_F(RunsPanelHistoryTest, ARestartListsTheKeptRunsNewestFirstWithTheCutShortM
   EXPECT_TRUE(panel_->run(2).data);
   EXPECT_TRUE(QFile::exists(QDir(out.path()).filePath("morning-requests.csv")));
   EXPECT_TRUE(QFile::exists(QDir(out.path()).filePath("morning.png")));
+}
+
+// A kept run exports in the background: its records are read on the
+// export's thread (through a connection of its own) and kept with the run;
+// the PNG is drawn by the program set for it, or here; a program that
+// cannot start is named in the error.
+TEST_F(RunsPanelHistoryTest, AKeptRunExportsInTheBackgroundReadingItsRecordsOffThisThread) {
+  record("kept", 2);
+  writer_->flush();
+  panel_.reset();
+  panel_ = make_panel();
+  ASSERT_EQ(panel_->run_count(), 1);
+  ASSERT_FALSE(panel_->run(0).data);
+  auto wait = [&] {
+    QElapsedTimer waited;
+    waited.start();
+    while (panel_->exporting() && waited.elapsed() < 60000) {
+      QCoreApplication::processEvents(QEventLoop::AllEvents, 50);
+    }
+    return !panel_->exporting();
+  };
+  QTemporaryDir out;
+  panel_->set_png_program("/nonexistent/batchscope");
+  ASSERT_TRUE(panel_->export_run(0, out.path()));
+  ASSERT_TRUE(wait());
+  EXPECT_TRUE(panel_->export_status().contains("cannot start /nonexistent/batchscope"))
+      << panel_->export_status().toStdString();
+  EXPECT_TRUE(panel_->run(0).data) << "the records read for the export are kept";
+  EXPECT_EQ(panel_->run(0).data->requests.size(), 2u * 200u * 4u);
+  EXPECT_TRUE(QFile::exists(QDir(out.path()).filePath("kept-requests.csv")));
+
+  panel_->set_png_program("");
+  ASSERT_TRUE(panel_->export_run(0, out.path()));
+  ASSERT_TRUE(wait());
+  EXPECT_TRUE(panel_->export_status().startsWith("Exported"))
+      << panel_->export_status().toStdString();
+  EXPECT_EQ(QImage(QDir(out.path()).filePath("kept.png")).width(), 1400);
 }
 
 TEST_F(RunsPanelHistoryTest, FiltersNarrowTheList) {
