@@ -15,6 +15,7 @@
 #include "traffic/gen_load.h"
 #ifdef BATCHSCOPE_WITH_HISTORY
 #include "runs/history.h"
+#include "common/text_out.h"
 #include "runs/history_figures.h"
 #include "runs/history_writer.h"
 #include "runs/run_report.h"
@@ -27,11 +28,11 @@
 namespace batchscope {
 
 std::string runs_help() {
-  return "usage: batchscope runs list [--model M] [--kind bench|tune|recorded|generation]\n"
+  return "usage: batchscope runs list [--model M] [--kind bench|tune|recorded|generation|serve]\n"
          "                            [--since DATE] [--grep TEXT]\n"
          "       batchscope runs show ID\n"
          "       batchscope runs compare ID ID [--plot FILE.png]\n"
-         "       batchscope runs export ID --format json|csv|trace|png --out FILE\n"
+         "       batchscope runs export ID --format json|csv|trace|png|bodies --out FILE\n"
          "       batchscope runs rm ID [ID...]\n"
          "       batchscope runs import FILE.json [FILE.json...]\n"
          "The run history: every bench, tune and recorded run, with the machine, LibTorch,\n"
@@ -40,7 +41,8 @@ std::string runs_help() {
          "both runs' figures with the change, and what differs in their context (--plot:\n"
          "their latency fans overlaid, as a PNG). export\n"
          "writes a run as bench would have (csv: FILE_requests.csv and FILE_windows.csv;\n"
-         "png needs a build with Qt). import keeps a `bench --json` summary as a run.\n"
+         "png needs a build with Qt; bodies: the request bodies serve --record-bodies kept,\n"
+         "a JSON line each). import keeps a `bench --json` summary as a run.\n"
          "Every subcommand takes --history FILE (default $BATCHSCOPE_HISTORY, else\n"
          "$XDG_DATA_HOME/batchscope/history.sqlite).\n";
 }
@@ -333,13 +335,33 @@ int export_run(History& h, int64_t id, std::map<std::string, std::string>& flags
     else
       return fail("unknown option --" + name + " for runs export (see batchscope runs --help)");
   }
-  if (format.empty()) return fail("runs export needs --format json|csv|trace|png");
+  if (format.empty()) return fail("runs export needs --format json|csv|trace|png|bodies");
   if (out.empty()) return fail("runs export needs --out FILE");
   auto row = h.get(id);
   if (!row) return fail(row.error().message);
   if (format == "json") return save_export(out, row->summary, "JSON summary") ? 0 : 1;
+  if (format == "bodies") {
+    // One JSON object a line: when the request arrived, its route, its body.
+    auto bodies = h.load_bodies(id);
+    if (!bodies) return fail(bodies.error().message, 1);
+    if (bodies->empty()) {
+      return fail("run " + std::to_string(id) +
+                  " keeps no request bodies (serve --record --record-bodies keeps them)");
+    }
+    std::string text;
+    for (const HistoryBody& b : *bodies) {
+      text += "{\"at_ms\":";
+      append_json_number(text, std::chrono::duration<double, std::milli>(b.at).count());
+      text += ",\"route\":";
+      append_json_string(text, b.route);
+      text += ",\"body\":";
+      append_json_string(text, b.body);
+      text += "}\n";
+    }
+    return save_export(out, text, "request bodies, a JSON line each") ? 0 : 1;
+  }
   if (format != "csv" && format != "trace" && format != "png")
-    return fail("--format " + format + " is not one of json, csv, trace, png");
+    return fail("--format " + format + " is not one of json, csv, trace, png, bodies");
   if (row->kind == "tune" && row->parent_id == 0) {
     return fail("run " + std::to_string(id) + " is a tune: it keeps its result (--format json); " +
                 "its live runs are runs of their own, listed by batchscope runs show " +

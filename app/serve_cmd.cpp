@@ -114,7 +114,7 @@ int run_serve(int argc, char** argv, const std::vector<std::string>& args) {
 
   std::vector<std::string> argv_flags = args;
   allow_bare_record(argv_flags);
-  auto flags = cli::parse_flags(argv_flags, {"no-remote-config", "no-history"});
+  auto flags = cli::parse_flags(argv_flags, {"no-remote-config", "no-history", "record-bodies"});
   if (!flags) return fail(flags.error().message);
   auto record = take_record_flags(*flags);
   if (!record) return fail(record.error().message);
@@ -219,7 +219,13 @@ int run_serve(int argc, char** argv, const std::vector<std::string>& args) {
     service.set_records_sink([&recorder, &clock](const RecordBatch& r) {
       if (recorder->going()) recorder->recording->add(r, clock.now());
     });
-    std::printf("recording the clients' requests into %s\n", recorder->writer->path().c_str());
+    if (record->options.bodies) {
+      service.set_body_sink([&recorder, &clock](std::string_view route, const std::string& body) {
+        if (recorder->going()) recorder->recording->add_body(route, body, clock.now());
+      });
+    }
+    std::printf("recording the clients' requests%s into %s\n",
+                record->options.bodies ? " and their bodies" : "", recorder->writer->path().c_str());
   }
   std::printf("listening on http://%s:%u\n", host.c_str(), *bound);
   std::fflush(stdout);

@@ -66,7 +66,13 @@ int serve_generation(int argc, char** argv, const GenServeSetup& setup,
                                                  const std::vector<StepRecord>& steps) {
       if (recorder->going()) recorder->recording->add_generation(done, steps, clock.now());
     });
-    std::printf("recording the clients' requests into %s\n", recorder->writer->path().c_str());
+    if (setup.record.options.bodies) {
+      service.set_body_sink([&recorder, &clock](std::string_view route, const std::string& body) {
+        if (recorder->going()) recorder->recording->add_body(route, body, clock.now());
+      });
+    }
+    std::printf("recording the clients' requests%s into %s\n",
+                setup.record.options.bodies ? " and their bodies" : "", recorder->writer->path().c_str());
   }
   std::printf("listening on http://%s:%u\n", setup.host.c_str(), *bound);
   std::fflush(stdout);

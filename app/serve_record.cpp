@@ -99,6 +99,14 @@ void ServeRecording::add_generation(const std::vector<GenRecord>& finished,
   cut_and_close(now);
 }
 
+void ServeRecording::add_body(std::string_view route, const std::string& body, TimePoint arrival) {
+  const size_t i = part_at(arrival);
+  if (i == kNone) return;
+  std::vector<HistoryBody> one;
+  one.push_back(HistoryBody{arrival - open_[i].start, std::string(route), body});
+  writer_.append_bodies(open_[i].token, std::move(one));
+}
+
 void ServeRecording::cut_and_close(TimePoint now) {
   if (o_.every_s > 0 && now >= open_.back().start + seconds(o_.every_s)) {
     open_.back().cut = now;
@@ -155,6 +163,11 @@ Expected<ServeRecordChoice> take_record_flags(std::map<std::string, std::string>
     if (!it->second.empty()) c.options.label = it->second;
     flags.erase(it);
   }
+  if (auto it = flags.find("record-bodies"); it != flags.end()) {
+    if (!c.on) return invalid_argument("--record-bodies needs --record");
+    c.options.bodies = true;
+    flags.erase(it);
+  }
   if (auto it = flags.find("record-every"); it != flags.end()) {
     auto s = cli::parse_number("record-every", it->second, 1, 7 * 24 * 3600);
     if (!s) return s.error();
@@ -170,7 +183,9 @@ std::string record_flags_help() {
          "  --record [LABEL]          keeps every request as runs of kind serve in the run\n"
          "                            history, written as they go (sizes and timings only,\n"
          "                            never a body); LABEL names them (default: served clients)\n"
-         "  --record-every S          one run per S seconds (default: one run until exit)\n" +
+         "  --record-every S          one run per S seconds (default: one run until exit)\n"
+         "  --record-bodies           keep each request's body too (runs export ID --format\n"
+         "                            bodies writes them as JSON lines)\n" +
          history_flags_help();
 }
 

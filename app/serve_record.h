@@ -3,7 +3,8 @@
 // `serve --record`: what the server's clients send, kept in the history as
 // runs of kind "serve", written as they go. Tensor requests come with the
 // batches they ran in and the queue's depth; generative requests with the
-// engine's steps. Only sizes and timings are kept, never a request's body.
+// engine's steps. Only sizes and timings are kept, never a request's body,
+// unless --record-bodies asks for the bodies too (to replay the traffic).
 //
 // The stream is cut into one run per `every_s` (0: one run until the end).
 // A request belongs to the run it arrived in: a run cut at time c takes no
@@ -21,6 +22,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "app/history_setup.h"
@@ -37,6 +39,7 @@ class HistoryWriter;
 struct ServeRecordOptions {
   std::string label = "served clients";
   double every_s = 0;  // 0: one run until the end
+  bool bodies = false;  // --record-bodies: each request's body too
   Duration grace = std::chrono::seconds(2);
 };
 
@@ -51,6 +54,9 @@ class ServeRecording {
   void add(const RecordBatch& records, TimePoint now);
   void add_generation(const std::vector<GenRecord>& finished, const std::vector<StepRecord>& steps,
                       TimePoint now);
+  // A request's body as it arrived (with --record-bodies), kept with the run
+  // it arrived in.
+  void add_body(std::string_view route, const std::string& body, TimePoint arrival);
   // Ends every run at `end` and stores their summaries.
   void finish(TimePoint end);
   // Runs begun so far.

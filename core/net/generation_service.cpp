@@ -151,6 +151,7 @@ void GenerationService::handle(HttpRequest&& req, Responder r) {
   const bool get = req.method == "GET", post = req.method == "POST";
   if (path == "/v1/completions" || path == "/v1/chat/completions") {
     if (!post) return r.send(method_not_allowed("POST", make_error));
+    if (body_sink_) body_sink_(path, req.body);
     return generate(req, r, path == "/v1/completions" ? Api::kCompletions : Api::kChat, false);
   }
   if (path == "/v1/models") {

@@ -34,6 +34,7 @@
 #include <atomic>
 #include <functional>
 #include <string>
+#include <string_view>
 
 #include "generation/gen_engine.h"
 #include "generation/gen_metrics.h"
@@ -72,6 +73,10 @@ class GenerationService {
   using RecordsSink =
       std::function<void(const std::vector<GenRecord>&, const std::vector<StepRecord>&)>;
   void set_records_sink(RecordsSink sink) { sink_ = std::move(sink); }
+  // Called on the I/O thread with each authorized inference request's route
+  // and body as it arrives (serve --record-bodies). Set before serving.
+  using BodySink = std::function<void(std::string_view route, const std::string& body)>;
+  void set_body_sink(BodySink sink) { body_sink_ = std::move(sink); }
 
  private:
   void generate(const HttpRequest& req, Responder r, Api api, bool stream_route);
@@ -88,6 +93,7 @@ class GenerationService {
   std::vector<StepRecord> drained_steps_;
   MetricsSource source_;
   RecordsSink sink_;
+  BodySink body_sink_;
   const HttpServer* server_ = nullptr;
   ServiceAccess access_;
   std::atomic<bool> shutting_down_{false};

@@ -64,6 +64,10 @@ void InferenceService::handle(HttpRequest&& req, Responder r) {
   const std::string_view path = req.path();
   if (auto refused = refuse_unauthorized(req, access_)) return r.send(std::move(*refused));
   const bool get = req.method == "GET", post = req.method == "POST";
+  if (body_sink_ && post &&
+      (path == "/infer" || (path.substr(0, 11) == "/v2/models/" && path.ends_with("/infer")))) {
+    body_sink_(path, req.body);
+  }
   if (path == "/infer") {
     if (!post) return r.send(method_not_allowed("POST"));
     return infer_simple(req, r);

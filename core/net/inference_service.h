@@ -23,6 +23,7 @@
 #include <atomic>
 #include <functional>
 #include <string>
+#include <string_view>
 
 #include "batching/engine.h"
 #include "batching/monitor.h"
@@ -62,6 +63,10 @@ class InferenceService {
   // Set before serving.
   using RecordsSink = std::function<void(const RecordBatch&)>;
   void set_records_sink(RecordsSink sink) { sink_ = std::move(sink); }
+  // Called on the I/O thread with each authorized inference request's route
+  // and body as it arrives (serve --record-bodies). Set before serving.
+  using BodySink = std::function<void(std::string_view route, const std::string& body)>;
+  void set_body_sink(BodySink sink) { body_sink_ = std::move(sink); }
 
  private:
   void infer_simple(const HttpRequest& req, Responder r);
@@ -77,6 +82,7 @@ class InferenceService {
   EngineMonitor monitor_;
   MetricsSource source_;
   RecordsSink sink_;
+  BodySink body_sink_;
   const HttpServer* server_ = nullptr;
   ServiceAccess access_;
   std::atomic<bool> shutting_down_{false};

@@ -410,6 +410,29 @@ Expected<std::vector<StepRecord>> History::load_steps(int64_t id, TimePoint star
   return out;
 }
 
+Status History::append_bodies(int64_t id, std::span<const HistoryBody> bodies) {
+  sqlite::Stmt st(db_, "INSERT INTO bodies(run_id, at_ns, route, body) VALUES(?,?,?,?)");
+  for (const HistoryBody& b : bodies) {
+    st.bind(1, id).bind(2, static_cast<int64_t>(b.at.count())).bind(3, b.route);
+    st.bind_blob(4, b.body.data(), b.body.size());
+    if (Status s = st.run("cannot add request bodies to"); !s) return s;
+  }
+  return {};
+}
+
+Expected<std::vector<HistoryBody>> History::load_bodies(int64_t id) {
+  sqlite::Stmt st(db_, "SELECT at_ns, route, body FROM bodies WHERE run_id = ? ORDER BY rowid");
+  if (!st.ok()) return db_.error("cannot read");
+  st.bind(1, id);
+  std::vector<HistoryBody> out;
+  int rc;
+  while ((rc = st.step()) == SQLITE_ROW) {
+    out.push_back(HistoryBody{Duration(st.int_at(0)), st.text_at(1), st.blob_at(2)});
+  }
+  if (rc != SQLITE_DONE) return db_.error("cannot read request bodies from");
+  return out;
+}
+
 Status History::set_counts(int64_t id, uint64_t seen, uint64_t kept) {
   sqlite::Stmt st(db_, "UPDATE runs SET requests_seen = ?, requests_kept = ? WHERE id = ?");
   st.bind(1, static_cast<int64_t>(seen)).bind(2, static_cast<int64_t>(kept)).bind(3, id);

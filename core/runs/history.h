@@ -76,6 +76,15 @@ struct HistoryGenRequest {
   std::vector<Duration> gaps;
 };
 
+// A client's request body as `serve --record-bodies` keeps it: when it
+// arrived since the run's start, its route ("/infer", "/v1/completions")
+// and its bytes.
+struct HistoryBody {
+  Duration at{0};
+  std::string route;
+  std::string body;
+};
+
 struct HistoryFilter {
   std::string model;  // exact name; empty: any
   std::string kind;   // exact kind; empty: any
@@ -142,6 +151,9 @@ class History {
   // A generation run's engine steps, times relative to `start`; and back.
   Status append_steps(int64_t id, TimePoint start, std::span<const StepRecord> steps);
   Expected<std::vector<StepRecord>> load_steps(int64_t id, TimePoint start);
+  // Request bodies, and back in the order kept.
+  Status append_bodies(int64_t id, std::span<const HistoryBody> bodies);
+  Expected<std::vector<HistoryBody>> load_bodies(int64_t id);
   Status set_counts(int64_t id, uint64_t seen, uint64_t kept);
   // A `duration_s` of zero or more replaces the run's duration;
   // `finished_at` (UTC text) is when it ended, now where empty.

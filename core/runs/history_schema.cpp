@@ -90,7 +90,9 @@ ALTER TABLE gen_steps ADD COLUMN lane INTEGER NOT NULL DEFAULT 0;
 )sql";
 
 // Version 5: a batch keeps its longest request and the sum of their lengths
-// (0 where lengths did not vary, as for every batch kept before), and times
+// (0 where lengths did not vary, as for every batch kept before); the
+// request bodies `serve --record-bodies` keeps, with when each arrived
+// since the run's start and its route; and times
 // are kept to the millisecond: those kept to the second gain ".000", so that
 // every time sorts as text in the order it happened.
 constexpr const char* kVersion5 = R"sql(
@@ -100,6 +102,13 @@ UPDATE runs SET started_at = substr(started_at, 1, 19) || '.000Z'
   WHERE length(started_at) = 20 AND substr(started_at, 20, 1) = 'Z';
 UPDATE runs SET finished_at = substr(finished_at, 1, 19) || '.000Z'
   WHERE length(finished_at) = 20 AND substr(finished_at, 20, 1) = 'Z';
+CREATE TABLE bodies(
+  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  at_ns INTEGER NOT NULL,
+  route TEXT NOT NULL,
+  body BLOB NOT NULL
+);
+CREATE INDEX bodies_by_run ON bodies(run_id);
 )sql";
 
 constexpr const char* kSteps[] = {kVersion1, kVersion2, kVersion3, kVersion4, kVersion5};

@@ -49,6 +49,14 @@ void HistoryWriter::append(Token run, std::vector<RunRequest> requests,
   push(std::move(op));
 }
 
+void HistoryWriter::append_bodies(Token run, std::vector<HistoryBody> bodies) {
+  Op op;
+  op.kind = Op::kAppendBodies;
+  op.token = run;
+  op.bodies = std::move(bodies);
+  push(std::move(op));
+}
+
 void HistoryWriter::append_generation(Token run, std::vector<HistoryGenRequest> requests,
                                       std::vector<StepRecord> steps) {
   Op op;
@@ -177,7 +185,7 @@ Status HistoryWriter::apply(Op& op, std::vector<std::pair<Token, int64_t>>& begu
     auto id = store_->begin_run(op.header);
     if (!id) return id.error();
     begun_ids_[op.token] = *id;
-    runs_[op.token] = RunState{*id, op.start, 0, 0, op.wall_start};
+    runs_[op.token] = RunState{*id, op.start, 0, 0, op.wall_start, 0};
     begun.emplace_back(op.token, *id);
     return {};
   }
@@ -212,6 +220,12 @@ Status HistoryWriter::apply(Op& op, std::vector<std::pair<Token, int64_t>>& begu
     if (Status s = store_->append_generation(r.id, r.start, kept); !s) return s;
     if (Status s = store_->append_steps(r.id, r.start, op.steps); !s) return s;
     return store_->set_counts(r.id, r.seen, r.kept);
+  }
+  if (op.kind == Op::kAppendBodies) {
+    const uint64_t room = cap_ > r.bodies ? cap_ - r.bodies : 0;
+    const size_t keep = static_cast<size_t>(std::min<uint64_t>(room, op.bodies.size()));
+    r.bodies += keep;
+    return store_->append_bodies(r.id, std::span<const HistoryBody>(op.bodies.data(), keep));
   }
   // It ended its duration after it started; without one, now.
   const std::string finished =

@@ -53,6 +53,8 @@ class HistoryWriter {
   // engine's steps.
   void append_generation(Token run, std::vector<HistoryGenRequest> requests,
                          std::vector<StepRecord> steps = {});
+  // Request bodies (serve --record-bodies), kept up to the cap a run.
+  void append_bodies(Token run, std::vector<HistoryBody> bodies);
   // Stores the summary and marks the run finished; a `duration_s` of zero or
   // more replaces the one the run began with (a recording learns its length
   // when it stops).
@@ -79,7 +81,8 @@ class HistoryWriter {
 
  private:
   struct Op {
-    enum Kind { kBegin, kAppend, kAppendGen, kFinish, kRemove, kRelabel } kind = kBegin;
+    enum Kind { kBegin, kAppend, kAppendGen, kAppendBodies, kFinish, kRemove, kRelabel } kind =
+        kBegin;
     Token token = 0;
     Token parent = 0;  // kBegin
     int64_t id = 0;  // kRemove, kRelabel; 0: the run of `token`
@@ -91,6 +94,7 @@ class HistoryWriter {
     std::vector<DepthSample> depth;
     std::vector<HistoryGenRequest> generation;
     std::vector<StepRecord> steps;
+    std::vector<HistoryBody> bodies;
     std::string summary;  // kFinish; the label for kRelabel
     double duration_s = -1;  // kFinish
   };
@@ -99,6 +103,7 @@ class HistoryWriter {
     TimePoint start{};
     uint64_t seen = 0, kept = 0;
     std::chrono::system_clock::time_point wall_start{};
+    uint64_t bodies = 0;
   };
 
   void push(Op op);

@@ -10,7 +10,8 @@
   runs whose requests add up to every one sent, each kept once.
 - A generative server records its completions (kind serve, 20 requests).
 - Nothing of a request's body is stored: a marker sent in every body is not
-  in the file.
+  in the file. With --record-bodies, the bodies are kept and export as JSON
+  lines, in arrival order.
 Usage: serve_record.py BATCHSCOPE WORKDIR
 """
 import http.client
@@ -167,7 +168,31 @@ if "served clients" not in kept(gen[0])[1]:
     fail("default label: " + kept(gen[0])[1])
 print("generative: 20 requests")
 
-# No body is stored.
+# With --record-bodies, the bodies are kept too, and export as JSON lines.
+before = set(serve_ids())
+p, port, seen = start("--synthetic", "300,20", "--record", "with bodies", "--record-bodies")
+clients(port, 10, 2, "/infer", json.dumps({"data": [0.5] * 128}))
+stop(p, seen)
+wb = [i for i in serve_ids() if i not in before]
+if len(wb) != 1 or kept(wb[0])[0] != 20:
+    fail(f"--record-bodies: runs {wb}: {runs('list', '--kind', 'serve')}")
+runs("export", str(wb[0]), "--format", "bodies", "--out", os.path.join(DIR, "bodies.jsonl"))
+with open(os.path.join(DIR, "bodies.jsonl")) as f:
+    lines = [json.loads(line) for line in f]
+if len(lines) != 20 or {x["route"] for x in lines} != {"/infer"} or \
+        json.loads(lines[0]["body"]) != {"data": [0.5] * 128}:
+    fail(f"bodies export: {len(lines)} lines, first {lines[:1]}")
+if sorted(x["at_ms"] for x in lines) != [x["at_ms"] for x in lines]:
+    fail("bodies not in arrival order")
+print("with bodies: 20 requests and their bodies")
+# A run without them says so.
+out = subprocess.run([BIN, "runs", "export", str(ids[0]), "--format", "bodies", "--out",
+                      os.path.join(DIR, "none.jsonl"), "--history", HISTORY],
+                     capture_output=True, text=True, env=ENV)
+if out.returncode == 0 or "keeps no request bodies" not in out.stderr:
+    fail("export of bodies from a run without them: " + out.stderr)
+
+# Without --record-bodies, no body is stored.
 for name in os.listdir(DIR):
     if name.startswith("history.sqlite"):
         with open(os.path.join(DIR, name), "rb") as f:

@@ -138,6 +138,33 @@ TEST(HistoryWriter, RelabelsAndRemovesARunByItsTokenWithoutWaiting) {
   EXPECT_EQ(h->list()->size(), 1u);
 }
 
+// Request bodies (serve --record-bodies) come back in the order kept, byte
+// for byte, up to the cap a run, and go with their run.
+TEST(HistoryWriter, KeepsRequestBodiesUpToTheCapAndRemovesThemWithTheRun) {
+  TempFolder dir;
+  HistoryWriter w(open_or_die(dir.file("h.sqlite")), 3);
+  const RunData run = sample_run(4);
+  const auto t = w.begin(header_of(run, "serve"), run.start);
+  std::string binary("a\0b\xff", 4);
+  w.append_bodies(t, {{std::chrono::milliseconds(2), "/infer", "{\"data\": [1]}"},
+                      {std::chrono::milliseconds(5), "/v1/completions", binary}});
+  w.append_bodies(t, {{std::chrono::milliseconds(7), "/infer", "x"},
+                      {std::chrono::milliseconds(9), "/infer", "over the cap"}});
+  w.finish(t, "{}");
+  w.flush();
+  ASSERT_FALSE(w.failure()) << *w.failure();
+  auto h = open_or_die(dir.file("h.sqlite"));
+  auto bodies = h->load_bodies(*w.id_of(t));
+  ASSERT_TRUE(bodies.ok());
+  ASSERT_EQ(bodies->size(), 3u);
+  EXPECT_EQ((*bodies)[0].at, std::chrono::milliseconds(2));
+  EXPECT_EQ((*bodies)[0].body, "{\"data\": [1]}");
+  EXPECT_EQ((*bodies)[1].route, "/v1/completions");
+  EXPECT_EQ((*bodies)[1].body, binary);
+  ASSERT_TRUE(h->remove(*w.id_of(t)));
+  EXPECT_TRUE(h->load_bodies(*w.id_of(t))->empty());
+}
+
 TEST(HistoryWriter, KeepsRequestsUpToItsCapAndCountsTheRest) {
   TempFolder dir;
   HistoryWriter w(open_or_die(dir.file("h.sqlite")), /*request_cap=*/30);
