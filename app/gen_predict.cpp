@@ -127,10 +127,12 @@ Expected<GenRun> run_gen_inproc(const LmChoice& choice, const Options& options,
 
 namespace {
 
-// `calibration_s` of the traffic, live at `lanes` lanes: its steps.
+// `calibration_s` of the traffic, live at `lanes` lanes: its steps; the run
+// goes to `kept` when given.
 Expected<std::vector<StepRecord>> calibrate(const LmChoice& choice, Options options,
                                             uint32_t lanes, const ArrivalSpec& spec,
-                                            const GenLengthFlags& lengths, double calibration_s) {
+                                            const GenLengthFlags& lengths, double calibration_s,
+                                            std::vector<GenCalibration>* kept) {
   std::printf("  measuring the step cost at %u lane%s: %.0f s of this traffic, live (--cost FILE "
               "skips it)\n",
               lanes, lanes == 1 ? "" : "s", calibration_s);
@@ -144,6 +146,7 @@ Expected<std::vector<StepRecord>> calibrate(const LmChoice& choice, Options opti
   GenWorkload workload = lengths.workload(spec.seed + 99);
   auto live = run_gen_inproc(choice, options, calibration, workload, std::chrono::seconds(1));
   if (!live) return Error{live.error().code, "calibration: " + live.error().message};
+  if (kept) kept->push_back(GenCalibration{*live, options});
   return std::move(live->steps);
 }
 
@@ -151,7 +154,8 @@ Expected<std::vector<StepRecord>> calibrate(const LmChoice& choice, Options opti
 
 Expected<PricedSteps> price_gen_steps(const LmChoice& choice, const Options& options,
                                       const ArrivalSpec& spec, const GenLengthFlags& lengths,
-                                      const GenCostChoice& priced, std::vector<uint32_t> lanes) {
+                                      const GenCostChoice& priced, std::vector<uint32_t> lanes,
+                                      std::vector<GenCalibration>* calibration) {
   if (lanes.empty()) lanes.push_back(std::max<uint32_t>(options.num_lanes, 1));
   if (choice.synthetic) {
     return PricedSteps{GenStepCost::synthetic(choice.synthetic->first, choice.synthetic->second),
@@ -183,7 +187,8 @@ Expected<PricedSteps> price_gen_steps(const LmChoice& choice, const Options& opt
   }
   bool changed = false;
   if (!cost) {
-    auto steps = calibrate(choice, options, lanes.front(), spec, lengths, priced.calibration_s);
+    auto steps = calibrate(choice, options, lanes.front(), spec, lengths, priced.calibration_s,
+                           calibration);
     if (!steps) return steps.error();
     auto c = measure_step_cost(*steps, lanes.front());
     if (!c) return Error{c.error().code, "calibration: " + c.error().message};
@@ -194,7 +199,7 @@ Expected<PricedSteps> price_gen_steps(const LmChoice& choice, const Options& opt
   // Every other lane count priced needs its own fit, measured as the first.
   for (uint32_t n : lanes) {
     if (at_lanes(*cost, n)) continue;
-    auto steps = calibrate(choice, options, n, spec, lengths, priced.calibration_s);
+    auto steps = calibrate(choice, options, n, spec, lengths, priced.calibration_s, calibration);
     if (!steps) return steps.error();
     auto learned = learn_step_cost(cost, *steps, n);
     if (!learned) return Error{learned.error().code, "calibration: " + learned.error().message};

@@ -43,9 +43,16 @@ struct GenCostChoice {
 };
 // `lanes`: every lane count the predictions will run (default: the
 // options'); each one the cost has no scale for is measured live and kept.
+// `calibration`, when given, receives each live calibration run and the
+// options it ran under (a tune keeps them under itself).
+struct GenCalibration {
+  GenRun run;
+  Options options;
+};
 Expected<PricedSteps> price_gen_steps(const LmChoice& choice, const Options& options,
                                       const ArrivalSpec& spec, const GenLengthFlags& lengths,
-                                      const GenCostChoice& cost, std::vector<uint32_t> lanes = {});
+                                      const GenCostChoice& cost, std::vector<uint32_t> lanes = {},
+                                      std::vector<GenCalibration>* calibration = nullptr);
 
 // After a live run of `choice` in this process at `lanes` lanes: its steps
 // refine the kept step cost (made from them when there is none), weighted by

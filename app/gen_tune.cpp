@@ -279,10 +279,11 @@ std::string confirmed_json(const std::vector<Confirmation>& confirmed) {
 
 void keep_tune(const GenTuneArgs& t, const std::string& model_name, const Options& winner,
                const std::string& label, const std::string& result_json,
-               const std::vector<Confirmation>& confirmed, const ArrivalSpec& traffic) {
+               const std::vector<Confirmation>& confirmed,
+               const std::vector<GenCalibration>& calibration, const ArrivalSpec& traffic) {
 #ifndef BATCHSCOPE_WITH_HISTORY
   (void)t, (void)model_name, (void)winner, (void)label, (void)result_json, (void)confirmed,
-      (void)traffic;
+      (void)calibration, (void)traffic;
 #else
   auto writer = open_history_writer(t.history, "batchscope tune");
   if (!writer) return;
@@ -299,32 +300,53 @@ void keep_tune(const GenTuneArgs& t, const std::string& model_name, const Option
   h.config.duration_s = traffic.duration_s;
   h.config.seed = traffic.seed;
   h.context = context;
-  const auto tune = writer->begin(std::move(h), TimePoint{});
-  writer->finish(tune, result_json);
+  // The tune ran from its first live run (or, with none, it is kept now)
+  // until now.
+  const TimePoint now = SteadyClock().now();
+  TimePoint start = now;
+  for (const GenCalibration& c : calibration) start = std::min(start, c.run.start);
+  for (const Confirmation& c : confirmed) {
+    for (const GenRun& run : c.live) start = std::min(start, run.start);
+  }
+  const auto tune = writer->begin(std::move(h), start);
+  writer->finish(tune, result_json, std::chrono::duration<double>(now - start).count());
   size_t live = 0;
+  auto keep = [&](const GenRun& run, const Options& options, std::string label, double duration_s) {
+    HistoryRun r;
+    r.kind = "generation";
+    r.label = std::move(label);
+    r.model = model_name;
+    r.config.pattern = run.pattern;
+    r.config.target = "inproc";
+    r.config.model = model_name;
+    r.config.options = options;
+    r.config.duration_s = duration_s;
+    r.config.seed = run.seed;
+    r.context = context;
+    const auto child = writer->begin(std::move(r), run.start, tune);
+    std::vector<HistoryGenRequest> rows;
+    const size_t n =
+        static_cast<size_t>(std::min<uint64_t>(writer->request_cap(), run.requests.size()));
+    for (size_t k = 0; k < n; ++k) rows.push_back(history_row_of(run.requests[k]));
+    writer->append_generation(child, std::move(rows), run.steps);
+    writer->finish(child, gen_summary_json(run, summarize_gen(run, t.slo.ttft_ms, t.slo.itl_ms)),
+                   duration_s);
+    ++live;
+  };
+  // The live runs that measured the step cost before the search, then the
+  // confirmations.
+  for (size_t i = 0; i < calibration.size(); ++i) {
+    keep(calibration[i].run, calibration[i].options,
+         "calibration, " + describe_generation(calibration[i].options) + ", run " +
+             std::to_string(i + 1) + " of " + std::to_string(calibration.size()),
+         t.cost.calibration_s);
+  }
   for (const Confirmation& c : confirmed) {
     for (size_t i = 0; i < c.live.size(); ++i) {
-      const GenRun& run = c.live[i];
-      HistoryRun r;
-      r.kind = "generation";
-      r.label = "confirming " + describe_generation(c.predicted.options) + ", run " +
-                std::to_string(i + 1) + " of " + std::to_string(c.live.size());
-      r.model = model_name;
-      r.config.pattern = run.pattern;
-      r.config.target = "inproc";
-      r.config.model = model_name;
-      r.config.options = c.predicted.options;
-      r.config.duration_s = traffic.duration_s;
-      r.config.seed = run.seed;
-      r.context = context;
-      const auto child = writer->begin(std::move(r), run.start, tune);
-      std::vector<HistoryGenRequest> rows;
-      const size_t keep =
-          static_cast<size_t>(std::min<uint64_t>(writer->request_cap(), run.requests.size()));
-      for (size_t k = 0; k < keep; ++k) rows.push_back(history_row_of(run.requests[k]));
-      writer->append_generation(child, std::move(rows), run.steps);
-      writer->finish(child, gen_summary_json(run, summarize_gen(run, t.slo.ttft_ms, t.slo.itl_ms)));
-      ++live;
+      keep(c.live[i], c.predicted.options,
+           "confirming " + describe_generation(c.predicted.options) + ", run " +
+               std::to_string(i + 1) + " of " + std::to_string(c.live.size()),
+           traffic.duration_s);
     }
   }
   report_kept_tune(*writer, tune, live);
@@ -351,8 +373,9 @@ int run_gen_tune(std::map<std::string, std::string> flags) {
   if (const ContextFit fit = fit_to_context(t.lengths.replay, context); fit.any()) {
     std::printf("  trace: %s\n", fit.describe(context).c_str());
   }
-  auto priced =
-      price_gen_steps(t.model, t.base, t.traffic, t.lengths, t.cost, lane_counts(*space, t.base));
+  std::vector<GenCalibration> calibration;  // live runs that measured the step cost: kept
+  auto priced = price_gen_steps(t.model, t.base, t.traffic, t.lengths, t.cost,
+                                lane_counts(*space, t.base), &calibration);
   if (!priced) return fail(priced.error().message, t.cost.file.empty() ? 1 : 2);
   const GenStepCost cost = priced->cost;
   if (cost.of_step(1, 0) <= Duration(0)) {
@@ -560,7 +583,7 @@ int run_gen_tune(std::map<std::string, std::string> flags) {
   keep_tune(t, info.name, winner.options,
             "tune: " + traffic.describe() + " within " + t.slo.describe() + ", " +
                 gen_objective_name(t.objective),
-            result_json, confirmed, traffic);
+            result_json, confirmed, calibration, traffic);
   return rc;
 }
 

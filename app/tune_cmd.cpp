@@ -419,8 +419,16 @@ void keep_tune(const TuneArgs& t, const std::string& model_name, const Options& 
   h.config.duration_s = t.traffic.duration_s;
   h.config.seed = t.traffic.seed;
   h.context = context;
-  const auto tune = writer->begin(std::move(h), TimePoint{});
-  writer->finish(tune, result_json);
+  // The tune ran from its first live run (or, with none, it is kept now)
+  // until now.
+  const TimePoint now = SteadyClock().now();
+  TimePoint start = now;
+  for (const auto& run : calibration) start = std::min(start, run->start);
+  for (const Confirmed& c : confirmed) {
+    for (const auto& run : c.live_runs) start = std::min(start, run->start);
+  }
+  const auto tune = writer->begin(std::move(h), start);
+  writer->finish(tune, result_json, std::chrono::duration<double>(now - start).count());
   size_t live = 0;
   auto keep = [&](const RunData& run, std::string label) {
     HistoryRun r;

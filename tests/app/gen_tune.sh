@@ -109,6 +109,20 @@ PY
     [ "$rc" = 2 ] && grep -q "the tune found no configuration" "$dir/none.txt"
   fi
 fi
+# The live run that measured a model's step cost is kept under the tune,
+# labelled as calibration, beside its confirmation.
+if [ -n "$src" ] && "$bin" runs --help >/dev/null 2>&1; then
+  "$bin" tune --model "$src/models/tiny_lm.pt" --recalibrate --calibration-seconds 1 --rate 5 \
+    --duration 1 --slo-ttft-ms 10000 --space "max_num_seqs=4" --confirm 1 --confirm-runs 1 \
+    --history "$dir/cal.sqlite" >"$dir/cal.txt" 2>&1 || { cat "$dir/cal.txt"; exit 1; }
+  id=$(sed -n 's/.*kept as run \([0-9]*\) (with its 2 live run(s)).*/\1/p' "$dir/cal.txt")
+  [ -n "$id" ] || { echo "calibrated tune not kept: $(tail -3 "$dir/cal.txt")"; exit 1; }
+  "$bin" runs list --history "$dir/cal.sqlite" >"$dir/cal_list.txt"
+  grep "(in run $id)" "$dir/cal_list.txt" | grep -q "calibration, " ||
+    { cat "$dir/cal_list.txt"; exit 1; }
+  grep "(in run $id)" "$dir/cal_list.txt" | grep -q "confirming " ||
+    { cat "$dir/cal_list.txt"; exit 1; }
+fi
 refused() {  # EXPECTED_TEXT ARGS...: exits 2 and prints the text
   local want=$1 rc=0
   shift
