@@ -44,7 +44,7 @@ void GenRecordBox::set_history(HistoryWriter* writer, std::function<RunInfo()> d
                            : QString("The run history is off: there is nothing to record into."));
 }
 
-void GenRecordBox::start(const QString& name) {
+void GenRecordBox::start(const QString& name, const std::string& kind) {
   if (!writer_ || recording()) return;
   ++made_;
   name_ = name.trimmed().isEmpty() ? QString("generation run %1").arg(made_) : name.trimmed();
@@ -53,11 +53,12 @@ void GenRecordBox::start(const QString& name) {
   rows_.clear();
   steps_ = 0;
   HistoryRun h;
-  h.kind = "generation";
+  kind_ = kind;
+  h.kind = kind;
   h.label = name_.toStdString();
   h.model = info_.model;
   h.config.model = info_.model;
-  h.config.pattern = info_.traffic;
+  h.config.pattern = kind == "serve" ? HistoryRun::kServedGenerationPattern : info_.traffic;
   h.config.target = "inproc";
   h.config.options = info_.options;
   h.context = info_.context;

@@ -44,10 +44,13 @@ class GenRecordBox : public QGroupBox {
 
   // The requests and steps one refresh drained; kept while recording.
   void add(const std::vector<GenRecord>& finished, const std::vector<StepRecord>& steps = {});
-  void start(const QString& name = QString());
+  // `kind`: "generation", or "serve" for the listener's Record switch (the
+  // history then reads its records as generative: HistoryRun::generative()).
+  void start(const QString& name = QString(), const std::string& kind = "generation");
   // Finishes the run; its token, or 0 when nothing was recorded.
   uint64_t stop();
   bool recording() const { return token_ != 0; }
+  const std::string& recording_kind() const { return kind_; }
   size_t recorded() const { return rows_.size(); }
   QString status() const;
 
@@ -56,6 +59,7 @@ class GenRecordBox : public QGroupBox {
   std::function<RunInfo()> describe_;
   std::function<TimePoint()> now_;
   uint64_t token_ = 0;
+  std::string kind_ = "generation";
   TimePoint start_{};
   RunInfo info_;
   QString name_;

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "ui/generation/gen_view.h"
 
+#include <QCheckBox>
 #include <QGroupBox>
 #include <QLabel>
 #include <QScrollArea>
 #include <QScrollBar>
+#include <QSignalBlocker>
 #include <QSplitter>
 #include <QTabWidget>
 #include <QTimer>
@@ -65,6 +67,27 @@ GenView::GenView(GenEngine& engine, GenViewConfig config, QWidget* parent)
   recorder_ = new GenRecordBox;
   recorder_->set_clock([this] { return engine_.clock().now(); });
   left_layout->addWidget(recorder_);
+  // The listener's Record switch: what the engine finishes while it is on
+  // (the clients', and the built-in traffic's unless it is stopped) as a run
+  // of kind serve, through the Record box.
+  record_clients_ = new QCheckBox("Record as a serve run");
+  record_clients_->setToolTip(
+      "Keeps every request the engine finishes from now on (token timings, never a body) as a "
+      "run of kind serve in the run history. Stop the built-in traffic to keep only the "
+      "clients'.");
+  listener_->layout()->addWidget(record_clients_);
+  connect(record_clients_, &QCheckBox::toggled, this, [this](bool on) {
+    if (!on) {
+      if (recorder_->recording()) recorder_->stop();
+      return;
+    }
+    // Off again, without stopping anything, where the Record box records
+    // already or there is no history to record into.
+    if (!recorder_->recording()) recorder_->start("served clients", "serve");
+    if (recorder_->recording() && recorder_->recording_kind() == "serve") return;
+    const QSignalBlocker quiet(record_clients_);
+    record_clients_->setChecked(false);
+  });
   left_layout->addWidget(prompt_group, 1);
   left->setMinimumWidth(380);
   // Scrolls rather than forcing the window taller than a laptop screen.

@@ -33,6 +33,7 @@
 #include "tuning/step_cost.h"
 #include "ui/generation/gen_listener.h"
 
+class QCheckBox;
 class QLabel;
 class QTabWidget;
 class QTimer;
@@ -102,6 +103,7 @@ class GenView : public QWidget {
   GenListener* listener_ = nullptr;
   GenPromptBox* prompt_ = nullptr;
   GenRecordBox* recorder_ = nullptr;
+  QCheckBox* record_clients_ = nullptr;  // the listener's Record switch
   GenPlots* plots_ = nullptr;
   GenStepInspector* inspector_ = nullptr;
   QLabel* model_ = nullptr;

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <QApplication>
+#include <QCheckBox>
 #include <QComboBox>
 #include <QSpinBox>
 #include <QTemporaryDir>
@@ -20,6 +21,7 @@
 #include "tests/ui/generation/gen_test_support.h"
 #include "tests/ui/workbench/toy_window.h"
 #include "ui/generation/gen_controls.h"
+#include "ui/generation/gen_listener.h"
 #include "ui/generation/gen_main_window.h"
 #include "ui/generation/gen_plots.h"
 #include "ui/generation/gen_prompt.h"
@@ -260,6 +262,58 @@ TEST(GenView, ARecordedRunGoesIntoTheRunHistory) {
   const auto figs = summary_figures(r.summary);
   EXPECT_TRUE(figure(figs, "ttft_p99_ms").has_value());
   EXPECT_EQ(figure(figs, "sent"), static_cast<double>(rows->size()));
+}
+
+// The listener's Record switch keeps what the engine finishes as a run of
+// kind serve, read back as generative; it stays off where the Record box
+// records already.
+TEST(GenView, TheListenersRecordSwitchKeepsAServeRun) {
+  QTemporaryDir dir;
+  const std::string path = dir.filePath("h.sqlite").toStdString();
+  auto store = History::open(path);
+  ASSERT_TRUE(store.ok());
+  HistoryWriter writer(std::move(*store));
+  auto engine = make_engine(1000, 10);
+  GenViewConfig cfg;
+  cfg.traffic_rate = 60;
+  {
+    GenView view(*engine, cfg);
+    view.recorder()->set_history(&writer, [&] {
+      GenRecordBox::RunInfo info;
+      info.model = "synthetic_lm";
+      info.options = engine->status().options;
+      return info;
+    });
+    QCheckBox* record = nullptr;
+    for (QCheckBox* c : view.listener()->findChildren<QCheckBox*>())
+      if (c->text() == "Record as a serve run") record = c;
+    ASSERT_NE(record, nullptr);
+    view.recorder()->start("by hand");
+    record->setChecked(true);
+    EXPECT_FALSE(record->isChecked()) << "the Record box records already";
+    EXPECT_TRUE(view.recorder()->recording()) << "and goes on";
+    ASSERT_NE(view.recorder()->stop(), 0u);
+
+    record->setChecked(true);
+    ASSERT_TRUE(view.recorder()->recording());
+    view.traffic()->set_prompt_tokens("fixed:16");
+    view.traffic()->set_max_tokens("uniform:4,12");
+    ASSERT_TRUE(view.traffic()->start().ok());
+    ASSERT_TRUE(pump_until([&] { return view.recorder()->recorded() >= 10; }));
+    view.traffic()->stop();
+    view.refresh();
+    record->setChecked(false);
+    EXPECT_FALSE(view.recorder()->recording());
+  }
+  writer.flush();
+  auto h = History::open(path, {.read_only = true});
+  auto runs = (*h)->list({.kind = "serve"});
+  ASSERT_EQ(runs->size(), 1u);
+  const HistoryRun& r = (*runs)[0];
+  EXPECT_EQ(r.label, "served clients");
+  EXPECT_TRUE(r.generative());
+  EXPECT_TRUE(r.finished());
+  EXPECT_GE(r.requests_kept, 10u);
 }
 
 TEST(GenView, InspectorKeepsOnlyTheNewestSteps) {
