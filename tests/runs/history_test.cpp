@@ -228,7 +228,9 @@ TEST(History, MigratesTheVersionOneFileKeptWithTheTests) {
     EXPECT_EQ(r.started_at.size(), 24u) << r.started_at;
     EXPECT_EQ(r.started_at.substr(19), ".000Z") << r.started_at;
     if (r.finished()) EXPECT_EQ(r.finished_at.substr(19), ".000Z") << r.finished_at;
-    for (const BatchRecord& b : h->load(r.id)->batches) EXPECT_EQ(b.longest, 0u);
+    const auto data = h->load(r.id);  // held: a loop over a temporary's member would dangle
+    ASSERT_TRUE(data.ok());
+    for (const BatchRecord& b : data->batches) EXPECT_EQ(b.longest, 0u);
   }
   // Version 1 kept every request, so both counts are its rows.
   for (const HistoryRun& r : *runs) {
