@@ -31,10 +31,10 @@
 // engine and the predictor only.
 #include <QApplication>
 
-#include "net/http_server.h"
-#include "net/http_target.h"
-#include "net/infer_json.h"
-#include "net/inference_service.h"
+#include "http/http_server.h"
+#include "api/http_target.h"
+#include "api/infer_json.h"
+#include "api/inference_service.h"
 #include "ui/runs/run_plot.h"
 #endif
 
@@ -337,7 +337,10 @@ int run_bench(int argc, char** argv, const std::vector<std::string>& args) {
                 capacity_rps(cost->cost, options->num_lanes, options->max_batch_size),
                 options->num_lanes, options->max_batch_size);
     std::fflush(stdout);
-    PredictSpec ps{bounded_for_prediction(spec), *options, cost->cost};
+    PredictSpec ps;
+    ps.arrivals = bounded_for_prediction(spec);
+    ps.options = *options;
+    ps.cost = cost->cost;
     // The adaptive strategy plans on the cost it is predicted with, as a
     // live engine plans on the kept cost (or --plan-cost).
     ps.plan_on_cost = true;

@@ -27,7 +27,7 @@
 #include <QApplication>
 
 #include "app/gen_http_target.h"
-#include "net/generation_service.h"
+#include "api/generation_service.h"
 #include "ui/generation/gen_run_plot.h"
 #endif
 

@@ -11,7 +11,7 @@
 #include <memory>
 
 #include "common/text_out.h"
-#include "net/stream_event.h"
+#include "http/stream_event.h"
 
 namespace batchscope {
 

@@ -17,8 +17,8 @@
 
 #include <string>
 
-#include "net/http_client.h"
-#include "net/http_stream_client.h"
+#include "http/http_client.h"
+#include "http/http_stream_client.h"
 #include "traffic/gen_load.h"
 
 namespace batchscope {

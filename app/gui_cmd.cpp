@@ -18,7 +18,7 @@
 #include "app/lm_setup.h"
 #include "app/model_loader.h"
 #include "app/model_setup.h"
-#include "net/options_json.h"
+#include "api/options_json.h"
 #include "ui/common/app_resources.h"
 #include "ui/generation/gen_main_window.h"
 #include "ui/generation/gen_record.h"

@@ -293,7 +293,8 @@ ModelDescriber make_model_describer() {
   d.write = [](const std::string& path, const std::vector<TensorSpec>& inputs,
                uint32_t max_batch) -> Expected<std::string> {
     auto m = describe_model(
-        {.model_path = path, .inputs = inputs, .max_batch_size = max_batch});
+        {.model_path = path, .inputs = inputs, .max_batch_size = max_batch, .name = {},
+         .description = {}});
     if (!m) return m.error();
     return write_sidecar(path, *m);
   };

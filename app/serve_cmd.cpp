@@ -20,9 +20,9 @@
 #include "app/history_setup.h"
 #include "runs/history_writer.h"
 #include "batching/engine.h"
-#include "net/http_server.h"
-#include "net/inference_service.h"
-#include "net/options_json.h"
+#include "http/http_server.h"
+#include "api/inference_service.h"
+#include "api/options_json.h"
 #include "tuning/adaptive_planner.h"
 
 namespace batchscope {

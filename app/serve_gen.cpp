@@ -9,7 +9,7 @@
 #include "app/history_setup.h"
 #include "runs/history_writer.h"
 #include "generation/gen_engine.h"
-#include "net/generation_service.h"
+#include "api/generation_service.h"
 
 namespace batchscope {
 

@@ -11,8 +11,8 @@
 #include "app/lm_setup.h"
 #include "app/serve_record.h"
 #include "common/options.h"
-#include "net/http_server.h"
-#include "net/service_access.h"
+#include "http/http_server.h"
+#include "http/service_access.h"
 
 namespace batchscope {
 

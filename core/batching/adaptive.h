@@ -109,7 +109,7 @@
 #include <vector>
 
 #include "batching/adaptive_plan.h"
-#include "batching/policy.h"
+#include "batching/strategy.h"
 #include "common/clock.h"
 #include "common/options.h"
 #include "runs/records.h"

@@ -47,11 +47,13 @@
 #include "batching/ring_queue.h"
 #include "batching/runner.h"
 #include "common/doorbell.h"
+#include "common/mutex.h"
+#include "common/saturate.h"
+#include "common/thread_annotations.h"
 
 namespace batchscope {
 
 namespace engine_detail {
-inline uint32_t u32(size_t v) { return static_cast<uint32_t>(std::min<size_t>(v, UINT32_MAX)); }
 // The stage times of a request answered at once, never queued.
 inline StageTimes refused_at(TimePoint t) { return StageTimes{t, t, {}, {}, {}, t}; }
 // Makes a new, never locked std::mutex spin briefly before sleeping (glibc's
@@ -68,6 +70,27 @@ inline void make_adaptive(std::mutex& m) {
   (void)m;
 #endif
 }
+// The lock submit() takes: it tries the mutex first, so that the caller can
+// tell an admission that found it free (timed as it arrived) from one that
+// waited for it. Otherwise a MutexLock (common/mutex.h).
+class SCOPED_CAPABILITY AdmissionLock {
+ public:
+  explicit AdmissionLock(Mutex& mu) ACQUIRE(mu) : lock_(mu.native(), std::try_to_lock) {
+    waited_ = !lock_.owns_lock();
+    if (waited_) lock_.lock();
+  }
+  ~AdmissionLock() RELEASE() {}
+  AdmissionLock(const AdmissionLock&) = delete;
+  AdmissionLock& operator=(const AdmissionLock&) = delete;
+
+  void unlock() RELEASE() { lock_.unlock(); }
+  // Whether the mutex was held by another thread when the lock was made.
+  bool waited() const { return waited_; }
+
+ private:
+  std::unique_lock<std::mutex> lock_;
+  bool waited_ = false;
+};
 }  // namespace engine_detail
 
 template <class In, class Out>
@@ -85,11 +108,11 @@ class BasicEngine {
 
   // Makes the initial lanes' runners on the calling thread and starts them.
   // Fails if the options are invalid or a runner cannot be made.
-  Status start();
+  Status start() EXCLUDES(lanes_mu_, mu_);
 
   // Admits a request, or rejects it at once (kQueueFull, kShuttingDown). On
   // rejection `done` has already been called with the same error.
-  Expected<RequestId> submit(In input, Done done, SubmitOptions options = {});
+  Expected<RequestId> submit(In input, Done done, SubmitOptions options = {}) EXCLUDES(mu_);
 
   // Admits several requests under one lock (cheaper than as many submit()
   // calls): inputs[i] (moved from) is answered through dones[i] (moved from
@@ -100,45 +123,45 @@ class BasicEngine {
   // of different counts answer every callback with kInvalidArgument and
   // admit none.
   std::vector<RequestId> submit_many(std::span<In> inputs, std::span<Done> dones,
-                                     SubmitOptions options = {});
+                                     SubmitOptions options = {}) EXCLUDES(mu_);
 
   // Checks each request before admission; a request it refuses is answered
   // at once with kInvalidArgument and never queued. Set before start().
   using Validator = std::function<Status(const In&)>;
-  Status set_validator(Validator v);
+  Status set_validator(Validator v) EXCLUDES(mu_);
 
   // A request's length where its inputs vary in size (request_length() for
   // tensors), taken at admission: each batch records its longest request and
   // the sum, so its padding waste follows. Set before start(); without it
   // every length is 0.
   using LengthOf = std::function<uint32_t(const In&)>;
-  Status set_length_of(LengthOf f);
+  Status set_length_of(LengthOf f) EXCLUDES(mu_);
 
   // Who makes the adaptive strategy's plans (core/tuning's
   // make_adaptive_plan). Set before start(); without one, start() and
   // set_options() refuse strategy = adaptive.
-  Status set_adaptive_planner(AdaptivePlanner planner);
+  Status set_adaptive_planner(AdaptivePlanner planner) EXCLUDES(mu_);
 
   // Fails a still-queued request with kCancelled. False if it was already
   // cut into a batch, completed, or unknown.
-  bool cancel(RequestId id);
+  bool cancel(RequestId id) EXCLUDES(mu_);
 
   // Validates and swaps in a full options value; takes effect at once (a
   // pending deadline is recomputed). Lanes are added or retired to match.
-  Status set_options(const Options& options);
-  EngineStatus status() const;
+  Status set_options(const Options& options) EXCLUDES(lanes_mu_, mu_);
+  EngineStatus status() const EXCLUDES(mu_);
 
   // Hands over the records gathered since the last call (vectors are swapped,
   // so `out` should be reused between calls). Records beyond a bound are
   // dropped and counted when nobody drains.
-  void drain_records(RecordBatch& out);
+  void drain_records(RecordBatch& out) EXCLUDES(mu_);
   // How many request (and, separately, batch) records are buffered between
   // drains; beyond it they are dropped and counted. 0 keeps none, for users
   // that never drain. Default 1,048,576.
-  void set_record_capacity(size_t n);
+  void set_record_capacity(size_t n) EXCLUDES(mu_);
 
   // Stops admitting, finishes per `mode`, joins the lanes. Idempotent.
-  void stop(StopMode mode = StopMode::kDrain);
+  void stop(StopMode mode = StopMode::kDrain) EXCLUDES(lanes_mu_, mu_);
 
   const Clock& clock() const { return *clock_; }
 
@@ -168,72 +191,90 @@ class BasicEngine {
     std::vector<size_t> picked;     // queue positions a padding policy picks
   };
 
-  void spawn_lanes(uint32_t count, std::vector<std::unique_ptr<Runner>> runners);
-  void lane_thread(int lane, std::unique_ptr<Runner> runner);
-  void lane_loop(int lane, Runner& runner);
-  // Leads until it cuts a batch (true) or the lane must exit (false).
-  bool lead(int lane, std::unique_lock<std::mutex>& lk, LaneScratch& s, BatchRecord& batch);
-  void run_batch(Runner& runner, std::unique_lock<std::mutex>& lk, LaneScratch& s,
-                 BatchRecord& batch);
-  bool lane_should_exit(int lane) const;
-  QueueView view(TimePoint now) const;
-  void cut(size_t n, BatchReason reason, TimePoint now, int lane, LaneScratch& s, BatchRecord& b);
+  // Lock contract: a member marked GUARDED_BY(mu_) is read or written only
+  // under mu_, and a helper that runs under it says REQUIRES(mu_) and ends in
+  // _locked; one that also lets go of the lock for a while (to run callbacks
+  // or the model, or to sleep) holds it again when it returns. lanes_mu_ is
+  // taken before mu_, never after.
+  void spawn_lanes(uint32_t count, std::vector<std::unique_ptr<Runner>> runners)
+      EXCLUDES(lanes_mu_, mu_);
+  void lane_thread(int lane, std::unique_ptr<Runner> runner) EXCLUDES(mu_);
+  void lane_loop(int lane, Runner& runner) EXCLUDES(mu_);
+  // Leads until it cuts a batch (true) or the lane must exit (false). lk
+  // holds mu_; it is let go while expired requests are answered and while
+  // the leader sleeps.
+  bool lead_locked(int lane, MutexLock& lk, LaneScratch& s, BatchRecord& batch) REQUIRES(mu_);
+  // Runs the batch cut into `s` and answers it; lk (holding mu_) is let go
+  // while the model and the callbacks run.
+  void run_batch_locked(Runner& runner, MutexLock& lk, LaneScratch& s, BatchRecord& batch)
+      REQUIRES(mu_);
+  // Let go of mu_, and take it again, through lk (a lane's MutexLock on mu_)
+  // in a function lk was passed to. NO_THREAD_SAFETY_ANALYSIS: the analysis
+  // follows a MutexLock only in the function that made it, so it cannot see
+  // that lk holds mu_; these two say so, and their callers are checked.
+  void release_mu(MutexLock& lk) RELEASE(mu_) NO_THREAD_SAFETY_ANALYSIS;
+  void reacquire_mu(MutexLock& lk) ACQUIRE(mu_) NO_THREAD_SAFETY_ANALYSIS;
+  bool lane_should_exit_locked(int lane) const REQUIRES(mu_);
+  QueueView view_locked(TimePoint now) const REQUIRES(mu_);
+  void cut_locked(size_t n, BatchReason reason, TimePoint now, int lane, LaneScratch& s,
+                  BatchRecord& b) REQUIRES(mu_);
   // Padding policies (options_.padding; basic_engine_padding.h). buckets:
   // the fifo rule with the strategy's limits on each length bucket alone;
   // the bucket it dispatches is left in cut_bucket_. The picks: positions in
   // queue_ of the n requests a cut takes under the policy, rising.
-  Decision decide_buckets_locked(const QueueView& q, TimePoint now);
-  void pick_locked(size_t n, std::vector<size_t>& picked);
+  Decision decide_buckets_locked(const QueueView& q, TimePoint now) REQUIRES(mu_);
+  void pick_locked(size_t n, std::vector<size_t>& picked) REQUIRES(mu_);
   // Moves the queued requests at `picked` into `batch`, the rest keeping their order.
-  void take_picked_locked(const std::vector<size_t>& picked, RingQueue<Pending>& batch);
+  void take_picked_locked(const std::vector<size_t>& picked, RingQueue<Pending>& batch)
+      REQUIRES(mu_);
   // submit's parts: the validator (answers a refused request itself), one
   // request's admission or the reason it is refused (recorded; the caller
   // answers it unlocked), and the wake-ups an admission calls for.
-  Status check_input(const In& input, TimePoint arrival, Done& done);
+  Status check_input(const In& input, TimePoint arrival, Done& done) EXCLUDES(mu_);
   // strategy = adaptive needs adaptive_planner_.
-  Status check_planner(const Options& o) const;
-  // Takes the lock (lk holds mu_, unlocked); returns the admission time:
-  // the arrival when the lock was free, else the time it was got.
-  TimePoint lock_for_admission(std::unique_lock<std::mutex>& lk, TimePoint arrival);
-  Expected<RequestId> admit_locked(In&& input, Done&& done, TimePoint arrival,
-                                   TimePoint admitted, const SubmitOptions& so, uint32_t length);
+  Status check_planner_locked(const Options& o) const REQUIRES(mu_);
+  Expected<RequestId> admit_locked(In&& input, Done&& done, TimePoint arrival, TimePoint admitted,
+                                   const SubmitOptions& so, uint32_t length) REQUIRES(mu_);
   // The sleeping engine threads an admission must wake. They are notified
   // after the lock is released, so that a woken thread does not at once
   // block on the lock its waker still holds.
   struct Wakes {
     bool leader = false, follower = false, reaper = false;
   };
-  Wakes after_admit_locked(TimePoint earliest_new_expiry);
-  void notify(Wakes w);
-  void take_expired(TimePoint now, std::vector<Pending>& out);
-  TimePoint earliest_expiry();
-  void add_expiry_locked(TimePoint expires, RequestId id);
-  void clear_expiries_locked();   // the queue has emptied
-  void prune_expiries_locked();   // drops the entries of departed requests
-  void drop_departed_expiries();  // from the heap's top, until a queued one
-  void take_all_locked(std::vector<Pending>& out);  // empties the queue into out
+  Wakes after_admit_locked(TimePoint earliest_new_expiry) REQUIRES(mu_);
+  void notify(Wakes w) EXCLUDES(mu_);
+  void take_expired_locked(TimePoint now, std::vector<Pending>& out) REQUIRES(mu_);
+  TimePoint earliest_expiry_locked() REQUIRES(mu_);
+  void add_expiry_locked(TimePoint expires, RequestId id) REQUIRES(mu_);
+  void clear_expiries_locked() REQUIRES(mu_);  // the queue has emptied
+  void prune_expiries_locked() REQUIRES(mu_);  // drops the entries of departed requests
+  // From the heap's top, until a queued one.
+  void drop_departed_expiries_locked() REQUIRES(mu_);
+  // Empties the queue into out.
+  void take_all_locked(std::vector<Pending>& out) REQUIRES(mu_);
   // The queued request with this id: its position, or queue_.size() if none.
-  size_t find_queued(RequestId id) const;
-  void record_unrun(const Pending& p, Outcome outcome, TimePoint now);
-  void record_request(const RequestRecord& r);
-  void record_requests(std::span<const RequestRecord> rs);  // as many record_request()
+  size_t find_queued_locked(RequestId id) const REQUIRES(mu_);
+  void record_unrun_locked(const Pending& p, Outcome outcome, TimePoint now) REQUIRES(mu_);
+  void record_request_locked(const RequestRecord& r) REQUIRES(mu_);
+  // As many record_request_locked().
+  void record_requests_locked(std::span<const RequestRecord> rs) REQUIRES(mu_);
   // Calls each request's callback with `error`; must be called unlocked.
   void fail_all(std::vector<Pending>& pending, ErrorCode code, const std::string& message,
-                TimePoint now);
-  void wake_leader_locked();
+                TimePoint now) EXCLUDES(mu_);
+  void wake_leader_locked() REQUIRES(mu_);
   // Marks a wake-up of the parked leader (or the reaper, for a deadline
   // before the one it has armed) as sent; true when one is due.
-  bool leader_wake_due_locked();
-  bool reaper_wake_due_locked(TimePoint expires);
-  void reaper_loop();
+  bool leader_wake_due_locked() REQUIRES(mu_);
+  bool reaper_wake_due_locked(TimePoint expires) REQUIRES(mu_);
+  void reaper_loop() EXCLUDES(mu_);
   // Called when no lane leads: makes sure the reaper watches the earliest deadline.
-  void arm_reaper_locked(TimePoint expires);
+  void arm_reaper_locked(TimePoint expires) REQUIRES(mu_);
   // A strategy's slow work (Strategy::take_task) runs on a thread of its own,
   // started with the first task, so that no lane stalls on it; its result is
   // installed under the lock while the strategy is the one that asked (see
   // plan_inline_ for an injected clock).
-  void hand_to_planner_locked(StrategyTask task);
-  void planner_loop();
+  void hand_to_planner_locked(StrategyTask task) REQUIRES(mu_);
+  void planner_loop() EXCLUDES(mu_);
 
   RunnerFactory factory_;
   // With an injected clock (tests, replays) a strategy's work runs on the lane,
@@ -243,72 +284,79 @@ class BasicEngine {
   std::shared_ptr<Clock> clock_;
   Validator validator_;  // fixed once started; read without the lock
   LengthOf length_of_;   // the same
-  // Set before start(), like validator_; read under mu_.
-  AdaptivePlanner adaptive_planner_ = nullptr;
+  // Set before start(), like validator_, but read under mu_.
+  AdaptivePlanner adaptive_planner_ GUARDED_BY(mu_) = nullptr;
 
-  mutable std::mutex mu_;
+  mutable Mutex mu_;
+  // Thread-safe themselves: notified with or without mu_, waited on with it.
   Doorbell leader_bell_;  // the parked leader sleeps on it (common/doorbell.h)
   std::condition_variable follower_cv_;
-  // Everything below is guarded by mu_.
-  Options options_;
-  uint64_t version_ = 1;
-  std::unique_ptr<Strategy> strategy_;
-  uint64_t strategy_generation_ = 0;  // bumped when strategy_ is replaced
-  RingQueue<Pending> queue_;          // ids strictly increasing front to back
+  std::condition_variable reaper_cv_;
+  std::condition_variable planner_cv_;
+  std::condition_variable prepared_cv_;
+  // Started by start() and moved out by stop(), both under mu_; stop() joins
+  // it without mu_, which the reaper takes to leave.
+  std::thread reaper_ GUARDED_BY(mu_);
+  Options options_ GUARDED_BY(mu_);
+  uint64_t version_ GUARDED_BY(mu_) = 1;
+  std::unique_ptr<Strategy> strategy_ GUARDED_BY(mu_);
+  uint64_t strategy_generation_ GUARDED_BY(mu_) = 0;  // bumped when strategy_ is replaced
+  RingQueue<Pending> queue_ GUARDED_BY(mu_);          // ids strictly increasing front to back
   // Request deadlines (basic_engine_deadlines.h): the latest admitted since
   // the queue last emptied, and a min-heap of the requests that expire
   // before it; entries of departed requests are dropped lazily.
-  TimePoint latest_expiry_{};
-  std::vector<Expiry> expiries_;
-  RequestId next_id_ = 1;
-  uint64_t next_batch_id_ = 1;
-  RateEstimator arrivals_;
-  bool started_ = false;
-  bool stopping_ = false;
-  StopMode stop_mode_ = StopMode::kDrain;
-  uint32_t target_lanes_ = 0;
-  uint32_t live_lanes_ = 0;  // prepared and not yet gone, whether in the loop or entering it
-  uint32_t busy_lanes_ = 0;
-  uint32_t followers_waiting_ = 0;
-  std::vector<bool> lane_running_;
-  bool leader_present_ = false;
-  bool leader_parked_ = false;
-  bool wake_pending_ = false;     // the parked leader has been notified
-  bool promote_pending_ = false;  // a follower has been notified to lead
-  TimePoint leader_until_ = kNever;
-  size_t wake_at_size_ = 1;
+  TimePoint latest_expiry_ GUARDED_BY(mu_){};
+  std::vector<Expiry> expiries_ GUARDED_BY(mu_);
+  RequestId next_id_ GUARDED_BY(mu_) = 1;
+  uint64_t next_batch_id_ GUARDED_BY(mu_) = 1;
+  RateEstimator arrivals_ GUARDED_BY(mu_);
+  bool started_ GUARDED_BY(mu_) = false;
+  bool stopping_ GUARDED_BY(mu_) = false;
+  StopMode stop_mode_ GUARDED_BY(mu_) = StopMode::kDrain;
+  uint32_t target_lanes_ GUARDED_BY(mu_) = 0;
+  // Prepared and not yet gone, whether in the loop or entering it.
+  uint32_t live_lanes_ GUARDED_BY(mu_) = 0;
+  uint32_t busy_lanes_ GUARDED_BY(mu_) = 0;
+  uint32_t followers_waiting_ GUARDED_BY(mu_) = 0;
+  std::vector<bool> lane_running_ GUARDED_BY(mu_);
+  bool leader_present_ GUARDED_BY(mu_) = false;
+  bool leader_parked_ GUARDED_BY(mu_) = false;
+  bool wake_pending_ GUARDED_BY(mu_) = false;     // the parked leader has been notified
+  bool promote_pending_ GUARDED_BY(mu_) = false;  // a follower has been notified to lead
+  TimePoint leader_until_ GUARDED_BY(mu_) = kNever;
+  size_t wake_at_size_ GUARDED_BY(mu_) = 1;
   // padding = buckets: admissions per bucket since the leader last counted
   // them all, the count at which an admission into a bucket wakes the leader
   // (0: none does), and the bucket the leader's decision cuts from (-1: the
   // head's, as when draining).
-  std::array<uint32_t, kMaxLengthBuckets + 1> bucket_count_{};
-  uint32_t bucket_wake_at_ = 0;
-  bool bucket_filled_ = false;
-  int cut_bucket_ = -1;
-  RingQueue<Pending> spare_;  // what a cut from the middle leaves behind
-  bool reaper_parked_ = false;
-  bool reaper_wake_pending_ = false;
-  bool reaper_exit_ = false;
-  TimePoint reaper_until_ = kNever;
-  std::condition_variable reaper_cv_;
-  std::thread reaper_;
-  std::thread planner_;
-  std::condition_variable planner_cv_;
-  StrategyTask planner_task_;  // the next to run, at most one (strategies ask one at a time)
-  uint64_t planner_generation_ = 0;
-  bool planner_busy_ = false;  // a task waits or runs: the engine is not quiescent
-  bool planner_exit_ = false;
-  std::string lane_error_;
-  uint32_t lanes_prepared_ = 0;  // lanes past Runner::prepare (or failed in it) since start()
-  uint32_t lanes_ready_ = 0;     // of them, those that prepared
-  std::condition_variable prepared_cv_;
-  EngineCounters counters_;
-  RecordBatch records_;
-  size_t record_capacity_ = size_t{1} << 20;
-  uint32_t peak_depth_ = 0;
+  std::array<uint32_t, kMaxLengthBuckets + 1> bucket_count_ GUARDED_BY(mu_){};
+  uint32_t bucket_wake_at_ GUARDED_BY(mu_) = 0;
+  bool bucket_filled_ GUARDED_BY(mu_) = false;
+  int cut_bucket_ GUARDED_BY(mu_) = -1;
+  RingQueue<Pending> spare_ GUARDED_BY(mu_);  // what a cut from the middle leaves behind
+  bool reaper_parked_ GUARDED_BY(mu_) = false;
+  bool reaper_wake_pending_ GUARDED_BY(mu_) = false;
+  bool reaper_exit_ GUARDED_BY(mu_) = false;
+  TimePoint reaper_until_ GUARDED_BY(mu_) = kNever;
+  // Started by a lane (hand_to_planner_locked), taken out to be joined by stop().
+  std::thread planner_ GUARDED_BY(mu_);
+  // The next to run, at most one (strategies ask one at a time).
+  StrategyTask planner_task_ GUARDED_BY(mu_);
+  uint64_t planner_generation_ GUARDED_BY(mu_) = 0;
+  // A task waits or runs: the engine is not quiescent.
+  bool planner_busy_ GUARDED_BY(mu_) = false;
+  bool planner_exit_ GUARDED_BY(mu_) = false;
+  std::string lane_error_ GUARDED_BY(mu_);
+  // Lanes past Runner::prepare (or failed in it) since start().
+  uint32_t lanes_prepared_ GUARDED_BY(mu_) = 0;
+  uint32_t lanes_ready_ GUARDED_BY(mu_) = 0;  // of them, those that prepared
+  EngineCounters counters_ GUARDED_BY(mu_);
+  RecordBatch records_ GUARDED_BY(mu_);
+  size_t record_capacity_ GUARDED_BY(mu_) = size_t{1} << 20;
+  uint32_t peak_depth_ GUARDED_BY(mu_) = 0;
 
-  std::mutex lanes_mu_;  // guards threads_; taken before mu_, never after
-  std::vector<std::thread> threads_;
+  Mutex lanes_mu_ ACQUIRED_BEFORE(mu_);  // taken before mu_, never after
+  std::vector<std::thread> threads_ GUARDED_BY(lanes_mu_);
 };
 
 }  // namespace batchscope

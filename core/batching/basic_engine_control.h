@@ -21,7 +21,7 @@ BasicEngine<In, Out>::BasicEngine(RunnerFactory factory, Options options,
       clock_(clock ? std::move(clock) : std::make_shared<SteadyClock>()),
       options_(options),
       strategy_(make_strategy(options.strategy, nullptr)) {
-  engine_detail::make_adaptive(mu_);
+  engine_detail::make_adaptive(mu_.native());
 }
 
 template <class In, class Out>
@@ -33,10 +33,10 @@ template <class In, class Out>
 Status BasicEngine<In, Out>::start() {
   Options o;
   {
-    std::lock_guard g(mu_);
+    MutexLock g(mu_);
     if (started_) return invalid_argument("the engine was already started");
     o = options_;
-    if (Status s = check_planner(o); !s) return s;  // reads adaptive_planner_
+    if (Status s = check_planner_locked(o); !s) return s;  // reads adaptive_planner_
   }
   if (Status s = o.validate(); !s) return s;
   std::vector<std::unique_ptr<Runner>> runners;
@@ -54,16 +54,17 @@ Status BasicEngine<In, Out>::start() {
     }
   }
   {
-    std::lock_guard g(mu_);
+    MutexLock g(mu_);
     started_ = true;
     target_lanes_ = o.num_lanes;
+    reaper_ = std::thread([this] { reaper_loop(); });  // it waits for mu_ to begin
   }
-  reaper_ = std::thread([this] { reaper_loop(); });
   spawn_lanes(o.num_lanes, std::move(runners));
   // Serving starts once each lane has prepared its runner on its own thread.
-  std::unique_lock lk(mu_);
-  prepared_cv_.wait(
-      lk, [&] { return lanes_prepared_ >= std::min(o.num_lanes, target_lanes_) || stopping_; });
+  MutexLock lk(mu_);
+  while (!(lanes_prepared_ >= std::min(o.num_lanes, target_lanes_) || stopping_)) {
+    prepared_cv_.wait(lk.unique());
+  }
   if (lanes_ready_ == 0 && !stopping_) {
     // Not one lane can serve: say why, as when a runner cannot be made.
     return Error{ErrorCode::kModelError, lane_error_};
@@ -73,7 +74,7 @@ Status BasicEngine<In, Out>::start() {
 
 template <class In, class Out>
 Status BasicEngine<In, Out>::set_validator(Validator v) {
-  std::lock_guard g(mu_);
+  MutexLock g(mu_);
   if (started_) return invalid_argument("the validator must be set before start()");
   validator_ = std::move(v);
   return Status::Ok();
@@ -81,7 +82,7 @@ Status BasicEngine<In, Out>::set_validator(Validator v) {
 
 template <class In, class Out>
 Status BasicEngine<In, Out>::set_length_of(LengthOf f) {
-  std::lock_guard g(mu_);
+  MutexLock g(mu_);
   if (started_) return invalid_argument("the length function must be set before start()");
   length_of_ = std::move(f);
   return Status::Ok();
@@ -89,7 +90,7 @@ Status BasicEngine<In, Out>::set_length_of(LengthOf f) {
 
 template <class In, class Out>
 Status BasicEngine<In, Out>::set_adaptive_planner(AdaptivePlanner planner) {
-  std::lock_guard g(mu_);
+  MutexLock g(mu_);
   if (started_) return invalid_argument("the adaptive planner must be set before start()");
   adaptive_planner_ = std::move(planner);
   strategy_ = make_strategy(options_.strategy, adaptive_planner_);
@@ -98,7 +99,7 @@ Status BasicEngine<In, Out>::set_adaptive_planner(AdaptivePlanner planner) {
 }
 
 template <class In, class Out>
-Status BasicEngine<In, Out>::check_planner(const Options& o) const {
+Status BasicEngine<In, Out>::check_planner_locked(const Options& o) const {
   if (o.strategy != StrategyKind::kAdaptive || adaptive_planner_) return Status::Ok();
   return invalid_argument(
       "strategy = adaptive needs a planner, and this engine was given none "
@@ -110,8 +111,8 @@ Status BasicEngine<In, Out>::set_options(const Options& o) {
   if (Status s = o.validate(); !s) return s;
   bool grow = false;
   {
-    std::lock_guard g(mu_);
-    if (Status s = check_planner(o); !s) return s;
+    MutexLock g(mu_);
+    if (Status s = check_planner_locked(o); !s) return s;
     if (o.strategy != options_.strategy) {
       strategy_ = make_strategy(o.strategy, adaptive_planner_);
       ++strategy_generation_;
@@ -133,11 +134,11 @@ Status BasicEngine<In, Out>::set_options(const Options& o) {
 template <class In, class Out>
 EngineStatus BasicEngine<In, Out>::status() const {
   const TimePoint now = clock_->now();
-  std::lock_guard g(mu_);
+  MutexLock g(mu_);
   EngineStatus s;
   s.options = options_;
   s.options_version = version_;
-  const QueueView q = view(now);
+  const QueueView q = view_locked(now);
   s.limits = strategy_->limits(q, options_);
   s.queue_depth = queue_.size();
   s.busy_lanes = busy_lanes_;
@@ -161,16 +162,16 @@ template <class In, class Out>
 void BasicEngine<In, Out>::drain_records(RecordBatch& out) {
   out.clear();
   const TimePoint now = clock_->now();
-  std::lock_guard g(mu_);
+  MutexLock g(mu_);
   std::swap(out, records_);
-  const uint32_t depth = engine_detail::u32(queue_.size());
+  const uint32_t depth = saturate_u32(queue_.size());
   out.depth.push_back({now, depth, std::max(peak_depth_, depth)});
   peak_depth_ = depth;
 }
 
 template <class In, class Out>
 void BasicEngine<In, Out>::set_record_capacity(size_t n) {
-  std::lock_guard g(mu_);
+  MutexLock g(mu_);
   record_capacity_ = n;
 }
 
@@ -179,7 +180,7 @@ void BasicEngine<In, Out>::stop(StopMode mode) {
   std::vector<Pending> failed;
   const TimePoint now = clock_->now();
   {
-    std::lock_guard g(mu_);
+    MutexLock g(mu_);
     if (!stopping_) {
       stopping_ = true;
       stop_mode_ = mode;
@@ -191,20 +192,24 @@ void BasicEngine<In, Out>::stop(StopMode mode) {
     follower_cv_.notify_all();
     prepared_cv_.notify_all();
   }
-  std::unique_lock lg(lanes_mu_);
+  MutexLock lg(lanes_mu_);
   for (std::thread& t : threads_) {
     if (t.joinable()) t.join();
   }
   lg.unlock();
+  // Each thread is moved out under the lock and joined without it (it takes
+  // the lock to leave), so that stops on two threads never join one twice.
+  std::thread reaper;
   {
-    std::lock_guard g(mu_);
+    MutexLock g(mu_);
     reaper_exit_ = true;
+    reaper = std::move(reaper_);
     reaper_cv_.notify_all();
   }
-  if (reaper_.joinable()) reaper_.join();
+  if (reaper.joinable()) reaper.join();
   std::thread planner;
   {
-    std::lock_guard g(mu_);
+    MutexLock g(mu_);
     planner_exit_ = true;
     planner_task_ = nullptr;
     planner = std::move(planner_);
@@ -213,9 +218,9 @@ void BasicEngine<In, Out>::stop(StopMode mode) {
   if (planner.joinable()) planner.join();
   // Whatever no lane was left to run (none could start, say) fails now.
   {
-    std::lock_guard g(mu_);
+    MutexLock g(mu_);
     take_all_locked(failed);
-    for (const Pending& p : failed) record_unrun(p, Outcome::kShuttingDown, now);
+    for (const Pending& p : failed) record_unrun_locked(p, Outcome::kShuttingDown, now);
     counters_.shutdown += failed.size();
   }
   fail_all(failed, ErrorCode::kShuttingDown, "the engine stopped before this request ran", now);

@@ -22,11 +22,12 @@ namespace batchscope {
 // out of order, so the heap stays small.
 
 template <class In, class Out>
-void BasicEngine<In, Out>::drop_departed_expiries() {
+void BasicEngine<In, Out>::drop_departed_expiries_locked() {
   while (!expiries_.empty()) {
     const RequestId id = expiries_.front().id;
     // Most leave from the front (cut or expired), which needs no search.
-    const bool gone = queue_.empty() || id < queue_.front().id || find_queued(id) == queue_.size();
+    const bool gone =
+        queue_.empty() || id < queue_.front().id || find_queued_locked(id) == queue_.size();
     if (!gone) return;
     std::pop_heap(expiries_.begin(), expiries_.end(), std::greater<>());
     expiries_.pop_back();
@@ -34,15 +35,15 @@ void BasicEngine<In, Out>::drop_departed_expiries() {
 }
 
 template <class In, class Out>
-void BasicEngine<In, Out>::take_expired(TimePoint now, std::vector<Pending>& out) {
+void BasicEngine<In, Out>::take_expired_locked(TimePoint now, std::vector<Pending>& out) {
   const size_t first = out.size();
   for (;;) {
-    drop_departed_expiries();
+    drop_departed_expiries_locked();
     if (!queue_.empty() && queue_.front().expires <= now) {
       out.push_back(std::move(queue_.front()));
       queue_.pop_front();
     } else if (!expiries_.empty() && expiries_.front().expires <= now) {
-      const size_t at = find_queued(expiries_.front().id);
+      const size_t at = find_queued_locked(expiries_.front().id);
       out.push_back(std::move(queue_[at]));
       queue_.erase(at);
     } else {
@@ -50,14 +51,14 @@ void BasicEngine<In, Out>::take_expired(TimePoint now, std::vector<Pending>& out
     }
   }
   if (queue_.empty()) clear_expiries_locked();
-  for (size_t i = first; i < out.size(); ++i) record_unrun(out[i], Outcome::kTimedOut, now);
+  for (size_t i = first; i < out.size(); ++i) record_unrun_locked(out[i], Outcome::kTimedOut, now);
   counters_.timed_out += out.size() - first;
 }
 
 template <class In, class Out>
-TimePoint BasicEngine<In, Out>::earliest_expiry() {
+TimePoint BasicEngine<In, Out>::earliest_expiry_locked() {
   if (queue_.empty()) return kNever;
-  drop_departed_expiries();
+  drop_departed_expiries_locked();
   const TimePoint front = queue_.front().expires;
   return expiries_.empty() ? front : std::min(front, expiries_.front().expires);
 }
@@ -75,7 +76,10 @@ void BasicEngine<In, Out>::add_expiry_locked(TimePoint expires, RequestId id) {
 
 template <class In, class Out>
 void BasicEngine<In, Out>::prune_expiries_locked() {
-  std::erase_if(expiries_, [&](const Expiry& e) { return find_queued(e.id) == queue_.size(); });
+  std::erase_if(expiries_, [&](const Expiry& e) {
+    mu_.assert_held();  // run by erase_if, under this function's lock
+    return find_queued_locked(e.id) == queue_.size();
+  });
   std::make_heap(expiries_.begin(), expiries_.end(), std::greater<>());
 }
 
@@ -100,10 +104,10 @@ void BasicEngine<In, Out>::arm_reaper_locked(TimePoint expires) {
 template <class In, class Out>
 void BasicEngine<In, Out>::reaper_loop() {
   std::vector<Pending> expired;
-  std::unique_lock lk(mu_);
+  MutexLock lk(mu_);
   while (!reaper_exit_) {
     const TimePoint now = clock_->now();
-    take_expired(now, expired);
+    take_expired_locked(now, expired);
     if (!expired.empty()) {
       lk.unlock();
       fail_all(expired, ErrorCode::kTimedOut, "", now);
@@ -111,10 +115,10 @@ void BasicEngine<In, Out>::reaper_loop() {
       continue;
     }
     // A present leader arms deadlines itself.
-    reaper_until_ = (leader_present_ || promote_pending_) ? kNever : earliest_expiry();
+    reaper_until_ = (leader_present_ || promote_pending_) ? kNever : earliest_expiry_locked();
     reaper_parked_ = true;
     reaper_wake_pending_ = false;
-    clock_->wait_until(lk, reaper_cv_, reaper_until_);
+    clock_->wait_until(lk.unique(), reaper_cv_, reaper_until_);
     reaper_parked_ = false;
     reaper_wake_pending_ = false;
   }

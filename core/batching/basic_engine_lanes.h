@@ -5,6 +5,7 @@
 // through basic_engine_impl.h.
 
 #include <algorithm>
+#include <cassert>
 #include <exception>
 #include <string>
 #include <utility>
@@ -16,11 +17,11 @@ namespace batchscope {
 template <class In, class Out>
 void BasicEngine<In, Out>::spawn_lanes(uint32_t count,
                                        std::vector<std::unique_ptr<Runner>> runners) {
-  std::lock_guard lg(lanes_mu_);
+  MutexLock lg(lanes_mu_);
   if (threads_.size() < count) threads_.resize(count);
   for (uint32_t i = 0; i < count; ++i) {
     {
-      std::lock_guard g(mu_);
+      MutexLock g(mu_);
       if (stopping_ || i >= target_lanes_) return;
       if (lane_running_.size() <= i) lane_running_.resize(i + 1, false);
       if (lane_running_[i]) continue;
@@ -45,7 +46,7 @@ void BasicEngine<In, Out>::lane_thread(int lane, std::unique_ptr<Runner> runner)
     }
     if (!runner) {
       {
-        std::lock_guard g(mu_);
+        MutexLock g(mu_);
         lane_error_ = "could not make the runner for lane " + std::to_string(lane) +
                       (why.empty() ? "" : ": " + why);
         lane_running_[lane] = false;
@@ -62,7 +63,7 @@ void BasicEngine<In, Out>::lane_thread(int lane, std::unique_ptr<Runner> runner)
     why = e.what();
   }
   {
-    std::lock_guard g(mu_);
+    MutexLock g(mu_);
     ++lanes_prepared_;
     if (!why.empty()) {
       lane_error_ = "lane " + std::to_string(lane) + " could not prepare its runner: " + why;
@@ -78,7 +79,7 @@ void BasicEngine<In, Out>::lane_thread(int lane, std::unique_ptr<Runner> runner)
 }
 
 template <class In, class Out>
-bool BasicEngine<In, Out>::lane_should_exit(int lane) const {
+bool BasicEngine<In, Out>::lane_should_exit_locked(int lane) const {
   if (static_cast<uint32_t>(lane) >= target_lanes_) return true;
   return stopping_ && (stop_mode_ == StopMode::kFail || queue_.empty());
 }
@@ -87,17 +88,17 @@ template <class In, class Out>
 void BasicEngine<In, Out>::lane_loop(int lane, Runner& runner) {
   LaneScratch s;
   BatchRecord batch;
-  std::unique_lock lk(mu_);
-  while (!lane_should_exit(lane)) {
+  MutexLock lk(mu_);
+  while (!lane_should_exit_locked(lane)) {
     if (leader_present_) {
       ++followers_waiting_;
-      follower_cv_.wait(lk);
+      follower_cv_.wait(lk.unique());
       --followers_waiting_;
       continue;
     }
     leader_present_ = true;
     promote_pending_ = false;
-    const bool got_batch = lead(lane, lk, s, batch);
+    const bool got_batch = lead_locked(lane, lk, s, batch);
     leader_present_ = false;
     // Hand the lead on only when there is work for it; otherwise the next
     // arrival promotes a follower, so an idle engine sleeps without churn.
@@ -106,10 +107,10 @@ void BasicEngine<In, Out>::lane_loop(int lane, Runner& runner) {
       ++counters_.wakeups;
       follower_cv_.notify_one();
     }
-    if (!promote_pending_ && !queue_.empty()) arm_reaper_locked(earliest_expiry());
+    if (!promote_pending_ && !queue_.empty()) arm_reaper_locked(earliest_expiry_locked());
     if (!got_batch) break;
     ++busy_lanes_;
-    run_batch(runner, lk, s, batch);
+    run_batch_locked(runner, lk, s, batch);
     --busy_lanes_;
   }
   // A follower woken to lead may be this exiting lane; pass the turn on.
@@ -123,19 +124,31 @@ void BasicEngine<In, Out>::lane_loop(int lane, Runner& runner) {
 }
 
 template <class In, class Out>
-bool BasicEngine<In, Out>::lead(int lane, std::unique_lock<std::mutex>& lk, LaneScratch& s,
-                                BatchRecord& batch) {
+void BasicEngine<In, Out>::release_mu(MutexLock& lk) {
+  assert(lk.unique().mutex() == &mu_.native());
+  lk.unlock();
+}
+
+template <class In, class Out>
+void BasicEngine<In, Out>::reacquire_mu(MutexLock& lk) {
+  assert(lk.unique().mutex() == &mu_.native());
+  lk.lock();
+}
+
+template <class In, class Out>
+bool BasicEngine<In, Out>::lead_locked(int lane, MutexLock& lk, LaneScratch& s,
+                                       BatchRecord& batch) {
   for (;;) {
-    if (lane_should_exit(lane)) return false;
+    if (lane_should_exit_locked(lane)) return false;
     TimePoint now = clock_->now();
-    take_expired(now, s.unrun);
+    take_expired_locked(now, s.unrun);
     if (!s.unrun.empty()) {
-      lk.unlock();
+      release_mu(lk);
       fail_all(s.unrun, ErrorCode::kTimedOut, "", now);
-      lk.lock();
+      reacquire_mu(lk);
       continue;
     }
-    const QueueView q = view(now);
+    const QueueView q = view_locked(now);
     Decision d;
     if (stopping_) {
       d = Decision::dispatch(std::min<size_t>(q.size, options_.max_batch_size),
@@ -148,23 +161,23 @@ bool BasicEngine<In, Out>::lead(int lane, std::unique_lock<std::mutex>& lk, Lane
       d = strategy_->decide(q, now, options_);
     }
     if (d.kind == Decision::Kind::kDispatch && d.count > 0) {
-      cut(d.count, d.reason, now, lane, s, batch);
+      cut_locked(d.count, d.reason, now, lane, s, batch);
       return true;
     }
     TimePoint until = d.kind == Decision::Kind::kWait ? d.until : kNever;
-    until = std::min(until, earliest_expiry());
+    until = std::min(until, earliest_expiry_locked());
     wake_at_size_ = d.kind == Decision::Kind::kWait ? d.wake_at_size : 1;
     leader_until_ = until;
     leader_parked_ = true;
     wake_pending_ = false;
-    clock_->wait_until(lk, leader_bell_, until);
+    clock_->wait_until(lk.unique(), leader_bell_, until);
     leader_parked_ = false;
     wake_pending_ = false;
   }
 }
 
 template <class In, class Out>
-QueueView BasicEngine<In, Out>::view(TimePoint now) const {
+QueueView BasicEngine<In, Out>::view_locked(TimePoint now) const {
   QueueView q;
   q.size = queue_.size();
   if (!queue_.empty()) q.oldest_arrival = queue_.front().times.arrival;
@@ -175,10 +188,10 @@ QueueView BasicEngine<In, Out>::view(TimePoint now) const {
 }
 
 template <class In, class Out>
-void BasicEngine<In, Out>::cut(size_t n, BatchReason reason, TimePoint now, int lane,
-                               LaneScratch& s, BatchRecord& b) {
+void BasicEngine<In, Out>::cut_locked(size_t n, BatchReason reason, TimePoint now, int lane,
+                                      LaneScratch& s, BatchRecord& b) {
   n = std::min(n, queue_.size());
-  const uint32_t depth_before = engine_detail::u32(queue_.size());
+  const uint32_t depth_before = saturate_u32(queue_.size());
   b = BatchRecord{};
   // A padding policy may take requests from the middle of the queue; where
   // lengths do not vary, each takes the head's n as longest does.
@@ -209,11 +222,11 @@ void BasicEngine<In, Out>::cut(size_t n, BatchReason reason, TimePoint now, int 
     b.length_sum += s.batch[i].length;
   }
   b.id = next_batch_id_++;
-  b.size = engine_detail::u32(n);
+  b.size = saturate_u32(n);
   b.reason = reason;
   b.lane = static_cast<uint16_t>(lane);
   b.batched = now;
-  b.queue_depth_after = engine_detail::u32(queue_.size());
+  b.queue_depth_after = saturate_u32(queue_.size());
   ++counters_.batches;
   ++counters_.batches_by_reason[static_cast<int>(reason)];
   if (records_.depth.size() < record_capacity_) {
@@ -222,9 +235,9 @@ void BasicEngine<In, Out>::cut(size_t n, BatchReason reason, TimePoint now, int 
 }
 
 template <class In, class Out>
-void BasicEngine<In, Out>::run_batch(Runner& runner, std::unique_lock<std::mutex>& lk,
-                                     LaneScratch& s, BatchRecord& batch) {
-  lk.unlock();
+void BasicEngine<In, Out>::run_batch_locked(Runner& runner, MutexLock& lk, LaneScratch& s,
+                                            BatchRecord& batch) {
+  release_mu(lk);
   const size_t n = s.batch.size();
   s.inputs.clear();
   for (size_t i = 0; i < n; ++i) s.inputs.push_back(std::move(s.batch[i].input));
@@ -257,12 +270,12 @@ void BasicEngine<In, Out>::run_batch(Runner& runner, std::unique_lock<std::mutex
         {m.id, batch.id, t, batch.size, batch.failed ? Outcome::kModelError : Outcome::kOk});
     if (batch.longest > 0) s.lengths.push_back(m.length);
   }
-  lk.lock();
+  reacquire_mu(lk);
   // Counted before the callbacks run, so a caller that saw its response also
   // sees it in the counters.
   (batch.failed ? counters_.model_errors : counters_.ok) += n;
   if (batch.failed) ++counters_.failed_batches;
-  record_requests(s.records);
+  record_requests_locked(s.records);
   if (records_.batches.size() < record_capacity_) {
     records_.batches.push_back(batch);
   } else if (record_capacity_ > 0) {
@@ -276,7 +289,7 @@ void BasicEngine<In, Out>::run_batch(Runner& runner, std::unique_lock<std::mutex
     task = nullptr;
   }
   const uint64_t generation = strategy_generation_;
-  lk.unlock();
+  release_mu(lk);
   uint64_t callback_failures = 0;
   for (size_t i = 0; i < n; ++i) {
     Pending& m = s.batch[i];
@@ -301,7 +314,7 @@ void BasicEngine<In, Out>::run_batch(Runner& runner, std::unique_lock<std::mutex
     } catch (...) {  // out of memory while planning: the strategy goes without
     }
   }
-  lk.lock();
+  reacquire_mu(lk);
   counters_.callback_exceptions += callback_failures;
   if (task) ++counters_.plans;
   if (apply && generation == strategy_generation_) apply(*strategy_);

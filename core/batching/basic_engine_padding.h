@@ -16,8 +16,14 @@ template <class In, class Out>
 Decision BasicEngine<In, Out>::decide_buckets_locked(const QueueView& q, TimePoint now) {
   const BucketChoice c = decide_in_buckets(
       options_, strategy_->limits(q, options_), q, now, queue_.size(),
-      [this](size_t i) { return queue_[i].length; },
-      [this](size_t i) { return queue_[i].times.arrival; });
+      [this](size_t i) {
+        mu_.assert_held();  // called back by decide_in_buckets, under this function's lock
+        return queue_[i].length;
+      },
+      [this](size_t i) {
+        mu_.assert_held();  // the same
+        return queue_[i].times.arrival;
+      });
   bucket_count_ = c.count;
   bucket_wake_at_ = c.wake_at;
   cut_bucket_ = c.bucket;
@@ -26,8 +32,13 @@ Decision BasicEngine<In, Out>::decide_buckets_locked(const QueueView& q, TimePoi
 
 template <class In, class Out>
 void BasicEngine<In, Out>::pick_locked(size_t n, std::vector<size_t>& picked) {
-  pick_by_length(options_, n, queue_.size(), cut_bucket_,
-                 [this](size_t i) { return queue_[i].length; }, picked);
+  pick_by_length(
+      options_, n, queue_.size(), cut_bucket_,
+      [this](size_t i) {
+        mu_.assert_held();  // called back by pick_by_length, under this function's lock
+        return queue_[i].length;
+      },
+      picked);
   cut_bucket_ = -1;
 }
 

@@ -25,9 +25,9 @@ void BasicEngine<In, Out>::hand_to_planner_locked(StrategyTask task) {
 
 template <class In, class Out>
 void BasicEngine<In, Out>::planner_loop() {
-  std::unique_lock lk(mu_);
+  MutexLock lk(mu_);
   for (;;) {
-    planner_cv_.wait(lk, [this] { return planner_exit_ || static_cast<bool>(planner_task_); });
+    while (!(planner_exit_ || static_cast<bool>(planner_task_))) planner_cv_.wait(lk.unique());
     if (planner_exit_) return;
     StrategyTask task = std::move(planner_task_);
     planner_task_ = nullptr;

@@ -14,12 +14,12 @@
 namespace batchscope {
 
 template <class In, class Out>
-void BasicEngine<In, Out>::record_request(const RequestRecord& r) {
-  record_requests(std::span(&r, 1));
+void BasicEngine<In, Out>::record_request_locked(const RequestRecord& r) {
+  record_requests_locked(std::span(&r, 1));
 }
 
 template <class In, class Out>
-void BasicEngine<In, Out>::record_requests(std::span<const RequestRecord> rs) {
+void BasicEngine<In, Out>::record_requests_locked(std::span<const RequestRecord> rs) {
   auto& to = records_.requests;
   const size_t room = record_capacity_ > to.size() ? record_capacity_ - to.size() : 0;
   const size_t kept = std::min(room, rs.size());
@@ -31,14 +31,14 @@ void BasicEngine<In, Out>::record_requests(std::span<const RequestRecord> rs) {
 }
 
 template <class In, class Out>
-void BasicEngine<In, Out>::record_unrun(const Pending& p, Outcome outcome, TimePoint now) {
+void BasicEngine<In, Out>::record_unrun_locked(const Pending& p, Outcome outcome, TimePoint now) {
   RequestRecord r{p.id, 0, p.times, 0, outcome};
   r.times.completed = now;
-  record_request(r);
+  record_request_locked(r);
 }
 
 template <class In, class Out>
-size_t BasicEngine<In, Out>::find_queued(RequestId id) const {
+size_t BasicEngine<In, Out>::find_queued_locked(RequestId id) const {
   size_t lo = 0, hi = queue_.size();  // ids rise from front to back
   while (lo < hi) {
     const size_t mid = lo + (hi - lo) / 2;
@@ -74,7 +74,7 @@ void BasicEngine<In, Out>::fail_all(std::vector<Pending>& pending, ErrorCode cod
     try {
       p.done(Response<Out>{p.id, Error{code, std::move(why)}, t, 0, 0});
     } catch (...) {
-      std::lock_guard g(mu_);
+      MutexLock g(mu_);
       ++counters_.callback_exceptions;
     }
   }
@@ -122,7 +122,7 @@ Expected<RequestId> BasicEngine<In, Out>::admit_locked(In&& input, Done&& done, 
       bucket_filled_ = true;  // a full batch in one bucket: the leader decides again
     }
     arrivals_.observe(arrival);
-    peak_depth_ = std::max(peak_depth_, engine_detail::u32(queue_.size()));
+    peak_depth_ = std::max(peak_depth_, saturate_u32(queue_.size()));
     ++counters_.admitted;
     return id;
   }
@@ -130,7 +130,7 @@ Expected<RequestId> BasicEngine<In, Out>::admit_locked(In&& input, Done&& done, 
   RequestRecord r;
   r.times = engine_detail::refused_at(arrival);
   r.outcome = Outcome::kRejected;
-  record_request(r);
+  record_request_locked(r);
   return reject;
 }
 
@@ -165,21 +165,13 @@ Status BasicEngine<In, Out>::check_input(const In& input, TimePoint arrival, Don
   r.times = engine_detail::refused_at(arrival);
   r.outcome = Outcome::kInvalid;
   {
-    std::lock_guard g(mu_);
+    MutexLock g(mu_);
     ++counters_.submitted;
     ++counters_.invalid;
-    record_request(r);
+    record_request_locked(r);
   }
   done(Response<Out>{0, v.error(), r.times, 0, 0});
   return v;
-}
-
-template <class In, class Out>
-TimePoint BasicEngine<In, Out>::lock_for_admission(std::unique_lock<std::mutex>& lk,
-                                                   TimePoint arrival) {
-  if (lk.try_lock()) return arrival;  // free at once: admitted as it arrived
-  lk.lock();
-  return clock_->now();
 }
 
 template <class In, class Out>
@@ -187,8 +179,9 @@ Expected<RequestId> BasicEngine<In, Out>::submit(In input, Done done, SubmitOpti
   const TimePoint arrival = clock_->now();
   if (Status v = check_input(input, arrival, done); !v) return v.error();
   const uint32_t length = length_of_ ? length_of_(input) : 0;
-  std::unique_lock lk(mu_, std::defer_lock);
-  const TimePoint admitted = lock_for_admission(lk, arrival);
+  engine_detail::AdmissionLock lk(mu_);
+  // Admitted as it arrived when the lock was free at once, else when it was got.
+  const TimePoint admitted = lk.waited() ? clock_->now() : arrival;
   Expected<RequestId> id =
       admit_locked(std::move(input), std::move(done), arrival, admitted, so, length);
   if (id) {
@@ -225,8 +218,8 @@ std::vector<RequestId> BasicEngine<In, Out>::submit_many(std::span<In> inputs,
   admitted.reserve(inputs.size());
   Wakes wakes;
   {
-    std::unique_lock lk(mu_, std::defer_lock);
-    const TimePoint admitted_at = lock_for_admission(lk, arrival);
+    engine_detail::AdmissionLock lk(mu_);
+    const TimePoint admitted_at = lk.waited() ? clock_->now() : arrival;
     TimePoint earliest = kNever;
     for (size_t i = 0; i < inputs.size(); ++i) {
       if (!valid[i]) continue;
@@ -252,14 +245,14 @@ bool BasicEngine<In, Out>::cancel(RequestId id) {
   std::vector<Pending> gone;
   TimePoint now = clock_->now();
   {
-    std::lock_guard g(mu_);
-    const size_t at = find_queued(id);
+    MutexLock g(mu_);
+    const size_t at = find_queued_locked(id);
     if (at == queue_.size()) return false;
     gone.push_back(std::move(queue_[at]));
     queue_.erase(at);
     if (queue_.empty()) clear_expiries_locked();
     ++counters_.cancelled;
-    record_unrun(gone.back(), Outcome::kCancelled, now);
+    record_unrun_locked(gone.back(), Outcome::kCancelled, now);
   }
   fail_all(gone, ErrorCode::kCancelled, "cancelled before it reached the model", now);
   return true;

@@ -7,7 +7,7 @@
 #include <optional>
 #include <string>
 
-#include "batching/policy.h"
+#include "batching/strategy.h"
 #include "common/clock.h"
 #include "common/options.h"
 #include "common/status.h"

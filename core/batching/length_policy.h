@@ -23,7 +23,7 @@
 #include <cstdlib>
 #include <vector>
 
-#include "batching/policy.h"
+#include "batching/strategy.h"
 #include "common/options.h"
 
 namespace batchscope {

@@ -18,8 +18,12 @@ ModelMetadata SyntheticRunner::metadata() {
   m.name = "synthetic";
   m.description = "The engine's synthetic model: every input x answers 2x + 1.";
   m.max_batch_size = kMaxBatchSize;
-  m.inputs = {TensorSpec{"data", DType::kFloat32, {-1, 128}, false}};
-  m.outputs = {TensorSpec{"output", DType::kFloat32, {-1, 128}, false}};
+  TensorSpec spec;
+  spec.shape = {-1, 128};
+  spec.name = "data";
+  m.inputs = {spec};
+  spec.name = "output";
+  m.outputs = {spec};
   return m;
 }
 

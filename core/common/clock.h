@@ -102,7 +102,8 @@ class ManualClock final : public Clock {
  private:
   struct Waiter {
     std::mutex* mutex;
-    std::condition_variable* cv;  // or
+    // What the waiter sleeps on: exactly one of the two is set.
+    std::condition_variable* cv;
     Doorbell* bell;
     TimePoint deadline;
   };

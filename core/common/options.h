@@ -17,7 +17,7 @@
 namespace batchscope {
 
 enum class StrategyKind : uint8_t {
-  kFifo,      // cut when max_batch_size wait, or when the head has waited max_wait
+  kFifo,      // cut when max_batch_size requests wait, or when the head has waited max_wait
   kAdaptive,  // like fifo, with cap and wait tuned live against target_p99_ms
 };
 
@@ -117,7 +117,7 @@ Status set_numeric_option(Options& o, std::string_view name, double value, std::
                           std::string_view label = {});
 
 // The options as a JSON object (no surrounding whitespace), every field by
-// its name; options_from_json() (core/net) reads it back.
+// its name; options_from_json() (core/api) reads it back.
 std::string options_to_json(const Options& o);
 
 // The bucket a request of `length` falls in: the first whose largest length

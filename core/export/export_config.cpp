@@ -2,7 +2,7 @@
 #include "export/export_config.h"
 
 #include "export/export_text.h"
-#include "net/options_json.h"
+#include "api/options_json.h"
 
 #include <filesystem>
 #include <fstream>

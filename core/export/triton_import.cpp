@@ -10,7 +10,7 @@
 
 #include "export/export_text.h"
 #include "export/pbtxt.h"
-#include "net/options_json.h"
+#include "api/options_json.h"
 
 namespace batchscope::export_detail {
 

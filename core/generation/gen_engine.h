@@ -26,11 +26,11 @@
 #include <condition_variable>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <thread>
 #include <vector>
 
 #include "common/clock.h"
+#include "common/mutex.h"
 #include "common/options.h"
 #include "generation/gen_scheduler.h"
 #include "generation/gen_types.h"
@@ -119,12 +119,14 @@ class GenEngine {
   };
   struct Lane;
   Status check_lanes(const Options& o) const;
-  // Under mu_: starts lanes [0, o.num_lanes) that are not running and
-  // retires those above.
-  void set_lanes_locked(uint32_t count);
+  // Starts lanes [0, o.num_lanes) that are not running and retires those
+  // above.
+  void set_lanes_locked(uint32_t count) REQUIRES(mu_);
+  // Whether the first num_lanes lanes are made and warmed, or failed.
+  bool prepared_locked() const REQUIRES(mu_);
   void lane_thread(Lane& lane);
   void loop(Lane& lane);
-  void keep_locked(Lane& lane, StepOutcome& out);
+  void keep_locked(Lane& lane, StepOutcome& out) REQUIRES(mu_);
 
   LmInfo info_;
   std::shared_ptr<Clock> clock_;
@@ -133,20 +135,21 @@ class GenEngine {
   // model's description, which every lane shares).
   GenScheduler* checker_ = nullptr;
 
-  mutable std::mutex mu_;
+  mutable Mutex mu_;
   std::condition_variable prepared_cv_;
-  // Guarded by mu_ (each lane's runner and scheduler are its thread's):
-  std::vector<std::unique_ptr<Lane>> lanes_;
-  Options options_;
-  uint64_t version_ = 1;
-  uint64_t next_id_ = 1;
-  GenStatus counts_;
-  std::vector<GenRecord> done_records_;
-  std::vector<StepRecord> step_records_;
-  size_t capacity_ = size_t{1} << 18;
-  bool started_ = false;
-  bool stopping_ = false;
-  TimePoint stop_by_ = kNever;
+  // A Lane's shared fields are mu_'s too; its runner and scheduler are its
+  // thread's (Lane, gen_engine.cpp).
+  std::vector<std::unique_ptr<Lane>> lanes_ GUARDED_BY(mu_);
+  Options options_ GUARDED_BY(mu_);
+  uint64_t version_ GUARDED_BY(mu_) = 1;
+  uint64_t next_id_ GUARDED_BY(mu_) = 1;
+  GenStatus counts_ GUARDED_BY(mu_);
+  std::vector<GenRecord> done_records_ GUARDED_BY(mu_);
+  std::vector<StepRecord> step_records_ GUARDED_BY(mu_);
+  size_t capacity_ GUARDED_BY(mu_) = size_t{1} << 18;
+  bool started_ GUARDED_BY(mu_) = false;
+  bool stopping_ GUARDED_BY(mu_) = false;
+  TimePoint stop_by_ GUARDED_BY(mu_) = kNever;
 };
 
 }  // namespace batchscope

@@ -22,17 +22,19 @@ struct Planning {
     plan.preempt.push_back(s->id);
   }
 
-  // The largest chunk of `s`'s prompt the budget and the free blocks allow.
+  // The largest chunk of a prompt with `to_prefill` tokens left, `cached`
+  // positions cached and `blocks` blocks held, that the budget and the free
+  // blocks allow.
   uint32_t chunk(uint32_t to_prefill, uint32_t cached, uint32_t blocks) const {
     const uint64_t room = uint64_t{blocks + free} * in.block_size - cached;
     return static_cast<uint32_t>(std::min<uint64_t>({to_prefill, budget, room}));
   }
 
-  void add(uint64_t id, uint32_t tokens, uint32_t cached, uint32_t blocks) {
-    const uint32_t need = blocks_for(cached + std::max(tokens, 1u), in.block_size) - blocks;
+  void add(uint64_t id, PlanItem::Kind kind, uint32_t tokens, uint32_t cached, uint32_t blocks) {
+    const uint32_t need = blocks_for(cached + tokens, in.block_size) - blocks;
     free -= need;
-    budget -= std::max(tokens, 1u);
-    plan.items.push_back({id, tokens, need});
+    budget -= tokens;
+    plan.items.push_back({.id = id, .kind = kind, .tokens = tokens, .new_blocks = need});
   }
 
   void decodes() {
@@ -46,7 +48,7 @@ struct Planning {
         preempt_newest();  // itself: nothing newer is left to give up
         return;
       }
-      add(s->id, 0, s->cached, s->blocks);
+      add(s->id, PlanItem::Kind::kDecode, 1, s->cached, s->blocks);
     }
   }
 
@@ -54,7 +56,7 @@ struct Planning {
     for (const RunningSeq* s : live) {
       if (s->to_prefill == 0) continue;
       const uint32_t n = chunk(s->to_prefill, s->cached, s->blocks);
-      if (n > 0) add(s->id, n, s->cached, s->blocks);
+      if (n > 0) add(s->id, PlanItem::Kind::kPrefill, n, s->cached, s->blocks);
     }
   }
 
@@ -65,7 +67,7 @@ struct Planning {
       const uint32_t n = chunk(w.to_prefill, 0, 0);
       if (n == 0 && need_work) return;
       ++plan.admitted;
-      if (n > 0) add(w.id, n, 0, 0);
+      if (n > 0) add(w.id, PlanItem::Kind::kPrefill, n, 0, 0);
     }
   }
 };
@@ -73,7 +75,11 @@ struct Planning {
 }  // namespace
 
 Plan plan_step(const PlanInput& in, const Options& o) {
-  Planning p{in, {}, o.max_num_batched_tokens, in.free_blocks, {}};
+  Planning p{.in = in,
+             .plan = {},
+             .budget = o.max_num_batched_tokens,
+             .free = in.free_blocks,
+             .live = {}};
   p.live.reserve(in.running.size());
   for (const RunningSeq& s : in.running) p.live.push_back(&s);
 

@@ -53,9 +53,12 @@ struct PlanInput {
 };
 
 struct PlanItem {
+  enum class Kind : uint8_t { kDecode, kPrefill };
   uint64_t id = 0;
-  uint32_t tokens = 0;     // 0: a decode; otherwise a prefill chunk of this many tokens
+  Kind kind = Kind::kDecode;
+  uint32_t tokens = 1;      // positions it runs: 1 for a decode, a prefill chunk's length
   uint32_t new_blocks = 0;  // blocks it takes at this step
+  bool prefill() const { return kind == Kind::kPrefill; }
 };
 
 struct Plan {

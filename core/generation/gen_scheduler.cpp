@@ -180,17 +180,25 @@ StepOutcome GenScheduler::step(const Options& o) {
   std::vector<RunningSeq> rv;
   rv.reserve(running_.size());
   for (const SeqPtr& s : running_) {
-    rv.push_back({s->id, s->to_prefill(), s->cached, static_cast<uint32_t>(s->blocks.size())});
+    rv.push_back({.id = s->id,
+                  .to_prefill = s->to_prefill(),
+                  .cached = s->cached,
+                  .blocks = static_cast<uint32_t>(s->blocks.size())});
   }
   std::vector<WaitingSeq> wv;
   wv.reserve(std::min<size_t>(waiting_.size(), o.max_num_seqs + 1));
   for (const SeqPtr& s : waiting_) {
     if (wv.size() > o.max_num_seqs) break;  // more than can join in one step
-    wv.push_back({s->id, s->target, s->record.arrival});
+    wv.push_back({.id = s->id, .to_prefill = s->target, .arrival = s->record.arrival});
   }
   const LmInfo& m = runner_.info();
   const uint32_t bs = static_cast<uint32_t>(std::max(1, m.block_size));
-  const Plan plan = plan_step({rv, wv, static_cast<uint32_t>(free_.size()), bs, now}, o);
+  const Plan plan = plan_step({.running = rv,
+                               .waiting = wv,
+                               .free_blocks = static_cast<uint32_t>(free_.size()),
+                               .block_size = bs,
+                               .now = now},
+                              o);
 
   // Joins first (they are the head of the queue the plan saw), then the
   // preempted go back to the head.
@@ -214,8 +222,8 @@ StepOutcome GenScheduler::step(const Options& o) {
     }
     work.emplace_back(s, item.tokens);
     out.step.context_tokens += s->cached;
-    out.step.seqs.emplace_back(s->id, item.tokens);
-    if (item.tokens > 0) {
+    out.step.seqs.emplace_back(s->id, item.prefill() ? item.tokens : 0);  // 0: a decode
+    if (item.prefill()) {
       const bool last = s->cached + item.tokens == s->target;
       batch.prefills.push_back({std::span<const int32_t>(s->tokens).subspan(s->cached, item.tokens),
                                 static_cast<int>(s->cached), s->blocks, last});
@@ -255,7 +263,7 @@ StepOutcome GenScheduler::step(const Options& o) {
     logits = Error{ErrorCode::kModelError, "the model returned " + std::to_string(logits->rows) +
                                                " rows of logits for " + std::to_string(rows)};
   }
-  for (auto& [s, n] : work) s->cached += std::max(n, 1u);
+  for (auto& [s, n] : work) s->cached += n;
   if (!logits) {
     for (auto& [s, n] : work) {
       s->record.error = logits.error().message;

@@ -12,7 +12,7 @@ HistoryWriter::HistoryWriter(std::unique_ptr<History> store, uint64_t request_ca
 
 HistoryWriter::~HistoryWriter() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     stop_ = true;
   }
   wake_.notify_one();
@@ -30,7 +30,7 @@ HistoryWriter::Token HistoryWriter::begin(HistoryRun header, TimePoint start, To
   if (op.header.started_at.empty()) op.header.started_at = utc_text(op.wall_start);
   op.parent = parent;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     op.token = next_token_++;
   }
   const Token t = op.token;
@@ -108,7 +108,7 @@ void HistoryWriter::relabel_run(Token run, std::string label) {
 
 void HistoryWriter::push(Op op) {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (failure_) return;  // the history is off
     queue_.push_back(std::move(op));
     ++queued_;
@@ -117,27 +117,27 @@ void HistoryWriter::push(Op op) {
 }
 
 void HistoryWriter::flush() {
-  std::unique_lock lock(mu_);
+  MutexLock lock(mu_);
   const uint64_t target = queued_;
-  done_.wait(lock, [&] { return written_ >= target || failure_.has_value(); });
+  while (written_ < target && !failure_.has_value()) done_.wait(lock.unique());
 }
 
 std::optional<int64_t> HistoryWriter::id_of(Token run) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = ids_.find(run);
   if (it == ids_.end()) return std::nullopt;
   return it->second;
 }
 
 std::optional<std::string> HistoryWriter::failure() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return failure_;
 }
 
 void HistoryWriter::loop() {
-  std::unique_lock lock(mu_);
+  MutexLock lock(mu_);
   for (;;) {
-    wake_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+    while (!stop_ && queue_.empty()) wake_.wait(lock.unique());
     if (queue_.empty() && stop_) return;
     std::deque<Op> ops;
     ops.swap(queue_);

@@ -22,12 +22,12 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "common/mutex.h"
 #include "runs/history.h"
 
 namespace batchscope {
@@ -117,15 +117,16 @@ class HistoryWriter {
   std::map<Token, RunState> runs_;     // the writer thread's alone
   std::map<Token, int64_t> begun_ids_;  // every run it began: its id (writer thread)
 
-  mutable std::mutex mu_;
+  mutable Mutex mu_;
   std::condition_variable wake_, done_;
-  std::deque<Op> queue_;
-  uint64_t queued_ = 0, written_ = 0;  // ops queued and taken care of, ever
-  Token next_token_ = 1;
-  std::map<Token, int64_t> ids_;
-  std::optional<std::string> failure_;
-  bool stop_ = false;
-  std::thread thread_;
+  std::deque<Op> queue_ GUARDED_BY(mu_);
+  // Ops queued and taken care of, ever.
+  uint64_t queued_ GUARDED_BY(mu_) = 0, written_ GUARDED_BY(mu_) = 0;
+  Token next_token_ GUARDED_BY(mu_) = 1;
+  std::map<Token, int64_t> ids_ GUARDED_BY(mu_);
+  std::optional<std::string> failure_ GUARDED_BY(mu_);
+  bool stop_ GUARDED_BY(mu_) = false;
+  std::thread thread_;  // the constructor's and destructor's; not under mu_
 };
 
 }  // namespace batchscope

@@ -5,9 +5,9 @@
 #include <condition_variable>
 #include <cstdio>
 #include <memory>
-#include <mutex>
 #include <optional>
 
+#include "common/mutex.h"
 #include "common/text_out.h"
 #include "runs/histogram.h"
 #include "traffic/progress_beat.h"
@@ -44,11 +44,11 @@ void GenEngineTarget::send(const std::string& prompt, uint32_t max_tokens, Callb
 namespace {
 
 struct Book {
-  std::mutex mu;
+  Mutex mu;
   std::condition_variable cv;
-  std::vector<GenRequestResult> results;
-  std::vector<uint64_t> ended;  // since the last hand-over
-  uint64_t pending = 0;
+  std::vector<GenRequestResult> results GUARDED_BY(mu);
+  std::vector<uint64_t> ended GUARDED_BY(mu);  // since the last hand-over
+  uint64_t pending GUARDED_BY(mu) = 0;
 };
 
 constexpr Duration kStopPoll = std::chrono::milliseconds(20);
@@ -72,7 +72,7 @@ GenRun run_gen_load(const ArrivalSpec& spec, GenWorkload& workload, GenTarget& t
     feeder.emplace(clock, run.start, options.progress_every, [&options, &run, book] {
       GenProgress p{run.start, {}, {}, {}};
       {
-        std::lock_guard g(book->mu);
+        MutexLock g(book->mu);
         p.indices.swap(book->ended);
         for (uint64_t i : p.indices) p.requests.push_back(book->results[i]);
       }
@@ -82,15 +82,15 @@ GenRun run_gen_load(const ArrivalSpec& spec, GenWorkload& workload, GenTarget& t
   auto stopping = [&] { return options.stop && options.stop->load(); };
   // A deadline no later than the next look at the stop flag.
   auto poll = [&](TimePoint t) { return options.stop ? std::min(t, clock.now() + kStopPoll) : t; };
-  std::unique_lock lk(book->mu);
+  MutexLock lk(book->mu);
   for (uint64_t i = 0;; ++i) {
     Duration offset{0};
     if (closed) {
       if (options.stop) {
         while (book->pending >= spec.concurrency && !stopping())
-          clock.wait_until(lk, book->cv, clock.now() + kStopPoll);
+          clock.wait_until(lk.unique(), book->cv, clock.now() + kStopPoll);
       } else {
-        book->cv.wait(lk, [&] { return book->pending < spec.concurrency; });
+        while (book->pending >= spec.concurrency) book->cv.wait(lk.unique());
       }
       if (stopping()) break;
       if (clock.now() >= end_of_closed || (spec.max_requests && i >= spec.max_requests)) break;
@@ -100,7 +100,7 @@ GenRun run_gen_load(const ArrivalSpec& spec, GenWorkload& workload, GenTarget& t
       if (!next) break;
       offset = *next;
       while (clock.now() < run.start + offset && !stopping())
-        clock.wait_until(lk, book->cv, poll(run.start + offset));
+        clock.wait_until(lk.unique(), book->cv, poll(run.start + offset));
       if (stopping()) break;
     }
     const GenLengths len = workload.next();
@@ -114,7 +114,7 @@ GenRun run_gen_load(const ArrivalSpec& spec, GenWorkload& workload, GenTarget& t
     lk.unlock();
     GenTarget::Callbacks cb;
     cb.on_tokens = [book, i](TimePoint when, uint32_t tokens) {
-      std::lock_guard g(book->mu);
+      MutexLock g(book->mu);
       GenRequestResult& q = book->results[i];
       if (q.last != kNever) q.gaps.push_back(when - q.last);
       if (q.first == kNever) q.first = when;
@@ -122,11 +122,11 @@ GenRun run_gen_load(const ArrivalSpec& spec, GenWorkload& workload, GenTarget& t
       q.output_tokens += tokens;
     };
     cb.on_prompt_tokens = [book, i](uint32_t n) {
-      std::lock_guard g(book->mu);
+      MutexLock g(book->mu);
       book->results[i].prompt_tokens = n;
     };
     cb.on_done = [book, i](bool ok, uint32_t tokens, TimePoint when, std::string outcome) {
-      std::lock_guard g(book->mu);
+      MutexLock g(book->mu);
       GenRequestResult& q = book->results[i];
       q.done = true;
       q.ok = ok;
@@ -150,13 +150,15 @@ GenRun run_gen_load(const ArrivalSpec& spec, GenWorkload& workload, GenTarget& t
           in_flight > 0 ? end_of_closed
                         : std::min(end_of_closed, clock.now() + std::chrono::milliseconds(10));
       while ((in_flight == 0 || book->pending >= in_flight) && clock.now() < until) {
-        clock.wait_until(lk, book->cv, until);
+        clock.wait_until(lk.unique(), book->cv, until);
       }
     }
   }
   const TimePoint give_up =
       clock.now() + (stopping() ? std::min(options.drain, options.drain_after_stop) : options.drain);
-  while (book->pending > 0 && clock.now() < give_up) clock.wait_until(lk, book->cv, give_up);
+  while (book->pending > 0 && clock.now() < give_up) {
+    clock.wait_until(lk.unique(), book->cv, give_up);
+  }
   run.requests = book->results;  // a copy: late callbacks still write to the book
   lk.unlock();
   feeder.reset();

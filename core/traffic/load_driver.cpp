@@ -3,10 +3,10 @@
 
 #include <condition_variable>
 #include <deque>
-#include <mutex>
 #include <optional>
 #include <unordered_map>
 
+#include "common/mutex.h"
 #include "traffic/progress_beat.h"
 
 namespace batchscope {
@@ -43,7 +43,7 @@ class Ledger {
       : clock_(clock), keep_(o.keep_requests), counters_(o.counters), stop_(o.stop) {}
 
   uint64_t add(TimePoint intended, TimePoint sent) {
-    std::lock_guard g(mu_);
+    MutexLock g(mu_);
     const uint64_t index = next_++;
     RunRequest& r = keep_ ? reqs_.emplace_back() : live_[index];
     r.index = index;
@@ -55,7 +55,7 @@ class Ledger {
   }
 
   void done(uint64_t index, const LoadTarget::Result& res) {
-    std::lock_guard g(mu_);
+    MutexLock g(mu_);
     if (closed_) return;  // an answer after the drain gave up: already counted as failed
     const TimePoint now = clock_.now();  // the clock may be gone once closed
     if (counters_) {
@@ -84,9 +84,9 @@ class Ledger {
   // outstanding when below > 0, or until a stop is asked for (looked at
   // every kStopPoll). Returns the time then.
   TimePoint wait(TimePoint t, size_t below) {
-    std::unique_lock lk(mu_);
+    MutexLock lk(mu_);
     while (clock_.now() < t && (below == 0 || outstanding_ >= below) && !stopping()) {
-      clock_.wait_until(lk, cv_, stop_ ? std::min(t, clock_.now() + kStopPoll) : t);
+      clock_.wait_until(lk.unique(), cv_, stop_ ? std::min(t, clock_.now() + kStopPoll) : t);
     }
     return clock_.now();
   }
@@ -96,8 +96,8 @@ class Ledger {
   // Afterwards late answers are ignored, so the ledger may go while the
   // target still holds callbacks into it (they share ownership).
   void drain(TimePoint until) {
-    std::unique_lock lk(mu_);
-    while (outstanding_ > 0 && clock_.now() < until) clock_.wait_until(lk, cv_, until);
+    MutexLock lk(mu_);
+    while (outstanding_ > 0 && clock_.now() < until) clock_.wait_until(lk.unique(), cv_, until);
     closed_ = true;
     if (outstanding_ == 0) return;
     if (counters_) counters_->failed += outstanding_;
@@ -112,7 +112,7 @@ class Ledger {
 
   // The requests answered since the last call, in the order answered.
   std::vector<RunRequest> take_answered() {
-    std::lock_guard g(mu_);
+    MutexLock g(mu_);
     std::vector<RunRequest> out;
     out.reserve(answered_.size());
     for (uint64_t i : answered_) out.push_back(reqs_[i]);
@@ -121,7 +121,7 @@ class Ledger {
   }
 
   std::vector<RunRequest> take() {
-    std::lock_guard g(mu_);
+    MutexLock g(mu_);
     return {reqs_.begin(), reqs_.end()};
   }
 
@@ -132,14 +132,15 @@ class Ledger {
   const std::atomic<bool>* stop_;
   static constexpr Duration kStopPoll = std::chrono::milliseconds(20);
   bool stopping() const { return stop_ && stop_->load(); }
-  std::mutex mu_;
+  Mutex mu_;
   std::condition_variable cv_;
-  std::deque<RunRequest> reqs_;  // every request; stable references while it grows
-  std::unordered_map<uint64_t, RunRequest> live_;  // in flight only, when not keeping
-  std::vector<uint64_t> answered_;  // since the last take_answered()
-  uint64_t next_ = 0;
-  size_t outstanding_ = 0;
-  bool closed_ = false;
+  std::deque<RunRequest> reqs_ GUARDED_BY(mu_);  // every request; stable references while it grows
+  // In flight only, when not keeping.
+  std::unordered_map<uint64_t, RunRequest> live_ GUARDED_BY(mu_);
+  std::vector<uint64_t> answered_ GUARDED_BY(mu_);  // since the last take_answered()
+  uint64_t next_ GUARDED_BY(mu_) = 0;
+  size_t outstanding_ GUARDED_BY(mu_) = 0;
+  bool closed_ GUARDED_BY(mu_) = false;
 };
 
 }  // namespace

@@ -9,10 +9,10 @@
 
 #include <condition_variable>
 #include <functional>
-#include <mutex>
 #include <thread>
 
 #include "common/clock.h"
+#include "common/mutex.h"
 
 namespace batchscope {
 
@@ -24,7 +24,7 @@ class ProgressBeat {
   }
   ~ProgressBeat() {
     {
-      std::lock_guard g(mu_);
+      MutexLock g(mu_);
       quit_ = true;
     }
     cv_.notify_all();
@@ -35,9 +35,9 @@ class ProgressBeat {
 
  private:
   void loop() {
-    std::unique_lock lk(mu_);
+    MutexLock lk(mu_);
     for (TimePoint next = start_ + every_; !quit_; next += every_) {
-      while (!quit_ && clock_.now() < next) clock_.wait_until(lk, cv_, next);
+      while (!quit_ && clock_.now() < next) clock_.wait_until(lk.unique(), cv_, next);
       if (quit_) break;
       lk.unlock();
       tick_();
@@ -49,9 +49,9 @@ class ProgressBeat {
   const TimePoint start_;
   const Duration every_;
   const std::function<void()> tick_;
-  std::mutex mu_;
+  Mutex mu_;
   std::condition_variable cv_;
-  bool quit_ = false;
+  bool quit_ GUARDED_BY(mu_) = false;
   std::thread thread_;
 };
 

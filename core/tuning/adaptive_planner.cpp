@@ -7,10 +7,10 @@
 #include <compare>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <tuple>
 #include <vector>
 
+#include "common/mutex.h"
 #include "tuning/cost_model.h"
 #include "tuning/predictor.h"
 #include "tuning/tuner.h"
@@ -228,10 +228,10 @@ LengthsKey lengths_key(const Options& o, const std::vector<uint32_t>& lengths) {
 struct PlansOnCost {
   explicit PlansOnCost(CostModel c) : cost(std::move(c)) {}
   const CostModel cost;
-  std::mutex mu;
+  Mutex mu;
   std::map<std::tuple<double, uint32_t, int64_t, uint32_t, uint32_t, int64_t, double, LengthsKey>,
            AdaptivePlan>
-      kept;  // at most kKeptPlans
+      kept GUARDED_BY(mu);  // at most kKeptPlans
 };
 constexpr size_t kKeptPlans = 512;
 
@@ -250,11 +250,11 @@ AdaptivePlanner plan_on_cost(CostModel cost) {
                         o.queue_capacity, o.request_timeout_ms, o.target_p99_ms,
                         lengths_key(o, lengths));
     {
-      std::lock_guard g(shared->mu);
+      MutexLock g(shared->mu);
       if (auto it = shared->kept.find(key); it != shared->kept.end()) return it->second;
     }
     const AdaptivePlan plan = plan_on(rate_per_s, shared->cost, o, lengths);
-    std::lock_guard g(shared->mu);
+    MutexLock g(shared->mu);
     if (shared->kept.size() >= kKeptPlans) shared->kept.clear();
     shared->kept.emplace(key, plan);
     return plan;

@@ -105,7 +105,9 @@ struct GenTuneSettings {
   GenObjective objective = GenObjective::kGoodput;
   uint64_t max_evaluations = 5'000;  // distinct combinations evaluated at most
   double max_seconds = 0;            // wall time on `clock`; 0: no limit
-  const Clock* clock = nullptr;      // null: the steady clock
+  // null: the steady clock. Not owned: it must outlive every gen_search()
+  // given these settings.
+  const Clock* clock = nullptr;
   bool first_meeting = false;        // stop at the first configuration that meets the objective
   std::function<bool()> cancel;      // true stops the search
   std::function<void(uint64_t done, uint64_t total)> progress;

@@ -17,8 +17,9 @@
 #include <vector>
 
 #include "batching/length_policy.h"
-#include "batching/policy.h"
+#include "batching/strategy.h"
 #include "batching/rate_estimator.h"
+#include "common/saturate.h"
 #include "runs/records.h"
 #include "tuning/adaptive_planner.h"
 #include "tuning/predict_sends.h"
@@ -36,7 +37,6 @@ constexpr size_t kRecordCapacity = size_t{1} << 20;
 // LoadOptions::drain_timeout's default: how long bench waits for answers
 // after it stops sending.
 constexpr Duration kDrainTimeout = std::chrono::seconds(60);
-uint32_t u32(size_t v) { return static_cast<uint32_t>(std::min<size_t>(v, UINT32_MAX)); }
 
 // splitmix64, uniform in [-1, 1): seeded, and the same on every platform
 // (unlike std::*_distribution).
@@ -308,12 +308,12 @@ void Simulation::arrive(TimePoint t) {
   }
   const uint32_t length = lengths_ ? spec_.lengths[index % spec_.lengths.size()] : 0;
   admitted_.push_back({static_cast<uint32_t>(index), t, length});
-  queue_.push_back(u32(admitted_.size() - 1));
+  queue_.push_back(saturate_u32(admitted_.size() - 1));
   // A full batch in one bucket: the leader decides again (admit_locked).
   const bool filled = bucket_wake_at_ > 0 && o_.padding == Padding::kBuckets &&
                       ++bucket_count_[length_bucket(o_, length)] >= bucket_wake_at_;
   rate_.observe(t);
-  peak_depth_ = std::max(peak_depth_, u32(queue_size()));
+  peak_depth_ = std::max(peak_depth_, saturate_u32(queue_size()));
   const TimePoint expires = t + timeout_;
   if (leader_ >= 0) {
     if (queue_size() >= wake_at_size_ || expires < leader_until_ || filled) {
@@ -324,7 +324,7 @@ void Simulation::arrive(TimePoint t) {
   }
 }
 
-// run_batch() after the runner returns, then the lane's way back to lane_loop.
+// run_batch_locked() after the runner returns, then the lane's way back to lane_loop.
 void Simulation::complete(size_t lane, TimePoint t) {
   Lane& l = lanes_[lane];
   l.busy = false;
@@ -374,7 +374,7 @@ void Simulation::complete(size_t lane, TimePoint t) {
   back(lane, t);
 }
 
-// lane_loop once run_batch() has answered every request: the lane leads
+// lane_loop once run_batch_locked() has answered every request: the lane leads
 // again, or follows the leader there is.
 void Simulation::back(size_t lane, TimePoint t) {
   if (lanes_[lane].back != kNever) {
@@ -395,24 +395,24 @@ void Simulation::stop(TimePoint t) {
   if (leader_ >= 0) lead(static_cast<size_t>(leader_), t);
 }
 
-// lane_loop around lead(): a lane that cuts a batch hands the lead to a
+// lane_loop around lead_locked(): a lane that cuts a batch hands the lead to a
 // follower while requests remain.
 void Simulation::lead(size_t lane, TimePoint t) {
   while (lead_once(lane, t) && !followers_.empty() && queue_size() > 0) lane = followers_.pop();
 }
 
-// One lead(): true when it cut a batch for `lane`, false when `lane` parked
+// One lead_locked(): true when it cut a batch for `lane`, false when `lane` parked
 // as the leader.
 bool Simulation::lead_once(size_t lane, TimePoint t) {
   take_expired(t);
   leader_ = -1;
-  if (stopping_ && queue_size() == 0) return false;  // lane_should_exit
+  if (stopping_ && queue_size() == 0) return false;  // lane_should_exit_locked
   QueueView q;
   q.size = queue_size();
   if (q.size > 0) q.oldest_arrival = queued(0).arrival;
   q.arrival_rate_per_s = rate_.rate(t);
   q.fast_rate_per_s = rate_.fast_rate(t);
-  q.idle_lanes = u32(lanes_.size() - busy_);
+  q.idle_lanes = saturate_u32(lanes_.size() - busy_);
   Decision d;
   if (stopping_) {
     d = Decision::dispatch(std::min<size_t>(q.size, o_.max_batch_size), BatchReason::kDrain);
@@ -442,12 +442,12 @@ bool Simulation::lead_once(size_t lane, TimePoint t) {
 }
 
 void Simulation::cut(size_t n, BatchReason reason, TimePoint t, size_t lane) {
-  const uint32_t depth_before = u32(queue_size());
+  const uint32_t depth_before = saturate_u32(queue_size());
   Lane& l = lanes_[lane];
   BatchRecord& b = l.batch;
   b = BatchRecord{};
   // A padding policy may take requests from the middle of the queue; where
-  // lengths do not vary, each takes the head's n as longest does (cut()).
+  // lengths do not vary, each takes the head's n as longest does (cut_locked()).
   if (lengths_ && o_.padding != Padding::kLongest) {
     pick_by_length(o_, n, queue_size(), cut_bucket_,
                    [this](size_t i) { return queued(i).length; }, picked_);
@@ -471,11 +471,11 @@ void Simulation::cut(size_t n, BatchReason reason, TimePoint t, size_t lane) {
     b.length_sum += admitted_[m].length;
   }
   b.id = next_batch_id_++;
-  b.size = u32(n);
+  b.size = saturate_u32(n);
   b.reason = reason;
   b.lane = static_cast<uint16_t>(lane);
   b.batched = t;
-  b.queue_depth_after = u32(queue_size());
+  b.queue_depth_after = saturate_u32(queue_size());
   if (run_.depth.size() < kRecordCapacity) {
     run_.depth.push_back({t, depth_before, std::max(peak_depth_, depth_before)});
   }
@@ -589,7 +589,7 @@ void Simulation::finish() {
     }
   }
   const TimePoint end = std::max(last_event_, std::min(latest_done_, gave_up));
-  const uint32_t depth = u32(queue_size());
+  const uint32_t depth = saturate_u32(queue_size());
   run_.depth.push_back({end, depth, std::max(peak_depth_, depth)});
 }
 

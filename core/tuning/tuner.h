@@ -102,7 +102,9 @@ struct TuneSettings {
   // Combinations considered at most, evaluated or refused by validate().
   uint64_t max_evaluations = 20'000;
   double max_seconds = 0;        // wall time on `clock`; 0: no limit
-  const Clock* clock = nullptr;  // null: the steady clock
+  // null: the steady clock. Not owned: it must outlive every search() given
+  // these settings.
+  const Clock* clock = nullptr;
   int refine_seeds = 3;          // points of the coarse grid refined around
   std::function<bool()> cancel;  // true stops the search (polled before each evaluation)
   // (done, total) after each combination considered; `total` is the space's

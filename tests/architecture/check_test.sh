@@ -42,26 +42,30 @@ fresh  # a window room reaching into a sibling it may not use
 echo '#include "ui/workbench/model_panel.h"' >>"$scratch/ui/tuner/tune_plot.cpp"
 expect_finding "a sibling room" 'ui/tuner/tune_plot.cpp:[0-9]+: .*forbidden arrow ui/tuner -> ui/workbench'
 
-fresh  # Qt below net
-echo '#include <QString>' >>"$scratch/core/batching/policy.cpp"
-expect_finding "Qt in the batching engine" 'core/batching/policy.cpp:[0-9]+: #include <QString>: core/batching may not use qt'
+fresh  # Qt below http
+echo '#include <QString>' >>"$scratch/core/batching/strategy.cpp"
+expect_finding "Qt in the batching engine" 'core/batching/strategy.cpp:[0-9]+: #include <QString>: core/batching may not use qt'
+
+fresh  # the transport reaching into the routes and their JSON
+echo '#include "api/infer_json.h"' >>"$scratch/core/http/http_server.cpp"
+expect_finding "transport into the API" 'core/http/http_server.cpp:[0-9]+: #include "api/infer_json.h": forbidden arrow core/http -> core/api'
 
 fresh  # LibTorch outside torch
 echo '#include <torch/script.h>' >>"$scratch/ui/common/picture.cpp"
 expect_finding "LibTorch in the window" 'ui/common/picture.cpp:[0-9]+: #include <torch/script.h>: ui/common may not use torch'
 
 fresh  # a link that runs up
-sed -i 's/target_link_libraries(batchscope_generation PUBLIC batchscope_runs)/target_link_libraries(batchscope_generation PUBLIC batchscope_runs batchscope_net)/' \
+sed -i 's/target_link_libraries(batchscope_generation PUBLIC batchscope_runs)/target_link_libraries(batchscope_generation PUBLIC batchscope_runs batchscope_api)/' \
   "$scratch/core/generation/CMakeLists.txt"
 expect_finding "a link that runs up" \
-  'core/generation/CMakeLists.txt: batchscope_generation links batchscope_net: forbidden arrow core/generation -> core/net'
+  'core/generation/CMakeLists.txt: batchscope_generation links batchscope_api: forbidden arrow core/generation -> core/api'
 
 fresh  # a project header in angle brackets would escape the include check
 echo '#include <tuning/predictor.h>' >>"$scratch/core/runs/histogram.cpp"
 expect_finding "a project header in angle brackets" \
   'core/runs/histogram.cpp:[0-9]+: #include <tuning/predictor.h>: a project header in angle brackets'
 
-fresh  # a lowercase Qt header below net
+fresh  # a lowercase Qt header below http
 echo '#include <qglobal.h>' >>"$scratch/core/common/clock.cpp"
 expect_finding "a lowercase Qt header" 'core/common/clock.cpp:[0-9]+: #include <qglobal.h>: core/common may not use qt'
 

@@ -1,4 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
+// The adaptive strategy on explicit timestamps, fed batch and request records
+// by hand (adaptive_feeder.h): when it evaluates, the cost line it fits, the
+// keep-up and saturation sizes, the rates it reads, and that it never passes
+// the options' maxima.
+
 #include "tests/batching/adaptive_feeder.h"
 
 namespace batchscope {

@@ -1,4 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
+// BatchedFn, the engine behind a plain function: each call's own result, a
+// full queue refused at once, a throwing handler failing its batch only,
+// call_many, std::future conversion, and options refused by name.
+
 #include <gtest/gtest.h>
 
 #include <memory>

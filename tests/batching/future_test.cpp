@@ -1,4 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
+// The future a BatchedFn call returns and its promise: a value set before or
+// after get(), timeouts, broken and dropped promises, the std::future
+// adapter, and many answers across threads each arriving once.
+
 #include "batching/future.h"
 
 #include <gtest/gtest.h>

@@ -1,4 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
+// EngineMonitor on a manual clock: its snapshots carry the options in force
+// and agree with the engine's own counters.
+
 #include "batching/monitor.h"
 
 #include <gtest/gtest.h>

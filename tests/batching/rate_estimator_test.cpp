@@ -1,4 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
+// RateEstimator, the engine's smoothed arrival rate: its update matches the
+// exact exponential decay, steady arrivals give their rate, and silence
+// decays it.
+
 #include "batching/rate_estimator.h"
 
 #include <gtest/gtest.h>

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <map>
@@ -22,11 +23,20 @@ inline constexpr auto kSafety = std::chrono::seconds(20);
 
 // Waits until the engine has nothing left to do at the clock's current time:
 // no lane busy, the leader parked at a future deadline, no wake-up in flight.
+// It looks again at once a few times (settling usually takes microseconds),
+// then sleeps between looks, doubling from 50 us up to 2 ms, so that a slow
+// settle does not spin a core the engine's threads need.
 inline void settle(const Engine& engine) {
   const auto give_up = std::chrono::steady_clock::now() + kSafety;
-  while (!engine.status().quiescent) {
+  auto pause = std::chrono::microseconds(50);
+  for (int looks = 0; !engine.status().quiescent; ++looks) {
     ASSERT_LT(std::chrono::steady_clock::now(), give_up) << "engine did not settle";
-    std::this_thread::yield();
+    if (looks < 16) {
+      std::this_thread::yield();
+    } else {
+      std::this_thread::sleep_for(pause);
+      pause = std::min(pause * 2, std::chrono::microseconds(2000));
+    }
   }
 }
 

@@ -441,7 +441,10 @@ int main(int argc, char** argv) {
           if (r == 0) {
             p.lag99 = sum.lag_p99_ms;
             if (auto own = CostModel::from_run(*run, 5, opts.num_lanes)) {
-              PredictSpec self{point, opts, cost.calibrated(*own, opts.num_lanes)};
+              PredictSpec self;
+              self.arrivals = point;
+              self.options = opts;
+              self.cost = cost.calibrated(*own, opts.num_lanes);
               self.plan_on_cost = !o.plan_on_fit;
               p.self = figures_of(predict(self));
             }
@@ -471,7 +474,10 @@ int main(int argc, char** argv) {
         p.spread50 = spread(&Figures::p50);
         p.spread99 = spread(&Figures::p99);
         auto predicted_on = [&](const CostModel& c) {
-          PredictSpec ps{point, opts, c};
+          PredictSpec ps;
+          ps.arrivals = point;
+          ps.options = opts;
+          ps.cost = c;
           ps.plan_on_cost = !o.plan_on_fit;
           return figures_of(predict(ps));
         };

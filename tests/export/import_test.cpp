@@ -7,7 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "export/export_config.h"
-#include "net/options_json.h"
+#include "api/options_json.h"
 #include "tests/export/export_fixtures.h"
 
 namespace batchscope {

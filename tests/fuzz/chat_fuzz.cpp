@@ -8,8 +8,8 @@
 #include <cstdint>
 #include <string_view>
 
-#include "net/chat_json.h"
-#include "net/stream_event.h"
+#include "api/chat_json.h"
+#include "http/stream_event.h"
 #include "tests/fuzz/fuzz_check.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* bytes, size_t size) {

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "net/completion_json.h"
+#include "api/completion_json.h"
 #include "tests/fuzz/fuzz_check.h"
 
 namespace {

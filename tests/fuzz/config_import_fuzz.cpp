@@ -14,7 +14,7 @@
 
 #include "export/export_config.h"
 #include "export/pbtxt.h"
-#include "net/options_json.h"
+#include "api/options_json.h"
 #include "tests/fuzz/fuzz_check.h"
 
 namespace {

@@ -14,7 +14,7 @@
 #include <variant>
 #include <vector>
 
-#include "net/http_parser.h"
+#include "http/http_parser.h"
 #include "tests/fuzz/fuzz_check.h"
 #include "tests/fuzz/split.h"
 

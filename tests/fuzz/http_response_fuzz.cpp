@@ -12,7 +12,7 @@
 #include <string_view>
 #include <variant>
 
-#include "net/http_response.h"
+#include "http/http_response.h"
 #include "tests/fuzz/fuzz_check.h"
 #include "tests/fuzz/split.h"
 

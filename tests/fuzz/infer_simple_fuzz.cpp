@@ -8,7 +8,7 @@
 #include <string_view>
 #include <variant>
 
-#include "net/infer_json.h"
+#include "api/infer_json.h"
 #include "tests/fuzz/fuzz_check.h"
 #include "tests/fuzz/infer_models.h"
 

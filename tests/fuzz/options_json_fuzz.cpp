@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "net/options_json.h"
+#include "api/options_json.h"
 #include "tests/fuzz/fuzz_check.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* bytes, size_t size) {

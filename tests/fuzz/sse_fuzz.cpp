@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-#include "net/sse.h"
+#include "http/sse.h"
 #include "tests/fuzz/fuzz_check.h"
 #include "tests/fuzz/split.h"
 

@@ -30,7 +30,8 @@ TEST(GenPlanner, AWaitingRequestJoinsTheRunningDecodesAtOnce) {
   const Plan p = plan({decoding(1, 20)}, {{2, 5, t0}}, 10, opts(Scheduling::kContinuous, 8, 64));
   ASSERT_EQ(p.items.size(), 2u);
   EXPECT_EQ(p.items[0].id, 1u);
-  EXPECT_EQ(p.items[0].tokens, 0u);  // a decode
+  EXPECT_FALSE(p.items[0].prefill());  // a decode, of one position
+  EXPECT_EQ(p.items[0].tokens, 1u);
   EXPECT_EQ(p.items[1].id, 2u);
   EXPECT_EQ(p.items[1].tokens, 5u);
   EXPECT_EQ(p.items[1].new_blocks, 1u);
@@ -56,7 +57,7 @@ TEST(GenPlanner, TheBudgetAndTheSequenceCapAreNeverExceeded) {
   const auto o = opts(Scheduling::kContinuous, 3, 10);
   const Plan p = plan({decoding(1, 3)}, {{2, 4, t0}, {3, 4, t0}, {4, 4, t0}}, 100, o);
   uint32_t tokens = 0;
-  for (const PlanItem& i : p.items) tokens += std::max(i.tokens, 1u);
+  for (const PlanItem& i : p.items) tokens += i.tokens;
   EXPECT_EQ(tokens, 9u);      // 1 decode + two prompts of 4
   EXPECT_EQ(p.admitted, 2u);  // three running at most: the third prompt waits
   ASSERT_EQ(p.items.size(), 3u);

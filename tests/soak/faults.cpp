@@ -5,7 +5,7 @@
 #include <random>
 #include <thread>
 
-#include "tests/net/test_client.h"
+#include "tests/http/test_client.h"
 #include "tests/soak/traffic.h"
 
 namespace batchscope::soak {

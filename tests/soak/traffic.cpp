@@ -8,7 +8,7 @@
 #include <cmath>
 #include <thread>
 
-#include "tests/net/test_client.h"
+#include "tests/http/test_client.h"
 
 namespace batchscope::soak {
 

@@ -23,7 +23,7 @@
 #include <string_view>
 #include <vector>
 
-#include "net/http_client.h"
+#include "http/http_client.h"
 #include "tests/soak/tally.h"
 
 namespace batchscope::soak {

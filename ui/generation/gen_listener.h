@@ -31,9 +31,9 @@
 
 #include "generation/gen_engine.h"
 #include "generation/gen_metrics.h"
-#include "net/generation_service.h"
-#include "net/http_server.h"
-#include "net/service_access.h"
+#include "api/generation_service.h"
+#include "http/http_server.h"
+#include "http/service_access.h"
 
 class QLabel;
 class QLineEdit;

@@ -21,6 +21,7 @@
 #include "tuning/tune_run.h"
 #include "ui/common/config_io.h"
 #include "ui/common/plot_panels.h"
+#include "ui/common/gui_thread.h"
 
 namespace batchscope {
 
@@ -248,6 +249,7 @@ Status GenTunerPanel::run() {
     QMetaObject::invokeMethod(
         this,
         [this, done, total] {
+          assert_gui_thread("GenTunerPanel progress");
           progress_->setMaximum(static_cast<int>(std::min<uint64_t>(total, INT32_MAX)));
           progress_->setValue(static_cast<int>(std::min<uint64_t>(done, INT32_MAX)));
         },
@@ -312,6 +314,7 @@ void GenTunerPanel::set_busy(bool busy) {
 }
 
 void GenTunerPanel::finished(GenTunerOutcome out) {
+  assert_gui_thread("GenTunerPanel::finished");
   if (worker_.joinable()) worker_.join();
   set_busy(false);
   const GenTuneResult& r = out.result;

@@ -29,6 +29,7 @@
 #include "runs/history_writer.h"
 #include "ui/common/picture.h"
 #include "ui/runs/run_plot.h"
+#include "ui/common/gui_thread.h"
 
 namespace batchscope {
 
@@ -404,7 +405,13 @@ bool RunsPanel::export_run(int i, const QString& dir) {
   const std::string path = r.data || !reader_ ? std::string() : reader_->path();
   export_thread_ = std::thread([this, r, dir, path]() mutable {
     auto post = [this](std::function<void()> f) {
-      QMetaObject::invokeMethod(this, std::move(f), Qt::QueuedConnection);
+      QMetaObject::invokeMethod(
+          this,
+          [f = std::move(f)] {
+            assert_gui_thread("RunsPanel export progress");
+            f();
+          },
+          Qt::QueuedConnection);
     };
     if (!r.data) {
       post([this, name = r.name] {
@@ -488,6 +495,7 @@ void RunsPanel::finish_export(const RecordedRun& r, const QString& dir, const St
 }
 
 void RunsPanel::end_export(const RecordedRun& r, const QString& dir, const Status& s) {
+  assert_gui_thread("RunsPanel::end_export");
   progress_->setValue(kExportSteps);
   progress_->setVisible(false);
   export_->setEnabled(true);

@@ -17,6 +17,7 @@
 #include "tuning/adaptive_planner.h"
 #include "tuning/cost_calibration.h"
 #include "ui/tuner/tune_plot.h"
+#include "ui/common/gui_thread.h"
 
 namespace batchscope {
 
@@ -244,6 +245,7 @@ void TunerPanel::post_progress(uint64_t id, int value, int maximum, const QStrin
   QMetaObject::invokeMethod(
       this,
       [this, id, value, maximum, what] {
+        assert_gui_thread("TunerPanel::post_progress");
         if (id != run_id_) return;
         bar_->setRange(0, std::max(1, maximum));
         bar_->setValue(value);
@@ -254,6 +256,7 @@ void TunerPanel::post_progress(uint64_t id, int value, int maximum, const QStrin
 
 void TunerPanel::search_done(uint64_t id, TuneResult result, std::optional<CostModel> calibrated,
                              QString note) {
+  assert_gui_thread("TunerPanel::search_done");
   if (id != run_id_) return;
   join_worker();
   phase_ = Phase::kSearching;
@@ -384,6 +387,7 @@ void TunerPanel::start_confirming(std::vector<Evaluated> picks) {
 }
 
 void TunerPanel::confirmed_one(uint64_t id, Confirmed c) {
+  assert_gui_thread("TunerPanel::confirmed_one");
   if (id != run_id_) return;
   confirmed_.push_back(std::move(c));
   bar_->setValue(static_cast<int>(confirmed_.size()) * kRule.max_trials);
@@ -391,6 +395,7 @@ void TunerPanel::confirmed_one(uint64_t id, Confirmed c) {
 }
 
 void TunerPanel::calibrated(uint64_t id, std::vector<std::optional<Evaluated>> again) {
+  assert_gui_thread("TunerPanel::calibrated");
   if (id != run_id_) return;
   for (size_t i = 0; i < again.size() && i < confirmed_.size(); ++i) {
     confirmed_[i].recalibrated = again[i];
@@ -399,6 +404,7 @@ void TunerPanel::calibrated(uint64_t id, std::vector<std::optional<Evaluated>> a
 }
 
 void TunerPanel::confirm_done(uint64_t id, Status s) {
+  assert_gui_thread("TunerPanel::confirm_done");
   if (id != run_id_) return;
   join_worker();
   const QString note = paused_traffic_ ? " The window's traffic is back on." : "";
@@ -436,6 +442,7 @@ void TunerPanel::confirm_done(uint64_t id, Status s) {
 }
 
 void TunerPanel::kept_made(uint64_t id, CostModel kept) {
+  assert_gui_thread("TunerPanel::kept_made");
   if (id != run_id_ || !model_) return;
   model_->kept = std::move(kept);
   model_->kept_note.clear();

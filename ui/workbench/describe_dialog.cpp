@@ -17,6 +17,7 @@
 #include <filesystem>
 
 #include "common/sidecar_path.h"
+#include "ui/common/gui_thread.h"
 
 namespace batchscope {
 
@@ -72,6 +73,7 @@ void DescribeDialog::join() {
 
 void DescribeDialog::show_arguments(
     const Expected<std::vector<std::pair<std::string, std::string>>>& args) {
+  assert_gui_thread("DescribeDialog::show_arguments");
   join();
   ready_ = true;
   if (!args) {
@@ -126,6 +128,7 @@ void DescribeDialog::write() {
 }
 
 void DescribeDialog::show_written(const Expected<std::string>& path) {
+  assert_gui_thread("DescribeDialog::show_written");
   join();
   write_->setEnabled(true);
   if (!path) {

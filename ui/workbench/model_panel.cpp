@@ -21,6 +21,7 @@
 #include <cmath>
 
 #include "ui/workbench/describe_dialog.h"
+#include "ui/common/gui_thread.h"
 
 namespace batchscope {
 
@@ -250,6 +251,7 @@ void ModelPanel::set_loading(bool on) {
 }
 
 void ModelPanel::set_progress(int percent, const QString& what) {
+  assert_gui_thread("ModelPanel::set_progress");
   bar_->setValue(std::clamp(percent, 0, 100));
   status_->setStyleSheet(QString());
   status_->setText(what);

@@ -11,7 +11,7 @@
 #include <QSpinBox>
 #include <optional>
 
-#include "net/http_target.h"
+#include "api/http_target.h"
 #include "traffic/varied_inputs.h"
 
 namespace batchscope {

@@ -18,7 +18,7 @@
 
 #include "batching/engine.h"
 #include "common/model_metadata.h"
-#include "net/http_client.h"
+#include "http/http_client.h"
 #include "traffic/load_driver.h"
 
 class QComboBox;

@@ -11,7 +11,7 @@
 #include <algorithm>
 #include <fstream>
 
-#include "net/options_json.h"
+#include "api/options_json.h"
 #include "ui/common/app_resources.h"
 #include "ui/common/config_io.h"
 #include "ui/tuner/tuner_panel.h"

@@ -32,6 +32,7 @@
 #include "ui/workbench/describe_dialog.h"
 #include "ui/workbench/live_plots.h"
 #include "ui/workbench/traffic_panel.h"
+#include "ui/common/gui_thread.h"
 
 namespace batchscope {
 
@@ -84,8 +85,9 @@ WorkbenchWindow::WorkbenchWindow(WorkbenchConfig config, QWidget* parent)
 
   batching_ = new BatchingPanel([this](const Options& o) { return apply(o); });
   traffic_ = new TrafficPanel(
-      TrafficHooks{[this] { return engine_.get(); }, [this] { return model_.metadata; },
-                   [this]() -> Expected<Url> {
+      TrafficHooks{.engine = [this] { return engine_.get(); },
+                   .model = [this] { return model_.metadata; },
+                   .listen = [this]() -> Expected<Url> {
                      auto port = server_running()
                                      ? Expected<uint16_t>(server_port_)
                                      : start_server(host_->text().toStdString(),
@@ -146,19 +148,20 @@ WorkbenchWindow::WorkbenchWindow(WorkbenchConfig config, QWidget* parent)
   bottom->addTab(inspector_, "Batch inspector");
   bottom->addTab(runs_, "Runs");
   tuner_ = new TunerPanel(
-      TunerHooks{[this] { return traffic_->spec(); },
-                 [this] { return engine_ ? engine_->status().options : config_.options; },
-                 [this](Options o) {  // as a preset is: cut to the model's limit
+      TunerHooks{.traffic = [this] { return traffic_->spec(); },
+                 .options = [this] { return engine_ ? engine_->status().options : config_.options; },
+                 .apply = [this](Options o) {  // as a preset is: cut to the model's limit
                    o.max_batch_size = std::min(o.max_batch_size, model_.metadata.max_batch_size);
                    return apply(o);
                  },
-                 [this] {
+                 .pause_traffic = [this] {
                    const bool was = traffic_->running();
                    traffic_->stop();
                    return was;
                  },
-                 [this] { (void)traffic_->start(); },  // a refusal shows in the traffic panel
-                 [this](const ExportInput& in) { export_config_dialog(this, in); }});
+                 // a refusal shows in the traffic panel
+                 .resume_traffic = [this] { (void)traffic_->start(); },
+                 .export_config = [this](const ExportInput& in) { export_config_dialog(this, in); }});
   bottom->addTab(tuner_, "Tuner");
   addDockWidget(Qt::BottomDockWidgetArea, dock("Batches and runs", "bottom", bottom, this));
   resizeDocks({findChild<QDockWidget*>("bottom")}, {330}, Qt::Vertical);
@@ -320,6 +323,7 @@ bool WorkbenchWindow::wait_loaded(int timeout_ms) {
 }
 
 void WorkbenchWindow::swap_in(std::shared_ptr<Loaded> loaded) {
+  assert_gui_thread("WorkbenchWindow::swap_in");
   if (load_thread_.joinable()) load_thread_.join();
   model_panel_->set_loading(false);
   if (!loaded->model || !loaded->status) {

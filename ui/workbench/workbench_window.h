@@ -40,8 +40,8 @@
 
 #include "batching/engine.h"
 #include "batching/monitor.h"
-#include "net/http_server.h"
-#include "net/inference_service.h"
+#include "http/http_server.h"
+#include "api/inference_service.h"
 #include "ui/common/config_io.h"
 #include "ui/common/kept_cost.h"
 #include "ui/workbench/model_panel.h"

@@ -15,7 +15,7 @@
 #include <QStatusBar>
 #include <QTemporaryDir>
 
-#include "net/options_json.h"
+#include "api/options_json.h"
 #include "tests/ui/workbench/toy_window.h"
 #include "ui/common/config_io.h"
 

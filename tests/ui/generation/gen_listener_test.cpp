@@ -18,8 +18,8 @@
 #include <thread>
 
 #include "generation/synthetic_lm.h"
-#include "tests/net/stream_fixture.h"
-#include "tests/net/test_client.h"
+#include "tests/http/stream_fixture.h"
+#include "tests/http/test_client.h"
 #include "tests/ui/generation/gen_test_support.h"
 #include "ui/generation/gen_listener.h"
 #include "ui/generation/gen_main_window.h"

@@ -16,8 +16,8 @@
 #include <thread>
 
 #include "batching/synthetic_runner.h"
-#include "net/http_server.h"
-#include "net/inference_service.h"
+#include "http/http_server.h"
+#include "api/inference_service.h"
 #include "tuning/adaptive_planner.h"
 #include "ui/workbench/batching_panel.h"
 #include "ui/workbench/traffic_panel.h"
@@ -179,8 +179,9 @@ class TrafficPanelTest : public ::testing::Test {
     engine_->stop();
   }
   TrafficHooks hooks() {
-    return TrafficHooks{[this] { return engine_.get(); }, [] { return toy_model(); },
-                        [this]() -> Expected<Url> {
+    return TrafficHooks{.engine = [this] { return engine_.get(); },
+                        .model = [] { return toy_model(); },
+                        .listen = [this]() -> Expected<Url> {
                           ++listen_calls_;
                           auto port = server_->start("127.0.0.1", 0);
                           if (!port) return port.error();
@@ -288,8 +289,9 @@ TEST_F(TrafficPanelTest, ARefusalIsShownInThePanel) {
 TEST(TrafficPanel, WithoutAModelEveryTargetIsRefused) {
   // No engine and no model yet (the first load still under way, or failed).
   TrafficPanel t(
-      TrafficHooks{[] { return static_cast<Engine*>(nullptr); }, [] { return ModelMetadata{}; },
-                   []() -> Expected<Url> { return invalid_argument("no engine"); }},
+      TrafficHooks{.engine = [] { return static_cast<Engine*>(nullptr); },
+                   .model = [] { return ModelMetadata{}; },
+                   .listen = []() -> Expected<Url> { return invalid_argument("no engine"); }},
       100);
   for (TrafficPanel::Target target :
        {TrafficPanel::kInProcess, TrafficPanel::kSelfHttp, TrafficPanel::kUrl}) {

@@ -15,7 +15,7 @@
 #include <mutex>
 #include <thread>
 
-#include "tests/net/test_client.h"
+#include "tests/http/test_client.h"
 #include "tests/ui/workbench/toy_window.h"
 
 namespace batchscope {

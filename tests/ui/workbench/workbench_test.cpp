@@ -36,7 +36,7 @@
 #include "batching/synthetic_runner.h"
 #include "runs/history.h"
 #include "runs/history_writer.h"
-#include "tests/net/test_client.h"
+#include "tests/http/test_client.h"
 #include "tests/ui/workbench/toy_window.h"
 #include "tuning/cost_cache.h"
 #include "ui/runs/runs_panel.h"

@@ -1,0 +1,169 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "api/options_json.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QJsonParseError>
+
+#include <cmath>
+
+#include "common/text_out.h"
+
+namespace batchscope {
+
+namespace {
+
+// A JSON number as it reads back: what the client sent, in shortest form.
+std::string shown(double v) {
+  std::string s;
+  append_json_number(s, v);
+  return s;
+}
+
+std::string known() {
+  return "known: strategy, scheduling, padding, length_buckets, " + numeric_option_names();
+}
+
+// The GET /v1/config document, {"version": N, "options": {...}}: its options.
+// A tune's result (tensor or generative), {"best": {"options": {...}, ...},
+// ...}: its best configuration's options.
+Expected<QJsonObject> unwrap(const QJsonObject& obj) {
+  if (obj.contains("best") && obj.contains("space")) {
+    const QJsonValue best = obj.value("best");
+    if (best.isNull()) {
+      return invalid_argument("the tune found no configuration: " +
+                              quoted_excerpt(obj.value("error").toString().toStdString()));
+    }
+    if (!best.isObject() || !best.toObject().value("options").isObject()) {
+      return invalid_argument("a tune's 'best' must hold an 'options' object");
+    }
+    return best.toObject().value("options").toObject();
+  }
+  if (!obj.contains("options")) return obj;
+  for (auto it = obj.begin(); it != obj.end(); ++it) {
+    if (it.key() != "options" && it.key() != "version") {
+      return invalid_argument("unknown field " + quoted_excerpt(it.key().toStdString()) +
+                              " beside 'options'; a configuration document holds "
+                              "\"version\" and \"options\" only");
+    }
+  }
+  if (!obj.value("options").isObject()) {
+    return invalid_argument("'options' must be a JSON object of options (" + known() + ")");
+  }
+  if (obj.contains("version") && !obj.value("version").isDouble()) {
+    return invalid_argument("'version' must be a number");
+  }
+  return obj.value("options").toObject();
+}
+
+}  // namespace
+
+Expected<Options> options_from_json(std::string_view json, Options o) {
+  QJsonParseError pe{};
+  const QJsonDocument doc =
+      QJsonDocument::fromJson(QByteArray(json.data(), static_cast<qsizetype>(json.size())), &pe);
+  if (pe.error != QJsonParseError::NoError) {
+    return invalid_argument("the options are not valid JSON: " + pe.errorString().toStdString() +
+                            " at offset " + std::to_string(pe.offset));
+  }
+  if (!doc.isObject()) return invalid_argument("the options must be a JSON object");
+  auto obj = unwrap(doc.object());
+  if (!obj) return obj.error();
+  for (auto it = obj->begin(); it != obj->end(); ++it) {
+    const std::string key = it.key().toStdString();
+    const QJsonValue v = it.value();
+    if (key == "strategy") {
+      auto k = v.isString() ? parse_strategy(v.toString().toStdString()) : std::nullopt;
+      if (!k) {
+        const std::string got =
+            v.isString() ? quoted_excerpt(v.toString().toStdString()) : "not a string";
+        return invalid_argument("strategy must be \"fifo\" or \"adaptive\", got " + got);
+      }
+      o.strategy = *k;
+      continue;
+    }
+    if (key == "scheduling") {
+      auto k = v.isString() ? parse_scheduling(v.toString().toStdString()) : std::nullopt;
+      if (!k) {
+        const std::string got =
+            v.isString() ? quoted_excerpt(v.toString().toStdString()) : "not a string";
+        return invalid_argument("scheduling must be \"continuous\" or \"static\", got " + got);
+      }
+      o.scheduling = *k;
+      continue;
+    }
+    if (key == "padding") {
+      auto k = v.isString() ? parse_padding(v.toString().toStdString()) : std::nullopt;
+      if (!k) {
+        const std::string got =
+            v.isString() ? quoted_excerpt(v.toString().toStdString()) : "not a string";
+        return invalid_argument("padding must be \"longest\", \"buckets\" or \"sorted\", got " +
+                                got);
+      }
+      o.padding = *k;
+      continue;
+    }
+    if (key == "length_buckets") {
+      // [32, 64, 128] as the text "32,64,128", which parse_length_buckets checks.
+      if (!v.isArray()) return invalid_argument("length_buckets must be an array of lengths");
+      std::string text;
+      for (const QJsonValue& x : v.toArray()) {
+        if (!x.isDouble() || x.toDouble() != std::floor(x.toDouble()) || x.toDouble() < 0 ||
+            x.toDouble() > 1e9) {
+          return invalid_argument("length_buckets must hold whole lengths from 1, got " +
+                                  quoted_excerpt(QJsonDocument(v.toArray())
+                                                     .toJson(QJsonDocument::Compact)
+                                                     .toStdString()));
+        }
+        text += (text.empty() ? "" : ",") + std::to_string(static_cast<int64_t>(x.toDouble()));
+      }
+      if (Status s = parse_length_buckets(text, o); !s) return s.error();
+      continue;
+    }
+    const NumericOption* f = find_numeric_option(key);
+    if (!f) return invalid_argument("unknown option " + quoted_excerpt(key) + "; " + known());
+    if (!v.isDouble()) {
+      return invalid_argument(key + " must be " + (f->whole ? "a whole number" : "a number"));
+    }
+    if (Status s = set_numeric_option(o, key, v.toDouble(), shown(v.toDouble())); !s) {
+      return s.error();
+    }
+  }
+  if (Status s = o.validate(); !s) return s.error();
+  return o;
+}
+
+std::optional<TuneOutcome> tune_outcome_from_json(std::string_view json) {
+  const QJsonDocument doc =
+      QJsonDocument::fromJson(QByteArray(json.data(), static_cast<qsizetype>(json.size())));
+  if (!doc.isObject()) return std::nullopt;
+  const QJsonObject obj = doc.object();
+  if (!obj.contains("space") || !obj.value("best").isObject()) return std::nullopt;
+  const QJsonObject best = obj.value("best").toObject();
+  TuneOutcome t;
+  t.traffic = obj.value("traffic").toString().toStdString();
+  t.generation = obj.value("kind").toString() == "generation";
+  t.measured = best.value("measured").isObject();
+  const QJsonObject f = best.value(t.measured ? "measured" : "predicted").toObject();
+  const auto number = [&](const char* key) {
+    const double v = f.value(key).toDouble();
+    return std::isfinite(v) && v >= 0 ? v : 0.0;
+  };
+  if (t.generation) {
+    t.quantile = obj.value("slo").toObject().value("quantile").toInt(99);
+    t.p50_ms = number("e2e_p50_ms");
+    t.p99_ms = number("e2e_ms");
+    t.throughput_rps = number("requests_per_s");
+    t.ttft_ms = number("ttft_ms");
+    t.itl_ms = number("itl_ms");
+    t.tokens_per_s = number("tokens_per_s");
+  } else {
+    t.p50_ms = number("p50_ms");
+    t.p99_ms = number("p99_ms");
+    t.throughput_rps = number("throughput_rps");
+  }
+  return t;
+}
+
+}  // namespace batchscope
