@@ -11,14 +11,14 @@
 #include "app/build_info.h"
 #include "app/cli_args.h"
 #include "app/cost_setup.h"
-#include "app/run_output.h"
-#include "app/traffic_flags.h"
 #include "app/gen_bench.h"
 #include "app/history_setup.h"
 #include "app/kept_run.h"
-#include "app/stop_signal.h"
 #include "app/lm_setup.h"
 #include "app/model_setup.h"
+#include "app/run_output.h"
+#include "app/stop_signal.h"
+#include "app/traffic_flags.h"
 #include "traffic/inproc_run.h"
 #include "traffic/load_driver.h"
 #include "traffic/varied_inputs.h"
@@ -31,10 +31,10 @@
 // engine and the predictor only.
 #include <QApplication>
 
-#include "http/http_server.h"
 #include "api/http_target.h"
 #include "api/infer_json.h"
 #include "api/inference_service.h"
+#include "http/http_server.h"
 #include "ui/runs/run_plot.h"
 #endif
 
@@ -46,7 +46,8 @@ std::string bench_help() {
          "                        [pattern parameters] [--duration S] [--requests N] [--seed N]\n"
          "                        [--target inproc|self-http|predict|URL] [--cost FILE]\n"
          "                        [--recalibrate] [--calibration-seconds S] [--cost-out FILE]\n"
-         "                        [--plan-cost FILE] [--payload FILE] [--warmup auto|doubling|every]\n"
+         "                        [--plan-cost FILE] [--payload FILE] [--warmup "
+         "auto|doubling|every]\n"
          "                        [serving options] [--json FILE] [--csv PREFIX] [--trace-out "
          "FILE]\n"
          "                        [--plot FILE.png] [--window S] [--history FILE | --no-history]\n"
@@ -91,7 +92,8 @@ std::string bench_help() {
          "cuDNN plan; 1, 2, 4, ... on a CPU), doubling or every (docs/gpu.md).\n"
          "Every run is kept in the run history with what it ran on (batchscope runs):\n" +
          history_flags_help() + "The cost a prediction uses (docs/tuning.md):\n" +
-         cost_flags_help() + "Serving options:\n" + cli::options_help() + lm_flags_help() + gen_bench_help();
+         cost_flags_help() + "Serving options:\n" + cli::options_help() + lm_flags_help() +
+         gen_bench_help();
 }
 
 namespace {
@@ -176,7 +178,8 @@ int run_bench(int argc, char** argv, const std::vector<std::string>& args) {
     auto set = [&](double lo, double hi, auto& field) {
       bad = cli::read_number(name, value, lo, hi, field);
     };
-    if (take_arrival_flag(name, value, spec, bad) || take_cost_flag(name, value, cost_choice, bad)) {
+    if (take_arrival_flag(name, value, spec, bad) ||
+        take_cost_flag(name, value, cost_choice, bad)) {
     } else if (name == "target")
       target = value;
     else if (name == "token")
@@ -191,8 +194,7 @@ int run_bench(int argc, char** argv, const std::vector<std::string>& args) {
         bad = d.error();
       else
         seq_len = *d;
-    }
-    else if (name == "plan-cost")
+    } else if (name == "plan-cost")
       plan_file = value;
     else if (name == "cost-out")
       cost_out = value;
@@ -312,7 +314,8 @@ int run_bench(int argc, char** argv, const std::vector<std::string>& args) {
   // A measured run is kept as it goes (app/kept_run.h); a predicted one at
   // its end. SIGINT or SIGTERM ends a measured run early, and it is kept.
   HistoryWriterPtr writer = open_history_writer(*history, "batchscope bench");
-  const std::string context = run_context_json(choice->synthetic ? "" : choice->path, choice->device);
+  const std::string context =
+      run_context_json(choice->synthetic ? "" : choice->path, choice->device);
   KeptRun kept(predicted ? nullptr : writer.get(), "bench", cfg.pattern + " -> " + cfg.target, cfg,
                context);
   std::optional<StopOnSignal> stop_signal;
@@ -332,10 +335,11 @@ int run_bench(int argc, char** argv, const std::vector<std::string>& args) {
     if (!cost) return fail(cost.error().message, 1);
     std::printf("Batchscope bench: %s -> predicted (%s)\n  cost: %s\n", cfg.pattern.c_str(),
                 cost->cost.describe().c_str(), cost->source.c_str());
-    std::printf("  capacity: %.0f req/s with %u lane(s) and batches up to %u (t(b) and the "
-                "lanes' turnaround)\n",
-                capacity_rps(cost->cost, options->num_lanes, options->max_batch_size),
-                options->num_lanes, options->max_batch_size);
+    std::printf(
+        "  capacity: %.0f req/s with %u lane(s) and batches up to %u (t(b) and the "
+        "lanes' turnaround)\n",
+        capacity_rps(cost->cost, options->num_lanes, options->max_batch_size), options->num_lanes,
+        options->max_batch_size);
     std::fflush(stdout);
     PredictSpec ps;
     ps.arrivals = bounded_for_prediction(spec);
@@ -387,10 +391,11 @@ int run_bench(int argc, char** argv, const std::vector<std::string>& args) {
       auto port = server->start("127.0.0.1", 0);
       if (!port) return fail(port.error().message, 1);
       // /infer takes one input; a model with more is sent KServe v2.
-      url = Url{"127.0.0.1", *port,
-                model->metadata.inputs.size() == 1 ? "/infer"
-                                                   : "/v2/models/" + model->metadata.name + "/infer",
-                ""};
+      url =
+          Url{"127.0.0.1", *port,
+              model->metadata.inputs.size() == 1 ? "/infer"
+                                                 : "/v2/models/" + model->metadata.name + "/infer",
+              ""};
     }
     if (bodies.empty()) {
       for (const Tensors& in : varied) bodies.push_back(infer_body(*url, model->metadata, in));

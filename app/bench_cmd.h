@@ -6,7 +6,6 @@
 #include <string>
 #include <vector>
 
-
 namespace batchscope {
 
 int run_bench(int argc, char** argv, const std::vector<std::string>& args);

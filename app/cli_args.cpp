@@ -130,7 +130,8 @@ Expected<Options> take_options(std::map<std::string, std::string>& flags, Option
     flags.erase(it);
   }
   if (auto it = flags.find("length-buckets"); it != flags.end()) {
-    if (Status s = parse_length_buckets(it->second, o); !s) return invalid_argument("--" + s.message());
+    if (Status s = parse_length_buckets(it->second, o); !s)
+      return invalid_argument("--" + s.message());
     flags.erase(it);
   }
   if (auto it = flags.find("scheduling"); it != flags.end()) {

@@ -36,8 +36,8 @@ std::string number(double v) {
 
 // "synthetic:A,C,L,J,spin" or "...,sleep": what the synthetic model's cost is.
 std::string synthetic_id(const SyntheticCost& c) {
-  return "synthetic:" + number(c.fixed_us) + "," + number(c.per_item_us) + "," +
-         number(c.log_us) + "," + number(c.jitter) + (c.busy_spin ? ",spin" : ",sleep");
+  return "synthetic:" + number(c.fixed_us) + "," + number(c.per_item_us) + "," + number(c.log_us) +
+         "," + number(c.jitter) + (c.busy_spin ? ",spin" : ",sleep");
 }
 
 // The model's t(b) before any live run: the synthetic formula, or a profile
@@ -46,9 +46,9 @@ Expected<CostModel> base_cost(const ModelChoice& model, uint32_t max_batch, uint
                               const char* command) {
   if (model.synthetic) return CostModel::from_synthetic(*model.synthetic, max_batch);
 #ifdef BATCHSCOPE_WITH_TORCH
-  std::printf("%s:   profiling t(b) up to b = %u%s\n", command, max_batch,
-              lanes > 1 ? (", alone and with " + std::to_string(lanes) + " lanes at once").c_str()
-                        : "");
+  std::printf(
+      "%s:   profiling t(b) up to b = %u%s\n", command, max_batch,
+      lanes > 1 ? (", alone and with " + std::to_string(lanes) + " lanes at once").c_str() : "");
   std::fflush(stdout);
   ProfileOptions p;
   p.device = model.device;
@@ -98,11 +98,12 @@ Status calibrate_cost(const ModelChoice& model, const Options& base, CostModel& 
   const std::string when = utc_now_ms();
   for (uint32_t n : lanes) {
     const Options o = cache_calibration_options(base, max_batch, n);
-    std::printf("%s:   calibrating %u lane(s) under load: %s s (a closed loop of %u in flight "
-                "for the capacity, then steps at 10%%..85%% of it; fifo, 1 ms wait, batches up "
-                "to %u)\n",
-                command, n, number(seconds).c_str(),
-                probe_traffic(max_batch, o.queue_capacity, seconds).concurrency, max_batch);
+    std::printf(
+        "%s:   calibrating %u lane(s) under load: %s s (a closed loop of %u in flight "
+        "for the capacity, then steps at 10%%..85%% of it; fifo, 1 ms wait, batches up "
+        "to %u)\n",
+        command, n, number(seconds).c_str(),
+        probe_traffic(max_batch, o.queue_capacity, seconds).concurrency, max_batch);
     std::fflush(stdout);
     auto setup = make_model(model, o);
     if (!setup) return setup.error();
@@ -113,22 +114,24 @@ Status calibrate_cost(const ModelChoice& model, const Options& base, CostModel& 
     auto c = calibrate_lanes(spec, base, cost, n, max_batch, seconds, when);
     if (!c) return c.error();
     if (const CompetingLoad load = others.load(); load.busy()) {
-      std::printf("%s:     note: the machine was busy meanwhile (%s); t(b) was measured under "
-                  "that load\n",
-                  command, load.describe().c_str());
+      std::printf(
+          "%s:     note: the machine was busy meanwhile (%s); t(b) was measured under "
+          "that load\n",
+          command, load.describe().c_str());
     }
     if (c->counted == 0) {
-      std::printf("%s:     %zu batches, none of a size that ran 5 times with %u lane(s) busy: "
-                  "nothing refined (a run longer than --calibration-seconds %s would see more)\n",
-                  command, c->batches, n, number(seconds).c_str());
+      std::printf(
+          "%s:     %zu batches, none of a size that ran 5 times with %u lane(s) busy: "
+          "nothing refined (a run longer than --calibration-seconds %s would see more)\n",
+          command, c->batches, n, number(seconds).c_str());
     } else {
-      std::printf("%s:     capacity %.0f req/s; steps at %s..%s req/s: %zu batches (%llu "
-                  "counted), p50 %.2f ms, p99 %.2f ms; t(b) moved %+.0f%% (median over the sizes "
-                  "seen)\n",
-                  command, c->capacity, number(c->traffic.steps.front().first).c_str(),
-                  number(c->traffic.steps.back().first).c_str(), c->batches,
-                  static_cast<unsigned long long>(c->counted), c->p50_ms, c->p99_ms,
-                  100 * c->moved);
+      std::printf(
+          "%s:     capacity %.0f req/s; steps at %s..%s req/s: %zu batches (%llu "
+          "counted), p50 %.2f ms, p99 %.2f ms; t(b) moved %+.0f%% (median over the sizes "
+          "seen)\n",
+          command, c->capacity, number(c->traffic.steps.front().first).c_str(),
+          number(c->traffic.steps.back().first).c_str(), c->batches,
+          static_cast<unsigned long long>(c->counted), c->p50_ms, c->p99_ms, 100 * c->moved);
     }
     std::fflush(stdout);
   }
@@ -245,9 +248,10 @@ Expected<PredictionCost> prediction_cost(const ModelChoice& model, const Options
     return out;
   }
   if (!kept) {
-    std::printf("%s: no calibrated cost of %s on this machine yet; making %s (the profile, then "
-                "%s s of live traffic per lane count; later predictions reuse it)\n",
-                command, key->model.c_str(), out.path.c_str(), number(choice.calibration_s).c_str());
+    std::printf(
+        "%s: no calibrated cost of %s on this machine yet; making %s (the profile, then "
+        "%s s of live traffic per lane count; later predictions reuse it)\n",
+        command, key->model.c_str(), out.path.c_str(), number(choice.calibration_s).c_str());
     std::fflush(stdout);
     // Two lanes at once are profiled even for a one-lane prediction: the
     // calibration of a second lane count, added later, steps its traffic
@@ -286,9 +290,8 @@ std::optional<CostRefinement> refine_cost_cache(const ModelChoice& model, const 
   return refine_cost_cache(model, *observed, lanes, command, say);
 }
 
-std::optional<CostRefinement> refine_cost_cache(const ModelChoice& model,
-                                                const CostModel& observed, uint32_t lanes,
-                                                const char* command, bool say) {
+std::optional<CostRefinement> refine_cost_cache(const ModelChoice& model, const CostModel& observed,
+                                                uint32_t lanes, const char* command, bool say) {
   auto key = cost_key_for(model);
   const std::string dir = cost_cache_dir();
   if (!key || dir.empty()) return std::nullopt;

@@ -38,7 +38,7 @@ struct CostChoice {
 // What a prediction predicts with, and where it came from.
 struct PredictionCost {
   CostModel cost;
-  std::string source;  // "--cost FILE", "cached in FILE", "made now in FILE"
+  std::string source;          // "--cost FILE", "cached in FILE", "made now in FILE"
   std::optional<CostKey> key;  // the cache's, when it came from there
   std::string path;            // the cache file
 };
@@ -64,9 +64,9 @@ std::optional<CostRefinement> refine_cost_cache(const ModelChoice& model, const 
                                                 uint32_t lanes, const char* command,
                                                 bool say = true);
 // The same with t(b) as a run measured it (CostModel::from_run).
-std::optional<CostRefinement> refine_cost_cache(const ModelChoice& model,
-                                                const CostModel& observed, uint32_t lanes,
-                                                const char* command, bool say = true);
+std::optional<CostRefinement> refine_cost_cache(const ModelChoice& model, const CostModel& observed,
+                                                uint32_t lanes, const char* command,
+                                                bool say = true);
 
 // The model's kept cost on this machine as it stands; none when there is
 // none yet, it is refused, or this build keeps none.

@@ -141,8 +141,9 @@ int run_export(const std::vector<std::string>& args) {
 
   const auto format_name = take("format");
   if (!format_name) {
-    return fail(cmd, "--format is required: triton, tfserving, torchserve, rayserve, dbie, json, "
-                     "or for a generative model vllm, tgi or trtllm");
+    return fail(cmd,
+                "--format is required: triton, tfserving, torchserve, rayserve, dbie, json, "
+                "or for a generative model vllm, tgi or trtllm");
   }
   auto format = parse_export_format(*format_name);
   if (!format) return fail(cmd, "--format: " + format.error().message);

@@ -14,9 +14,9 @@
 #include "app/gen_predict.h"
 #include "app/history_setup.h"
 #include "app/kept_run.h"
-#include "app/stop_signal.h"
 #include "app/lm_setup.h"
 #include "app/run_output.h"
+#include "app/stop_signal.h"
 #include "app/traffic_flags.h"
 #include "traffic/gen_load.h"
 #include "traffic/llm_trace.h"
@@ -26,8 +26,8 @@
 // Qt: the HTTP targets and the plot.
 #include <QApplication>
 
-#include "app/gen_http_target.h"
 #include "api/generation_service.h"
+#include "app/gen_http_target.h"
 #include "ui/generation/gen_run_plot.h"
 #endif
 
@@ -101,12 +101,16 @@ int run_gen_bench(int argc, char** argv, std::map<std::string, std::string> flag
         take_arrival_flag(name, value, spec, bad)) {
     } else if (name == "slo-ttft-ms" || name == "slo-itl-ms") {
       auto v = cli::parse_number(name, value, 0, 1e9);
-      if (!v) bad = v.error();
-      else (name == "slo-ttft-ms" ? slo_ttft : slo_itl) = *v;
+      if (!v)
+        bad = v.error();
+      else
+        (name == "slo-ttft-ms" ? slo_ttft : slo_itl) = *v;
     } else if (name == "connections") {
       auto v = cli::parse_number(name, value, 1, 4096);
-      if (!v) bad = v.error();
-      else connections = static_cast<int>(*v);
+      if (!v)
+        bad = v.error();
+      else
+        connections = static_cast<int>(*v);
     } else if (name == "target") {
       target = value;
     } else if (name == "api") {
@@ -134,10 +138,13 @@ int run_gen_bench(int argc, char** argv, std::map<std::string, std::string> flag
       cost_choice.recalibrate = true;
     } else if (name == "calibration-seconds") {
       auto v = cli::parse_number(name, value, 0.5, 600);
-      if (!v) bad = v.error();
-      else cost_choice.calibration_s = *v;
+      if (!v)
+        bad = v.error();
+      else
+        cost_choice.calibration_s = *v;
     } else {
-      bad = invalid_argument("unknown option --" + name + " for a generative model (see batchscope bench --help)");
+      bad = invalid_argument("unknown option --" + name +
+                             " for a generative model (see batchscope bench --help)");
     }
     if (!bad) return fail(bad.message());
   }
@@ -151,11 +158,13 @@ int run_gen_bench(int argc, char** argv, std::map<std::string, std::string> flag
     return fail("--cost " + cost_file + ": --synthetic-lm S,T is its own step cost");
   }
   if (!api_flag.empty() && target == "inproc") {
-    return fail("--api " + api_flag + " picks the HTTP route; --target inproc calls the engine "
+    return fail("--api " + api_flag +
+                " picks the HTTP route; --target inproc calls the engine "
                 "directly (use --target self-http or a URL)");
   }
   if (!served.empty() && target == "inproc") {
-    return fail("--served-model " + served + " names the model asked for over HTTP; --target "
+    return fail("--served-model " + served +
+                " names the model asked for over HTTP; --target "
                 "inproc calls the engine directly (use --target self-http or a URL)");
   }
   if (target == "predict") {
@@ -167,12 +176,13 @@ int run_gen_bench(int argc, char** argv, std::map<std::string, std::string> flag
                            GenPredictOutputs{json_out, csv_prefix, trace_out, slo_ttft, slo_itl});
   }
   if (!cost_out.empty() && target != "inproc") {
-    return fail("--cost-out " + cost_out + " needs --target inproc: only the engine in this "
-                "process records its steps (--target is '" + target + "')");
+    return fail("--cost-out " + cost_out +
+                " needs --target inproc: only the engine in this "
+                "process records its steps (--target is '" +
+                target + "')");
   }
 #ifndef BATCHSCOPE_WITH_QT
-  if (Status s = qt_free_check(target, plot_out, ""); !s)
-    return fail(s.message());
+  if (Status s = qt_free_check(target, plot_out, ""); !s) return fail(s.message());
   (void)argc, (void)argv, (void)connections, (void)served;
 #endif
 
@@ -184,8 +194,8 @@ int run_gen_bench(int argc, char** argv, std::map<std::string, std::string> flag
     auto lm = make_lm(*choice);
     if (!lm) return fail(lm.error().message, 1);
     model_name = lm->runner->info().name;
-    engine = std::make_unique<GenEngine>(std::move(lm->runner), *options, nullptr,
-                                         lm_factory(*choice));
+    engine =
+        std::make_unique<GenEngine>(std::move(lm->runner), *options, nullptr, lm_factory(*choice));
     if (Status s = engine->start(); !s) return fail(s.message(), 1);
     const auto context = static_cast<uint32_t>(std::max(2, engine->info().context_length));
     if (const ContextFit fit = fit_to_context(lengths.replay, context); fit.any()) {
@@ -311,7 +321,8 @@ int run_gen_bench(int argc, char** argv, std::map<std::string, std::string> flag
     if (!save_export(path, text, what)) rc = 1;
   };
   save(json_out, gen_summary_json(measured, summary), "JSON summary");
-  if (!csv_prefix.empty()) save(csv_prefix + "_requests.csv", gen_requests_csv(measured), "CSV per request");
+  if (!csv_prefix.empty())
+    save(csv_prefix + "_requests.csv", gen_requests_csv(measured), "CSV per request");
   save(trace_out, gen_trace_json(measured), "Chrome trace, one row of steps; open in Perfetto");
   kept.finish_generation(measured, gen_summary_json(measured, summary), duration_s, stopped);
   if (!cost_out.empty()) {
@@ -322,7 +333,8 @@ int run_gen_bench(int argc, char** argv, std::map<std::string, std::string> flag
     } else {
       std::printf("  step cost: %s over %llu steps\n", GenStepCost::of(*cost).text().c_str(),
                   static_cast<unsigned long long>(cost->steps));
-      save(cost_out, step_cost_json(*cost, run.model, choice->device), "step cost; --synthetic-lm S,T replays it");
+      save(cost_out, step_cost_json(*cost, run.model, choice->device),
+           "step cost; --synthetic-lm S,T replays it");
     }
   }
 #ifdef BATCHSCOPE_WITH_QT

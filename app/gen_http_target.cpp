@@ -34,10 +34,10 @@ const char* openai_api_name(OpenAiApi api) {
 }
 
 OpenAiApi settle_api_url(Url& url, const std::string& given) {
-  const OpenAiApi api = given == "chat"                               ? OpenAiApi::kChat
-                        : given == "completions"                      ? OpenAiApi::kCompletions
-                        : ends_with(url.path, "/chat/completions")    ? OpenAiApi::kChat
-                                                                      : OpenAiApi::kCompletions;
+  const OpenAiApi api = given == "chat"                            ? OpenAiApi::kChat
+                        : given == "completions"                   ? OpenAiApi::kCompletions
+                        : ends_with(url.path, "/chat/completions") ? OpenAiApi::kChat
+                                                                   : OpenAiApi::kCompletions;
   const char* route = api == OpenAiApi::kChat ? "/chat/completions" : "/completions";
   if (url.path.empty() || url.path == "/" || url.path == "/v1" || url.path == "/v1/") {
     url.path = std::string("/v1") + route;
@@ -76,14 +76,18 @@ std::string served_model(const Url& url, int timeout_ms) {
         answer->set_value(status == 200 ? std::string(body) : std::string());
       });
   std::string body;
-  if (got.wait_for(std::chrono::milliseconds(timeout_ms)) == std::future_status::ready) body = got.get();
+  if (got.wait_for(std::chrono::milliseconds(timeout_ms)) == std::future_status::ready)
+    body = got.get();
   client.stop();
   const QJsonDocument doc = QJsonDocument::fromJson(QByteArray::fromStdString(body));
   return doc.object().value("data").toArray().at(0).toObject().value("id").toString().toStdString();
 }
 
 GenHttpTarget::GenHttpTarget(Url url, OpenAiApi api, std::string model, int connections)
-    : url_(std::move(url)), api_(api), model_(std::move(model)), client_(url_.host, url_.port, connections) {}
+    : url_(std::move(url)),
+      api_(api),
+      model_(std::move(model)),
+      client_(url_.host, url_.port, connections) {}
 
 void GenHttpTarget::send(const std::string& prompt, uint32_t max_tokens, Callbacks cb) {
   std::string body = "{";
@@ -126,7 +130,8 @@ void GenHttpTarget::send(const std::string& prompt, uint32_t max_tokens, Callbac
         }
         if (ev.completion_tokens) state->counted = ev.completion_tokens;
         if (ev.prompt_tokens && state->cb.on_prompt_tokens) {
-          state->cb.on_prompt_tokens(static_cast<uint32_t>(std::min<uint64_t>(*ev.prompt_tokens, UINT32_MAX)));
+          state->cb.on_prompt_tokens(
+              static_cast<uint32_t>(std::min<uint64_t>(*ev.prompt_tokens, UINT32_MAX)));
         }
       },
       [state](int status, std::string_view) {

@@ -57,14 +57,14 @@ std::optional<StepCache> step_cache_for(const LmChoice& choice) {
 
 }  // namespace
 
-void refine_kept_steps(const LmChoice& choice, std::span<const StepRecord> steps,
-                       uint32_t lanes) {
+void refine_kept_steps(const LmChoice& choice, std::span<const StepRecord> steps, uint32_t lanes) {
   auto cache = step_cache_for(choice);
   if (!cache) return;
   lanes = std::max<uint32_t>(lanes, 1);
   auto kept = read_cached_step_cost(cache->path, cache->key);
   if (!kept) {
-    std::fprintf(stderr, "  the kept step cost was not refined: %s\n", kept.error().message.c_str());
+    std::fprintf(stderr, "  the kept step cost was not refined: %s\n",
+                 kept.error().message.c_str());
     return;
   }
   const std::optional<StepCost> before = *kept ? std::optional<StepCost>(**kept) : std::nullopt;
@@ -74,19 +74,18 @@ void refine_kept_steps(const LmChoice& choice, std::span<const StepRecord> steps
   char buf[512];
   if (before && before->lanes != lanes) {
     const std::optional<StepCost> was = at_lanes(*before, lanes), is = at_lanes(now, lanes);
-    std::snprintf(buf, sizeof buf,
-                  "  kept step cost at %u lane%s %s: %.1f us + %.3f us per decode", lanes,
-                  lanes == 1 ? "" : "s", was ? "refined" : "measured", is ? is->step_us : 0.0,
-                  is ? is->token_us : 0.0);
+    std::snprintf(buf, sizeof buf, "  kept step cost at %u lane%s %s: %.1f us + %.3f us per decode",
+                  lanes, lanes == 1 ? "" : "s", was ? "refined" : "measured",
+                  is ? is->step_us : 0.0, is ? is->token_us : 0.0);
   } else if (before) {
-    std::snprintf(
-        buf, sizeof buf,
-        "  kept step cost refined by %llu steps: %.1f -> %.1f us + %.3f -> %.3f us per "
-        "decode, %.1f -> %.1f us between steps",
-        static_cast<unsigned long long>(now.steps - before->steps), before->step_us, now.step_us,
-        before->token_us, now.token_us, before->between_us, now.between_us);
+    std::snprintf(buf, sizeof buf,
+                  "  kept step cost refined by %llu steps: %.1f -> %.1f us + %.3f -> %.3f us per "
+                  "decode, %.1f -> %.1f us between steps",
+                  static_cast<unsigned long long>(now.steps - before->steps), before->step_us,
+                  now.step_us, before->token_us, now.token_us, before->between_us, now.between_us);
   } else {
-    std::snprintf(buf, sizeof buf, "  step cost kept from %llu steps at %u lane%s: %.1f us + %.3f us per decode",
+    std::snprintf(buf, sizeof buf,
+                  "  step cost kept from %llu steps at %u lane%s: %.1f us + %.3f us per decode",
                   static_cast<unsigned long long>(now.steps), lanes, lanes == 1 ? "" : "s",
                   now.step_us, now.token_us);
   }
@@ -129,13 +128,14 @@ namespace {
 
 // `calibration_s` of the traffic, live at `lanes` lanes: its steps; the run
 // goes to `kept` when given.
-Expected<std::vector<StepRecord>> calibrate(const LmChoice& choice, Options options,
-                                            uint32_t lanes, const ArrivalSpec& spec,
-                                            const GenLengthFlags& lengths, double calibration_s,
+Expected<std::vector<StepRecord>> calibrate(const LmChoice& choice, Options options, uint32_t lanes,
+                                            const ArrivalSpec& spec, const GenLengthFlags& lengths,
+                                            double calibration_s,
                                             std::vector<GenCalibration>* kept) {
-  std::printf("  measuring the step cost at %u lane%s: %.0f s of this traffic, live (--cost FILE "
-              "skips it)\n",
-              lanes, lanes == 1 ? "" : "s", calibration_s);
+  std::printf(
+      "  measuring the step cost at %u lane%s: %.0f s of this traffic, live (--cost FILE "
+      "skips it)\n",
+      lanes, lanes == 1 ? "" : "s", calibration_s);
   std::fflush(stdout);
   // The steps so far are the measurement: whatever is still running a
   // second after the last send is left.
@@ -169,8 +169,8 @@ Expected<PricedSteps> price_gen_steps(const LmChoice& choice, const Options& opt
       return invalid_argument(
           "--cost " + priced.file + " was measured at " + std::to_string(c->lanes) +
           " lane(s) and has no fit at " + std::to_string(n) +
-          ": leave out --cost to measure it live, or give a cost measured at " +
-          std::to_string(n) + " (bench --lanes " + std::to_string(n) + " --cost-out FILE)");
+          ": leave out --cost to measure it live, or give a cost measured at " + std::to_string(n) +
+          " (bench --lanes " + std::to_string(n) + " --cost-out FILE)");
     }
     return PricedSteps{GenStepCost::of(*c), priced.file};
   }
@@ -187,8 +187,8 @@ Expected<PricedSteps> price_gen_steps(const LmChoice& choice, const Options& opt
   }
   bool changed = false;
   if (!cost) {
-    auto steps = calibrate(choice, options, lanes.front(), spec, lengths, priced.calibration_s,
-                           calibration);
+    auto steps =
+        calibrate(choice, options, lanes.front(), spec, lengths, priced.calibration_s, calibration);
     if (!steps) return steps.error();
     auto c = measure_step_cost(*steps, lanes.front());
     if (!c) return Error{c.error().code, "calibration: " + c.error().message};

@@ -74,6 +74,7 @@ Expected<GenRun> run_gen_inproc(const LmChoice& choice, const Options& options,
                                 Duration drain = std::chrono::seconds(300));
 
 int run_gen_predict(const LmChoice& choice, const Options& options, const ArrivalSpec& spec,
-                    GenLengthFlags lengths, const GenCostChoice& cost, const GenPredictOutputs& out);
+                    GenLengthFlags lengths, const GenCostChoice& cost,
+                    const GenPredictOutputs& out);
 
 }  // namespace batchscope

@@ -5,8 +5,8 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <map>
 #include <iostream>
+#include <map>
 #include <optional>
 
 #include "app/cli_args.h"
@@ -30,7 +30,8 @@ namespace batchscope {
 std::string gen_tune_help() {
   return "For a generative model (--model models/tiny_lm.pt, or --synthetic-lm S,T):\n"
          "usage: batchscope tune --model LM.pt (--slo-ttft-ms X | --slo-itl-ms Y | both)\n"
-         "                       [--slo-quantile p50|p90|p99] [--objective goodput|throughput|latency]\n"
+         "                       [--slo-quantile p50|p90|p99] [--objective "
+         "goodput|throughput|latency]\n"
          "                       [pattern and length options as in bench] [--space TEXT]\n"
          "                       [--max-rate] [--confirm K] [--confirm-runs N] [--budget-s S]\n"
          "                       [--cost FILE.json | --calibration-seconds S] [--recalibrate]\n"
@@ -41,7 +42,8 @@ std::string gen_tune_help() {
          "cost, --cost FILE (bench --cost-out), or the model's step cost kept on this\n"
          "machine (made on first use by --calibration-seconds, default 6, of the traffic\n"
          "live; --recalibrate makes it anew; refined by every in-process run of the\n"
-         "model, this tune's confirmations included). A configuration meets the objective when its TTFT and\n"
+         "model, this tune's confirmations included). A configuration meets the objective when its "
+         "TTFT and\n"
          "ITL at the quantile (default p99) are within the bounds and it lost at most 0.1%\n"
          "of its requests; among those the best has the most goodput (requests/s with\n"
          "their own TTFT and mean gap within the bounds), the most output tokens/s\n"
@@ -146,8 +148,10 @@ Expected<GenTuneArgs> parse_args(std::map<std::string, std::string> flags) {
     } else if (name == "objective") {
       auto o = parse_gen_objective(value);
       if (!o) {
-        bad = invalid_argument("--objective: expected goodput, throughput or latency for a "
-                               "generative model, got '" + value + "'");
+        bad = invalid_argument(
+            "--objective: expected goodput, throughput or latency for a "
+            "generative model, got '" +
+            value + "'");
       } else {
         t.objective = *o;
       }
@@ -170,10 +174,12 @@ Expected<GenTuneArgs> parse_args(std::map<std::string, std::string> flags) {
     } else if (name == "json") {
       t.json_out = value;
     } else if (name == "slo-p99-ms") {
-      bad = invalid_argument("--slo-p99-ms is the tensor tune's; a generative model is tuned "
-                             "under --slo-ttft-ms and --slo-itl-ms");
+      bad = invalid_argument(
+          "--slo-p99-ms is the tensor tune's; a generative model is tuned "
+          "under --slo-ttft-ms and --slo-itl-ms");
     } else if (name == "export" || name == "out") {
-      bad = invalid_argument("--" + name + ": save --json FILE, then batchscope export --config "
+      bad = invalid_argument("--" + name +
+                             ": save --json FILE, then batchscope export --config "
                              "FILE --model LM.pt --format vllm|tgi|trtllm");
     } else {
       bad = invalid_argument("unknown option --" + name +
@@ -187,8 +193,9 @@ Expected<GenTuneArgs> parse_args(std::map<std::string, std::string> flags) {
   if (Status s = check_gen_lengths(flags, t.lengths); !s) return s.error();
   if (Status s = t.traffic.validate(); !s) return s.error();
   if (t.max_rate && t.traffic.pattern == Pattern::kClosed) {
-    return invalid_argument("--max-rate raises the arrival rate; a closed loop has none (use "
-                            "--pattern poisson, burst, step, ... or a trace)");
+    return invalid_argument(
+        "--max-rate raises the arrival rate; a closed loop has none (use "
+        "--pattern poisson, burst, step, ... or a trace)");
   }
   if (!t.cost.file.empty() && t.model.synthetic) {
     return invalid_argument("--cost " + t.cost.file + ": --synthetic-lm S,T is its own step cost");
@@ -204,8 +211,9 @@ std::string wait_text(const Options& o) {
 
 void print_header(int q) {
   std::printf("%2s %-10s %5s %6s %7s %5s %10s %9s %9s %9s %9s %9s %7s\n", "", "scheduling", "seqs",
-              "tokens", "wait ms", "lanes", "tokens/s", "goodput", "TTFT p50", ("TTFT p" + std::to_string(q)).c_str(),
-              "ITL p50", ("ITL p" + std::to_string(q)).c_str(), "lost");
+              "tokens", "wait ms", "lanes", "tokens/s", "goodput", "TTFT p50",
+              ("TTFT p" + std::to_string(q)).c_str(), "ITL p50",
+              ("ITL p" + std::to_string(q)).c_str(), "lost");
 }
 
 void print_row(const char* mark, const GenEvaluated& e, size_t alike) {
@@ -213,8 +221,7 @@ void print_row(const char* mark, const GenEvaluated& e, size_t alike) {
   std::printf("%2s %-10s %5u %6u %7s %5u %10.1f %9.2f %9.2f %9.2f %9.2f %9.2f %6.2f%%", mark,
               scheduling_name(o.scheduling), o.max_num_seqs, o.max_num_batched_tokens,
               o.scheduling == Scheduling::kStatic ? wait_text(o).c_str() : "-", o.num_lanes,
-              e.tokens_per_s,
-              e.goodput_rps, e.ttft_p50_ms, e.ttft_ms, e.itl_p50_ms, e.itl_ms,
+              e.tokens_per_s, e.goodput_rps, e.ttft_p50_ms, e.ttft_ms, e.itl_p50_ms, e.itl_ms,
               100 * e.loss_rate());
   if (alike > 0) std::printf("  (+%zu alike)", alike);
   std::printf("\n");
@@ -266,9 +273,9 @@ std::string confirmed_json(const std::vector<Confirmation>& confirmed) {
   for (size_t i = 0; i < confirmed.size(); ++i) {
     const Confirmation& c = confirmed[i];
     out += i ? ",{\"options\":" : "{\"options\":";
-    out += options_to_json(c.predicted.options) + ",\"predicted\":" +
-           gen_figures_json(c.predicted) + ",\"measured\":" + gen_figures_json(c.measured) +
-           ",\"runs\":[";
+    out += options_to_json(c.predicted.options) +
+           ",\"predicted\":" + gen_figures_json(c.predicted) +
+           ",\"measured\":" + gen_figures_json(c.measured) + ",\"runs\":[";
     for (size_t k = 0; k < c.runs.size(); ++k) {
       out += (k ? "," : "") + gen_figures_json(c.runs[k]);
     }
@@ -360,8 +367,8 @@ int run_gen_tune(std::map<std::string, std::string> flags) {
   if (!parsed) return fail(parsed.error().message);
   GenTuneArgs& t = *parsed;
   const auto started = std::chrono::steady_clock::now();
-  const auto deadline =
-      started + std::chrono::duration_cast<std::chrono::steady_clock::duration>(Seconds(t.budget_s));
+  const auto deadline = started + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                      Seconds(t.budget_s));
 
   auto described = lm_info(t.model);
   if (!described) return fail(described.error().message, 1);
@@ -416,7 +423,8 @@ int run_gen_tune(std::map<std::string, std::string> flags) {
         unscalable = unscalable > 0 ? std::min(unscalable, factor) : factor;
         return std::nullopt;
       }
-      quick.max_seconds = probe_seconds - Seconds(std::chrono::steady_clock::now() - probe_start).count();
+      quick.max_seconds =
+          probe_seconds - Seconds(std::chrono::steady_clock::now() - probe_start).count();
       if (quick.max_seconds <= 0) {
         out_of_time = true;
         return std::nullopt;
@@ -444,8 +452,10 @@ int run_gen_tune(std::map<std::string, std::string> flags) {
     }
     std::printf("\n");
     if (unscalable > 0 && m.refused_factor >= unscalable) {
-      std::printf("  (x%.4g is past the largest rate or trace speed the traffic can take: the "
-                  "rate found is a lower bound)\n", unscalable);
+      std::printf(
+          "  (x%.4g is past the largest rate or trace speed the traffic can take: the "
+          "rate found is a lower bound)\n",
+          unscalable);
     }
     if (out_of_time) {
       std::printf("  (--budget-s ran out while probing: the rate found is a lower bound)\n");
@@ -511,7 +521,8 @@ int run_gen_tune(std::map<std::string, std::string> flags) {
         GenWorkload workload = t.lengths.workload(traffic.seed);
         auto live = run_gen_inproc(t.model, e.options, traffic, workload, std::chrono::seconds(60));
         if (!live) {
-          return fail("confirming " + describe_generation(e.options) + ": " + live.error().message, 1);
+          return fail("confirming " + describe_generation(e.options) + ": " + live.error().message,
+                      1);
         }
         live->pattern = traffic.describe();
         live->workload = t.lengths.describe();
@@ -530,12 +541,16 @@ int run_gen_tune(std::map<std::string, std::string> flags) {
       c.measured = median_of_runs(c.runs);
       const int q = t.slo.quantile;
       std::printf("  %s\n", describe_generation(e.options).c_str());
-      std::printf("    predicted %9.1f tokens/s  goodput %7.2f  TTFT p50 %8.2f p%d %8.2f  ITL p50 %7.2f p%d %7.2f ms\n",
-                  e.tokens_per_s, e.goodput_rps, e.ttft_p50_ms, q, e.ttft_ms, e.itl_p50_ms, q, e.itl_ms);
+      std::printf(
+          "    predicted %9.1f tokens/s  goodput %7.2f  TTFT p50 %8.2f p%d %8.2f  ITL p50 %7.2f "
+          "p%d %7.2f ms\n",
+          e.tokens_per_s, e.goodput_rps, e.ttft_p50_ms, q, e.ttft_ms, e.itl_p50_ms, q, e.itl_ms);
       const GenEvaluated& m = c.measured;
-      std::printf("    measured  %9.1f tokens/s  goodput %7.2f  TTFT p50 %8.2f p%d %8.2f  ITL p50 %7.2f p%d %7.2f ms  (median of %zu; %s)\n",
-                  m.tokens_per_s, m.goodput_rps, m.ttft_p50_ms, q, m.ttft_ms, m.itl_p50_ms, q,
-                  m.itl_ms, c.runs.size(), meets_gen_slo(m, t.slo) ? "meets" : "misses");
+      std::printf(
+          "    measured  %9.1f tokens/s  goodput %7.2f  TTFT p50 %8.2f p%d %8.2f  ITL p50 %7.2f "
+          "p%d %7.2f ms  (median of %zu; %s)\n",
+          m.tokens_per_s, m.goodput_rps, m.ttft_p50_ms, q, m.ttft_ms, m.itl_p50_ms, q, m.itl_ms,
+          c.runs.size(), meets_gen_slo(m, t.slo) ? "meets" : "misses");
       std::fflush(stdout);
       confirmed.push_back(std::move(c));
     }
@@ -546,7 +561,8 @@ int run_gen_tune(std::map<std::string, std::string> flags) {
     std::map<uint32_t, std::vector<StepRecord>> by_lanes;
     for (const Confirmation& c : confirmed) {
       std::vector<StepRecord>& steps = by_lanes[c.predicted.options.num_lanes];
-      for (const GenRun& run : c.live) steps.insert(steps.end(), run.steps.begin(), run.steps.end());
+      for (const GenRun& run : c.live)
+        steps.insert(steps.end(), run.steps.begin(), run.steps.end());
     }
     for (const auto& [lanes, steps] : by_lanes) {
       if (!steps.empty()) refine_kept_steps(t.model, steps, lanes);

@@ -10,6 +10,7 @@
 #include <iostream>
 #include <thread>
 
+#include "api/options_json.h"
 #include "app/build_info.h"
 #include "app/cli_args.h"
 #include "app/gen_predict.h"
@@ -18,7 +19,6 @@
 #include "app/lm_setup.h"
 #include "app/model_loader.h"
 #include "app/model_setup.h"
-#include "api/options_json.h"
 #include "ui/common/app_resources.h"
 #include "ui/generation/gen_main_window.h"
 #include "ui/generation/gen_record.h"
@@ -180,8 +180,8 @@ int run_gen_gui(int argc, char** argv, std::map<std::string, std::string> flags)
       refine_kept_steps(c, steps, lanes);
     };
   }
-  auto engine = std::make_unique<GenEngine>(std::move(lm->runner), *options, nullptr,
-                                            lm_factory(*choice));
+  auto engine =
+      std::make_unique<GenEngine>(std::move(lm->runner), *options, nullptr, lm_factory(*choice));
   if (Status s = engine->start(); !s) return fail(s.message(), 1);
   if (!screenshot.empty() && !history_named) history->off = true;
   // Before the window and after it: its recordings are written through it.
@@ -248,8 +248,8 @@ std::optional<Status> open_generative(const ModelRequest& r, QWidget* parent,
   cfg.listener.access = access;  // the workbench's, should its listener be started
   cfg.listener.device = lm->device;
   cfg.listener.version = batchscope::build_version();
-  auto engine = std::make_unique<GenEngine>(std::move(lm->runner), Options{}, nullptr,
-                                            lm_factory(choice));
+  auto engine =
+      std::make_unique<GenEngine>(std::move(lm->runner), Options{}, nullptr, lm_factory(choice));
   if (Status s = engine->start(); !s) return s;
   auto* window = new GenMainWindow(std::move(engine), cfg, parent);
   window->setWindowFlag(Qt::Window);
@@ -272,8 +272,7 @@ int run_gui(int argc, char** argv, const std::vector<std::string>& args) {
     std::cerr << "batchscope gui: " << m << "\n";
     return code;
   };
-  auto flags =
-      cli::parse_flags(args, {"no-traffic", "fresh", "no-remote-config", "no-history"});
+  auto flags = cli::parse_flags(args, {"no-traffic", "fresh", "no-remote-config", "no-history"});
   if (!flags) return fail(flags.error().message);
   if (wants_lm(*flags, "models/mlp.pt")) return run_gen_gui(argc, argv, std::move(*flags));
   // A screenshot shows a window without this machine's runs, unless a

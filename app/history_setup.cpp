@@ -119,7 +119,8 @@ std::string run_context_json(const std::string& model_path, const std::string& d
   if (!model_path.empty() && std::filesystem::is_regular_file(model_path, ec)) {
     // A file is hashed once while its size and time stay the same: the window
     // asks at every recording.
-    static std::map<std::string, std::pair<std::string, std::string>> hashed;  // path -> (stamp, json)
+    static std::map<std::string, std::pair<std::string, std::string>>
+        hashed;  // path -> (stamp, json)
     const auto size = std::filesystem::file_size(model_path, ec);
     const auto time = std::filesystem::last_write_time(model_path, ec).time_since_epoch().count();
     const std::string stamp = std::to_string(size) + "/" + std::to_string(time);
@@ -161,8 +162,7 @@ bool keep_run(HistoryWriter& w, const std::string& kind, const RunData& run,
     return false;
   }
   const auto id = w.id_of(t);
-  std::printf("  kept as run %lld in %s", static_cast<long long>(id.value_or(0)),
-              w.path().c_str());
+  std::printf("  kept as run %lld in %s", static_cast<long long>(id.value_or(0)), w.path().c_str());
   if (run.requests.size() > w.request_cap()) {
     std::printf(" (%llu of %zu requests: --history-requests)",
                 static_cast<unsigned long long>(w.request_cap()), run.requests.size());

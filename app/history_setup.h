@@ -21,7 +21,7 @@ class History;
 
 struct HistoryChoice {
   bool off = false;
-  std::string path;         // the default unless --history names one
+  std::string path;  // the default unless --history names one
   uint64_t request_cap = 1'000'000;
 };
 

@@ -12,7 +12,10 @@ namespace batchscope {
 
 KeptRun::KeptRun(HistoryWriter* w, std::string kind, std::string label, RunConfig config,
                  std::string context)
-    : w_(w), kind_(std::move(kind)), label_(std::move(label)), context_(std::move(context)),
+    : w_(w),
+      kind_(std::move(kind)),
+      label_(std::move(label)),
+      context_(std::move(context)),
       config_(std::move(config)) {}
 
 #ifdef BATCHSCOPE_WITH_HISTORY

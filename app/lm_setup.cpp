@@ -43,8 +43,8 @@ Expected<LmChoice> take_lm_flags(std::map<std::string, std::string>& flags,
     const std::string text = it->second;
     const size_t comma = text.find(',');
     if (comma == std::string::npos) {
-      return invalid_argument("--synthetic-lm: expected STEP_US,TOKEN_US (for example 2000,20), got '" +
-                              text + "'");
+      return invalid_argument(
+          "--synthetic-lm: expected STEP_US,TOKEN_US (for example 2000,20), got '" + text + "'");
     }
     auto step = cli::parse_number("synthetic-lm", text.substr(0, comma), 0, 1e7);
     if (!step) return step.error();
@@ -74,8 +74,10 @@ Expected<LmSetup> make_lm(const LmChoice& choice) {
     SyntheticLmOptions o;
     o.step_us = choice.synthetic->first;
     o.token_us = choice.synthetic->second;
-    if (choice.cache_tokens > 0) o.num_blocks = (choice.cache_tokens + o.block_size - 1) / o.block_size;
-    if (o.step_us > 0 || o.token_us > 0) o.spend = [](Duration d) { std::this_thread::sleep_for(d); };
+    if (choice.cache_tokens > 0)
+      o.num_blocks = (choice.cache_tokens + o.block_size - 1) / o.block_size;
+    if (o.step_us > 0 || o.token_us > 0)
+      o.spend = [](Duration d) { std::this_thread::sleep_for(d); };
     s.runner = std::make_unique<SyntheticLm>(o);
     s.device = "cpu";
     return s;
@@ -110,8 +112,9 @@ Expected<LmInfo> lm_info(const LmChoice& choice) {
     info.name = "synthetic_lm";
     info.context_length = o.context_length;
     info.block_size = o.block_size;
-    info.num_blocks =
-        choice.cache_tokens > 0 ? (choice.cache_tokens + o.block_size - 1) / o.block_size : o.num_blocks;
+    info.num_blocks = choice.cache_tokens > 0
+                          ? (choice.cache_tokens + o.block_size - 1) / o.block_size
+                          : o.num_blocks;
     return info;
   }
 #ifdef BATCHSCOPE_WITH_TORCH

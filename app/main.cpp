@@ -17,8 +17,8 @@
 #endif
 
 #include "app/bench_cmd.h"
-#include "app/tune_cmd.h"
 #include "app/runs_cmd.h"
+#include "app/tune_cmd.h"
 #ifdef BATCHSCOPE_WITH_QT
 #include <QtGlobal>
 

@@ -279,8 +279,8 @@ ModelLoader make_model_loader(int blas_threads) {
 ModelDescriber make_model_describer() {
   ModelDescriber d;
 #ifdef BATCHSCOPE_WITH_TORCH
-  d.arguments = [](const std::string& path)
-      -> Expected<std::vector<std::pair<std::string, std::string>>> {
+  d.arguments =
+      [](const std::string& path) -> Expected<std::vector<std::pair<std::string, std::string>>> {
     auto args = forward_arguments(path);
     if (!args) return args.error();
     std::vector<std::pair<std::string, std::string>> out;
@@ -292,9 +292,11 @@ ModelDescriber make_model_describer() {
   };
   d.write = [](const std::string& path, const std::vector<TensorSpec>& inputs,
                uint32_t max_batch) -> Expected<std::string> {
-    auto m = describe_model(
-        {.model_path = path, .inputs = inputs, .max_batch_size = max_batch, .name = {},
-         .description = {}});
+    auto m = describe_model({.model_path = path,
+                             .inputs = inputs,
+                             .max_batch_size = max_batch,
+                             .name = {},
+                             .description = {}});
     if (!m) return m.error();
     return write_sidecar(path, *m);
   };

@@ -8,14 +8,14 @@
 #include <iostream>
 #include <sstream>
 
-#include "app/run_output.h"
 #include "app/build_info.h"
 #include "app/cli_args.h"
 #include "app/history_setup.h"
+#include "app/run_output.h"
 #include "traffic/gen_load.h"
 #ifdef BATCHSCOPE_WITH_HISTORY
-#include "runs/history.h"
 #include "common/text_out.h"
+#include "runs/history.h"
 #include "runs/history_figures.h"
 #include "runs/history_writer.h"
 #include "runs/run_report.h"
@@ -183,10 +183,9 @@ int list(History& h, std::map<std::string, std::string>& flags) {
   auto runs = h.list(f);
   if (!runs) return fail(runs.error().message, 1);
   if (runs->empty()) {
-    std::printf("no runs in %s%s\n", h.path().c_str(),
-                f.model.empty() && f.kind.empty() && f.since.empty() && f.text.empty()
-                    ? ""
-                    : " match");
+    std::printf(
+        "no runs in %s%s\n", h.path().c_str(),
+        f.model.empty() && f.kind.empty() && f.since.empty() && f.text.empty() ? "" : " match");
     return 0;
   }
   std::printf("%5s  %-19s  %-10s  %-14s  %10s  %9s  %9s  %s\n", "ID", "STARTED (UTC)", "KIND",
@@ -242,7 +241,7 @@ int show(History& h, int64_t id) {
               r->config.target.c_str(), number_text(r->config.duration_s).c_str(),
               static_cast<unsigned long long>(r->config.seed));
   std::printf("  options   %s\n", (r->generative() ? describe_generation(r->config.options)
-                                                               : describe(r->config.options))
+                                                   : describe(r->config.options))
                                       .c_str());
   if (r->parent_id > 0) std::printf("  part of   run %lld\n", static_cast<long long>(r->parent_id));
   HistoryFilter mine;
@@ -262,7 +261,8 @@ int show(History& h, int64_t id) {
   }
   const auto figs = summary_figures(r->summary);
   if (!figs.empty()) std::printf("figures\n");
-  for (const Figure& f : figs) std::printf("  %-24s %s\n", f.name.c_str(), number_text(f.value).c_str());
+  for (const Figure& f : figs)
+    std::printf("  %-24s %s\n", f.name.c_str(), number_text(f.value).c_str());
   std::printf("context\n");
   print_context(*r);
   return 0;
@@ -289,16 +289,15 @@ int compare(History& h, int64_t ia, int64_t ib, const std::string& plot) {
     if (auto s = kept_summary(h, *r)) r->summary = *s;  // a run cut short: from its records
   }
   auto name = [](const HistoryRun& r) {
-    return "run " + std::to_string(r.id) + " (" + when(r.started_at).substr(0, 10) + ", " +
-           r.kind + ", " + r.model + (r.finished() ? "" : ", unfinished") + ")";
+    return "run " + std::to_string(r.id) + " (" + when(r.started_at).substr(0, 10) + ", " + r.kind +
+           ", " + r.model + (r.finished() ? "" : ", unfinished") + ")";
   };
   std::printf("A: %s\nB: %s\n", name(*a).c_str(), name(*b).c_str());
   const std::string ha = "run " + std::to_string(ia), hb = "run " + std::to_string(ib);
   std::printf("%-18s  %14s  %14s  %s\n", "FIGURE", ha.c_str(), hb.c_str(), "B - A");
   for (const FigureDiff& d : compare_figures(*a, *b)) {
-    std::printf("%-18s  %14s  %14s  %s\n", d.name.c_str(),
-                d.a ? number_text(*d.a).c_str() : "-", d.b ? number_text(*d.b).c_str() : "-",
-                change_text(d).c_str());
+    std::printf("%-18s  %14s  %14s  %s\n", d.name.c_str(), d.a ? number_text(*d.a).c_str() : "-",
+                d.b ? number_text(*d.b).c_str() : "-", change_text(d).c_str());
   }
   const auto ctx = compare_context(*a, *b);
   if (ctx.empty()) {
@@ -313,9 +312,8 @@ int compare(History& h, int64_t ia, int64_t ib, const std::string& plot) {
   const RunSummary sa = summary_from_json(a->summary), sb = summary_from_json(b->summary);
   const std::string title = "run " + std::to_string(ia) + " (blue) against run " +
                             std::to_string(ib) + " (orange): latency over time";
-  if (Status s = write_fan_overlay({{"run " + std::to_string(ia), &sa},
-                                    {"run " + std::to_string(ib), &sb}},
-                                   title, plot);
+  if (Status s = write_fan_overlay(
+          {{"run " + std::to_string(ia), &sa}, {"run " + std::to_string(ib), &sb}}, title, plot);
       !s)
     return fail(s.message(), 1);
   std::printf("  wrote %s (both runs' latency fans overlaid)\n", plot.c_str());
@@ -471,7 +469,7 @@ int run_report(const std::vector<std::string>& args) {
         title += (i ? ", " : " ") + std::to_string(runs[i].id);
     }
   }
-  std::vector<std::vector<HistoryGenRequest>> generation(runs.size());
+  std::vector<std::vector<HistoryGenRequest> > generation(runs.size());
   for (size_t i = 0; i < runs.size(); ++i) {
     if (!runs[i].generative()) continue;
     auto rows = (*h)->load_generation(runs[i].id, TimePoint{});
@@ -521,7 +519,8 @@ int run_runs(const std::vector<std::string>& args) {
   }
   if (sub == "import") {
     if (positional.empty()) return fail("runs import needs a bench --json FILE");
-    if (!flags->empty()) return fail("unknown option --" + flags->begin()->first + " for runs import");
+    if (!flags->empty())
+      return fail("unknown option --" + flags->begin()->first + " for runs import");
     int rc = 0;
     for (const std::string& file : positional) {
       std::ifstream in(file, std::ios::binary);

@@ -10,19 +10,19 @@
 #include <map>
 #include <sstream>
 
+#include "api/inference_service.h"
+#include "api/options_json.h"
 #include "app/build_info.h"
 #include "app/cli_args.h"
 #include "app/cost_setup.h"
+#include "app/history_setup.h"
 #include "app/lm_setup.h"
 #include "app/model_setup.h"
 #include "app/serve_gen.h"
 #include "app/serve_record.h"
-#include "app/history_setup.h"
-#include "runs/history_writer.h"
 #include "batching/engine.h"
 #include "http/http_server.h"
-#include "api/inference_service.h"
-#include "api/options_json.h"
+#include "runs/history_writer.h"
 #include "tuning/adaptive_planner.h"
 
 namespace batchscope {
@@ -58,8 +58,7 @@ std::string serve_help() {
          "                            limit, ulimit -n, less a reserve); at the limit the\n"
          "                            longest-idle one is closed, or a new one gets 503\n"
          "                            (health checks are still answered)\n" +
-         record_flags_help() + "Serving options:\n" +
-         cli::options_help() + lm_flags_help() +
+         record_flags_help() + "Serving options:\n" + cli::options_help() + lm_flags_help() +
          "A generative model serves OpenAI's POST /v1/chat/completions and /v1/completions\n"
          "(\"stream\": true for Server-Sent Events; errors as OpenAI's error object) and\n"
          "Triton's POST /v2/models/NAME/generate and /generate_stream instead.\n";
@@ -225,7 +224,8 @@ int run_serve(int argc, char** argv, const std::vector<std::string>& args) {
       });
     }
     std::printf("recording the clients' requests%s into %s\n",
-                record->options.bodies ? " and their bodies" : "", recorder->writer->path().c_str());
+                record->options.bodies ? " and their bodies" : "",
+                recorder->writer->path().c_str());
   }
   std::printf("listening on http://%s:%u\n", host.c_str(), *bound);
   std::fflush(stdout);

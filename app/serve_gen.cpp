@@ -5,11 +5,11 @@
 #include <cstdio>
 #include <iostream>
 
+#include "api/generation_service.h"
 #include "app/build_info.h"
 #include "app/history_setup.h"
-#include "runs/history_writer.h"
 #include "generation/gen_engine.h"
-#include "api/generation_service.h"
+#include "runs/history_writer.h"
 
 namespace batchscope {
 
@@ -48,7 +48,8 @@ int serve_generation(int argc, char** argv, const GenServeSetup& setup,
   service.set_server(&server);
   auto bound = server.start(setup.host, setup.port);
   if (!bound) return fail(bound.error().message);
-  if (!is_loopback_host(setup.host)) std::cerr << exposure_warning(setup.host, setup.access) << "\n";
+  if (!is_loopback_host(setup.host))
+    std::cerr << exposure_warning(setup.host, setup.access) << "\n";
   std::printf("serving %s (generative, %s scheduling) on %s\n", info.model.name.c_str(),
               scheduling_name(setup.options.scheduling), info.device.c_str());
   // What the clients send, kept as runs of kind serve (app/serve_record.h).
@@ -72,7 +73,8 @@ int serve_generation(int argc, char** argv, const GenServeSetup& setup,
       });
     }
     std::printf("recording the clients' requests%s into %s\n",
-                setup.record.options.bodies ? " and their bodies" : "", recorder->writer->path().c_str());
+                setup.record.options.bodies ? " and their bodies" : "",
+                recorder->writer->path().c_str());
   }
   std::printf("listening on http://%s:%u\n", setup.host.c_str(), *bound);
   std::fflush(stdout);

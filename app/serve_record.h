@@ -38,7 +38,7 @@ class HistoryWriter;
 
 struct ServeRecordOptions {
   std::string label = "served clients";
-  double every_s = 0;  // 0: one run until the end
+  double every_s = 0;   // 0: one run until the end
   bool bodies = false;  // --record-bodies: each request's body too
   Duration grace = std::chrono::seconds(2);
 };
@@ -68,7 +68,7 @@ class ServeRecording {
     TimePoint start{}, cut = kNever;
     RunRecorder tensor;
     size_t requests = 0, batches = 0, depth = 0;  // of tensor.so_far(), handed over
-    std::vector<HistoryGenRequest> generation;     // a generative run's, from its start
+    std::vector<HistoryGenRequest> generation;    // a generative run's, from its start
     std::vector<StepRecord> steps;
   };
   void begin(TimePoint start);

@@ -17,7 +17,7 @@ extern "C" void on_stop_signal(int sig) {
 StopOnSignal::StopOnSignal() {
   g_stop = false;
   g_signal = 0;
-  struct sigaction sa{};
+  struct sigaction sa {};
   sa.sa_handler = on_stop_signal;
   sigemptyset(&sa.sa_mask);
   sa.sa_flags = SA_RESETHAND;  // a second signal acts as it always does

@@ -25,7 +25,8 @@ class StopOnSignal {
   std::string signal_name() const;
 
  private:
-  struct sigaction old_int_{}, old_term_{};
+  struct sigaction old_int_ {
+  }, old_term_{};
 };
 
 }  // namespace batchscope

@@ -6,20 +6,20 @@
 #include <cstdio>
 #include <iostream>
 
-#include "app/run_output.h"
-#include "app/traffic_flags.h"
 #include "app/cli_args.h"
+#include "app/cost_setup.h"
 #include "app/gen_tune.h"
 #include "app/history_setup.h"
 #include "app/lm_setup.h"
-#include "app/cost_setup.h"
+#include "app/run_output.h"
+#include "app/traffic_flags.h"
 #include "tuning/adaptive_planner.h"
 #ifdef BATCHSCOPE_WITH_QT
 #include "app/export_cmd.h"
 #endif
 #include "app/model_setup.h"
-#include "traffic/varied_inputs.h"
 #include "common/text_out.h"
+#include "traffic/varied_inputs.h"
 #include "tuning/tune_run.h"
 #include "tuning/tuner.h"
 #ifdef BATCHSCOPE_WITH_HISTORY
@@ -79,8 +79,8 @@ std::string tune_help() {
          "The tune is kept in the run history (batchscope runs) with its result and, under\n"
          "it, every live run of its confirmations:\n" +
          history_flags_help() + "The cost (docs/tuning.md):\n" + cost_flags_help() +
-         "Serving options (the base every configuration starts from):\n" +
-         cli::options_help() + "\n" + gen_tune_help();
+         "Serving options (the base every configuration starts from):\n" + cli::options_help() +
+         "\n" + gen_tune_help();
 }
 
 namespace {
@@ -138,7 +138,8 @@ Expected<TuneArgs> parse_args(const std::vector<std::string>& args) {
     auto number = [&](double lo, double hi, auto& field) {
       bad = cli::read_number(name, value, lo, hi, field);
     };
-    if (take_arrival_flag(name, value, t.traffic, bad) || take_cost_flag(name, value, t.cost, bad)) {
+    if (take_arrival_flag(name, value, t.traffic, bad) ||
+        take_cost_flag(name, value, t.cost, bad)) {
     } else if (name == "slo-p99-ms") {
       number(0.01, 600000, t.slo_p99_ms);  // target_p99_ms's range, as adaptive steers to it
       slo_given = true;
@@ -357,8 +358,7 @@ void recalibrate(const TuneArgs& t, const CostModel& cost, const TuneSpace& spac
                    [](const Confirmed& c) { return c.observed; }))
     return;
   const CostModel refined = calibrate(cost, confirmed);
-  const Evaluator predict_one =
-      prediction_evaluator(t.traffic, refined, nullptr, true, t.lengths);
+  const Evaluator predict_one = prediction_evaluator(t.traffic, refined, nullptr, true, t.lengths);
   std::printf("\nre-predicted with t(b) as the live runs ran it (%s):\n",
               refined.describe().c_str());
   for (Confirmed& c : confirmed) {
@@ -500,8 +500,8 @@ int run_tune(const std::vector<std::string>& args) {
                 std::to_string(largest_batch(*space, t.base)) + ", above the model's maximum " +
                 std::to_string(model_max));
   }
-  auto kept = prediction_cost(t.model, t.base, lane_counts(*space, t.base), max_batch, t.cost,
-                              "tune");
+  auto kept =
+      prediction_cost(t.model, t.base, lane_counts(*space, t.base), max_batch, t.cost, "tune");
   if (!kept) return fail(kept.error().message, 1);
   Expected<CostModel> cost = kept->cost;
   std::printf("tune: %s, p99 <= %g ms, objective %s\n", t.traffic.describe().c_str(), t.slo_p99_ms,
@@ -529,8 +529,7 @@ int run_tune(const std::vector<std::string>& args) {
   settings.slo_p99_ms = t.slo_p99_ms;
   settings.objective = t.objective;
   settings.max_seconds = t.budget_s / 2;  // the rest is for confirming
-  const Evaluator predict_one =
-      prediction_evaluator(t.traffic, *cost, &simulated, true, t.lengths);
+  const Evaluator predict_one = prediction_evaluator(t.traffic, *cost, &simulated, true, t.lengths);
   const auto search_start = std::chrono::steady_clock::now();
   TuneResult result = search(*space, t.base, settings, predict_one);
   const double search_s = Seconds(std::chrono::steady_clock::now() - search_start).count();

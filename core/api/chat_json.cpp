@@ -5,8 +5,8 @@
 #include <QJsonObject>
 #include <algorithm>
 
-#include "common/text_out.h"
 #include "api/request_fields.h"
+#include "common/text_out.h"
 
 namespace batchscope {
 
@@ -49,9 +49,12 @@ Found read_message(const std::string& f, const QJsonValue& v, ChatMessage& m) {
     const QJsonValue x = it.value();
     if (key == "role") {
       const std::string role = x.toString().toStdString();
-      if (role == "system" || role == "user" || role == "assistant") m.role = role;
-      else if (role == "developer") m.role = "system";
-      else return unfit(f + ".role", x, "\"system\", \"developer\", \"user\" or \"assistant\"");
+      if (role == "system" || role == "user" || role == "assistant")
+        m.role = role;
+      else if (role == "developer")
+        m.role = "system";
+      else
+        return unfit(f + ".role", x, "\"system\", \"developer\", \"user\" or \"assistant\"");
     } else if (key == "content") {
       has_content = true;
       if (x.isNull()) continue;  // an assistant's turn without text; checked below
@@ -61,7 +64,8 @@ Found read_message(const std::string& f, const QJsonValue& v, ChatMessage& m) {
       // what a client's SDK puts back from an answer's message
     } else if (key == "tool_calls" || key == "function_call") {
       if (!x.isNull() && !(x.isArray() && x.toArray().isEmpty())) {
-        return refused(f + "." + key, f + "." + key + " is not supported; this server has no tools");
+        return refused(f + "." + key,
+                       f + "." + key + " is not supported; this server has no tools");
       }
     } else {
       return refused(f + "." + key, "unknown field " + quoted_excerpt(f + "." + key));
@@ -165,8 +169,9 @@ std::string chat_body(std::string_view id, int64_t created, std::string_view mod
 std::string chat_role_chunk(std::string_view id, int64_t created, std::string_view model) {
   std::string out;
   append_openai_head(out, id, "chat.completion.chunk", created, model);
-  return out + ",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\"},"
-               "\"logprobs\":null,\"finish_reason\":null}]}";
+  return out +
+         ",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\"},"
+         "\"logprobs\":null,\"finish_reason\":null}]}";
 }
 
 std::string chat_chunk(std::string_view id, int64_t created, std::string_view model,
@@ -179,8 +184,10 @@ std::string chat_chunk(std::string_view id, int64_t created, std::string_view mo
     append_json_string(out, text);
   }
   out += "},\"logprobs\":null,\"finish_reason\":";
-  if (reason) append_json_string(out, finish_reason_name(*reason));
-  else out += "null";
+  if (reason)
+    append_json_string(out, finish_reason_name(*reason));
+  else
+    out += "null";
   return out + "}]}";
 }
 

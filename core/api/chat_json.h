@@ -11,8 +11,8 @@
 // stream_options.include_usage and vLLM's ignore_eos; null reads as not
 // given. The messages become one prompt through the model's chat template
 // (chat_template.h), refused (param "messages") when it would be longer
-// than the model's context; the template's stops join the request's. Fields OpenAI defines that this server does not
-// implement are accepted at their neutral values (n 1, logprobs false,
+// than the model's context; the template's stops join the request's. Fields OpenAI defines that
+// this server does not implement are accepted at their neutral values (n 1, logprobs false,
 // top_logprobs 0, tools [], tool_choice "none", response_format
 // {"type": "text"}, penalties 0, logit_bias {}) and refused by name
 // otherwise; user, store, metadata and parallel_tool_calls are ignored;
@@ -30,8 +30,8 @@
 #include <string>
 #include <string_view>
 
-#include "generation/lm_runner.h"
 #include "api/completion_json.h"
+#include "generation/lm_runner.h"
 
 namespace batchscope {
 

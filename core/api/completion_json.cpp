@@ -7,9 +7,9 @@
 #include <QJsonParseError>
 #include <cmath>
 
-#include "common/text_out.h"
 #include "api/openai_error.h"
 #include "api/request_fields.h"
+#include "common/text_out.h"
 
 namespace batchscope {
 
@@ -85,7 +85,8 @@ HttpExpected<CompletionRequest> parse_generate(std::string_view body, int vocab_
     } else if (key == "parameters") {
       if (!v.isObject()) return unfit(key, v, "an object");
       const QJsonObject p = v.toObject();
-      for (auto pt = p.begin(); pt != p.end() && !e; ++pt) e = field(pt.key().toStdString(), pt.value());
+      for (auto pt = p.begin(); pt != p.end() && !e; ++pt)
+        e = field(pt.key().toStdString(), pt.value());
     } else {
       e = field(key, v);
     }
@@ -137,8 +138,10 @@ std::string completion_chunk(std::string_view id, int64_t created, std::string_v
   out += ",\"choices\":[{\"text\":";
   append_json_string(out, text);
   out += ",\"index\":0,\"logprobs\":null,\"finish_reason\":";
-  if (reason) append_json_string(out, finish_reason_name(*reason));
-  else out += "null";
+  if (reason)
+    append_json_string(out, finish_reason_name(*reason));
+  else
+    out += "null";
   return out + "}]}";
 }
 

@@ -24,23 +24,23 @@
 #include <string_view>
 #include <vector>
 
-#include "generation/gen_types.h"
 #include "api/infer_json.h"
+#include "generation/gen_types.h"
 
 namespace batchscope {
 
 struct CompletionRequest {
-  std::string model;             // empty: not given
-  std::vector<int32_t> prompt;   // token ids (bytes of the text for a byte-level model)
-  uint32_t max_tokens = 16;      // completions' default; see max_tokens_set
-  bool max_tokens_set = false;   // false: not given (chat then fills the context)
+  std::string model;                // empty: not given
+  std::vector<int32_t> prompt;      // token ids (bytes of the text for a byte-level model)
+  uint32_t max_tokens = 16;         // completions' default; see max_tokens_set
+  bool max_tokens_set = false;      // false: not given (chat then fills the context)
   bool max_completion_set = false;  // max_completion_tokens was given: it wins over max_tokens
   Sampling sampling;
   std::vector<std::string> stop;
   bool ignore_eos = false;
   bool stream = false;
-  bool include_usage = false;    // stream: a last chunk with the token counts
-  std::string id;                // Triton: echoed
+  bool include_usage = false;  // stream: a last chunk with the token counts
+  std::string id;              // Triton: echoed
 };
 
 // `vocab_size` bounds token-id prompts.

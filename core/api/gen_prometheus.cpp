@@ -55,8 +55,7 @@ std::string generation_prometheus_text(const GenWindow& t, const GenStatus& s,
   gauge_u(out, "batchscope_cache_blocks_capacity", "Key/value cache blocks in the pool.",
           s.blocks_total);
   gauge_u(out, "batchscope_options_version", "Version of the options in force.", s.version);
-  family(out, "batchscope_scheduling_info", "gauge",
-         "Scheduling in force (value always 1).");
+  family(out, "batchscope_scheduling_info", "gauge", "Scheduling in force (value always 1).");
   sample_u(out, "batchscope_scheduling_info",
            std::string("scheduling=\"") + scheduling_name(s.options.scheduling) + "\"", 1);
   gauge_u(out, "batchscope_max_num_seqs", "Sequences allowed to run at once.",

@@ -10,9 +10,9 @@
 
 #include <string>
 
+#include "api/prometheus.h"
 #include "generation/gen_engine.h"
 #include "generation/gen_metrics.h"
-#include "api/prometheus.h"
 
 namespace batchscope {
 

@@ -4,18 +4,17 @@
 #include <algorithm>
 #include <ctime>
 
-#include "common/mutex.h"
-#include "common/text_out.h"
 #include "api/chat_json.h"
-#include "api/openai_error.h"
 #include "api/gen_prometheus.h"
+#include "api/openai_error.h"
 #include "api/options_json.h"
 #include "api/service_routes.h"
+#include "common/mutex.h"
+#include "common/text_out.h"
 
 namespace batchscope {
 
 namespace {
-
 
 int status_of(ErrorCode code) {
   switch (code) {
@@ -100,8 +99,8 @@ struct Answer {
     switch (rec.reason) {
       case FinishReason::kTimedOut:
         return {504, "the request did not finish within request_timeout_ms = " +
-                         std::to_string(timeout_ms) + " ms (" +
-                         std::to_string(rec.output_tokens) + " tokens generated)"};
+                         std::to_string(timeout_ms) + " ms (" + std::to_string(rec.output_tokens) +
+                         " tokens generated)"};
       case FinishReason::kCancelled: return {503, "the request was cancelled"};
       default:
         if (stopping && *stopping) return {503, "the server is shutting down"};
@@ -147,7 +146,8 @@ void GenerationService::handle(HttpRequest&& req, Responder r) {
   const std::string_view path = req.path();
   const ErrorMaker make_error =
       path.substr(0, 4) == "/v1/" ? ErrorMaker{openai_error_response} : ErrorMaker{error_response};
-  if (auto refused = refuse_unauthorized(req, access_, make_error)) return r.send(std::move(*refused));
+  if (auto refused = refuse_unauthorized(req, access_, make_error))
+    return r.send(std::move(*refused));
   const bool get = req.method == "GET", post = req.method == "POST";
   if (path == "/v1/completions" || path == "/v1/chat/completions") {
     if (!post) return r.send(method_not_allowed("POST", make_error));
@@ -177,7 +177,8 @@ void GenerationService::handle(HttpRequest&& req, Responder r) {
   }
   r.send(make_error(404, "no route " + quoted_excerpt(path) +
                              "; try POST /v1/chat/completions, POST /v1/completions, GET "
-                             "/v1/models, POST /v2/models/" + info_.model.name +
+                             "/v1/models, POST /v2/models/" +
+                             info_.model.name +
                              "/generate, GET /health, GET /metrics or GET /v1/config"));
 }
 
@@ -205,7 +206,8 @@ void GenerationService::model_routes(const HttpRequest& req, Responder r, std::s
          "\"outputs\":[{\"name\":\"text_output\",\"datatype\":\"BYTES\",\"shape\":[1]}]}";
     return r.send(json_response(std::move(b)));
   }
-  r.send(error_response(404, "no route " + quoted_excerpt(req.path()) + "; try POST .../generate "
+  r.send(error_response(404, "no route " + quoted_excerpt(req.path()) +
+                                 "; try POST .../generate "
                                  "or .../generate_stream"));
 }
 
@@ -213,19 +215,21 @@ void GenerationService::generate(const HttpRequest& req, Responder r, Api api, b
   const bool openai = api != Api::kTriton;
   const auto refuse = [&r, openai](int status, const std::string& message,
                                    const std::string& param) {
-    r.send(openai ? openai_error_response(status, message, param) : error_response(status, message));
+    r.send(openai ? openai_error_response(status, message, param)
+                  : error_response(status, message));
   };
   const int vocab = info_.model.vocab_size;
   auto parsed = api == Api::kCompletions ? parse_completion(req.body, vocab)
-                : api == Api::kChat ? parse_chat(req.body, info_.model)
-                                    : parse_generate(req.body, vocab);
+                : api == Api::kChat      ? parse_chat(req.body, info_.model)
+                                         : parse_generate(req.body, vocab);
   if (auto* e = std::get_if<HttpError>(&parsed)) return refuse(e->status, e->message, e->param);
   CompletionRequest c = std::move(std::get<CompletionRequest>(parsed));
   if (api == Api::kTriton) c.stream = stream_route;
   if (api == Api::kChat && !c.max_tokens_set) {
     // OpenAI's chat default: as many tokens as the context leaves (at least
     // one, so a prompt that fills it is refused by the engine, naming both).
-    const int64_t left = int64_t{info_.model.context_length} - static_cast<int64_t>(c.prompt.size());
+    const int64_t left =
+        int64_t{info_.model.context_length} - static_cast<int64_t>(c.prompt.size());
     c.max_tokens = static_cast<uint32_t>(std::max<int64_t>(1, left));
   }
   if (!c.model.empty() && c.model != info_.model.name) {
@@ -247,8 +251,8 @@ void GenerationService::start(CompletionRequest&& c, Responder r, Api api) {
   a->stream = c.stream;
   a->usage = c.include_usage;
   a->id = api == Api::kCompletions ? "cmpl-" + std::to_string(next_completion_++)
-          : api == Api::kChat ? "chatcmpl-" + std::to_string(next_completion_++)
-                              : c.id;
+          : api == Api::kChat      ? "chatcmpl-" + std::to_string(next_completion_++)
+                                   : c.id;
   a->created = static_cast<int64_t>(std::time(nullptr));
   a->model = info_.model.name;
   a->timeout_ms = engine_.status().options.request_timeout_ms;
@@ -312,8 +316,8 @@ void GenerationService::metrics(Responder r) {
   const ServerInfo si = server_info(info_.model.name, info_.device, info_.version, server_);
   HttpResponse resp;
   resp.content_type = std::string(kPrometheusContentType);
-  resp.body = generation_prometheus_text(source_ ? source_() : metrics_.totals(), engine_.status(),
-                                         si);
+  resp.body =
+      generation_prometheus_text(source_ ? source_() : metrics_.totals(), engine_.status(), si);
   r.send(std::move(resp));
 }
 

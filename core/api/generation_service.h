@@ -36,9 +36,9 @@
 #include <string>
 #include <string_view>
 
+#include "api/completion_json.h"
 #include "generation/gen_engine.h"
 #include "generation/gen_metrics.h"
-#include "api/completion_json.h"
 #include "http/http_server.h"
 #include "http/service_access.h"
 

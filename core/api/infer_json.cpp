@@ -206,8 +206,8 @@ HttpExpected<Tensors> parse_simple_varied(std::string_view body, const TensorSpe
   const int64_t top = spec.item_max(var);
   if (n == 0 || n % fixed != 0) {
     return unfit("'data' has " + std::to_string(n) + " values, not a whole number of " +
-                 std::to_string(fixed) + " (input '" + spec.name + "' " +
-                 shape_string(item) + ", one length at least)");
+                 std::to_string(fixed) + " (input '" + spec.name + "' " + shape_string(item) +
+                 ", one length at least)");
   }
   if (top > 0 && n / fixed > static_cast<uint64_t>(top)) {
     return unfit("'data' has " + std::to_string(n) + " values: a length of " +
@@ -341,9 +341,8 @@ HttpExpected<V2Request> parse_v2_request(std::string_view body, const ModelMetad
       const int64_t top = spec.item_max(d - 1);
       if (spec.shape[d] < 0 && top > 0 && shape[d] > top) {
         return unfit("input '" + name + "' has shape " + shape_text(shape) + ": dimension " +
-                     std::to_string(d) + " is " + std::to_string(shape[d]) +
-                     ", over its largest " + std::to_string(top) + " (max_shape " +
-                     shape_string(spec.max_shape) + ")");
+                     std::to_string(d) + " is " + std::to_string(shape[d]) + ", over its largest " +
+                     std::to_string(top) + " (max_shape " + shape_string(spec.max_shape) + ")");
       }
     }
     if (rows >= 0 && shape[0] != rows) {

@@ -33,7 +33,6 @@ HttpResponse engine_error(const Error& e) {
   return r;
 }
 
-
 void append_spec(std::string& out, const TensorSpec& s) {
   out += "{\"name\":";
   append_json_string(out, s.name);

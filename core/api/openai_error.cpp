@@ -27,8 +27,10 @@ std::string openai_error_body(int status, std::string_view message, std::string_
   out += ",\"type\":";
   append_json_string(out, error_type(status));
   out += ",\"param\":";
-  if (param.empty()) out += "null";
-  else append_json_string(out, param);
+  if (param.empty())
+    out += "null";
+  else
+    append_json_string(out, param);
   out += ",\"code\":";
   append_int(out, status);
   return out + "}}";

@@ -111,10 +111,10 @@ Expected<Options> options_from_json(std::string_view json, Options o) {
       for (const QJsonValue& x : v.toArray()) {
         if (!x.isDouble() || x.toDouble() != std::floor(x.toDouble()) || x.toDouble() < 0 ||
             x.toDouble() > 1e9) {
-          return invalid_argument("length_buckets must hold whole lengths from 1, got " +
-                                  quoted_excerpt(QJsonDocument(v.toArray())
-                                                     .toJson(QJsonDocument::Compact)
-                                                     .toStdString()));
+          return invalid_argument(
+              "length_buckets must hold whole lengths from 1, got " +
+              quoted_excerpt(
+                  QJsonDocument(v.toArray()).toJson(QJsonDocument::Compact).toStdString()));
         }
         text += (text.empty() ? "" : ",") + std::to_string(static_cast<int64_t>(x.toDouble()));
       }

@@ -66,8 +66,9 @@ Found read_number(const std::string& f, const QJsonValue& v, double lo, double h
 
 Found read_whole(const std::string& f, const QJsonValue& v, double lo, double hi, double& out) {
   if (Found e = read_number(f, v, lo, hi, out)) {
-    return unfit(f, v, "a whole number from " + std::to_string(static_cast<int64_t>(lo)) + " to " +
-                           std::to_string(static_cast<int64_t>(hi)));
+    return unfit(f, v,
+                 "a whole number from " + std::to_string(static_cast<int64_t>(lo)) + " to " +
+                     std::to_string(static_cast<int64_t>(hi)));
   }
   if (out != std::floor(out)) return unfit(f, v, "a whole number");
   return std::nullopt;
@@ -83,9 +84,12 @@ Found read_stop(const std::string& f, const QJsonValue& v, std::vector<std::stri
   out.clear();
   if (v.isNull()) return std::nullopt;
   QJsonArray list;
-  if (v.isString()) list.append(v);
-  else if (v.isArray()) list = v.toArray();
-  else return unfit(f, v, "a string or an array of strings");
+  if (v.isString())
+    list.append(v);
+  else if (v.isArray())
+    list = v.toArray();
+  else
+    return unfit(f, v, "a string or an array of strings");
   if (static_cast<size_t>(list.size()) > kMaxStops) {
     return refused(f, f + " holds " + std::to_string(list.size()) + " strings; at most " +
                           std::to_string(kMaxStops));
@@ -183,7 +187,8 @@ HttpExpected<QJsonObject> object_of(std::string_view body) {
 }
 
 HttpExpected<CompletionRequest> read_openai_body(std::string_view body, const std::string& main,
-                                                 const MainReader& read_main, NeutralReader neutral) {
+                                                 const MainReader& read_main,
+                                                 NeutralReader neutral) {
   auto obj = object_of(body);
   if (auto* e = std::get_if<HttpError>(&obj)) return *e;
   const QJsonObject& o = std::get<QJsonObject>(obj);

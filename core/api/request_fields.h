@@ -48,6 +48,7 @@ HttpExpected<QJsonObject> object_of(std::string_view body);
 using MainReader = std::function<Found(const QJsonValue& v, CompletionRequest& r)>;
 using NeutralReader = Found (*)(const std::string& key, const QJsonValue& v, bool& known);
 HttpExpected<CompletionRequest> read_openai_body(std::string_view body, const std::string& main,
-                                                 const MainReader& read_main, NeutralReader neutral);
+                                                 const MainReader& read_main,
+                                                 NeutralReader neutral);
 
 }  // namespace batchscope::fields

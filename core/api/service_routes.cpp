@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "api/service_routes.h"
 
-#include "common/text_out.h"
 #include "api/options_json.h"
+#include "common/text_out.h"
 
 namespace batchscope {
 
@@ -69,13 +69,12 @@ std::optional<std::string_view> model_tail(std::string_view rest, const std::str
 
 void answer_config(const HttpRequest& req, const Responder& r, const ServiceAccess& access,
                    const std::function<std::pair<uint64_t, Options>()>& read,
-                   const std::function<Status(const Options&)>& apply,
-                   ErrorMaker make_error) {
+                   const std::function<Status(const Options&)>& apply, ErrorMaker make_error) {
   if (req.method == "PUT") {
     if (!access.remote_config) {
       return r.send(make_error(403,
-                                   "this server's options cannot be changed over HTTP (it runs "
-                                   "with --no-remote-config); GET /v1/config reads them"));
+                               "this server's options cannot be changed over HTTP (it runs "
+                               "with --no-remote-config); GET /v1/config reads them"));
     }
     auto o = options_from_json(req.body, read().second);
     if (!o) return r.send(make_error(400, o.error().message));

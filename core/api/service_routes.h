@@ -12,9 +12,9 @@
 #include <string_view>
 #include <utility>
 
+#include "api/prometheus.h"
 #include "common/options.h"
 #include "http/http_server.h"
-#include "api/prometheus.h"
 #include "http/service_access.h"
 
 namespace batchscope {

@@ -130,8 +130,8 @@ bool same_options(const AdaptivePlanKey& a, const AdaptivePlanKey& b) {
 }
 
 bool same_key(const AdaptivePlanKey& a, const AdaptivePlanKey& b) {
-  return same_options(a, b) && a.intercept_us == b.intercept_us &&
-         a.per_item_us == b.per_item_us && a.padded_length == b.padded_length;
+  return same_options(a, b) && a.intercept_us == b.intercept_us && a.per_item_us == b.per_item_us &&
+         a.padded_length == b.padded_length;
 }
 
 bool drifted(double was, double now) {

@@ -40,12 +40,11 @@
 //     padding policy in force, each batch priced at its padded length, and
 //     the efficient choice is the least model time per request (a larger
 //     batch pads more, so fewer batches is no longer less work); a change of
-//     padding policy or buckets drops the plans, as other options do. Once per evaluation period the state asks for a plan for the
-//     bucket of its own rate estimate or a neighbour that has none (once the
-//     fit has an intercept); take_task() hands the request to the engine,
-//     which makes the plan without its lock on a planner thread of its own
-//     (no lane waits for it), and installs it. Plans are dropped when t(b)
-//     at the mean batch size of the fit moves by more than
+//     padding policy or buckets drops the plans, as other options do. Once per evaluation period
+//     the state asks for a plan for the bucket of its own rate estimate or a neighbour that has
+//     none (once the fit has an intercept); take_task() hands the request to the engine, which
+//     makes the plan without its lock on a planner thread of its own (no lane waits for it), and
+//     installs it. Plans are dropped when t(b) at the mean batch size of the fit moves by more than
 //     kAdaptiveReplanDrift from the fit they were made on, or when the
 //     options they were made for change.
 //  3. Limits: the plan of the bucket the rate falls in (or the nearest
@@ -121,15 +120,15 @@ namespace batchscope {
 inline constexpr uint32_t kAdaptiveEvalBatches = 8;
 inline constexpr uint32_t kAdaptiveEvalRequests = 64;
 inline constexpr size_t kAdaptiveLatencyWindow = 256;
-inline constexpr double kAdaptiveHeadroom = 1.25;    // keep-up throughput over the rate
-inline constexpr double kAdaptiveStopAbove = 0.8;    // p99 over this fraction: the fast plan
-inline constexpr double kAdaptiveResumeBelow = 0.5;  // p99 under it resumes the efficient one...
-inline constexpr int kAdaptiveResumeAfter = 3;       // ...after this many periods in a row
-inline constexpr double kAdaptiveForgetting = 0.95;  // per batch
-inline constexpr double kAdaptiveReplanDrift = 0.2;  // relative move of the fit that drops plans
-inline constexpr size_t kAdaptivePlanReach = 2;      // buckets a plan may stand in for
-inline constexpr double kAdaptiveBurstRatio = 2.0;   // fast rate over smooth: a burst began
-inline constexpr double kAdaptiveSaturation = 0.95;  // of 1/c: the largest batch a backlog gets
+inline constexpr double kAdaptiveHeadroom = 1.25;     // keep-up throughput over the rate
+inline constexpr double kAdaptiveStopAbove = 0.8;     // p99 over this fraction: the fast plan
+inline constexpr double kAdaptiveResumeBelow = 0.5;   // p99 under it resumes the efficient one...
+inline constexpr int kAdaptiveResumeAfter = 3;        // ...after this many periods in a row
+inline constexpr double kAdaptiveForgetting = 0.95;   // per batch
+inline constexpr double kAdaptiveReplanDrift = 0.2;   // relative move of the fit that drops plans
+inline constexpr size_t kAdaptivePlanReach = 2;       // buckets a plan may stand in for
+inline constexpr double kAdaptiveBurstRatio = 2.0;    // fast rate over smooth: a burst began
+inline constexpr double kAdaptiveSaturation = 0.95;   // of 1/c: the largest batch a backlog gets
 inline constexpr size_t kAdaptiveLengthWindow = 256;  // request lengths kept for the planner
 
 // Exponentially weighted sums for the least-squares fit of t = a + k * x,

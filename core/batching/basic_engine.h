@@ -29,6 +29,7 @@
 // the caller's thread for rejections and cancel()), never under the lock, and
 // may call back into the engine.
 
+#include <pthread.h>
 #include <algorithm>
 #include <array>
 #include <condition_variable>
@@ -36,7 +37,6 @@
 #include <functional>
 #include <memory>
 #include <mutex>
-#include <pthread.h>
 #include <span>
 #include <thread>
 #include <vector>

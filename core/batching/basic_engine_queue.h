@@ -96,8 +96,7 @@ void BasicEngine<In, Out>::wake_leader_locked() {
 
 template <class In, class Out>
 Expected<RequestId> BasicEngine<In, Out>::admit_locked(In&& input, Done&& done, TimePoint arrival,
-                                                       TimePoint admitted,
-                                                       const SubmitOptions& so,
+                                                       TimePoint admitted, const SubmitOptions& so,
                                                        uint32_t length) {
   ++counters_.submitted;
   Error reject;
@@ -197,13 +196,12 @@ Expected<RequestId> BasicEngine<In, Out>::submit(In input, Done done, SubmitOpti
 
 template <class In, class Out>
 std::vector<RequestId> BasicEngine<In, Out>::submit_many(std::span<In> inputs,
-                                                        std::span<Done> dones,
-                                                        SubmitOptions so) {
+                                                         std::span<Done> dones, SubmitOptions so) {
   const TimePoint arrival = clock_->now();
   if (inputs.size() != dones.size()) {
-    const Error e{ErrorCode::kInvalidArgument,
-                  "submit_many got " + std::to_string(inputs.size()) + " inputs and " +
-                      std::to_string(dones.size()) + " callbacks"};
+    const Error e{ErrorCode::kInvalidArgument, "submit_many got " + std::to_string(inputs.size()) +
+                                                   " inputs and " + std::to_string(dones.size()) +
+                                                   " callbacks"};
     for (Done& d : dones) d(Response<Out>{0, e, engine_detail::refused_at(arrival), 0, 0});
     return {};
   }

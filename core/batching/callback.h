@@ -77,9 +77,9 @@ class Callback<R(Args...)> {
   };
 
   template <class D>
-  static constexpr bool fits = sizeof(D) <= kInline &&
-                               alignof(D) <= alignof(std::max_align_t) &&
-                               std::is_nothrow_move_constructible_v<D>;
+  static constexpr bool fits =
+      sizeof(D) <= kInline &&
+      alignof(D) <= alignof(std::max_align_t) && std::is_nothrow_move_constructible_v<D>;
 
   template <class D>
   static D* as(void* p) noexcept {

@@ -19,7 +19,6 @@ namespace batchscope {
 
 namespace future_detail {
 
-
 inline void cpu_relax() {
 #if defined(__x86_64__) || defined(__i386__)
   __builtin_ia32_pause();

@@ -52,8 +52,8 @@ BucketChoice decide_in_buckets(const Options& o, const Limits& lim, const QueueV
     const size_t k = length_bucket(o, length_at(i));
     if (c.count[k]++ == 0) oldest[k] = arrival_at(i);
   }
-  c.wake_at = static_cast<uint32_t>(std::min<size_t>(std::max<size_t>(lim.max_batch, 1),
-                                                     UINT32_MAX));
+  c.wake_at =
+      static_cast<uint32_t>(std::min<size_t>(std::max<size_t>(lim.max_batch, 1), UINT32_MAX));
   TimePoint until = kNever;
   for (size_t k = 0; k < c.count.size(); ++k) {
     if (c.count[k] == 0) continue;

@@ -162,10 +162,10 @@ Status check_inputs(const ModelMetadata& model, const Tensors& inputs) {
       for (size_t d = 0; d < want.size(); ++d) {
         const int64_t top = spec.item_max(d);
         if (want[d] < 0 && top > 0 && t.shape()[d] > top) {
-          return invalid_argument("input '" + spec.name + "' has shape " +
-                                  shape_string(t.shape()) + ": dimension " +
-                                  std::to_string(d + 1) + " is " + std::to_string(t.shape()[d]) +
-                                  ", over its largest " + std::to_string(top) + " (max_shape " +
+          return invalid_argument("input '" + spec.name + "' has shape " + shape_string(t.shape()) +
+                                  ": dimension " + std::to_string(d + 1) + " is " +
+                                  std::to_string(t.shape()[d]) + ", over its largest " +
+                                  std::to_string(top) + " (max_shape " +
                                   shape_string(spec.max_shape) + ")");
         }
       }
@@ -197,7 +197,9 @@ Expected<TensorSpec> parse_input_spec(const std::string& text) {
   std::string dt = text.substr(c1 + 1, c2 - c1 - 1);
   for (char& c : dt) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   auto d = parse_dtype(dt);
-  if (!d) return bad("datatype " + quoted_text(dt) + " is not FP32, FP16, FP64, INT64, INT32, UINT8 or BOOL");
+  if (!d)
+    return bad("datatype " + quoted_text(dt) +
+               " is not FP32, FP16, FP64, INT64, INT32, UINT8 or BOOL");
   t.dtype = *d;
   t.shape.push_back(-1);
   std::string shape = text.substr(c2 + 1);
@@ -219,7 +221,8 @@ Expected<TensorSpec> parse_input_spec(const std::string& text) {
       part += c;
     }
   }
-  if (!part.empty() && !take()) return bad("shape " + quoted_text(shape) + " needs whole sizes from 1 up");
+  if (!part.empty() && !take())
+    return bad("shape " + quoted_text(shape) + " needs whole sizes from 1 up");
   return t;
 }
 

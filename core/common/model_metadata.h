@@ -3,10 +3,9 @@
 // What a model takes and gives: its inputs and outputs with KServe v2
 // datatypes and shapes (-1 for the batch dimension, which comes first; -1
 // after it for a variable dimension, such as a sequence's length, with an
-// optional largest size), and the largest batch it accepts. Loaded from the JSON sidecar beside a model
-// file (core/torch reads it) and used by the engine to refuse a request that
-// does not fit before admission, so a bad request never spoils a batch.
-// Thread-safety: a plain value.
+// optional largest size), and the largest batch it accepts. Loaded from the JSON sidecar beside a
+// model file (core/torch reads it) and used by the engine to refuse a request that does not fit
+// before admission, so a bad request never spoils a batch. Thread-safety: a plain value.
 
 #include <cstdint>
 #include <optional>

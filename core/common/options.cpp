@@ -76,11 +76,13 @@ Status parse_length_buckets(std::string_view text, Options& o) {
     return invalid_argument("length_buckets '" + std::string(text) + "': " + why);
   };
   const auto take = [&]() -> Status {
-    if (part.empty() || part.size() > 9 || part.find_first_not_of("0123456789") != std::string::npos)
+    if (part.empty() || part.size() > 9 ||
+        part.find_first_not_of("0123456789") != std::string::npos)
       return bad("each bucket is a whole length from 1");
     const auto v = static_cast<uint32_t>(std::stoul(part));
     if (v == 0) return bad("each bucket is a whole length from 1");
-    if (n == kMaxLengthBuckets) return bad("at most " + std::to_string(kMaxLengthBuckets) + " buckets");
+    if (n == kMaxLengthBuckets)
+      return bad("at most " + std::to_string(kMaxLengthBuckets) + " buckets");
     if (n > 0 && v <= got[n - 1]) return bad("the lengths must rise");
     got[n++] = v;
     part.clear();
@@ -191,8 +193,7 @@ Status Options::validate() const {
     return invalid_argument("scheduling = " + std::to_string(static_cast<int>(scheduling)) +
                             " is unknown; allowed continuous, static");
   }
-  if (padding != Padding::kLongest && padding != Padding::kBuckets &&
-      padding != Padding::kSorted) {
+  if (padding != Padding::kLongest && padding != Padding::kBuckets && padding != Padding::kSorted) {
     return invalid_argument("padding = " + std::to_string(static_cast<int>(padding)) +
                             " is unknown; allowed longest, buckets, sorted");
   }
@@ -201,8 +202,7 @@ Status Options::validate() const {
   }
   for (size_t k = 1; k < kMaxLengthBuckets && length_buckets[k] != 0; ++k) {
     if (length_buckets[k] <= length_buckets[k - 1]) {
-      return invalid_argument("length_buckets = " + length_buckets_text(*this) +
-                              " must rise");
+      return invalid_argument("length_buckets = " + length_buckets_text(*this) + " must rise");
     }
   }
   if (max_num_batched_tokens < max_num_seqs) {

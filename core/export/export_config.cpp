@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "export/export_config.h"
 
-#include "export/export_text.h"
 #include "api/options_json.h"
+#include "export/export_text.h"
 
 #include <filesystem>
 #include <fstream>

@@ -57,11 +57,11 @@ std::vector<ExportFormat> export_formats(bool generative);
 // What the options were tuned under, written as comments where the format
 // has comments. Free text is kept to one line.
 struct TuningContext {
-  std::string traffic;    // "poisson 1500 req/s"; empty: not said
-  bool measured = false;  // the figures below were measured
-  bool predicted = false;  // they were predicted (and not measured)
-  double p50_ms = 0;      // end-to-end latency quantiles
-  double p99_ms = 0;      // or, for a generative model, at `quantile`
+  std::string traffic;        // "poisson 1500 req/s"; empty: not said
+  bool measured = false;      // the figures below were measured
+  bool predicted = false;     // they were predicted (and not measured)
+  double p50_ms = 0;          // end-to-end latency quantiles
+  double p99_ms = 0;          // or, for a generative model, at `quantile`
   double throughput_rps = 0;  // completed requests per second
   // A generative model's, at `quantile`; tokens_per_s 0: not said.
   int quantile = 99;

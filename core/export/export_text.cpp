@@ -52,11 +52,10 @@ Expected<Checked> check_input(const ExportInput& in) {
     const GenModelInfo& m = *in.lm;
     if (m.context_length < 2 || m.block_size < 1 || m.num_blocks < 1 ||
         int64_t{m.num_blocks} * m.block_size < m.context_length) {
-      return invalid_argument("model '" + m.name + "': context " +
-                              std::to_string(m.context_length) + ", " +
-                              std::to_string(m.num_blocks) + " cache blocks of " +
-                              std::to_string(m.block_size) +
-                              "; the cache must hold one whole context");
+      return invalid_argument(
+          "model '" + m.name + "': context " + std::to_string(m.context_length) + ", " +
+          std::to_string(m.num_blocks) + " cache blocks of " + std::to_string(m.block_size) +
+          "; the cache must hold one whole context");
     }
   }
   std::vector<uint32_t> sizes = in.batch_sizes;
@@ -163,9 +162,8 @@ std::vector<std::string> context_paragraphs(const Checked& c) {
     p.push_back("Batchscope options in force: " + describe(c.o()) + ".");
   }
   if (!c.in.lm) {
-    p.push_back(c.in.model
-                    ? "Model " + one_line(c.in.model->name) + " on " + c.device.name + "."
-                    : "Device " + c.device.name + "; no model was given.");
+    p.push_back(c.in.model ? "Model " + one_line(c.in.model->name) + " on " + c.device.name + "."
+                           : "Device " + c.device.name + "; no model was given.");
   }
   const TuningContext& t = c.in.tuning;
   if (!t.traffic.empty()) p.push_back("Tuned under traffic: " + one_line(t.traffic) + ".");
@@ -226,8 +224,8 @@ std::string padding_note(const Checked& c, std::string_view server, std::string_
   std::string policy = padding_name(o.padding);
   if (o.padding == Padding::kBuckets) policy += ", length_buckets " + length_buckets_text(o);
   return comment("Inputs of varying length (" + names +
-                     "): Batchscope padded each batch to its longest request (padding = " +
-                     policy + "). " + std::string(server),
+                     "): Batchscope padded each batch to its longest request (padding = " + policy +
+                     "). " + std::string(server),
                  marker);
 }
 

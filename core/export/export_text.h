@@ -59,8 +59,7 @@ std::string context_block(const Checked& c, std::string_view marker = "# ");
 // For a model whose inputs vary in length: which inputs, the padding policy
 // in force, then `server`'s own words on what it does with such requests;
 // empty for a model without variable dimensions.
-std::string padding_note(const Checked& c, std::string_view server,
-                         std::string_view marker = "# ");
+std::string padding_note(const Checked& c, std::string_view server, std::string_view marker = "# ");
 
 // A protobuf text-format string literal, quotes included.
 std::string pbtxt_string(std::string_view s);

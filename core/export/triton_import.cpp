@@ -8,9 +8,9 @@
 #include <charconv>
 #include <set>
 
+#include "api/options_json.h"
 #include "export/export_text.h"
 #include "export/pbtxt.h"
-#include "api/options_json.h"
 
 namespace batchscope::export_detail {
 
@@ -110,8 +110,7 @@ Status read_carried(std::string_view text, Options& o, std::vector<std::string>&
       o.target_p99_ms = carried->target_p99_ms;
       o.padding = carried->padding;
       o.length_buckets = carried->length_buckets;
-      notes.push_back(std::string("strategy ") + strategy_name(o.strategy) +
-                      " and target_p99_ms" +
+      notes.push_back(std::string("strategy ") + strategy_name(o.strategy) + " and target_p99_ms" +
                       (o.padding != Padding::kLongest ? " and the padding policy" : "") +
                       " were read from the batchscope-options comment.");
       return Status::Ok();

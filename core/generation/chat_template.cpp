@@ -47,8 +47,10 @@ Expected<ChatTemplate> make_chat_template(std::string system, std::string user,
   }
   for (const std::string& s : stop) {
     if (s.empty() || s.size() > 256) {
-      return invalid_argument("chat_template.stop must hold non-empty strings of at most 256 "
-                              "bytes, got \"" + s.substr(0, 64) + "\"");
+      return invalid_argument(
+          "chat_template.stop must hold non-empty strings of at most 256 "
+          "bytes, got \"" +
+          s.substr(0, 64) + "\"");
     }
   }
   ChatTemplate t;
@@ -78,7 +80,8 @@ std::string render_chat(const ChatTemplate& t, const std::vector<ChatMessage>& m
 
 size_t rendered_size(const ChatTemplate& t, const std::vector<ChatMessage>& messages) {
   size_t n = t.generation.size();
-  for (const ChatMessage& m : messages) n += text_of(t, m.role).size() - kContent.size() + m.content.size();
+  for (const ChatMessage& m : messages)
+    n += text_of(t, m.role).size() - kContent.size() + m.content.size();
   return n;
 }
 

@@ -17,11 +17,11 @@ struct GenEngine::Lane {
   // of the lane's), so the compiler does not check these.
   std::vector<Arrival> inbox;
   std::vector<uint64_t> cancels;
-  uint32_t queued = 0;       // inbox + waiting
+  uint32_t queued = 0;  // inbox + waiting
   uint32_t running = 0;
   uint32_t blocks_used = 0;
   uint32_t blocks_total = 0;
-  uint32_t outstanding = 0;  // given to it, on_done not yet called
+  uint32_t outstanding = 0;     // given to it, on_done not yet called
   bool running_thread = false;  // its thread is on its way or in its loop
   bool ready = false;           // warm: takes requests
   bool retiring = false;        // takes no more; ends when it holds none

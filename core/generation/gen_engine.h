@@ -39,9 +39,9 @@
 namespace batchscope {
 
 struct GenLaneStatus {
-  bool ready = false;     // warm and taking requests
-  uint32_t waiting = 0;   // given to it, not running (its inbox included)
-  uint32_t inbox = 0;     // of them, not yet taken in by its scheduler
+  bool ready = false;    // warm and taking requests
+  uint32_t waiting = 0;  // given to it, not running (its inbox included)
+  uint32_t inbox = 0;    // of them, not yet taken in by its scheduler
   uint32_t running = 0;
   uint32_t outstanding = 0;  // given to it, not yet done
   uint32_t blocks_used = 0;
@@ -54,17 +54,17 @@ struct GenStatus {
   Options options;
   uint32_t waiting = 0;  // admitted, not running (inbox included)
   uint32_t running = 0;
-  uint32_t blocks_used = 0;   // over every lane's cache
+  uint32_t blocks_used = 0;  // over every lane's cache
   uint32_t blocks_total = 0;
   uint64_t steps = 0;
   uint64_t admitted = 0;
-  uint64_t rejected = 0;  // refused at submit(): queue full or stopping
-  uint64_t completed = 0;  // on_done called, any reason
+  uint64_t rejected = 0;       // refused at submit(): queue full or stopping
+  uint64_t completed = 0;      // on_done called, any reason
   uint64_t prompt_tokens = 0;  // prefilled (recomputes included)
   uint64_t output_tokens = 0;
   uint64_t preemptions = 0;
   bool stopping = false;
-  std::string error;  // the last failed step's message
+  std::string error;                    // the last failed step's message
   std::vector<GenLaneStatus> per_lane;  // by lane index, retired ones included
 };
 

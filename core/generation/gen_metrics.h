@@ -13,8 +13,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
-#include <vector>
 #include <span>
+#include <vector>
 
 #include "generation/gen_types.h"
 #include "runs/histogram.h"

@@ -75,11 +75,8 @@ struct Planning {
 }  // namespace
 
 Plan plan_step(const PlanInput& in, const Options& o) {
-  Planning p{.in = in,
-             .plan = {},
-             .budget = o.max_num_batched_tokens,
-             .free = in.free_blocks,
-             .live = {}};
+  Planning p{
+      .in = in, .plan = {}, .budget = o.max_num_batched_tokens, .free = in.free_blocks, .live = {}};
   p.live.reserve(in.running.size());
   for (const RunningSeq& s : in.running) p.live.push_back(&s);
 

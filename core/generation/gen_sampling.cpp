@@ -33,8 +33,9 @@ int32_t sample_token(std::span<const float> logits, const Sampling& s, int32_t b
       total += p;
     }
   }
-  std::sort(scratch.begin(), scratch.end(),
-            [](const auto& a, const auto& b) { return a.first > b.first || (a.first == b.first && a.second < b.second); });
+  std::sort(scratch.begin(), scratch.end(), [](const auto& a, const auto& b) {
+    return a.first > b.first || (a.first == b.first && a.second < b.second);
+  });
   // The nucleus: the likeliest tokens until their mass reaches top_p.
   double mass = 0;
   size_t keep = 0;

@@ -23,7 +23,11 @@ struct GenScheduler::Sequence {
   GenRecord record;
 
   Sequence(uint64_t i, GenRequest r)
-      : id(i), req(std::move(r)), tokens(req.prompt), text(req.stop), rng(req.sampling.seed.value_or(i)) {}
+      : id(i),
+        req(std::move(r)),
+        tokens(req.prompt),
+        text(req.stop),
+        rng(req.sampling.seed.value_or(i)) {}
   uint32_t to_prefill() const { return cached < target ? target - cached : 0; }
 };
 
@@ -61,8 +65,8 @@ Status GenScheduler::check(const GenRequest& r) const {
   if (want > static_cast<uint64_t>(m.context_length)) {
     return invalid_argument("the model's context is " + std::to_string(m.context_length) +
                             " tokens, but " + std::to_string(want) + " were asked for (" +
-                            std::to_string(r.prompt.size()) + " in the prompt, max_tokens = " +
-                            std::to_string(r.max_tokens) + ")");
+                            std::to_string(r.prompt.size()) +
+                            " in the prompt, max_tokens = " + std::to_string(r.max_tokens) + ")");
   }
   const uint64_t pool = uint64_t{total_blocks_} * static_cast<uint64_t>(std::max(1, m.block_size));
   if (want > pool) {
@@ -110,8 +114,10 @@ void GenScheduler::finish(Sequence& s, FinishReason reason, TimePoint when, Step
 
 void GenScheduler::expire(TimePoint now, StepOutcome& out) {
   const auto due = [&](const SeqPtr& s) {
-    if (s->cancelled) finish(*s, FinishReason::kCancelled, now, &out);
-    else if (now >= s->deadline) finish(*s, FinishReason::kTimedOut, now, &out);
+    if (s->cancelled)
+      finish(*s, FinishReason::kCancelled, now, &out);
+    else if (now >= s->deadline)
+      finish(*s, FinishReason::kTimedOut, now, &out);
     return s->done;
   };
   std::erase_if(waiting_, due);
@@ -129,8 +135,8 @@ std::vector<GenRecord> GenScheduler::fail_all(const std::string& message) {
 }
 
 void GenScheduler::preempt(uint64_t id) {
-  auto it = std::find_if(running_.begin(), running_.end(),
-                         [&](const SeqPtr& s) { return s->id == id; });
+  auto it =
+      std::find_if(running_.begin(), running_.end(), [&](const SeqPtr& s) { return s->id == id; });
   if (it == running_.end()) return;
   SeqPtr s = std::move(*it);
   running_.erase(it);
@@ -145,8 +151,8 @@ void GenScheduler::preempt(uint64_t id) {
 bool GenScheduler::take_token(Sequence& s, std::span<const float> logits, TimePoint when) {
   const LmInfo& m = runner_.info();
   const int32_t eos = m.eos_token;
-  const int32_t t = sample_token(logits, s.req.sampling, s.req.ignore_eos ? eos : kNoToken, s.rng,
-                                 scratch_);
+  const int32_t t =
+      sample_token(logits, s.req.sampling, s.req.ignore_eos ? eos : kNoToken, s.rng, scratch_);
   if (t == kNoToken) {
     s.record.error = "the model gave no possible next token (every logit NaN or -inf)";
     finish(s, FinishReason::kError, when, nullptr);
@@ -158,14 +164,18 @@ bool GenScheduler::take_token(Sequence& s, std::span<const float> logits, TimePo
   }
   s.tokens.push_back(t);
   GenRecord& r = s.record;
-  if (r.output_tokens == 0) r.first_token = when;
-  else r.gaps.push_back(when - s.last_token);
+  if (r.output_tokens == 0)
+    r.first_token = when;
+  else
+    r.gaps.push_back(when - s.last_token);
   s.last_token = when;
   ++r.output_tokens;
   const std::string piece = t < 256 ? s.text.push(static_cast<uint8_t>(t)) : std::string();
   if (s.req.on_text && (!piece.empty() || !s.text.stopped())) s.req.on_text(piece, 1, when);
-  if (s.text.stopped()) finish(s, FinishReason::kStop, when, nullptr);
-  else if (r.output_tokens >= s.req.max_tokens) finish(s, FinishReason::kLength, when, nullptr);
+  if (s.text.stopped())
+    finish(s, FinishReason::kStop, when, nullptr);
+  else if (r.output_tokens >= s.req.max_tokens)
+    finish(s, FinishReason::kLength, when, nullptr);
   else if (s.tokens.size() >= static_cast<size_t>(m.context_length)) {
     finish(s, FinishReason::kLength, when, nullptr);
   }

@@ -18,8 +18,8 @@
 namespace batchscope {
 
 struct Sampling {
-  double temperature = 1.0;     // 0: greedy (the most likely token)
-  double top_p = 1.0;           // nucleus: sample among the likeliest tokens holding this mass
+  double temperature = 1.0;      // 0: greedy (the most likely token)
+  double top_p = 1.0;            // nucleus: sample among the likeliest tokens holding this mass
   std::optional<uint64_t> seed;  // the same seed and prompt give the same text
 };
 
@@ -57,8 +57,8 @@ struct GenRequest {
 struct GenRecord {
   uint64_t id = 0;
   FinishReason reason = FinishReason::kStop;
-  std::string error;       // kError: what failed
-  std::string text;        // the whole completion (stop string removed)
+  std::string error;  // kError: what failed
+  std::string text;   // the whole completion (stop string removed)
   uint32_t prompt_tokens = 0;
   uint32_t output_tokens = 0;
   uint32_t preemptions = 0;  // times its cache was given up and recomputed

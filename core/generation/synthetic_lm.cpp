@@ -66,7 +66,8 @@ Expected<uint64_t> SyntheticLm::write(std::span<const int32_t> tokens, int start
     if (!prev) return prev.error();
     h = cache_[*prev];
     if (h == 0) {
-      return invalid_argument("position " + std::to_string(start - 1) + " was read before it was written");
+      return invalid_argument("position " + std::to_string(start - 1) +
+                              " was read before it was written");
     }
   }
   for (size_t i = 0; i < tokens.size(); ++i) {
@@ -102,7 +103,8 @@ Expected<LmLogits> SyntheticLm::step(const LmStep& step) {
   }
   if (options_.spend) {
     const double us = options_.step_us + options_.token_us * static_cast<double>(tokens);
-    options_.spend(std::chrono::duration_cast<Duration>(std::chrono::duration<double, std::micro>(us)));
+    options_.spend(
+        std::chrono::duration_cast<Duration>(std::chrono::duration<double, std::micro>(us)));
   }
   return out;
 }

@@ -37,8 +37,7 @@ std::optional<std::string_view> bearer_token(std::string_view auth) {
 
 }  // namespace
 
-std::optional<HttpResponse> refuse_unauthorized(const HttpRequest& req,
-                                                const ServiceAccess& access,
+std::optional<HttpResponse> refuse_unauthorized(const HttpRequest& req, const ServiceAccess& access,
                                                 ErrorMaker make_error) {
   if (access.token.empty() || is_health_path(req.path())) return std::nullopt;
   const auto token = bearer_token(req.header("authorization"));

@@ -29,8 +29,7 @@ struct ServiceAccess {
 // The 401 answer for a request without the token on a route that needs it;
 // nullopt when the request may go on. The comparison takes the same time
 // however much of a guess is right.
-std::optional<HttpResponse> refuse_unauthorized(const HttpRequest& req,
-                                                const ServiceAccess& access,
+std::optional<HttpResponse> refuse_unauthorized(const HttpRequest& req, const ServiceAccess& access,
                                                 ErrorMaker make_error = error_response);
 
 // What to tell a person who binds `host` beyond loopback: who can reach the

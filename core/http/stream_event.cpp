@@ -14,7 +14,8 @@ StreamEvent read_stream_event(std::string_view data) {
     return ev;
   }
   const QJsonObject o =
-      QJsonDocument::fromJson(QByteArray(data.data(), static_cast<qsizetype>(data.size()))).object();
+      QJsonDocument::fromJson(QByteArray(data.data(), static_cast<qsizetype>(data.size())))
+          .object();
   if (const QJsonValue e = o.value("error"); !e.isUndefined() && !e.isNull()) {
     const QString message = e.isString() ? e.toString() : e.toObject().value("message").toString();
     ev.error = message.isEmpty() ? "an error event" : message.toStdString();

@@ -16,12 +16,12 @@
 namespace batchscope {
 
 struct StreamEvent {
-  bool done = false;       // "[DONE]"
-  std::string text;        // the text it adds (may be empty)
-  bool finished = false;   // it carries a finish_reason
+  bool done = false;                          // "[DONE]"
+  std::string text;                           // the text it adds (may be empty)
+  bool finished = false;                      // it carries a finish_reason
   std::optional<uint64_t> completion_tokens;  // from a usage object
   std::optional<uint64_t> prompt_tokens;      // from a usage object
-  std::string error;       // an error event's message; empty when none
+  std::string error;                          // an error event's message; empty when none
 };
 
 StreamEvent read_stream_event(std::string_view data);

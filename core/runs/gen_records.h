@@ -15,8 +15,8 @@ namespace batchscope {
 
 // One step of the engine, for the step inspector and the metrics.
 struct StepRecord {
-  uint64_t step = 0;            // counted per lane, from 1
-  uint32_t lane = 0;            // the engine lane that ran it
+  uint64_t step = 0;  // counted per lane, from 1
+  uint32_t lane = 0;  // the engine lane that ran it
   TimePoint start{};
   TimePoint end{};
   uint32_t decodes = 0;         // sequences that decoded one token
@@ -28,8 +28,8 @@ struct StepRecord {
   uint32_t waiting = 0;         // admitted requests not yet running
   uint32_t blocks_used = 0;     // cache blocks held after the step
   uint32_t blocks_total = 0;
-  uint32_t preempted = 0;       // sequences preempted at this step
-  uint32_t finished = 0;        // sequences that ended at this step
+  uint32_t preempted = 0;  // sequences preempted at this step
+  uint32_t finished = 0;   // sequences that ended at this step
   // The sequences of this step: id, and prefill tokens (0: a decode).
   std::vector<std::pair<uint64_t, uint32_t>> seqs;
 };

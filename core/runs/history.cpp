@@ -81,7 +81,8 @@ std::string default_history_path() {
 
 std::string utc_text(std::chrono::system_clock::time_point t) {
   const auto ms = std::chrono::floor<std::chrono::milliseconds>(t);
-  const std::time_t s = std::chrono::system_clock::to_time_t(std::chrono::floor<std::chrono::seconds>(ms));
+  const std::time_t s =
+      std::chrono::system_clock::to_time_t(std::chrono::floor<std::chrono::seconds>(ms));
   std::tm tm{};
   gmtime_r(&s, &tm);
   char buf[40];
@@ -134,7 +135,8 @@ Expected<std::string> summary_of(History& h, const HistoryRun& run) {
   data->config.duration_s = std::chrono::duration<double>(end - data->start).count();
   const double w = std::clamp(data->config.duration_s / 40.0, 0.1, 10.0);
   return run_summary_json(
-      *data, summarize_run(*data, std::chrono::duration_cast<Duration>(std::chrono::duration<double>(w))));
+      *data,
+      summarize_run(*data, std::chrono::duration_cast<Duration>(std::chrono::duration<double>(w))));
 }
 
 Options options_from_history_json(const std::string& json, Options base) {
@@ -170,8 +172,9 @@ Expected<std::unique_ptr<History>> History::open(const std::string& path, OpenOp
   sqlite3_busy_timeout(h->db_.handle(), o.busy_timeout_ms);
   if (!o.read_only && h->db_.read_only()) {
     return Error{ErrorCode::kInvalidArgument,
-                 "history " + path + " is read-only (check its permissions, or give another "
-                                     "--history file)"};
+                 "history " + path +
+                     " is read-only (check its permissions, or give another "
+                     "--history file)"};
   }
   // Reading the schema version is the first touch of the file: a file that
   // is not a database fails here.
@@ -180,9 +183,10 @@ Expected<std::unique_ptr<History>> History::open(const std::string& path, OpenOp
     const int code = h->db_.last_code() & 0xff;
     if (code == SQLITE_NOTADB || code == SQLITE_CORRUPT) {
       return Error{ErrorCode::kInvalidArgument,
-                   "history " + path + " is not a Batchscope history (not an SQLite database, "
-                                       "or a damaged one): move it aside or give another "
-                                       "--history file"};
+                   "history " + path +
+                       " is not a Batchscope history (not an SQLite database, "
+                       "or a damaged one): move it aside or give another "
+                       "--history file"};
     }
     return v.error();
   }
@@ -209,7 +213,8 @@ Status History::prepare() {
   insert_batch_ = std::make_unique<sqlite::Stmt>(
       db_,
       "INSERT INTO batches(run_id, id, size, reason, lane, failed, depth_after, oldest_ns, "
-      "batched_ns, run_start_ns, run_end_ns, longest, length_sum) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)");
+      "batched_ns, run_start_ns, run_end_ns, longest, length_sum) "
+      "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)");
   insert_depth_ = std::make_unique<sqlite::Stmt>(
       db_, "INSERT INTO depth(run_id, t_ns, depth, peak) VALUES(?,?,?,?)");
   if (!insert_request_->ok() || !insert_batch_->ok() || !insert_depth_->ok())
@@ -238,7 +243,8 @@ Expected<int64_t> History::begin_run(const HistoryRun& r) {
   st.bind(10, options_to_json(r.config.options));
   st.bind(11, r.context.empty() ? std::string_view("{}") : std::string_view(r.context));
   st.bind(12, r.summary.empty() ? std::string_view("{}") : std::string_view(r.summary));
-  st.bind(13, static_cast<int64_t>(r.requests_seen)).bind(14, static_cast<int64_t>(r.requests_kept));
+  st.bind(13, static_cast<int64_t>(r.requests_seen))
+      .bind(14, static_cast<int64_t>(r.requests_kept));
   if (r.parent_id > 0)
     st.bind(15, r.parent_id);
   else
@@ -347,19 +353,18 @@ Expected<std::vector<HistoryGenRequest>> History::load_generation(int64_t id, Ti
 }
 
 Status History::append_steps(int64_t id, TimePoint start, std::span<const StepRecord> steps) {
-  sqlite::Stmt st(
-      db_,
-      "INSERT INTO gen_steps(run_id, step, start_ns, end_ns, decodes, prefill_tokens, "
-      "prefills, output_tokens, running, waiting, blocks_used, blocks_total, "
-      "preempted, finished, seqs, context_tokens, lane) "
-      "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+  sqlite::Stmt st(db_,
+                  "INSERT INTO gen_steps(run_id, step, start_ns, end_ns, decodes, prefill_tokens, "
+                  "prefills, output_tokens, running, waiting, blocks_used, blocks_total, "
+                  "preempted, finished, seqs, context_tokens, lane) "
+                  "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
   std::vector<int64_t> seqs;
   for (const StepRecord& x : steps) {
     st.bind(1, id).bind(2, static_cast<int64_t>(x.step));
     bind_time(st, 3, x.start, start);
     bind_time(st, 4, x.end, start);
-    const uint32_t counts[] = {x.decodes, x.prefill_tokens, x.prefills,    x.output_tokens,
-                               x.running, x.waiting,        x.blocks_used, x.blocks_total,
+    const uint32_t counts[] = {x.decodes,   x.prefill_tokens, x.prefills,    x.output_tokens,
+                               x.running,   x.waiting,        x.blocks_used, x.blocks_total,
                                x.preempted, x.finished};
     for (int i = 0; i < 10; ++i) st.bind(5 + i, static_cast<int64_t>(counts[i]));
     seqs.clear();
@@ -391,8 +396,8 @@ Expected<std::vector<StepRecord>> History::load_steps(int64_t id, TimePoint star
     x.step = static_cast<uint64_t>(st.int_at(0));
     x.start = when(1);
     x.end = when(2);
-    uint32_t* counts[] = {&x.decodes, &x.prefill_tokens, &x.prefills,    &x.output_tokens,
-                          &x.running, &x.waiting,        &x.blocks_used, &x.blocks_total,
+    uint32_t* counts[] = {&x.decodes,   &x.prefill_tokens, &x.prefills,    &x.output_tokens,
+                          &x.running,   &x.waiting,        &x.blocks_used, &x.blocks_total,
                           &x.preempted, &x.finished};
     for (int i = 0; i < 10; ++i) *counts[i] = static_cast<uint32_t>(st.int_at(3 + i));
     const std::string blob = st.blob_at(13);
@@ -445,7 +450,8 @@ Status History::finish_run(int64_t id, const std::string& summary, uint64_t seen
                   "UPDATE runs SET finished_at = ?, summary = ?, requests_seen = ?, "
                   "requests_kept = ?, duration_s = CASE WHEN ?5 >= 0 THEN ?5 ELSE duration_s END "
                   "WHERE id = ?6");
-  st.bind(1, finished_at.empty() ? utc_now() : finished_at).bind(2, summary.empty() ? std::string_view("{}") : summary);
+  st.bind(1, finished_at.empty() ? utc_now() : finished_at)
+      .bind(2, summary.empty() ? std::string_view("{}") : summary);
   st.bind(3, static_cast<int64_t>(seen)).bind(4, static_cast<int64_t>(kept));
   st.bind(5, duration_s).bind(6, id);
   return st.run("cannot finish a run in");
@@ -550,7 +556,8 @@ Expected<RunData> History::load(int64_t id) {
     if (rc != SQLITE_DONE) return db_.error("cannot read batches from");
   }
   {
-    sqlite::Stmt st(db_, "SELECT t_ns, depth, peak FROM depth WHERE run_id = ? ORDER BY t_ns, rowid");
+    sqlite::Stmt st(db_,
+                    "SELECT t_ns, depth, peak FROM depth WHERE run_id = ? ORDER BY t_ns, rowid");
     st.bind(1, id);
     int rc;
     while ((rc = st.step()) == SQLITE_ROW) {

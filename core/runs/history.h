@@ -19,8 +19,8 @@
 // Thread-safety: one thread at a time per History; HistoryWriter owns one on
 // its own thread.
 
-#include <cstdint>
 #include <chrono>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <span>
@@ -44,14 +44,14 @@ inline constexpr int kHistorySchemaVersion = 5;
 // One run's row.
 struct HistoryRun {
   int64_t id = 0;
-  std::string kind;         // "bench", "tune", "recorded", "generation", "serve"
-  std::string started_at;   // UTC, "2026-11-28T19:40:00.123Z": when its traffic started
-  std::string finished_at;  // when it ended; empty while unfinished
-  std::string label;        // what the run was, in a line
-  std::string model;        // the model's name
-  RunConfig config;         // traffic, target, options, duration, seed
-  std::string context;      // JSON object: {"machine": {...}, "model": {...}}
-  std::string summary;      // JSON: run_summary_json(), or a tune's result
+  std::string kind;            // "bench", "tune", "recorded", "generation", "serve"
+  std::string started_at;      // UTC, "2026-11-28T19:40:00.123Z": when its traffic started
+  std::string finished_at;     // when it ended; empty while unfinished
+  std::string label;           // what the run was, in a line
+  std::string model;           // the model's name
+  RunConfig config;            // traffic, target, options, duration, seed
+  std::string context;         // JSON object: {"machine": {...}, "model": {...}}
+  std::string summary;         // JSON: run_summary_json(), or a tune's result
   uint64_t requests_seen = 0;  // requests the run recorded
   uint64_t requests_kept = 0;  // of them, rows kept (the rest cut by the cap)
   int64_t parent_id = 0;       // the run this one belongs to (a tune's confirmation); 0: none
@@ -86,10 +86,10 @@ struct HistoryBody {
 };
 
 struct HistoryFilter {
-  std::string model;  // exact name; empty: any
-  std::string kind;   // exact kind; empty: any
-  std::string since;  // runs started at or after this UTC time; empty: any
-  std::string text;   // a substring of the label or model; empty: any
+  std::string model;   // exact name; empty: any
+  std::string kind;    // exact kind; empty: any
+  std::string since;   // runs started at or after this UTC time; empty: any
+  std::string text;    // a substring of the label or model; empty: any
   int64_t parent = 0;  // runs belonging to this run; 0: any
 };
 
@@ -112,7 +112,7 @@ std::optional<double> seconds_between(const std::string& from, const std::string
 class History {
  public:
   struct OpenOptions {
-    bool read_only = false;   // list and show without writing
+    bool read_only = false;  // list and show without writing
     int busy_timeout_ms = 5000;
   };
   // Opens (creating it and its folder when writing) and migrates the file.

@@ -129,8 +129,8 @@ std::vector<Figure> summary_figures(const std::string& summary_json) {
   // was confirmed live, else predicted; and how much it searched.
   if (out.empty() && j.contains("best") && j["best"].is_object()) {
     const json& best = j["best"];
-    const char* side = best.contains("measured") && best["measured"].is_object() ? "measured"
-                                                                                 : "predicted";
+    const char* side =
+        best.contains("measured") && best["measured"].is_object() ? "measured" : "predicted";
     for (const char* name : {"sent", "ok", "throughput_rps", "p50_ms", "p99_ms"}) {
       if (auto v = number_at(best, {side, name})) out.push_back({name, *v});
     }
@@ -321,7 +321,8 @@ Expected<HistoryRun> import_bench_json(const std::string& text) {
   if (auto d = number_at(c, {"duration_s"}); d && *d >= 0 && *d < 1e9) r.config.duration_s = *d;
   if (auto s = number_at(c, {"seed"}); s && *s >= 0 && *s < 1.8e19)
     r.config.seed = static_cast<uint64_t>(*s);
-  r.config.options = options_from_history_json(c.dump(-1, ' ', false, json::error_handler_t::replace));
+  r.config.options =
+      options_from_history_json(c.dump(-1, ' ', false, json::error_handler_t::replace));
   r.label = r.config.pattern + " -> " + r.config.target + " (imported)";
   r.summary = j.dump(-1, ' ', false, json::error_handler_t::replace);
   if (auto it = j.find("context"); it != j.end() && it->is_object())

@@ -53,8 +53,8 @@ std::vector<ContextDiff> compare_context(const HistoryRun& a, const HistoryRun& 
 
 // Reads what `batchscope bench --json` wrote into a run to keep: kind
 // "bench" (its summary, config and, when the file has them, context and
-// started_at), or "generation" for a language model's bench. The text comes from outside: anything that is not such a
-// summary is an error naming what is missing or wrong, never a crash.
+// started_at), or "generation" for a language model's bench. The text comes from outside: anything
+// that is not such a summary is an error naming what is missing or wrong, never a crash.
 Expected<HistoryRun> import_bench_json(const std::string& text);
 
 }  // namespace batchscope

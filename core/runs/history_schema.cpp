@@ -128,9 +128,9 @@ Status History::migrate() {
                      " (a newer batchscope wrote it: use that one, or another --history file)"};
   }
   if (version_ < 0) {
-    return Error{ErrorCode::kInvalidArgument,
-                 "history " + db_.path() + " has schema version " + std::to_string(version_) +
-                     ", which no batchscope writes"};
+    return Error{ErrorCode::kInvalidArgument, "history " + db_.path() + " has schema version " +
+                                                  std::to_string(version_) +
+                                                  ", which no batchscope writes"};
   }
   if (version_ == kHistorySchemaVersion) return {};
   if (db_.read_only()) {

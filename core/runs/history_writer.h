@@ -81,11 +81,18 @@ class HistoryWriter {
 
  private:
   struct Op {
-    enum Kind { kBegin, kAppend, kAppendGen, kAppendBodies, kFinish, kRemove, kRelabel } kind =
-        kBegin;
+    enum Kind {
+      kBegin,
+      kAppend,
+      kAppendGen,
+      kAppendBodies,
+      kFinish,
+      kRemove,
+      kRelabel
+    } kind = kBegin;
     Token token = 0;
     Token parent = 0;  // kBegin
-    int64_t id = 0;  // kRemove, kRelabel; 0: the run of `token`
+    int64_t id = 0;    // kRemove, kRelabel; 0: the run of `token`
     HistoryRun header;
     TimePoint start{};
     std::chrono::system_clock::time_point wall_start{};  // kBegin: `start` on the wall clock
@@ -95,7 +102,7 @@ class HistoryWriter {
     std::vector<HistoryGenRequest> generation;
     std::vector<StepRecord> steps;
     std::vector<HistoryBody> bodies;
-    std::string summary;  // kFinish; the label for kRelabel
+    std::string summary;     // kFinish; the label for kRelabel
     double duration_s = -1;  // kFinish
   };
   struct RunState {
@@ -114,7 +121,7 @@ class HistoryWriter {
   std::unique_ptr<History> store_;  // the writer thread's alone
   const uint64_t cap_;
   const std::string path_;
-  std::map<Token, RunState> runs_;     // the writer thread's alone
+  std::map<Token, RunState> runs_;      // the writer thread's alone
   std::map<Token, int64_t> begun_ids_;  // every run it began: its id (writer thread)
 
   mutable Mutex mu_;

@@ -55,7 +55,8 @@ LoadSnapshot read_load(const std::string& proc) {
   std::error_code ec;
   for (std::filesystem::directory_iterator it(proc, ec), end; !ec && it != end; it.increment(ec)) {
     const std::string name = it->path().filename().string();
-    if (name.empty() || !std::all_of(name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    if (name.empty() ||
+        !std::all_of(name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; })) {
       continue;
     }
     std::ifstream in(it->path() / "stat");

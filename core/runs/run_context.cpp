@@ -139,12 +139,13 @@ std::string machine_json(const std::string& proc) {
 
 std::string model_file_json(const std::string& path) {
   auto f = file_facts(path);
-  if (!f) return "{\"path\":" + nlohmann::json(path).dump(-1, ' ', false,
-                                                          nlohmann::json::error_handler_t::replace) +
-                    "}";
+  if (!f)
+    return "{\"path\":" +
+           nlohmann::json(path).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) +
+           "}";
   nlohmann::json j = nlohmann::json::parse(file_facts_json(*f));
-  // The sidecar (NAME.json beside NAME.pt, or in the config folder): the model's inputs, outputs and
-  // largest batch as it declares them.
+  // The sidecar (NAME.json beside NAME.pt, or in the config folder): the model's inputs, outputs
+  // and largest batch as it declares them.
   std::ifstream in(sidecar_path(path));
   if (in) {
     std::ostringstream text;

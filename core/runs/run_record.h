@@ -22,13 +22,13 @@
 namespace batchscope {
 
 struct RunRequest {
-  uint64_t index = 0;      // 0, 1, 2, ... in intended send order
-  TimePoint intended{};    // when the schedule meant it to go
-  TimePoint sent{};        // when it went
-  TimePoint done{};        // when its answer (or error) came back
+  uint64_t index = 0;    // 0, 1, 2, ... in intended send order
+  TimePoint intended{};  // when the schedule meant it to go
+  TimePoint sent{};      // when it went
+  TimePoint done{};      // when its answer (or error) came back
   Outcome outcome = Outcome::kOk;
-  int http_status = 0;     // 0 for in-process runs
-  uint64_t batch_id = 0;   // in-process runs: the batch it rode in (0: none)
+  int http_status = 0;    // 0 for in-process runs
+  uint64_t batch_id = 0;  // in-process runs: the batch it rode in (0: none)
   uint32_t batch_size = 0;
 };
 
@@ -54,7 +54,7 @@ struct RunLatency {
 };
 
 struct RunWindow {
-  double start_s = 0;   // since RunData::start
+  double start_s = 0;  // since RunData::start
   double length_s = 0;
   uint64_t sent = 0, ok = 0, rejected = 0, timed_out = 0, errors = 0;
   double throughput_rps = 0;  // ok per second

@@ -56,8 +56,8 @@ double tick_step(double range) {
 
 struct Series {
   std::string colour;
-  std::vector<double> x, y;      // a step line; NaN y breaks it
-  std::vector<double> lo, hi;    // a band under it, when both are filled
+  std::vector<double> x, y;    // a step line; NaN y breaks it
+  std::vector<double> lo, hi;  // a band under it, when both are filled
   std::string name;
 };
 
@@ -86,15 +86,15 @@ std::string line_chart(const std::vector<Series>& series, const std::string& x_l
   for (double y = 0; y <= y_max + ys / 2; y += ys) {
     o += "<line x1=\"" + num(left) + "\" x2=\"" + num(w - right) + "\" y1=\"" + num(py(y)) +
          "\" y2=\"" + num(py(y)) + "\" class=\"grid\"/>";
-    o += "<text x=\"" + num(left - 6) + "\" y=\"" + num(py(y) + 4) + "\" class=\"yt\">" +
-         num(y) + "</text>";
+    o += "<text x=\"" + num(left - 6) + "\" y=\"" + num(py(y) + 4) + "\" class=\"yt\">" + num(y) +
+         "</text>";
   }
   for (double x = 0; x <= x_max + xs / 100; x += xs) {
     o += "<text x=\"" + num(px(x)) + "\" y=\"" + num(h - bottom + 16) + "\" class=\"xt\">" +
          num(x) + "</text>";
   }
-  o += "<text x=\"" + num((left + w - right) / 2) + "\" y=\"" + num(h - 6) +
-       "\" class=\"xl\">" + escape(x_label) + "</text>";
+  o += "<text x=\"" + num((left + w - right) / 2) + "\" y=\"" + num(h - 6) + "\" class=\"xl\">" +
+       escape(x_label) + "</text>";
   o += "<text transform=\"translate(14 " + num((top + h - bottom) / 2) +
        ") rotate(-90)\" class=\"xl\">" + escape(y_label) + "</text>";
   for (const Series& s : series) {
@@ -209,12 +209,14 @@ double quantile(std::vector<double>& v, double q) {
 void gen_series(const std::vector<HistoryGenRequest>& reqs, const char* colour_text,
                 const std::string& name, Series& ttft, Series& itl) {
   double end = 0;
-  for (const HistoryGenRequest& r : reqs) end = std::max(end, std::chrono::duration<double>(r.intended).count());
+  for (const HistoryGenRequest& r : reqs)
+    end = std::max(end, std::chrono::duration<double>(r.intended).count());
   const double w = std::max(end / 40.0, 0.1);
   const size_t n = static_cast<size_t>(end / w) + 1;
   std::vector<std::vector<double>> t(n), g(n);
   for (const HistoryGenRequest& r : reqs) {
-    const size_t k = std::min(n - 1, static_cast<size_t>(std::chrono::duration<double>(r.intended).count() / w));
+    const size_t k =
+        std::min(n - 1, static_cast<size_t>(std::chrono::duration<double>(r.intended).count() / w));
     if (r.first != kNever) {
       const double sent = std::chrono::duration<double>(r.intended).count();
       const double first = std::chrono::duration<double>(r.first.time_since_epoch()).count();
@@ -239,9 +241,7 @@ void gen_series(const std::vector<HistoryGenRequest>& reqs, const char* colour_t
   }
 }
 
-std::string run_name(const HistoryRun& r) {
-  return "run " + std::to_string(r.id) + ": " + r.label;
-}
+std::string run_name(const HistoryRun& r) { return "run " + std::to_string(r.id) + ": " + r.label; }
 
 constexpr const char* kStyle = R"css(
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;color:#1d2330;margin:24px auto;max-width:1300px;padding:0 16px}
@@ -274,8 +274,8 @@ std::string run_report_html(const std::vector<HistoryRun>& runs, const std::stri
   o += "<p class=\"legend\">";
   for (size_t i = 0; i < runs.size(); ++i) {
     o += "<span><i style=\"background:" + std::string(colour(i)) + "\"></i>" +
-         escape(run_name(runs[i])) + " (" + escape(runs[i].kind) + ", " +
-         escape(runs[i].model) + ", " + escape(runs[i].started_at) + ")";
+         escape(run_name(runs[i])) + " (" + escape(runs[i].kind) + ", " + escape(runs[i].model) +
+         ", " + escape(runs[i].started_at) + ")";
     if (!runs[i].finished()) o += " <span class=\"unfinished\">unfinished</span>";
     o += "</span>";
   }
@@ -287,18 +287,22 @@ std::string run_report_html(const std::vector<HistoryRun>& runs, const std::stri
     f.colour = colour(i);
     f.name = run_name(runs[i]) + " p50";
     std::vector<double> x90, x99;
-    steps(sums[i].windows, [](const RunWindow& w) { return w.ok ? w.latency.p50_ms : NAN; }, f.x,
-          f.y);
-    steps(sums[i].windows, [](const RunWindow& w) { return w.ok ? w.latency.p90_ms : NAN; }, x90,
-          f.lo);
-    steps(sums[i].windows, [](const RunWindow& w) { return w.ok ? w.latency.p99_ms : NAN; }, x99,
-          f.hi);
+    steps(
+        sums[i].windows, [](const RunWindow& w) { return w.ok ? w.latency.p50_ms : NAN; }, f.x,
+        f.y);
+    steps(
+        sums[i].windows, [](const RunWindow& w) { return w.ok ? w.latency.p90_ms : NAN; }, x90,
+        f.lo);
+    steps(
+        sums[i].windows, [](const RunWindow& w) { return w.ok ? w.latency.p99_ms : NAN; }, x99,
+        f.hi);
     fans.push_back(std::move(f));
     Series t;
     t.colour = colour(i);
     t.name = run_name(runs[i]) + " throughput";
     // A short last window's rate is the drain of what was in flight: left out.
-    steps(rate_windows(sums[i]), [](const RunWindow& w) { return w.throughput_rps; }, t.x, t.y);
+    steps(
+        rate_windows(sums[i]), [](const RunWindow& w) { return w.throughput_rps; }, t.x, t.y);
     rates.push_back(std::move(t));
   }
   o += "<figure><figcaption>Latency over the run: p50 (line), p90 to p99 (band)</figcaption>" +
@@ -319,8 +323,7 @@ std::string run_report_html(const std::vector<HistoryRun>& runs, const std::stri
          line_chart(ttfts, "seconds since the run started (by send time)", "TTFT (ms)") +
          "</figure>";
     o += "<figure><figcaption>Inter-token latency: p50 (line), p50 to p99 (band)</figcaption>" +
-         line_chart(itls, "seconds since the run started (by send time)", "ITL (ms)") +
-         "</figure>";
+         line_chart(itls, "seconds since the run started (by send time)", "ITL (ms)") + "</figure>";
   }
   o += "</div>\n";
 
@@ -335,8 +338,8 @@ std::string run_report_html(const std::vector<HistoryRun>& runs, const std::stri
   auto header = [&] {
     std::string t = "<thead><tr><th></th>";
     for (size_t i = 0; i < runs.size(); ++i)
-      t += "<th style=\"color:" + std::string(colour(i)) + "\">run " +
-           std::to_string(runs[i].id) + "</th>";
+      t += "<th style=\"color:" + std::string(colour(i)) + "\">run " + std::to_string(runs[i].id) +
+           "</th>";
     return t + "</tr></thead>";
   };
   o += "<h2>Figures</h2><table>" + header() + "<tbody>";

@@ -3,8 +3,8 @@
 // A report to share: kept runs as one self-contained HTML page (no script,
 // no network, charts as inline SVG) that any browser opens: per run its
 // latency fan over time (p50 line, p90..p99 band), throughput over time and
-// batch-size histogram, and for generation runs TTFT and ITL over time; then tables of the figures side by side, the options
-// and traffic, and the machine and model each ran on, differences marked.
+// batch-size histogram, and for generation runs TTFT and ITL over time; then tables of the figures
+// side by side, the options and traffic, and the machine and model each ran on, differences marked.
 // Thread-safety: a free function.
 
 #include <string>

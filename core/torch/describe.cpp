@@ -123,9 +123,9 @@ Expected<ModelMetadata> describe_model(const DescribeRequest& r) {
     auto it = given.find(a.name);
     if (it == given.end()) {
       if (a.has_default) break;  // it and those after it keep their defaults
-      return invalid_argument("no shape for forward's argument " + in_quotes(a.name) + " (" + a.type +
-                              "); give --input " + a.name + ":DTYPE:SHAPE. The model has " +
-                              argument_list(args));
+      return invalid_argument("no shape for forward's argument " + in_quotes(a.name) + " (" +
+                              a.type + "); give --input " + a.name +
+                              ":DTYPE:SHAPE. The model has " + argument_list(args));
     }
     if (a.type != "Tensor" && a.type != "Optional[Tensor]")
       return invalid_argument("forward's argument " + in_quotes(a.name) + " is " + a.type +
@@ -142,7 +142,8 @@ Expected<ModelMetadata> describe_model(const DescribeRequest& r) {
         (exists ? " follows an argument left at its default; inputs are passed in order"
                 : " is not an argument of the model's " + argument_list(args)));
   }
-  if (m.inputs.empty()) return invalid_argument("the model's forward takes no tensor: " + argument_list(args));
+  if (m.inputs.empty())
+    return invalid_argument("the model's forward takes no tensor: " + argument_list(args));
 
   std::vector<std::vector<Observed>> seen;
   for (int64_t b : {1, 2}) {
@@ -173,7 +174,8 @@ Expected<ModelMetadata> describe_model(const DescribeRequest& r) {
                               ", which KServe v2 here does not carry (FP32, FP16, FP64, INT64, "
                               "INT32, UINT8, BOOL)");
     const Shape s2(two.sizes().begin(), two.sizes().end());
-    if (k >= seen[0].size()) return invalid_argument("the number of outputs changes with the batch size");
+    if (k >= seen[0].size())
+      return invalid_argument("the number of outputs changes with the batch size");
     const at::Tensor& one = seen[0][k].tensor;
     const Shape s1(one.sizes().begin(), one.sizes().end());
     if (s2.empty() || s2[0] != 2 || s1.empty() || s1[0] != 1 ||
@@ -227,7 +229,8 @@ Expected<std::string> write_sidecar(const std::string& model_path, const ModelMe
   if (write(beside)) return beside;
   const std::string config = sidecar_in_config(model_path);
   if (config.empty())
-    return invalid_argument("cannot write " + beside + ", and neither XDG_CONFIG_HOME nor HOME is set");
+    return invalid_argument("cannot write " + beside +
+                            ", and neither XDG_CONFIG_HOME nor HOME is set");
   std::error_code ec;
   fs::create_directories(fs::path(config).parent_path(), ec);
   if (ec || !write(config))

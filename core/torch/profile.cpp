@@ -206,7 +206,8 @@ Status measure_length_grid(TorchModel& model, const std::vector<Tensors>& inputs
   for (const auto& [length, column] : columns) {
     const size_t c = r.grid_lengths.size();
     r.grid_lengths.push_back(length);
-    for (size_t row = 0; row < column.size(); ++row) r.grid_us[row * columns.size() + c] = column[row];
+    for (size_t row = 0; row < column.size(); ++row)
+      r.grid_us[row * columns.size() + c] = column[row];
   }
   return Status::Ok();
 }
@@ -398,9 +399,10 @@ std::string profile_json(const ProfileResult& r) {
     g["lengths"] = r.grid_lengths;
     g["median_us"] = nlohmann::json::array();
     for (size_t row = 0; row < r.points.size(); ++row) {
-      const auto first = r.grid_us.begin() + static_cast<std::ptrdiff_t>(row * r.grid_lengths.size());
-      g["median_us"].push_back(std::vector<double>(
-          first, first + static_cast<std::ptrdiff_t>(r.grid_lengths.size())));
+      const auto first =
+          r.grid_us.begin() + static_cast<std::ptrdiff_t>(row * r.grid_lengths.size());
+      g["median_us"].push_back(
+          std::vector<double>(first, first + static_cast<std::ptrdiff_t>(r.grid_lengths.size())));
     }
     j["length_grid"] = g;
   }

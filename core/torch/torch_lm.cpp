@@ -60,8 +60,8 @@ int whole_field(const json& obj, const char* key, int lo, int hi, const std::str
                 const std::string& prefix = "") {
   const json& v = field(obj, key, where, prefix);
   if (!v.is_number_integer() || v.get<int64_t>() < lo || v.get<int64_t>() > hi) {
-    throw Bad{where + ": '" + prefix + key + "' must be a whole number from " +
-              std::to_string(lo) + " to " + std::to_string(hi) + ", got " + v.dump()};
+    throw Bad{where + ": '" + prefix + key + "' must be a whole number from " + std::to_string(lo) +
+              " to " + std::to_string(hi) + ", got " + v.dump()};
   }
   return static_cast<int>(v.get<int64_t>());
 }
@@ -120,9 +120,11 @@ Expected<LmSidecar> parse_lm_sidecar(const json& root, const std::string& origin
       std::string generation = text_field(*c, "generation", origin, q);
       std::vector<std::string> stop;
       if (auto st = c->find("stop"); st != c->end()) {
-        if (!st->is_array()) throw Bad{origin + ": 'chat_template.stop' must be an array of strings"};
+        if (!st->is_array())
+          throw Bad{origin + ": 'chat_template.stop' must be an array of strings"};
         for (const json& x : *st) {
-          if (!x.is_string()) throw Bad{origin + ": 'chat_template.stop' must be an array of strings"};
+          if (!x.is_string())
+            throw Bad{origin + ": 'chat_template.stop' must be an array of strings"};
           stop.push_back(x.get<std::string>());
         }
       }
@@ -166,8 +168,8 @@ Status check_sequence(const LmInfo& info, const std::string& what, std::span<con
     if (tokens[k] < 0 || tokens[k] >= info.vocab_size) {
       return invalid_argument(what + ": token " + std::to_string(tokens[k]) + " at position " +
                               std::to_string(start + static_cast<int64_t>(k)) +
-                              " is outside the vocabulary [0, " +
-                              std::to_string(info.vocab_size) + ")");
+                              " is outside the vocabulary [0, " + std::to_string(info.vocab_size) +
+                              ")");
     }
   }
   const int need = blocks_for(static_cast<int>(end), info.block_size);
@@ -178,9 +180,8 @@ Status check_sequence(const LmInfo& info, const std::string& what, std::span<con
   }
   for (int k = 0; k < need; ++k) {
     if (blocks[k] < 0 || blocks[k] >= info.num_blocks) {
-      return invalid_argument(what + ": block id " + std::to_string(blocks[k]) +
-                              " (table entry " + std::to_string(k) +
-                              ") is outside the cache's blocks [0, " +
+      return invalid_argument(what + ": block id " + std::to_string(blocks[k]) + " (table entry " +
+                              std::to_string(k) + ") is outside the cache's blocks [0, " +
                               std::to_string(info.num_blocks) + ")");
     }
   }
@@ -204,15 +205,15 @@ struct TorchLm::Impl {
   Status validate(const LmStep& step) const {
     for (size_t c = 0; c < step.prefills.size(); ++c) {
       const PrefillChunk& p = step.prefills[c];
-      Status s = check_sequence(info(), "prefill chunk " + std::to_string(c), p.tokens, p.start,
-                                p.blocks);
+      Status s =
+          check_sequence(info(), "prefill chunk " + std::to_string(c), p.tokens, p.start, p.blocks);
       if (!s) return s;
     }
     for (size_t d = 0; d < step.decodes.size(); ++d) {
       const DecodeItem& item = step.decodes[d];
-      Status s = check_sequence(info(), "decode " + std::to_string(d),
-                                std::span<const int32_t>(&item.token, 1), item.position,
-                                item.blocks);
+      Status s =
+          check_sequence(info(), "decode " + std::to_string(d),
+                         std::span<const int32_t>(&item.token, 1), item.position, item.blocks);
       if (!s) return s;
     }
     return Status::Ok();
@@ -236,9 +237,12 @@ struct TorchLm::Impl {
   at::Tensor prefill(const PrefillChunk& p) {
     const int end = p.start + static_cast<int>(p.tokens.size());
     const auto used = static_cast<size_t>(blocks_for(end, info().block_size));
-    std::vector<c10::IValue> args{longs(p.tokens),          static_cast<int64_t>(p.start),
-                                  longs(p.blocks.first(used)), k_cache,
-                                  v_cache,                  p.want_logits};
+    std::vector<c10::IValue> args{longs(p.tokens),
+                                  static_cast<int64_t>(p.start),
+                                  longs(p.blocks.first(used)),
+                                  k_cache,
+                                  v_cache,
+                                  p.want_logits};
     at::Tensor logits = module.get_method("prefill")(std::move(args)).toTensor();
     if (!p.want_logits) return {};
     if (logits.dim() != 1 || logits.size(0) != info().vocab_size) {
@@ -273,11 +277,10 @@ struct TorchLm::Impl {
                                   k_cache, v_cache};
     at::Tensor logits = module.get_method("decode")(std::move(args)).toTensor();
     if (logits.dim() != 2 || logits.size(0) != rows || logits.size(1) != info().vocab_size) {
-      throw std::runtime_error("decode() returned logits of shape " +
-                               std::string(c10::str(logits.sizes())) + " for " +
-                               std::to_string(rows) + " sequences, expected [" +
-                               std::to_string(rows) + ", " +
-                               std::to_string(info().vocab_size) + "]");
+      throw std::runtime_error(
+          "decode() returned logits of shape " + std::string(c10::str(logits.sizes())) + " for " +
+          std::to_string(rows) + " sequences, expected [" + std::to_string(rows) + ", " +
+          std::to_string(info().vocab_size) + "]");
     }
     return logits;
   }
@@ -364,9 +367,8 @@ struct TorchLm::Impl {
       if (!module.hasattr(name)) continue;
       const c10::IValue v = module.attr(name);
       if (v.isInt() && v.toInt() != want) {
-        throw Bad{model_path + " does not match " + json_path + ": the module's " + name +
-                  " is " + std::to_string(v.toInt()) + ", the sidecar says " +
-                  std::to_string(want)};
+        throw Bad{model_path + " does not match " + json_path + ": the module's " + name + " is " +
+                  std::to_string(v.toInt()) + ", the sidecar says " + std::to_string(want)};
       }
     }
     for (const char* method : {"prefill", "decode"}) {
@@ -385,9 +387,7 @@ const LmInfo& TorchLm::info() const { return impl_->info(); }
 const std::string& TorchLm::device() const { return impl_->device_name; }
 int TorchLm::intra_op_threads() const { return impl_->threads.intra_op; }
 int TorchLm::blas_threads() const { return impl_->threads.blas; }
-size_t TorchLm::cache_bytes() const {
-  return impl_->k_cache.nbytes() + impl_->v_cache.nbytes();
-}
+size_t TorchLm::cache_bytes() const { return impl_->k_cache.nbytes() + impl_->v_cache.nbytes(); }
 
 void TorchLm::warm_up(uint32_t max_seqs, uint32_t max_batched_tokens) {
   const LmInfo& m = info();
@@ -395,15 +395,17 @@ void TorchLm::warm_up(uint32_t max_seqs, uint32_t max_batched_tokens) {
   if (longest < 1 || m.num_blocks < 1) return;
   const std::vector<int32_t> table(static_cast<size_t>(blocks_for(m.context_length, m.block_size)),
                                    0);
-  const int cap = std::min<int>(longest, static_cast<int>(std::max<uint32_t>(max_batched_tokens, 1)));
+  const int cap =
+      std::min<int>(longest, static_cast<int>(std::max<uint32_t>(max_batched_tokens, 1)));
   std::vector<int32_t> tokens(static_cast<size_t>(cap));
   for (int k = 0; k < cap; ++k) tokens[static_cast<size_t>(k)] = 'a' + k % 26;
   for (int n = std::min(8, cap);; n = std::min(2 * n, cap)) {
     LmStep s;
     // A block table as wide as a real sequence's of that length.
     const auto width = static_cast<size_t>(blocks_for(n + 1, m.block_size));
-    s.prefills.push_back(PrefillChunk{std::span<const int32_t>(tokens.data(), static_cast<size_t>(n)),
-                                      0, std::span<const int32_t>(table.data(), width), true});
+    s.prefills.push_back(
+        PrefillChunk{std::span<const int32_t>(tokens.data(), static_cast<size_t>(n)), 0,
+                     std::span<const int32_t>(table.data(), width), true});
     (void)step(s);
     if (n == cap) break;
   }
@@ -448,8 +450,7 @@ bool is_generative_sidecar(const std::string& model_path) {
 }
 
 Expected<std::unique_ptr<TorchLm>> TorchLm::load(const std::string& model_path,
-                                                 const TorchOptions& options,
-                                                 int cache_tokens) {
+                                                 const TorchOptions& options, int cache_tokens) {
   const std::string json_path = sidecar_path(model_path);
   auto side = load_lm_sidecar(json_path);
   if (!side) return side.error();
@@ -477,8 +478,8 @@ Expected<std::unique_ptr<TorchLm>> TorchLm::load(const std::string& model_path,
     impl->module = torch::jit::load(model_path, impl->device);
     impl->module.eval();
   } catch (const std::exception& e) {
-    return Error{ErrorCode::kModelError, "cannot load the TorchScript model " + model_path +
-                                             ": " + torch_error_message(e)};
+    return Error{ErrorCode::kModelError,
+                 "cannot load the TorchScript model " + model_path + ": " + torch_error_message(e)};
   }
   try {
     impl->check_attributes(model_path, json_path);
@@ -499,10 +500,10 @@ Expected<std::unique_ptr<TorchLm>> TorchLm::load(const std::string& model_path,
     impl->k_cache = at::zeros(shape, opts);
     impl->v_cache = at::zeros(shape, opts);
   } catch (const std::exception& e) {
-    return Error{ErrorCode::kModelError,
-                 "cannot allocate the key/value cache of " + std::to_string(tokens) +
-                     " positions for " + model_path + " on " + options.device + ": " +
-                     torch_error_message(e)};
+    return Error{ErrorCode::kModelError, "cannot allocate the key/value cache of " +
+                                             std::to_string(tokens) + " positions for " +
+                                             model_path + " on " + options.device + ": " +
+                                             torch_error_message(e)};
   }
 
   auto lm = std::unique_ptr<TorchLm>(new TorchLm(std::move(impl)));

@@ -216,7 +216,8 @@ struct TorchModel::Impl {
   // One result per request. A variable output dimension that came back as
   // long as the batch's padded length is cut to each request's own length
   // (request_length(): its first variable input dimension).
-  std::vector<Tensors> split(const std::vector<at::Tensor>& outs, std::span<const Tensors> reqs) const {
+  std::vector<Tensors> split(const std::vector<at::Tensor>& outs,
+                             std::span<const Tensors> reqs) const {
     const size_t n = reqs.size();
     std::vector<Tensors> per(n);
     std::vector<int64_t> lengths;

@@ -55,8 +55,8 @@ constexpr Duration kStopPoll = std::chrono::milliseconds(20);
 
 }  // namespace
 
-GenRun run_gen_load(const ArrivalSpec& spec, GenWorkload& workload, GenTarget& target,
-                    Clock& clock, const GenLoadOptions& options) {
+GenRun run_gen_load(const ArrivalSpec& spec, GenWorkload& workload, GenTarget& target, Clock& clock,
+                    const GenLoadOptions& options) {
   const TightTimerSlack slack;  // each send at its intended time
   GenRun run;
   auto book = std::make_shared<Book>();
@@ -155,7 +155,8 @@ GenRun run_gen_load(const ArrivalSpec& spec, GenWorkload& workload, GenTarget& t
     }
   }
   const TimePoint give_up =
-      clock.now() + (stopping() ? std::min(options.drain, options.drain_after_stop) : options.drain);
+      clock.now() +
+      (stopping() ? std::min(options.drain, options.drain_after_stop) : options.drain);
   while (book->pending > 0 && clock.now() < give_up) {
     clock.wait_until(lk.unique(), book->cv, give_up);
   }
@@ -208,7 +209,8 @@ GenSummary summarize_gen(const GenRun& run, double slo_ttft_ms, double slo_itl_m
     e2e.record(r.finished - sent);
     (r.max_tokens <= median ? e2e_short : e2e_long).record(r.finished - sent);
     if (slo_ttft_ms > 0 || slo_itl_ms > 0) {
-      const bool ttft_ok = slo_ttft_ms <= 0 || (r.first != kNever && ms(r.first - sent) <= slo_ttft_ms);
+      const bool ttft_ok =
+          slo_ttft_ms <= 0 || (r.first != kNever && ms(r.first - sent) <= slo_ttft_ms);
       Duration total{0};
       for (Duration g : r.gaps) total += g;
       const double tpot = r.gaps.empty() ? 0 : ms(total) / static_cast<double>(r.gaps.size());
@@ -278,13 +280,16 @@ std::string gen_summary_text(const GenRun& run, const GenSummary& s) {
   out += line("TTFT", s.ttft) + line("ITL", s.itl) + line("end-to-end", s.e2e);
   out += line("short half", s.e2e_short) + line("long half", s.e2e_long);
   if (s.slo_ttft_ms > 0 || s.slo_itl_ms > 0) {
-    std::snprintf(buf, sizeof buf, "  goodput     %.2f requests/s within TTFT <= %g ms, ITL <= %g ms (%llu of %llu)\n",
-                  s.goodput_rps, s.slo_ttft_ms, s.slo_itl_ms,
-                  static_cast<unsigned long long>(s.good), static_cast<unsigned long long>(s.sent));
+    std::snprintf(
+        buf, sizeof buf,
+        "  goodput     %.2f requests/s within TTFT <= %g ms, ITL <= %g ms (%llu of %llu)\n",
+        s.goodput_rps, s.slo_ttft_ms, s.slo_itl_ms, static_cast<unsigned long long>(s.good),
+        static_cast<unsigned long long>(s.sent));
     out += buf;
   }
   if (s.steps > 0) {
-    std::snprintf(buf, sizeof buf, "  steps       %llu   decodes per step %.2f   preemptions %llu\n",
+    std::snprintf(buf, sizeof buf,
+                  "  steps       %llu   decodes per step %.2f   preemptions %llu\n",
                   static_cast<unsigned long long>(s.steps), s.decodes_per_step,
                   static_cast<unsigned long long>(s.preemptions));
     out += buf;
@@ -389,8 +394,9 @@ std::string gen_trace_json(const GenRun& run) {
     append_number(out, to_us(s.end - s.start), "0");
     out += ",\"args\":{\"decodes\":" + std::to_string(s.decodes) +
            ",\"prefill_tokens\":" + std::to_string(s.prefill_tokens) +
-           ",\"running\":" + std::to_string(s.running) + ",\"waiting\":" +
-           std::to_string(s.waiting) + ",\"blocks_used\":" + std::to_string(s.blocks_used) +
+           ",\"running\":" + std::to_string(s.running) +
+           ",\"waiting\":" + std::to_string(s.waiting) +
+           ",\"blocks_used\":" + std::to_string(s.blocks_used) +
            ",\"preempted\":" + std::to_string(s.preempted) + "}}";
   }
   for (size_t i = 0; i < run.requests.size(); ++i) {
@@ -398,8 +404,8 @@ std::string gen_trace_json(const GenRun& run) {
     if (r.finished == kNever) continue;
     sep();
     const TimePoint sent = run.start + r.intended;
-    out += "{\"name\":\"request " + std::to_string(i) + "\",\"ph\":\"X\",\"pid\":2,\"tid\":" +
-           std::to_string(2 + i % 64) + ",\"ts\":";
+    out += "{\"name\":\"request " + std::to_string(i) +
+           "\",\"ph\":\"X\",\"pid\":2,\"tid\":" + std::to_string(2 + i % 64) + ",\"ts\":";
     append_number(out, us(sent), "0");
     out += ",\"dur\":";
     append_number(out, to_us(r.finished - sent), "0");
@@ -408,7 +414,9 @@ std::string gen_trace_json(const GenRun& run) {
     append_json_string(out, r.outcome);
     out += "}}";
   }
-  out += "],\"metadata\":{\"steps\":\"pid 1: a row of model steps per lane (tid 1 + lane)\",\"requests\":\"pid 2\"}}\n";
+  out +=
+      "],\"metadata\":{\"steps\":\"pid 1: a row of model steps per lane (tid 1 + "
+      "lane)\",\"requests\":\"pid 2\"}}\n";
   return out;
 }
 
@@ -425,8 +433,8 @@ HistoryGenRequest history_row_of(const GenRecord& r, TimePoint start) {
   h.output_tokens = r.output_tokens;
   h.done = true;
   h.ok = r.reason != FinishReason::kError;
-  h.outcome = r.reason == FinishReason::kError && !r.error.empty() ? r.error
-                                                                     : finish_reason_name(r.reason);
+  h.outcome =
+      r.reason == FinishReason::kError && !r.error.empty() ? r.error : finish_reason_name(r.reason);
   h.gaps = r.gaps;
   return h;
 }

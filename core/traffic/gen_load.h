@@ -63,9 +63,9 @@ struct GenRequestResult {
   uint32_t output_tokens = 0;
   bool done = false;
   bool ok = false;
-  std::string outcome;         // "stop"/"length" when ok, else what went wrong
-  TimePoint first = kNever;    // first token
-  TimePoint last = kNever;     // last token
+  std::string outcome;       // "stop"/"length" when ok, else what went wrong
+  TimePoint first = kNever;  // first token
+  TimePoint last = kNever;   // last token
   TimePoint finished = kNever;
   std::vector<Duration> gaps;  // between consecutive token arrivals
 };
@@ -125,8 +125,8 @@ struct GenLoadOptions {
 
 // Sends the whole schedule (closed: `spec.concurrency` in flight), then
 // waits up to `drain` for the last answers.
-GenRun run_gen_load(const ArrivalSpec& spec, GenWorkload& workload, GenTarget& target,
-                    Clock& clock, const GenLoadOptions& options);
+GenRun run_gen_load(const ArrivalSpec& spec, GenWorkload& workload, GenTarget& target, Clock& clock,
+                    const GenLoadOptions& options);
 inline GenRun run_gen_load(const ArrivalSpec& spec, GenWorkload& workload, GenTarget& target,
                            Clock& clock, Duration drain = std::chrono::seconds(300)) {
   GenLoadOptions o;

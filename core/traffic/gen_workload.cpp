@@ -76,7 +76,8 @@ Expected<LengthDist> LengthDist::parse(std::string_view text, std::string_view f
     return invalid_argument(f + ": unknown distribution '" + std::string(kind) +
                             "'; use fixed:N, uniform:LO,HI or lognormal:MEDIAN,SIGMA[,MAX]");
   }
-  if (d.a < 1 && d.kind != Kind::kUniform) return invalid_argument(f + ": the value must be at least 1");
+  if (d.a < 1 && d.kind != Kind::kUniform)
+    return invalid_argument(f + ": the value must be at least 1");
   return d;
 }
 

@@ -44,7 +44,8 @@ LengthDist default_lengths(const ModelMetadata& model) {
   for (const TensorSpec& t : model.inputs) {
     const Shape item = t.item_shape();
     for (size_t d = 0; d < item.size(); ++d) {
-      if (item[d] < 0 && t.item_max(d) > 0) top = top < 0 ? t.item_max(d) : std::min(top, t.item_max(d));
+      if (item[d] < 0 && t.item_max(d) > 0)
+        top = top < 0 ? t.item_max(d) : std::min(top, t.item_max(d));
     }
   }
   LengthDist d;

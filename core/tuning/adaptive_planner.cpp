@@ -182,8 +182,8 @@ AdaptivePlan make_adaptive_plan(double rate_per_s, const AdaptiveCostModel& mode
   // length and the rest of each replayed batch's padded length from the grid.
   const uint32_t ref = static_cast<uint32_t>(std::clamp(std::round(model.padded_length), 1.0, 1e9));
   const double k = c / model.padded_length;
-  auto at_ref = CostModel::from_points({{1, std::min(a + k * ref, kMaxCostUs), 0},
-                                        {2, std::min(a + 2 * k * ref, kMaxCostUs), 0}});
+  auto at_ref = CostModel::from_points(
+      {{1, std::min(a + k * ref, kMaxCostUs), 0}, {2, std::min(a + 2 * k * ref, kMaxCostUs), 0}});
   if (!at_ref) return {};
   auto priced = at_ref->with_length_grid(
       linear_grid(a, k, ref, model.lengths, std::max<uint32_t>(o.max_batch_size, 1)));
@@ -219,7 +219,9 @@ LengthsKey lengths_key(const Options& o, const std::vector<uint32_t>& lengths) {
   std::vector<uint32_t> sorted = lengths;
   const size_t at = sorted.size() * 9 / 10;
   std::nth_element(sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(at), sorted.end());
-  const auto quarter_octaves = [](double x) { return std::lround(4 * std::log2(std::max(x, 1.0))); };
+  const auto quarter_octaves = [](double x) {
+    return std::lround(4 * std::log2(std::max(x, 1.0)));
+  };
   k.mean_q = quarter_octaves(sum / static_cast<double>(lengths.size()));
   k.p90_q = quarter_octaves(sorted[at]);
   return k;
@@ -246,9 +248,8 @@ AdaptivePlanner plan_on_cost(CostModel cost) {
     const std::vector<uint32_t> none;
     const std::vector<uint32_t>& lengths = padded ? model.lengths : none;
     const auto key =
-        std::make_tuple(rate_per_s, o.max_batch_size, o.max_wait_us, o.num_lanes,
-                        o.queue_capacity, o.request_timeout_ms, o.target_p99_ms,
-                        lengths_key(o, lengths));
+        std::make_tuple(rate_per_s, o.max_batch_size, o.max_wait_us, o.num_lanes, o.queue_capacity,
+                        o.request_timeout_ms, o.target_p99_ms, lengths_key(o, lengths));
     {
       MutexLock g(shared->mu);
       if (auto it = shared->kept.find(key); it != shared->kept.end()) return it->second;

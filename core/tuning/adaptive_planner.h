@@ -33,11 +33,10 @@
 // Two planners. make_adaptive_plan, the default everywhere, plans on the
 // strategy's own live fit, t(b) = a + c * b, with no jitter and no time
 // outside a batch; where lengths vary, t = a + k * b * L (the fit per padded
-// element), a batch priced at the length it is padded to. plan_on_cost plans on a measured cost (a cost file,
-// `profile` refined by live runs): its t(b) curve, its jitter and slow
-// state, the lanes' contention, the time a request spends outside its batch
-// and the lanes' turnaround, the model the predictor prices every
-// configuration with; the live fit then only says when plans are made again
+// element), a batch priced at the length it is padded to. plan_on_cost plans on a measured cost (a
+// cost file, `profile` refined by live runs): its t(b) curve, its jitter and slow state, the lanes'
+// contention, the time a request spends outside its batch and the lanes' turnaround, the model the
+// predictor prices every configuration with; the live fit then only says when plans are made again
 // (they come out the same); where lengths vary it prices them with the
 // cost's length grid (`profile`'s t(b, L)), or plans at the reference length
 // when the cost has none. It is opt-in (bench and serve --plan-cost,

@@ -9,8 +9,8 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "common/text_out.h"
 
@@ -115,8 +115,8 @@ std::string cost_cache_dir() {
 std::string cost_cache_path(const CostKey& key, const std::string& dir) {
   std::string name;
   for (char c : key.model) {
-    const bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-                       (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.';
+    const bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                       c == '-' || c == '_' || c == '.';
     name.push_back(plain ? c : '_');
   }
   if (name.empty() || name[0] == '.') name = "model" + name;
@@ -159,8 +159,7 @@ Status check_made_for(const std::string& text, const CostKey& key, const std::st
   return Status::Ok();
 }
 
-Expected<std::optional<CostModel>> read_cached_cost(const std::string& path,
-                                                    const CostKey& key) {
+Expected<std::optional<CostModel>> read_cached_cost(const std::string& path, const CostKey& key) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) return std::optional<CostModel>();
   const auto bytes = std::filesystem::file_size(path, ec);

@@ -93,8 +93,10 @@ struct CostRefinement {
 // live run with `lanes` lanes ran it, CostModel::from_run) dated now, and
 // writes it back. nullopt when there is no file: a live run refines a cost
 // that a prediction made, it does not start one.
-Expected<std::optional<CostRefinement>> refine_cached_cost(const std::string& path, const CostKey& key,
-                                            const CostModel& observed, uint32_t lanes);
+Expected<std::optional<CostRefinement>> refine_cached_cost(const std::string& path,
+                                                           const CostKey& key,
+                                                           const CostModel& observed,
+                                                           uint32_t lanes);
 
 // True when the cost's curve for `lanes` rests on live batches (calibrated).
 bool calibrated_for(const CostModel& cost, uint32_t lanes);

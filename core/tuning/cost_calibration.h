@@ -65,7 +65,7 @@ struct LaneCalibration {
   uint32_t lanes = 1;
   double capacity = 0;  // req/s, as the probe served them
   ArrivalSpec traffic;  // the steps
-  size_t batches = 0;  // that ran in both runs; of them `counted` refined the cost
+  size_t batches = 0;   // that ran in both runs; of them `counted` refined the cost
   uint64_t counted = 0;
   // The median, over the sizes seen, of their t(b) over what the cost said
   // before, minus 1 (0.3: 30% slower); 0 when no size ran often enough.

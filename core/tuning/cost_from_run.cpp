@@ -322,7 +322,8 @@ Expected<CostModel> CostModel::from_run(const RunData& run, size_t min_runs, uin
     by_size[band].push_back(us);
   }
   // A band of fewer than 20 answers says little: left to its neighbours.
-  for (std::vector<double>& v : by_size) v = v.size() < 20 ? std::vector<double>{} : even_quantiles(v);
+  for (std::vector<double>& v : by_size)
+    v = v.size() < 20 ? std::vector<double>{} : even_quantiles(v);
   Expected<CostModel> with = m->with_overhead(even_quantiles(answer));
   if (!with || answer.empty()) return with;
   Expected<CostModel> banded = with->with_overhead_by_size(std::move(by_size));

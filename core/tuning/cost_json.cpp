@@ -187,7 +187,8 @@ Expected<SendLagModel> send_lag_from_json(const Json& j, const std::string& pref
     for (size_t k = 0; k < st->size(); ++k) {
       const Json& e = (*st)[k];
       const std::string where = at + "." + name + "[" + std::to_string(k) + "]";
-      if (!e.is_object()) return invalid_argument(where + " = " + excerpt(e) + " must be an object");
+      if (!e.is_object())
+        return invalid_argument(where + " = " + excerpt(e) + " must be an object");
       SendLagModel::Stalls stalls;
       if (const auto r = e.find("per_s"); r != e.end()) {
         if (!r->is_number()) {
@@ -209,7 +210,7 @@ void append_send_lag(std::string& out, const SendLagModel& lag);
 
 // Reads the optional "overhead_by_size": [[quantiles] or [], ...].
 Expected<std::vector<std::vector<double>>> bands_from_json(const Json& j,
-                                                          const std::string& prefix) {
+                                                           const std::string& prefix) {
   std::vector<std::vector<double>> out;
   const auto it = j.find("overhead_by_size");
   if (it == j.end()) return out;
@@ -261,8 +262,6 @@ void append_bands(std::string& out, const std::vector<std::vector<double>>& band
   out += ']';
 }
 
-
-
 void append_streak(std::string& out, const JitterStreak& k) {
   if (k.weight <= 0) return;
   out += ",\"jitter_streak\":{\"weight\":";
@@ -305,7 +304,8 @@ void append_send_lag(std::string& out, const SendLagModel& lag) {
     append_json_number(out, lag.base_us[i]);
   }
   out += ']';
-  for (const auto& [name, v] : {std::pair{"stalls", &lag.by_busy}, std::pair{"stalls_waiting", &lag.waiting}}) {
+  for (const auto& [name, v] :
+       {std::pair{"stalls", &lag.by_busy}, std::pair{"stalls_waiting", &lag.waiting}}) {
     out += ",\"";
     out += name;
     out += "\":[";

@@ -80,7 +80,8 @@ Status check_send_lag(const SendLagModel& lag, const std::string& prefix) {
       !s) {
     return s;
   }
-  for (const auto& [name, v] : {std::pair{"stalls", &lag.by_busy}, std::pair{"stalls_waiting", &lag.waiting}}) {
+  for (const auto& [name, v] :
+       {std::pair{"stalls", &lag.by_busy}, std::pair{"stalls_waiting", &lag.waiting}}) {
     for (size_t k = 0; k < v->size(); ++k) {
       const std::string at = std::string("send_lag.") + name + "[" + std::to_string(k) + "]";
       const double r = (*v)[k].per_s;
@@ -88,8 +89,8 @@ Status check_send_lag(const SendLagModel& lag, const std::string& prefix) {
         return invalid_argument(prefix + at + ".per_s = " + number_text(r) +
                                 " must be from 0 to 1e9");
       }
-      if (Status s = check_quantiles((*v)[k].us, (at + ".us_quantiles").c_str(), kMaxCostUs,
-                                     prefix);
+      if (Status s =
+              check_quantiles((*v)[k].us, (at + ".us_quantiles").c_str(), kMaxCostUs, prefix);
           !s) {
         return s;
       }
@@ -120,8 +121,8 @@ Status check_quantiles(const std::vector<double>& q, const char* name, double ma
 
 }  // namespace cost_detail
 
-using cost_detail::check_points;
 using cost_detail::check_bands;
+using cost_detail::check_points;
 using cost_detail::check_quantiles;
 using cost_detail::check_send_lag;
 using cost_detail::number_text;

@@ -352,8 +352,8 @@ class CostModel {
   static double interpolate(const std::vector<CostPoint>& points, size_t batch);
 
   std::vector<CostPoint> points_;
-  std::vector<double> overhead_us_;    // quantiles, ascending; empty when not measured
-  SendLagModel send_lag_;              // empty when not measured
+  std::vector<double> overhead_us_;  // quantiles, ascending; empty when not measured
+  SendLagModel send_lag_;            // empty when not measured
   std::vector<std::vector<double>> overhead_by_size_;  // by size band; empty when not measured
   double capacity_rps_ = 0;                            // measured with one lane; 0: not
   std::vector<CostPoint> alone_;                       // from_run() with busy > 1

@@ -164,7 +164,8 @@ CostModel CostModel::calibrated(const CostModel& observed, uint32_t lanes,
     // A curve whose overhead still holds the send lag (before version 3)
     // takes a run's split outright.
     const uint64_t wo = observed.has_send_lag() && !has_send_lag() ? 0 : w;
-    if (observed.has_overhead()) m.overhead_us_ = merged(overhead_us_, wo, observed.overhead_us_, n);
+    if (observed.has_overhead())
+      m.overhead_us_ = merged(overhead_us_, wo, observed.overhead_us_, n);
     if (observed.has_send_lag()) m.send_lag_ = merged(send_lag_, wo, observed.send_lag_, n);
     m.overhead_by_size_ = merged_bands(overhead_by_size_, wo, observed.overhead_by_size_, n);
     return m;

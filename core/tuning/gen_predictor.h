@@ -18,8 +18,8 @@
 // step. With more lanes than one, each lane is a scheduler and a model on
 // its own virtual clock, and each request goes to the lane with the fewest
 // outstanding at its send, as GenEngine gives it; each step is priced by the
-// fit measured at that lane count (GenStepCost::at_lanes). From --synthetic-lm S,T it is exact (S, T, 0, T, no spread, 0);
-// from a measured step cost (tuning/step_cost.h) it is that fit, and a
+// fit measured at that lane count (GenStepCost::at_lanes). From --synthetic-lm S,T it is exact (S,
+// T, 0, T, no spread, 0); from a measured step cost (tuning/step_cost.h) it is that fit, and a
 // profile's grid where the cost has one (tuning/step_grid.h).
 // Thread-safety: a pure function of its arguments (the workload advances).
 
@@ -49,17 +49,19 @@ struct GenStepCost {
   double between_us = 0;
   std::vector<StepSpreadPoint> spread;  // empty: every step costs its fit
   StepGrid grid;                        // a profile's points, where it has them
-  uint32_t lanes = 1;                 // the lanes the fit was measured at
-  std::vector<StepLaneFit> by_lanes;  // the fits at other lane counts
-  bool exact = false;                 // the synthetic model's: the same at any lanes
+  uint32_t lanes = 1;                   // the lanes the fit was measured at
+  std::vector<StepLaneFit> by_lanes;    // the fits at other lane counts
+  bool exact = false;                   // the synthetic model's: the same at any lanes
 
   static GenStepCost synthetic(double step_us, double token_us) {
     return {step_us, token_us, token_us, 0, 0, {}, {}, 1, {}, true};
   }
   static GenStepCost of(const StepCost& measured) {
-    return {measured.step_us,    measured.token_us, measured.prefill_token_us, measured.context_us,
-            measured.between_us, measured.spread,   StepGrid(measured.grid),   measured.lanes,
-            measured.by_lanes,   false};
+    return {measured.step_us,          measured.token_us,
+            measured.prefill_token_us, measured.context_us,
+            measured.between_us,       measured.spread,
+            StepGrid(measured.grid),   measured.lanes,
+            measured.by_lanes,         false};
   }
   // Whether it prices steps at `lanes` lanes: its own count, a measured fit,
   // or any count for an exact cost (lanes that only wait cost nothing of each

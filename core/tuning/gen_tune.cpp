@@ -14,18 +14,16 @@ namespace batchscope {
 
 const char* gen_objective_name(GenObjective objective) {
   switch (objective) {
-    case GenObjective::kGoodput:
-      return "goodput";
-    case GenObjective::kThroughput:
-      return "throughput";
-    case GenObjective::kLatency:
-      return "latency";
+    case GenObjective::kGoodput: return "goodput";
+    case GenObjective::kThroughput: return "throughput";
+    case GenObjective::kLatency: return "latency";
   }
   return "?";
 }
 
 std::optional<GenObjective> parse_gen_objective(std::string_view name) {
-  for (GenObjective o : {GenObjective::kGoodput, GenObjective::kThroughput, GenObjective::kLatency}) {
+  for (GenObjective o :
+       {GenObjective::kGoodput, GenObjective::kThroughput, GenObjective::kLatency}) {
     if (name == gen_objective_name(o)) return o;
   }
   return std::nullopt;
@@ -176,8 +174,7 @@ std::vector<GenEvaluated> gen_pareto_front(std::vector<GenEvaluated> all) {
   std::sort(all.begin(), all.end(), [](const GenEvaluated& a, const GenEvaluated& b) {
     return std::make_tuple(-a.goodput_rps, a.ttft_ms, a.itl_ms, a.loss_rate(),
                            cost_key(a.options)) <
-           std::make_tuple(-b.goodput_rps, b.ttft_ms, b.itl_ms, b.loss_rate(),
-                           cost_key(b.options));
+           std::make_tuple(-b.goodput_rps, b.ttft_ms, b.itl_ms, b.loss_rate(), cost_key(b.options));
   });
   std::vector<GenEvaluated> front;
   for (const GenEvaluated& e : all) {
@@ -192,8 +189,8 @@ std::vector<GenEvaluated> gen_pareto_front(std::vector<GenEvaluated> all) {
   return front;
 }
 
-std::vector<GenEvaluated> gen_candidates(std::span<const GenEvaluated> evaluated,
-                                         const GenSlo& slo, GenObjective objective, size_t k) {
+std::vector<GenEvaluated> gen_candidates(std::span<const GenEvaluated> evaluated, const GenSlo& slo,
+                                         GenObjective objective, size_t k) {
   std::vector<GenEvaluated> meeting;
   double best_rate = 0;
   for (const GenEvaluated& e : evaluated) {
@@ -203,16 +200,15 @@ std::vector<GenEvaluated> gen_candidates(std::span<const GenEvaluated> evaluated
   }
   // Rates within the band of the best rate count as equal.
   const double floor = best_rate * (1 - kThroughputBand);
-  std::stable_sort(meeting.begin(), meeting.end(),
-                   [&](const GenEvaluated& a, const GenEvaluated& b) {
-                     return better(a, b, objective, floor);
-                   });
+  std::stable_sort(
+      meeting.begin(), meeting.end(),
+      [&](const GenEvaluated& a, const GenEvaluated& b) { return better(a, b, objective, floor); });
   if (meeting.size() > k) meeting.resize(k);
   return meeting;
 }
 
-Expected<GenEvaluated> choose_gen_best(std::span<const GenEvaluated> evaluated,
-                                       const GenSlo& slo, GenObjective objective) {
+Expected<GenEvaluated> choose_gen_best(std::span<const GenEvaluated> evaluated, const GenSlo& slo,
+                                       GenObjective objective) {
   if (evaluated.empty()) return invalid_argument("no configuration was evaluated");
   auto best = gen_candidates(evaluated, slo, objective, 1);
   if (!best.empty()) return best.front();
@@ -237,8 +233,7 @@ Expected<GenEvaluated> choose_gen_best(std::span<const GenEvaluated> evaluated,
   }
   char lost[48];
   std::snprintf(lost, sizeof lost, " with at most %g%% lost", 100 * slo.loss_tolerance);
-  return invalid_argument("no configuration meets " + slo.describe() + lost +
-                          "; the closest is " +
+  return invalid_argument("no configuration meets " + slo.describe() + lost + "; the closest is " +
                           describe_generation(closest->options) + ": " +
                           figures_line(*closest, slo));
 }
@@ -317,8 +312,9 @@ GenTuneResult gen_search(const TuneSpace& space, const Options& base,
 
 Expected<ArrivalSpec> scaled_traffic(const ArrivalSpec& spec, double factor) {
   if (spec.pattern == Pattern::kClosed) {
-    return invalid_argument("a closed loop has no arrival rate to raise; use an open pattern "
-                            "(poisson, burst, step, ramp, sine, constant or trace)");
+    return invalid_argument(
+        "a closed loop has no arrival rate to raise; use an open pattern "
+        "(poisson, burst, step, ramp, sine, constant or trace)");
   }
   if (!(factor > 0) || !std::isfinite(factor)) {
     return invalid_argument("the rate factor must be above 0");
@@ -453,8 +449,8 @@ std::string gen_tune_json(const GenTuneResult& r, const std::optional<GenEvaluat
          ",\"evaluated\":" + std::to_string(r.evaluated.size()) +
          ",\"invalid\":" + std::to_string(r.invalid) + ",\"alike\":" + std::to_string(r.alike) +
          ",\"stopped\":";
-  out += r.cancelled      ? "\"cancelled\""
-         : r.out_of_time  ? "\"time\""
+  out += r.cancelled       ? "\"cancelled\""
+         : r.out_of_time   ? "\"time\""
          : r.out_of_budget ? "\"budget\""
                            : "null";
   out += ",\"best\":";

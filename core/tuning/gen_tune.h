@@ -75,8 +75,7 @@ struct GenEvaluated {
 };
 
 // `summary` made with the SLO's bounds (summarize_gen), so goodput counts them.
-GenEvaluated gen_evaluated_from(const Options& options, const GenSummary& summary,
-                                int quantile);
+GenEvaluated gen_evaluated_from(const Options& options, const GenSummary& summary, int quantile);
 // The median of each figure over several runs of one configuration.
 GenEvaluated median_of_runs(std::span<const GenEvaluated> runs);
 
@@ -94,11 +93,11 @@ std::vector<GenEvaluated> gen_pareto_front(std::vector<GenEvaluated> evaluated);
 // meets the objective, naming the closest one (the least over its bounds,
 // among those within the loss tolerance, else the least lossy) with its
 // options and figures.
-Expected<GenEvaluated> choose_gen_best(std::span<const GenEvaluated> evaluated,
-                                       const GenSlo& slo, GenObjective objective);
+Expected<GenEvaluated> choose_gen_best(std::span<const GenEvaluated> evaluated, const GenSlo& slo,
+                                       GenObjective objective);
 // The `k` best that meet the objective, best first.
-std::vector<GenEvaluated> gen_candidates(std::span<const GenEvaluated> evaluated,
-                                         const GenSlo& slo, GenObjective objective, size_t k);
+std::vector<GenEvaluated> gen_candidates(std::span<const GenEvaluated> evaluated, const GenSlo& slo,
+                                         GenObjective objective, size_t k);
 
 struct GenTuneSettings {
   GenSlo slo;
@@ -108,8 +107,8 @@ struct GenTuneSettings {
   // null: the steady clock. Not owned: it must outlive every gen_search()
   // given these settings.
   const Clock* clock = nullptr;
-  bool first_meeting = false;        // stop at the first configuration that meets the objective
-  std::function<bool()> cancel;      // true stops the search
+  bool first_meeting = false;    // stop at the first configuration that meets the objective
+  std::function<bool()> cancel;  // true stops the search
   std::function<void(uint64_t done, uint64_t total)> progress;
 };
 

@@ -67,8 +67,8 @@ Status LengthGrid::validate() const {
     }
     for (size_t i = 0; i < axis.size(); ++i) {
       if (axis[i] < 1 || (i > 0 && axis[i] <= axis[i - 1])) {
-        return invalid_argument(where + name + "[" + std::to_string(i) + "] = " +
-                                std::to_string(axis[i]) + " must be above " +
+        return invalid_argument(where + name + "[" + std::to_string(i) +
+                                "] = " + std::to_string(axis[i]) + " must be above " +
                                 (i > 0 ? std::to_string(axis[i - 1]) : std::string("0")));
       }
     }
@@ -89,8 +89,8 @@ Status LengthGrid::validate() const {
   for (size_t i = 0; i < median_us.size(); ++i) {
     if (!(median_us[i] >= 0 && median_us[i] <= kMaxCostUs)) {
       return invalid_argument(where + "median_us[" + std::to_string(i / lengths.size()) + "][" +
-                              std::to_string(i % lengths.size()) + "] = " +
-                              std::to_string(median_us[i]) + " must be in 0.." +
+                              std::to_string(i % lengths.size()) +
+                              "] = " + std::to_string(median_us[i]) + " must be in 0.." +
                               std::to_string(kMaxCostUs));
     }
   }
@@ -164,9 +164,9 @@ Expected<LengthGrid> LengthGrid::from_json(std::string_view text, const std::str
   g.reference = static_cast<uint32_t>(ref->get<int64_t>());
   const auto rows = j.find("median_us");
   if (rows == j.end() || !rows->is_array() || rows->size() != g.batches.size()) {
-    return invalid_argument(where + "median_us = " +
-                            (rows == j.end() ? "(missing)" : quoted(*rows)) + " must hold " +
-                            std::to_string(g.batches.size()) + " rows, one per batch size");
+    return invalid_argument(
+        where + "median_us = " + (rows == j.end() ? "(missing)" : quoted(*rows)) + " must hold " +
+        std::to_string(g.batches.size()) + " rows, one per batch size");
   }
   for (size_t r = 0; r < rows->size(); ++r) {
     const Json& row = (*rows)[r];

@@ -17,8 +17,8 @@
 #include <vector>
 
 #include "batching/length_policy.h"
-#include "batching/strategy.h"
 #include "batching/rate_estimator.h"
+#include "batching/strategy.h"
 #include "common/saturate.h"
 #include "runs/records.h"
 #include "tuning/adaptive_planner.h"
@@ -63,7 +63,7 @@ struct Queued {
 struct Lane {
   bool busy = false;
   TimePoint end = kNever;
-  TimePoint back = kNever;  // answering its batch until then (the turnaround)
+  TimePoint back = kNever;        // answering its batch until then (the turnaround)
   std::vector<uint32_t> members;  // its batch's requests: positions in the admission order
   BatchRecord batch;
 };
@@ -170,7 +170,7 @@ class Simulation {
   uint64_t next_batch_id_ = 1;
   uint32_t peak_depth_ = 0;
   bool stopping_ = false;
-  std::vector<RequestRecord> records_;  // one batch's, for observe()
+  std::vector<RequestRecord> records_;    // one batch's, for observe()
   std::vector<uint32_t> record_lengths_;  // their lengths, where they vary
   TimePoint last_event_;
   TimePoint latest_done_;
@@ -419,8 +419,7 @@ bool Simulation::lead_once(size_t lane, TimePoint t) {
     cut_bucket_ = -1;  // buckets: the head's
   } else if (o_.padding == Padding::kBuckets) {
     const BucketChoice c = decide_in_buckets(
-        o_, strategy_->limits(q, o_), q, t, q.size,
-        [this](size_t i) { return queued(i).length; },
+        o_, strategy_->limits(q, o_), q, t, q.size, [this](size_t i) { return queued(i).length; },
         [this](size_t i) { return queued(i).arrival; });
     bucket_count_ = c.count;
     bucket_wake_at_ = c.wake_at;
@@ -449,8 +448,8 @@ void Simulation::cut(size_t n, BatchReason reason, TimePoint t, size_t lane) {
   // A padding policy may take requests from the middle of the queue; where
   // lengths do not vary, each takes the head's n as longest does (cut_locked()).
   if (lengths_ && o_.padding != Padding::kLongest) {
-    pick_by_length(o_, n, queue_size(), cut_bucket_,
-                   [this](size_t i) { return queued(i).length; }, picked_);
+    pick_by_length(
+        o_, n, queue_size(), cut_bucket_, [this](size_t i) { return queued(i).length; }, picked_);
     n = picked_.size();
   } else {
     picked_.clear();

@@ -56,9 +56,9 @@
 //    when lanes start or finish beside it.
 //  - engine_overhead, and a draw from the model's measured overhead when it
 //    has one (as measured with the configuration's lanes, or the nearest
-//    fewer: CostModel::overheads_us(lanes)), is added to each answered request's completion (and so to its
-//    latency, what adaptive observes, and when a closed loop sends next); it
-//    does not hold the lane.
+//    fewer: CostModel::overheads_us(lanes)), is added to each answered request's completion (and so
+//    to its latency, what adaptive observes, and when a closed loop sends next); it does not hold
+//    the lane.
 //  - Which free lane leads or is promoted is a choice (the one free longest);
 //    the live engine leaves it to the operating system, so lane numbers may
 //    differ from a live run's with several lanes. A lane counts as idle (for

@@ -16,10 +16,10 @@ namespace {
 // The state (lanes running batches, a lane on a timer) at each of `times`
 // (ascending), and the seconds spent in each state from `from` on.
 struct StateTrack {
-  std::vector<size_t> busy;      // per time
-  std::vector<bool> timed;       // per time
-  std::vector<double> seconds;   // per busy count, no timer
-  std::vector<double> waiting;   // per busy count, a lane on a timer
+  std::vector<size_t> busy;     // per time
+  std::vector<bool> timed;      // per time
+  std::vector<double> seconds;  // per busy count, no timer
+  std::vector<double> waiting;  // per busy count, a lane on a timer
 };
 
 StateTrack state_track(const RunData& run, const std::vector<TimePoint>& times, TimePoint from) {
@@ -182,7 +182,8 @@ TimePoint SendLagDraw::send(TimePoint intended, size_t busy, bool timed, TimePoi
     t = stall_end_;
   } else {
     // A state the run never measured borrows the nearest busy count's.
-    const std::vector<SendLagModel::Stalls>& v = timed && !m_.waiting.empty() ? m_.waiting : m_.by_busy;
+    const std::vector<SendLagModel::Stalls>& v =
+        timed && !m_.waiting.empty() ? m_.waiting : m_.by_busy;
     const SendLagModel::Stalls* s = v.empty() ? nullptr : &v[std::min(busy, v.size() - 1)];
     const double dt = started_ ? to_us(intended - last_intended_) / 1e6 : 0.0;
     const double p = s && !s->us.empty() ? 1.0 - std::exp(-s->per_s * dt) : 0.0;

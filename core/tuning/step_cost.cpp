@@ -215,8 +215,9 @@ Expected<StepCost> learn_step_cost(const std::optional<StepCost>& kept,
   StepCost out = *kept;
   const std::optional<StepCost> before = at_lanes(*kept, lanes);
   const StepCost now = before ? refine_step_cost(*before, *seen) : *seen;
-  const StepLaneFit fit{lanes,         now.steps,        now.step_us,  now.token_us,
-                        now.context_us, now.prefill_token_us, now.between_us};
+  const StepLaneFit fit{lanes,         now.steps,      now.step_us,
+                        now.token_us,  now.context_us, now.prefill_token_us,
+                        now.between_us};
   std::erase_if(out.by_lanes, [&](const StepLaneFit& f) { return f.lanes == lanes; });
   out.by_lanes.push_back(fit);
   std::sort(out.by_lanes.begin(), out.by_lanes.end(),

@@ -61,18 +61,18 @@ struct StepLaneFit {
 };
 
 struct StepCost {
-  uint32_t lanes = 1;            // the engine lanes the fit was measured with
-  std::vector<StepLaneFit> by_lanes;  // by lanes, rising; never `lanes` itself
-  uint64_t steps = 0;            // steps measured
-  uint64_t decode_steps = 0;     // of them, the steps that only decoded
-  double step_us = 0;            // fitted cost of a decode step ..
-  double token_us = 0;           // .. of each sequence it decodes ..
-  double context_us = 0;         // .. and of each cached token they read
-  double prefill_token_us = 0;   // median cost of a prompt token; 0 when no step prefilled
-  double between_us = 0;         // the engine's time from one step to the next
+  uint32_t lanes = 1;                   // the engine lanes the fit was measured with
+  std::vector<StepLaneFit> by_lanes;    // by lanes, rising; never `lanes` itself
+  uint64_t steps = 0;                   // steps measured
+  uint64_t decode_steps = 0;            // of them, the steps that only decoded
+  double step_us = 0;                   // fitted cost of a decode step ..
+  double token_us = 0;                  // .. of each sequence it decodes ..
+  double context_us = 0;                // .. and of each cached token they read
+  double prefill_token_us = 0;          // median cost of a prompt token; 0 when no step prefilled
+  double between_us = 0;                // the engine's time from one step to the next
   std::vector<StepSpreadPoint> spread;  // by q, rising; empty below 20 decode-only steps
-  std::vector<StepCostRow> rows;  // decode-only steps by decodes: 1, 2-3, 4-7, ...
-  std::vector<StepGridPoint> grid;  // a profile's points (tuning/step_grid.h); none from a run
+  std::vector<StepCostRow> rows;        // decode-only steps by decodes: 1, 2-3, 4-7, ...
+  std::vector<StepGridPoint> grid;      // a profile's points (tuning/step_grid.h); none from a run
 };
 
 // The cost at `lanes` engine lanes: itself at its own count, another

@@ -441,8 +441,7 @@ std::string TuneSpace::padding_text(std::span<const uint32_t> sample) {
   return out;
 }
 
-std::vector<size_t> TuneSpace::canonical(std::span<const size_t> index,
-                                         const Options& base) const {
+std::vector<size_t> TuneSpace::canonical(std::span<const size_t> index, const Options& base) const {
   std::vector<size_t> out(index.begin(), index.end());
   if (combination(index, base).padding == Padding::kBuckets) return out;
   for (size_t d = 0; d < dims_.size(); ++d) {

@@ -25,8 +25,8 @@
 // value a set of bucket limits, rising, joined by '/'. length_buckets acts
 // only with padding=buckets: a combination with another padding and a
 // length_buckets value other than the first is the same configuration as
-// with the first (canonical()), and a search evaluates it once. Every value is range-checked against the
-// options table, and a refusal names the entry and quotes it as sent.
+// with the first (canonical()), and a search evaluates it once. Every value is range-checked
+// against the options table, and a refusal names the entry and quotes it as sent.
 //
 // Combinations are enumerated in a fixed order, the last entry varying
 // fastest, each applied on top of a base Options. A combination whose
@@ -36,8 +36,8 @@
 // the space itself searches target_p99_ms.
 // Thread-safety: a plain value; const methods may run on several threads.
 
-#include <cstddef>
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <optional>

@@ -101,7 +101,7 @@ struct TuneSettings {
   uint64_t exhaustive_limit = 20'000;
   // Combinations considered at most, evaluated or refused by validate().
   uint64_t max_evaluations = 20'000;
-  double max_seconds = 0;        // wall time on `clock`; 0: no limit
+  double max_seconds = 0;  // wall time on `clock`; 0: no limit
   // null: the steady clock. Not owned: it must outlive every search() given
   // these settings.
   const Clock* clock = nullptr;

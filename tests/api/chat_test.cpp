@@ -28,7 +28,8 @@ TEST_F(GenerationTest, AChatCompletionIsTheModelsReplyToTheTemplatedMessages) {
   EXPECT_TRUE(o["id"].toString().startsWith("chatcmpl-"));
   const QJsonObject choice = o["choices"].toArray()[0].toObject();
   EXPECT_EQ(choice["message"].toObject()["role"].toString(), "assistant");
-  EXPECT_EQ(choice["message"].toObject()["content"].toString().toStdString(), expected(kPrompt, 10));
+  EXPECT_EQ(choice["message"].toObject()["content"].toString().toStdString(),
+            expected(kPrompt, 10));
   EXPECT_EQ(choice["finish_reason"].toString(), "length");
   EXPECT_EQ(o["usage"].toObject()["prompt_tokens"].toInt(), static_cast<int>(kPrompt.size()));
   EXPECT_EQ(o["usage"].toObject()["completion_tokens"].toInt(), 10);
@@ -38,8 +39,12 @@ TEST_F(GenerationTest, AChatCompletionIsTheModelsReplyToTheTemplatedMessages) {
            R"([{"type":"text","text":"Who begat "},{"type":"text","text":"Enos?"}]}],)"
            R"("max_completion_tokens":10,"temperature":0})");
   ASSERT_EQ(r.status, 200) << r.body;
-  EXPECT_EQ(object(r.body)["choices"].toArray()[0].toObject()["message"].toObject()["content"]
-                .toString().toStdString(),
+  EXPECT_EQ(object(r.body)["choices"]
+                .toArray()[0]
+                .toObject()["message"]
+                .toObject()["content"]
+                .toString()
+                .toStdString(),
             expected(kPrompt, 10));
 }
 
@@ -59,11 +64,12 @@ TEST_F(GenerationTest, WithoutMaxTokensAChatFillsWhatTheContextLeaves) {
 TEST_F(GenerationTest, WhatAnSdkSendsBackIsRead) {
   start();
   // null for "not given", and an answer's message put back in the conversation.
-  auto r = post("/v1/chat/completions",
-                R"({"model":null,"temperature":null,"top_p":null,"stream":null,"max_tokens":null,)"
-                R"("max_completion_tokens":4,"messages":[{"role":"user","content":"hi"},)"
-                R"({"role":"assistant","content":null,"refusal":null,"audio":null,"annotations":null},)"
-                R"({"role":"user","content":"and?"}]})");
+  auto r =
+      post("/v1/chat/completions",
+           R"({"model":null,"temperature":null,"top_p":null,"stream":null,"max_tokens":null,)"
+           R"("max_completion_tokens":4,"messages":[{"role":"user","content":"hi"},)"
+           R"({"role":"assistant","content":null,"refusal":null,"audio":null,"annotations":null},)"
+           R"({"role":"user","content":"and?"}]})");
   ASSERT_EQ(r.status, 200) << r.body;
   EXPECT_EQ(object(r.body)["usage"].toObject()["prompt_tokens"].toInt(),
             static_cast<int>(std::string("User: hi\nAssistant: \nUser: and?\nAssistant: ").size()));
@@ -71,9 +77,10 @@ TEST_F(GenerationTest, WhatAnSdkSendsBackIsRead) {
 
 TEST_F(GenerationTest, AStreamedChatSaysTheRoleThenTheContentThenTheFinishAndUsage) {
   start();
-  auto [events, status] = stream("/v1/chat/completions",
-                                 "{" + kChat + R"(,"max_tokens":7,"temperature":0,"stream":true,)"
-                                 R"("stream_options":{"include_usage":true}})");
+  auto [events, status] =
+      stream("/v1/chat/completions", "{" + kChat +
+                                         R"(,"max_tokens":7,"temperature":0,"stream":true,)"
+                                         R"("stream_options":{"include_usage":true}})");
   ASSERT_EQ(status, 200);
   ASSERT_EQ(events.size(), 1u + 7u + 3u);  // role, seven tokens, finish, usage, [DONE]
   const QJsonObject first = object(events[0])["choices"].toArray()[0].toObject();
@@ -96,12 +103,17 @@ TEST_F(GenerationTest, ASidecarsChatTemplateShapesThePromptAndModelsSaysSo) {
   auto t = make_chat_template("<s>{content}</s>", "<u>{content}</u>", "<a>{content}</a>", "<a>");
   ASSERT_TRUE(t.ok());
   start(Options{}, nullptr, false, &*t);
-  auto r = post("/v1/chat/completions",
-                R"({"messages":[{"role":"user","content":"hi"},{"role":"assistant","content":"yo"},)"
-                R"({"role":"user","content":"and?"}],"max_tokens":5,"temperature":0})");
+  auto r =
+      post("/v1/chat/completions",
+           R"({"messages":[{"role":"user","content":"hi"},{"role":"assistant","content":"yo"},)"
+           R"({"role":"user","content":"and?"}],"max_tokens":5,"temperature":0})");
   ASSERT_EQ(r.status, 200) << r.body;
-  EXPECT_EQ(object(r.body)["choices"].toArray()[0].toObject()["message"].toObject()["content"]
-                .toString().toStdString(),
+  EXPECT_EQ(object(r.body)["choices"]
+                .toArray()[0]
+                .toObject()["message"]
+                .toObject()["content"]
+                .toString()
+                .toStdString(),
             expected("<u>hi</u><a>yo</a><u>and?</u><a>", 5));
   TestClient c(port_);
   ASSERT_TRUE(c.send(http_request("GET", "/v1/models", "")));
@@ -127,24 +139,27 @@ TEST_F(GenerationTest, EveryV1RouteAnswersOpenAisErrorObjectAndTritonsKeepTheirs
       {"POST", "/v1/chat/completions",
        R"({"messages":[{"role":"user","content":"a"}],"tools":[{"type":"function"}]})", 422,
        "invalid_request_error", "tools", "tools = an array is not supported"},
-      {"POST", "/v1/chat/completions", R"({"messages":[{"role":"user","content":"a"}],"max_tokens":-1})",
-       422, "invalid_request_error", "max_tokens", "got -1"},
+      {"POST", "/v1/chat/completions",
+       R"({"messages":[{"role":"user","content":"a"}],"max_tokens":-1})", 422,
+       "invalid_request_error", "max_tokens", "got -1"},
       {"POST", "/v1/chat/completions", R"({"messages":[{"role":"tool","content":"a"}]})", 422,
        "invalid_request_error", "messages[0].role", "got 'tool'"},
-      {"POST", "/v1/chat/completions", R"({"messages":[]})", 422, "invalid_request_error", "messages",
-       "messages is empty"},
-      {"POST", "/v1/chat/completions", R"({"max_tokens":3})", 422, "invalid_request_error", "messages",
-       "messages is missing"},
+      {"POST", "/v1/chat/completions", R"({"messages":[]})", 422, "invalid_request_error",
+       "messages", "messages is empty"},
+      {"POST", "/v1/chat/completions", R"({"max_tokens":3})", 422, "invalid_request_error",
+       "messages", "messages is missing"},
       {"POST", "/v1/chat/completions",
        R"({"messages":[{"role":"user","content":[{"type":"image_url","image_url":{}}]}]})", 422,
        "invalid_request_error", "messages[0].content[0].type", "got 'image_url'"},
-      {"POST", "/v1/chat/completions", R"({"model":"gpt-4","messages":[{"role":"user","content":"a"}]})",
-       404, "not_found_error", "model", "model 'gpt-4' is not served"},
-      {"POST", "/v1/completions", R"({"prompt":"a","top_p":0})", 422, "invalid_request_error", "top_p",
-       "top_p must be"},
+      {"POST", "/v1/chat/completions",
+       R"({"model":"gpt-4","messages":[{"role":"user","content":"a"}]})", 404, "not_found_error",
+       "model", "model 'gpt-4' is not served"},
+      {"POST", "/v1/completions", R"({"prompt":"a","top_p":0})", 422, "invalid_request_error",
+       "top_p", "top_p must be"},
       {"GET", "/v1/chat/completions", "", 405, "invalid_request_error", "", "method not allowed"},
       {"GET", "/v1/nothing", "", 404, "not_found_error", "", "no route '/v1/nothing'"},
-      {"PUT", "/v1/config", R"({"max_num_seqs":0})", 400, "invalid_request_error", "", "max_num_seqs"},
+      {"PUT", "/v1/config", R"({"max_num_seqs":0})", 400, "invalid_request_error", "",
+       "max_num_seqs"},
   };
   for (const Case& k : cases) {
     TestClient c(port_);
@@ -154,15 +169,19 @@ TEST_F(GenerationTest, EveryV1RouteAnswersOpenAisErrorObjectAndTritonsKeepTheirs
     EXPECT_EQ(r->status, k.status) << k.body << " -> " << r->body;
     const QJsonObject e = object(r->body)["error"].toObject();
     EXPECT_EQ(e["type"].toString().toStdString(), k.type) << r->body;
-    if (k.param.empty()) EXPECT_TRUE(e["param"].isNull()) << r->body;
-    else EXPECT_EQ(e["param"].toString().toStdString(), k.param) << r->body;
+    if (k.param.empty())
+      EXPECT_TRUE(e["param"].isNull()) << r->body;
+    else
+      EXPECT_EQ(e["param"].toString().toStdString(), k.param) << r->body;
     EXPECT_EQ(e["code"].toInt(), k.status) << r->body;
     EXPECT_NE(e["message"].toString().toStdString().find(k.message), std::string::npos) << r->body;
   }
   auto triton = post("/v2/models/synthetic_lm/generate", R"({"text_input":5})");
   EXPECT_EQ(triton.status, 422);
   EXPECT_TRUE(object(triton.body)["error"].isString()) << triton.body;
-  EXPECT_EQ(post("/v1/chat/completions", R"({"messages":[{"role":"user","content":"ok"}],"max_tokens":2})").status,
+  EXPECT_EQ(post("/v1/chat/completions",
+                 R"({"messages":[{"role":"user","content":"ok"}],"max_tokens":2})")
+                .status,
             200);
 }
 
@@ -171,12 +190,14 @@ TEST_F(GenerationTest, AnUnauthorizedV1RequestGetsOpenAisErrorObject) {
   start();
   auto r = post("/v1/chat/completions", R"({"messages":[{"role":"user","content":"a"}]})");
   EXPECT_EQ(r.status, 401);
-  EXPECT_EQ(object(r.body)["error"].toObject()["type"].toString(), "authentication_error") << r.body;
+  EXPECT_EQ(object(r.body)["error"].toObject()["type"].toString(), "authentication_error")
+      << r.body;
 }
 
 TEST_F(GenerationTest, AClientThatLeavesAChatStreamCancelsItsSequence) {
-  expect_leaving_cancels("/v1/chat/completions",
-                         R"({"messages":[{"role":"user","content":"bye"}],"max_tokens":200,"stream":true})");
+  expect_leaving_cancels(
+      "/v1/chat/completions",
+      R"({"messages":[{"role":"user","content":"bye"}],"max_tokens":200,"stream":true})");
 }
 
 }  // namespace

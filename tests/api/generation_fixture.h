@@ -13,8 +13,8 @@
 #include <mutex>
 #include <thread>
 
-#include "generation/synthetic_lm.h"
 #include "api/generation_service.h"
+#include "generation/synthetic_lm.h"
 #include "http/http_client.h"
 #include "http/http_stream_client.h"
 #include "tests/http/test_client.h"
@@ -92,7 +92,8 @@ class GenerationTest : public ::testing::Test {
     return out;
   }
   // Streams a request with the load client: every event's data, then the status.
-  std::pair<std::vector<std::string>, int> stream(const std::string& path, const std::string& body) {
+  std::pair<std::vector<std::string>, int> stream(const std::string& path,
+                                                  const std::string& body) {
     HttpStreamClient client("127.0.0.1", port_, 1);
     EXPECT_TRUE(client.start().ok());
     std::mutex mu;
@@ -100,18 +101,19 @@ class GenerationTest : public ::testing::Test {
     std::vector<std::string> events;
     int status = -1;
     TimePoint last{};
-    client.send(json_post(Url{"127.0.0.1", port_, path, ""}, body),
-                [&](std::string_view data, TimePoint when) {
-                  std::lock_guard g(mu);
-                  EXPECT_GE(when, last);
-                  last = when;
-                  events.emplace_back(data);
-                },
-                [&](int s, std::string_view) {
-                  std::lock_guard g(mu);
-                  status = s;
-                  cv.notify_all();
-                });
+    client.send(
+        json_post(Url{"127.0.0.1", port_, path, ""}, body),
+        [&](std::string_view data, TimePoint when) {
+          std::lock_guard g(mu);
+          EXPECT_GE(when, last);
+          last = when;
+          events.emplace_back(data);
+        },
+        [&](int s, std::string_view) {
+          std::lock_guard g(mu);
+          status = s;
+          cv.notify_all();
+        });
     std::unique_lock g(mu);
     EXPECT_TRUE(cv.wait_for(g, kSafety, [&] { return status != -1; }));
     g.unlock();

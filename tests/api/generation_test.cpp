@@ -8,14 +8,16 @@ namespace batchscope {
 namespace {
 
 using test::GenerationTest;
-using test::object;
 using test::http_request;
 using test::kSafety;
+using test::object;
 using test::TestClient;
 
 TEST_F(GenerationTest, ACompletionIsTheModelsTextWithItsUsage) {
   start();
-  auto r = post("/v1/completions", R"({"model":"synthetic_lm","prompt":"And God said","max_tokens":12,"temperature":0})");
+  auto r =
+      post("/v1/completions",
+           R"({"model":"synthetic_lm","prompt":"And God said","max_tokens":12,"temperature":0})");
   ASSERT_EQ(r.status, 200) << r.body;
   const QJsonObject o = object(r.body);
   const QJsonObject choice = o["choices"].toArray()[0].toObject();
@@ -29,9 +31,9 @@ TEST_F(GenerationTest, ACompletionIsTheModelsTextWithItsUsage) {
 
 TEST_F(GenerationTest, AStreamedCompletionArrivesTokenByTokenThenDone) {
   start();
-  auto [events, status] = stream("/v1/completions",
-                                 R"({"prompt":"In the beginning","max_tokens":9,"temperature":0,)"
-                                 R"("stream":true,"stream_options":{"include_usage":true}})");
+  auto [events, status] =
+      stream("/v1/completions", R"({"prompt":"In the beginning","max_tokens":9,"temperature":0,)"
+                                R"("stream":true,"stream_options":{"include_usage":true}})");
   ASSERT_EQ(status, 200);
   ASSERT_EQ(events.size(), 9u + 3u);  // nine tokens, the finish, the usage, [DONE]
   std::string text;
@@ -41,15 +43,17 @@ TEST_F(GenerationTest, AStreamedCompletionArrivesTokenByTokenThenDone) {
     text += c["text"].toString().toStdString();
   }
   EXPECT_EQ(text, expected("In the beginning", 9));
-  EXPECT_EQ(object(events[9])["choices"].toArray()[0].toObject()["finish_reason"].toString(), "length");
+  EXPECT_EQ(object(events[9])["choices"].toArray()[0].toObject()["finish_reason"].toString(),
+            "length");
   EXPECT_EQ(object(events[10])["usage"].toObject()["completion_tokens"].toInt(), 9);
   EXPECT_EQ(events[11], "[DONE]");
 }
 
 TEST_F(GenerationTest, TritonsGenerateWholeAndStreamed) {
   start();
-  auto r = post("/v2/models/synthetic_lm/generate",
-                R"({"id":"q1","text_input":"Let there be","parameters":{"max_tokens":6,"temperature":0}})");
+  auto r = post(
+      "/v2/models/synthetic_lm/generate",
+      R"({"id":"q1","text_input":"Let there be","parameters":{"max_tokens":6,"temperature":0}})");
   ASSERT_EQ(r.status, 200) << r.body;
   const QJsonObject o = object(r.body);
   EXPECT_EQ(o["id"].toString(), "q1");
@@ -106,10 +110,12 @@ TEST_F(GenerationTest, AFullQueueAnswers429WithRetryAfter) {
   o.queue_capacity = 2;
   start(o, nullptr, /*gated=*/true);
   TestClient first(port_);
-  ASSERT_TRUE(first.send(http_request("POST", "/v1/completions", R"({"prompt":"a","max_tokens":2})")));
+  ASSERT_TRUE(
+      first.send(http_request("POST", "/v1/completions", R"({"prompt":"a","max_tokens":2})")));
   ASSERT_TRUE(gate_.await_holding());
   TestClient second(port_);
-  ASSERT_TRUE(second.send(http_request("POST", "/v1/completions", R"({"prompt":"b","max_tokens":2})")));
+  ASSERT_TRUE(
+      second.send(http_request("POST", "/v1/completions", R"({"prompt":"b","max_tokens":2})")));
   auto full = post("/v1/completions", R"({"prompt":"c","max_tokens":2})");
   EXPECT_EQ(full.status, 429);
   EXPECT_EQ(full.headers["retry-after"], "1");
@@ -127,7 +133,8 @@ TEST_F(GenerationTest, ARequestPastItsDeadlineIsAnswered504) {
   start(o, clock);
   const TimePoint t = clock->now();
   TestClient c(port_);
-  ASSERT_TRUE(c.send(http_request("POST", "/v1/completions", R"({"prompt":"late","max_tokens":3})")));
+  ASSERT_TRUE(
+      c.send(http_request("POST", "/v1/completions", R"({"prompt":"late","max_tokens":3})")));
   ASSERT_TRUE(clock->await_parked(t + milliseconds(250)));
   clock->advance(milliseconds(250));
   auto r = c.read();
@@ -137,7 +144,8 @@ TEST_F(GenerationTest, ARequestPastItsDeadlineIsAnswered504) {
 }
 
 TEST_F(GenerationTest, AClientThatLeavesMidStreamCancelsItsSequence) {
-  expect_leaving_cancels("/v1/completions", R"({"prompt":"leaving","max_tokens":200,"stream":true})");
+  expect_leaving_cancels("/v1/completions",
+                         R"({"prompt":"leaving","max_tokens":200,"stream":true})");
 }
 
 }  // namespace

@@ -107,8 +107,8 @@ TEST(InferJson, AVariableDimensionTakesTheSizeSentUpToItsLargest) {
                                          "over its largest 16 (max_shape [-1, 16, 2])"),
             std::string::npos)
       << error_of(over)->message;
-  auto fixed = parse_v2_request(v2("FP32", "[1, 3, 3]", "[1, 2, 3, 4, 5, 6, 7, 8, 9]"),
-                                varied_model());
+  auto fixed =
+      parse_v2_request(v2("FP32", "[1, 3, 3]", "[1, 2, 3, 4, 5, 6, 7, 8, 9]"), varied_model());
   ASSERT_TRUE(error_of(fixed));
   EXPECT_NE(error_of(fixed)->message.find("expected [-1, -1, 2]"), std::string::npos)
       << error_of(fixed)->message;

@@ -59,9 +59,10 @@ TEST(OptionsJson, ATunesResultReadsAsItsBestOptions) {
   Options o;
   o.scheduling = Scheduling::kStatic;
   o.max_num_seqs = 12;
-  const std::string tune = "{\"kind\": \"generation\", \"space\": \"max_num_seqs=12\", "
-                           "\"best\": {\"options\": " +
-                           options_to_json(o) + ", \"predicted\": {}}, \"pareto\": []}";
+  const std::string tune =
+      "{\"kind\": \"generation\", \"space\": \"max_num_seqs=12\", "
+      "\"best\": {\"options\": " +
+      options_to_json(o) + ", \"predicted\": {}}, \"pareto\": []}";
   auto back = options_from_json(tune, Options{});
   ASSERT_TRUE(back.ok()) << back.error().message;
   EXPECT_EQ(*back, o);

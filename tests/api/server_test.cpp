@@ -124,9 +124,9 @@ TEST_F(ServerTest, AVariableLengthIsServedAndOneOverItsLargestIsNamed) {
   meta_.inputs = {tokens};
   meta_.outputs = {TensorSpec{"output", DType::kFloat32, {-1, -1}, false}};
   start();
-  ClientResponse r = call(http_request(
-      "POST", "/v2/models/varied/infer",
-      R"({"inputs": [{"name": "tokens", "datatype": "FP32", "shape": [2, 3],
+  ClientResponse r =
+      call(http_request("POST", "/v2/models/varied/infer",
+                        R"({"inputs": [{"name": "tokens", "datatype": "FP32", "shape": [2, 3],
           "data": [1, 2, 3, 4, 5, 6]}]})"));
   ASSERT_EQ(r.status, 200) << r.body;
   const QJsonObject out = parse(r.body)["outputs"].toArray()[0].toObject();
@@ -137,13 +137,12 @@ TEST_F(ServerTest, AVariableLengthIsServedAndOneOverItsLargestIsNamed) {
   ASSERT_EQ(simple.status, 200) << simple.body;
   EXPECT_EQ(numbers(parse(simple.body)["result"]), (std::vector<double>{3, 5}));
 
-  ClientResponse over = call(http_request(
-      "POST", "/v2/models/varied/infer",
-      R"({"inputs": [{"name": "tokens", "datatype": "FP32", "shape": [1, 9],
+  ClientResponse over =
+      call(http_request("POST", "/v2/models/varied/infer",
+                        R"({"inputs": [{"name": "tokens", "datatype": "FP32", "shape": [1, 9],
           "data": [1, 2, 3, 4, 5, 6, 7, 8, 9]}]})"));
   EXPECT_EQ(over.status, 422);
-  EXPECT_NE(over.body.find("dimension 1 is 9, over its largest 8"), std::string::npos)
-      << over.body;
+  EXPECT_NE(over.body.find("dimension 1 is 9, over its largest 8"), std::string::npos) << over.body;
   // And the server goes on serving.
   EXPECT_EQ(call(http_request("POST", "/infer", R"({"data": [4]})")).status, 200);
   // /metrics counts the positions the batches held and the requests' own.

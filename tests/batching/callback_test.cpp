@@ -43,7 +43,7 @@ TEST(Callback, OwnsAMoveOnlyCaptureAndReleasesItOnce) {
   {
     Callback<void()> a = [token] {};
     std::array<std::shared_ptr<int>, 4> many{token, token, token, token};
-    Callback<void()> b = [many] {};  // on the heap
+    Callback<void()> b = [many] {};    // on the heap
     EXPECT_EQ(token.use_count(), 10);  // token, a, many and b's copy of many
     Callback<void()> c = std::move(b);
     EXPECT_EQ(token.use_count(), 10);

@@ -165,7 +165,8 @@ TEST_P(Invariants, HoldUnderRandomTraffic) {
       EXPECT_EQ(ran.count(s.value), 0u) << "a timed-out request reached the model";
       EXPECT_GE(r.times.completed, s.expires) << "request " << r.id << " timed out early";
       const auto due = std::lower_bound(steps.begin(), steps.end(), s.expires);
-      if (due != steps.end()) EXPECT_LE(r.times.completed, *due) << "request " << r.id << " timed out late";
+      if (due != steps.end())
+        EXPECT_LE(r.times.completed, *due) << "request " << r.id << " timed out late";
     } else {
       ASSERT_EQ(r.result.error().code, ErrorCode::kCancelled) << r.result.error().message;
       ++cancelled_seen;

@@ -74,7 +74,7 @@ TEST_F(PaddingTest, BucketsNeverMixAndEachWaitsOnItsOwn) {
   submit(1, 6);
   submit(2, 3);
   submit(3, 7);
-  submit(4, 1);  // the third of bucket <= 4: a full batch there, at once
+  submit(4, 1);   // the third of bucket <= 4: a full batch there, at once
   submit(5, 10);  // beyond the last bucket: one of its own
   settle(*engine_);
   ASSERT_EQ(log().size(), 1u);

@@ -19,7 +19,8 @@ using std::chrono::milliseconds;
 // The rate at t of arrivals at `times`: sum of exp(-(t - ti)/tau) / tau.
 double exact_rate(const std::vector<TimePoint>& times, TimePoint t, double tau_s) {
   double sum = 0;
-  for (TimePoint ti : times) sum += std::exp(-std::chrono::duration<double>(t - ti).count() / tau_s);
+  for (TimePoint ti : times)
+    sum += std::exp(-std::chrono::duration<double>(t - ti).count() / tau_s);
   return sum / tau_s;
 }
 

@@ -116,7 +116,8 @@ int main(int argc, char** argv) {
     drain();
   }
   const uint64_t ok_at_end = engine.status().counters.ok;
-  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double elapsed =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   stop = true;
   producer.join();
   drain();
@@ -134,8 +135,9 @@ int main(int argc, char** argv) {
       return 1;
     }
     const long long bytes = file_bytes(path) + file_bytes(path + "-wal");
-    std::printf("  kept %zu  file+wal bytes/request %.1f", handed_requests,
-                static_cast<double>(bytes) / static_cast<double>(std::max<size_t>(handed_requests, 1)));
+    std::printf(
+        "  kept %zu  file+wal bytes/request %.1f", handed_requests,
+        static_cast<double>(bytes) / static_cast<double>(std::max<size_t>(handed_requests, 1)));
   }
   std::printf("\n");
   return 0;

@@ -88,7 +88,8 @@ BENCHMARK(RepaintTickFiveMinutes)->Arg(300)->Arg(60)->Arg(10)->Unit(benchmark::k
 }  // namespace
 }  // namespace batchscope
 
-namespace batchscope { namespace {
+namespace batchscope {
+namespace {
 void ReplotOnly(benchmark::State& state) {
   const History h = five_minutes();
   LivePlots plots;
@@ -99,7 +100,8 @@ void ReplotOnly(benchmark::State& state) {
   for (auto _ : state) plots.plot()->replot(QCustomPlot::rpImmediateRefresh);
 }
 BENCHMARK(ReplotOnly)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
-}}
+}  // namespace
+}  // namespace batchscope
 
 int main(int argc, char** argv) {
   if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");

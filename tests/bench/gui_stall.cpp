@@ -93,7 +93,8 @@ int run(int n, const std::string& program) {
       (*h)->append(*id, run.start, run.requests, run.batches, run.depth);
       (*h)->finish_run(*id, run_summary_json(run, summarize_run(run)), run.requests.size(),
                        run.requests.size());
-      if (Status s = (*h)->commit(); !s) return std::fprintf(stderr, "%s\n", s.message().c_str()), 1;
+      if (Status s = (*h)->commit(); !s)
+        return std::fprintf(stderr, "%s\n", s.message().c_str()), 1;
     }
   }
   std::printf("gui_stall: a kept run of %d requests (and one of 2,000)\n", n);
@@ -109,9 +110,10 @@ int run(int n, const std::string& program) {
   GapProbe p;
   double worst = 0;
   QTemporaryDir out;
-  worst = std::max(worst, probe(p, "export (read, write, draw)",
-                                [&] { panel.export_run(big, out.path()); },
-                                [&] { return !panel.exporting(); }));
+  worst = std::max(worst,
+                   probe(
+                       p, "export (read, write, draw)", [&] { panel.export_run(big, out.path()); },
+                       [&] { return !panel.exporting(); }));
   const QString png = out.filePath(run_file_base(panel.run(big).name) + ".png");
   if (QImage(png).width() != 1400) {
     return std::fprintf(stderr, "no picture at %s\n", png.toStdString().c_str()), 1;
@@ -120,13 +122,15 @@ int run(int n, const std::string& program) {
     return std::fprintf(stderr, "%s\n", panel.export_status().toStdString().c_str()), 1;
   }
   bool compared = false;
-  worst = std::max(worst, probe(p, "compare with another run",
-                                [&] { compared = panel.compare(0, 1); }, [&] { return true; }));
+  worst = std::max(worst, probe(
+                              p, "compare with another run",
+                              [&] { compared = panel.compare(0, 1); }, [&] { return true; }));
   if (!compared) return std::fprintf(stderr, "compare failed\n"), 1;
-  worst = std::max(worst, probe(p, "rename", [&] { panel.rename(big, "renamed"); },
-                                [&] { return true; }));
-  worst = std::max(worst, probe(p, "remove", [&] { panel.remove_run(big); },
-                                [&] { return true; }));
+  worst = std::max(worst,
+                   probe(
+                       p, "rename", [&] { panel.rename(big, "renamed"); }, [&] { return true; }));
+  worst = std::max(worst, probe(
+                              p, "remove", [&] { panel.remove_run(big); }, [&] { return true; }));
   writer.flush();
   panel.set_history(nullptr);
   std::printf("gui_stall: longest %.1f ms (target under 50 ms)\n", worst);

@@ -55,18 +55,23 @@ namespace {
 
 TEST(Half, KnownValuesRoundTrip) {
   // Bit patterns from the IEEE 754 binary16 definition.
-  const std::pair<uint16_t, float> known[] = {
-      {0x0000, 0.0f},       {0x3c00, 1.0f},        {0xc000, -2.0f},     {0x3555, 0.333251953125f},
-      {0x7bff, 65504.0f},   {0x0400, 6.103515625e-05f}, {0x0001, 5.9604644775390625e-08f},
-      {0x7c00, INFINITY},   {0xfc00, -INFINITY}};
+  const std::pair<uint16_t, float> known[] = {{0x0000, 0.0f},
+                                              {0x3c00, 1.0f},
+                                              {0xc000, -2.0f},
+                                              {0x3555, 0.333251953125f},
+                                              {0x7bff, 65504.0f},
+                                              {0x0400, 6.103515625e-05f},
+                                              {0x0001, 5.9604644775390625e-08f},
+                                              {0x7c00, INFINITY},
+                                              {0xfc00, -INFINITY}};
   for (auto [bits, value] : known) {
     EXPECT_EQ(half_to_float(bits), value) << std::hex << bits;
     EXPECT_EQ(float_to_half(value), bits) << value;
   }
   EXPECT_TRUE(std::isnan(half_to_float(float_to_half(NAN))));
-  EXPECT_EQ(float_to_half(1e6f), 0x7c00);              // overflow to infinity
+  EXPECT_EQ(float_to_half(1e6f), 0x7c00);                // overflow to infinity
   EXPECT_EQ(float_to_half(1.0f + 1.0f / 4096), 0x3c00);  // tie rounds to even
-  for (uint32_t b = 0; b < 0x7c00; ++b) {              // every finite half survives the trip
+  for (uint32_t b = 0; b < 0x7c00; ++b) {                // every finite half survives the trip
     ASSERT_EQ(float_to_half(half_to_float(static_cast<uint16_t>(b))), b) << b;
   }
 }

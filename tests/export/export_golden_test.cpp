@@ -7,12 +7,12 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
 #include <clocale>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-#include <unistd.h>
 
 #include "export/export_config.h"
 #include "export/pbtxt.h"
@@ -120,12 +120,13 @@ TEST(Export, EveryFormatSaysWhatItDoesWithInputsOfVaryingLength) {
     for (const ExportFile& file : files.value()) all += flat(file.text);
     return all;
   };
-  const std::string head = "Inputs of varying length (input_ids INT64 [-1, -1] up to [-1, 256], "
-                           "attention_mask INT64 [-1, -1] up to [-1, 256]): Batchscope padded "
-                           "each batch to its longest request (padding = buckets, "
-                           "length_buckets 16,64,256).";
-  for (ExportFormat f : {ExportFormat::kTriton, ExportFormat::kTfServing,
-                         ExportFormat::kTorchServe, ExportFormat::kRayServe}) {
+  const std::string head =
+      "Inputs of varying length (input_ids INT64 [-1, -1] up to [-1, 256], "
+      "attention_mask INT64 [-1, -1] up to [-1, 256]): Batchscope padded "
+      "each batch to its longest request (padding = buckets, "
+      "length_buckets 16,64,256).";
+  for (ExportFormat f : {ExportFormat::kTriton, ExportFormat::kTfServing, ExportFormat::kTorchServe,
+                         ExportFormat::kRayServe}) {
     EXPECT_NE(text(f).find(head), std::string::npos) << export_format_name(f) << text(f);
   }
   EXPECT_NE(text(ExportFormat::kTriton).find("dims: [ -1 ]"), std::string::npos);
@@ -209,10 +210,9 @@ TEST(Export, GenerativeFormatsNeedAGenerativeModelAndSayWhatDoesNotCarryOver) {
     ASSERT_FALSE(refused.ok());
     EXPECT_NE(refused.error().message.find("is for a generative model"), std::string::npos);
   }
-  EXPECT_EQ(export_formats(true), (std::vector<ExportFormat>{ExportFormat::kJson,
-                                                             ExportFormat::kVllm,
-                                                             ExportFormat::kTgi,
-                                                             ExportFormat::kTrtLlm}));
+  EXPECT_EQ(export_formats(true),
+            (std::vector<ExportFormat>{ExportFormat::kJson, ExportFormat::kVllm, ExportFormat::kTgi,
+                                       ExportFormat::kTrtLlm}));
   auto names = [](ExportFormat f) {
     std::vector<std::string> out;
     const auto files = export_config(f, fixture_input("gen_gpu"));
@@ -239,11 +239,13 @@ TEST(Export, GenerativeFormatsNeedAGenerativeModelAndSayWhatDoesNotCarryOver) {
   // TGI's launcher wants a prompt within one prefill pass: capped at the budget, and said.
   EXPECT_NE(text("gen_gpu", ExportFormat::kTgi, 0).find("MAX_INPUT_TOKENS=768\n"),
             std::string::npos);
-  EXPECT_NE(text("gen_gpu", ExportFormat::kTgi, 0).find("prompts are capped at max-input-tokens "
-                                                         "768"),
+  EXPECT_NE(text("gen_gpu", ExportFormat::kTgi, 0)
+                .find("prompts are capped at max-input-tokens "
+                      "768"),
             std::string::npos);
-  EXPECT_NE(text("gen_gpu", ExportFormat::kTrtLlm, 0).find("capacity_scheduler_policy: "
-                                                            "MAX_UTILIZATION"),
+  EXPECT_NE(text("gen_gpu", ExportFormat::kTrtLlm, 0)
+                .find("capacity_scheduler_policy: "
+                      "MAX_UTILIZATION"),
             std::string::npos);
   // Static scheduling has no equivalent in vLLM or TGI, and is STATIC_BATCH in TensorRT-LLM.
   EXPECT_NE(text("gen_static", ExportFormat::kVllm, 0)
@@ -252,8 +254,9 @@ TEST(Export, GenerativeFormatsNeedAGenerativeModelAndSayWhatDoesNotCarryOver) {
             std::string::npos);
   EXPECT_NE(text("gen_static", ExportFormat::kTgi, 1).find("scheduling = static"),
             std::string::npos);
-  EXPECT_NE(text("gen_static", ExportFormat::kTrtLlm, 0).find("capacity_scheduler_policy: "
-                                                               "STATIC_BATCH"),
+  EXPECT_NE(text("gen_static", ExportFormat::kTrtLlm, 0)
+                .find("capacity_scheduler_policy: "
+                      "STATIC_BATCH"),
             std::string::npos);
   EXPECT_NE(text("gen_static", ExportFormat::kTrtLlm, 1).find("string_value: \"V1\""),
             std::string::npos);
@@ -268,7 +271,8 @@ TEST(Export, GenerativeFormatsNeedAGenerativeModelAndSayWhatDoesNotCarryOver) {
   }
   // The tensorrtllm config.pbtxt is well-formed protobuf text.
   for (const char* fixture : {"gen_gpu", "gen_static"}) {
-    const std::string pb = export_config(ExportFormat::kTrtLlm, fixture_input(fixture)).value()[1].text;
+    const std::string pb =
+        export_config(ExportFormat::kTrtLlm, fixture_input(fixture)).value()[1].text;
     auto doc = parse_pbtxt(pb);
     ASSERT_TRUE(doc.ok()) << doc.error().message;
     EXPECT_GE(doc->size(), 9u);  // backend, max_batch_size, two blocks, six parameters
@@ -372,9 +376,8 @@ TEST(WriteExport, WritesEveryFileIntoAFolderItMakes) {
   auto files = export_config(ExportFormat::kTorchServe, fixture_input("fifo_cpu"));
   ASSERT_TRUE(files.ok()) << files.error().message;
   ASSERT_EQ(files->size(), 2u);
-  const std::filesystem::path root =
-      std::filesystem::temp_directory_path() /
-      ("batchscope_write_export_" + std::to_string(::getpid()));
+  const std::filesystem::path root = std::filesystem::temp_directory_path() /
+                                     ("batchscope_write_export_" + std::to_string(::getpid()));
   std::filesystem::remove_all(root);
   const std::filesystem::path dir = root / "torchserve" / "mlp";
   ASSERT_TRUE(write_export(*files, dir.string()).ok());

@@ -6,8 +6,8 @@
 
 #include <gtest/gtest.h>
 
-#include "export/export_config.h"
 #include "api/options_json.h"
+#include "export/export_config.h"
 #include "tests/export/export_fixtures.h"
 
 namespace batchscope {

@@ -12,9 +12,9 @@
 #include <string_view>
 #include <vector>
 
+#include "api/options_json.h"
 #include "export/export_config.h"
 #include "export/pbtxt.h"
-#include "api/options_json.h"
 #include "tests/fuzz/fuzz_check.h"
 
 namespace {

@@ -52,7 +52,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* bytes, size_t size) {
     SendLagDraw draw(lag, 7);
     TimePoint last(std::chrono::seconds(1));
     for (int i = 0; i < 64; ++i) {
-      const TimePoint intended = TimePoint(std::chrono::seconds(1)) + std::chrono::microseconds(97 * i);
+      const TimePoint intended =
+          TimePoint(std::chrono::seconds(1)) + std::chrono::microseconds(97 * i);
       const TimePoint sent = draw.send(intended, static_cast<size_t>(i % 4), i % 3 == 0, last);
       FUZZ_CHECK(sent >= intended && sent >= last);
       last = sent;

@@ -19,7 +19,9 @@ Options opts(Scheduling s, uint32_t seqs, uint32_t budget, int64_t wait_us = 100
 }
 
 // A sequence past its prefill: `cached` positions in the blocks they fill.
-RunningSeq decoding(uint64_t id, uint32_t cached) { return {id, 0, cached, blocks_for(cached, 16)}; }
+RunningSeq decoding(uint64_t id, uint32_t cached) {
+  return {id, 0, cached, blocks_for(cached, 16)};
+}
 
 Plan plan(std::vector<RunningSeq> r, std::vector<WaitingSeq> w, uint32_t free, const Options& o,
           TimePoint now = t0) {

@@ -218,7 +218,9 @@ TEST(GenScheduler, ContinuousKeepsEveryBudgetAndRecomputesPreemptedText) {
   run_mixed(Scheduling::kContinuous, false);
 }
 
-TEST(GenScheduler, StaticKeepsEveryBudgetAndItsBatchesApart) { run_mixed(Scheduling::kStatic, true); }
+TEST(GenScheduler, StaticKeepsEveryBudgetAndItsBatchesApart) {
+  run_mixed(Scheduling::kStatic, true);
+}
 
 TEST(GenScheduler, CancelEndsTheRequestAndFreesItsBlocks) {
   Harness h;

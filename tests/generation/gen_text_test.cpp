@@ -8,7 +8,8 @@
 namespace batchscope {
 namespace {
 
-std::string feed(TextStream& t, std::string_view bytes, std::vector<std::string>* pieces = nullptr) {
+std::string feed(TextStream& t, std::string_view bytes,
+                 std::vector<std::string>* pieces = nullptr) {
   std::string out;
   for (char c : bytes) {
     std::string p = t.push(static_cast<uint8_t>(c));
@@ -29,14 +30,23 @@ TEST(TextStream, PassesPlainTextThroughByteByByte) {
 TEST(TextStream, HoldsAnIncompleteCharacterUntilItsLastByte) {
   TextStream t;
   std::vector<std::string> pieces;
-  EXPECT_EQ(feed(t, "a\xC3\xA9" "b", &pieces), "a\xC3\xA9" "b");
+  EXPECT_EQ(feed(t,
+                 "a\xC3\xA9"
+                 "b",
+                 &pieces),
+            "a\xC3\xA9"
+            "b");
   ASSERT_EQ(pieces.size(), 3u);
   EXPECT_EQ(pieces[1], "\xC3\xA9");
 }
 
 TEST(TextStream, ReplacesBytesThatCannotBeUtf8) {
   TextStream t;
-  EXPECT_EQ(feed(t, "a\xFF" "b"), "a\xEF\xBF\xBD" "b");
+  EXPECT_EQ(feed(t,
+                 "a\xFF"
+                 "b"),
+            "a\xEF\xBF\xBD"
+            "b");
   TextStream u;
   EXPECT_EQ(feed(u, "a\xE2\x82"), "a");
   EXPECT_EQ(u.finish(), "\xEF\xBF\xBD");  // cut off mid-character

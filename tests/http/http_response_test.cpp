@@ -71,7 +71,8 @@ TEST(HttpResponse, EveryPrefixAsksForMore) {
   const ReceivedResponse a = expect_response(parse_response(whole));
   EXPECT_EQ(a.status, 422);
   EXPECT_EQ(a.size, first);
-  const ReceivedResponse b = expect_response(parse_response(std::string_view(whole).substr(a.size)));
+  const ReceivedResponse b =
+      expect_response(parse_response(std::string_view(whole).substr(a.size)));
   EXPECT_EQ(b.status, 204);
   EXPECT_EQ(b.body, "");
 }

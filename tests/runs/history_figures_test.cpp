@@ -41,7 +41,8 @@ TEST(HistoryFigures, ASummaryComesBackFromItsJson) {
 
 TEST(HistoryFigures, FiguresAndTheirDifferences) {
   HistoryRun a, b;
-  a.summary = R"({"sent": 100, "ok": 90, "throughput_rps": 45.5, "latency_ms": {"p50": 2, "p99": 8}})";
+  a.summary =
+      R"({"sent": 100, "ok": 90, "throughput_rps": 45.5, "latency_ms": {"p50": 2, "p99": 8}})";
   b.summary = R"({"sent": 100, "ok": 100, "throughput_rps": 50, "latency_ms": {"p50": 2.5}})";
   const auto f = summary_figures(a.summary);
   EXPECT_EQ(figure(f, "p99_ms"), 8.0);
@@ -62,7 +63,8 @@ TEST(HistoryFigures, FiguresAndTheirDifferences) {
 TEST(HistoryFigures, ContextDifferencesNameTheKey) {
   HistoryRun a, b;
   a.context = R"({"machine": {"cpu": "Xeon", "cores": 2}, "model": {"sha256": "aa"}})";
-  b.context = R"({"machine": {"cpu": "EPYC", "cores": 2}, "model": {"sha256": "bb"}, "gpu": "H200"})";
+  b.context =
+      R"({"machine": {"cpu": "EPYC", "cores": 2}, "model": {"sha256": "bb"}, "gpu": "H200"})";
   b.config.options.max_batch_size = 64;
   a.config.pattern = b.config.pattern = "poisson rate=10";
   const auto d = compare_context(a, b);

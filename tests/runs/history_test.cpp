@@ -35,8 +35,8 @@ int64_t store(History& h, const RunData& run, const std::string& kind = "bench")
   EXPECT_TRUE(id.ok());
   EXPECT_TRUE(h.append(*id, run.start, run.requests, run.batches, run.depth));
   const RunSummary s = summarize_run(run);
-  EXPECT_TRUE(h.finish_run(*id, run_summary_json(run, s), run.requests.size(),
-                           run.requests.size()));
+  EXPECT_TRUE(
+      h.finish_run(*id, run_summary_json(run, s), run.requests.size(), run.requests.size()));
   EXPECT_TRUE(h.commit());
   return *id;
 }

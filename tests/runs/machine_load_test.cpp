@@ -27,8 +27,8 @@ class MachineLoadTest : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(dir_); }
   // A process with utime + stime ticks, the rest of its stat as the kernel writes it.
-  void process(int pid, const std::string& name, unsigned long long utime,
-               unsigned long long stime, unsigned long long started = 100) {
+  void process(int pid, const std::string& name, unsigned long long utime, unsigned long long stime,
+               unsigned long long started = 100) {
     fs::create_directories(dir_ / std::to_string(pid));
     std::ofstream(dir_ / std::to_string(pid) / "stat")
         << pid << " (" << name << ") R 1 1 1 0 -1 4194304 100 0 0 0 " << utime << " " << stime
@@ -46,10 +46,10 @@ TEST_F(MachineLoadTest, OthersTicksOverTheWindowInCoresTheBusiestNamed) {
   ASSERT_EQ(before.processes.size(), 4u);
   EXPECT_EQ(before.processes.at(11).name, "my (odd) name");
   EXPECT_EQ(before.processes.at(11).ticks, 10u);
-  process(10, "spin", 290, 10);   // 200 ticks: 1 core over 2 s at 100 ticks/s
+  process(10, "spin", 290, 10);          // 200 ticks: 1 core over 2 s at 100 ticks/s
   process(11, "my (odd) name", 15, 15);  // 20 ticks: 0.1
-  process(99, "self", 500, 0);    // the measuring process: left out
-  process(13, "new", 4, 0);       // started inside: 0.02, counted, not named
+  process(99, "self", 500, 0);           // the measuring process: left out
+  process(13, "new", 4, 0);              // started inside: 0.02, counted, not named
   const LoadSnapshot after = read_load(dir_.string());
   const CompetingLoad load = competing_load(before, after, 2.0, 99, 100);
   EXPECT_DOUBLE_EQ(load.cores, 1.0 + 0.1 + 0.02);

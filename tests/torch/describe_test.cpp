@@ -85,7 +85,8 @@ TEST(Describe, ADictOutputKeepsItsKeysAndInputsFollowForwardsOrder) {
   auto kept = load_metadata(kData + "dict_out.json");
   ASSERT_TRUE(kept.ok());
   ASSERT_EQ(m->inputs.size(), kept->inputs.size());
-  for (size_t i = 0; i < m->inputs.size(); ++i) EXPECT_EQ(m->inputs[i].describe(), kept->inputs[i].describe());
+  for (size_t i = 0; i < m->inputs.size(); ++i)
+    EXPECT_EQ(m->inputs[i].describe(), kept->inputs[i].describe());
   // In the dict's own order (the model builds "total" first); the kept
   // sidecar lists them the other way round, which loading matches by name.
   ASSERT_EQ(m->outputs.size(), 2u);
@@ -106,16 +107,18 @@ TEST(Describe, AWrongShapeGivesTheForwardPassesMessage) {
 }
 
 TEST(Describe, InputsThatAreNotForwardsArgumentsAreNamed) {
-  auto missing = describe_model({.model_path = kData + "dict_out.pt", .inputs = {spec("x:FP32:8")}});
+  auto missing =
+      describe_model({.model_path = kData + "dict_out.pt", .inputs = {spec("x:FP32:8")}});
   ASSERT_FALSE(missing.ok());
   EXPECT_NE(missing.error().message.find("no shape for forward's argument 'scale'"),
             std::string::npos)
       << missing.error().message;
-  auto unknown = describe_model({.model_path = kData + "dict_out.pt",
-                                 .inputs = {spec("x:FP32:8"), spec("scale:FP32:1"),
-                                            spec("bias:FP32:1")}});
+  auto unknown =
+      describe_model({.model_path = kData + "dict_out.pt",
+                      .inputs = {spec("x:FP32:8"), spec("scale:FP32:1"), spec("bias:FP32:1")}});
   ASSERT_FALSE(unknown.ok());
-  EXPECT_NE(unknown.error().message.find("'bias' is not an argument of the model's forward(x: Tensor, scale: Tensor)"),
+  EXPECT_NE(unknown.error().message.find(
+                "'bias' is not an argument of the model's forward(x: Tensor, scale: Tensor)"),
             std::string::npos)
       << unknown.error().message;
 }
@@ -129,7 +132,8 @@ TEST(Describe, TheWrittenSidecarLoadsAndServes) {
             std::string::npos)
       << none.error().message;
 
-  auto m = describe_model({.model_path = s.model, .inputs = {spec("x:FP32:8")}, .max_batch_size = 4});
+  auto m =
+      describe_model({.model_path = s.model, .inputs = {spec("x:FP32:8")}, .max_batch_size = 4});
   ASSERT_TRUE(m.ok()) << m.error().message;
   auto path = write_sidecar(s.model, *m);
   ASSERT_TRUE(path.ok()) << path.error().message;
@@ -155,9 +159,9 @@ TEST(Describe, TheConfigFoldersSidecarIsFoundWhereNoneIsBeside) {
   const std::string saved = old ? old : "";
   ::setenv("XDG_CONFIG_HOME", config.c_str(), 1);
   const std::string there = sidecar_in_config(s.model);
-  EXPECT_EQ(there, (config / "batchscope/sidecars" / fs::path(s.dir).relative_path() /
-                    "tuple_out.json")
-                       .string());
+  EXPECT_EQ(there,
+            (config / "batchscope/sidecars" / fs::path(s.dir).relative_path() / "tuple_out.json")
+                .string());
   EXPECT_EQ(sidecar_path(s.model), sidecar_beside(s.model));  // neither exists yet
   fs::create_directories(fs::path(there).parent_path());
   fs::copy_file(kData + "tuple_out.json", there);

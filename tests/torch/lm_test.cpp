@@ -226,7 +226,9 @@ TEST_F(LmTorchTest, InvalidInputsAreRefusedAndTheRunnerGoesOn) {
   const std::vector<int32_t> outside = {kCacheBlocks};
   const std::vector<int32_t> long_prompt(20, 'a');
   std::vector<std::pair<std::string, LmStep>> cases;
-  auto add = [&](std::string name) { return &cases.emplace_back(std::move(name), LmStep{}).second; };
+  auto add = [&](std::string name) {
+    return &cases.emplace_back(std::move(name), LmStep{}).second;
+  };
   add("token 300")->prefills.push_back(PrefillChunk{bad_token, 0, table, true});
   add("token -1")->prefills.push_back(PrefillChunk{negative, 0, table, true});
   add("decode token 300")->decodes.push_back(DecodeItem{300, 3, table});
@@ -305,8 +307,7 @@ TEST(LmSidecar, ErrorsNameTheFile) {
   auto r = TorchLm::read_lm_sidecar(bad);
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.error().message.find(bad), std::string::npos) << r.error().message;
-  EXPECT_NE(r.error().message.find("kv_cache.block_size"), std::string::npos)
-      << r.error().message;
+  EXPECT_NE(r.error().message.find("kv_cache.block_size"), std::string::npos) << r.error().message;
   std::filesystem::remove_all(dir);
 }
 
@@ -347,7 +348,8 @@ TEST(LmSidecar, AChatTemplateIsReadAndCheckedAndTheDefaultAppliesWithoutOne) {
   auto bad = with("bad.json", R"({"system": "<s>", "user": "<u>{content}", )"
                               R"("assistant": "<a>{content}", "generation": "<a>"})");
   ASSERT_FALSE(bad.ok());
-  EXPECT_NE(bad.error().message.find("chat_template.system"), std::string::npos) << bad.error().message;
+  EXPECT_NE(bad.error().message.find("chat_template.system"), std::string::npos)
+      << bad.error().message;
   auto missing = with("missing.json", R"({"system": "{content}", "user": "{content}"})");
   ASSERT_FALSE(missing.ok());
   EXPECT_NE(missing.error().message.find("chat_template.assistant"), std::string::npos)

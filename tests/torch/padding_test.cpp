@@ -22,8 +22,8 @@ TEST(Padding, CopiesABlockIntoALargerArrayAndBack) {
   std::vector<int32_t> big(20, -1);
   copy_block(reinterpret_cast<std::byte*>(big.data()), {4, 5},
              reinterpret_cast<const std::byte*>(small.data()), {2, 3}, {2, 3}, sizeof(int32_t));
-  const std::vector<int32_t> want{1, 2, 3, -1, -1, 4, 5, 6, -1, -1, -1, -1, -1,
-                                  -1, -1, -1, -1, -1, -1, -1};
+  const std::vector<int32_t> want{1,  2,  3,  -1, -1, 4,  5,  6,  -1, -1,
+                                  -1, -1, -1, -1, -1, -1, -1, -1, -1, -1};
   EXPECT_EQ(big, want);
   std::vector<int32_t> back(6, 0);
   copy_block(reinterpret_cast<std::byte*>(back.data()), {2, 3},
@@ -34,7 +34,8 @@ TEST(Padding, CopiesABlockIntoALargerArrayAndBack) {
   std::iota(cube.begin(), cube.end(), 1);  // 2x2x2
   std::vector<int32_t> box(27, 0);         // 3x3x3
   copy_block(reinterpret_cast<std::byte*>(box.data()), {3, 3, 3},
-             reinterpret_cast<const std::byte*>(cube.data()), {2, 2, 2}, {2, 2, 2}, sizeof(int32_t));
+             reinterpret_cast<const std::byte*>(cube.data()), {2, 2, 2}, {2, 2, 2},
+             sizeof(int32_t));
   EXPECT_EQ(box[0], 1);
   EXPECT_EQ(box[1], 2);
   EXPECT_EQ(box[3], 3);
@@ -45,7 +46,8 @@ TEST(Padding, CopiesABlockIntoALargerArrayAndBack) {
 
 Tensors ragged_request(int64_t length, float base) {
   std::vector<float> x(static_cast<size_t>(length)), mask(static_cast<size_t>(length), 1.0f);
-  for (int64_t i = 0; i < length; ++i) x[static_cast<size_t>(i)] = base + 0.25f * static_cast<float>(i);
+  for (int64_t i = 0; i < length; ++i)
+    x[static_cast<size_t>(i)] = base + 0.25f * static_cast<float>(i);
   return {Tensor::from_floats(x, {length}), Tensor::from_floats(mask, {length})};
 }
 
@@ -90,7 +92,8 @@ TEST(Padding, ALengthOverTheLargestIsRefusedBeforeTheModel) {
 }
 
 TEST(Padding, TheTextClassifierPaddedAgreesWithOneAtATime) {
-  auto model = TorchModel::load(kModels + "text_classifier.pt", TorchOptions{.warmup_max_batch = 1});
+  auto model =
+      TorchModel::load(kModels + "text_classifier.pt", TorchOptions{.warmup_max_batch = 1});
   ASSERT_TRUE(model.ok()) << model.error().message;
   const ModelMetadata& meta = (*model)->metadata();
   EXPECT_EQ(meta.inputs[0].describe(), "input_ids INT64 [-1, -1] up to [-1, 256]");

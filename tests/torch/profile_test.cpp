@@ -157,8 +157,7 @@ TEST(Profile, MeasuresTwoLanesAtOnceOnTheCpu) {
   ASSERT_EQ(j["lanes"].size(), 1u);
   EXPECT_EQ(j["lanes"][0]["lanes"], 2);
   ASSERT_EQ(j["lanes"][0]["points"].size(), 3u);
-  EXPECT_DOUBLE_EQ(j["lanes"][0]["points"][2]["median_us"].get<double>(),
-                   two.points[2].median_us);
+  EXPECT_DOUBLE_EQ(j["lanes"][0]["points"][2]["median_us"].get<double>(), two.points[2].median_us);
 }
 
 TEST(Profile, ReportsEachPointAsItIsMeasured) {

@@ -158,9 +158,9 @@ TEST(GenSummary, QuantilesHalvesAndGoodputFromHandBuiltRequests) {
   GenRun run;
   run.start = TimePoint(std::chrono::seconds(50));
   const TimePoint t0 = run.start;
-  run.requests.push_back(answered(0, 10, {5, 5}, 3, t0));       // TTFT 10, e2e 20
-  run.requests.push_back(answered(0, 40, {5}, 2, t0));          // TTFT 40, e2e 45
-  run.requests.push_back(answered(100, 150, {30, 30}, 9, t0));  // TTFT 50, ITL 30, e2e 110
+  run.requests.push_back(answered(0, 10, {5, 5}, 3, t0));         // TTFT 10, e2e 20
+  run.requests.push_back(answered(0, 40, {5}, 2, t0));            // TTFT 40, e2e 45
+  run.requests.push_back(answered(100, 150, {30, 30}, 9, t0));    // TTFT 50, ITL 30, e2e 110
   run.requests.push_back(answered(100, 120, {5, 5, 5}, 12, t0));  // TTFT 20, e2e 35
   GenRequestResult refused;
   refused.done = true;
@@ -203,7 +203,7 @@ TEST(GenMetrics, AStepsRunningAndCacheAreEveryLanesLatestSummed) {
   m.fold({}, std::vector<StepRecord>{a, b, a2});
   ASSERT_EQ(m.windows().size(), 1u);
   const GenWindow& w = m.windows()[0];
-  EXPECT_EQ(w.running_max, 5u);      // 3 + 2 after lane 1's step
+  EXPECT_EQ(w.running_max, 5u);  // 3 + 2 after lane 1's step
   EXPECT_EQ(w.running_sum, 3u + 5u + 3u);
   EXPECT_EQ(w.blocks_used_max, 12u);
   EXPECT_EQ(w.blocks_total, 128u);  // two lanes' pools

@@ -121,9 +121,9 @@ TEST_F(CostCacheTest, AStaleOrForeignFileIsRefusedNamingWhy) {
             std::string::npos)
       << stale.error().message;
   // Made on another machine: the facts that differ are named.
-  ASSERT_TRUE(write_cached_cost(
-                  path, key_of(R"({"machine": {"cpu": "EPYC", "cores": 2, "host": "b"}})"),
-                  points({{1, 100}}))
+  ASSERT_TRUE(write_cached_cost(path,
+                                key_of(R"({"machine": {"cpu": "EPYC", "cores": 2, "host": "b"}})"),
+                                points({{1, 100}}))
                   .ok());
   auto foreign = read_cached_cost(path, k);
   ASSERT_FALSE(foreign.ok());
@@ -157,8 +157,8 @@ TEST_F(CostCacheTest, ARefinementMovesTheCostTowardsTheRunAndIsKept) {
   EXPECT_FALSE(none->has_value());
   EXPECT_FALSE(fs::exists(path));
   // Kept: b = 4 measured live over 300 batches at 200 us; 16 profiled only.
-  const CostModel kept = points({{4, 200, 0, {}, true, 300, "2026-01-01T00:00:00.000Z"},
-                                 {16, 500}});
+  const CostModel kept =
+      points({{4, 200, 0, {}, true, 300, "2026-01-01T00:00:00.000Z"}, {16, 500}});
   ASSERT_TRUE(write_cached_cost(path, k, kept).ok());
   // A run of 100 batches of 4 at 300 us: (300 * 200 + 100 * 300) / 400 = 225.
   auto r = refine_cached_cost(path, k, points({{4, 300, 0, {}, true, 100}}), 1);
@@ -222,7 +222,8 @@ TEST_F(CostCacheTest, AStepCostIsKeptForItsKeyAlone) {
   ASSERT_TRUE(write_cached_cost(path, key, points({{1, 100}, {2, 150}})).ok());
   auto tensor = read_cached_step_cost(path, key);
   ASSERT_FALSE(tensor.ok());
-  EXPECT_NE(tensor.error().message.find("no \"step_us\""), std::string::npos) << tensor.error().message;
+  EXPECT_NE(tensor.error().message.find("no \"step_us\""), std::string::npos)
+      << tensor.error().message;
 }
 
 TEST(StepCostRefinementTest, WeightsBySteps) {
@@ -250,22 +251,21 @@ TEST(StepCostRefinementTest, WeightsBySteps) {
 
 TEST(CostRefinementTest, WeightsByBatchesCappedAndKeepsSizesMeasuredBefore) {
   // 2 and 8 measured live before; a run sees 2 alone.
-  const CostModel kept =
-      points({{2, 100, 0, {}, true, 100}, {8, 300, 0, {}, true, 50}, {32, 900}});
+  const CostModel kept = points({{2, 100, 0, {}, true, 100}, {8, 300, 0, {}, true, 50}, {32, 900}});
   const CostModel seen = points({{2, 200, 0, {}, true, 100}});
   const CostModel m = kept.calibrated(seen, 1, "T");
   EXPECT_DOUBLE_EQ(m.cost_us(2), 150);  // halfway: equal weights
   EXPECT_EQ(m.points()[0].batches, 200u);
   EXPECT_EQ(m.points()[0].measured_at, "T");
-  EXPECT_DOUBLE_EQ(m.cost_us(8), 300);   // measured live before, not seen now: kept
+  EXPECT_DOUBLE_EQ(m.cost_us(8), 300);    // measured live before, not seen now: kept
   EXPECT_DOUBLE_EQ(m.cost_us(32), 1350);  // profiled only: scaled by 2's ratio, 1.5
   EXPECT_EQ(m.live_batches(1), 250u);
   // An old weight counts kMaxPointWeight batches at most, so that the curve
   // follows the machine: 1,000 new batches against 5,000.
   const CostModel heavy = points({{2, 100, 0, {}, true, 1'000'000}});
   const CostModel moved = heavy.calibrated(points({{2, 160, 0, {}, true, 1000}}));
-  EXPECT_DOUBLE_EQ(moved.cost_us(2), (100.0 * kMaxPointWeight + 160.0 * 1000) /
-                                         (kMaxPointWeight + 1000.0));
+  EXPECT_DOUBLE_EQ(moved.cost_us(2),
+                   (100.0 * kMaxPointWeight + 160.0 * 1000) / (kMaxPointWeight + 1000.0));
   // Sizes kept from before and sizes just seen never cross: 4 seen at 350
   // above 8's 300 makes the two one pooled median.
   const CostModel crossed = kept.calibrated(points({{4, 350, 0, {}, true, 50}}));
@@ -274,8 +274,7 @@ TEST(CostRefinementTest, WeightsByBatchesCappedAndKeepsSizesMeasuredBefore) {
 }
 
 TEST(CostRefinementTest, TheOverheadIsAveragedByBatchesPerLaneCount) {
-  Expected<CostModel> kept =
-      points({{4, 200, 0, {}, true, 300}}).with_overhead({10, 20, 30});
+  Expected<CostModel> kept = points({{4, 200, 0, {}, true, 300}}).with_overhead({10, 20, 30});
   ASSERT_TRUE(kept.ok());
   Expected<CostModel> seen = points({{4, 200, 0, {}, true, 100}}).with_overhead({50, 60, 70});
   ASSERT_TRUE(seen.ok());

@@ -10,8 +10,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <map>
 #include <condition_variable>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <thread>

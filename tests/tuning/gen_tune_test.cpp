@@ -42,8 +42,8 @@ TuneSpace space(const std::string& text) {
 TEST(GenTune, SearchFindsTheKnownOptimum) {
   GenTuneSettings settings;
   settings.slo = GenSlo{40, 10, 99};
-  const GenTuneResult r = gen_search(space(default_gen_space_text()), Options{}, settings,
-                                     closed_form);
+  const GenTuneResult r =
+      gen_search(space(default_gen_space_text()), Options{}, settings, closed_form);
   ASSERT_TRUE(r.best) << r.best.error().message;
   // 64 sequences give the most goodput (40) within TTFT 40 ms (128 would
   // take 64 ms); the smallest budget has the lowest TTFT; continuous wins
@@ -64,9 +64,8 @@ TEST(GenTune, ObjectivesPickDifferently) {
   GenTuneSettings settings;
   settings.slo = GenSlo{40, 10, 99};
   settings.objective = GenObjective::kLatency;
-  const GenTuneResult r =
-      gen_search(space("max_num_seqs=1..64,max_num_batched_tokens=64|256"), Options{}, settings,
-                 closed_form);
+  const GenTuneResult r = gen_search(space("max_num_seqs=1..64,max_num_batched_tokens=64|256"),
+                                     Options{}, settings, closed_form);
   ASSERT_TRUE(r.best);
   EXPECT_EQ(r.best->options.max_num_seqs, 1u);
   EXPECT_EQ(r.best->options.max_num_batched_tokens, 64u);
@@ -206,9 +205,9 @@ TEST(GenTune, OnThePredictorContinuousWinsLongTails) {
   };
   GenTuneSettings settings;
   settings.slo = GenSlo{50, 5, 99};
-  const GenTuneResult r =
-      gen_search(space("scheduling=continuous|static,max_num_seqs=4..32,max_num_batched_tokens=256"),
-                 Options{}, settings, evaluate);
+  const GenTuneResult r = gen_search(
+      space("scheduling=continuous|static,max_num_seqs=4..32,max_num_batched_tokens=256"),
+      Options{}, settings, evaluate);
   ASSERT_TRUE(r.best) << r.best.error().message;
   EXPECT_EQ(r.best->options.scheduling, Scheduling::kContinuous);
   EXPECT_GT(r.best->goodput_rps, 15);

@@ -296,10 +296,10 @@ TEST(LanesCostTest, AnEngineOfTwoLanesPricesALoneBatchWithItsOwnCurve) {
   s.cost = m;
   const RunData one = predict_run(s);
   ASSERT_EQ(one.batches.size(), 1u);
-  EXPECT_EQ(std::chrono::duration_cast<microseconds>(one.batches[0].run_end -
-                                                     one.batches[0].run_start)
-                .count(),
-            300);
+  EXPECT_EQ(
+      std::chrono::duration_cast<microseconds>(one.batches[0].run_end - one.batches[0].run_start)
+          .count(),
+      300);
 }
 
 }  // namespace

@@ -542,13 +542,12 @@ RunData replay_on_engine(const std::vector<TimePoint>& arrivals, const Options& 
   auto clock = std::make_shared<ManualClock>(kStart);
   auto gate = std::make_shared<Gate>();
   Engine engine(
-      [gate, clock, lengths](int) { return std::make_unique<GateRunner>(gate, clock, lengths); },
-      o, clock);
+      [gate, clock, lengths](int) { return std::make_unique<GateRunner>(gate, clock, lengths); }, o,
+      clock);
   engine.set_adaptive_planner(make_adaptive_plan);  // what the predictor plans with
   if (!lengths.empty()) {
     EXPECT_TRUE(
-        engine.set_length_of([lengths](const Tensors& in) { return length_of(lengths, in); })
-            .ok());
+        engine.set_length_of([lengths](const Tensors& in) { return length_of(lengths, in); }).ok());
   }
   RunData run;
   run.start = kStart;
@@ -618,9 +617,9 @@ RunData replay_on_engine(const std::vector<TimePoint>& arrivals, const Options& 
   }
   run.batches = records.batches;
   // Batches are recorded as they end; the first cut has the lowest id.
-  const auto first_cut = std::min_element(
-      run.batches.begin(), run.batches.end(),
-      [](const BatchRecord& a, const BatchRecord& b) { return a.id < b.id; });
+  const auto first_cut =
+      std::min_element(run.batches.begin(), run.batches.end(),
+                       [](const BatchRecord& a, const BatchRecord& b) { return a.id < b.id; });
   if (first_cut != run.batches.end() && first_cut->lane != 0) {
     const uint16_t first = first_cut->lane;
     for (BatchRecord& b : run.batches) {
@@ -811,8 +810,7 @@ TEST(PredictorTest, ABatchRunsAtItsPaddedLength) {
   EXPECT_EQ(run.batches[0].run_end - run.batches[0].run_start, microseconds(2150));
   s.lengths = {16};
   const RunData at_reference = predict_run(s);
-  EXPECT_EQ(at_reference.batches[0].run_end - at_reference.batches[0].run_start,
-            microseconds(950));
+  EXPECT_EQ(at_reference.batches[0].run_end - at_reference.batches[0].run_start, microseconds(950));
 }
 
 TEST(PredictorTest, MatchesTheEngineOnAManualClockWithLengths) {

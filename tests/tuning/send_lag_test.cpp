@@ -119,7 +119,8 @@ TEST(SendLagTest, ADrawSendsWhatFallsInAStallAtItsEndAndKeepsTheOrder) {
 }
 
 TEST(SendLagTest, ItIsKeptInTheCostFileAndRefusedWhenOutOfRange) {
-  Expected<CostModel> m = test::points({{1, 100}}).with_send_lag(measure_send_lag(laid_out_run(false)));
+  Expected<CostModel> m =
+      test::points({{1, 100}}).with_send_lag(measure_send_lag(laid_out_run(false)));
   ASSERT_TRUE(m.ok()) << m.error().message;
   const std::string json = m->to_json();
   EXPECT_NE(json.find("\"send_lag\":{\"base_us_quantiles\":["), std::string::npos) << json;
@@ -127,11 +128,12 @@ TEST(SendLagTest, ItIsKeptInTheCostFileAndRefusedWhenOutOfRange) {
   ASSERT_TRUE(back.ok()) << back.error().message;
   EXPECT_EQ(back->send_lag(1), m->send_lag(1));
   EXPECT_EQ(back->to_json(), json);
-  for (const char* bad : {
-           R"({"points":[{"batch":1,"median_us":1}],"send_lag":{"base_us_quantiles":[0,1],"stalls":[{"per_s":-1}]}})",
-           R"({"points":[{"batch":1,"median_us":1}],"send_lag":{"base_us_quantiles":[2,1]}})",
-           R"({"points":[{"batch":1,"median_us":1}],"send_lag":{"stalls":[{"per_s":1,"us_quantiles":[1,2]}]}})",
-           R"({"points":[{"batch":1,"median_us":1}],"send_lag":[]})"}) {
+  for (
+      const char* bad :
+      {R"({"points":[{"batch":1,"median_us":1}],"send_lag":{"base_us_quantiles":[0,1],"stalls":[{"per_s":-1}]}})",
+       R"({"points":[{"batch":1,"median_us":1}],"send_lag":{"base_us_quantiles":[2,1]}})",
+       R"({"points":[{"batch":1,"median_us":1}],"send_lag":{"stalls":[{"per_s":1,"us_quantiles":[1,2]}]}})",
+       R"({"points":[{"batch":1,"median_us":1}],"send_lag":[]})"}) {
     auto refused = CostModel::from_profile_json(bad);
     EXPECT_FALSE(refused.ok()) << bad;
     if (!refused.ok()) EXPECT_NE(refused.error().message.find("send_lag"), std::string::npos);
@@ -174,7 +176,7 @@ TEST(OverheadBySizeTest, ABatchIsAnsweredWithItsSizesBandAndTheNearestWhereUnmea
   ASSERT_TRUE(banded.ok()) << banded.error().message;
   EXPECT_EQ(banded->overheads_us(1, 3).front(), 5);
   EXPECT_EQ(banded->overheads_us(1, 12).front(), 50);
-  EXPECT_EQ(banded->overheads_us(1, 1).front(), 5);     // nearest measured
+  EXPECT_EQ(banded->overheads_us(1, 1).front(), 5);      // nearest measured
   EXPECT_EQ(banded->overheads_us(1, 1000).front(), 50);  // held beyond
   EXPECT_EQ(m->overheads_us(1, 8).front(), 1);           // no bands: the pooled overhead
   auto back = CostModel::from_profile_json(banded->to_json());

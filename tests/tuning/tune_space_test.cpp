@@ -232,8 +232,7 @@ TEST(TuneSpace, RefusesABadPaddingOrBucketSetQuotingIt) {
       << bad.error().message;
   auto falling = TuneSpace::parse("length_buckets=64/32");
   ASSERT_FALSE(falling.ok());
-  EXPECT_NE(falling.error().message.find("'64/32'"), std::string::npos)
-      << falling.error().message;
+  EXPECT_NE(falling.error().message.find("'64/32'"), std::string::npos) << falling.error().message;
 }
 
 TEST(TuneSpace, PaddingEntriesFollowTheTrafficsLengths) {

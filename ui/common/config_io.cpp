@@ -39,8 +39,8 @@ void export_config_dialog(QWidget* parent, const ExportInput& input) {
     files = out ? *out : std::vector<ExportFile>{};
     QString text;
     for (const ExportFile& file : files)
-      text += QString("==> %1 <==\n%2\n").arg(QString::fromStdString(file.name),
-                                             QString::fromStdString(file.text));
+      text += QString("==> %1 <==\n%2\n")
+                  .arg(QString::fromStdString(file.name), QString::fromStdString(file.text));
     preview->setPlainText(out ? text : QString::fromStdString(out.error().message));
     buttons->button(QDialogButtonBox::Save)->setEnabled(out.ok());
     status->clear();

@@ -98,8 +98,8 @@ using ModelLoader = std::function<Expected<LoadedModel>(const ModelRequest&, con
 struct ModelDescriber {
   std::function<Expected<std::vector<std::pair<std::string, std::string>>>(const std::string& path)>
       arguments;
-  std::function<Expected<std::string>(const std::string& path, const std::vector<TensorSpec>& inputs,
-                                      uint32_t max_batch)>
+  std::function<Expected<std::string>(const std::string& path,
+                                      const std::vector<TensorSpec>& inputs, uint32_t max_batch)>
       write;
 };
 

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "ui/common/plot_panels.h"
 
-#include <QSet>
 #include <qcustomplot.h>
+#include <QSet>
 
 #include <cmath>
 
@@ -104,7 +104,8 @@ int place_legend_clear(QCPAxisRect* rect, QCPLegend* legend) {
         if (axis->rangeReversed() || axis->scaleType() != QCPAxis::stLinear) continue;
         axis->setRange(r.lower, r.lower + r.size() / (1.0 - share));
       }
-      best = (now & Qt::AlignRight) ? (Qt::AlignTop | Qt::AlignRight) : (Qt::AlignTop | Qt::AlignLeft);
+      best =
+          (now & Qt::AlignRight) ? (Qt::AlignTop | Qt::AlignRight) : (Qt::AlignTop | Qt::AlignLeft);
       hidden_best = 0;
     }
   }

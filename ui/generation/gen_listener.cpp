@@ -119,11 +119,12 @@ void GenListener::publish(const GenWindow& totals) {
 
 QString GenListener::routes() const {
   const QString model = QString::fromStdString(engine_.info().name);
-  QString text = QString(
-                     "POST /v1/chat/completions · POST /v1/completions (\"stream\": true for events)\n"
-                     "POST /v2/models/%1/generate[_stream]\n"
-                     "GET /metrics · %2 /v1/config")
-                     .arg(model, config_.access.remote_config ? "GET|PUT" : "GET");
+  QString text =
+      QString(
+          "POST /v1/chat/completions · POST /v1/completions (\"stream\": true for events)\n"
+          "POST /v2/models/%1/generate[_stream]\n"
+          "GET /metrics · %2 /v1/config")
+          .arg(model, config_.access.remote_config ? "GET|PUT" : "GET");
   if (!config_.access.token.empty())
     text += "\nEvery route but /health needs 'Authorization: Bearer' with the token.";
   return text;

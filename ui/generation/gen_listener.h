@@ -29,9 +29,9 @@
 #include <string>
 #include <vector>
 
+#include "api/generation_service.h"
 #include "generation/gen_engine.h"
 #include "generation/gen_metrics.h"
-#include "api/generation_service.h"
 #include "http/http_server.h"
 #include "http/service_access.h"
 

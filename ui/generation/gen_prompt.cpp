@@ -50,8 +50,9 @@ GenPromptBox::GenPromptBox(GenEngine& engine, QWidget* parent) : QWidget(parent)
   stop_ = new QPushButton("Stop");
   stop_->setEnabled(false);
   chat_ = new QCheckBox("Chat");
-  chat_->setToolTip("Send the prompt as the next user message: the conversation goes through the "
-                    "model's chat template, as POST /v1/chat/completions does");
+  chat_->setToolTip(
+      "Send the prompt as the next user message: the conversation goes through the "
+      "model's chat template, as POST /v1/chat/completions does");
   new_chat_ = new QPushButton("New chat");
   new_chat_->setEnabled(false);
   output_ = new QPlainTextEdit;

@@ -79,8 +79,8 @@ class GenPromptBox : public QWidget {
   int chunks_ = 0;
   std::vector<ChatMessage> conversation_;
   bool chat_turn_ = false;  // the generation in flight is a chat turn
-  std::string asked_;  // the user message of the reply in flight (chat)
-  std::string reply_;  // its text so far
+  std::string asked_;       // the user message of the reply in flight (chat)
+  std::string reply_;       // its text so far
 };
 
 }  // namespace batchscope

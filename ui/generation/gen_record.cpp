@@ -97,7 +97,8 @@ uint64_t GenRecordBox::stop() {
   run.start = start_;
   for (const HistoryGenRequest& q : rows_) run.requests.push_back(gen_result_of(q));
   const GenSummary s = summarize_gen(run, 0, 0);
-  writer_->finish(token_, gen_summary_json(run, s), std::chrono::duration<double>(end - start_).count());
+  writer_->finish(token_, gen_summary_json(run, s),
+                  std::chrono::duration<double>(end - start_).count());
   const uint64_t done = token_;
   token_ = 0;
   button_->setText("Record");

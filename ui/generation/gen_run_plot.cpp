@@ -74,8 +74,8 @@ Windows make_windows(const GenRun& run, double x_max) {
     w.tokens_per_s.push_back(double(tokens[i]) / len);
   }
   w.t.push_back(std::min(double(n) * w.length, x_max));
-  for (QVector<double>* v : {&w.ttft[0], &w.ttft[1], &w.ttft[2], &w.itl[0], &w.itl[1], &w.itl[2],
-                             &w.tokens_per_s})
+  for (QVector<double>* v :
+       {&w.ttft[0], &w.ttft[1], &w.ttft[2], &w.itl[0], &w.itl[1], &w.itl[2], &w.tokens_per_s})
     v->push_back(v->back());
   return w;
 }
@@ -127,9 +127,9 @@ void draw_steps(QCustomPlot& plot, const Panel& seqs, const Panel& blocks, const
   const double cap = finite_max(total), peak = finite_max(used);
   const bool show_cap = cap > 0 && peak >= cap / 4;
   QCPGraph* u = add_line(plot, blocks, t, used, pen_of(kTokensColour, 1.8),
-                         show_cap || cap <= 0 ? QStringLiteral("blocks in use")
-                                              : QStringLiteral("blocks in use (of %1)")
-                                                    .arg(count(uint64_t(cap))));
+                         show_cap || cap <= 0
+                             ? QStringLiteral("blocks in use")
+                             : QStringLiteral("blocks in use (of %1)").arg(count(uint64_t(cap))));
   u->setBrush(with_alpha(kTokensColour, 40));
   if (show_cap)
     add_line(plot, blocks, t, total, pen_of(kLimitColour, 1.2, Qt::DashLine),

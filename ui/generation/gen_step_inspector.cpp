@@ -107,9 +107,19 @@ QVariant GenStepModel::data(const QModelIndex& index, int role) const {
 
 QVariant GenStepModel::headerData(int section, Qt::Orientation o, int role) const {
   if (o != Qt::Horizontal) return {};
-  static const char* names[kColumns] = {
-      "step",    "lane",    "s ago",   "ms",      "decodes", "prefills", "prefill tok",
-      "out tok", "running", "waiting", "blocks",  "preempt",  "sequences (#id, #id:prefill)"};
+  static const char* names[kColumns] = {"step",
+                                        "lane",
+                                        "s ago",
+                                        "ms",
+                                        "decodes",
+                                        "prefills",
+                                        "prefill tok",
+                                        "out tok",
+                                        "running",
+                                        "waiting",
+                                        "blocks",
+                                        "preempt",
+                                        "sequences (#id, #id:prefill)"};
   static const char* tips[kColumns] = {
       "step number, counted per lane",
       "the engine lane (model copy) that ran it",

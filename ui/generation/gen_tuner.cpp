@@ -20,8 +20,8 @@
 #include "traffic/gen_workload.h"
 #include "tuning/tune_run.h"
 #include "ui/common/config_io.h"
-#include "ui/common/plot_panels.h"
 #include "ui/common/gui_thread.h"
+#include "ui/common/plot_panels.h"
 
 namespace batchscope {
 
@@ -494,9 +494,10 @@ QString GenTunerPanel::confirmation_text() const {
   const GenEvaluated& m = *confirm_->measured;
   const GenSlo slo = outcome_ ? outcome_->result.slo : GenSlo{};
   const QString q = QString("p%1").arg(slo.quantile);
-  return QString("Measured live over %1 requests: TTFT %2 %3 ms (predicted %4), ITL %2 %5 ms "
-                 "(predicted %6), %7 tokens/s (predicted %8), goodput %9 req/s (predicted %10); "
-                 "%11")
+  return QString(
+             "Measured live over %1 requests: TTFT %2 %3 ms (predicted %4), ITL %2 %5 ms "
+             "(predicted %6), %7 tokens/s (predicted %8), goodput %9 req/s (predicted %10); "
+             "%11")
       .arg(confirm_->requests)
       .arg(q)
       .arg(m.ttft_ms, 0, 'f', 1)

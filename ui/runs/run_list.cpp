@@ -52,8 +52,7 @@ QVariant RunListModel::data(const QModelIndex& index, int role) const {
   if (role == Qt::EditRole && column == kName) return r.name;
   if (role == Qt::TextAlignmentRole) {
     const bool text = column == kName || column == kStarted || column == kKind || column == kModel;
-    return text ? int(Qt::AlignLeft | Qt::AlignVCenter)
-                           : int(Qt::AlignRight | Qt::AlignVCenter);
+    return text ? int(Qt::AlignLeft | Qt::AlignVCenter) : int(Qt::AlignRight | Qt::AlignVCenter);
   }
   if (role == Qt::ToolTipRole) {
     const RunConfig& c = r.config;

@@ -28,7 +28,6 @@ using namespace picture;
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-
 const QColor kDepthColour(0x1a, 0x7f, 0x5a);
 const QColor kBatchMeanColour(0xc4, 0x4e, 0x00);
 // Lane colours for batch dots; distinct from the line colours above.
@@ -371,8 +370,9 @@ Status write_fan_overlay(const std::vector<FanRun>& runs, const std::string& tit
     plot.xAxis->setRange(0, x_max > 0 ? x_max : 1);
     plot.yAxis->setRange(0, y_max > 0 ? y_max * 1.15 : 1);
     plot.plotLayout()->insertRow(0);
-    plot.plotLayout()->addElement(0, 0, new QCPTextElement(&plot, QString::fromStdString(title),
-                                                           QFont("sans", 11, QFont::Bold)));
+    plot.plotLayout()->addElement(
+        0, 0,
+        new QCPTextElement(&plot, QString::fromStdString(title), QFont("sans", 11, QFont::Bold)));
     plot.legend->setVisible(true);
     plot.legend->setFont(QFont("sans", 9));
     plot.axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignLeft);

@@ -6,11 +6,11 @@
 #include <QComboBox>
 #include <QDateTime>
 #include <QDir>
-#include <QImage>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QHBoxLayout>
 #include <QHeaderView>
+#include <QImage>
 #include <QLabel>
 #include <QLineEdit>
 #include <QLocale>
@@ -24,12 +24,12 @@
 #include <cmath>
 #include <limits>
 
-#include "ui/common/number_text.h"
-#include "ui/runs/run_files.h"
 #include "runs/history_writer.h"
-#include "ui/common/picture.h"
-#include "ui/runs/run_plot.h"
 #include "ui/common/gui_thread.h"
+#include "ui/common/number_text.h"
+#include "ui/common/picture.h"
+#include "ui/runs/run_files.h"
+#include "ui/runs/run_plot.h"
 
 namespace batchscope {
 
@@ -365,8 +365,8 @@ bool RunsPanel::compare(int i, int j) {
   compare_plot_->clearGraphs();
   compared_ = {run(i).key, run(j).key};
   const auto [x_max, y_max] = draw_fan_overlay(
-      *compare_plot_, {{run(i).name.toStdString(), &run(i).summary},
-                       {run(j).name.toStdString(), &run(j).summary}});
+      *compare_plot_,
+      {{run(i).name.toStdString(), &run(i).summary}, {run(j).name.toStdString(), &run(j).summary}});
   compare_plot_->findChild<QCPItemText*>("note")->setVisible(false);
   place_legend(*compare_plot_, true);
   compare_plot_->xAxis->setTickLabels(true);
@@ -415,9 +415,8 @@ bool RunsPanel::export_run(int i, const QString& dir) {
     };
     if (!r.data) {
       post([this, name = r.name] {
-        status_->setText(QString("Exporting \"%1\": reading its records (1 of %2)")
-                             .arg(name)
-                             .arg(kExportSteps));
+        status_->setText(
+            QString("Exporting \"%1\": reading its records (1 of %2)").arg(name).arg(kExportSteps));
       });
       auto h = History::open(path, {.read_only = true});
       auto data = h ? (*h)->load(r.history_id) : Expected<RunData>(h.error());
@@ -465,10 +464,11 @@ void RunsPanel::finish_export(const RecordedRun& r, const QString& dir, const St
     connect(p, &QProcess::finished, this, [this, p, r, dir](int code, QProcess::ExitStatus how) {
       const QString said = QString::fromLocal8Bit(p->readAll()).trimmed();
       p->deleteLater();
-      end_export(r, dir,
-                 how == QProcess::NormalExit && code == 0
-                     ? Status::Ok()
-                     : Status(Error{ErrorCode::kInternal, "drawing the PNG: " + said.toStdString()}));
+      end_export(
+          r, dir,
+          how == QProcess::NormalExit && code == 0
+              ? Status::Ok()
+              : Status(Error{ErrorCode::kInternal, "drawing the PNG: " + said.toStdString()}));
     });
     connect(p, &QProcess::errorOccurred, this, [this, p, r, dir](QProcess::ProcessError e) {
       if (e != QProcess::FailedToStart) return;
@@ -486,7 +486,8 @@ void RunsPanel::finish_export(const RecordedRun& r, const QString& dir, const St
   export_thread_ = std::thread([this, r, dir, png, image = std::move(*image)] {
     const Status s = picture::save_image(image, png.toStdString(), "run plot");
     QMetaObject::invokeMethod(
-        this, [this, r, dir, s] {
+        this,
+        [this, r, dir, s] {
           if (export_thread_.joinable()) export_thread_.join();
           end_export(r, dir, s);
         },

@@ -177,7 +177,7 @@ class RunsPanel : public QWidget {
   std::unique_ptr<History> reader_;
   std::function<std::string()> context_;
   std::function<bool(const QString&)> confirm_;
-  uint64_t token_ = 0;  // the recording's, while the history is on
+  uint64_t token_ = 0;             // the recording's, while the history is on
   std::string recording_context_;  // its context, asked when it began
   // Runs recorded here while the history is on, until the history lists
   // them: a filter that hides one must not lose it.

@@ -135,8 +135,8 @@ void RunsPanel::refresh_history() {
   }
   for (const HistoryRun& h : *kept) {
     RecordedRun r;
-    r.name = QString::fromStdString(h.label.empty() ? h.kind + " " + std::to_string(h.id)
-                                                    : h.label);
+    r.name =
+        QString::fromStdString(h.label.empty() ? h.kind + " " + std::to_string(h.id) : h.label);
     // A run cut short kept no summary: make it from its records.
     auto summary = summary_of(*reader_, h);
     r.summary = summary_from_json(summary ? *summary : h.summary);
@@ -171,8 +171,8 @@ void RunsPanel::append_to_history() {
   if (d.requests.size() == appended_requests_ && d.batches.size() == appended_batches_ &&
       d.depth.size() == appended_depth_)
     return;
-  writer_->append(token_, from(d.requests, appended_requests_),
-                  from(d.batches, appended_batches_), from(d.depth, appended_depth_));
+  writer_->append(token_, from(d.requests, appended_requests_), from(d.batches, appended_batches_),
+                  from(d.depth, appended_depth_));
   appended_requests_ = d.requests.size();
   appended_batches_ = d.batches.size();
   appended_depth_ = d.depth.size();
@@ -212,8 +212,9 @@ bool RunsPanel::can_load(int i) {
   if (r.data) return true;
   if (r.kind == "generation" ||
       (r.kind == "serve" && r.config.pattern == HistoryRun::kServedGenerationPattern)) {
-    history_status_ = QString("\"%1\" is a generation run; it exports from the command "
-                              "line: batchscope runs export %2 --format csv|trace|png")
+    history_status_ = QString(
+                          "\"%1\" is a generation run; it exports from the command "
+                          "line: batchscope runs export %2 --format csv|trace|png")
                           .arg(r.name)
                           .arg(r.history_id);
     status_->setText(history_status_);
@@ -247,14 +248,14 @@ void RunsPanel::remove_selected() {
     return;
   }
   QString question = rows.size() == 1 ? QString("Remove the run \"%1\"?").arg(run(rows[0]).name)
-                                       : QString("Remove these %1 runs?").arg(rows.size());
+                                      : QString("Remove these %1 runs?").arg(rows.size());
   if (writer_) {
     question += QString("\nThey are removed from the run history (%1) too; this cannot be undone.")
                     .arg(QString::fromStdString(writer_->path()));
   }
-  const bool yes =
-      confirm_ ? confirm_(question)
-               : QMessageBox::question(this, "Remove runs", question) == QMessageBox::Yes;
+  const bool yes = confirm_
+                       ? confirm_(question)
+                       : QMessageBox::question(this, "Remove runs", question) == QMessageBox::Yes;
   if (!yes) return;
   std::sort(rows.rbegin(), rows.rend());
   for (int r : rows) remove_run(r);

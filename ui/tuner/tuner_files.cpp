@@ -49,15 +49,17 @@ void TunerPanel::update_cost_note() {
       return n.join(", ");
     }();
     const QString where =
-        model_->kept ? QString(" (kept on this machine: t(b) as %1 lane(s) ran it under load; "
-                               "a lane count the search needs and the kept cost lacks is "
-                               "calibrated first)")
+        model_->kept ? QString(
+                           " (kept on this machine: t(b) as %1 lane(s) ran it under load; "
+                           "a lane count the search needs and the kept cost lacks is "
+                           "calibrated first)")
                            .arg(kept_lanes)
         : model_->cost_key
-            ? QString(" (the profile measured when it loaded; the first run makes the kept cost "
-                      "from it and a few seconds of live traffic per lane count)")
-            : model_->synthetic ? QString(" (the synthetic formula, exact)")
-                                : QString(" (measured when it loaded)");
+            ? QString(
+                  " (the profile measured when it loaded; the first run makes the kept cost "
+                  "from it and a few seconds of live traffic per lane count)")
+        : model_->synthetic ? QString(" (the synthetic formula, exact)")
+                            : QString(" (measured when it loaded)");
     note = cost ? QString("Cost of %1: %2%3.").arg(text_of(name), text_of(cost->describe()), where)
                 : QString("Cannot tune %1: %2.").arg(text_of(name), text_of(cost.error().message));
   }

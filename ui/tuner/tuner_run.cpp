@@ -16,8 +16,8 @@
 
 #include "tuning/adaptive_planner.h"
 #include "tuning/cost_calibration.h"
-#include "ui/tuner/tune_plot.h"
 #include "ui/common/gui_thread.h"
+#include "ui/tuner/tune_plot.h"
 
 namespace batchscope {
 
@@ -154,8 +154,7 @@ Status TunerPanel::run() {
   live.stop = &stop_;  // calibrating: at the reference length, which the grid prices from
   start_worker([this, id, space = *space, base, settings, traffic, cost = *cost,
                 clock = search_clock_, calibrating, lanes, live, max_batch, missing, key,
-                kept_batch, seconds = calibration_s_,
-                lengths = run_requests_.lengths]() mutable {
+                kept_batch, seconds = calibration_s_, lengths = run_requests_.lengths]() mutable {
     std::optional<CostModel> calibrated;
     QString note;
     if (!missing.empty()) {
@@ -229,8 +228,7 @@ Status TunerPanel::run() {
                     QString("Predicted %1 of %2 configurations…").arg(done).arg(total));
     };
     TuneResult result =
-        search(space, base, settings,
-               prediction_evaluator(traffic, cost, nullptr, true, lengths));
+        search(space, base, settings, prediction_evaluator(traffic, cost, nullptr, true, lengths));
     QMetaObject::invokeMethod(
         this,
         [this, id, r = std::move(result), c = std::move(calibrated), n = note]() mutable {
@@ -262,10 +260,10 @@ void TunerPanel::search_done(uint64_t id, TuneResult result, std::optional<CostM
   phase_ = Phase::kSearching;
   if (calibrated) {
     run_cost_model_ = std::move(calibrated);
-    run_cost_text_ = run_cost_model_->describe() +
-                     (calibrate_->isChecked() ? ", calibrated under the traffic"
-                                              : ", kept on this machine") +
-                     (cost_path_.isEmpty() ? "" : " (from " + cost_path_.toStdString() + ")");
+    run_cost_text_ =
+        run_cost_model_->describe() +
+        (calibrate_->isChecked() ? ", calibrated under the traffic" : ", kept on this machine") +
+        (cost_path_.isEmpty() ? "" : " (from " + cost_path_.toStdString() + ")");
   }
   // The traffic the calibration paused runs again (a confirmation pauses it
   // once more).
@@ -319,71 +317,70 @@ void TunerPanel::start_confirming(std::vector<Evaluated> picks) {
   if (!file_cost_ && model_ && model_->cost_key && !cost_cache_dir().empty()) {
     key = model_->cost_key;
   }
-  start_worker(
-      [this, id, spec, picks = std::move(picks), n, paused, cost = *run_cost_model_, key,
-       lengths = run_requests_.lengths]() mutable {
-        std::vector<Confirmed> done;
-        // Every live run of the model here refines its kept cost.
-        auto refine_kept = [&] {
-          if (!key) return;
-          const std::string path = cost_cache_path(*key, cost_cache_dir());
-          for (const Confirmed& c : done) {
-            for (const auto& run : c.live_runs) {
-              const uint32_t lanes = c.predicted.options.num_lanes;
-              if (auto seen = CostModel::from_run(*run, 5, lanes)) {
-                (void)refine_cached_cost(path, *key, *seen, lanes);
-              }
-            }
-          }
-        };
-        // Each confirmed configuration predicted again with t(b) as the live
-        // runs ran it: how far off the first prediction was for want of it.
-        auto recalibrate = [&] {
-          if (done.empty() || stop_) return;
-          const Evaluator again =
-              prediction_evaluator(spec.traffic, calibrate(cost, done), nullptr, true, lengths);
-          std::vector<std::optional<Evaluated>> figures;
-          for (const Confirmed& c : done) {
-            figures.push_back(c.observed ? std::optional<Evaluated>(again(c.predicted.options))
-                                         : std::nullopt);
-          }
-          QMetaObject::invokeMethod(
-              this, [this, id, f = std::move(figures)]() mutable { calibrated(id, std::move(f)); },
-              Qt::QueuedConnection);
-        };
-        for (int i = 0; i < n; ++i) {
-          spec.on_run = [this, id, i, n, paused](int runs) {
-            post_progress(id, i * kRule.max_trials + runs, n * kRule.max_trials,
-                          QString("Confirming %1 of %2 live: run %3 done…%4")
-                              .arg(i + 1)
-                              .arg(n)
-                              .arg(runs)
-                              .arg(paused));
-          };
-          auto c = confirm_live(spec, picks[static_cast<size_t>(i)]);
-          Status s = c ? Status::Ok() : Status(c.error());
-          const bool out_of_time = c && !*c;
-          if (c && *c) {
-            done.push_back(**c);
-            QMetaObject::invokeMethod(
-                this, [this, id, one = **c] { confirmed_one(id, one); }, Qt::QueuedConnection);
-          } else if (out_of_time) {
-            QMetaObject::invokeMethod(
-                this,
-                [this, id] {
-                  if (id == run_id_) budget_ran_out_ = true;
-                },
-                Qt::QueuedConnection);
-          }
-          if (!s || out_of_time || i + 1 == n) {
-            if (s || out_of_time) recalibrate();
-            refine_kept();
-            QMetaObject::invokeMethod(
-                this, [this, id, s] { confirm_done(id, s); }, Qt::QueuedConnection);
-            return;
+  start_worker([this, id, spec, picks = std::move(picks), n, paused, cost = *run_cost_model_, key,
+                lengths = run_requests_.lengths]() mutable {
+    std::vector<Confirmed> done;
+    // Every live run of the model here refines its kept cost.
+    auto refine_kept = [&] {
+      if (!key) return;
+      const std::string path = cost_cache_path(*key, cost_cache_dir());
+      for (const Confirmed& c : done) {
+        for (const auto& run : c.live_runs) {
+          const uint32_t lanes = c.predicted.options.num_lanes;
+          if (auto seen = CostModel::from_run(*run, 5, lanes)) {
+            (void)refine_cached_cost(path, *key, *seen, lanes);
           }
         }
-      });
+      }
+    };
+    // Each confirmed configuration predicted again with t(b) as the live
+    // runs ran it: how far off the first prediction was for want of it.
+    auto recalibrate = [&] {
+      if (done.empty() || stop_) return;
+      const Evaluator again =
+          prediction_evaluator(spec.traffic, calibrate(cost, done), nullptr, true, lengths);
+      std::vector<std::optional<Evaluated>> figures;
+      for (const Confirmed& c : done) {
+        figures.push_back(c.observed ? std::optional<Evaluated>(again(c.predicted.options))
+                                     : std::nullopt);
+      }
+      QMetaObject::invokeMethod(
+          this, [this, id, f = std::move(figures)]() mutable { calibrated(id, std::move(f)); },
+          Qt::QueuedConnection);
+    };
+    for (int i = 0; i < n; ++i) {
+      spec.on_run = [this, id, i, n, paused](int runs) {
+        post_progress(id, i * kRule.max_trials + runs, n * kRule.max_trials,
+                      QString("Confirming %1 of %2 live: run %3 done…%4")
+                          .arg(i + 1)
+                          .arg(n)
+                          .arg(runs)
+                          .arg(paused));
+      };
+      auto c = confirm_live(spec, picks[static_cast<size_t>(i)]);
+      Status s = c ? Status::Ok() : Status(c.error());
+      const bool out_of_time = c && !*c;
+      if (c && *c) {
+        done.push_back(**c);
+        QMetaObject::invokeMethod(
+            this, [this, id, one = **c] { confirmed_one(id, one); }, Qt::QueuedConnection);
+      } else if (out_of_time) {
+        QMetaObject::invokeMethod(
+            this,
+            [this, id] {
+              if (id == run_id_) budget_ran_out_ = true;
+            },
+            Qt::QueuedConnection);
+      }
+      if (!s || out_of_time || i + 1 == n) {
+        if (s || out_of_time) recalibrate();
+        refine_kept();
+        QMetaObject::invokeMethod(
+            this, [this, id, s] { confirm_done(id, s); }, Qt::QueuedConnection);
+        return;
+      }
+    }
+  });
 }
 
 void TunerPanel::confirmed_one(uint64_t id, Confirmed c) {

@@ -32,8 +32,9 @@ BatchingPanel::BatchingPanel(Apply apply, QWidget* parent)
   auto* form = new QFormLayout(this);
   strategy_ = new QComboBox;
   strategy_->addItems({"fifo", "adaptive"});
-  strategy_->setToolTip("fifo: cut when full or when the oldest has waited max wait.\n"
-                        "adaptive: picks batch size and wait to keep p99 under the target.");
+  strategy_->setToolTip(
+      "fifo: cut when full or when the oldest has waited max wait.\n"
+      "adaptive: picks batch size and wait to keep p99 under the target.");
   form->addRow("Strategy", strategy_);
 
   batch_slider_ = new QSlider(Qt::Horizontal);
@@ -80,8 +81,9 @@ BatchingPanel::BatchingPanel(Apply apply, QWidget* parent)
       "sorted: the oldest request and the queued ones nearest its length.");
   form->addRow("Padding", padding_);
   buckets_ = new QLineEdit;
-  buckets_->setToolTip("The buckets' largest lengths, rising, at most 8 (Enter applies);\n"
-                       "a longer request has a bucket beyond the last");
+  buckets_->setToolTip(
+      "The buckets' largest lengths, rising, at most 8 (Enter applies);\n"
+      "a longer request has a bucket beyond the last");
   form->addRow("Length buckets", buckets_);
   in_force_label_ = new QLabel;
   in_force_label_->setWordWrap(true);
@@ -228,8 +230,7 @@ void BatchingPanel::set_controls(const Options& o) {
   if (!keep("lanes")) lanes_->setValue(static_cast<int>(o.num_lanes));
   if (!keep("target_p99")) target_p99_->setValue(o.target_p99_ms);
   if (!keep("padding")) padding_->setCurrentIndex(static_cast<int>(o.padding));
-  if (!keep("length_buckets"))
-    buckets_->setText(QString::fromStdString(length_buckets_text(o)));
+  if (!keep("length_buckets")) buckets_->setText(QString::fromStdString(length_buckets_text(o)));
   syncing_ = false;
 }
 

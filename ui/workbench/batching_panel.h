@@ -65,8 +65,8 @@ class BatchingPanel : public QGroupBox {
   uint32_t model_limit_ = 1024;
   Options in_force_;
   std::optional<Options> shown_;  // what the controls were last set to
-  bool syncing_ = false;  // setting controls from the engine; not a user edit
-  bool settle_ = false;   // applied: the next status settles every pending edit
+  bool syncing_ = false;          // setting controls from the engine; not a user edit
+  bool settle_ = false;           // applied: the next status settles every pending edit
   std::set<std::string> pending_;
 
   QComboBox* strategy_ = nullptr;

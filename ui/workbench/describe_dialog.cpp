@@ -57,7 +57,8 @@ DescribeDialog::DescribeDialog(QString model_path, ModelDescriber describer, QWi
                             : Expected<std::vector<std::pair<std::string, std::string>>>(
                                   invalid_argument("no describer"));
     QMetaObject::invokeMethod(
-        self, [self, args = std::move(args)] {
+        self,
+        [self, args = std::move(args)] {
           if (self) self->show_arguments(args);
         },
         Qt::QueuedConnection);
@@ -120,7 +121,8 @@ void DescribeDialog::write() {
     auto written = d.write ? d.write(path, inputs, max)
                            : Expected<std::string>(invalid_argument("no describer"));
     QMetaObject::invokeMethod(
-        self, [self, written = std::move(written)] {
+        self,
+        [self, written = std::move(written)] {
           if (self) self->show_written(written);
         },
         Qt::QueuedConnection);

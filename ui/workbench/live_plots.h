@@ -96,7 +96,7 @@ class LivePlots : public QWidget {
   bool save_png(const QString& path);
 
   QCustomPlot* plot() const { return plot_; }
-  int plotted_windows() const;  // points in the p50 line
+  int plotted_windows() const;       // points in the p50 line
   int plotted_batches() const;       // points drawn: one per size per pixel column
   uint64_t batches_in_span() const;  // batches those points stand for
   double histogram_count(uint32_t size) const;
@@ -104,8 +104,7 @@ class LivePlots : public QWidget {
  private:
   void make_panels();
   template <class Windows, class Map>
-  bool draw_windows(const Windows& windows, const Options& in_force,
-                    double span_s, Map map);
+  bool draw_windows(const Windows& windows, const Options& in_force, double span_s, Map map);
   void show_series(const PlotSeries& p, const Options& in_force, double span_s);
   void hover(const QPoint& pos, const QPoint& global);
 

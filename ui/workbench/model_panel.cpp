@@ -20,8 +20,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "ui/workbench/describe_dialog.h"
 #include "ui/common/gui_thread.h"
+#include "ui/workbench/describe_dialog.h"
 
 namespace batchscope {
 

@@ -74,9 +74,9 @@ void WorkbenchWindow::restore_settings() {
   traffic_->set_rate(s.value("traffic/rate", config_.traffic_rate).toDouble());
   traffic_->set_concurrency(s.value("traffic/concurrency", 16).toInt());
   traffic_->set_lengths(s.value("traffic/lengths").toString());
-  traffic_->set_target(static_cast<TrafficPanel::Target>(
-                           std::clamp(s.value("traffic/target", 0).toInt(), 0, 2)),
-                       s.value("traffic/url").toString());
+  traffic_->set_target(
+      static_cast<TrafficPanel::Target>(std::clamp(s.value("traffic/target", 0).toInt(), 0, 2)),
+      s.value("traffic/url").toString());
   host_->setText(s.value("server/host", "127.0.0.1").toString());
   port_->setValue(s.value("server/port", 8000).toInt());
   tuner_->restore_settings(s);

@@ -25,6 +25,7 @@
 #include "ui/common/about_box.h"
 #include "ui/common/app_resources.h"
 #include "ui/common/config_io.h"
+#include "ui/common/gui_thread.h"
 #include "ui/runs/runs_panel.h"
 #include "ui/tuner/tuner_panel.h"
 #include "ui/workbench/batch_inspector.h"
@@ -32,14 +33,13 @@
 #include "ui/workbench/describe_dialog.h"
 #include "ui/workbench/live_plots.h"
 #include "ui/workbench/traffic_panel.h"
-#include "ui/common/gui_thread.h"
 
 namespace batchscope {
 
 namespace {
 
 constexpr auto kWindow = std::chrono::milliseconds(100);  // one plotted point per window
-constexpr size_t kHistory = 3000;                          // 5 minutes of windows
+constexpr size_t kHistory = 3000;                         // 5 minutes of windows
 
 void append(RecordBatch& to, const RecordBatch& from) {
   to.requests.insert(to.requests.end(), from.requests.begin(), from.requests.end());
@@ -147,21 +147,23 @@ WorkbenchWindow::WorkbenchWindow(WorkbenchConfig config, QWidget* parent)
   auto* bottom = new QTabWidget;
   bottom->addTab(inspector_, "Batch inspector");
   bottom->addTab(runs_, "Runs");
-  tuner_ = new TunerPanel(
-      TunerHooks{.traffic = [this] { return traffic_->spec(); },
-                 .options = [this] { return engine_ ? engine_->status().options : config_.options; },
-                 .apply = [this](Options o) {  // as a preset is: cut to the model's limit
-                   o.max_batch_size = std::min(o.max_batch_size, model_.metadata.max_batch_size);
-                   return apply(o);
-                 },
-                 .pause_traffic = [this] {
-                   const bool was = traffic_->running();
-                   traffic_->stop();
-                   return was;
-                 },
-                 // a refusal shows in the traffic panel
-                 .resume_traffic = [this] { (void)traffic_->start(); },
-                 .export_config = [this](const ExportInput& in) { export_config_dialog(this, in); }});
+  tuner_ = new TunerPanel(TunerHooks{
+      .traffic = [this] { return traffic_->spec(); },
+      .options = [this] { return engine_ ? engine_->status().options : config_.options; },
+      .apply =
+          [this](Options o) {  // as a preset is: cut to the model's limit
+            o.max_batch_size = std::min(o.max_batch_size, model_.metadata.max_batch_size);
+            return apply(o);
+          },
+      .pause_traffic =
+          [this] {
+            const bool was = traffic_->running();
+            traffic_->stop();
+            return was;
+          },
+      // a refusal shows in the traffic panel
+      .resume_traffic = [this] { (void)traffic_->start(); },
+      .export_config = [this](const ExportInput& in) { export_config_dialog(this, in); }});
   bottom->addTab(tuner_, "Tuner");
   addDockWidget(Qt::BottomDockWidgetArea, dock("Batches and runs", "bottom", bottom, this));
   resizeDocks({findChild<QDockWidget*>("bottom")}, {330}, Qt::Vertical);
@@ -198,7 +200,7 @@ WorkbenchWindow::WorkbenchWindow(WorkbenchConfig config, QWidget* parent)
 
 WorkbenchWindow::~WorkbenchWindow() {
   tuner_->cancel_and_wait();  // its live runs use the model's factory
-  load_cancel_.cancel();  // a load under way stops at its next step
+  load_cancel_.cancel();      // a load under way stops at its next step
   if (load_thread_.joinable()) load_thread_.join();
   // A load that finished before it saw the cancel has posted its swap_in:
   // dropped now, with the engine it holds, rather than when QObject goes.
@@ -239,8 +241,8 @@ void WorkbenchWindow::make_menus() {
   }
   preset_menu->setToolTipsVisible(true);
   file->addAction("&Save config…", QKeySequence::Save, this, [this] {
-    const QString path = QFileDialog::getSaveFileName(this, "Save configuration",
-                                                      "batchscope.json", "JSON (*.json)");
+    const QString path = QFileDialog::getSaveFileName(this, "Save configuration", "batchscope.json",
+                                                      "JSON (*.json)");
     if (path.isEmpty()) return;
     if (Status s = save_config(path); !s)
       QMessageBox::warning(this, "Save configuration", QString::fromStdString(s.message()));
@@ -294,7 +296,8 @@ void WorkbenchWindow::load_model(ModelRequest request) {
       }
     }
     // The destructor joins this thread before it drops what was posted here.
-    QMetaObject::invokeMethod(this, [this, result] { swap_in(result); }, Qt::QueuedConnection);
+    QMetaObject::invokeMethod(
+        this, [this, result] { swap_in(result); }, Qt::QueuedConnection);
   });
 }
 
@@ -335,7 +338,7 @@ void WorkbenchWindow::swap_in(std::shared_ptr<Loaded> loaded) {
   }
   const bool had_traffic = traffic_->running() || (first_model_ && config_.start_traffic);
   const bool had_server = server_running() || (first_model_ && config_.listen_port >= 0);
-  const uint16_t port = server_running() ? server_port_
+  const uint16_t port = server_running()           ? server_port_
                         : config_.listen_port >= 0 ? static_cast<uint16_t>(config_.listen_port)
                                                    : 0;
   if (engine_) {
@@ -369,14 +372,14 @@ void WorkbenchWindow::swap_in(std::shared_ptr<Loaded> loaded) {
 }
 
 void WorkbenchWindow::update_titles() {
-  const QString name = QString::fromStdString(model_.metadata.name.empty() ? "loading…"
-                                                                           : model_.metadata.name);
+  const QString name =
+      QString::fromStdString(model_.metadata.name.empty() ? "loading…" : model_.metadata.name);
   const QString device = QString::fromStdString(model_.device);
   setWindowTitle(QString("Batchscope — %1 on %2").arg(name, device));
-  status_label_->setText(
-      QString("Model %1 · device %2 · BLAS %3 · %4")
-          .arg(name, device, QString::fromStdString(model_.blas.empty() ? "n/a" : model_.blas),
-               QString::fromStdString(model_.threads)));
+  status_label_->setText(QString("Model %1 · device %2 · BLAS %3 · %4")
+                             .arg(name, device,
+                                  QString::fromStdString(model_.blas.empty() ? "n/a" : model_.blas),
+                                  QString::fromStdString(model_.threads)));
 }
 
 Status WorkbenchWindow::no_engine() const {
@@ -412,7 +415,8 @@ ExportInput WorkbenchWindow::export_input() const {
       in.tuning.throughput_rps = w.throughput_per_s();
     }
   }
-  if (traffic_->running()) in.tuning.traffic = traffic_->pattern_text() + " -> " + traffic_->target_name();
+  if (traffic_->running())
+    in.tuning.traffic = traffic_->pattern_text() + " -> " + traffic_->target_name();
   return in;
 }
 

@@ -38,10 +38,10 @@
 #include <thread>
 #include <vector>
 
+#include "api/inference_service.h"
 #include "batching/engine.h"
 #include "batching/monitor.h"
 #include "http/http_server.h"
-#include "api/inference_service.h"
 #include "ui/common/config_io.h"
 #include "ui/common/kept_cost.h"
 #include "ui/workbench/model_panel.h"

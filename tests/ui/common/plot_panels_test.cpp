@@ -87,7 +87,8 @@ TEST(PlaceLegendClear, GoesToACornerThatHidesNoData) {
   const Qt::Alignment moved = panel->insetLayout()->insetAlignment(at);
   EXPECT_NE(moved, Qt::AlignTop | Qt::AlignLeft);
   // Top-right (the line is low there) or bottom-left (it is high there).
-  EXPECT_TRUE(moved == (Qt::AlignTop | Qt::AlignRight) || moved == (Qt::AlignBottom | Qt::AlignLeft))
+  EXPECT_TRUE(moved == (Qt::AlignTop | Qt::AlignRight) ||
+              moved == (Qt::AlignBottom | Qt::AlignLeft))
       << moved;
   plot.replot();
   EXPECT_EQ(place_legend_clear(panel, legend), 0);

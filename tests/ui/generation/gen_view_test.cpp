@@ -240,7 +240,8 @@ TEST(GenView, ARecordedRunGoesIntoTheRunHistory) {
     view.traffic()->stop();
     view.refresh();
     ASSERT_NE(view.recorder()->stop(), 0u);
-    EXPECT_TRUE(view.recorder()->status().contains("TTFT p99")) << view.recorder()->status().toStdString();
+    EXPECT_TRUE(view.recorder()->status().contains("TTFT p99"))
+        << view.recorder()->status().toStdString();
   }
   writer.flush();
   auto h = History::open(path, {.read_only = true});

@@ -11,7 +11,8 @@ namespace batchscope {
 // `n` batches of `k` requests, one every 5 ms from `first` on: batch i's
 // requests arrive 100 µs apart, it is cut 50 µs after the last and runs
 // `run_us`. Every request succeeds.
-inline RecordBatch make_records(TimePoint first, uint64_t first_id, int n, int k, int64_t run_us = 600) {
+inline RecordBatch make_records(TimePoint first, uint64_t first_id, int n, int k,
+                                int64_t run_us = 600) {
   RecordBatch out;
   for (int i = 0; i < n; ++i) {
     BatchRecord b;

@@ -14,12 +14,12 @@
 
 #include <QElapsedTimer>
 
+#include <qcustomplot.h>
 #include <QDir>
 #include <QFile>
 #include <QLabel>
 #include <QTableView>
 #include <QTemporaryDir>
-#include <qcustomplot.h>
 
 #include "runs/history.h"
 #include "runs/history_writer.h"

@@ -42,9 +42,10 @@ struct Played {
 
 ModelDescriber played(std::shared_ptr<Played> p) {
   ModelDescriber d;
-  d.arguments = [](const std::string&) -> Expected<std::vector<std::pair<std::string, std::string>>> {
+  d.arguments =
+      [](const std::string&) -> Expected<std::vector<std::pair<std::string, std::string>>> {
     return std::vector<std::pair<std::string, std::string>>{{"token_ids", "Tensor"},
-                                                           {"weights", "Tensor"}};
+                                                            {"weights", "Tensor"}};
   };
   d.write = [p](const std::string& path, const std::vector<TensorSpec>& inputs,
                 uint32_t max) -> Expected<std::string> {
@@ -53,8 +54,9 @@ ModelDescriber played(std::shared_ptr<Played> p) {
     p->inputs = inputs;
     p->max_batch = max;
     if (p->fail)
-      return invalid_argument("the forward pass on zeros (token_ids INT64 [1, 5]) failed: "
-                              "RuntimeError: index out of range in self");
+      return invalid_argument(
+          "the forward pass on zeros (token_ids INT64 [1, 5]) failed: "
+          "RuntimeError: index out of range in self");
     return path.substr(0, path.size() - 3) + ".json";
   };
   return d;
@@ -71,7 +73,8 @@ TEST(DescribeDialog, NamesEachArgumentShowsAFailedPassAndAcceptsAWrittenSidecar)
   d.shape(0)->setText("5");
   d.shape(1)->setText("5,a");
   d.write();
-  EXPECT_TRUE(d.message()->text().contains("'weights:FP32:5,a'")) << d.message()->text().toStdString();
+  EXPECT_TRUE(d.message()->text().contains("'weights:FP32:5,a'"))
+      << d.message()->text().toStdString();
   {
     std::lock_guard g(p->mu);
     EXPECT_EQ(p->writes, 0);  // nothing ran
@@ -103,12 +106,12 @@ TEST(DescribeDialog, NamesEachArgumentShowsAFailedPassAndAcceptsAWrittenSidecar)
 
 TEST(DescribeDialog, AModelThatCannotBeReadSaysWhy) {
   ModelDescriber d;
-  d.arguments = [](const std::string&) -> Expected<std::vector<std::pair<std::string, std::string>>> {
+  d.arguments =
+      [](const std::string&) -> Expected<std::vector<std::pair<std::string, std::string>>> {
     return invalid_argument("cannot load the TorchScript model /x.pt: not a zip archive");
   };
-  d.write = [](const std::string&, const std::vector<TensorSpec>&, uint32_t) -> Expected<std::string> {
-    return std::string("never");
-  };
+  d.write = [](const std::string&, const std::vector<TensorSpec>&,
+               uint32_t) -> Expected<std::string> { return std::string("never"); };
   DescribeDialog dialog("/x.pt", d);
   ASSERT_TRUE(wait_until([&] { return dialog.ready(); }));
   EXPECT_EQ(dialog.rows(), 0);

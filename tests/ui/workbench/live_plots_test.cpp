@@ -42,8 +42,7 @@ RecordBatch records() {
   for (int i = 1; i <= 10; ++i)
     rb.requests.push_back(request(kT0 + milliseconds(10), milliseconds(i)));
   for (int i = 0; i < 4; ++i)
-    rb.requests.push_back(
-        request(kT0 + milliseconds(150), microseconds(1), Outcome::kRejected));
+    rb.requests.push_back(request(kT0 + milliseconds(150), microseconds(1), Outcome::kRejected));
   rb.batches = {batch(kT0 + milliseconds(50), 4), batch(kT0 + milliseconds(60), 6),
                 batch(kT0 + milliseconds(250), 6)};
   rb.depth = {DepthSample{kT0 + milliseconds(20), 3, 7}};

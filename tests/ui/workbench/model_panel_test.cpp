@@ -261,7 +261,8 @@ TEST(ModelPanel, TheCurveSelectorShowsTheProfileOrTheKeptCostPerLaneCount) {
                                      {2, 900, 0, {}, true, 200, "2026-11-29T10:05:00.000Z"},
                                      {3, 1000, 0, {}, true, 100, "2026-11-29T10:01:00.000Z"}});
   ASSERT_TRUE(one.ok());
-  auto kept = one->with_lanes({LaneCostPoints{2, {{1, 1400, 0, {}, true, 50}, {2, 1600, 0, {}, true, 40}}}});
+  auto kept = one->with_lanes(
+      {LaneCostPoints{2, {{1, 1400, 0, {}, true, 50}, {2, 1600, 0, {}, true, 40}}}});
   ASSERT_TRUE(kept.ok());
   m.kept = *kept;
   m.kept_note.clear();
@@ -274,8 +275,9 @@ TEST(ModelPanel, TheCurveSelectorShowsTheProfileOrTheKeptCostPerLaneCount) {
   EXPECT_EQ(curve->currentIndex(), 1);
   ASSERT_EQ(panel.shown_points().size(), 3u);
   EXPECT_DOUBLE_EQ(panel.shown_points()[1].median_us, 900);
-  EXPECT_TRUE(panel.curve_note().contains("As 1 lane(s) ran it under load: 600 live batches, "
-                                          "last measured 2026-11-29T10:05:00 UTC"))
+  EXPECT_TRUE(
+      panel.curve_note().contains("As 1 lane(s) ran it under load: 600 live batches, "
+                                  "last measured 2026-11-29T10:05:00 UTC"))
       << panel.curve_note().toStdString();
   curve->setCurrentIndex(2);
   ASSERT_EQ(panel.shown_points().size(), 2u);

@@ -15,9 +15,9 @@
 #include <QSlider>
 #include <thread>
 
+#include "api/inference_service.h"
 #include "batching/synthetic_runner.h"
 #include "http/http_server.h"
-#include "api/inference_service.h"
 #include "tuning/adaptive_planner.h"
 #include "ui/workbench/batching_panel.h"
 #include "ui/workbench/traffic_panel.h"
