@@ -148,6 +148,16 @@ std::vector<batchscope::CommandHelp> command_helps() {
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   if (!args.empty() && (args[0] == "--help" || args[0] == "-h" || args[0] == "help")) {
+    // `help COMMAND` is `COMMAND --help`; an unknown one is refused by name.
+    if (args[0] == "help" && args.size() > 1) {
+      for (const Command& c : commands()) {
+        if (args[1] != c.name) continue;
+        std::fputs(c.help().c_str(), stdout);
+        return 0;
+      }
+      std::cerr << "batchscope help: unknown command '" << args[1] << "'\n\n" << kUsage;
+      return 2;
+    }
     std::fputs(kUsage, stdout);
     return 0;
   }

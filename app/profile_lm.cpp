@@ -78,7 +78,7 @@ int run_profile_lm(std::map<std::string, std::string> flags) {
     if (q.fitted_us > 0) worst = std::max(worst, std::abs(q.p50_us / q.fitted_us - 1));
   }
   std::printf(
-      "the line is within %.1f%% of every point's p50; predictions read the grid of "
+      "the line is off by up to %.1f%% from a point's p50; predictions read the grid of "
       "the %zu points, and the line beyond them\n",
       100 * worst, p->points.size());
   if (!json_path.empty() &&
