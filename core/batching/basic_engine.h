@@ -70,27 +70,6 @@ inline void make_adaptive(std::mutex& m) {
   (void)m;
 #endif
 }
-// The lock submit() takes: it tries the mutex first, so that the caller can
-// tell an admission that found it free (timed as it arrived) from one that
-// waited for it. Otherwise a MutexLock (common/mutex.h).
-class SCOPED_CAPABILITY AdmissionLock {
- public:
-  explicit AdmissionLock(Mutex& mu) ACQUIRE(mu) : lock_(mu.native(), std::try_to_lock) {
-    waited_ = !lock_.owns_lock();
-    if (waited_) lock_.lock();
-  }
-  ~AdmissionLock() RELEASE() {}
-  AdmissionLock(const AdmissionLock&) = delete;
-  AdmissionLock& operator=(const AdmissionLock&) = delete;
-
-  void unlock() RELEASE() { lock_.unlock(); }
-  // Whether the mutex was held by another thread when the lock was made.
-  bool waited() const { return waited_; }
-
- private:
-  std::unique_lock<std::mutex> lock_;
-  bool waited_ = false;
-};
 }  // namespace engine_detail
 
 template <class In, class Out>

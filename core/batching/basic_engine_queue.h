@@ -178,7 +178,7 @@ Expected<RequestId> BasicEngine<In, Out>::submit(In input, Done done, SubmitOpti
   const TimePoint arrival = clock_->now();
   if (Status v = check_input(input, arrival, done); !v) return v.error();
   const uint32_t length = length_of_ ? length_of_(input) : 0;
-  engine_detail::AdmissionLock lk(mu_);
+  MutexLock lk(mu_, MutexLock::TryFirst{});
   // Admitted as it arrived when the lock was free at once, else when it was got.
   const TimePoint admitted = lk.waited() ? clock_->now() : arrival;
   Expected<RequestId> id =
@@ -216,7 +216,7 @@ std::vector<RequestId> BasicEngine<In, Out>::submit_many(std::span<In> inputs,
   admitted.reserve(inputs.size());
   Wakes wakes;
   {
-    engine_detail::AdmissionLock lk(mu_);
+    MutexLock lk(mu_, MutexLock::TryFirst{});
     const TimePoint admitted_at = lk.waited() ? clock_->now() : arrival;
     TimePoint earliest = kNever;
     for (size_t i = 0; i < inputs.size(); ++i) {

@@ -34,7 +34,16 @@ class CAPABILITY("mutex") Mutex {
 
 class SCOPED_CAPABILITY MutexLock {
  public:
+  struct TryFirst {};
+
   explicit MutexLock(Mutex& mu) ACQUIRE(mu) : lock_(mu.native()) {}
+  // Tries the mutex first, so that waited() tells a lock that found it free
+  // from one that waited for another thread (the engine times an admission
+  // that waited from when it got the lock, not from its arrival).
+  MutexLock(Mutex& mu, TryFirst) ACQUIRE(mu)
+      : lock_(mu.native(), std::try_to_lock), waited_(!lock_.owns_lock()) {
+    if (waited_) lock_.lock();
+  }
   ~MutexLock() RELEASE() {}
 
   MutexLock(const MutexLock&) = delete;
@@ -48,8 +57,12 @@ class SCOPED_CAPABILITY MutexLock {
   // and retake the mutex inside, and hold it when they return.
   std::unique_lock<std::mutex>& unique() { return lock_; }
 
+  // Made with TryFirst: whether the mutex was held by another thread then.
+  bool waited() const { return waited_; }
+
  private:
   std::unique_lock<std::mutex> lock_;
+  bool waited_ = false;
 };
 
 }  // namespace batchscope
