@@ -407,18 +407,11 @@ int run_bench(int argc, char** argv, const std::vector<std::string>& args) {
     LoadOptions load;
     load.stop = stop;
     // Our own engine's batches go to the history with the requests.
-    RecordBatch records;
-    std::vector<BatchRecord> batches;
-    std::vector<DepthSample> depth;
+    std::optional<EngineRecords> records;
+    if (engine) records.emplace(*engine);
     if (ProgressFn keep = kept.progress()) {
       load.progress = [&, keep](RunProgress&& p) {
-        if (engine) {
-          engine->drain_records(records);
-          batches.insert(batches.end(), records.batches.begin(), records.batches.end());
-          depth.insert(depth.end(), records.depth.begin(), records.depth.end());
-          p.batches = records.batches;
-          p.depth = records.depth;
-        }
+        if (records) records->hand(p);
         keep(std::move(p));
       };
     }
@@ -427,11 +420,7 @@ int run_bench(int argc, char** argv, const std::vector<std::string>& args) {
     if (server) server->stop(1000);
     if (engine) {
       engine->stop(StopMode::kDrain);
-      engine->drain_records(records);
-      batches.insert(batches.end(), records.batches.begin(), records.batches.end());
-      depth.insert(depth.end(), records.depth.begin(), records.depth.end());
-      run.batches = std::move(batches);
-      run.depth = std::move(depth);
+      records->join(run);
     }
 #endif
   }

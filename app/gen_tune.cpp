@@ -12,6 +12,7 @@
 #include "app/cli_args.h"
 #include "app/gen_predict.h"
 #include "app/history_setup.h"
+#include "app/kept_tune.h"
 #include "app/lm_setup.h"
 #include "app/run_output.h"
 #include "app/traffic_flags.h"
@@ -21,9 +22,6 @@
 #include "tuning/gen_predictor.h"
 #include "tuning/gen_tune.h"
 #include "tuning/tune_run.h"
-#ifdef BATCHSCOPE_WITH_HISTORY
-#include "runs/history_writer.h"
-#endif
 
 namespace batchscope {
 
@@ -284,64 +282,38 @@ std::string confirmed_json(const std::vector<Confirmation>& confirmed) {
   return out + ']';
 }
 
+// Keeps the tune in the run history (app/kept_tune.h): the live runs that
+// measured the step cost before the search, then the confirmations.
 void keep_tune(const GenTuneArgs& t, const std::string& model_name, const Options& winner,
                const std::string& label, const std::string& result_json,
                const std::vector<Confirmation>& confirmed,
                const std::vector<GenCalibration>& calibration, const ArrivalSpec& traffic) {
-#ifndef BATCHSCOPE_WITH_HISTORY
-  (void)t, (void)model_name, (void)winner, (void)label, (void)result_json, (void)confirmed,
-      (void)calibration, (void)traffic;
-#else
-  auto writer = open_history_writer(t.history, "batchscope tune");
-  if (!writer) return;
-  const std::string context =
-      run_context_json(t.model.synthetic ? "" : t.model.path, t.model.device);
-  HistoryRun h;
-  h.kind = "tune";
-  h.label = label;
-  h.model = model_name;
-  h.config.pattern = traffic.describe();
-  h.config.target = "predict";
-  h.config.model = model_name;
-  h.config.options = winner;
-  h.config.duration_s = traffic.duration_s;
-  h.config.seed = traffic.seed;
-  h.context = context;
-  // The tune ran from its first live run (or, with none, it is kept now)
-  // until now.
-  const TimePoint now = SteadyClock().now();
-  TimePoint start = now;
+  RunConfig config;
+  config.pattern = traffic.describe();
+  config.target = "predict";
+  config.model = model_name;
+  config.options = winner;
+  config.duration_s = traffic.duration_s;
+  config.seed = traffic.seed;
+  TimePoint start = SteadyClock().now();
   for (const GenCalibration& c : calibration) start = std::min(start, c.run.start);
   for (const Confirmation& c : confirmed) {
     for (const GenRun& run : c.live) start = std::min(start, run.start);
   }
-  const auto tune = writer->begin(std::move(h), start);
-  writer->finish(tune, result_json, std::chrono::duration<double>(now - start).count());
-  size_t live = 0;
-  auto keep = [&](const GenRun& run, const Options& options, std::string label, double duration_s) {
-    HistoryRun r;
-    r.kind = "generation";
-    r.label = std::move(label);
-    r.model = model_name;
-    r.config.pattern = run.pattern;
-    r.config.target = "inproc";
-    r.config.model = model_name;
-    r.config.options = options;
-    r.config.duration_s = duration_s;
-    r.config.seed = run.seed;
-    r.context = context;
-    const auto child = writer->begin(std::move(r), run.start, tune);
-    std::vector<HistoryGenRequest> rows;
-    const size_t n =
-        static_cast<size_t>(std::min<uint64_t>(writer->request_cap(), run.requests.size()));
-    for (size_t k = 0; k < n; ++k) rows.push_back(history_row_of(run.requests[k]));
-    writer->append_generation(child, std::move(rows), run.steps);
-    writer->finish(child, gen_summary_json(run, summarize_gen(run, t.slo.ttft_ms, t.slo.itl_ms)),
-                   duration_s);
-    ++live;
+  KeptTune kept(t.history, label, std::move(config),
+                run_context_json(t.model.synthetic ? "" : t.model.path, t.model.device), start,
+                result_json);
+  auto keep = [&](const GenRun& run, const Options& options, std::string what, double duration_s) {
+    RunConfig c;
+    c.pattern = run.pattern;
+    c.target = "inproc";
+    c.model = model_name;
+    c.options = options;
+    c.duration_s = duration_s;
+    c.seed = run.seed;
+    kept.keep(run, std::move(c), std::move(what),
+              gen_summary_json(run, summarize_gen(run, t.slo.ttft_ms, t.slo.itl_ms)));
   };
-  // The live runs that measured the step cost before the search, then the
-  // confirmations.
   for (size_t i = 0; i < calibration.size(); ++i) {
     keep(calibration[i].run, calibration[i].options,
          "calibration, " + describe_generation(calibration[i].options) + ", run " +
@@ -356,8 +328,7 @@ void keep_tune(const GenTuneArgs& t, const std::string& model_name, const Option
            traffic.duration_s);
     }
   }
-  report_kept_tune(*writer, tune, live);
-#endif
+  kept.report();
 }
 
 }  // namespace

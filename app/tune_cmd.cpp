@@ -10,6 +10,7 @@
 #include "app/cost_setup.h"
 #include "app/gen_tune.h"
 #include "app/history_setup.h"
+#include "app/kept_tune.h"
 #include "app/lm_setup.h"
 #include "app/run_output.h"
 #include "app/traffic_flags.h"
@@ -22,9 +23,6 @@
 #include "traffic/varied_inputs.h"
 #include "tuning/tune_run.h"
 #include "tuning/tuner.h"
-#ifdef BATCHSCOPE_WITH_HISTORY
-#include "runs/history_writer.h"
-#endif
 
 namespace batchscope {
 
@@ -391,74 +389,42 @@ void recalibrate(const TuneArgs& t, const CostModel& cost, const TuneSpace& spac
   confirmed.push_back(std::move(**c));
 }
 
-// Keeps the tune in the run history: one run of kind "tune" with the result
-// (the search, its Pareto front, the confirmations' figures) as its summary
-// and the winner's options, and under it every live run each confirmation
-// took, records and all.
+// Keeps the tune in the run history (app/kept_tune.h): the calibrations'
+// live runs, then the confirmations'.
 void keep_tune(const TuneArgs& t, const std::string& model_name, const Options& winner,
                const std::string& result_json, const std::vector<Confirmed>& confirmed,
                const std::vector<std::shared_ptr<const RunData>>& calibration) {
-#ifndef BATCHSCOPE_WITH_HISTORY
-  (void)t, (void)model_name, (void)winner, (void)result_json, (void)confirmed, (void)calibration;
-#else
-  auto writer = open_history_writer(t.history, "batchscope tune");
-  if (!writer) return;
-  const std::string context =
-      run_context_json(t.model.synthetic ? "" : t.model.path, t.model.device);
-  HistoryRun h;
-  h.kind = "tune";
+  RunConfig config;
+  config.pattern = t.traffic.describe();
+  config.target = "predict";
+  config.model = model_name;
+  config.options = winner;
+  config.duration_s = t.traffic.duration_s;
+  config.seed = t.traffic.seed;
   char slo[64];
   std::snprintf(slo, sizeof slo, " within p99 %g ms, %s", t.slo_p99_ms,
                 objective_name(t.objective));
-  h.label = "tune: " + t.traffic.describe() + slo;
-  h.model = model_name;
-  h.config.pattern = t.traffic.describe();
-  h.config.target = "predict";
-  h.config.model = model_name;
-  h.config.options = winner;
-  h.config.duration_s = t.traffic.duration_s;
-  h.config.seed = t.traffic.seed;
-  h.context = context;
-  // The tune ran from its first live run (or, with none, it is kept now)
-  // until now.
-  const TimePoint now = SteadyClock().now();
-  TimePoint start = now;
+  TimePoint start = SteadyClock().now();
   for (const auto& run : calibration) start = std::min(start, run->start);
   for (const Confirmed& c : confirmed) {
     for (const auto& run : c.live_runs) start = std::min(start, run->start);
   }
-  const auto tune = writer->begin(std::move(h), start);
-  writer->finish(tune, result_json, std::chrono::duration<double>(now - start).count());
-  size_t live = 0;
-  auto keep = [&](const RunData& run, std::string label) {
-    HistoryRun r;
-    r.kind = "tune";
-    r.label = std::move(label);
-    r.model = model_name;
-    r.config = run.config;
-    r.context = context;
-    const auto child = writer->begin(std::move(r), run.start, tune);
-    writer->append(child, run.requests, run.batches, run.depth);
-    writer->finish(child, run_summary_json(run, summarize_run(run)));
-    ++live;
-  };
-  // The live runs that calibrated t(b) before the search, then the
-  // confirmations.
+  KeptTune kept(t.history, "tune: " + t.traffic.describe() + slo, std::move(config),
+                run_context_json(t.model.synthetic ? "" : t.model.path, t.model.device), start,
+                result_json);
   for (size_t i = 0; i < calibration.size(); ++i) {
     const RunData& run = *calibration[i];
-    keep(run, "calibration, " + describe_short(run.config.options) + ", run " +
-                  std::to_string(i + 1) + " of " + std::to_string(calibration.size()));
+    kept.keep(run, "calibration, " + describe_short(run.config.options) + ", run " +
+                       std::to_string(i + 1) + " of " + std::to_string(calibration.size()));
   }
-  for (size_t k = 0; k < confirmed.size(); ++k) {
-    const Confirmed& c = confirmed[k];
+  for (const Confirmed& c : confirmed) {
     for (size_t i = 0; i < c.live_runs.size(); ++i) {
-      keep(*c.live_runs[i], "confirming " + describe_short(c.predicted.options) + ", run " +
-                                std::to_string(i + 1) + " of " +
-                                std::to_string(c.live_runs.size()));
+      kept.keep(*c.live_runs[i], "confirming " + describe_short(c.predicted.options) + ", run " +
+                                     std::to_string(i + 1) + " of " +
+                                     std::to_string(c.live_runs.size()));
     }
   }
-  report_kept_tune(*writer, tune, live);
-#endif
+  kept.report();
 }
 
 }  // namespace

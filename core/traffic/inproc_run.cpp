@@ -5,6 +5,24 @@
 
 namespace batchscope {
 
+void EngineRecords::drain() {
+  engine_.drain_records(records_);
+  batches_.insert(batches_.end(), records_.batches.begin(), records_.batches.end());
+  depth_.insert(depth_.end(), records_.depth.begin(), records_.depth.end());
+}
+
+void EngineRecords::hand(RunProgress& p) {
+  drain();
+  p.batches = records_.batches;
+  p.depth = records_.depth;
+}
+
+void EngineRecords::join(RunData& run) {
+  drain();
+  run.batches = std::move(batches_);
+  run.depth = std::move(depth_);
+}
+
 Expected<RunData> run_inproc(const RunnerFactory& factory, const ModelMetadata& metadata,
                              const Options& options, AdaptivePlanner planner,
                              const ArrivalSpec& spec, const RunConfig& config,
@@ -23,26 +41,16 @@ Expected<RunData> run_inproc(const RunnerFactory& factory, const ModelMetadata& 
   load.stop = stop;
   // What the engine recorded while the run went on, handed over with the
   // requests and joined to the run at its end.
-  RecordBatch records;
-  std::vector<BatchRecord> batches;
-  std::vector<DepthSample> depth;
+  EngineRecords records(engine);
   if (progress) {
     load.progress = [&](RunProgress&& p) {
-      engine.drain_records(records);
-      batches.insert(batches.end(), records.batches.begin(), records.batches.end());
-      depth.insert(depth.end(), records.depth.begin(), records.depth.end());
-      p.batches = records.batches;
-      p.depth = records.depth;
+      records.hand(p);
       progress(std::move(p));
     };
   }
   RunData run = run_load(spec, target, config, clock, load);
   engine.stop(StopMode::kDrain);
-  engine.drain_records(records);
-  batches.insert(batches.end(), records.batches.begin(), records.batches.end());
-  depth.insert(depth.end(), records.depth.begin(), records.depth.end());
-  run.batches = std::move(batches);
-  run.depth = std::move(depth);
+  records.join(run);
   return run;
 }
 

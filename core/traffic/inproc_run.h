@@ -26,6 +26,25 @@
 
 namespace batchscope {
 
+// An engine's batch and queue-depth records gathered over a run: hand()
+// drains what is new into a progress report and keeps it; join() drains the
+// rest, after the engine stopped, and moves them all into the run.
+// Thread-safety: one thread at a time (the load's feeder, then the caller).
+class EngineRecords {
+ public:
+  explicit EngineRecords(Engine& engine) : engine_(engine) {}
+  void hand(RunProgress& p);
+  void join(RunData& run);
+
+ private:
+  void drain();
+
+  Engine& engine_;
+  RecordBatch records_;  // the last drain's
+  std::vector<BatchRecord> batches_;
+  std::vector<DepthSample> depth_;
+};
+
 // `inputs` are sent in turn; empty: 64 seeded inputs built from `metadata`
 // (seeds spec.seed, spec.seed + 1, ...). `planner` makes the adaptive
 // strategy's plans (core/tuning's make_adaptive_plan); strategy = adaptive

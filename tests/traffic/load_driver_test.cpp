@@ -1,15 +1,17 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // The load driver on a manual clock: a stalled target raises measured
 // latency instead of lowering offered load, and a closed loop keeps exactly N
-// requests in flight. Plus a short real run against the in-process engine.
+// requests in flight. Plus short real runs against the in-process engine.
 
 #include "traffic/load_driver.h"
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <thread>
 
 #include "tests/batching/test_support.h"
+#include "traffic/inproc_run.h"
 
 namespace batchscope::test {
 namespace {
@@ -199,6 +201,51 @@ TEST(LoadDriver, RunsAgainstTheInProcessEngine) {
     EXPECT_GE(r.done, r.sent);
     EXPECT_GE(r.sent, r.intended);
   }
+}
+
+// What a history keeps as a run goes: each progress report carries the
+// batches new since the last, and the run at its end holds every batch once,
+// those handed over and the rest.
+TEST(LoadDriver, EngineRecordsHandEachBatchOnceAndJoinThemAll) {
+  Engine engine(SyntheticRunner::factory({.fixed_us = 200, .per_item_us = 5}),
+                Options{.max_batch_size = 8, .max_wait_us = 500});
+  ASSERT_TRUE(engine.start().ok());
+  EngineTarget target(engine, [](uint64_t i) { return input_of(static_cast<float>(i)); });
+  ArrivalSpec spec;
+  spec.pattern = Pattern::kPoisson;
+  spec.rate = 2000;
+  spec.duration_s = 0.3;
+  spec.seed = 5;
+  SteadyClock clock;
+  EngineRecords records(engine);
+  std::vector<uint64_t> handed;
+  size_t reports = 0;
+  LoadOptions lo;
+  lo.progress_every = milliseconds(20);
+  lo.progress = [&](RunProgress&& p) {
+    records.hand(p);
+    for (const BatchRecord& b : p.batches) handed.push_back(b.id);
+    ++reports;
+  };
+  RunData run = run_load(spec, target, RunConfig{}, clock, lo);
+  engine.stop(StopMode::kDrain);
+  records.join(run);
+  ASSERT_GT(run.requests.size(), 100u);
+  EXPECT_GE(reports, 3u);
+  EXPECT_FALSE(handed.empty());
+  std::map<uint64_t, int> in_run;
+  for (const BatchRecord& b : run.batches) ++in_run[b.id];
+  for (const auto& [id, n] : in_run) EXPECT_EQ(n, 1) << "batch " << id;
+  std::map<uint64_t, int> in_reports;
+  for (uint64_t id : handed) ++in_reports[id];
+  for (const auto& [id, n] : in_reports) {
+    EXPECT_EQ(n, 1) << "batch " << id << " handed over " << n << " times";
+    EXPECT_EQ(in_run.count(id), 1u) << "batch " << id << " handed over but not in the run";
+  }
+  for (const RunRequest& r : run.requests) {
+    EXPECT_EQ(in_run.count(r.batch_id), 1u) << "request " << r.index << "'s batch";
+  }
+  EXPECT_FALSE(run.depth.empty());
 }
 
 }  // namespace
