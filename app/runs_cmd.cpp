@@ -19,6 +19,7 @@
 #include "runs/history_figures.h"
 #include "runs/history_writer.h"
 #include "runs/run_report.h"
+#include "traffic/kept_summary.h"
 #endif
 #ifdef BATCHSCOPE_WITH_QT
 #include "ui/generation/gen_run_plot.h"
@@ -122,32 +123,6 @@ std::string when(const std::string& iso, bool ms = false) {
     s.resize(ms && has_ms ? 23 : 19);
   }
   return s;
-}
-
-// A generation run's records as the GenRun its bench measured; times from
-// TimePoint{}, the run's start.
-Expected<GenRun> load_gen_run(History& h, const HistoryRun& row) {
-  auto rows = h.load_generation(row.id, TimePoint{});
-  if (!rows) return rows.error();
-  auto steps = h.load_steps(row.id, TimePoint{});
-  if (!steps) return steps.error();
-  GenRun g;
-  g.pattern = row.config.pattern;
-  g.target = row.config.target;
-  g.model = row.model;
-  g.options = describe_generation(row.config.options);
-  g.seed = row.config.seed;
-  for (const HistoryGenRequest& q : *rows) g.requests.push_back(gen_result_of(q));
-  g.steps = std::move(*steps);
-  return g;
-}
-
-// The run's summary; for one cut short (unfinished), made from its records.
-Expected<std::string> kept_summary(History& h, const HistoryRun& r) {
-  if (r.finished() || !r.generative()) return summary_of(h, r);
-  auto g = load_gen_run(h, r);
-  if (!g) return g.error();
-  return gen_summary_json(*g, summarize_gen(*g, 0, 0));
 }
 
 std::string status_of(const HistoryRun& r) {

@@ -39,6 +39,26 @@ TEST(HistoryFigures, ASummaryComesBackFromItsJson) {
               1u);
 }
 
+// A generation run's summary (gen_summary_json) keeps its figures under
+// "summary"; the list's columns read them with end-to-end as the latency.
+TEST(HistoryFigures, AGenerationSummaryGivesItsFiguresToo) {
+  const RunSummary s = summary_from_json(
+      R"({"config": {"pattern": "poisson rate=4/s"}, "summary": {"sent": 40, "ok": 38,)"
+      R"( "failed": 2, "duration_s": 10.5, "requests_per_s": 3.6,)"
+      R"( "ttft_ms": {"p50": 9, "p99": 30}, "e2e_ms": {"p50": 120, "p90": 300,)"
+      R"( "p99": 410.5, "mean": 150, "max": 420}}})");
+  EXPECT_EQ(s.sent, 40u);
+  EXPECT_EQ(s.ok, 38u);
+  EXPECT_EQ(s.errors, 2u);
+  EXPECT_DOUBLE_EQ(s.duration_s, 10.5);
+  EXPECT_DOUBLE_EQ(s.throughput_rps, 3.6);
+  EXPECT_DOUBLE_EQ(s.latency.p50_ms, 120);
+  EXPECT_DOUBLE_EQ(s.latency.p99_ms, 410.5);
+  EXPECT_DOUBLE_EQ(s.latency.max_ms, 420);
+  // A tensor run's own "sent" wins over anything else called summary.
+  EXPECT_EQ(summary_from_json(R"({"sent": 5, "summary": {"sent": 9}})").sent, 5u);
+}
+
 TEST(HistoryFigures, FiguresAndTheirDifferences) {
   HistoryRun a, b;
   a.summary =

@@ -14,6 +14,7 @@
 
 #include "runs/history_figures.h"
 #include "runs/history_writer.h"
+#include "traffic/kept_summary.h"
 #include "ui/runs/runs_panel.h"
 
 namespace batchscope {
@@ -138,7 +139,7 @@ void RunsPanel::refresh_history() {
     r.name =
         QString::fromStdString(h.label.empty() ? h.kind + " " + std::to_string(h.id) : h.label);
     // A run cut short kept no summary: make it from its records.
-    auto summary = summary_of(*reader_, h);
+    auto summary = kept_summary(*reader_, h);
     r.summary = summary_from_json(summary ? *summary : h.summary);
     r.config = h.config;
     if (!h.finished()) r.config.duration_s = r.summary.duration_s;

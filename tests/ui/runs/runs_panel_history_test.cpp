@@ -122,6 +122,53 @@ TEST_F(RunsPanelHistoryTest, ARecordingIsKeptAsItGoesAndFinishedWhenItStops) {
             run_summary_json(here, summarize_run(here, std::chrono::milliseconds(100))));
 }
 
+// A generation run the program could not finish kept its requests but no
+// summary: the panel shows the figures of what it kept, as `runs show` does.
+TEST_F(RunsPanelHistoryTest, AGenerationRunCutShortShowsTheFiguresOfWhatItKept) {
+  HistoryRun h;
+  h.kind = "generation";
+  h.label = "lm, cut short";
+  h.model = "tiny_lm";
+  h.config.pattern = "poisson rate=4/s";
+  h.config.target = "inproc";
+  h.config.model = "tiny_lm";
+  h.config.duration_s = 60;  // meant to last a minute; it ended after 2.45 s
+  h.context = context_;
+  const auto token = writer_->begin(std::move(h), now_);
+  std::vector<HistoryGenRequest> rows;
+  for (int i = 0; i < 10; ++i) {
+    HistoryGenRequest q;
+    q.intended = milliseconds(250 * i);
+    q.first = now_ + milliseconds(250 * i + 20);
+    q.finished = now_ + milliseconds(250 * i + 200);
+    q.last = q.finished;
+    q.prompt_tokens = 16;
+    q.max_tokens = 8;
+    q.output_tokens = 8;
+    q.done = true;
+    q.ok = i != 3;
+    q.outcome = q.ok ? "length" : "the runner failed";
+    q.gaps.assign(7, milliseconds(25));
+    rows.push_back(std::move(q));
+  }
+  writer_->append_generation(token, std::move(rows), {});
+  writer_->flush();
+  panel_.reset();
+  writer_.reset();
+
+  writer_ = open_writer();
+  panel_ = make_panel();
+  ASSERT_EQ(panel_->run_count(), 1);
+  const RecordedRun& r = panel_->run(0);
+  EXPECT_FALSE(r.finished);
+  EXPECT_EQ(panel_->model()->data(panel_->model()->index(0, RunListModel::kKind)).toString(),
+            "generation · unfinished");
+  EXPECT_EQ(r.summary.sent, 10u);
+  EXPECT_EQ(r.summary.ok, 9u);
+  EXPECT_NEAR(r.summary.duration_s, 2.45, 1e-6) << "until its last answer";
+  EXPECT_NEAR(r.config.duration_s, 2.45, 1e-6);
+}
+
 TEST_F(RunsPanelHistoryTest, ARestartListsTheKeptRunsNewestFirstWithTheCutShortMarked) {
   record("morning", 2);
   model_ = "resnet";
