@@ -2,13 +2,15 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Clang's thread-safety analysis holds the lock contracts.
 
-Compiles, syntax only, with clang++ -Wthread-safety -Werror=thread-safety
-(the flags every clang build of the project uses, CMakeLists.txt), each
-translation unit below as it is, which must pass, and then a scratch copy
-of core/ in which the first `MutexLock ...(mu_);` of a named function is
-deleted, so that the function touches guarded state without the lock:
-that must fail, naming the mutex. The compile flags are the build's own
-(compile_commands.json), with the compiler swapped.
+Compiles, syntax only, with clang++ -Wthread-safety -Wthread-safety-beta
+-Werror=thread-safety (the flags every clang build of the project uses,
+CMakeLists.txt), each translation unit below as it is, which must pass, and
+then a scratch copy of core/ in which the first `MutexLock ...(mu_);` of a
+named function is deleted, so that the function touches guarded state
+without the lock: that must fail, naming the mutex. Last, the batching
+engine with its two locks taken in the wrong order (mu_, then lanes_mu_,
+which is ACQUIRED_BEFORE it) must fail, naming both. The compile flags are
+the build's own (compile_commands.json), with the compiler swapped.
 
 Usage: thread_safety_test.py PROJECT_ROOT BUILD_DIR SCRATCH_DIR
 """
@@ -30,6 +32,11 @@ CASES = [
     ("core/http/http_listener.cpp", "core/http/http_listener.cpp", "void deliver("),
 ]
 LOCK = re.compile(r"^\s*MutexLock \w+\([\w>-]*mu_?\);\s*$", re.M)
+# (translation unit, file, the line that takes the later lock, the line
+# planted before it that takes the earlier one first)
+ORDER = ("core/batching/engine.cpp", "core/batching/basic_engine_lanes.h",
+         "  MutexLock lg(lanes_mu_);\n  if (threads_.size() < count)",
+         "  MutexLock early(mu_);\n")
 
 
 def fail(message):
@@ -51,7 +58,7 @@ def clang_command(entry, root, core):
             continue
         out.append(a.replace(os.path.join(root, "core"), core))
     return out + ["-Wno-unknown-warning-option", "-fsyntax-only", "-Wthread-safety",
-                  "-Werror=thread-safety"]
+                  "-Wthread-safety-beta", "-Werror=thread-safety"]
 
 
 def compile_unit(entry, root, core, unit):
@@ -93,6 +100,24 @@ def main():
             fail(f"{unit}: the analysis does not name the mutex:\n{err}")
         print(f"ok: {unit} passes; without the lock in {function}: "
               f"{err.count('requires holding')} finding(s)")
+
+    unit, planted, line, early = ORDER
+    shutil.rmtree(scratch, ignore_errors=True)
+    shutil.copytree(os.path.join(root, "core"), os.path.join(scratch, "core"))
+    path = os.path.join(scratch, planted)
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    if line not in text:
+        fail(f"{planted} no longer has the line the lock-order case plants before:\n{line}")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text.replace(line, early + line.replace("\n", "\n  early.unlock();\n", 1), 1))
+    code, err = compile_unit(commands[unit], root, os.path.join(scratch, "core"), unit)
+    if code == 0:
+        fail(f"{unit} passed with mu_ taken before lanes_mu_ in {planted}")
+    if "mutex 'lanes_mu_' must be acquired before 'mu_'" not in err:
+        fail(f"{unit}: the analysis does not name the lock order:\n{err}")
+    print(f"ok: {unit} with mu_ taken before lanes_mu_: "
+          f"{err.count('must be acquired before')} finding(s)")
 
 
 if __name__ == "__main__":
