@@ -18,6 +18,7 @@
 #include "app/traffic_flags.h"
 #include "common/text_out.h"
 #include "generation/gen_engine.h"
+#include "runs/machine_facts.h"
 #include "traffic/llm_trace.h"
 #include "tuning/gen_predictor.h"
 #include "tuning/gen_tune.h"
@@ -61,8 +62,9 @@ std::string gen_tune_help() {
          "(default 1); add lanes=1|2 to search the lanes too (each a copy of the model;\n"
          "a fit is measured live at each count the kept cost has none for).\n"
          "--json writes the result (kind \"generation\"; best with its options, predicted\n"
-         "and measured figures; the Pareto front; every confirmation's runs); batchscope\n"
-         "export --config FILE.json --model LM.pt --format vllm|tgi|trtllm reads it.\n"
+         "and measured figures; the Pareto front; every confirmation's runs; the device\n"
+         "and machine it was measured on); batchscope export --config FILE.json --model\n"
+         "LM.pt --format vllm|tgi|trtllm reads it.\n"
          "The tune is kept in the run history with each confirmation run under it.\n";
 }
 
@@ -474,7 +476,9 @@ int run_gen_tune(std::map<std::string, std::string> flags) {
   }
   if (!max_rate_json.empty()) members.emplace_back("max_rate", max_rate_json);
   if (!result.best) {
-    save_export(t.json_out, gen_tune_json(result, std::nullopt, members), "JSON result");
+    save_export(t.json_out,
+                with_measured_on(gen_tune_json(result, std::nullopt, members), t.model.device),
+                "JSON result");
     return fail(result.best.error().message, 1);
   }
   std::printf("\nbest predicted: %s\n", describe_generation(result.best->options).c_str());
@@ -550,7 +554,9 @@ int run_gen_tune(std::map<std::string, std::string> flags) {
       // No best: what export and serve read from the JSON must not be a
       // configuration that missed live.
       result.best = Error{best_live.error().code, "measured live, " + best_live.error().message};
-      save_export(t.json_out, gen_tune_json(result, std::nullopt, members), "JSON result");
+      save_export(t.json_out,
+                  with_measured_on(gen_tune_json(result, std::nullopt, members), t.model.device),
+                  "JSON result");
       return fail(result.best.error().message, 1);
     }
     for (const Confirmation& c : confirmed) {
@@ -565,7 +571,8 @@ int run_gen_tune(std::map<std::string, std::string> flags) {
                 measured->tokens_per_s, measured->goodput_rps, t.slo.quantile, measured->ttft_ms,
                 t.slo.quantile, measured->itl_ms);
   }
-  const std::string result_json = gen_tune_json(result, measured, members);
+  const std::string result_json =
+      with_measured_on(gen_tune_json(result, measured, members), t.model.device);
   int rc = save_export(t.json_out, result_json, "JSON result") ? 0 : 1;
   keep_tune(t, info.name, winner.options,
             "tune: " + traffic.describe() + " within " + t.slo.describe() + ", " +

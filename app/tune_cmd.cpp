@@ -20,6 +20,7 @@
 #endif
 #include "app/model_setup.h"
 #include "common/text_out.h"
+#include "runs/machine_facts.h"
 #include "traffic/varied_inputs.h"
 #include "tuning/tune_run.h"
 #include "tuning/tuner.h"
@@ -65,8 +66,8 @@ std::string tune_help() {
          "\"\nAdaptive configurations target the SLO. --budget-s bounds the whole search\n"
          "and confirmation (default 600). --json writes the result (best with its\n"
          "options, predicted and measured figures; the Pareto front; how many were\n"
-         "evaluated); --export writes the winner in a production server's format (see\n"
-         "batchscope export --help).\n"
+         "evaluated; the device and machine it was measured on); --export writes the\n"
+         "winner in a production server's format (see batchscope export --help).\n"
          "Pattern options: --pattern, --rate, --duration, --seed, ... as in batchscope\n"
          "bench (default poisson at 1000 req/s for 10 s).\n"
          "A model whose inputs vary in length (a text model) gets requests of lengths drawn\n"
@@ -516,7 +517,8 @@ int run_tune(const std::vector<std::string>& args) {
     extra.members.emplace_back("traffic", traffic_json);
   }
   if (!result.best) {
-    save_export(t.json_out, tune_json(result, extra), "JSON result");
+    save_export(t.json_out, with_measured_on(tune_json(result, extra), t.model.device),
+                "JSON result");
     return fail(result.best.error().message, 1);
   }
   std::printf("\nbest predicted: %s\n", describe(result.best->options).c_str());
@@ -530,7 +532,8 @@ int run_tune(const std::vector<std::string>& args) {
     for (const Evaluated& e : tune_candidates(result, t.confirm)) {
       auto c = confirm_one(t, e, deadline, *cost);
       if (!c) {
-        save_export(t.json_out, tune_json(result, extra), "JSON result");
+        save_export(t.json_out, with_measured_on(tune_json(result, extra), t.model.device),
+                    "JSON result");
         return fail("confirming " + describe_short(e.options) + ": " + c.error().message, 1);
       }
       if (!*c) {
@@ -567,7 +570,8 @@ int run_tune(const std::vector<std::string>& args) {
       // configuration that missed live.
       result.best = Error{best_live.error().code, best_live.error().message};
       extra.members.emplace_back("confirmed", confirmed_json(confirmed));
-      save_export(t.json_out, tune_json(result, extra), "JSON result");
+      save_export(t.json_out, with_measured_on(tune_json(result, extra), t.model.device),
+                  "JSON result");
       return fail(result.best.error().message, 1);
     }
     winner = confirmed[*best_live].predicted;
@@ -584,7 +588,7 @@ int run_tune(const std::vector<std::string>& args) {
 
   extra.measured = measured;
   extra.members.emplace_back("confirmed", confirmed_json(confirmed));
-  const std::string result_json = tune_json(result, extra);
+  const std::string result_json = with_measured_on(tune_json(result, extra), t.model.device);
   int rc = save_export(t.json_out, result_json, "JSON result") ? 0 : 1;
   keep_tune(t, meta->metadata.name, winner.options, result_json, confirmed, calibration);
 

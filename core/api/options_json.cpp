@@ -163,7 +163,35 @@ std::optional<TuneOutcome> tune_outcome_from_json(std::string_view json) {
     t.p99_ms = number("p99_ms");
     t.throughput_rps = number("throughput_rps");
   }
+  if (const QJsonObject on = obj.value("measured_on").toObject(); !on.isEmpty()) {
+    const std::string device = on.value("device").toString().toStdString();
+    const QByteArray machine = QJsonDocument(on.value("machine").toObject()).toJson();
+    if (!device.empty())
+      t.hardware = hardware_text(device, std::string_view(machine.data(), machine.size()));
+  }
   return t;
+}
+
+std::string hardware_text(const std::string& device, std::string_view machine_json) {
+  const QJsonObject m =
+      QJsonDocument::fromJson(
+          QByteArray(machine_json.data(), static_cast<qsizetype>(machine_json.size())))
+          .object();
+  const auto text = [&m](const char* key) { return m.value(key).toString().toStdString(); };
+  if (device.rfind("cuda", 0) == 0) {
+    std::string gpus;
+    for (const QJsonValue& g : m.value("gpus").toArray()) {
+      if (!g.isString()) continue;
+      gpus += (gpus.empty() ? "" : ", ") + g.toString().toStdString();
+    }
+    if (gpus.empty()) return device;
+    const std::string driver = text("nvidia_driver");
+    return device + " on " + gpus + (driver.empty() ? "" : ", NVIDIA driver " + driver);
+  }
+  const std::string cpu = text("cpu");
+  if (cpu.empty() || cpu == "unknown") return device;
+  const int cores = m.value("cores").toInt(0);
+  return device + ": " + cpu + (cores > 0 ? ", " + std::to_string(cores) + " cores" : "");
 }
 
 }  // namespace batchscope

@@ -42,7 +42,16 @@ struct TuneOutcome {
   // A generative tune's: at its SLO's quantile.
   int quantile = 99;
   double ttft_ms = 0, itl_ms = 0, tokens_per_s = 0;
+  // Its "measured_on" (runs/machine_facts.h) in words (hardware_text); empty
+  // where the result does not say.
+  std::string hardware;
 };
 std::optional<TuneOutcome> tune_outcome_from_json(std::string_view json);
+
+// The hardware behind `device`, in words, from machine_json()'s text: on a
+// GPU "cuda:0 on NVIDIA H200 (0000:3b:00.0), NVIDIA driver 550.54.15" (every
+// GPU the driver sees, when there are several), on the CPU "cpu: AMD EPYC
+// 7B13, 2 cores"; the device alone where the machine says nothing of it.
+std::string hardware_text(const std::string& device, std::string_view machine_json);
 
 }  // namespace batchscope

@@ -157,6 +157,7 @@ Expected<ImportResult> import_config(std::string_view text, const Options& base)
       c.ttft_ms = t->ttft_ms;
       c.itl_ms = t->itl_ms;
       c.tokens_per_s = t->tokens_per_s;
+      c.hardware = t->hardware;
     }
     return r;
   }

@@ -66,6 +66,10 @@ struct TuningContext {
   // A generative model's, at `quantile`; tokens_per_s 0: not said.
   int quantile = 99;
   double ttft_ms = 0, itl_ms = 0, tokens_per_s = 0;
+  // What the figures were measured (or predicted) on, in words:
+  // "cuda:0 on NVIDIA H200 (0000:3b:00.0), NVIDIA driver 550.54.15"
+  // (api/options_json.h's hardware_text). Empty: not said.
+  std::string hardware;
 };
 
 // A generative model as its server needs it: the context and the paged

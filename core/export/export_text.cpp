@@ -179,6 +179,10 @@ std::vector<std::string> context_paragraphs(const Checked& c) {
     p.push_back(there + "p50 " + fixed(t.p50_ms, 2) + " ms, p99 " + fixed(t.p99_ms, 2) +
                 " ms, throughput " + fixed(t.throughput_rps, 1) + " requests/s.");
   }
+  if (!t.hardware.empty()) {
+    p.push_back(std::string(t.measured ? "Measured on " : "Predicted from costs measured on ") +
+                one_line(t.hardware) + "; other hardware gives other figures.");
+  }
   return p;
 }
 

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "common/status.h"
+#include "runs/machine_facts.h"  // machine_json
 
 namespace batchscope {
 
@@ -24,12 +25,6 @@ struct FileFacts {
 
 // Reads the whole file once to hash it.
 Expected<FileFacts> file_facts(const std::string& path);
-
-// {"cpu": "Intel(R) Xeon(R) ...", "cores": 2, "host": "...", "kernel": "...",
-//  "allocator": "jemalloc"}, and where the NVIDIA driver is loaded
-//  "nvidia_driver": "550.54.15", "gpus": ["NVIDIA H200 (0000:3b:00.0)"].
-// `proc` is where /proc is (tests give another).
-std::string machine_json(const std::string& proc = "/proc");
 
 // The model file's facts (file_facts_json) and, when NAME.json stands beside
 // it, that sidecar as "metadata"; just the path when it cannot be read.

@@ -34,6 +34,9 @@ assert abs(m["tokens_per_s"] / p["tokens_per_s"] - 1) < 0.1, (p, m)
 c = d["confirmed"]
 assert len(c) == 1 and len(c[0]["runs"]) == 2, c
 assert d["pareto"] and all("figures" in q for q in d["pareto"]), d["pareto"][:1]
+# What it was measured on, for the exports' comments.
+on = d["measured_on"]
+assert on["device"] == "cpu" and on["machine"]["cores"] > 0, on
 PY
 # Lanes: at 50 req/s one copy of this model cannot keep up and two can; the
 # tune picks two and confirms them live, on two lanes. The objective leaves

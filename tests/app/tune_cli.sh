@@ -93,6 +93,8 @@ PY
 "$bin" export --config "$dir/tune.json" --format triton >"$dir/tuned.pbtxt"
 grep -q "^# Tuned under traffic: poisson rate=3000/s" "$dir/tuned.pbtxt"
 grep -q "^# Measured there: p50 " "$dir/tuned.pbtxt"
+grep -q "^# Measured on cpu: " "$dir/tuned.pbtxt" ||
+  { echo "the export does not name the hardware:"; grep "^#" "$dir/tuned.pbtxt"; exit 1; }
 grep -q "max_batch_size: $(python3 -c "import json;print(json.load(open('$dir/tune.json'))['best']['options']['max_batch_size'])")" \
   "$dir/tuned.pbtxt"
 

@@ -147,6 +147,48 @@ TEST(JsonImport, ATunesResultCarriesItsTrafficAndFigures) {
   EXPECT_TRUE(plain->tuning.traffic.empty());
 }
 
+// A tune's result says what it was measured on (tune --json's
+// "measured_on"); the exports name that hardware beside the figures.
+TEST(JsonImport, ATunesResultNamesTheHardwareItWasMeasuredOn) {
+  Options g;
+  g.max_num_seqs = 64;
+  const std::string result =
+      "{\"kind\": \"generation\", \"slo\": {\"quantile\": 99}, \"space\": \"x\", "
+      "\"best\": {\"options\": " +
+      options_to_json(g) +
+      ", \"predicted\": {\"tokens_per_s\": 9000}, \"measured\": {\"tokens_per_s\": 8500, "
+      "\"ttft_ms\": 40, \"itl_ms\": 9}}, \"measured_on\": {\"device\": \"cuda:0\", "
+      "\"machine\": {\"cpu\": \"Test CPU\", \"cores\": 16, \"nvidia_driver\": \"550.54.15\", "
+      "\"gpus\": [\"NVIDIA H200 (0000:3b:00.0)\"]}}}";
+  auto gpu = import_config(result, {});
+  ASSERT_TRUE(gpu.ok()) << gpu.error().message;
+  EXPECT_EQ(gpu->tuning.hardware, "cuda:0 on NVIDIA H200 (0000:3b:00.0), NVIDIA driver 550.54.15");
+  ExportInput in;
+  in.options = gpu->options;
+  in.device = "cuda:0";
+  in.lm = GenModelInfo{"tiny", 256, 16, 64};
+  in.tuning = gpu->tuning;
+  for (ExportFormat f : {ExportFormat::kVllm, ExportFormat::kTrtLlm}) {
+    const std::string text = joined(exported(f, in));
+    EXPECT_NE(text.find("Measured on cuda:0 on NVIDIA H200 (0000:3b:00.0), NVIDIA driver "
+                        "550.54.15; other hardware gives other figures."),
+              std::string::npos)
+        << text;
+  }
+  // On the CPU: its model and cores. Several GPUs: each of them.
+  EXPECT_EQ(hardware_text("cpu", R"({"cpu": "AMD EPYC 7B13", "cores": 2})"),
+            "cpu: AMD EPYC 7B13, 2 cores");
+  EXPECT_EQ(hardware_text("cuda:1", R"j({"gpus": ["A (0000:01:00.0)", "B (0000:02:00.0)"]})j"),
+            "cuda:1 on A (0000:01:00.0), B (0000:02:00.0)");
+  // What the machine does not say leaves the device alone; nothing said, nothing written.
+  EXPECT_EQ(hardware_text("cuda:0", "{}"), "cuda:0");
+  EXPECT_EQ(hardware_text("cpu", "not json"), "cpu");
+  auto silent =
+      import_config("{\"space\": \"x\", \"best\": {\"options\": " + options_to_json(g) + "}}", {});
+  ASSERT_TRUE(silent.ok());
+  EXPECT_TRUE(silent->tuning.hardware.empty());
+}
+
 TEST(VllmImport, ReadsWhatTheExporterWritesAndNamesWhatItLeaves) {
   const ExportInput in = fixture_input("gen_gpu");
   const auto files = export_config(ExportFormat::kVllm, in);

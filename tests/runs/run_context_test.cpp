@@ -61,6 +61,15 @@ TEST(RunContext, NamesTheNvidiaDriverAndGpusWhereLoaded) {
   EXPECT_EQ(j["nvidia_driver"], "550.54.15");
   ASSERT_TRUE(j["gpus"].is_array());
   EXPECT_EQ(j["gpus"][0], "NVIDIA H200 (0000:3b:00.0)");
+  // A tune's result says what it was measured on, as its last member.
+  const auto tuned =
+      nlohmann::json::parse(with_measured_on(R"({"best": {"options": {}}} )", "cuda:0", proc));
+  EXPECT_TRUE(tuned["best"].is_object());
+  EXPECT_EQ(tuned["measured_on"]["device"], "cuda:0");
+  EXPECT_EQ(tuned["measured_on"]["machine"]["gpus"][0], "NVIDIA H200 (0000:3b:00.0)");
+  EXPECT_EQ(nlohmann::json::parse(with_measured_on("{ }", "cpu", proc))["measured_on"]["device"],
+            "cpu");
+  EXPECT_EQ(with_measured_on("[1]", "cpu", proc), "[1]") << "not an object: left as it is";
   // Without the driver, no GPU keys at all.
   std::filesystem::remove_all(proc + "/driver");
   EXPECT_FALSE(nlohmann::json::parse(machine_json(proc)).contains("gpus"));

@@ -17,6 +17,8 @@
 #include <QVBoxLayout>
 #include <vector>
 
+#include "api/options_json.h"
+#include "runs/machine_facts.h"
 #include "traffic/gen_workload.h"
 #include "tuning/tune_run.h"
 #include "ui/common/config_io.h"
@@ -529,6 +531,7 @@ Expected<ExportInput> GenTunerPanel::export_input() const {
   in.tuning.throughput_rps = e.requests_per_s;
   in.tuning.p50_ms = e.e2e_p50_ms;
   in.tuning.p99_ms = e.e2e_ms;
+  in.tuning.hardware = hardware_text(setup_.device, machine_json());
   return in;
 }
 

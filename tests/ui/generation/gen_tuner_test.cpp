@@ -104,6 +104,10 @@ TEST(GenTuner, TunesTheTrafficOnThePredictorAppliesTheBestAndExportsIt) {
       << files->front().text;
   EXPECT_NE(files->front().text.find("Predicted there, not measured"), std::string::npos)
       << files->front().text;
+  // And the hardware the costs came from: this machine's CPU.
+  EXPECT_EQ(in->tuning.hardware.rfind("cpu: ", 0), 0u) << in->tuning.hardware;
+  EXPECT_NE(files->front().text.find("Predicted from costs measured on cpu: "), std::string::npos)
+      << files->front().text;
 }
 
 TEST(GenTuner, WithoutACostItMeasuresTheWindowsOwnSteps) {
