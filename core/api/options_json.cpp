@@ -134,6 +134,11 @@ Expected<Options> options_from_json(std::string_view json, Options o) {
   return o;
 }
 
+namespace {
+// hardware_text() on the machine object itself.
+std::string hardware_of(const std::string& device, const QJsonObject& m);
+}  // namespace
+
 std::optional<TuneOutcome> tune_outcome_from_json(std::string_view json) {
   const QJsonDocument doc =
       QJsonDocument::fromJson(QByteArray(json.data(), static_cast<qsizetype>(json.size())));
@@ -165,18 +170,21 @@ std::optional<TuneOutcome> tune_outcome_from_json(std::string_view json) {
   }
   if (const QJsonObject on = obj.value("measured_on").toObject(); !on.isEmpty()) {
     const std::string device = on.value("device").toString().toStdString();
-    const QByteArray machine = QJsonDocument(on.value("machine").toObject()).toJson();
-    if (!device.empty())
-      t.hardware = hardware_text(device, std::string_view(machine.data(), machine.size()));
+    if (!device.empty()) t.hardware = hardware_of(device, on.value("machine").toObject());
   }
   return t;
 }
 
 std::string hardware_text(const std::string& device, std::string_view machine_json) {
-  const QJsonObject m =
-      QJsonDocument::fromJson(
-          QByteArray(machine_json.data(), static_cast<qsizetype>(machine_json.size())))
-          .object();
+  return hardware_of(
+      device, QJsonDocument::fromJson(
+                  QByteArray(machine_json.data(), static_cast<qsizetype>(machine_json.size())))
+                  .object());
+}
+
+namespace {
+
+std::string hardware_of(const std::string& device, const QJsonObject& m) {
   const auto text = [&m](const char* key) { return m.value(key).toString().toStdString(); };
   if (device.rfind("cuda", 0) == 0) {
     std::string gpus;
@@ -193,5 +201,7 @@ std::string hardware_text(const std::string& device, std::string_view machine_js
   const int cores = m.value("cores").toInt(0);
   return device + ": " + cpu + (cores > 0 ? ", " + std::to_string(cores) + " cores" : "");
 }
+
+}  // namespace
 
 }  // namespace batchscope
