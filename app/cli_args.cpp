@@ -52,6 +52,36 @@ Expected<double> parse_number(const std::string& flag, const std::string& text, 
   return v;
 }
 
+FlagField whole(const char* name, double lo, double hi, int& field) {
+  return {name, [name, lo, hi, &field](const std::string& value) -> Status {
+            auto v = parse_number(name, value, lo, hi);
+            if (!v) return v.error();
+            if (*v != std::floor(*v)) {
+              return invalid_argument("--" + std::string(name) + " must be a whole number, got '" +
+                                      value + "'");
+            }
+            field = static_cast<int>(*v);
+            return Status::Ok();
+          }};
+}
+
+Status take_fields(std::map<std::string, std::string>& flags,
+                   std::initializer_list<FlagField> fields) {
+  for (const FlagField& f : fields) {
+    auto it = flags.find(f.name);
+    if (it == flags.end()) continue;
+    if (Status s = f.read(it->second); !s) return s;
+    flags.erase(it);
+  }
+  return Status::Ok();
+}
+
+Status no_flags_left(const std::map<std::string, std::string>& flags, const std::string& command) {
+  if (flags.empty()) return Status::Ok();
+  return invalid_argument("unknown option --" + flags.begin()->first + " (see batchscope " +
+                          command + " --help)");
+}
+
 Expected<size_t> parse_max_connections(const std::string& text) {
   rlimit l{};
   const double most = getrlimit(RLIMIT_NOFILE, &l) == 0 && l.rlim_cur != RLIM_INFINITY
@@ -145,31 +175,6 @@ Expected<Options> take_options(std::map<std::string, std::string>& flags, Option
   }
   if (Status s = o.validate(); !s) return s.error();
   return o;
-}
-
-Expected<SyntheticCost> parse_synthetic(const std::string& text) {
-  std::vector<std::string> parts;
-  size_t from = 0;
-  for (size_t comma; (comma = text.find(',', from)) != std::string::npos; from = comma + 1) {
-    parts.push_back(text.substr(from, comma - from));
-  }
-  parts.push_back(text.substr(from));
-  if (parts.size() < 2 || parts.size() > 3) {
-    return invalid_argument(
-        "--synthetic: expected A_US,C_US or A_US,C_US,L_US (for example 500,20), got '" + text +
-        "'");
-  }
-  double v[3] = {0, 0, 0};
-  for (size_t i = 0; i < parts.size(); ++i) {
-    auto x = parse_number("synthetic", parts[i], 0, 1e7);
-    if (!x) return x.error();
-    v[i] = *x;
-  }
-  SyntheticCost cost;
-  cost.fixed_us = v[0];
-  cost.per_item_us = v[1];
-  cost.log_us = v[2];
-  return cost;
 }
 
 std::string options_help() {

@@ -1,15 +1,18 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#pragma once
-// Command-line flags shared by the subcommands: `--name value` pairs, and the
-// serving options every subcommand that runs the engine accepts.
+// Command-line flags shared by the subcommands: `--name value` pairs, numbers
+// in a range, and the serving options every subcommand that runs an engine
+// accepts.
 // Thread-safety: plain values.
 
+#pragma once
+
+#include <functional>
+#include <initializer_list>
 #include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "batching/synthetic_runner.h"
 #include "common/options.h"
 #include "common/status.h"
 
@@ -25,9 +28,6 @@ Expected<std::map<std::string, std::string>> parse_flags(
 // them from `flags`, and validates the result.
 Expected<Options> take_options(std::map<std::string, std::string>& flags, Options base = {});
 
-// "--synthetic A_US,C_US[,L_US]" -> the synthetic runner's cost a + c*b + l*ln(b+1).
-Expected<SyntheticCost> parse_synthetic(const std::string& text);
-
 Expected<double> parse_number(const std::string& flag, const std::string& text, double lo,
                               double hi);
 // parse_number() into `field`, converted to its type; the error otherwise
@@ -40,6 +40,40 @@ Status read_number(const std::string& flag, const std::string& text, double lo, 
   field = static_cast<T>(*v);
   return {};
 }
+
+// A flag read into a field as it is given: text, a number in [lo, hi]
+// converted to the field's type, or a switch (a field set true).
+struct FlagField {
+  const char* name;
+  std::function<Status(const std::string& value)> read;
+};
+inline FlagField text(const char* name, std::string& field) {
+  return {name, [&field](const std::string& v) {
+            field = v;
+            return Status::Ok();
+          }};
+}
+template <class T>
+FlagField number(const char* name, double lo, double hi, T& field) {
+  return {name, [name, lo, hi, &field](const std::string& v) {
+            return read_number(name, v, lo, hi, field);
+          }};
+}
+// A whole number in [lo, hi]; a fraction is refused by name.
+FlagField whole(const char* name, double lo, double hi, int& field);
+inline FlagField on(const char* name, bool& field) {
+  return {name, [&field](const std::string&) {
+            field = true;
+            return Status::Ok();
+          }};
+}
+// Reads each of `fields` that `flags` holds and removes it; the first bad
+// value's error.
+Status take_fields(std::map<std::string, std::string>& flags,
+                   std::initializer_list<FlagField> fields);
+// An error naming the first flag left in `flags` as unknown to `command`
+// (see batchscope COMMAND --help); ok when none is left.
+Status no_flags_left(const std::map<std::string, std::string>& flags, const std::string& command);
 
 // --max-connections N: 1 up to the process's descriptor limit (RLIMIT_NOFILE),
 // which the message names when N is above it.

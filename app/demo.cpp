@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "app/demo.h"
+#include "app/commands.h"
 
 #include <atomic>
 #include <csignal>
@@ -11,6 +11,7 @@
 #include "app/cli_args.h"
 #include "batching/engine.h"
 #include "batching/synthetic_runner.h"
+#include "model/local_model.h"
 #include "runs/metrics.h"
 #include "tuning/adaptive_planner.h"
 
@@ -38,28 +39,19 @@ Expected<DemoConfig> parse(const std::vector<std::string>& args) {
   auto opts = cli::take_options(*flags);
   if (!opts) return opts.error();
   c.options = *opts;
-  for (auto& [name, value] : *flags) {
-    if (name == "seconds") {
-      auto v = cli::parse_number(name, value, 0, 86400);
-      if (!v) return v.error();
-      c.seconds = *v;
-    } else if (name == "rate") {
-      auto v = cli::parse_number(name, value, 1, 1e7);
-      if (!v) return v.error();
-      c.rate = *v;
-    } else if (name == "synthetic") {
-      auto v = cli::parse_synthetic(value);
-      if (!v) return v.error();
-      c.cost = *v;
-    } else if (name == "seed") {
-      auto v = cli::parse_number(name, value, 0, 1e18);
-      if (!v) return v.error();
-      c.seed = static_cast<uint64_t>(*v);
-    } else if (name == "no-retune") {
-      c.retune = false;
-    } else {
-      return invalid_argument("unknown option --" + name + " (see batchscope demo --help)");
-    }
+  std::string synthetic;
+  if (Status s = cli::take_fields(
+          *flags, {cli::number("seconds", 0, 86400, c.seconds), cli::number("rate", 1, 1e7, c.rate),
+                   cli::text("synthetic", synthetic), cli::number("seed", 0, 1e18, c.seed)});
+      !s) {
+    return s.error();
+  }
+  if (flags->erase("no-retune")) c.retune = false;
+  if (Status s = cli::no_flags_left(*flags, "demo"); !s) return s.error();
+  if (!synthetic.empty()) {
+    auto v = parse_synthetic(synthetic);
+    if (!v) return v.error();
+    c.cost = *v;
   }
   return c;
 }

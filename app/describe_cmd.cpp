@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "app/describe_cmd.h"
+#include "app/commands.h"
 
 #include <unistd.h>
 
@@ -7,7 +7,7 @@
 #include <iostream>
 
 #include "app/cli_args.h"
-#include "app/install_paths.h"
+#include "model/model_paths.h"
 #include "torch/describe.h"
 #include "torch/metadata_json.h"
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "app/export_cmd.h"
+#include "app/commands.h"
 
 #include <filesystem>
 #include <fstream>
@@ -7,8 +7,7 @@
 #include <sstream>
 
 #include "app/cli_args.h"
-#include "app/lm_setup.h"
-#include "app/model_setup.h"
+#include "app/model_flags.h"
 #include "export/export_config.h"
 
 namespace batchscope {
@@ -171,9 +170,10 @@ int run_export(const std::vector<std::string>& args) {
     auto lm_choice = take_lm_flags(*flags, "");
     if (!lm_choice) return fail(cmd, lm_choice.error().message);
     in.device = device_given ? lm_choice->device : config_device.value_or("cpu");
-    auto m = lm_info(*lm_choice);
-    if (!m) return fail(cmd, m.error().message);
-    in.lm = GenModelInfo{m->name, m->context_length, m->block_size, m->num_blocks};
+    auto model = LocalModel::open(*lm_choice);
+    if (!model) return fail(cmd, model.error().message);
+    const LmInfo& m = model->lm_info();
+    in.lm = GenModelInfo{m.name, m.context_length, m.block_size, m.num_blocks};
     if (!is_generative(*format) && *format != ExportFormat::kJson) {
       return fail(cmd, std::string("--format ") + export_format_name(*format) +
                            " is for a tensor model; a generative model exports as vllm, tgi, "
@@ -185,9 +185,9 @@ int run_export(const std::vector<std::string>& args) {
   if (!in.lm) in.device = device_given ? choice->device : config_device.value_or("cpu");
   if (!in.lm && (!choice->path.empty() || choice->synthetic)) {
     choice->device = in.device;
-    auto model = make_model(*choice, in.options, /*load=*/false);
+    auto model = LocalModel::open(*choice);
     if (!model) return fail(cmd, model.error().message);
-    in.model = model->metadata;
+    in.model = model->metadata();
   }
 
   if (auto v = take("batch-sizes")) {

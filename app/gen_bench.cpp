@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "app/gen_bench.h"
+#include "app/commands.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -9,25 +9,19 @@
 #include <memory>
 #include <sstream>
 
-#include "app/build_info.h"
 #include "app/cli_args.h"
-#include "app/gen_predict.h"
-#include "app/history_setup.h"
-#include "app/kept_run.h"
-#include "app/lm_setup.h"
+#include "app/model_flags.h"
 #include "app/run_output.h"
 #include "app/stop_signal.h"
 #include "app/traffic_flags.h"
-#include "traffic/gen_load.h"
-#include "traffic/llm_trace.h"
-#include "tuning/gen_predictor.h"
-#include "tuning/step_cost.h"
+#include "common/build_info.h"
+#include "model/lm_bench.h"
 #ifdef BATCHSCOPE_WITH_QT
 // Qt: the HTTP targets and the plot.
 #include <QApplication>
 
-#include "api/generation_service.h"
-#include "app/gen_http_target.h"
+#include "api/gen_http_target.h"
+#include "api/self_http.h"
 #include "ui/generation/gen_run_plot.h"
 #endif
 
@@ -74,75 +68,96 @@ int fail(const std::string& message, int code = 2) {
   return code;
 }
 
+#ifdef BATCHSCOPE_WITH_QT
+// OpenAI's routes over HTTP: this process's listener (self-http) or a URL's server.
+class OpenAiTargets final : public LmHttpFront {
+ public:
+  OpenAiTargets(Url url, std::string api, std::string served, std::string device, int connections)
+      : url_(std::move(url)),
+        api_(std::move(api)),
+        served_(std::move(served)),
+        device_(std::move(device)),
+        connections_(connections) {}
+  Expected<GenTarget*> open(GenEngine* engine, GenRun& run) override {
+    const std::string target = run.target;
+    if (engine) {
+      auto listening =
+          SelfHttp::serve(*engine, GenServiceInfo{engine->info(), device_, build_version()});
+      if (!listening) return listening.error();
+      self_ = std::move(*listening);
+      url_ = self_->url();
+      if (served_.empty()) served_ = run.model;
+    }
+    const OpenAiApi api = settle_api_url(url_, api_);
+    if (served_.empty()) served_ = served_model(url_);
+    std::printf("  POST %s (%s)%s%s\n", url_.path.c_str(), openai_api_name(api),
+                served_.empty() ? "" : ", model ", served_.c_str());
+    if (api == OpenAiApi::kChat) run.target = target + " (chat)";
+    if (!engine && !served_.empty()) run.model = served_;
+    target_ = std::make_unique<GenHttpTarget>(url_, api, served_, connections_);
+    if (Status s = target_->start(); !s) return s.error();
+    return target_.get();
+  }
+  void close() override {
+    if (target_) target_->stop();
+    if (self_) self_->stop();
+  }
+
+ private:
+  Url url_;
+  std::string api_, served_, device_;
+  int connections_;
+  std::unique_ptr<SelfHttp> self_;
+  std::unique_ptr<GenHttpTarget> target_;
+};
+#endif
+
 }  // namespace
 
 int run_gen_bench(int argc, char** argv, std::map<std::string, std::string> flags) {
+  LmBenchRequest r;
   auto history = take_history_flags(flags);
   if (!history) return fail(history.error().message);
+  r.history = *history;
   auto options = cli::take_options(flags);
   if (!options) return fail(options.error().message);
+  r.options = *options;
   auto choice = take_lm_flags(flags, "models/tiny_lm.pt");
   if (!choice) return fail(choice.error().message);
-  ArrivalSpec spec;
+  r.model = *choice;
+  ArrivalSpec& spec = r.traffic;
   spec.pattern = Pattern::kPoisson;
   spec.rate = 20;
   spec.duration_s = 10;
-  GenLengthFlags lengths;
+  GenWorkloadSpec& lengths = r.lengths;
   trace_sets_pattern(flags, spec);
-  std::string api_flag, served;
-  std::string target = "inproc", json_out, csv_prefix, trace_out, plot_out, cost_out;
-  GenCostChoice cost_choice;
+  std::string api_flag, served, json_out, csv_prefix, trace_out, plot_out, cost_out;
+  const std::string& target = r.target;
+  CostChoice cost_choice;
   std::string token = std::getenv("BATCHSCOPE_TOKEN") ? std::getenv("BATCHSCOPE_TOKEN") : "";
   double slo_ttft = 0, slo_itl = 0;
   int connections = 256;
+  if (Status s = cli::take_fields(
+          flags,
+          {cli::number("slo-ttft-ms", 0, 1e9, slo_ttft), cli::number("slo-itl-ms", 0, 1e9, slo_itl),
+           cli::number("connections", 1, 4096, connections), cli::text("target", r.target),
+           cli::text("api", api_flag), cli::text("served-model", served), cli::text("token", token),
+           cli::text("json", json_out), cli::text("csv", csv_prefix),
+           cli::text("trace-out", trace_out), cli::text("plot", plot_out),
+           cli::text("cost-out", cost_out)});
+      !s) {
+    return fail(s.message());
+  }
+#ifdef BATCHSCOPE_WITH_QT
+  if (!api_flag.empty()) {
+    if (auto a = parse_openai_api(api_flag); !a) return fail(a.error().message);
+  }
+#endif
   for (auto& [name, value] : flags) {
     Status bad;
-    if (take_gen_length_flag(name, value, lengths, spec, bad) ||
-        take_arrival_flag(name, value, spec, bad)) {
-    } else if (name == "slo-ttft-ms" || name == "slo-itl-ms") {
-      auto v = cli::parse_number(name, value, 0, 1e9);
-      if (!v)
-        bad = v.error();
-      else
-        (name == "slo-ttft-ms" ? slo_ttft : slo_itl) = *v;
-    } else if (name == "connections") {
-      auto v = cli::parse_number(name, value, 1, 4096);
-      if (!v)
-        bad = v.error();
-      else
-        connections = static_cast<int>(*v);
-    } else if (name == "target") {
-      target = value;
-    } else if (name == "api") {
-      api_flag = value;
-#ifdef BATCHSCOPE_WITH_QT
-      if (auto a = parse_openai_api(value); !a) bad = a.error();
-#endif
-    } else if (name == "served-model") {
-      served = value;
-    } else if (name == "token") {
-      token = value;
-    } else if (name == "json") {
-      json_out = value;
-    } else if (name == "csv") {
-      csv_prefix = value;
-    } else if (name == "trace-out") {
-      trace_out = value;
-    } else if (name == "plot") {
-      plot_out = value;
-    } else if (name == "cost-out") {
-      cost_out = value;
-    } else if (name == "cost") {
-      cost_choice.file = value;
-    } else if (name == "recalibrate") {
-      cost_choice.recalibrate = true;
-    } else if (name == "calibration-seconds") {
-      auto v = cli::parse_number(name, value, 0.5, 600);
-      if (!v)
-        bad = v.error();
-      else
-        cost_choice.calibration_s = *v;
-    } else {
+    if (!take_gen_length_flag(name, value, lengths, spec, bad) &&
+        !take_arrival_flag(name, value, spec, bad) &&
+        !take_cost_flag(name, value, cost_choice, bad)) {
       bad = invalid_argument("unknown option --" + name +
                              " for a generative model (see batchscope bench --help)");
     }
@@ -154,18 +169,16 @@ int run_gen_bench(int argc, char** argv, std::map<std::string, std::string> flag
   if (!cost_file.empty() && target != "predict") {
     return fail("--cost " + cost_file + " prices a prediction; add --target predict");
   }
-  if (!cost_file.empty() && choice->synthetic) {
+  if (!cost_file.empty() && choice->synthetic_lm) {
     return fail("--cost " + cost_file + ": --synthetic-lm S,T is its own step cost");
   }
+  const char* http_only =
+      "--target inproc calls the engine directly (use --target self-http or a URL)";
   if (!api_flag.empty() && target == "inproc") {
-    return fail("--api " + api_flag +
-                " picks the HTTP route; --target inproc calls the engine "
-                "directly (use --target self-http or a URL)");
+    return fail("--api " + api_flag + " picks the HTTP route; " + http_only);
   }
   if (!served.empty() && target == "inproc") {
-    return fail("--served-model " + served +
-                " names the model asked for over HTTP; --target "
-                "inproc calls the engine directly (use --target self-http or a URL)");
+    return fail("--served-model " + served + " names the model asked for over HTTP; " + http_only);
   }
   if (target == "predict") {
     if (!plot_out.empty() || !cost_out.empty()) {
@@ -184,33 +197,21 @@ int run_gen_bench(int argc, char** argv, std::map<std::string, std::string> flag
 #ifndef BATCHSCOPE_WITH_QT
   if (Status s = qt_free_check(target, plot_out, ""); !s) return fail(s.message());
   (void)argc, (void)argv, (void)connections, (void)served;
-#endif
-
-  const bool remote = target != "inproc" && target != "self-http";
-  std::unique_ptr<GenEngine> engine;
-  std::string model_name = "remote";
-  if (!remote) {
-    choice->lanes = static_cast<int>(options->num_lanes);
-    auto lm = make_lm(*choice);
-    if (!lm) return fail(lm.error().message, 1);
-    model_name = lm->runner->info().name;
-    engine =
-        std::make_unique<GenEngine>(std::move(lm->runner), *options, nullptr, lm_factory(*choice));
-    if (Status s = engine->start(); !s) return fail(s.message(), 1);
-    const auto context = static_cast<uint32_t>(std::max(2, engine->info().context_length));
-    if (const ContextFit fit = fit_to_context(lengths.replay, context); fit.any()) {
-      std::printf("  trace: %s\n", fit.describe(context).c_str());
-    }
+  LmHttpFront* http = nullptr;
+#else
+  Url url;
+  if (target != "inproc" && target != "self-http") {
+    auto u = parse_url(target);
+    if (!u) return fail("--target: " + u.error().message + "; use inproc, self-http or a URL");
+    url = *u;
+    url.bearer_token = token;
   }
-  GenWorkload workload = lengths.workload(spec.seed);
-  SteadyClock clock;
-  GenRun run;
-  run.pattern = spec.describe();
-  run.workload = lengths.describe();
-  run.target = target;
-  run.model = model_name;
-  run.options = remote ? "the remote server's own" : describe_generation(*options);
-  run.seed = spec.seed;
+  OpenAiTargets front(url, api_flag, served, choice->device, connections);
+  LmHttpFront* http = &front;
+#endif
+  const Say say = terminal_say();
+  auto bench = LmBench::open(r, say);
+  if (!bench) return fail(bench.error().message, 1);
 #ifdef BATCHSCOPE_WITH_QT
   // Qt is needed for the listener (self-http) and for drawing the plot; one
   // application object serves both.
@@ -222,85 +223,11 @@ int run_gen_bench(int argc, char** argv, std::map<std::string, std::string> flag
     app = std::make_unique<QCoreApplication>(argc, argv);
   }
 #endif
-  std::printf("Batchscope bench: %s -> %s\n", run.pattern.c_str(), target.c_str());
-  std::fflush(stdout);
-  // The run is kept as it goes (app/kept_run.h): its requests, and our own
-  // engine's steps, every half second. SIGINT or SIGTERM ends it early, and
-  // it is kept.
-  HistoryWriterPtr writer = open_history_writer(*history, "batchscope bench");
-  RunConfig config;
-  config.pattern = run.pattern;
-  config.target = run.target;
-  config.model = run.model;
-  config.options = *options;
-  config.seed = run.seed;
-  config.duration_s = spec.duration_s;
-  KeptRun kept(writer.get(), "generation", run.pattern + " -> " + run.target, config,
-               run_context_json(choice->synthetic ? "" : choice->path, choice->device));
+  // SIGINT or SIGTERM ends it early, and it is kept.
   StopOnSignal stop_signal;
-  GenLoadOptions load;
-  load.stop = stop_signal.flag();
-  std::vector<StepRecord> steps_so_far;  // what the progress drained from the engine
-  std::vector<GenRecord> drained;
-  load.progress = kept.gen_progress([&]() -> std::vector<StepRecord> {
-    if (!engine) return {};
-    std::vector<StepRecord> steps;
-    engine->drain(drained, steps);
-    steps_so_far.insert(steps_so_far.end(), steps.begin(), steps.end());
-    return steps;
-  });
-  GenRun measured;
-  if (target == "inproc") {
-    GenEngineTarget t(*engine);
-    measured = run_gen_load(spec, workload, t, clock, load);
-  } else {
-#ifdef BATCHSCOPE_WITH_QT
-    std::unique_ptr<GenerationService> service;
-    std::unique_ptr<HttpServer> server;
-    Url url;
-    if (target == "self-http") {
-      service = std::make_unique<GenerationService>(
-          *engine, GenServiceInfo{engine->info(), choice->device, batchscope::build_version()});
-      server = std::make_unique<HttpServer>(
-          [&service](HttpRequest&& req, Responder r) { service->handle(std::move(req), r); });
-      auto port = server->start("127.0.0.1", 0);
-      if (!port) return fail(port.error().message, 1);
-      url = Url{"127.0.0.1", *port, "/", ""};
-      if (served.empty()) served = model_name;
-    } else {
-      auto u = parse_url(target);
-      if (!u) return fail("--target: " + u.error().message + "; use inproc, self-http or a URL");
-      url = *u;
-      url.bearer_token = token;
-    }
-    const OpenAiApi api = settle_api_url(url, api_flag);
-    if (served.empty()) served = served_model(url);
-    std::printf("  POST %s (%s)%s%s\n", url.path.c_str(), openai_api_name(api),
-                served.empty() ? "" : ", model ", served.c_str());
-    if (api == OpenAiApi::kChat) run.target = target + " (chat)";
-    if (remote && !served.empty()) run.model = served;
-    GenHttpTarget t(url, api, served, connections);
-    if (Status s = t.start(); !s) return fail(s.message(), 1);
-    measured = run_gen_load(spec, workload, t, clock, load);
-    t.stop();
-    if (server) server->stop(1000);
-#endif
-  }
-  measured.pattern = run.pattern;
-  measured.workload = run.workload;
-  measured.target = run.target;
-  measured.model = run.model;
-  measured.options = run.options;
-  measured.seed = run.seed;
-  if (engine) {
-    engine->stop(std::chrono::seconds(1));
-    std::vector<StepRecord> last;
-    engine->drain(drained, last);
-    measured.steps = std::move(steps_so_far);
-    measured.steps.insert(measured.steps.end(), last.begin(), last.end());
-    // A live run of the model here: its steps refine the kept step cost.
-    refine_kept_steps(*choice, measured.steps, options->num_lanes);
-  }
+  auto ran = (*bench)->run(http, stop_signal.flag());
+  if (!ran) return fail(ran.error().message, 1);
+  const GenRun& measured = *ran;
   std::string stopped;
   double duration_s = spec.duration_s;
   if (stop_signal.stopped()) {
@@ -309,9 +236,7 @@ int run_gen_bench(int argc, char** argv, std::map<std::string, std::string> flag
       if (q.finished != kNever) last = std::max(last, q.finished);
     }
     duration_s = std::chrono::duration<double>(last - measured.start).count();
-    char text[96];
-    std::snprintf(text, sizeof text, ") after %.1f s of %g", duration_s, spec.duration_s);
-    stopped = "by the user (" + stop_signal.signal_name() + text;
+    stopped = stop_signal.note(duration_s, spec.duration_s);
     std::printf("  stopped %s\n", stopped.c_str());
   }
   const GenSummary summary = summarize_gen(measured, slo_ttft, slo_itl);
@@ -324,17 +249,14 @@ int run_gen_bench(int argc, char** argv, std::map<std::string, std::string> flag
   if (!csv_prefix.empty())
     save(csv_prefix + "_requests.csv", gen_requests_csv(measured), "CSV per request");
   save(trace_out, gen_trace_json(measured), "Chrome trace, one row of steps; open in Perfetto");
-  kept.finish_generation(measured, gen_summary_json(measured, summary), duration_s, stopped);
+  (*bench)->keep(measured, gen_summary_json(measured, summary), duration_s, stopped);
   if (!cost_out.empty()) {
-    auto cost = measure_step_cost(measured.steps, options->num_lanes);
+    auto cost = (*bench)->cost_out(measured);
     if (!cost) {
-      std::cerr << "batchscope bench: --cost-out: " << cost.error().message << "\n";
+      std::cerr << "batchscope bench: " << cost.error().message << "\n";
       rc = 1;
     } else {
-      std::printf("  step cost: %s over %llu steps\n", GenStepCost::of(*cost).text().c_str(),
-                  static_cast<unsigned long long>(cost->steps));
-      save(cost_out, step_cost_json(*cost, run.model, choice->device),
-           "step cost; --synthetic-lm S,T replays it");
+      save(cost_out, *cost, "step cost; --synthetic-lm S,T replays it");
     }
   }
 #ifdef BATCHSCOPE_WITH_QT

@@ -6,65 +6,96 @@
 #include <string>
 #include <vector>
 
-#include "app/build_info.h"
-#include "app/demo.h"
+#include "app/commands.h"
 #include "app/help_pages.h"
-#include "app/install_paths.h"
 #include "common/allocator.h"
-#ifdef BATCHSCOPE_WITH_TORCH
-#include "app/describe_cmd.h"
-#include "app/profile_cmd.h"
-#endif
-
-#include "app/bench_cmd.h"
-#include "app/runs_cmd.h"
-#include "app/tune_cmd.h"
-#ifdef BATCHSCOPE_WITH_QT
-#include <QtGlobal>
-
-#include "app/export_cmd.h"
-#include "app/gui_cmd.h"
-#include "app/serve_cmd.h"
-#endif
+#include "common/build_info.h"
+#include "model/model_paths.h"
 #ifdef BATCHSCOPE_WITH_TORCH
 #include "torch/torch_info.h"
+#endif
+#ifdef BATCHSCOPE_WITH_QT
+#include <QtGlobal>
 #endif
 
 namespace {
 
-const char* kUsage =
-    "usage: batchscope [--help] [--version] [COMMAND [ARGS]]\n"
-    "\n"
-    "Batchscope is a workbench for dynamic batching of model inference.\n"
-    "\n"
-    "Commands:\n"
+using batchscope::Args;
+
+// Every command: its name, what it does (the usage's line), its --help text
+// and how it runs.
+struct Command {
+  const char* name;
+  const char* summary;
+  std::string (*help)();
+  int (*run)(int argc, char** argv, const Args& args);
+};
+
+const std::vector<Command>& commands() {
+  using namespace batchscope;
+  static const std::vector<Command> list = {
 #ifdef BATCHSCOPE_WITH_QT
-    "  gui       the workbench window: live plots, batching knobs, traffic (the default\n"
-    "            where a display is available)\n"
+      {"gui",
+       "the workbench window: live plots, batching knobs, traffic (the default\n"
+       "where a display is available)",
+       gui_help, [](int c, char** v, const Args& a) { return run_gui(c, v, a); }},
 #endif
-    "  demo      serve synthetic traffic through the engine and print a live summary each\n"
-    "            second (the default without a display)\n"
+      {"demo",
+       "serve synthetic traffic through the engine and print a live summary each\n"
+       "second (the default without a display)",
+       demo_help, [](int, char**, const Args& a) { return run_demo(a); }},
 #ifdef BATCHSCOPE_WITH_TORCH
-    "  profile   measure a model's batch cost curve t(b) and the speedup batching allows\n"
-    "  describe  write the JSON sidecar of a TorchScript model from its forward() and one\n"
-    "            forward pass on zeros\n"
+      {"profile", "measure a model's batch cost curve t(b) and the speedup batching allows",
+       profile_help, [](int, char**, const Args& a) { return run_profile(a); }},
+      {"describe",
+       "write the JSON sidecar of a TorchScript model from its forward() and one\n"
+       "forward pass on zeros",
+       describe_help, [](int, char**, const Args& a) { return run_describe(a); }},
 #endif
 #ifdef BATCHSCOPE_WITH_QT
-    "  serve     serve a model over HTTP (/infer, KServe v2, /metrics), headless\n"
+      {"serve", "serve a model over HTTP (/infer, KServe v2, /metrics), headless", serve_help,
+       [](int c, char** v, const Args& a) { return run_serve(c, v, a); }},
 #endif
-    "  bench     drive a target with an arrival pattern and record the run\n"
-    "  tune      find the batching options that serve a traffic pattern best within a p99\n"
-    "            objective: predicted for every configuration, the best confirmed live\n"
-    "  runs      the run history: list, show, compare, export, remove and import kept runs\n"
-    "  report    kept runs as one self-contained HTML page to share\n"
+      {"bench", "drive a target with an arrival pattern and record the run", bench_help,
+       [](int c, char** v, const Args& a) { return run_bench(c, v, a); }},
+      {"tune",
+       "find the batching options that serve a traffic pattern best within a p99\n"
+       "objective: predicted for every configuration, the best confirmed live",
+       tune_help, [](int, char**, const Args& a) { return run_tune(a); }},
+      {"runs", "the run history: list, show, compare, export, remove and import kept runs",
+       runs_help, [](int, char**, const Args& a) { return run_runs(a); }},
+      {"report", "kept runs as one self-contained HTML page to share", report_help,
+       [](int, char**, const Args& a) { return run_report(a); }},
 #ifdef BATCHSCOPE_WITH_QT
-    "  export    write the options as a Triton, TF Serving, TorchServe, Ray Serve, Python\n"
-    "            engine or Batchscope JSON configuration\n"
-    "  import    read a Triton config.pbtxt or Batchscope JSON into Batchscope JSON\n"
+      {"export",
+       "write the options as a Triton, TF Serving, TorchServe, Ray Serve, Python\n"
+       "engine or Batchscope JSON configuration",
+       export_help, [](int, char**, const Args& a) { return run_export(a); }},
+      {"import", "read a Triton config.pbtxt or Batchscope JSON into Batchscope JSON", import_help,
+       [](int, char**, const Args& a) { return run_import(a); }},
 #endif
-    "\n"
-    "Run 'batchscope COMMAND --help' for a command's options. --man prints the manual\n"
-    "page and --bash-completion the bash completion script, both made from these texts.\n";
+  };
+  return list;
+}
+
+// The top-level --help: each command with its summary, continued lines indented.
+std::string usage() {
+  std::string u =
+      "usage: batchscope [--help] [--version] [COMMAND [ARGS]]\n\n"
+      "Batchscope is a workbench for dynamic batching of model inference.\n\nCommands:\n";
+  for (const Command& c : commands()) {
+    std::string name = c.name;
+    name.resize(10, ' ');
+    std::string summary = c.summary;
+    for (size_t at = 0; (at = summary.find('\n', at)) != std::string::npos; at += 13) {
+      summary.insert(at + 1, 12, ' ');
+    }
+    u += "  " + name + summary + "\n";
+  }
+  return u +
+         "\nRun 'batchscope COMMAND --help' for a command's options. --man prints the manual\n"
+         "page and --bash-completion the bash completion script, both made from these texts.\n";
+}
 
 void print_version() {
   std::printf("batchscope %s\n", batchscope::build_label().c_str());
@@ -88,89 +119,47 @@ void print_version() {
                                   : models.c_str());
 }
 
-// Every command: its name, its --help text and how it runs.
-struct Command {
-  const char* name;
-  std::string (*help)();
-  int (*run)(int argc, char** argv, const std::vector<std::string>& args);
-};
-
-const std::vector<Command>& commands() {
-  static const std::vector<Command> list = {
-#ifdef BATCHSCOPE_WITH_QT
-      {"gui", batchscope::gui_help,
-       [](int argc, char** argv, const std::vector<std::string>& a) {
-         return batchscope::run_gui(argc, argv, a);
-       }},
-#endif
-      {"demo", batchscope::demo_help,
-       [](int, char**, const std::vector<std::string>& a) { return batchscope::run_demo(a); }},
-#ifdef BATCHSCOPE_WITH_TORCH
-      {"profile", batchscope::profile_help,
-       [](int, char**, const std::vector<std::string>& a) { return batchscope::run_profile(a); }},
-      {"describe", batchscope::describe_help,
-       [](int, char**, const std::vector<std::string>& a) { return batchscope::run_describe(a); }},
-#endif
-#ifdef BATCHSCOPE_WITH_QT
-      {"serve", batchscope::serve_help,
-       [](int argc, char** argv, const std::vector<std::string>& a) {
-         return batchscope::run_serve(argc, argv, a);
-       }},
-#endif
-      {"bench", batchscope::bench_help,
-       [](int argc, char** argv, const std::vector<std::string>& a) {
-         return batchscope::run_bench(argc, argv, a);
-       }},
-      {"tune", batchscope::tune_help,
-       [](int, char**, const std::vector<std::string>& a) { return batchscope::run_tune(a); }},
-      {"runs", batchscope::runs_help,
-       [](int, char**, const std::vector<std::string>& a) { return batchscope::run_runs(a); }},
-      {"report", batchscope::report_help,
-       [](int, char**, const std::vector<std::string>& a) { return batchscope::run_report(a); }},
-#ifdef BATCHSCOPE_WITH_QT
-      {"export", batchscope::export_help,
-       [](int, char**, const std::vector<std::string>& a) { return batchscope::run_export(a); }},
-      {"import", batchscope::import_help,
-       [](int, char**, const std::vector<std::string>& a) { return batchscope::run_import(a); }},
-#endif
-  };
-  return list;
-}
-
 std::vector<batchscope::CommandHelp> command_helps() {
   std::vector<batchscope::CommandHelp> helps;
   for (const Command& c : commands()) helps.push_back({c.name, c.help()});
   return helps;
 }
 
+const Command* find(const std::string& name) {
+  for (const Command& c : commands()) {
+    if (name == c.name) return &c;
+  }
+  return nullptr;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::vector<std::string> args(argv + 1, argv + argc);
-  if (!args.empty() && (args[0] == "--help" || args[0] == "-h" || args[0] == "help")) {
+  Args args(argv + 1, argv + argc);
+  const std::string first = args.empty() ? "" : args[0];
+  if (first == "--help" || first == "-h" || first == "help") {
     // `help COMMAND` is `COMMAND --help`; an unknown one is refused by name.
-    if (args[0] == "help" && args.size() > 1) {
-      for (const Command& c : commands()) {
-        if (args[1] != c.name) continue;
-        std::fputs(c.help().c_str(), stdout);
+    if (first == "help" && args.size() > 1) {
+      if (const Command* c = find(args[1])) {
+        std::fputs(c->help().c_str(), stdout);
         return 0;
       }
-      std::cerr << "batchscope help: unknown command '" << args[1] << "'\n\n" << kUsage;
+      std::cerr << "batchscope help: unknown command '" << args[1] << "'\n\n" << usage();
       return 2;
     }
-    std::fputs(kUsage, stdout);
+    std::fputs(usage().c_str(), stdout);
     return 0;
   }
-  if (!args.empty() && (args[0] == "--version" || args[0] == "-V")) {
+  if (first == "--version" || first == "-V") {
     print_version();
     return 0;
   }
-  if (!args.empty() && args[0] == "--man") {
-    std::fputs(batchscope::man_page(batchscope::build_version(), kUsage, command_helps()).c_str(),
+  if (first == "--man") {
+    std::fputs(batchscope::man_page(batchscope::build_version(), usage(), command_helps()).c_str(),
                stdout);
     return 0;
   }
-  if (!args.empty() && args[0] == "--bash-completion") {
+  if (first == "--bash-completion") {
     const std::vector<std::string> top = {"--help", "--version", "--man", "--bash-completion"};
     std::fputs(batchscope::bash_completion(command_helps(), top).c_str(), stdout);
     return 0;
@@ -179,20 +168,20 @@ int main(int argc, char** argv) {
 #ifdef BATCHSCOPE_WITH_QT
   if (batchscope::display_available()) name = "gui";
 #endif
-  if (!args.empty() && args[0].rfind("--", 0) != 0) {
-    name = args[0];
+  if (!first.empty() && first.rfind("--", 0) != 0) {
+    name = first;
     args.erase(args.begin());
   }
-  for (const Command& c : commands()) {
-    if (name != c.name) continue;
-    for (const std::string& a : args) {
-      if (a == "--help" || a == "-h") {
-        std::fputs(c.help().c_str(), stdout);
-        return 0;
-      }
-    }
-    return c.run(argc, argv, args);
+  const Command* c = find(name);
+  if (!c) {
+    std::cerr << "batchscope: unknown command '" << name << "'\n\n" << usage();
+    return 2;
   }
-  std::cerr << "batchscope: unknown command '" << name << "'\n\n" << kUsage;
-  return 2;
+  for (const std::string& a : args) {
+    if (a == "--help" || a == "-h") {
+      std::fputs(c->help().c_str(), stdout);
+      return 0;
+    }
+  }
+  return c->run(argc, argv, args);
 }

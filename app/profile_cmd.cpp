@@ -1,14 +1,13 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "app/profile_cmd.h"
+#include "app/commands.h"
 
 #include <cstdio>
 #include <fstream>
 #include <iostream>
 
 #include "app/cli_args.h"
-#include "app/install_paths.h"
-#include "app/lm_setup.h"
-#include "app/profile_lm.h"
+#include "app/model_flags.h"
+#include "model/model_paths.h"
 #include "torch/profile.h"
 
 namespace batchscope {
@@ -52,68 +51,36 @@ int run_profile(const std::vector<std::string>& args) {
   }
   if (wants_lm(*flags, "")) return run_profile_lm(std::move(*flags));
   ProfileOptions o;
-  std::string model, json_path;
-  for (auto& [name, value] : *flags) {
-    Status bad;
-    if (name == "model") {
-      model = find_model(value);
-    } else if (name == "device") {
-      o.device = value;
-    } else if (name == "json") {
-      json_path = value;
-    } else if (name == "max-batch") {
-      auto v = cli::parse_number(name, value, 1, 1'000'000);
-      if (!v)
-        bad = v.error();
-      else
-        o.max_batch = static_cast<uint32_t>(*v);
-    } else if (name == "threads") {
-      auto v = cli::parse_number(name, value, 1, 1024);
-      if (!v)
-        bad = v.error();
-      else
-        o.intra_op_threads = static_cast<int>(*v);
-    } else if (name == "blas-threads") {
-      auto v = cli::parse_number(name, value, 1, 1024);
-      if (!v)
-        bad = v.error();
-      else
-        o.blas_threads = static_cast<int>(*v);
-    } else if (name == "lanes") {
-      auto v = cli::parse_number(name, value, 1, 64);
-      if (!v)
-        bad = v.error();
-      else
-        o.lanes = static_cast<uint32_t>(*v);
-    } else if (name == "lengths") {
-      if (value == "none") {
-        o.length_grid = false;
-      } else {
-        for (size_t start = 0; start <= value.size();) {
-          const size_t comma = std::min(value.find(',', start), value.size());
-          auto v = cli::parse_number(name, value.substr(start, comma - start), 1, 1'000'000);
-          if (!v) {
-            bad = v.error();
-            break;
-          }
-          o.lengths.push_back(static_cast<uint32_t>(*v));
-          start = comma + 1;
-        }
-      }
-    } else if (name == "seconds-per-point") {
-      auto v = cli::parse_number(name, value, 0, 3600);
-      if (!v)
-        bad = v.error();
-      else
-        o.seconds_per_point = *v;
-    } else {
-      bad = invalid_argument("unknown option --" + name + " (see batchscope profile --help)");
-    }
-    if (!bad) {
-      std::cerr << "batchscope profile: " << bad.message() << "\n";
-      return 2;
+  std::string model, json_path, lengths;
+  if (Status s = cli::take_fields(
+          *flags,
+          {cli::text("model", model), cli::text("device", o.device), cli::text("json", json_path),
+           cli::number("max-batch", 1, 1'000'000, o.max_batch),
+           cli::number("threads", 1, 1024, o.intra_op_threads),
+           cli::number("blas-threads", 1, 1024, o.blas_threads),
+           cli::number("lanes", 1, 64, o.lanes), cli::text("lengths", lengths),
+           cli::number("seconds-per-point", 0, 3600, o.seconds_per_point)});
+      !s) {
+    std::cerr << "batchscope profile: " << s.message() << "\n";
+    return 2;
+  }
+  Status bad = cli::no_flags_left(*flags, "profile");
+  if (lengths == "none") {
+    o.length_grid = false;
+  } else if (!lengths.empty()) {
+    for (size_t start = 0; bad && start <= lengths.size();) {
+      const size_t comma = std::min(lengths.find(',', start), lengths.size());
+      auto v = cli::parse_number("lengths", lengths.substr(start, comma - start), 1, 1'000'000);
+      if (!v) bad = v.error();
+      if (v) o.lengths.push_back(static_cast<uint32_t>(*v));
+      start = comma + 1;
     }
   }
+  if (!bad) {
+    std::cerr << "batchscope profile: " << bad.message() << "\n";
+    return 2;
+  }
+  if (!model.empty()) model = find_model(model);
   if (model.empty()) {
     std::cerr << "batchscope profile: --model PATH is required (for example models/mlp.pt)\n";
     return 2;

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "app/profile_lm.h"
+#include "app/commands.h"
 
 #include <cstdio>
 #include <iostream>
 
 #include "app/cli_args.h"
-#include "app/lm_setup.h"
+#include "app/model_flags.h"
 #include "app/run_output.h"
 #include "tuning/gen_predictor.h"
 #include "tuning/step_profile.h"
@@ -57,7 +57,9 @@ int run_profile_lm(std::map<std::string, std::string> flags) {
     }
     if (!bad) return fail(bad.message(), 2);
   }
-  auto lm = make_lm(*choice);
+  auto model = LocalModel::open(*choice);
+  if (!model) return fail(model.error().message, 1);
+  auto lm = model->lm();
   if (!lm) return fail(lm.error().message, 1);
   const LmInfo& m = lm->runner->info();
   std::printf("Model %s on %s: context %d, cache %d blocks of %d; %u runs a point\n\n",

@@ -7,6 +7,18 @@
 
 namespace batchscope {
 
+Say terminal_say() {
+  return Say(
+      [](const std::string& s) {
+        std::fputs(s.c_str(), stdout);
+        std::fflush(stdout);
+      },
+      [](const std::string& s) {
+        std::fflush(stdout);
+        std::fputs(s.c_str(), stderr);
+      });
+}
+
 Status qt_free_check(const std::string& target, const std::string& plot_out,
                      const std::string& payload_file) {
   const char* why = "this build has no Qt, which ";

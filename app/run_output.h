@@ -1,14 +1,20 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#pragma once
-// Writing a run's exports, and what a build without Qt can run: shared by
-// bench, tune and runs.
+// What the commands share in what they print and write: the terminal that
+// core/model's work says its progress on, writing a run's exports, and what
+// a build without Qt can run.
 // Thread-safety: functions of the calling thread.
+
+#pragma once
 
 #include <string>
 
 #include "common/status.h"
+#include "model/say.h"
 
 namespace batchscope {
+
+// Progress to stdout and notes to stderr, each flushed as it is said.
+Say terminal_say();
 
 // Writes one export of a run and says so ("  wrote PATH (WHAT)"); an empty
 // path writes nothing. False, after saying why, when it cannot be written.

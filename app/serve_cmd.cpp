@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "app/serve_cmd.h"
+#include "app/commands.h"
 
 #include <QCoreApplication>
 #include <csignal>
@@ -10,20 +10,20 @@
 #include <map>
 #include <sstream>
 
+#include "api/generation_service.h"
 #include "api/inference_service.h"
 #include "api/options_json.h"
-#include "app/build_info.h"
 #include "app/cli_args.h"
-#include "app/cost_setup.h"
-#include "app/history_setup.h"
-#include "app/lm_setup.h"
-#include "app/model_setup.h"
-#include "app/serve_gen.h"
-#include "app/serve_record.h"
+#include "app/model_flags.h"
+#include "app/run_output.h"
 #include "batching/engine.h"
+#include "common/build_info.h"
+#include "generation/gen_engine.h"
 #include "http/http_server.h"
+#include "model/bench_run.h"
+#include "model/history_keeping.h"
+#include "model/serve_recording.h"
 #include "runs/history_writer.h"
-#include "tuning/adaptive_planner.h"
 
 namespace batchscope {
 
@@ -75,22 +75,13 @@ int fail(const std::string& message, int code = 2) {
 
 // The listener flags over `o`, removing them from `flags`.
 Status take_listener_flags(std::map<std::string, std::string>& flags, HttpServerOptions& o) {
-  struct Flag {
-    const char* name;
-    double lo, hi;
-  };
-  for (const Flag& f : {Flag{"max-body-bytes", 1, 1u << 30}, Flag{"header-timeout-ms", 1, 3.6e6},
-                        Flag{"min-body-rate", 0, 1e12}, Flag{"idle-timeout-ms", 1, 3.6e6}}) {
-    auto it = flags.find(f.name);
-    if (it == flags.end()) continue;
-    auto v = cli::parse_number(f.name, it->second, f.lo, f.hi);
-    if (!v) return v.error();
-    const std::string name = f.name;
-    if (name == "max-body-bytes") o.limits.max_body_bytes = static_cast<size_t>(*v);
-    if (name == "header-timeout-ms") o.header_timeout_ms = static_cast<int>(*v);
-    if (name == "min-body-rate") o.min_body_bytes_per_s = *v;
-    if (name == "idle-timeout-ms") o.idle_timeout_ms = static_cast<int>(*v);
-    flags.erase(it);
+  if (Status s = cli::take_fields(
+          flags, {cli::number("max-body-bytes", 1, 1u << 30, o.limits.max_body_bytes),
+                  cli::number("header-timeout-ms", 1, 3.6e6, o.header_timeout_ms),
+                  cli::number("min-body-rate", 0, 1e12, o.min_body_bytes_per_s),
+                  cli::number("idle-timeout-ms", 1, 3.6e6, o.idle_timeout_ms)});
+      !s) {
+    return s;
   }
   if (auto it = flags.find("max-connections"); it != flags.end()) {
     auto n = cli::parse_max_connections(it->second);
@@ -101,15 +92,130 @@ Status take_listener_flags(std::map<std::string, std::string>& flags, HttpServer
   return Status::Ok();
 }
 
+// Where and how a model is served, whichever its kind.
+struct Serving {
+  ServiceAccess access;
+  HttpServerOptions listener;
+  std::string host = "127.0.0.1";
+  uint16_t port = 8000;
+  ServeRecordChoice record;
+  sigset_t stop_signals;
+};
+
+// Returns once SIGINT or SIGTERM (blocked in `stop_signals`) arrives,
+// calling `every_second` while it waits.
+void wait_for_stop_signal(const sigset_t& stop_signals, const std::function<void()>& every_second) {
+  const timespec second{1, 0};
+  for (;;) {
+    const int sig = sigtimedwait(&stop_signals, nullptr, &second);
+    if (sig == SIGINT || sig == SIGTERM) return;
+    every_second();
+  }
+}
+
+// `service` over `engine` (started) behind the listener until SIGINT or
+// SIGTERM, recording the clients when asked (`header` the runs' model,
+// options and context); then it drains: the engine finishes what it
+// admitted (`stop_engine`), the listener what it read. The listener's
+// counters, or the error that kept it from starting.
+template <class Service>
+Expected<HttpCounters> serve_until_stopped(Service& service, const Serving& s, HistoryRun header,
+                                           const std::function<void()>& stop_engine) {
+  service.set_access(s.access);
+  HttpServer server(
+      [&service](HttpRequest&& req, Responder r) { service.handle(std::move(req), r); },
+      s.listener);
+  service.set_server(&server);
+  auto bound = server.start(s.host, s.port);
+  if (!bound) return bound.error();
+  if (!is_loopback_host(s.host)) std::cerr << exposure_warning(s.host, s.access) << "\n";
+  // What the clients send, kept as runs of kind serve (model/serve_recording.h).
+  header.config.target = "http://" + s.host + ":" + std::to_string(*bound);
+  SteadyClock clock;
+  auto recorder = open_serve_recorder(s.record, std::move(header), clock.now(), terminal_say());
+  if (recorder) {
+    service.set_records_sink([&recorder, &clock](const auto&... records) {
+      if (!recorder->going()) return;
+      if constexpr (sizeof...(records) == 1) {
+        recorder->recording->add(records..., clock.now());
+      } else {
+        recorder->recording->add_generation(records..., clock.now());
+      }
+    });
+    if (s.record.options.bodies) {
+      service.set_body_sink([&recorder, &clock](std::string_view route, const std::string& body) {
+        if (recorder->going()) recorder->recording->add_body(route, body, clock.now());
+      });
+    }
+    std::printf("recording the clients' requests%s into %s\n",
+                s.record.options.bodies ? " and their bodies" : "",
+                recorder->writer->path().c_str());
+  }
+  std::printf("listening on http://%s:%u\n", s.host.c_str(), *bound);
+  std::fflush(stdout);
+
+  wait_for_stop_signal(s.stop_signals,
+                       [&] { server.post([&service] { service.poll_metrics(); }); });
+  service.shutting_down();
+  stop_engine();
+  server.stop();
+  if (recorder) {
+    service.poll_metrics();  // the last records; the listener has stopped
+    recorder->finish(clock.now());
+  }
+  return server.counters();
+}
+
+unsigned long long u(uint64_t v) { return static_cast<unsigned long long>(v); }
+
+// The exact accounting a test of stopping under load checks: every request
+// read was answered (written, or dropped because its client left), and
+// every request the engine admitted completed.
+void print_accounting(const HttpCounters& h, uint64_t admitted, uint64_t completed) {
+  std::printf(
+      "accounting: http received %llu = written %llu + dropped %llu + unanswered %llu; "
+      "engine admitted %llu = completed %llu\n",
+      u(h.parsed), u(h.written), u(h.dropped), u(h.parsed - h.written - h.dropped), u(admitted),
+      u(completed));
+}
+
+int serve_generation(int argc, char** argv, const ModelChoice& choice, const Options& options,
+                     const Serving& s) {
+  auto model = LocalModel::open(choice);
+  if (!model) return fail(model.error().message, 1);
+  auto lm = model->lm(static_cast<int>(options.num_lanes));
+  if (!lm) return fail(lm.error().message, 1);
+  GenServiceInfo info{lm->runner->info(), lm->device, batchscope::build_version()};
+  QCoreApplication app(argc, argv);
+  GenEngine engine(std::move(lm->runner), options, nullptr, lm->more_lanes);
+  if (Status st = engine.start(); !st) return fail(st.message(), 1);
+  GenerationService service(engine, info);
+  std::printf("serving %s (generative, %s scheduling) on %s\n", info.model.name.c_str(),
+              scheduling_name(options.scheduling), info.device.c_str());
+  HistoryRun header;
+  header.model = header.config.model = info.model.name;
+  header.config.pattern = HistoryRun::kServedGenerationPattern;
+  header.config.options = options;
+  header.context = run_context_json(choice.file(), lm->device);
+  auto h = serve_until_stopped(service, s, std::move(header),
+                               [&engine] { engine.stop(std::chrono::seconds(10)); });
+  if (!h) return fail(h.error().message, 1);
+  const GenStatus g = engine.status();
+  std::printf("stopped: %llu requests answered over HTTP, %llu generations, %llu output tokens\n",
+              u(h->written), u(g.completed), u(g.output_tokens));
+  print_accounting(*h, g.admitted, g.completed);
+  return 0;
+}
+
 }  // namespace
 
 int run_serve(int argc, char** argv, const std::vector<std::string>& args) {
-  // Signals go to sigtimedwait() below, in every thread started from here on.
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGINT);
-  sigaddset(&stop_signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  // Signals go to sigtimedwait(), in every thread started from here on.
+  Serving s;
+  sigemptyset(&s.stop_signals);
+  sigaddset(&s.stop_signals, SIGINT);
+  sigaddset(&s.stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &s.stop_signals, nullptr);
 
   std::vector<std::string> argv_flags = args;
   allow_bare_record(argv_flags);
@@ -117,140 +223,72 @@ int run_serve(int argc, char** argv, const std::vector<std::string>& args) {
   if (!flags) return fail(flags.error().message);
   auto record = take_record_flags(*flags);
   if (!record) return fail(record.error().message);
-  ServiceAccess access;
-  if (const char* env = std::getenv("BATCHSCOPE_TOKEN")) access.token = env;
-  if (auto it = flags->find("token"); it != flags->end()) {
-    access.token = it->second;
-    flags->erase(it);
+  s.record = *record;
+  if (const char* env = std::getenv("BATCHSCOPE_TOKEN")) s.access.token = env;
+  bool local_config_only = false;
+  std::string config_file, plan_file;
+  if (Status st = cli::take_fields(
+          *flags,
+          {cli::text("token", s.access.token), cli::on("no-remote-config", local_config_only),
+           cli::text("host", s.host), cli::number("port", 0, 65535, s.port),
+           cli::text("config", config_file), cli::text("plan-cost", plan_file)});
+      !st) {
+    return fail(st.message());
   }
-  if (auto it = flags->find("no-remote-config"); it != flags->end()) {
-    access.remote_config = false;
-    flags->erase(it);
-  }
-  HttpServerOptions listener;
-  if (Status s = take_listener_flags(*flags, listener); !s) return fail(s.message());
+  s.access.remote_config = !local_config_only;
+  if (Status st = take_listener_flags(*flags, s.listener); !st) return fail(st.message());
   Options base;
-  const bool batch_given = flags->count("max-batch-size") > 0 || flags->count("config") > 0;
-  if (auto it = flags->find("config"); it != flags->end()) {
-    std::ifstream in(it->second);
-    if (!in) return fail("--config: cannot read " + it->second);
+  const bool batch_given = flags->count("max-batch-size") > 0 || !config_file.empty();
+  if (!config_file.empty()) {
+    std::ifstream in(config_file);
+    if (!in) return fail("--config: cannot read " + config_file);
     std::ostringstream text;
     text << in.rdbuf();
     auto o = options_from_json(text.str(), base);
-    if (!o) return fail("--config " + it->second + ": " + o.error().message);
+    if (!o) return fail("--config " + config_file + ": " + o.error().message);
     base = *o;
-    flags->erase(it);
   }
   auto options = cli::take_options(*flags, base);
   if (!options) return fail(options.error().message);
-  std::string host = "127.0.0.1";
-  uint16_t port = 8000;
-  if (auto it = flags->find("host"); it != flags->end()) {
-    host = it->second;
-    flags->erase(it);
-  }
-  if (auto it = flags->find("port"); it != flags->end()) {
-    auto p = cli::parse_number("port", it->second, 0, 65535);
-    if (!p) return fail(p.error().message);
-    port = static_cast<uint16_t>(*p);
-    flags->erase(it);
-  }
-  if (wants_lm(*flags, kDefaultModel)) {
-    auto lm = take_lm_flags(*flags, kDefaultModel);
-    if (!lm) return fail(lm.error().message);
-    if (!flags->empty()) {
-      return fail("unknown option --" + flags->begin()->first + " (see batchscope serve --help)");
-    }
-    return serve_generation(argc, argv, {*lm, *options, access, listener, host, port, *record},
-                            stop_signals);
-  }
-  // The adaptive strategy plans on this cost, whenever it is in force.
-  AdaptivePlanner planner = make_adaptive_plan;
-  bool planned = false;  // --plan-cost given; else the kept cost, where there is one
-  if (auto it = flags->find("plan-cost"); it != flags->end()) {
-    auto cost = CostModel::from_file(it->second);
-    if (!cost) return fail("--plan-cost: " + cost.error().message);
-    planner = plan_on_cost(std::move(*cost));
-    planned = true;
-    flags->erase(it);
-  }
-  auto choice = take_model_flags(*flags, kDefaultModel);
+  const bool generative = wants_lm(*flags, kDefaultModel);
+  auto choice =
+      generative ? take_lm_flags(*flags, kDefaultModel) : take_model_flags(*flags, kDefaultModel);
   if (!choice) return fail(choice.error().message);
-  if (!flags->empty()) {
-    return fail("unknown option --" + flags->begin()->first + " (see batchscope serve --help)");
+  if (Status st = cli::no_flags_left(*flags, "serve"); !st) return fail(st.message());
+  if (generative && !plan_file.empty()) {
+    return fail("--plan-cost " + plan_file +
+                " is the adaptive strategy's; a language model has none");
   }
-  if (!planned) planner = adaptive_planner_for(*choice, "serve");
+  if (generative) return serve_generation(argc, argv, *choice, *options, s);
 
+  // The adaptive strategy plans on this cost, whenever it is in force:
+  // --plan-cost, else the kept cost where there is one.
+  auto planner = live_planner(*choice, plan_file, "serve", terminal_say());
+  if (!planner) return fail(planner.error().message);
   if (!batch_given) fit_default_batch(*choice, *options);
-  auto model = make_model(*choice, *options);
+  auto model = LocalModel::open(*choice);
   if (!model) return fail(model.error().message, 1);
-  ServiceInfo info;
-  info.version = batchscope::build_version();
-  info.model = model->metadata;
-  info.device = model->device;
-  const RunnerFactory factory = model->factory;
-
+  auto factory = model->runners(*options);
+  if (!factory) return fail(factory.error().message, 1);
+  ServiceInfo info{model->metadata(), model->device(), batchscope::build_version()};
   QCoreApplication app(argc, argv);
-  Engine engine(factory, *options);
+  Engine engine(*factory, *options);
   bind_model(engine, info.model);
-  engine.set_adaptive_planner(planner);
-  if (Status s = engine.start(); !s) return fail(s.message(), 1);
-
+  engine.set_adaptive_planner(*planner);
+  if (Status st = engine.start(); !st) return fail(st.message(), 1);
   InferenceService service(engine, info);
-  service.set_access(access);
-  HttpServer server(
-      [&service](HttpRequest&& req, Responder r) { service.handle(std::move(req), r); }, listener);
-  service.set_server(&server);
-  auto bound = server.start(host, port);
-  if (!bound) return fail(bound.error().message, 1);
-  if (!is_loopback_host(host)) std::cerr << exposure_warning(host, access) << "\n";
-  // What the clients send, kept as runs of kind serve (app/serve_record.h).
   HistoryRun header;
-  header.model = info.model.name;
-  header.config.model = info.model.name;
+  header.model = header.config.model = info.model.name;
   header.config.pattern = "clients over HTTP";
-  header.config.target = "http://" + host + ":" + std::to_string(*bound);
   header.config.options = *options;
-  header.context = run_context_json(choice->synthetic ? "" : choice->path, choice->device);
-  SteadyClock clock;
-  auto recorder = open_serve_recorder(*record, std::move(header), clock.now());
-  if (recorder) {
-    service.set_records_sink([&recorder, &clock](const RecordBatch& r) {
-      if (recorder->going()) recorder->recording->add(r, clock.now());
-    });
-    if (record->options.bodies) {
-      service.set_body_sink([&recorder, &clock](std::string_view route, const std::string& body) {
-        if (recorder->going()) recorder->recording->add_body(route, body, clock.now());
-      });
-    }
-    std::printf("recording the clients' requests%s into %s\n",
-                record->options.bodies ? " and their bodies" : "",
-                recorder->writer->path().c_str());
-  }
-  std::printf("listening on http://%s:%u\n", host.c_str(), *bound);
-  std::fflush(stdout);
-
-  wait_for_stop_signal(stop_signals, [&] { server.post([&service] { service.poll_metrics(); }); });
-  service.shutting_down();
-  engine.stop(StopMode::kDrain);
-  server.stop();
-  if (recorder) {
-    service.poll_metrics();  // the last records; the listener has stopped
-    recorder->finish(clock.now());
-  }
+  header.context = run_context_json(choice->file(), choice->device);
+  auto h = serve_until_stopped(service, s, std::move(header),
+                               [&engine] { engine.stop(StopMode::kDrain); });
+  if (!h) return fail(h.error().message, 1);
   const EngineCounters c = engine.status().counters;
-  const HttpCounters h = server.counters();
-  auto u = [](uint64_t v) { return static_cast<unsigned long long>(v); };
-  std::printf("stopped: %llu requests answered over HTTP, %llu ok, %llu rejected\n", u(h.written),
+  std::printf("stopped: %llu requests answered over HTTP, %llu ok, %llu rejected\n", u(h->written),
               u(c.ok), u(c.rejected + c.invalid));
-  // The exact accounting a test of stopping under load checks: every
-  // request read was answered (written, or dropped because its client left),
-  // and every request the engine admitted completed.
-  std::printf(
-      "accounting: http received %llu = written %llu + dropped %llu + unanswered %llu; "
-      "engine admitted %llu = completed %llu\n",
-      u(h.parsed), u(h.written), u(h.dropped), u(h.parsed - h.written - h.dropped), u(c.admitted),
-      u(c.completed()));
+  print_accounting(*h, c.admitted, c.completed());
   return 0;
 }
 

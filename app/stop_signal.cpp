@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "app/stop_signal.h"
 
+#include <cstdio>
+
 namespace batchscope {
 namespace {
 
@@ -39,6 +41,13 @@ std::string StopOnSignal::signal_name() const {
     case SIGTERM: return "SIGTERM";
     default: return {};
   }
+}
+
+std::string StopOnSignal::note(double ran_s, double asked_s) const {
+  if (!stopped()) return {};
+  char text[96];
+  std::snprintf(text, sizeof text, ") after %.1f s of %g", ran_s, asked_s);
+  return "by the user (" + signal_name() + text;
 }
 
 }  // namespace batchscope

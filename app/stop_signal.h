@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#pragma once
 // SIGINT and SIGTERM as a request to stop a run early: while a StopOnSignal
 // lives, the first of them sets a flag that the load drivers look at (every
 // 20 ms), and puts the default action back, so that a second one ends the
 // process as usual. The previous handlers come back when it goes.
 // Thread-safety: one at a time in a process; the flag may be read anywhere.
+
+#pragma once
 
 #include <atomic>
 #include <csignal>
@@ -23,6 +24,9 @@ class StopOnSignal {
   bool stopped() const;
   // "SIGINT" or "SIGTERM" once one came; empty before.
   std::string signal_name() const;
+  // What a run stopped by it keeps as its note, and the line says:
+  // "by the user (SIGINT) after 3.2 s of 10"; empty when none came.
+  std::string note(double ran_s, double asked_s) const;
 
  private:
   struct sigaction old_int_ {

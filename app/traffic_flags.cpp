@@ -36,9 +36,28 @@ Expected<std::vector<std::pair<double, double>>> parse_steps(const std::string& 
 
 bool take_arrival_flag(const std::string& name, const std::string& value, ArrivalSpec& spec,
                        Status& bad) {
-  auto set = [&](double lo, double hi, auto& field) {
-    bad = cli::read_number(name, value, lo, hi, field);
+  constexpr double kAny = 1e12;  // validate() says what each pattern needs of them
+  const cli::FlagField numbers[] = {
+      cli::number("rate", -kAny, kAny, spec.rate),
+      cli::number("rate-low", -kAny, kAny, spec.rate_low),
+      cli::number("on", -kAny, kAny, spec.on_s),
+      cli::number("off", -kAny, kAny, spec.off_s),
+      cli::number("rate-from", -kAny, kAny, spec.rate_from),
+      cli::number("rate-to", -kAny, kAny, spec.rate_to),
+      cli::number("rate-min", -kAny, kAny, spec.rate_min),
+      cli::number("rate-max", -kAny, kAny, spec.rate_max),
+      cli::number("period", -kAny, kAny, spec.period_s),
+      cli::number("trace-speed", 1e-9, 1e6, spec.trace_speed),
+      cli::number("concurrency", 1, 1e6, spec.concurrency),
+      cli::number("duration", -kAny, kAny, spec.duration_s),
+      cli::number("requests", 1, kAny, spec.max_requests),
+      cli::number("seed", 0, 1e18, spec.seed),
   };
+  for (const cli::FlagField& f : numbers) {
+    if (name != f.name) continue;
+    bad = f.read(value);
+    return true;
+  }
   if (name == "pattern") {
     auto p = parse_pattern(value);
     if (!p) {
@@ -47,25 +66,7 @@ bool take_arrival_flag(const std::string& name, const std::string& value, Arriva
     } else {
       spec.pattern = *p;
     }
-  } else if (name == "rate")
-    set(-1e12, 1e12, spec.rate);
-  else if (name == "rate-low")
-    set(-1e12, 1e12, spec.rate_low);
-  else if (name == "on")
-    set(-1e12, 1e12, spec.on_s);
-  else if (name == "off")
-    set(-1e12, 1e12, spec.off_s);
-  else if (name == "rate-from")
-    set(-1e12, 1e12, spec.rate_from);
-  else if (name == "rate-to")
-    set(-1e12, 1e12, spec.rate_to);
-  else if (name == "rate-min")
-    set(-1e12, 1e12, spec.rate_min);
-  else if (name == "rate-max")
-    set(-1e12, 1e12, spec.rate_max);
-  else if (name == "period")
-    set(-1e12, 1e12, spec.period_s);
-  else if (name == "steps") {
+  } else if (name == "steps") {
     auto st = parse_steps(value);
     if (!st)
       bad = st.error();
@@ -77,18 +78,9 @@ bool take_arrival_flag(const std::string& name, const std::string& value, Arriva
       bad = tr.error();
     else
       spec.trace = std::move(tr->at);
-  } else if (name == "trace-speed")
-    set(1e-9, 1e6, spec.trace_speed);
-  else if (name == "concurrency")
-    set(1, 1e6, spec.concurrency);
-  else if (name == "duration")
-    set(-1e12, 1e12, spec.duration_s);
-  else if (name == "requests")
-    set(1, 1e12, spec.max_requests);
-  else if (name == "seed")
-    set(0, 1e18, spec.seed);
-  else
+  } else {
     return false;
+  }
   return true;
 }
 
@@ -96,23 +88,8 @@ void trace_sets_pattern(const std::map<std::string, std::string>& flags, Arrival
   if (flags.count("trace") && !flags.count("pattern")) spec.pattern = Pattern::kTrace;
 }
 
-GenLengthFlags::GenLengthFlags()
-    : prompt(*LengthDist::parse("uniform:16,64", "--prompt-len")),
-      max_tokens(*LengthDist::parse("lognormal:32,1,512", "--max-tokens")) {}
-
-std::string GenLengthFlags::describe() const {
-  if (from_trace())
-    return trace_format + " trace of " + std::to_string(replay.size()) + " requests";
-  if (!replay.empty()) return "lengths trace of " + std::to_string(replay.size()) + " rows";
-  return "prompt " + prompt.describe() + ", max_tokens " + max_tokens.describe();
-}
-
-GenWorkload GenLengthFlags::workload(uint64_t seed) const {
-  return replay.empty() ? GenWorkload(prompt, max_tokens, seed) : GenWorkload(replay, seed);
-}
-
 bool take_gen_length_flag(const std::string& name, const std::string& value,
-                          GenLengthFlags& lengths, ArrivalSpec& spec, Status& bad) {
+                          GenWorkloadSpec& lengths, ArrivalSpec& spec, Status& bad) {
   if (name == "trace") {
     auto t = load_llm_trace(value);
     if (!t) {
@@ -148,7 +125,7 @@ bool take_gen_length_flag(const std::string& name, const std::string& value,
 }
 
 Status check_gen_lengths(const std::map<std::string, std::string>& flags,
-                         const GenLengthFlags& lengths) {
+                         const GenWorkloadSpec& lengths) {
   if (!lengths.from_trace()) return {};
   for (const char* flag : {"lengths-trace", "prompt-len", "max-tokens"}) {
     if (auto it = flags.find(flag); it != flags.end()) {

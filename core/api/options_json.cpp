@@ -151,17 +151,22 @@ std::optional<TuneOutcome> tune_outcome_from_json(std::string_view json) {
   t.generation = obj.value("kind").toString() == "generation";
   t.measured = best.value("measured").isObject();
   const QJsonObject f = best.value(t.measured ? "measured" : "predicted").toObject();
-  const auto number = [&](const char* key) {
-    const double v = f.value(key).toDouble();
+  const auto number = [&](const std::string& key) {
+    const double v = f.value(QString::fromStdString(key)).toDouble();
     return std::isfinite(v) && v >= 0 ? v : 0.0;
   };
   if (t.generation) {
     t.quantile = obj.value("slo").toObject().value("quantile").toInt(99);
+    // At the objective's quantile: "ttft_p99_ms"; before, "ttft_ms".
+    const std::string q = "_p" + std::to_string(t.quantile) + "_ms";
+    const auto at_quantile = [&](const std::string& name) {
+      return f.contains(QString::fromStdString(name + q)) ? number(name + q) : number(name + "_ms");
+    };
     t.p50_ms = number("e2e_p50_ms");
-    t.p99_ms = number("e2e_ms");
+    t.p99_ms = at_quantile("e2e");
     t.throughput_rps = number("requests_per_s");
-    t.ttft_ms = number("ttft_ms");
-    t.itl_ms = number("itl_ms");
+    t.ttft_ms = at_quantile("ttft");
+    t.itl_ms = at_quantile("itl");
     t.tokens_per_s = number("tokens_per_s");
   } else {
     t.p50_ms = number("p50_ms");

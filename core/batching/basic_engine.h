@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#pragma once
 // The batching core: a bounded admission queue, a batch strategy and 1..N
 // runner lanes. Generic over the request payload (In) and result (Out); the
 // tensor Engine (engine.h) and BatchedFn (batched_fn.h) are instances of it.
@@ -27,24 +26,23 @@
 // Thread-safety: all public methods are thread-safe. submit() never blocks on
 // the model; it takes one short lock. Callbacks run on lane threads (or on
 // the caller's thread for rejections and cancel()), never under the lock, and
-// may call back into the engine.
+// may call back into the engine. Its helper types are basic_engine_types.h's.
 
-#include <pthread.h>
-#include <algorithm>
+#pragma once
+
 #include <array>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <span>
 #include <thread>
 #include <vector>
 
+#include "batching/basic_engine_types.h"
 #include "batching/callback.h"
 #include "batching/engine_types.h"
 #include "batching/rate_estimator.h"
-#include "batching/ring_queue.h"
 #include "batching/runner.h"
 #include "common/doorbell.h"
 #include "common/mutex.h"
@@ -52,25 +50,6 @@
 #include "common/thread_annotations.h"
 
 namespace batchscope {
-
-namespace engine_detail {
-// The stage times of a request answered at once, never queued.
-inline StageTimes refused_at(TimePoint t) { return StageTimes{t, t, {}, {}, {}, t}; }
-// Makes a new, never locked std::mutex spin briefly before sleeping (glibc's
-// adaptive mutex), for locks held for well under a microsecond by several
-// threads at once: waiting in the kernel costs far more than the hold.
-inline void make_adaptive(std::mutex& m) {
-#if defined(__GLIBC__) && defined(PTHREAD_ADAPTIVE_MUTEX_INITIALIZER_NP)
-  pthread_mutexattr_t a;
-  pthread_mutexattr_init(&a);
-  pthread_mutexattr_settype(&a, PTHREAD_MUTEX_ADAPTIVE_NP);
-  pthread_mutex_init(m.native_handle(), &a);
-  pthread_mutexattr_destroy(&a);
-#else
-  (void)m;
-#endif
-}
-}  // namespace engine_detail
 
 template <class In, class Out>
 class BasicEngine {
@@ -145,30 +124,9 @@ class BasicEngine {
   const Clock& clock() const { return *clock_; }
 
  private:
-  struct Pending {
-    RequestId id;
-    In input;
-    Done done;
-    StageTimes times;
-    TimePoint expires;
-    uint32_t length = 0;  // LengthOf's, at admission
-  };
-  struct Expiry {
-    TimePoint expires;
-    RequestId id;
-    bool operator>(const Expiry& o) const { return expires > o.expires; }
-  };
-  struct LaneScratch {
-    // The batch cut: moved out of queue_ under the lock (the whole ring is
-    // swapped when the batch takes every queued request); its inputs are
-    // moved to `inputs` after the lock is released.
-    RingQueue<Pending> batch;
-    std::vector<In> inputs;
-    std::vector<Pending> unrun;
-    std::vector<RequestRecord> records;
-    std::vector<uint32_t> lengths;  // the records' lengths, where they vary
-    std::vector<size_t> picked;     // queue positions a padding policy picks
-  };
+  using Pending = engine_detail::Pending<In, Done>;
+  using Expiry = engine_detail::Expiry;
+  using LaneScratch = engine_detail::LaneScratch<In, Pending>;
 
   // Lock contract: a member marked GUARDED_BY(mu_) is read or written only
   // under mu_, and a helper that runs under it says REQUIRES(mu_) and ends in

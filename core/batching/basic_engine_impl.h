@@ -3,6 +3,7 @@
 // Definitions of BasicEngine's members. Included by the few files that
 // instantiate the template (engine.cpp, batched_fn.h), not by its users.
 
+#include "batching/basic_engine_batch.h"
 #include "batching/basic_engine_control.h"
 #include "batching/basic_engine_deadlines.h"
 #include "batching/basic_engine_lanes.h"

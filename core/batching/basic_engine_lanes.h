@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
+// BasicEngine, the lane side: spawning lanes, their loop, and leading (asking
+// the strategy and sleeping until its deadline); cutting and running the
+// batch it decides on is basic_engine_batch.h's. Included through
+// basic_engine_impl.h.
+
 #pragma once
-// BasicEngine, the lane side: spawning lanes, leading (asking the strategy and
-// sleeping until its deadline), cutting batches and running them. Included
-// through basic_engine_impl.h.
 
 #include <algorithm>
 #include <cassert>
@@ -185,139 +187,6 @@ QueueView BasicEngine<In, Out>::view_locked(TimePoint now) const {
   q.fast_rate_per_s = arrivals_.fast_rate(now);
   q.idle_lanes = live_lanes_ > busy_lanes_ ? live_lanes_ - busy_lanes_ : 0;
   return q;
-}
-
-template <class In, class Out>
-void BasicEngine<In, Out>::cut_locked(size_t n, BatchReason reason, TimePoint now, int lane,
-                                      LaneScratch& s, BatchRecord& b) {
-  n = std::min(n, queue_.size());
-  const uint32_t depth_before = saturate_u32(queue_.size());
-  b = BatchRecord{};
-  // A padding policy may take requests from the middle of the queue; where
-  // lengths do not vary, each takes the head's n as longest does.
-  const bool picks = options_.padding != Padding::kLongest && length_of_;
-  if (picks) {
-    pick_locked(n, s.picked);
-    n = s.picked.size();
-  }
-  const bool from_head = !picks || s.picked.back() + 1 == n;  // rising: positions 0..n-1
-  if (!from_head) {
-    take_picked_locked(s.picked, s.batch);
-  } else if (n == queue_.size() && s.batch.empty()) {
-    queue_.swap(s.batch);  // the whole queue, without moving a request
-  } else {
-    for (size_t i = 0; i < n; ++i) {
-      s.batch.push_back(std::move(queue_.front()));
-      queue_.pop_front();
-    }
-  }
-  if (queue_.empty()) {
-    clear_expiries_locked();
-  } else if (expiries_.size() > 2 * queue_.size() + 64) {
-    prune_expiries_locked();
-  }
-  b.oldest_arrival = s.batch.front().times.arrival;
-  for (size_t i = 0; i < s.batch.size(); ++i) {
-    b.longest = std::max(b.longest, s.batch[i].length);
-    b.length_sum += s.batch[i].length;
-  }
-  b.id = next_batch_id_++;
-  b.size = saturate_u32(n);
-  b.reason = reason;
-  b.lane = static_cast<uint16_t>(lane);
-  b.batched = now;
-  b.queue_depth_after = saturate_u32(queue_.size());
-  ++counters_.batches;
-  ++counters_.batches_by_reason[static_cast<int>(reason)];
-  if (records_.depth.size() < record_capacity_) {
-    records_.depth.push_back({now, depth_before, std::max(peak_depth_, depth_before)});
-  }
-}
-
-template <class In, class Out>
-void BasicEngine<In, Out>::run_batch_locked(Runner& runner, MutexLock& lk, LaneScratch& s,
-                                            BatchRecord& batch) {
-  release_mu(lk);
-  const size_t n = s.batch.size();
-  s.inputs.clear();
-  for (size_t i = 0; i < n; ++i) s.inputs.push_back(std::move(s.batch[i].input));
-  batch.run_start = clock_->now();
-  Expected<std::vector<Out>> result = Error{ErrorCode::kInternal, "the runner did not run"};
-  try {
-    result = runner.run(std::span<In>(s.inputs));
-  } catch (const std::exception& e) {
-    result = Error{ErrorCode::kModelError, std::string("the model failed: ") + e.what()};
-  } catch (...) {
-    result = Error{ErrorCode::kModelError, "the model failed with an unknown exception"};
-  }
-  batch.run_end = clock_->now();
-  if (result.ok() && result->size() != n) {
-    result = Error{ErrorCode::kModelError, "the runner returned " + std::to_string(result->size()) +
-                                               " outputs for a batch of " + std::to_string(n)};
-  }
-  batch.failed = !result.ok();
-  const TimePoint completed = clock_->now();
-  s.records.clear();
-  s.lengths.clear();
-  for (size_t i = 0; i < n; ++i) {
-    Pending& m = s.batch[i];
-    StageTimes& t = m.times;
-    t.batched = batch.batched;
-    t.run_start = batch.run_start;
-    t.run_end = batch.run_end;
-    t.completed = completed;
-    s.records.push_back(
-        {m.id, batch.id, t, batch.size, batch.failed ? Outcome::kModelError : Outcome::kOk});
-    if (batch.longest > 0) s.lengths.push_back(m.length);
-  }
-  reacquire_mu(lk);
-  // Counted before the callbacks run, so a caller that saw its response also
-  // sees it in the counters.
-  (batch.failed ? counters_.model_errors : counters_.ok) += n;
-  if (batch.failed) ++counters_.failed_batches;
-  record_requests_locked(s.records);
-  if (records_.batches.size() < record_capacity_) {
-    records_.batches.push_back(batch);
-  } else if (record_capacity_ > 0) {
-    ++records_.dropped;
-    ++counters_.records_dropped;
-  }
-  strategy_->observe(batch, s.records, s.lengths, options_);
-  StrategyTask task = strategy_->take_task();
-  if (task && !plan_inline_) {
-    hand_to_planner_locked(std::move(task));
-    task = nullptr;
-  }
-  const uint64_t generation = strategy_generation_;
-  release_mu(lk);
-  uint64_t callback_failures = 0;
-  for (size_t i = 0; i < n; ++i) {
-    Pending& m = s.batch[i];
-    Response<Out> r{
-        m.id,
-        batch.failed ? Expected<Out>(result.error()) : Expected<Out>(std::move(result.value()[i])),
-        m.times, batch.id, batch.size};
-    try {
-      m.done(std::move(r));
-    } catch (...) {
-      ++callback_failures;
-    }
-    m.done = nullptr;  // release captured state on this thread, now
-  }
-  s.batch.clear();
-  // On an injected clock the strategy's work is done here, before the lane
-  // leads again: it takes no time on that clock, as in the predictor.
-  StrategyApply apply;
-  if (task) {
-    try {
-      apply = task();
-    } catch (...) {  // out of memory while planning: the strategy goes without
-    }
-  }
-  reacquire_mu(lk);
-  counters_.callback_exceptions += callback_failures;
-  if (task) ++counters_.plans;
-  if (apply && generation == strategy_generation_) apply(*strategy_);
 }
 
 }  // namespace batchscope

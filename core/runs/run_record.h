@@ -103,5 +103,9 @@ std::string run_windows_csv(const RunSummary& s);
 // Chrome Trace Event Format: batches as complete events on a track per lane,
 // requests as complete events (intended send to answer) on request tracks.
 std::string run_trace_json(const RunData& run);
+// The summary bench prints after a run: traffic, target and model; the
+// options; the counts; throughput; latency, send lag, batch sizes, queue
+// depth and padding, each a line (run_text.cpp).
+std::string run_summary_text(const RunData& run, const RunSummary& s);
 
 }  // namespace batchscope

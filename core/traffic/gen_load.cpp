@@ -175,6 +175,7 @@ Quantiles quantiles(const LogHistogram& h) {
   if (h.empty()) return q;
   q.p50 = static_cast<double>(h.quantile(0.5)) / 1e6;
   q.p90 = static_cast<double>(h.quantile(0.9)) / 1e6;
+  q.p95 = static_cast<double>(h.quantile(0.95)) / 1e6;
   q.p99 = static_cast<double>(h.quantile(0.99)) / 1e6;
   q.mean = h.mean() / 1e6;
   q.max = static_cast<double>(h.max()) / 1e6;
@@ -254,6 +255,8 @@ void quantiles_json(std::string& out, const char* name, const Quantiles& q) {
   append_json_number(out, q.p50);
   out += ",\"p90\":";
   append_json_number(out, q.p90);
+  out += ",\"p95\":";
+  append_json_number(out, q.p95);
   out += ",\"p99\":";
   append_json_number(out, q.p99);
   out += ",\"mean\":";

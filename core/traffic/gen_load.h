@@ -79,7 +79,7 @@ struct GenRun {
 };
 
 struct Quantiles {
-  double p50 = 0, p90 = 0, p99 = 0, mean = 0, max = 0;  // milliseconds
+  double p50 = 0, p90 = 0, p95 = 0, p99 = 0, mean = 0, max = 0;  // milliseconds
 };
 
 struct GenSummary {

@@ -50,7 +50,7 @@ double GenEvaluated::loss_rate() const {
 namespace {
 
 double at(const Quantiles& q, int quantile) {
-  return quantile == 50 ? q.p50 : quantile == 90 ? q.p90 : q.p99;
+  return quantile == 50 ? q.p50 : quantile == 90 ? q.p90 : quantile == 95 ? q.p95 : q.p99;
 }
 
 // The cost order of the tie-break: fewer lanes (each a copy of the model),
@@ -404,7 +404,7 @@ MaxRate max_rate(const std::function<std::optional<GenEvaluated>(double factor)>
   return m;
 }
 
-std::string gen_figures_json(const GenEvaluated& e) {
+std::string gen_figures_json(const GenEvaluated& e, int quantile) {
   std::string out = "{";
   auto number = [&](const char* key, double v) {
     if (out.size() > 1) out += ',';
@@ -420,12 +420,14 @@ std::string gen_figures_json(const GenEvaluated& e) {
   number("tokens_per_s", e.tokens_per_s);
   number("requests_per_s", e.requests_per_s);
   number("goodput_rps", e.goodput_rps);
+  // The objective's quantile by name (p50's are there in any case).
+  const std::string q = "_p" + std::to_string(quantile) + "_ms";
   number("ttft_p50_ms", e.ttft_p50_ms);
-  number("ttft_ms", e.ttft_ms);
+  if (quantile != 50) number(("ttft" + q).c_str(), e.ttft_ms);
   number("itl_p50_ms", e.itl_p50_ms);
-  number("itl_ms", e.itl_ms);
+  if (quantile != 50) number(("itl" + q).c_str(), e.itl_ms);
   number("e2e_p50_ms", e.e2e_p50_ms);
-  number("e2e_ms", e.e2e_ms);
+  if (quantile != 50) number(("e2e" + q).c_str(), e.e2e_ms);
   count("sent", e.sent);
   count("ok", e.ok);
   count("failed", e.failed);
@@ -439,9 +441,10 @@ std::string gen_tune_json(const GenTuneResult& r, const std::optional<GenEvaluat
                           const std::vector<std::pair<std::string, std::string>>& members) {
   std::string out = "{\"kind\":\"generation\",\"objective\":";
   append_json_string(out, gen_objective_name(r.objective));
-  out += ",\"slo\":{\"ttft_ms\":";
+  const std::string q = "_p" + std::to_string(r.slo.quantile) + "_ms\":";
+  out += ",\"slo\":{\"ttft" + q;
   append_json_number(out, r.slo.ttft_ms);
-  out += ",\"itl_ms\":";
+  out += ",\"itl" + q;
   append_json_number(out, r.slo.itl_ms);
   out += ",\"quantile\":" + std::to_string(r.slo.quantile) + "},\"space\":";
   append_json_string(out, r.space);
@@ -456,8 +459,8 @@ std::string gen_tune_json(const GenTuneResult& r, const std::optional<GenEvaluat
   out += ",\"best\":";
   if (r.best) {
     out += "{\"options\":" + options_to_json(r.best->options) +
-           ",\"predicted\":" + gen_figures_json(*r.best);
-    if (measured) out += ",\"measured\":" + gen_figures_json(*measured);
+           ",\"predicted\":" + gen_figures_json(*r.best, r.slo.quantile);
+    if (measured) out += ",\"measured\":" + gen_figures_json(*measured, r.slo.quantile);
     out += '}';
   } else {
     out += "null,\"error\":";
@@ -467,7 +470,7 @@ std::string gen_tune_json(const GenTuneResult& r, const std::optional<GenEvaluat
   for (size_t i = 0; i < r.pareto.size(); ++i) {
     out += i ? "," : "";
     out += "{\"options\":" + options_to_json(r.pareto[i].options) +
-           ",\"figures\":" + gen_figures_json(r.pareto[i]) + '}';
+           ",\"figures\":" + gen_figures_json(r.pareto[i], r.slo.quantile) + '}';
   }
   out += ']';
   for (const auto& [key, value] : members) {

@@ -1,85 +1,16 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// The executable's own helpers: finding a --model value from any folder
-// (the models folder from $BATCHSCOPE_MODELS or the install prefix), and the
-// manual page and bash completion made from the --help texts.
+// The executable's own helpers: the manual page and bash completion made
+// from the --help texts, and the model flags read into core/model's choice.
 
 #include <gtest/gtest.h>
-#include <stdlib.h>
 
-#include <filesystem>
-#include <fstream>
+#include <map>
 
-#include "app/cost_setup.h"
 #include "app/help_pages.h"
-#include "app/install_paths.h"
-#include "app/model_setup.h"
+#include "app/model_flags.h"
 
 namespace batchscope {
 namespace {
-namespace fs = std::filesystem;
-
-class FindModel : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("batchscope_find_model_" + std::to_string(::getpid()));
-    fs::create_directories(dir_ / "shipped");
-    fs::create_directories(dir_ / "here" / "models");
-    std::ofstream(dir_ / "shipped" / "mlp.pt") << "x";
-    std::ofstream(dir_ / "shipped" / "cnn.pt") << "x";
-    std::ofstream(dir_ / "here" / "models" / "cnn.pt") << "x";
-    old_cwd_ = fs::current_path();
-    fs::current_path(dir_ / "here");
-    ::setenv("BATCHSCOPE_MODELS", (dir_ / "shipped").c_str(), 1);
-  }
-  void TearDown() override {
-    ::unsetenv("BATCHSCOPE_MODELS");
-    fs::current_path(old_cwd_);
-    fs::remove_all(dir_);
-  }
-  std::string shipped(const std::string& name) {
-    return (fs::canonical(dir_ / "shipped") / name).string();
-  }
-  fs::path dir_, old_cwd_;
-};
-
-TEST_F(FindModel, TheModelsFolderComesFromTheEnvironment) {
-  EXPECT_EQ(models_dir(), fs::canonical(dir_ / "shipped").string());
-  ::setenv("BATCHSCOPE_MODELS", (dir_ / "missing").c_str(), 1);
-  EXPECT_EQ(models_dir(), "");
-}
-
-TEST_F(FindModel, AFileHereWinsAndOtherwiseTheModelsFolderIsTried) {
-  EXPECT_EQ(find_model("models/cnn.pt"), "models/cnn.pt");  // exists here
-  EXPECT_EQ(find_model("models/mlp.pt"), shipped("mlp.pt"));
-  EXPECT_EQ(find_model("mlp.pt"), shipped("mlp.pt"));
-  EXPECT_EQ(find_model("mlp"), shipped("mlp.pt"));
-  EXPECT_EQ(find_model("./models/mlp.pt"), shipped("mlp.pt"));
-  EXPECT_EQ(find_model("elsewhere/mlp.pt"), shipped("mlp.pt"));  // by its file name
-}
-
-TEST_F(FindModel, AValueFoundNowhereIsKeptForTheError) {
-  EXPECT_EQ(find_model("models/nothing.pt"), "models/nothing.pt");
-  EXPECT_EQ(find_model("nothing"), "nothing");
-  EXPECT_EQ(find_model("/abs/mlp.pt"), "/abs/mlp.pt");  // absolute: never redirected
-  EXPECT_EQ(find_model(""), "");
-}
-
-TEST_F(FindModel, WithoutTheEnvironmentThePrefixBesideTheExecutableIsUsed) {
-  ::unsetenv("BATCHSCOPE_MODELS");
-  fs::current_path(dir_);  // no models/ here
-  ASSERT_EQ(fs::path(executable_dir()).filename(), "bin");
-  // The build tree has the installed layout when it builds the executable.
-  const fs::path prefix =
-      fs::path(executable_dir()).parent_path() / "share" / "batchscope" / "models";
-  if (fs::is_directory(prefix)) {
-    EXPECT_EQ(models_dir(), fs::canonical(prefix).string());
-    EXPECT_EQ(find_model("mlp"), (fs::canonical(prefix) / "mlp.pt").string());
-  } else {
-    EXPECT_EQ(models_dir(), "");
-    EXPECT_EQ(find_model("mlp"), "mlp");
-  }
-}
-
 const FlagHelp* flag(const std::vector<FlagHelp>& flags, const std::string& name) {
   for (const FlagHelp& f : flags)
     if (f.flag == name) return &f;
@@ -141,42 +72,6 @@ TEST(HelpPages, TheCompletionAsksTheHistoryForRunIds) {
   EXPECT_NE(script.find("compgen -W \"list show compare export rm import\""), std::string::npos);
   EXPECT_NE(script.find("runs ids 2>/dev/null"), std::string::npos) << script;
 }
-
-#ifdef BATCHSCOPE_WITH_HISTORY
-// The kept cost's key follows the model file's bytes, not its name or place:
-// a changed file is another model, a copy elsewhere the same one.
-TEST(CostKey, FollowsTheModelFilesBytes) {
-  const fs::path dir =
-      fs::temp_directory_path() / ("batchscope_cost_key_" + std::to_string(::getpid()));
-  fs::create_directories(dir / "copy");
-  for (const char* f : {"linear_128x64.pt", "linear_128x64.json"}) {
-    fs::copy_file(fs::path(BATCHSCOPE_SOURCE_DIR) / "models" / f, dir / f);
-    fs::copy_file(fs::path(BATCHSCOPE_SOURCE_DIR) / "models" / f, dir / "copy" / f);
-  }
-  ModelChoice m;
-  m.path = (dir / "linear_128x64.pt").string();
-  auto before = cost_key_for(m);
-  ASSERT_TRUE(before.ok()) << before.error().message;
-  EXPECT_EQ(before->model, "linear_128x64");
-  EXPECT_EQ(before->model_id.rfind("sha256:", 0), 0u);
-  EXPECT_NE(before->machine.find("\"cores\""), std::string::npos) << before->machine;
-  ModelChoice copy = m;
-  copy.path = (dir / "copy" / "linear_128x64.pt").string();
-  EXPECT_EQ(cost_key_for(copy)->id(), before->id());
-  std::ofstream(m.path, std::ios::app) << 'x';
-  auto after = cost_key_for(m);
-  ASSERT_TRUE(after.ok());
-  EXPECT_NE(after->model_id, before->model_id);
-  EXPECT_NE(after->id(), before->id());
-  ModelChoice gpu = copy;
-  gpu.device = "cuda:0";
-  EXPECT_NE(cost_key_for(gpu)->id(), before->id());
-  ModelChoice synthetic;
-  synthetic.synthetic = SyntheticCost{300, 20};
-  EXPECT_EQ(cost_key_for(synthetic)->model_id, "synthetic:300,20,0,0,spin");
-  fs::remove_all(dir);
-}
-#endif
 
 // --warmup: auto warms every size on a GPU (cuDNN's plans) and doubles on a
 // CPU; a value it does not know is quoted.

@@ -2,7 +2,7 @@
 #pragma once
 // Help ▸ About Batchscope: the version the application was started with
 // (QCoreApplication::applicationVersion, set by `batchscope gui` from
-// app/build_info.h), the licence and where its text lies. The GPL asks an
+// common/build_info.h), the licence and where its text lies. The GPL asks an
 // interactive program to show these.
 // Thread-safety: GUI thread only.
 

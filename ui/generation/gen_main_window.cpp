@@ -3,9 +3,40 @@
 
 #include <QStatusBar>
 
+#include "model/history_keeping.h"
+#include "model/kept_steps.h"
 #include "ui/common/about_box.h"
+#include "ui/generation/gen_record.h"
+#include "ui/generation/gen_traffic.h"
 
 namespace batchscope {
+
+Expected<std::unique_ptr<GenMainWindow>> GenMainWindow::open(const LocalModel& model,
+                                                             const Options& options,
+                                                             GenViewConfig config, bool learn,
+                                                             const Say& say, QWidget* parent) {
+  auto lm = model.lm(static_cast<int>(options.num_lanes));
+  if (!lm) return lm.error();
+  config.model_text = lm->runner->info().name + " (" + lm->device + ")";
+  config.listener.device = lm->device;
+  config.device = lm->device;
+  // The Tuner's step cost, and the window's steps refining the kept one.
+  if (const auto& synthetic = model.choice().synthetic_lm) {
+    config.exact_cost = GenStepCost::synthetic(synthetic->step_us, synthetic->token_us);
+  } else if (auto kept = kept_step_cost(model)) {
+    config.kept_cost = kept->first;
+    config.kept_cost_source = kept->second;
+  }
+  if (learn) {
+    config.keep_steps = [model, say](std::span<const StepRecord> steps, uint32_t lanes) {
+      refine_kept_steps(model, steps, lanes, say);
+    };
+  }
+  auto engine =
+      std::make_unique<GenEngine>(std::move(lm->runner), options, nullptr, lm->more_lanes);
+  if (Status s = engine->start(); !s) return s.error();
+  return std::make_unique<GenMainWindow>(std::move(engine), std::move(config), parent);
+}
 
 GenMainWindow::GenMainWindow(std::unique_ptr<GenEngine> engine, GenViewConfig config,
                              QWidget* parent)
@@ -18,6 +49,19 @@ GenMainWindow::GenMainWindow(std::unique_ptr<GenEngine> engine, GenViewConfig co
   add_help_menu(this);
   statusBar()->showMessage(
       "Generative model: the batch is formed step by step; scheduling and budgets apply live");
+}
+
+void GenMainWindow::keep_runs_in(HistoryWriter* writer, const std::string& model_file,
+                                 const std::string& device) {
+  GenView* view = view_;
+  view->recorder()->set_history(writer, [view, model_file, device] {
+    GenRecordBox::RunInfo info;
+    info.model = view->engine().info().name;
+    info.options = view->engine().status().options;
+    info.traffic = view->traffic()->running() ? view->traffic()->describe() : "";
+    info.context = run_context_json(model_file, device);
+    return info;
+  });
 }
 
 GenMainWindow::~GenMainWindow() {

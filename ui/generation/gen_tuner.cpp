@@ -51,8 +51,8 @@ GenTunerPanel::GenTunerPanel(GenTunerSetup setup, QWidget* parent)
   itl_->setValue(30);
   itl_->setToolTip("Inter-token latency at the quantile, ms; 0: no bound");
   quantile_ = new QComboBox;
-  quantile_->addItems({"p50", "p90", "p99"});
-  quantile_->setCurrentIndex(2);
+  quantile_->addItems({"p50", "p90", "p95", "p99"});
+  quantile_->setCurrentIndex(3);
   objective_ = new QComboBox;
   for (GenObjective o : {GenObjective::kGoodput, GenObjective::kThroughput, GenObjective::kLatency})
     objective_->addItem(gen_objective_name(o));
@@ -240,9 +240,7 @@ Status GenTunerPanel::run() {
   GenTuneSettings settings;
   settings.slo.ttft_ms = ttft_->value();
   settings.slo.itl_ms = itl_->value();
-  settings.slo.quantile = quantile_->currentIndex() == 0   ? 50
-                          : quantile_->currentIndex() == 1 ? 90
-                                                           : 99;
+  settings.slo.quantile = quantile_->currentText().mid(1).toInt();
   settings.objective = *parse_gen_objective(objective_->currentText().toStdString());
   cancel_ = false;
   settings.cancel = [this] { return cancel_.load(); };

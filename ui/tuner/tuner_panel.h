@@ -68,11 +68,11 @@
 #include <thread>
 #include <vector>
 
+#include "model/model_load.h"
 #include "tuning/cost_model.h"
 #include "tuning/tune_run.h"
 #include "tuning/tune_space.h"
 #include "ui/common/config_io.h"
-#include "ui/common/model_load.h"
 #include "ui/tuner/tune_table.h"
 
 class QCheckBox;

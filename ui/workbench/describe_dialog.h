@@ -16,7 +16,7 @@
 #include <utility>
 #include <vector>
 
-#include "ui/common/model_load.h"
+#include "model/model_load.h"
 
 class QComboBox;
 class QFormLayout;

@@ -39,8 +39,8 @@
 #include "common/model_metadata.h"
 #include "common/options.h"
 #include "common/status.h"
+#include "model/model_load.h"
 #include "tuning/cost_model.h"
-#include "ui/common/model_load.h"
 #include "ui/workbench/model_list.h"
 
 class QComboBox;

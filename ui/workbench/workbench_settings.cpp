@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// The workbench window's configuration files (File > Load/Save configuration)
-// and the settings it keeps between sessions (QSettings).
+// The workbench window's configuration files (File > Load/Save configuration),
+// the settings it keeps between sessions (QSettings), and where its runs are
+// kept.
 
 #include <QComboBox>
 #include <QFile>
@@ -12,8 +13,10 @@
 #include <fstream>
 
 #include "api/options_json.h"
+#include "model/history_keeping.h"
 #include "ui/common/app_resources.h"
 #include "ui/common/config_io.h"
+#include "ui/runs/runs_panel.h"
 #include "ui/tuner/tuner_panel.h"
 #include "ui/workbench/traffic_panel.h"
 #include "ui/workbench/workbench_window.h"
@@ -100,6 +103,32 @@ void WorkbenchWindow::save_settings() const {
     s.setValue("model/path", QString::fromStdString(model_.path));
     s.setValue("model/device", QString::fromStdString(model_.device));
     s.setValue("options/json", QString::fromStdString(options_to_json(engine_->status().options)));
+  }
+}
+
+void WorkbenchWindow::keep_runs_in(HistoryWriter* writer, const std::string& problem,
+                                   const QString& png_program) {
+  if (!writer) {
+    if (!problem.empty()) runs_->show_history_problem(QString::fromStdString(problem));
+    return;
+  }
+  runs_->set_context_provider([this] {
+    const LoadedModel& m = model();
+    return run_context_json(m.path.rfind("synthetic", 0) == 0 ? "" : m.path, m.device);
+  });
+  runs_->set_history(writer);
+  runs_->set_png_program(png_program);
+}
+
+void restore_saved_choices(WorkbenchConfig& cfg, bool model_given, bool options_given) {
+  QSettings saved;
+  if (!model_given && saved.contains("model/path")) {
+    cfg.model.path = saved.value("model/path").toString().toStdString();
+    cfg.model.device = saved.value("model/device", "cpu").toString().toStdString();
+  }
+  if (!options_given && saved.contains("options/json")) {
+    auto o = options_from_json(saved.value("options/json").toString().toStdString(), cfg.options);
+    if (o) cfg.options = *o;
   }
 }
 

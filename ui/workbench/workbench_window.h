@@ -42,8 +42,8 @@
 #include "batching/engine.h"
 #include "batching/monitor.h"
 #include "http/http_server.h"
+#include "model/kept_cost_refiner.h"
 #include "ui/common/config_io.h"
-#include "ui/common/kept_cost.h"
 #include "ui/workbench/model_panel.h"
 
 class QCheckBox;
@@ -56,6 +56,8 @@ class QSpinBox;
 class QTimer;
 
 namespace batchscope {
+
+class HistoryWriter;
 
 struct Preset;
 class BatchInspector;
@@ -86,6 +88,10 @@ struct WorkbenchConfig {
   // its own) and how that went. Null: every request goes to `loader`.
   std::function<std::optional<Status>(const ModelRequest&, QWidget* parent)> open_generative;
 };
+
+// The model and options this machine saved last (QSettings), over `cfg`'s
+// where the command line did not give them.
+void restore_saved_choices(WorkbenchConfig& cfg, bool model_given, bool options_given);
 
 class WorkbenchWindow : public QMainWindow {
  public:
@@ -125,6 +131,10 @@ class WorkbenchWindow : public QMainWindow {
   Status load_preset(const Preset& preset);
   Status save_config(const QString& path) const;
   void save_settings() const;
+  // Keeps the runs the Runs tab records in `writer` (each with the loaded
+  // model's context), drawing a kept run's picture with `png_program`
+  // (runs export); without a writer, shows `problem` there instead.
+  void keep_runs_in(HistoryWriter* writer, const std::string& problem, const QString& png_program);
 
   BatchingPanel* batching() const { return batching_; }
   TrafficPanel* traffic() const { return traffic_; }

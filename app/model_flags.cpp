@@ -1,0 +1,202 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "app/model_flags.h"
+
+#include "app/cli_args.h"
+#include "model/model_paths.h"
+
+namespace batchscope {
+namespace {
+
+// Takes --device into `c`.
+void take_device(std::map<std::string, std::string>& flags, ModelChoice& c) {
+  if (auto it = flags.find("device"); it != flags.end()) {
+    c.device = it->second;
+    flags.erase(it);
+  }
+}
+
+// Takes --model over `c.path`, refusing it beside `other`.
+Status take_path(std::map<std::string, std::string>& flags, ModelChoice& c, const char* other) {
+  if (auto it = flags.find("model"); it != flags.end()) {
+    c.path = it->second;
+    flags.erase(it);
+    if (flags.count(other)) {
+      return invalid_argument(std::string("--model and --") + other + " exclude each other");
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
+bool wants_lm(const std::map<std::string, std::string>& flags, const std::string& default_path) {
+  if (flags.count("synthetic-lm")) return true;
+  if (flags.count("synthetic")) return false;
+  const auto it = flags.find("model");
+  return is_generative_file(find_model(it == flags.end() ? default_path : it->second));
+}
+
+Expected<ModelChoice> take_model_flags(std::map<std::string, std::string>& flags,
+                                       std::string default_path) {
+  ModelChoice c;
+  c.path = std::move(default_path);
+  if (Status s = take_path(flags, c, "synthetic"); !s) return s.error();
+  if (auto it = flags.find("synthetic"); it != flags.end()) {
+    auto cost = parse_synthetic(it->second);
+    if (!cost) return cost.error();
+    c.synthetic = *cost;
+    flags.erase(it);
+  }
+  take_device(flags, c);
+  if (auto it = flags.find("warmup"); it != flags.end()) {
+    if (it->second != "auto" && it->second != "every" && it->second != "doubling") {
+      return invalid_argument("--warmup must be auto, doubling or every, not '" + it->second + "'");
+    }
+    c.warmup = it->second;
+    flags.erase(it);
+  }
+  if (!c.synthetic) c.path = find_model(c.path);
+  return c;
+}
+
+Expected<ModelChoice> take_lm_flags(std::map<std::string, std::string>& flags,
+                                    std::string default_path) {
+  ModelChoice c;
+  c.path = std::move(default_path);
+  if (Status s = take_path(flags, c, "synthetic-lm"); !s) return s.error();
+  if (auto it = flags.find("synthetic-lm"); it != flags.end()) {
+    const std::string text = it->second;
+    const size_t comma = text.find(',');
+    if (comma == std::string::npos) {
+      return invalid_argument(
+          "--synthetic-lm: expected STEP_US,TOKEN_US (for example 2000,20), got '" + text + "'");
+    }
+    auto step = cli::parse_number("synthetic-lm", text.substr(0, comma), 0, 1e7);
+    if (!step) return step.error();
+    auto token = cli::parse_number("synthetic-lm", text.substr(comma + 1), 0, 1e7);
+    if (!token) return token.error();
+    c.synthetic_lm = SyntheticLmCost{*step, *token};
+    flags.erase(it);
+  }
+  take_device(flags, c);
+  if (auto it = flags.find("cache-tokens"); it != flags.end()) {
+    auto n = cli::parse_number("cache-tokens", it->second, 16, 1 << 24);
+    if (!n) return n.error();
+    c.cache_tokens = static_cast<int>(*n);
+    flags.erase(it);
+  }
+  if (!c.synthetic_lm) c.path = find_model(c.path);
+  return c;
+}
+
+std::string lm_flags_help() {
+  return "Generative models (a --model whose sidecar says \"kind\": \"generative\"):\n"
+         "  --synthetic-lm S,T        a weightless model: each step costs S + T per token us\n"
+         "  --cache-tokens N          key/value cache size in token positions (default 16384)\n";
+}
+
+bool take_cost_flag(const std::string& name, const std::string& value, CostChoice& choice,
+                    Status& bad) {
+  if (name == "cost") {
+    choice.file = value;
+  } else if (name == "recalibrate") {
+    choice.recalibrate = true;
+  } else if (name == "calibration-seconds") {
+    bad = cli::read_number(name, value, 0.5, 600, choice.calibration_s);
+  } else {
+    return false;
+  }
+  return true;
+}
+
+std::string cost_flags_help() {
+  return "  --cost FILE                a cost file to predict with (profile --json, bench "
+         "--cost-out,\n"
+         "                             a kept cost); default: the kept cost of this model on "
+         "this\n"
+         "                             machine, made on first use\n"
+         "  --recalibrate              make the kept cost anew (profile and live calibration)\n"
+         "  --calibration-seconds S    live traffic per lane count when one is made (default "
+         "6)\n";
+}
+
+Expected<HistoryChoice> take_history_flags(std::map<std::string, std::string>& flags) {
+  HistoryChoice c = default_history_choice();
+  const bool kept = !c.off;
+  if (auto it = flags.find("no-history"); it != flags.end()) {
+    c.off = true;
+    flags.erase(it);
+  }
+  if (auto it = flags.find("history"); it != flags.end()) {
+    if (it->second.empty()) return invalid_argument("--history needs a file name");
+    if (!kept) {
+      return invalid_argument("--history " + it->second +
+                              ": this build has no run history (it needs SQLite and OpenSSL)");
+    }
+    c.path = it->second;
+    flags.erase(it);
+  }
+  if (auto it = flags.find("history-requests"); it != flags.end()) {
+    auto n = cli::parse_number("history-requests", it->second, 0, 1e12);
+    if (!n) return n.error();
+    if (*n != static_cast<double>(static_cast<uint64_t>(*n)))
+      return invalid_argument("--history-requests " + it->second + " is not a whole number");
+    c.request_cap = static_cast<uint64_t>(*n);
+    flags.erase(it);
+  }
+  return c;
+}
+
+std::string history_flags_help() {
+  return "  --history FILE         keep this run in FILE (default $BATCHSCOPE_HISTORY, else\n"
+         "                         $XDG_DATA_HOME/batchscope/history.sqlite)\n"
+         "  --no-history           keep nothing\n"
+         "  --history-requests N   keep at most N requests of a run (default 1000000; the\n"
+         "                         rest are counted, and the run says it was cut)\n";
+}
+
+void allow_bare_record(std::vector<std::string>& args) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--record" && (i + 1 == args.size() || args[i + 1].rfind("--", 0) == 0)) {
+      args[i] = "--record=";
+    }
+  }
+}
+
+Expected<ServeRecordChoice> take_record_flags(std::map<std::string, std::string>& flags) {
+  ServeRecordChoice c;
+  auto history = take_history_flags(flags);
+  if (!history) return history.error();
+  c.history = *history;
+  if (auto it = flags.find("record"); it != flags.end()) {
+    c.on = true;
+    if (!it->second.empty()) c.options.label = it->second;
+    flags.erase(it);
+  }
+  if (auto it = flags.find("record-bodies"); it != flags.end()) {
+    if (!c.on) return invalid_argument("--record-bodies needs --record");
+    c.options.bodies = true;
+    flags.erase(it);
+  }
+  if (auto it = flags.find("record-every"); it != flags.end()) {
+    auto s = cli::parse_number("record-every", it->second, 1, 7 * 24 * 3600);
+    if (!s) return s.error();
+    if (!c.on) return invalid_argument("--record-every " + it->second + " needs --record");
+    c.options.every_s = *s;
+    flags.erase(it);
+  }
+  return c;
+}
+
+std::string record_flags_help() {
+  return "Recording what the clients send (docs/history.md):\n"
+         "  --record [LABEL]          keeps every request as runs of kind serve in the run\n"
+         "                            history, written as they go (sizes and timings only,\n"
+         "                            never a body); LABEL names them (default: served clients)\n"
+         "  --record-every S          one run per S seconds (default: one run until exit)\n"
+         "  --record-bodies           keep each request's body too (runs export ID --format\n"
+         "                            bodies writes them as JSON lines)\n" +
+         history_flags_help();
+}
+
+}  // namespace batchscope

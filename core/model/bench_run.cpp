@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "model/bench_run.h"
+
+#include "traffic/varied_inputs.h"
+#include "tuning/adaptive_planner.h"
+#include "tuning/cost_calibration.h"
+#include "tuning/predict_bounds.h"
+#include "tuning/predictor.h"
+
+namespace batchscope {
+
+Expected<RunData> predict_bench(const LocalModel& model, const Options& options,
+                                const ArrivalSpec& spec, const CostChoice& cost_choice,
+                                const std::optional<LengthDist>& seq_len, const RunConfig& config,
+                                const Say& say) {
+  auto cost = prediction_cost(model.choice(), options, {options.num_lanes}, options.max_batch_size,
+                              cost_choice, "bench", say);
+  if (!cost) return cost.error();
+  say.out("Batchscope bench: %s -> predicted (%s)\n  cost: %s\n", config.pattern.c_str(),
+          cost->cost.describe().c_str(), cost->source.c_str());
+  say.out(
+      "  capacity: %.0f req/s with %u lane(s) and batches up to %u (t(b) and the "
+      "lanes' turnaround)\n",
+      capacity_rps(cost->cost, options.num_lanes, options.max_batch_size), options.num_lanes,
+      options.max_batch_size);
+  PredictSpec ps;
+  ps.arrivals = bounded_for_prediction(spec);
+  ps.options = options;
+  ps.cost = cost->cost;
+  ps.plan_on_cost = true;
+  ps.lengths = prediction_lengths(model.metadata(), seq_len, spec.seed, cost->cost, "bench", say);
+  if (!ps.lengths.empty()) {
+    say.out("  lengths: %s\n",
+            seq_len.value_or(default_lengths(model.metadata())).describe().c_str());
+  }
+  RunData run = predict_run(ps);
+  run.config = config;
+  return run;
+}
+
+Expected<AdaptivePlanner> live_planner(const ModelChoice& model, const std::string& plan_file,
+                                       const char* command, const Say& say) {
+  if (plan_file.empty()) return adaptive_planner_for(model, command, say);
+  auto cost = CostModel::from_file(plan_file);
+  if (!cost) return invalid_argument("--plan-cost: " + cost.error().message);
+  say.out("adaptive plans on %s (%s)\n", plan_file.c_str(), cost->describe().c_str());
+  return plan_on_cost(std::move(*cost));
+}
+
+Expected<CostOut> cost_out_of(const RunData& run, const ModelChoice& model,
+                              const std::optional<CostModel>& refining, uint32_t lanes,
+                              const std::string& path, const Say& say) {
+  // A refinement with several lanes refines their curve: the batches that
+  // ran beside the others.
+  std::optional<CostModel> kept;
+  if (has_lengths(run.batches)) kept = kept_cost(model);
+  auto observed =
+      CostModel::from_run(run, 5, refining ? lanes : 1u, kept ? kept->length_grid() : LengthGrid{});
+  if (!observed) return invalid_argument("--cost-out: " + observed.error().message);
+  if (!refining) return CostOut{observed->to_json(), "t(b) as the engine ran it; --cost reads it"};
+  std::string seen;
+  for (const CostPoint& p : observed->points()) {
+    if (!seen.empty()) seen += ", ";
+    seen += std::to_string(p.batch);
+  }
+  const CostModel refined = refining->calibrated(*observed, lanes);
+  say.out("  refined %s with t(b) at b = %s as %u lane(s) ran it:\n", path.c_str(), seen.c_str(),
+          lanes);
+  for (const CostPoint& p : observed->points()) {
+    const double was = refining->cost_us(p.batch, lanes);
+    say.out("    b = %u: %.1f us, was %.1f (%+.0f%%)\n", p.batch, p.median_us, was,
+            was > 0 ? 100.0 * (p.median_us / was - 1.0) : 0.0);
+  }
+  return CostOut{refined.to_json(), "t(b) refined by this run; --cost reads it"};
+}
+
+}  // namespace batchscope

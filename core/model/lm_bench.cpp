@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "model/lm_bench.h"
+
+#include <algorithm>
+
+#include "common/clock.h"
+#include "model/kept_steps.h"
+#include "traffic/llm_trace.h"
+#include "tuning/gen_predictor.h"
+#include "tuning/step_cost.h"
+
+namespace batchscope {
+
+LmBench::LmBench(const LmBenchRequest& request, const Say& say) : request_(request), say_(say) {}
+
+LmBench::~LmBench() {
+  if (engine_) engine_->stop(std::chrono::seconds(1));
+}
+
+Expected<std::unique_ptr<LmBench>> LmBench::open(const LmBenchRequest& request, const Say& say) {
+  std::unique_ptr<LmBench> b(new LmBench(request, say));
+  LmBenchRequest& r = b->request_;
+  const bool remote = r.target != "inproc" && r.target != "self-http";
+  std::string model_name = "remote";
+  if (!remote) {
+    auto model = LocalModel::open(r.model);
+    if (!model) return model.error();
+    b->model_ = *model;
+    auto lm = model->lm(static_cast<int>(r.options.num_lanes));
+    if (!lm) return lm.error();
+    model_name = lm->runner->info().name;
+    b->engine_ =
+        std::make_unique<GenEngine>(std::move(lm->runner), r.options, nullptr, lm->more_lanes);
+    if (Status s = b->engine_->start(); !s) return s.error();
+    const auto context = static_cast<uint32_t>(std::max(2, b->engine_->info().context_length));
+    if (const ContextFit fit = fit_to_context(r.lengths.replay, context); fit.any()) {
+      say.out("  trace: %s\n", fit.describe(context).c_str());
+    }
+  }
+  GenRun& run = b->run_;
+  run.pattern = r.traffic.describe();
+  run.workload = r.lengths.describe();
+  run.target = r.target;
+  run.model = model_name;
+  run.options = remote ? "the remote server's own" : describe_generation(r.options);
+  run.seed = r.traffic.seed;
+  // The run is kept as it goes (kept_run.h): its requests, and our own
+  // engine's steps, every half second.
+  b->writer_ = open_history_writer(r.history, "batchscope bench", say);
+  RunConfig config;
+  config.pattern = run.pattern;
+  config.target = run.target;
+  config.model = run.model;
+  config.options = r.options;
+  config.seed = run.seed;
+  config.duration_s = r.traffic.duration_s;
+  b->kept_ =
+      std::make_unique<KeptRun>(b->writer_.get(), "generation", run.pattern + " -> " + run.target,
+                                config, run_context_json(r.model.file(), r.model.device), say);
+  return b;
+}
+
+Expected<GenRun> LmBench::run(LmHttpFront* front, const std::atomic<bool>* stop) {
+  say_.out("Batchscope bench: %s -> %s\n", run_.pattern.c_str(), request_.target.c_str());
+  GenLoadOptions load;
+  load.stop = stop;
+  std::vector<StepRecord> steps_so_far;  // what the progress drained from the engine
+  std::vector<GenRecord> drained;
+  load.progress = kept_->gen_progress([&]() -> std::vector<StepRecord> {
+    if (!engine_) return {};
+    std::vector<StepRecord> steps;
+    engine_->drain(drained, steps);
+    steps_so_far.insert(steps_so_far.end(), steps.begin(), steps.end());
+    return steps;
+  });
+  GenWorkload workload = request_.lengths.workload(request_.traffic.seed);
+  SteadyClock clock;
+  GenRun measured;
+  if (request_.target == "inproc") {
+    GenEngineTarget t(*engine_);
+    measured = run_gen_load(request_.traffic, workload, t, clock, load);
+  } else {
+    if (!front)
+      return invalid_argument("--target " + request_.target + " needs a client over HTTP");
+    auto t = front->open(engine_.get(), run_);
+    if (!t) return t.error();
+    measured = run_gen_load(request_.traffic, workload, **t, clock, load);
+    front->close();
+  }
+  measured.pattern = run_.pattern;
+  measured.workload = run_.workload;
+  measured.target = run_.target;
+  measured.model = run_.model;
+  measured.options = run_.options;
+  measured.seed = run_.seed;
+  if (engine_) {
+    engine_->stop(std::chrono::seconds(1));
+    std::vector<StepRecord> last;
+    engine_->drain(drained, last);
+    measured.steps = std::move(steps_so_far);
+    measured.steps.insert(measured.steps.end(), last.begin(), last.end());
+    // A live run of the model here: its steps refine the kept step cost.
+    refine_kept_steps(*model_, measured.steps, request_.options.num_lanes, say_);
+  }
+  return measured;
+}
+
+void LmBench::keep(const GenRun& run, const std::string& summary_json, double duration_s,
+                   const std::string& stopped) {
+  kept_->finish_generation(run, summary_json, duration_s, stopped);
+}
+
+Expected<std::string> LmBench::cost_out(const GenRun& run) const {
+  auto cost = measure_step_cost(run.steps, request_.options.num_lanes);
+  if (!cost) return invalid_argument("--cost-out: " + cost.error().message);
+  say_.out("  step cost: %s over %llu steps\n", GenStepCost::of(*cost).text().c_str(),
+           static_cast<unsigned long long>(cost->steps));
+  return step_cost_json(*cost, run.model, request_.model.device);
+}
+
+}  // namespace batchscope

@@ -1,0 +1,83 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// `batchscope bench` on a language model, live: generation traffic against
+// the generation engine in this process, or against a server over HTTP
+// (this process's listener or another's, which the command makes:
+// LmHttpFront), streamed; kept in the run history as it goes with the
+// engine's steps; and afterwards the model's kept step cost refined by
+// them, and the step cost --cost-out writes. (A prediction is
+// kept_steps.h's and tuning/gen_predictor.h's.) The command prints the run
+// and writes its exports between run() and keep().
+// Thread-safety: one thread uses an LmBench; `stop` may be set from any.
+
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "generation/gen_engine.h"
+#include "model/history_keeping.h"
+#include "model/kept_run.h"
+#include "model/local_model.h"
+#include "model/say.h"
+#include "traffic/arrivals.h"
+#include "traffic/gen_load.h"
+#include "traffic/gen_workload_spec.h"
+
+namespace batchscope {
+
+struct LmBenchRequest {
+  ModelChoice model;
+  Options options;
+  ArrivalSpec traffic;
+  GenWorkloadSpec lengths;
+  std::string target = "inproc";  // inproc, self-http, or a URL
+  HistoryChoice history;
+};
+
+// A generation target over HTTP that the command makes (core/api): this
+// process's listener over `engine` (self-http), or another server when
+// `engine` is null. It may name the run's target and model as the server
+// gave them.
+class LmHttpFront {
+ public:
+  virtual ~LmHttpFront() = default;
+  // The target the load sends to; valid until close(). `run` (its target
+  // and model) may be renamed.
+  virtual Expected<GenTarget*> open(GenEngine* engine, GenRun& run) = 0;
+  virtual void close() = 0;
+};
+
+class LmBench {
+ public:
+  // Opens the model and starts its engine (a run in this process or behind
+  // its listener), fitting a trace's lengths to the model's context.
+  static Expected<std::unique_ptr<LmBench>> open(const LmBenchRequest& request, const Say& say);
+  ~LmBench();
+
+  // The run, in process or over `front`; `stop` ends it early. Its steps,
+  // in process, refine the model's kept step cost.
+  Expected<GenRun> run(LmHttpFront* front, const std::atomic<bool>* stop);
+  // Finishes the run in the history (`stopped` its note when a signal
+  // ended it, lasting `duration_s`).
+  void keep(const GenRun& run, const std::string& summary_json, double duration_s,
+            const std::string& stopped);
+  // The step cost the run measured, as --cost-out writes it (step cost JSON),
+  // saying what it is.
+  Expected<std::string> cost_out(const GenRun& run) const;
+
+ private:
+  LmBench(const LmBenchRequest& request, const Say& say);
+
+  LmBenchRequest request_;
+  Say say_;
+  std::optional<LocalModel> model_;
+  std::unique_ptr<GenEngine> engine_;
+  GenRun run_;  // the run's description, filled before it starts
+  HistoryWriterPtr writer_;
+  std::unique_ptr<KeptRun> kept_;
+};
+
+}  // namespace batchscope
