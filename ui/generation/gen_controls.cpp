@@ -37,8 +37,10 @@ GenControls::GenControls(Apply apply, QWidget* parent)
   wait_ms_->setDecimals(1);
   wait_ms_->setSuffix(" ms");
   wait_ms_->setToolTip("static only: how long a batch waits to fill before it starts");
+  // A line for each part, not wrapped: a wrapped label here was given one
+  // line's height for two, clipping the text's top and its underscores.
   in_force_label_ = new QLabel;
-  in_force_label_->setWordWrap(true);
+  in_force_label_->setWordWrap(false);
   problem_ = new QLabel;
   problem_->setWordWrap(true);
   problem_->setStyleSheet("color: #b00000;");
@@ -114,14 +116,16 @@ void GenControls::show_status(const GenStatus& s) {
   // Follow the engine unless the user is mid-edit or fixing a refused value.
   if (!debounce_->isActive() && !refused_) set_controls(in_force_);
   QString text =
-      QString("In force (v%1): %2 scheduling, max_num_seqs %3, max_num_batched_tokens %4")
+      QString("In force (v%1): %2 scheduling\nmax_num_seqs %3, max_num_batched_tokens %4")
           .arg(s.version)
           .arg(scheduling_name(s.options.scheduling))
           .arg(s.options.max_num_seqs)
           .arg(s.options.max_num_batched_tokens);
+  QStringList more;
   if (s.options.scheduling == Scheduling::kStatic)
-    text += QString(", max wait %1 ms").arg(static_cast<double>(s.options.max_wait_us) / 1000.0);
-  if (s.options.num_lanes > 1) text += QString(", %1 lanes").arg(s.options.num_lanes);
+    more << QString("max wait %1 ms").arg(static_cast<double>(s.options.max_wait_us) / 1000.0);
+  if (s.options.num_lanes > 1) more << QString("%1 lanes").arg(s.options.num_lanes);
+  if (!more.isEmpty()) text += "\n" + more.join(", ");
   in_force_label_->setText(text);
 }
 

@@ -8,6 +8,7 @@
 #include <QApplication>
 #include <QCheckBox>
 #include <QComboBox>
+#include <QLabel>
 #include <QSpinBox>
 #include <QTemporaryDir>
 #include <chrono>
@@ -120,6 +121,32 @@ TEST(GenView, SwitchingToStaticAppliesLive) {
   ASSERT_TRUE(view.controls()->apply_now().ok());
   EXPECT_EQ(engine->status().options.max_num_seqs, 8u);
   EXPECT_EQ(engine->status().options.scheduling, Scheduling::kStatic);
+}
+
+// The options in force are shown whole: the label is as tall as its lines,
+// in the window as it opens (a label given one line for two cut off the
+// text's top and its underscores).
+TEST(GenView, TheOptionsInForceGetTheHeightOfTheirLines) {
+  auto engine = make_engine(200, 1);
+  GenView view(*engine);
+  view.resize(1600, 1000);
+  view.show();
+  view.refresh();
+  view.controls()->lanes()->setValue(2);
+  ASSERT_TRUE(view.controls()->apply_now().ok());
+  ASSERT_TRUE(pump_until([&] { return engine->status().lanes == 2; }));
+  view.refresh();
+  for (int i = 0; i < 5; ++i) QCoreApplication::processEvents();  // the layout's requests
+  QLabel* shown = nullptr;
+  for (QLabel* l : view.controls()->findChildren<QLabel*>()) {
+    if (l->text() == view.controls()->in_force_text()) shown = l;
+  }
+  ASSERT_TRUE(shown);
+  // As tall as its text needs at its width, wrapped or not, and as wide.
+  const int needed = std::max(shown->sizeHint().height(), shown->heightForWidth(shown->width()));
+  EXPECT_GE(shown->height(), needed) << shown->text().toStdString();
+  EXPECT_GE(shown->width(), shown->sizeHint().width()) << shown->text().toStdString();
+  EXPECT_TRUE(shown->text().contains("max_num_batched_tokens 512")) << shown->text().toStdString();
 }
 
 TEST(GenView, TheLanesControlAddsAndRetiresModelCopiesLive) {
