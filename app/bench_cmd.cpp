@@ -14,6 +14,7 @@
 #include "app/stop_signal.h"
 #include "app/traffic_flags.h"
 #include "common/build_info.h"
+#include "common/file_text.h"
 #include "model/tensor_bench.h"
 #ifdef BATCHSCOPE_WITH_QT
 // Qt: the HTTP targets and the plot. A build without Qt runs the in-process
@@ -86,10 +87,7 @@ std::string bench_help() {
 
 namespace {
 
-int fail(const std::string& message, int code = 2) {
-  std::cerr << "batchscope bench: " << message << "\n";
-  return code;
-}
+const Fail fail{"bench"};
 
 #ifdef BATCHSCOPE_WITH_QT
 // A target over HTTP: this process's listener (self-http) or a URL's server.
@@ -189,28 +187,10 @@ int run_bench(int argc, char** argv, const std::vector<std::string>& args) {
     if (!d) return fail(d.error().message);
     r.seq_len = *d;
   }
+  if (Status s = TensorBench::check(r); !s) return fail(s.message());
   const std::string& target = r.target;
   const bool predicted = target == "predict";
   const bool remote = target != "inproc" && target != "self-http" && !predicted;
-  const std::string& cost_file = r.cost.file;
-  const std::string& plan_file = r.plan_cost;
-  // A live run would not read --cost: say so rather than ignore it.
-  if (!cost_file.empty() && !predicted) {
-    return fail("--cost " + cost_file + " is read by --target predict alone; this run has " +
-                "target " + target + " (--plan-cost FILE makes the adaptive strategy plan on a " +
-                "cost file)");
-  }
-  if (!plan_file.empty() && (remote || r.options.strategy != StrategyKind::kAdaptive)) {
-    return fail("--plan-cost " + plan_file + " is read by the adaptive strategy of an inproc, " +
-                "self-http or predict run; this run has target " + target + " and strategy " +
-                strategy_name(r.options.strategy));
-  }
-  // With --plan-cost, the predictor plans on the cost it predicts with.
-  if (predicted && !plan_file.empty() && !cost_file.empty() && plan_file != cost_file) {
-    return fail("--plan-cost " + plan_file + " and --cost " + cost_file +
-                " differ; with --target predict the adaptive strategy plans on the cost it "
-                "is predicted with, so give one file");
-  }
 #ifndef BATCHSCOPE_WITH_QT
   if (Status s = qt_free_check(target, plot_out, payload_file); !s) return fail(s.message());
   (void)argc, (void)argv, (void)connections;
@@ -223,37 +203,12 @@ int run_bench(int argc, char** argv, const std::vector<std::string>& args) {
     url->bearer_token = token;
   }
 #endif
-  // An existing cost file is refined by this run, so it is read first: a
-  // file that is not one is refused before the run, not after it.
-  if (!r.cost_out.empty()) {
-    if (remote || predicted) {
-      return fail("--cost-out " + r.cost_out + " needs --target inproc or self-http, whose " +
-                  "batches this process runs and times");
-    }
-    if (std::ifstream(r.cost_out).good()) {
-      auto before = CostModel::from_file(r.cost_out);
-      if (!before) {
-        return fail("--cost-out: " + before.error().message +
-                    "; it would be refined by this run, so give a new path or a cost file");
-      }
-      r.refining = *before;
-    }
-  }
   std::vector<std::string> bodies;
   if (!payload_file.empty()) {
-    std::ifstream in(payload_file);
-    if (!in) return fail("--payload: cannot read " + payload_file);
-    std::ostringstream text;
-    text << in.rdbuf();
-    bodies.push_back(text.str());
+    auto text = read_file_text(payload_file);
+    if (!text) return fail("--payload: " + text.error().message);
+    bodies.push_back(std::move(*text));
     r.own_bodies = true;
-  }
-  if (r.seq_len) {
-    auto m = LocalModel::open(r.model);
-    if (m && !has_variable_inputs(m->metadata())) {
-      return fail("--seq-len " + r.seq_len->describe() + ": model '" + m->name() +
-                  "' has no input that varies in length");
-    }
   }
   const Say say = terminal_say();
   auto bench = TensorBench::open(r, say);

@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "app/cli_args.h"
+#include "app/run_output.h"
 #include "model/model_paths.h"
 #include "torch/describe.h"
 #include "torch/metadata_json.h"
@@ -35,10 +36,7 @@ std::string describe_help() {
 
 namespace {
 
-int fail(const std::string& message) {
-  std::cerr << "batchscope describe: " << message << "\n";
-  return 2;
-}
+const Fail fail{"describe"};
 
 // Asks on the terminal for each required argument not given, until its
 // answer parses. False at end of input.

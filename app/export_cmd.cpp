@@ -8,6 +8,7 @@
 
 #include "app/cli_args.h"
 #include "app/model_flags.h"
+#include "common/file_text.h"
 #include "export/export_config.h"
 
 namespace batchscope {
@@ -64,11 +65,9 @@ int fail(const char* command, const std::string& message, int code = 2) {
 }
 
 Expected<std::string> read_text(const std::string& flag, const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return invalid_argument("--" + flag + ": cannot read " + path);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+  auto text = read_file_text(path);
+  if (!text) return invalid_argument("--" + flag + ": " + text.error().message);
+  return text;
 }
 
 bool write_text(const std::filesystem::path& path, const std::string& text) {
@@ -207,7 +206,10 @@ int run_export(const std::vector<std::string>& args) {
     if (!b) return fail(cmd, b.error().message);
     auto c = cli::parse_number("throughput", *rps, 0, 1e12);
     if (!c) return fail(cmd, c.error().message);
-    in.tuning = TuningContext{.traffic = in.tuning.traffic, .measured = true};
+    TuningContext given;  // measured figures given by hand replace a config's
+    given.traffic = in.tuning.traffic;
+    given.measured = true;
+    in.tuning = given;
     in.tuning.p50_ms = *a;
     in.tuning.p99_ms = *b;
     in.tuning.throughput_rps = *c;

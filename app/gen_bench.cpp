@@ -63,10 +63,7 @@ std::string gen_bench_help() {
 
 namespace {
 
-int fail(const std::string& message, int code = 2) {
-  std::cerr << "batchscope bench: " << message << "\n";
-  return code;
-}
+const Fail fail{"bench"};
 
 #ifdef BATCHSCOPE_WITH_QT
 // OpenAI's routes over HTTP: this process's listener (self-http) or a URL's server.

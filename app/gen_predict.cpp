@@ -15,10 +15,7 @@ namespace batchscope {
 
 namespace {
 
-int fail(const std::string& message, int code = 2) {
-  std::cerr << "batchscope bench: " << message << "\n";
-  return code;
-}
+const Fail fail{"bench"};
 
 }  // namespace
 

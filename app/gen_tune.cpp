@@ -11,6 +11,7 @@
 #include "app/run_output.h"
 #include "app/traffic_flags.h"
 #include "model/lm_tune.h"
+#include "tuning/tune_text.h"
 
 namespace batchscope {
 
@@ -58,10 +59,7 @@ std::string gen_tune_help() {
 
 namespace {
 
-int fail(const std::string& message, int code = 2) {
-  std::cerr << "batchscope tune: " << message << "\n";
-  return code;
-}
+const Fail fail{"tune"};
 
 // What the command adds to the tune's request: where its result goes.
 struct GenTuneArgs {
@@ -152,64 +150,6 @@ Expected<GenTuneArgs> parse_args(std::map<std::string, std::string> flags) {
   return a;
 }
 
-std::string wait_text(const Options& o) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3g", static_cast<double>(o.max_wait_us) / 1000.0);
-  return buf;
-}
-
-void print_header(int q) {
-  std::printf("%2s %-10s %5s %6s %7s %5s %10s %9s %9s %9s %9s %9s %7s\n", "", "scheduling", "seqs",
-              "tokens", "wait ms", "lanes", "tokens/s", "goodput", "TTFT p50",
-              ("TTFT p" + std::to_string(q)).c_str(), "ITL p50",
-              ("ITL p" + std::to_string(q)).c_str(), "lost");
-}
-
-void print_row(const char* mark, const GenEvaluated& e, size_t alike) {
-  const Options& o = e.options;
-  std::printf("%2s %-10s %5u %6u %7s %5u %10.1f %9.2f %9.2f %9.2f %9.2f %9.2f %6.2f%%", mark,
-              scheduling_name(o.scheduling), o.max_num_seqs, o.max_num_batched_tokens,
-              o.scheduling == Scheduling::kStatic ? wait_text(o).c_str() : "-", o.num_lanes,
-              e.tokens_per_s, e.goodput_rps, e.ttft_p50_ms, e.ttft_ms, e.itl_p50_ms, e.itl_ms,
-              100 * e.loss_rate());
-  if (alike > 0) std::printf("  (+%zu alike)", alike);
-  std::printf("\n");
-}
-
-bool same_figures(const GenEvaluated& a, const GenEvaluated& b) {
-  return a.tokens_per_s == b.tokens_per_s && a.goodput_rps == b.goodput_rps &&
-         a.ttft_ms == b.ttft_ms && a.itl_ms == b.itl_ms && a.ttft_p50_ms == b.ttft_p50_ms &&
-         a.itl_p50_ms == b.itl_p50_ms && a.failed == b.failed;
-}
-
-// The front, at most `rows` of its distinct points spread evenly, the best
-// marked; points with the same figures show once, with how many more.
-void print_front(const GenTuneResult& r, size_t rows) {
-  std::vector<std::pair<size_t, size_t>> distinct;  // (index, alike)
-  for (size_t i = 0; i < r.pareto.size(); ++i) {
-    if (!distinct.empty() && same_figures(r.pareto[distinct.back().first], r.pareto[i])) {
-      ++distinct.back().second;
-    } else {
-      distinct.emplace_back(i, 0);
-    }
-  }
-  std::printf(
-      "\nPareto front (predicted; goodput against TTFT and ITL p%d and losses): %zu points, %zu "
-      "distinct\n",
-      r.slo.quantile, r.pareto.size(), distinct.size());
-  print_header(r.slo.quantile);
-  const size_t n = distinct.size();
-  const size_t step = n > rows ? (n + rows - 1) / rows : 1;
-  bool best_shown = false;
-  for (size_t i = 0; i < n; i += step) {
-    const GenEvaluated& e = r.pareto[distinct[i].first];
-    const bool best = r.best && same_figures(e, *r.best);
-    best_shown |= best;
-    print_row(best ? "*" : "", best ? *r.best : e, distinct[i].second);
-  }
-  if (r.best && !best_shown) print_row("*", *r.best, 0);
-}
-
 // Prints the tune as it goes, and writes its result where --json says.
 class LmTunePrinter final : public LmTuneReport {
  public:
@@ -220,7 +160,7 @@ class LmTunePrinter final : public LmTuneReport {
                 result.evaluated.size(), seconds, static_cast<unsigned long long>(result.invalid),
                 static_cast<unsigned long long>(result.alike),
                 result.out_of_time ? "; stopped by --budget-s" : "");
-    print_front(result, 20);
+    std::fputs(front_text(result, 20).c_str(), stdout);
     std::fflush(stdout);
   }
   void confirmed(const LmConfirmation& c, const GenSlo& slo) override {

@@ -67,20 +67,7 @@ bool display_available() {
 
 namespace {
 
-int fail(const std::string& m, int code = 2) {
-  std::cerr << "batchscope gui: " << m << "\n";
-  return code;
-}
-
-// What the application calls itself: QSettings' names, the version the About
-// box shows, the window icon, and the desktop entry it belongs to.
-void name_application() {
-  QApplication::setOrganizationName("Batchscope");
-  QApplication::setApplicationName("batchscope");
-  QApplication::setApplicationVersion(QString::fromStdString(batchscope::build_label()));
-  QApplication::setWindowIcon(app_icon());
-  QGuiApplication::setDesktopFileName("org.batchscope.batchscope");
-}
+const Fail fail{"gui"};
 
 // The flags both windows read: the listener's (--listen, --token,
 // --no-remote-config, --max-connections, as serve's), the traffic's, and
@@ -176,30 +163,6 @@ int run_gen_gui(int argc, char** argv, Flags flags) {
   return rc;
 }
 
-// A generative model asked for in the workbench (model panel, File > Open)
-// opens in a generation window of its own, a child of the workbench.
-std::optional<Status> open_generative(const ModelRequest& r, QWidget* parent,
-                                      const ServiceAccess& access) {
-  if (!is_generative_file(r.path)) return std::nullopt;
-  ModelChoice choice;
-  choice.path = r.path;
-  choice.device = r.device;
-  auto model = LocalModel::open(choice);
-  if (!model) return Status(model.error());
-  GenViewConfig cfg;
-  cfg.start_traffic = false;
-  cfg.listener.access = access;  // the workbench's, should its listener be started
-  cfg.listener.version = batchscope::build_version();
-  auto opened = GenMainWindow::open(*model, Options{}, cfg, true, terminal_say(), parent);
-  if (!opened) return Status(opened.error());
-  GenMainWindow* window = opened->release();
-  window->setWindowFlag(Qt::Window);
-  window->setAttribute(Qt::WA_DeleteOnClose);
-  window->resize(1500, 950);
-  window->show();
-  return Status::Ok();
-}
-
 }  // namespace
 
 int run_gui(int argc, char** argv, const std::vector<std::string>& args) {
@@ -250,7 +213,9 @@ int run_gui(int argc, char** argv, const std::vector<std::string>& args) {
 #endif
   cfg.version = batchscope::build_version();
   cfg.open_generative = [access = cfg.access](const ModelRequest& r, QWidget* parent) {
-    return open_generative(r, parent, access);
+    if (!is_generative_file(r.path)) return std::optional<Status>();
+    return std::optional<Status>(
+        GenMainWindow::open_beside(r.path, r.device, access, terminal_say(), parent));
   };
   if (!w->screenshot.empty() && !history_named) history->off = true;
   // Opened before the window and closed after it: the window's recordings

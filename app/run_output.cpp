@@ -7,6 +7,11 @@
 
 namespace batchscope {
 
+int Fail::operator()(const std::string& message, int code) const {
+  std::cerr << "batchscope " << command << ": " << message << "\n";
+  return code;
+}
+
 Say terminal_say() {
   return Say(
       [](const std::string& s) {

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// What the commands share in what they print and write: the terminal that
+// What the commands share in what they print and write: their errors, the
+// terminal that
 // core/model's work says its progress on, writing a run's exports, and what
 // a build without Qt can run.
 // Thread-safety: functions of the calling thread.
@@ -12,6 +13,14 @@
 #include "model/say.h"
 
 namespace batchscope {
+
+// A command's refusal or failure on stderr ("batchscope bench: MESSAGE"),
+// giving its exit status: 2 (the default) for what was asked, 1 for what
+// went wrong doing it.
+struct Fail {
+  const char* command;
+  int operator()(const std::string& message, int code = 2) const;
+};
 
 // Progress to stdout and notes to stderr, each flushed as it is said.
 Say terminal_say();

@@ -11,6 +11,7 @@
 #include "app/cli_args.h"
 #include "app/run_output.h"
 #include "common/build_info.h"
+#include "common/file_text.h"
 #include "traffic/gen_load.h"
 #ifdef BATCHSCOPE_WITH_HISTORY
 #include "common/text_out.h"
@@ -73,10 +74,7 @@ int run_report(const std::vector<std::string>&) {
 
 namespace {
 
-int fail(const std::string& message, int code = 2) {
-  std::cerr << "batchscope runs: " << message << "\n";
-  return code;
-}
+const Fail fail{"runs"};
 
 Expected<int64_t> parse_id(const std::string& text) {
   int64_t v = 0;
@@ -157,10 +155,7 @@ void split_args(const std::vector<std::string>& args, size_t from,
 }  // namespace
 
 int run_report(const std::vector<std::string>& args) {
-  auto fail_r = [](const std::string& m, int code = 2) {
-    std::cerr << "batchscope report: " << m << "\n";
-    return code;
-  };
+  const Fail fail_r{"report"};
   std::vector<std::string> positional, rest;
   split_args(args, 0, positional, rest);
   auto flags = cli::parse_flags(rest);
@@ -186,30 +181,10 @@ int run_report(const std::vector<std::string>& args) {
   }
   auto h = History::open(path, {.read_only = true});
   if (!h) return fail_r(h.error().message, 1);
-  std::vector<HistoryRun> runs;
-  for (int64_t id : ids) {
-    auto r = (*h)->get(id);
-    if (!r) return fail_r(r.error().message);
-    if (auto s = kept_summary(**h, *r)) r->summary = *s;  // a run cut short: from its records
-    runs.push_back(std::move(*r));
-  }
-  if (title.empty()) {
-    title = runs.size() == 1 ? runs[0].label : "Batchscope runs";
-    if (runs.size() > 1) {
-      for (size_t i = 0; i < runs.size(); ++i)
-        title += (i ? ", " : " ") + std::to_string(runs[i].id);
-    }
-  }
-  std::vector<std::vector<HistoryGenRequest> > generation(runs.size());
-  for (size_t i = 0; i < runs.size(); ++i) {
-    if (!runs[i].generative()) continue;
-    auto rows = (*h)->load_generation(runs[i].id, TimePoint{});
-    if (!rows) return fail_r(rows.error().message, 1);
-    generation[i] = std::move(*rows);
-  }
-  const std::string html =
-      run_report_html(runs, title, "Batchscope " + build_label(), utc_now(), generation);
-  return save_export(out, html, "HTML report; opens offline in any browser") ? 0 : 1;
+  auto html = kept_report_html(**h, ids, title, "Batchscope " + build_label());
+  if (!html)
+    return fail_r(html.error().message, html.error().code == ErrorCode::kInvalidArgument ? 2 : 1);
+  return save_export(out, *html, "HTML report; opens offline in any browser") ? 0 : 1;
 }
 
 int run_runs(const std::vector<std::string>& args) {
@@ -254,26 +229,12 @@ int run_runs(const std::vector<std::string>& args) {
       return fail("unknown option --" + flags->begin()->first + " for runs import");
     int rc = 0;
     for (const std::string& file : positional) {
-      std::ifstream in(file, std::ios::binary);
-      if (!in) {
-        std::cerr << "batchscope runs: cannot read " << file << "\n";
+      auto text = read_file_text(file);
+      auto id = text ? keep_imported_run(h, *text) : Expected<int64_t>(text.error());
+      if (!id) {
+        std::cerr << "batchscope runs: " << (text ? file + ": " : "") << id.error().message << "\n";
         rc = 1;
         continue;
-      }
-      std::ostringstream text;
-      text << in.rdbuf();
-      auto run = import_bench_json(text.str());
-      if (!run) {
-        std::cerr << "batchscope runs: " << file << ": " << run.error().message << "\n";
-        rc = 1;
-        continue;
-      }
-      Status s = h.begin();
-      auto id = s ? h.begin_run(*run) : Expected<int64_t>(s.error());
-      if (id) s = h.commit();
-      if (!id || !s) {
-        h.rollback();
-        return fail(id ? s.message() : id.error().message, 1);
       }
       std::printf("  kept %s as run %lld in %s\n", file.c_str(), static_cast<long long>(*id),
                   h.path().c_str());

@@ -18,6 +18,7 @@
 #include "app/run_output.h"
 #include "batching/engine.h"
 #include "common/build_info.h"
+#include "common/file_text.h"
 #include "generation/gen_engine.h"
 #include "http/http_server.h"
 #include "model/bench_run.h"
@@ -68,10 +69,7 @@ namespace {
 
 constexpr const char* kDefaultModel = "models/linear_128x64.pt";
 
-int fail(const std::string& message, int code = 2) {
-  std::cerr << "batchscope serve: " << message << "\n";
-  return code;
-}
+const Fail fail{"serve"};
 
 // The listener flags over `o`, removing them from `flags`.
 Status take_listener_flags(std::map<std::string, std::string>& flags, HttpServerOptions& o) {
@@ -240,11 +238,9 @@ int run_serve(int argc, char** argv, const std::vector<std::string>& args) {
   Options base;
   const bool batch_given = flags->count("max-batch-size") > 0 || !config_file.empty();
   if (!config_file.empty()) {
-    std::ifstream in(config_file);
-    if (!in) return fail("--config: cannot read " + config_file);
-    std::ostringstream text;
-    text << in.rdbuf();
-    auto o = options_from_json(text.str(), base);
+    auto text = read_file_text(config_file);
+    if (!text) return fail("--config: " + text.error().message);
+    auto o = options_from_json(*text, base);
     if (!o) return fail("--config " + config_file + ": " + o.error().message);
     base = *o;
   }

@@ -6,6 +6,7 @@
 #include <type_traits>
 
 #include "app/cli_args.h"
+#include "common/file_text.h"
 #include "traffic/llm_trace.h"
 
 namespace batchscope {
@@ -106,14 +107,12 @@ bool take_gen_length_flag(const std::string& name, const std::string& value,
     else
       (name == "prompt-len" ? lengths.prompt : lengths.max_tokens) = *d;
   } else if (name == "lengths-trace") {
-    std::ifstream in(value);
-    std::ostringstream text;
-    text << in.rdbuf();
-    if (!in) {
-      bad = invalid_argument("--lengths-trace: cannot read " + value);
+    auto text = read_file_text(value);
+    if (!text) {
+      bad = invalid_argument("--lengths-trace: " + text.error().message);
       return true;
     }
-    auto t = parse_lengths_csv(text.str());
+    auto t = parse_lengths_csv(*text);
     if (!t)
       bad = t.error();
     else

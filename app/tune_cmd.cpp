@@ -11,6 +11,7 @@
 #include "app/run_output.h"
 #include "app/traffic_flags.h"
 #include "model/tensor_tune.h"
+#include "tuning/tune_text.h"
 #ifdef BATCHSCOPE_WITH_QT
 #include "export/export_config.h"
 #endif
@@ -74,10 +75,7 @@ std::string tune_help() {
 
 namespace {
 
-int fail(const std::string& message, int code = 2) {
-  std::cerr << "batchscope tune: " << message << "\n";
-  return code;
-}
+const Fail fail{"tune"};
 
 // What the command adds to the tune's request: where its result goes.
 struct TuneArgs {
@@ -165,54 +163,7 @@ Expected<TuneArgs> parse_args(std::map<std::string, std::string> flags) {
   return a;
 }
 
-std::string wait_text(const Options& o) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3g", static_cast<double>(o.max_wait_us) / 1000.0);
-  return buf;
-}
-
 double loss_percent(const Evaluated& e) { return 100.0 * e.loss_rate(); }
-
-void print_row(const char* mark, const Evaluated& e, size_t alike) {
-  std::printf("%2s %-9s %6u %8s %6u %11.1f %9.3f %9.3f %7.2f%%", mark,
-              strategy_name(e.options.strategy), e.options.max_batch_size,
-              wait_text(e.options).c_str(), e.options.num_lanes, e.throughput_rps, e.p50_ms,
-              e.p99_ms, loss_percent(e));
-  if (e.options.padding != Padding::kLongest) {
-    std::printf("  %s", padding_name(e.options.padding));
-    if (e.options.padding == Padding::kBuckets) {
-      std::printf(" %s", length_buckets_text(e.options).c_str());
-    }
-  }
-  if (alike > 0) std::printf("  (+%zu alike)", alike);
-  std::printf("\n");
-}
-
-void print_header() {
-  std::printf("%2s %-9s %6s %8s %6s %11s %9s %9s %8s\n", "", "strategy", "batch", "wait ms",
-              "lanes", "req/s", "p50 ms", "p99 ms", "lost");
-}
-
-// The Pareto front, at most `rows` of it spread evenly, with the best marked.
-// Points with the same figures show once, as the cheapest of them.
-void print_front(const TuneResult& r, size_t rows) {
-  const std::vector<FrontPoint> distinct = distinct_front(r.pareto);
-  std::printf(
-      "\nPareto front (predicted; throughput against p99 and losses): %zu points, %zu "
-      "distinct\n",
-      r.pareto.size(), distinct.size());
-  print_header();
-  const size_t n = distinct.size();
-  const size_t step = n > rows ? (n + rows - 1) / rows : 1;
-  bool best_shown = false;
-  for (size_t i = 0; i < n; i += step) {
-    const Evaluated& e = r.pareto[distinct[i].index];
-    const bool best = r.best && e.options == r.best->options;
-    best_shown |= best;
-    print_row(best ? "*" : "", e, distinct[i].alike);
-  }
-  if (r.best && !best_shown) print_row("*", *r.best, 0);
-}
 
 // Prints the tune as it goes, and writes its result where the flags say.
 class TunePrinter final : public TuneReport {
@@ -226,7 +177,7 @@ class TunePrinter final : public TuneReport {
         result.method == TuneResult::Method::kExhaustive ? "every one" : "coarse, refined",
         s.seconds, s.seconds > 0 ? static_cast<double>(s.simulated) / s.seconds / 1e6 : 0.0,
         result.out_of_time ? "; stopped by --budget-s" : "");
-    print_front(result, 20);
+    std::fputs(front_text(result, 20).c_str(), stdout);
     std::fflush(stdout);
   }
   void confirmed(const Confirmed& c) override {

@@ -3,6 +3,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <cstdarg>
 #include <cstdio>
 
 namespace batchscope {
@@ -111,6 +112,22 @@ std::string quoted_excerpt(std::string_view s, size_t max) {
   }
   if (s.size() > max) out += "...";
   return out + "'";
+}
+
+void append_format(std::string& out, const char* format, ...) {
+  va_list args;
+  va_start(args, format);
+  va_list again;
+  va_copy(again, args);
+  const int n = std::vsnprintf(nullptr, 0, format, args);
+  va_end(args);
+  if (n > 0) {
+    const size_t at = out.size();
+    out.resize(at + static_cast<size_t>(n) + 1);
+    std::vsnprintf(out.data() + at, static_cast<size_t>(n) + 1, format, again);
+    out.resize(at + static_cast<size_t>(n));
+  }
+  va_end(again);
 }
 
 }  // namespace batchscope

@@ -30,5 +30,8 @@ std::string quoted_excerpt(std::string_view s, size_t max = 64);
 // Length of the well-formed UTF-8 sequence at s[i] (1 for ASCII), or 0 if it
 // is malformed (overlong, surrogate, above U+10FFFF, or truncated).
 size_t utf8_sequence_length(std::string_view s, size_t i);
+// printf onto the end of `out`, however long the result: the text tables
+// the commands print.
+void append_format(std::string& out, const char* format, ...) __attribute__((format(printf, 2, 3)));
 
 }  // namespace batchscope

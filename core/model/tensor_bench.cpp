@@ -2,6 +2,7 @@
 #include "model/tensor_bench.h"
 
 #include <algorithm>
+#include <fstream>
 
 #include "common/clock.h"
 #include "traffic/inproc_run.h"
@@ -12,6 +13,56 @@ namespace batchscope {
 
 TensorBench::TensorBench(const BenchRequest& request, LocalModel model, const Say& say)
     : request_(request), model_(std::move(model)), say_(say), planner_(make_adaptive_plan) {}
+
+Status TensorBench::check(BenchRequest& r) {
+  const std::string& target = r.target;
+  const bool predicted = target == "predict";
+  const bool remote = target != "inproc" && target != "self-http" && !predicted;
+  const std::string& cost_file = r.cost.file;
+  const std::string& plan_file = r.plan_cost;
+  // A live run would not read --cost: say so rather than ignore it.
+  if (!cost_file.empty() && !predicted) {
+    return invalid_argument("--cost " + cost_file + " is read by --target predict alone; this " +
+                            "run has target " + target + " (--plan-cost FILE makes the adaptive " +
+                            "strategy plan on a cost file)");
+  }
+  if (!plan_file.empty() && (remote || r.options.strategy != StrategyKind::kAdaptive)) {
+    return invalid_argument("--plan-cost " + plan_file + " is read by the adaptive strategy of " +
+                            "an inproc, self-http or predict run; this run has target " + target +
+                            " and strategy " + strategy_name(r.options.strategy));
+  }
+  // With --plan-cost, the predictor plans on the cost it predicts with.
+  if (predicted && !plan_file.empty() && !cost_file.empty() && plan_file != cost_file) {
+    return invalid_argument("--plan-cost " + plan_file + " and --cost " + cost_file +
+                            " differ; with --target predict the adaptive strategy plans on the " +
+                            "cost it is predicted with, so give one file");
+  }
+  // An existing cost file is refined by the run, so it is read first: a
+  // file that is not one is refused before the run, not after it.
+  if (!r.cost_out.empty()) {
+    if (remote || predicted) {
+      return invalid_argument("--cost-out " + r.cost_out + " needs --target inproc or " +
+                              "self-http, whose batches this process runs and times");
+    }
+    if (std::ifstream(r.cost_out).good()) {
+      auto before = CostModel::from_file(r.cost_out);
+      if (!before) {
+        return invalid_argument("--cost-out: " + before.error().message +
+                                "; it would be refined by this run, so give a new path or a " +
+                                "cost file");
+      }
+      r.refining = *before;
+    }
+  }
+  if (r.seq_len) {
+    auto m = LocalModel::open(r.model);
+    if (m && !has_variable_inputs(m->metadata())) {
+      return invalid_argument("--seq-len " + r.seq_len->describe() + ": model '" + m->name() +
+                              "' has no input that varies in length");
+    }
+  }
+  return Status::Ok();
+}
 
 Expected<std::unique_ptr<TensorBench>> TensorBench::open(const BenchRequest& request,
                                                          const Say& say) {

@@ -59,6 +59,13 @@ class HttpFront {
 
 class TensorBench {
  public:
+  // Refuses a request whose parts do not go together, naming them: --cost
+  // outside a prediction, --plan-cost outside the adaptive strategy of a run
+  // here or a prediction, --plan-cost and --cost apart in one prediction,
+  // --cost-out of a run this process does not time, or naming a file that
+  // is not a cost file (else its cost becomes `refining`), --seq-len for a
+  // model whose inputs do not vary in length.
+  static Status check(BenchRequest& request);
   // Opens the model and what the run needs: its runners (a live run of this
   // process's engine), the requests of a model whose inputs vary in length,
   // the adaptive strategy's planner, and the history writer.

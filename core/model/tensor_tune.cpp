@@ -217,9 +217,13 @@ std::optional<WorkError> tune_tensor(const TuneRequest& t, TuneReport& report) {
     return refused("model '" + opened->name() + "' generates text: tune it under --slo-ttft-ms");
   }
   Tune tune{
-      t, report, *opened,
+      t,
+      report,
+      *opened,
       std::chrono::steady_clock::now() +
-          std::chrono::duration_cast<std::chrono::steady_clock::duration>(Seconds(t.budget_s))};
+          std::chrono::duration_cast<std::chrono::steady_clock::duration>(Seconds(t.budget_s)),
+      {},
+      {}};
   const ModelMetadata& meta = tune.model.metadata();
   const bool varies = has_variable_inputs(meta);
   if (t.seq_len && !varies) {

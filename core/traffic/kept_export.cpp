@@ -5,7 +5,9 @@
 #include <chrono>
 
 #include "common/text_out.h"
+#include "runs/history_figures.h"
 #include "runs/run_record.h"
+#include "runs/run_report.h"
 #include "traffic/gen_load.h"
 #include "traffic/kept_summary.h"
 
@@ -76,6 +78,43 @@ Expected<KeptExport> export_kept_run(History& h, const HistoryRun& row, const st
   e.files.push_back({out + "_requests.csv", run_requests_csv(*run), "CSV per request"});
   e.files.push_back({out + "_windows.csv", run_windows_csv(s), "CSV per window"});
   return e;
+}
+
+Expected<std::string> kept_report_html(History& h, const std::vector<int64_t>& ids,
+                                       std::string title, const std::string& made_by) {
+  std::vector<HistoryRun> runs;
+  std::vector<std::vector<HistoryGenRequest>> generation;
+  for (int64_t id : ids) {
+    auto r = h.get(id);
+    if (!r) return r.error();
+    if (auto s = kept_summary(h, *r)) r->summary = *s;  // a run cut short: from its records
+    generation.emplace_back();
+    if (r->generative()) {
+      auto rows = h.load_generation(r->id, TimePoint{});
+      if (!rows) return rows.error();
+      generation.back() = std::move(*rows);
+    }
+    runs.push_back(std::move(*r));
+  }
+  if (title.empty() && runs.size() == 1) title = runs[0].label;
+  if (title.empty()) {
+    title = "Batchscope runs";
+    for (size_t i = 0; i < runs.size(); ++i) title += (i ? ", " : " ") + std::to_string(runs[i].id);
+  }
+  return run_report_html(runs, title, made_by, utc_now(), generation);
+}
+
+Expected<int64_t> keep_imported_run(History& h, const std::string& text) {
+  auto run = import_bench_json(text);
+  if (!run) return run.error();
+  Status s = h.begin();
+  auto id = s ? h.begin_run(*run) : Expected<int64_t>(s.error());
+  if (id) s = h.commit();
+  if (!id || !s) {
+    h.rollback();
+    return id ? s.error() : id.error();
+  }
+  return *id;
 }
 
 }  // namespace batchscope

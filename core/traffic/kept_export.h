@@ -2,7 +2,9 @@
 // A kept run written out as bench would have written it (`runs export`):
 // its JSON summary, its request bodies as JSON lines (serve
 // --record-bodies), its requests (and, for a tensor run, its windows) as
-// CSV, or its Chrome trace. Pictures need Qt and are the caller's. Built
+// CSV, or its Chrome trace; kept runs as one HTML report (`report`); a
+// bench JSON summary kept as a run (`runs import`). Pictures need Qt and
+// are the caller's. Built
 // only with the run history (SQLite).
 // Thread-safety: as the History passed in (one thread at a time).
 
@@ -34,5 +36,15 @@ struct KeptExport {
 // its JSON, and bodies for a run that kept none; each naming the run.
 Expected<KeptExport> export_kept_run(History& h, const HistoryRun& row, const std::string& format,
                                      const std::string& out);
+
+// Runs `ids` of `h` as one HTML report (run_report.h), headed by `title`
+// (empty: the one run's label, or "Batchscope runs" and their ids), each
+// run cut short summarised from its records; `made_by` names the writer.
+Expected<std::string> kept_report_html(History& h, const std::vector<int64_t>& ids,
+                                       std::string title, const std::string& made_by);
+
+// A bench --json summary (`text`) kept in `h` as a run of its own, in one
+// transaction; its id.
+Expected<int64_t> keep_imported_run(History& h, const std::string& text);
 
 }  // namespace batchscope

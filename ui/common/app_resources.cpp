@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "ui/common/app_resources.h"
 
+#include <QApplication>
 #include <QDir>
+
+#include "common/build_info.h"
 
 // Q_INIT_RESOURCE must be called outside any namespace; it links the
 // resources' static library in and registers them once.
@@ -37,6 +40,14 @@ const std::vector<Preset>& presets() {
        "adaptive, batches of up to 64: the wait is steered to keep p99 under 20 ms"},
   };
   return list;
+}
+
+void name_application() {
+  QApplication::setOrganizationName("Batchscope");
+  QApplication::setApplicationName("batchscope");
+  QApplication::setApplicationVersion(QString::fromStdString(build_label()));
+  QApplication::setWindowIcon(app_icon());
+  QGuiApplication::setDesktopFileName("org.batchscope.batchscope");
 }
 
 }  // namespace batchscope

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
-// What resources/batchscope.qrc compiles in: the application icon (every PNG
-// size rendered from the SVG) and the configurations File > Presets offers.
+// What resources/batchscope.qrc compiles in, and the application's names: the application icon
+// (every PNG size rendered from the SVG) and the configurations File > Presets offers.
 // Thread-safety: GUI thread only.
 
 #include <QIcon>
@@ -11,6 +11,10 @@
 namespace batchscope {
 
 QIcon app_icon();
+// What the application calls itself (the QApplication made): QSettings'
+// names, the version the About box shows, the window icon, and the desktop
+// entry it belongs to.
+void name_application();
 
 struct Preset {
   QString title;  // the menu's text

@@ -3,6 +3,7 @@
 
 #include <QStatusBar>
 
+#include "common/build_info.h"
 #include "model/history_keeping.h"
 #include "model/kept_steps.h"
 #include "ui/common/about_box.h"
@@ -72,6 +73,27 @@ GenMainWindow::~GenMainWindow() {
   view_ = nullptr;
   engine_->stop(std::chrono::milliseconds(500));
   services.clear();
+}
+
+Status GenMainWindow::open_beside(const std::string& path, const std::string& device,
+                                  const ServiceAccess& access, const Say& say, QWidget* parent) {
+  ModelChoice choice;
+  choice.path = path;
+  choice.device = device;
+  auto model = LocalModel::open(choice);
+  if (!model) return Status(model.error());
+  GenViewConfig cfg;
+  cfg.start_traffic = false;
+  cfg.listener.access = access;
+  cfg.listener.version = build_version();
+  auto opened = open(*model, Options{}, cfg, true, say, parent);
+  if (!opened) return Status(opened.error());
+  GenMainWindow* window = opened->release();
+  window->setWindowFlag(Qt::Window);
+  window->setAttribute(Qt::WA_DeleteOnClose);
+  window->resize(1500, 950);
+  window->show();
+  return Status::Ok();
 }
 
 }  // namespace batchscope

@@ -36,6 +36,12 @@ class GenMainWindow : public QMainWindow {
                                                        bool learn, const Say& say,
                                                        QWidget* parent = nullptr);
 
+  // The model at `path` on `device` in a window of its own beside `parent`
+  // (the workbench's File > Open of a generative model), with no traffic
+  // yet, its listener (when started) under `access`; deleted on close.
+  static Status open_beside(const std::string& path, const std::string& device,
+                            const ServiceAccess& access, const Say& say, QWidget* parent);
+
   // Records the view's runs into `writer`, each with the model, options,
   // traffic and context (`model_file`'s, on `device`) of when it starts.
   void keep_runs_in(HistoryWriter* writer, const std::string& model_file,
