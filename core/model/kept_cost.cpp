@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -163,7 +164,8 @@ Expected<CostKey> cost_key_for(const ModelChoice& model) {
     auto facts = file_facts(model.path);
     if (!facts) return facts.error();
     auto m = LocalModel::open(model);
-    key.model = m ? m->name() : "model";
+    // A build that cannot open the model (no LibTorch) names it by its file.
+    key.model = m ? m->name() : std::filesystem::path(model.path).stem().string();
     key.model_id = "sha256:" + facts->sha256;
 #ifdef BATCHSCOPE_WITH_TORCH
     const TorchInfo t = torch_info();
