@@ -41,6 +41,7 @@ GenControls::GenControls(Apply apply, QWidget* parent)
   // line's height for two, clipping the text's top and its underscores.
   in_force_label_ = new QLabel;
   in_force_label_->setWordWrap(false);
+  in_force_label_->setAlignment(Qt::AlignLeft | Qt::AlignTop);
   problem_ = new QLabel;
   problem_->setWordWrap(true);
   problem_->setStyleSheet("color: #b00000;");
@@ -127,6 +128,10 @@ void GenControls::show_status(const GenStatus& s) {
   if (s.options.num_lanes > 1) more << QString("%1 lanes").arg(s.options.num_lanes);
   if (!more.isEmpty()) text += "\n" + more.join(", ");
   in_force_label_->setText(text);
+  // The text is drawn clipped to its lines' height, and an underscore sits
+  // below the font's descent: a little more room under the last line.
+  in_force_label_->setMinimumHeight(in_force_label_->sizeHint().height() +
+                                    in_force_label_->fontMetrics().descent());
 }
 
 QString GenControls::problem() const { return problem_->text(); }
