@@ -17,14 +17,13 @@ using namespace http;  // the character rules of http_syntax.h
 
 // A chunk-size line is digits plus optional extensions; nobody legitimate
 // sends kilobytes of extensions, and the line is buffered until its LF.
-constexpr size_t kMaxChunkLineBytes = 4096;
 // A drained buffer larger than this is released rather than kept for reuse,
 // so one large upload does not pin memory on an idle keep-alive connection.
 constexpr size_t kKeepCapacityBytes = size_t{64} * 1024;
 
 // Peer input echoed into a message: short, printable, quoted, so an error
 // response never carries control bytes or kilobytes of junk back.
-std::string quoted(std::string_view s) { return quoted_excerpt(s, 40); }
+std::string excerpt(std::string_view s) { return quoted_excerpt(s, 40); }
 
 }  // namespace
 
@@ -196,24 +195,24 @@ HttpParser::Step HttpParser::read_head_line() {
 HttpParser::Step HttpParser::parse_request_line(std::string_view line) {
   const size_t sp1 = line.find(' ');
   if (sp1 == std::string_view::npos) {
-    return fail(400, "request line " + quoted(line) + " is not 'METHOD target HTTP/1.1'");
+    return fail(400, "request line " + excerpt(line) + " is not 'METHOD target HTTP/1.1'");
   }
   const std::string_view method = line.substr(0, sp1);
   if (!is_token(method)) {
-    return fail(400, "request method " + quoted(method) + " is empty or has invalid characters");
+    return fail(400, "request method " + excerpt(method) + " is empty or has invalid characters");
   }
   const std::string_view rest = line.substr(sp1 + 1);
   const size_t sp2 = rest.find(' ');
   if (sp2 == std::string_view::npos) {
-    return fail(400, "request line " + quoted(line) + " has no HTTP version");
+    return fail(400, "request line " + excerpt(line) + " has no HTTP version");
   }
   const std::string_view target = rest.substr(0, sp2);
   if (target.empty()) {
-    return fail(400, "request line " + quoted(line) + " has an empty target or extra spaces");
+    return fail(400, "request line " + excerpt(line) + " has an empty target or extra spaces");
   }
   for (char c : target) {
     if (byte(c) <= 0x20 || byte(c) == 0x7f) {
-      return fail(400, "request target " + quoted(target) + " contains a control character");
+      return fail(400, "request target " + excerpt(target) + " contains a control character");
     }
   }
   const std::string_view version = rest.substr(sp2 + 1);
@@ -221,9 +220,9 @@ HttpParser::Step HttpParser::parse_request_line(std::string_view line) {
       version[7] <= '9') {
     cur_.version_minor = version[7] - '0';
   } else if (looks_like_http_version(version) && version.substr(5, version.find('.') - 5) != "1") {
-    return fail(505, "HTTP version " + quoted(version) + " is not supported; use HTTP/1.1");
+    return fail(505, "HTTP version " + excerpt(version) + " is not supported; use HTTP/1.1");
   } else {
-    return fail(400, "HTTP version " + quoted(version) + " is malformed; expected 'HTTP/1.1'");
+    return fail(400, "HTTP version " + excerpt(version) + " is malformed; expected 'HTTP/1.1'");
   }
   cur_.method.assign(method);
   cur_.target.assign(target);
@@ -244,15 +243,15 @@ HttpParser::Step HttpParser::parse_header_line(std::string_view line) {
   if (colon == 0 || colon == line.size() || line[colon] != ':') {
     const size_t real_colon = line.find(':');
     if (real_colon == std::string_view::npos) {
-      return fail(400, "header line " + quoted(line) + " has no colon");
+      return fail(400, "header line " + excerpt(line) + " has no colon");
     }
-    return fail(400, "header name " + quoted(line.substr(0, real_colon)) +
+    return fail(400, "header name " + excerpt(line.substr(0, real_colon)) +
                          " is empty or has invalid characters (no space before the colon)");
   }
   const std::string_view name = line.substr(0, colon);
   const std::string_view value = trim(line.substr(colon + 1));
   if (!is_valid_value(value)) {
-    return fail(400, "header " + quoted(name) + " contains a control character");
+    return fail(400, "header " + excerpt(name) + " contains a control character");
   }
 
   if (cur_.headers.size() >= limits_.max_header_fields) {
@@ -303,7 +302,7 @@ HttpParser::Step HttpParser::parse_content_length(std::string_view value) {
     value.remove_prefix(comma == std::string_view::npos ? value.size() : comma + 1);
     if (item.empty()) continue;
     if (!is_digits(item)) {
-      return fail(400, "Content-Length " + quoted(item) + " is not a non-negative decimal number");
+      return fail(400, "Content-Length " + excerpt(item) + " is not a non-negative decimal number");
     }
     // Saturate: any length that does not fit is over the limit all the same.
     uint64_t n = 0;
@@ -316,8 +315,8 @@ HttpParser::Step HttpParser::parse_content_length(std::string_view value) {
       n = n * 10 + d;
     }
     if (has_content_length_ && n != content_length_) {
-      return fail(400, "conflicting Content-Length values " + quoted(content_length_text_) +
-                           " and " + quoted(item));
+      return fail(400, "conflicting Content-Length values " + excerpt(content_length_text_) +
+                           " and " + excerpt(item));
     }
     has_content_length_ = true;
     content_length_ = n;
@@ -334,10 +333,10 @@ HttpParser::Step HttpParser::finish_head() {
   }
   if (unsupported_coding_) {
     return fail(
-        501, "Transfer-Encoding " + quoted(coding_text_) + " is not supported; only 'chunked' is");
+        501, "Transfer-Encoding " + excerpt(coding_text_) + " is not supported; only 'chunked' is");
   }
   if (has_content_length_ && content_length_ > limits_.max_body_bytes) {
-    return fail(413, "Content-Length " + quoted(content_length_text_) + " exceeds the " +
+    return fail(413, "Content-Length " + excerpt(content_length_text_) + " exceeds the " +
                          std::to_string(limits_.max_body_bytes) + "-byte body limit");
   }
   cur_.keep_alive =
@@ -416,7 +415,7 @@ HttpParser::Step HttpParser::read_chunk_size() {
   while (!tail.empty() && (tail.front() == ' ' || tail.front() == '\t')) tail.remove_prefix(1);
   const bool tail_ok = i == line.size() || (!tail.empty() && tail.front() == ';');
   if (i == 0 || !tail_ok) {
-    return fail(400, "chunk size " + quoted(line) + " is not a hexadecimal number");
+    return fail(400, "chunk size " + excerpt(line) + " is not a hexadecimal number");
   }
   for (char c : tail) {
     if (is_bad_value_char(c)) return fail(400, "chunk extension contains a control character");

@@ -12,6 +12,9 @@
 
 namespace batchscope::http {
 
+// The longest chunk-size line (size, extensions, CRLF) a reader accepts.
+inline constexpr size_t kMaxChunkLineBytes = 4096;
+
 // Character classes by table lookup: one load per byte instead of a chain of
 // comparisons in the per-byte loops.
 constexpr std::array<bool, 256> make_tchar_table() {

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "http/sse.h"
+#include "http/http_syntax.h"
 
 #include <algorithm>
 #include <limits>
@@ -13,11 +14,10 @@ namespace {
 
 // A chunk-size line is hex digits plus optional extensions; nobody
 // legitimate sends kilobytes of extensions.
-constexpr size_t kMaxChunkLineBytes = 4096;
 constexpr size_t kNpos = std::string_view::npos;
 
 // Server bytes echoed into a message: short, printable, quoted.
-std::string quoted(std::string_view s) {
+std::string server_excerpt(std::string_view s) {
   constexpr size_t kMax = 40;
   std::string out = "'";
   for (size_t i = 0; i < s.size() && i < kMax; ++i) {
@@ -157,7 +157,7 @@ void SseReader::start_body(const HttpResponseHead& h, SseStep& out) {
   if (h.has_length && !h.has_transfer_encoding) {
     if (h.length > limits_.max_total_bytes - total_ ||
         (!event_stream_ && h.length > limits_.max_body_bytes)) {
-      return fail(out, "Content-Length " + quoted(h.length_text) + " exceeds the " +
+      return fail(out, "Content-Length " + server_excerpt(h.length_text) + " exceeds the " +
                            std::to_string(event_stream_ ? limits_.max_total_bytes
                                                         : limits_.max_body_bytes) +
                            "-byte limit");
@@ -174,8 +174,8 @@ void SseReader::start_body(const HttpResponseHead& h, SseStep& out) {
 size_t SseReader::read_chunk_size(std::string_view in, SseStep& out) {
   const size_t lf = in.find('\n');
   const size_t take = lf == kNpos ? in.size() : lf + 1;
-  if (line_.size() + take > kMaxChunkLineBytes) {
-    fail(out, "a chunk-size line exceeds " + std::to_string(kMaxChunkLineBytes) + " bytes");
+  if (line_.size() + take > http::kMaxChunkLineBytes) {
+    fail(out, "a chunk-size line exceeds " + std::to_string(http::kMaxChunkLineBytes) + " bytes");
     return take;
   }
   line_.append(in.substr(0, take));
@@ -198,16 +198,16 @@ size_t SseReader::read_chunk_size(std::string_view in, SseStep& out) {
   // Whitespace may come only before an extension's ';' (RFC 9112 BWS).
   const std::string_view tail = trim(line.substr(i));
   if (i == 0 || (i < line.size() && (tail.empty() || tail.front() != ';'))) {
-    fail(out, "chunk size " + quoted(line) + " is not a hexadecimal number");
+    fail(out, "chunk size " + server_excerpt(line) + " is not a hexadecimal number");
     return take;
   }
   const std::string digits(line.substr(0, i));
   line_.clear();
   if (too_big || size > limits_.max_total_bytes - total_) {
-    fail(out, "a chunk of " + quoted(digits) + " (hex) bytes exceeds the " +
+    fail(out, "a chunk of " + server_excerpt(digits) + " (hex) bytes exceeds the " +
                   std::to_string(limits_.max_total_bytes) + "-byte response limit");
   } else if (!event_stream_ && size > limits_.max_body_bytes - body_.size()) {
-    fail(out, "a chunk of " + quoted(digits) + " (hex) bytes exceeds the " +
+    fail(out, "a chunk of " + server_excerpt(digits) + " (hex) bytes exceeds the " +
                   std::to_string(limits_.max_body_bytes) + "-byte body limit");
   } else if (size == 0) {
     phase_ = Phase::kTrailers;

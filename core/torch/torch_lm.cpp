@@ -20,7 +20,7 @@ namespace {
 
 using nlohmann::json;
 
-struct Bad {
+struct LmSidecarError {
   std::string message;
 };
 
@@ -36,14 +36,14 @@ struct LmSidecar {
 const json& field(const json& obj, const char* key, const std::string& where,
                   const std::string& prefix = "") {
   auto it = obj.find(key);
-  if (it == obj.end()) throw Bad{where + ": '" + prefix + key + "' is missing"};
+  if (it == obj.end()) throw LmSidecarError{where + ": '" + prefix + key + "' is missing"};
   return *it;
 }
 
 std::string text_field(const json& obj, const char* key, const std::string& where,
                        const std::string& prefix = "") {
   const json& v = field(obj, key, where, prefix);
-  if (!v.is_string()) throw Bad{where + ": '" + prefix + key + "' must be a string"};
+  if (!v.is_string()) throw LmSidecarError{where + ": '" + prefix + key + "' must be a string"};
   return v.get<std::string>();
 }
 
@@ -51,8 +51,8 @@ void expect_text(const json& obj, const char* key, const std::string& want,
                  const std::string& where, const std::string& prefix = "") {
   const std::string got = text_field(obj, key, where, prefix);
   if (got != want) {
-    throw Bad{where + ": '" + prefix + key + "' is \"" + got + "\"; only \"" + want +
-              "\" is supported"};
+    throw LmSidecarError{where + ": '" + prefix + key + "' is \"" + got + "\"; only \"" + want +
+                         "\" is supported"};
   }
 }
 
@@ -60,8 +60,8 @@ int whole_field(const json& obj, const char* key, int lo, int hi, const std::str
                 const std::string& prefix = "") {
   const json& v = field(obj, key, where, prefix);
   if (!v.is_number_integer() || v.get<int64_t>() < lo || v.get<int64_t>() > hi) {
-    throw Bad{where + ": '" + prefix + key + "' must be a whole number from " + std::to_string(lo) +
-              " to " + std::to_string(hi) + ", got " + v.dump()};
+    throw LmSidecarError{where + ": '" + prefix + key + "' must be a whole number from " +
+                         std::to_string(lo) + " to " + std::to_string(hi) + ", got " + v.dump()};
   }
   return static_cast<int>(v.get<int64_t>());
 }
@@ -85,11 +85,12 @@ Expected<LmSidecar> parse_lm_sidecar(const json& root, const std::string& origin
   LmSidecar s;
   LmInfo& i = s.info;
   try {
-    if (!root.is_object()) throw Bad{origin + " must hold a JSON object"};
+    if (!root.is_object()) throw LmSidecarError{origin + " must hold a JSON object"};
     const auto kind = root.find("kind");
     if (kind == root.end() || !kind->is_string() || *kind != "generative") {
-      throw Bad{origin + ": 'kind' is " + (kind == root.end() ? "missing" : kind->dump()) +
-                "; a generative model's sidecar says \"kind\": \"generative\""};
+      throw LmSidecarError{origin + ": 'kind' is " +
+                           (kind == root.end() ? "missing" : kind->dump()) +
+                           "; a generative model's sidecar says \"kind\": \"generative\""};
     }
     i.name = text_field(root, "name", origin);
     if (auto d = root.find("description"); d != root.end() && d->is_string()) {
@@ -101,9 +102,9 @@ Expected<LmSidecar> parse_lm_sidecar(const json& root, const std::string& origin
     i.eos_token = whole_field(root, "eos_token", 0, i.vocab_size - 1, origin);
     i.context_length = whole_field(root, "context_length", 1, 1 << 20, origin);
     const auto kv_at = root.find("kv_cache");
-    if (kv_at == root.end()) throw Bad{origin + ": 'kv_cache' is missing"};
+    if (kv_at == root.end()) throw LmSidecarError{origin + ": 'kv_cache' is missing"};
     const json& kv = *kv_at;
-    if (!kv.is_object()) throw Bad{origin + ": 'kv_cache' must be an object"};
+    if (!kv.is_object()) throw LmSidecarError{origin + ": 'kv_cache' must be an object"};
     const std::string p = "kv_cache.";
     expect_text(kv, "layout", "paged", origin, p);
     expect_text(kv, "dtype", "float32", origin, p);
@@ -112,7 +113,7 @@ Expected<LmSidecar> parse_lm_sidecar(const json& root, const std::string& origin
     s.heads = whole_field(kv, "heads", 1, 4096, origin, p);
     s.head_dim = whole_field(kv, "head_dim", 1, 65536, origin, p);
     if (auto c = root.find("chat_template"); c != root.end()) {
-      if (!c->is_object()) throw Bad{origin + ": 'chat_template' must be an object"};
+      if (!c->is_object()) throw LmSidecarError{origin + ": 'chat_template' must be an object"};
       const std::string q = "chat_template.";
       std::string system = text_field(*c, "system", origin, q);  // read in order: the
       std::string user = text_field(*c, "user", origin, q);      // first one missing is named
@@ -121,25 +122,26 @@ Expected<LmSidecar> parse_lm_sidecar(const json& root, const std::string& origin
       std::vector<std::string> stop;
       if (auto st = c->find("stop"); st != c->end()) {
         if (!st->is_array())
-          throw Bad{origin + ": 'chat_template.stop' must be an array of strings"};
+          throw LmSidecarError{origin + ": 'chat_template.stop' must be an array of strings"};
         for (const json& x : *st) {
           if (!x.is_string())
-            throw Bad{origin + ": 'chat_template.stop' must be an array of strings"};
+            throw LmSidecarError{origin + ": 'chat_template.stop' must be an array of strings"};
           stop.push_back(x.get<std::string>());
         }
       }
       auto t = make_chat_template(std::move(system), std::move(user), std::move(assistant),
                                   std::move(generation), std::move(stop));
-      if (!t) throw Bad{origin + ": " + t.error().message};
+      if (!t) throw LmSidecarError{origin + ": " + t.error().message};
       i.chat = *t;
     }
     if (auto n = root.find("parameters"); n != root.end()) {
       if (!n->is_number() || !(n->get<double>() >= 0 && n->get<double>() <= 1e13)) {
-        throw Bad{origin + ": 'parameters' is " + n->dump() + "; expected a count from 0 to 1e13"};
+        throw LmSidecarError{origin + ": 'parameters' is " + n->dump() +
+                             "; expected a count from 0 to 1e13"};
       }
       s.parameters = n->get<double>();
     }
-  } catch (const Bad& b) {
+  } catch (const LmSidecarError& b) {
     return invalid_argument(b.message);
   }
   return s;
@@ -367,14 +369,15 @@ struct TorchLm::Impl {
       if (!module.hasattr(name)) continue;
       const c10::IValue v = module.attr(name);
       if (v.isInt() && v.toInt() != want) {
-        throw Bad{model_path + " does not match " + json_path + ": the module's " + name + " is " +
-                  std::to_string(v.toInt()) + ", the sidecar says " + std::to_string(want)};
+        throw LmSidecarError{model_path + " does not match " + json_path + ": the module's " +
+                             name + " is " + std::to_string(v.toInt()) + ", the sidecar says " +
+                             std::to_string(want)};
       }
     }
     for (const char* method : {"prefill", "decode"}) {
       if (!module.find_method(method)) {
-        throw Bad{model_path + " has no " + method +
-                  "() method; a generative model exports prefill() and decode()"};
+        throw LmSidecarError{model_path + " has no " + method +
+                             "() method; a generative model exports prefill() and decode()"};
       }
     }
   }
@@ -483,7 +486,7 @@ Expected<std::unique_ptr<TorchLm>> TorchLm::load(const std::string& model_path,
   }
   try {
     impl->check_attributes(model_path, json_path);
-  } catch (const Bad& b) {
+  } catch (const LmSidecarError& b) {
     return invalid_argument(b.message);
   }
 

@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 
+#include "common/clock.h"
 #include "common/mutex.h"
 #include "common/text_out.h"
 #include "runs/histogram.h"
@@ -168,8 +169,6 @@ GenRun run_gen_load(const ArrivalSpec& spec, GenWorkload& workload, GenTarget& t
 
 namespace {
 
-double ms(Duration d) { return to_ms(d); }
-
 Quantiles quantiles(const LogHistogram& h) {
   Quantiles q;
   if (h.empty()) return q;
@@ -211,10 +210,10 @@ GenSummary summarize_gen(const GenRun& run, double slo_ttft_ms, double slo_itl_m
     (r.max_tokens <= median ? e2e_short : e2e_long).record(r.finished - sent);
     if (slo_ttft_ms > 0 || slo_itl_ms > 0) {
       const bool ttft_ok =
-          slo_ttft_ms <= 0 || (r.first != kNever && ms(r.first - sent) <= slo_ttft_ms);
+          slo_ttft_ms <= 0 || (r.first != kNever && to_ms(r.first - sent) <= slo_ttft_ms);
       Duration total{0};
       for (Duration g : r.gaps) total += g;
-      const double tpot = r.gaps.empty() ? 0 : ms(total) / static_cast<double>(r.gaps.size());
+      const double tpot = r.gaps.empty() ? 0 : to_ms(total) / static_cast<double>(r.gaps.size());
       if (ttft_ok && (slo_itl_ms <= 0 || tpot <= slo_itl_ms)) ++s.good;
     }
   }
@@ -363,17 +362,17 @@ std::string gen_requests_csv(const GenRun& run) {
     const TimePoint sent = run.start + r.intended;
     append_uint(out, i);
     out += ',';
-    append_number(out, ms(r.intended), "");
+    append_number(out, to_ms(r.intended), "");
     out += ',' + std::to_string(r.prompt_tokens) + ',' + std::to_string(r.max_tokens) + ',' +
            std::to_string(r.output_tokens) + ',' + (r.done ? r.outcome : "unanswered") + ',';
-    if (r.first != kNever) append_number(out, ms(r.first - sent), "");
+    if (r.first != kNever) append_number(out, to_ms(r.first - sent), "");
     out += ',';
-    if (r.finished != kNever) append_number(out, ms(r.finished - sent), "");
+    if (r.finished != kNever) append_number(out, to_ms(r.finished - sent), "");
     out += ',';
     if (!r.gaps.empty()) {
       Duration total{0};
       for (Duration g : r.gaps) total += g;
-      append_number(out, ms(total) / static_cast<double>(r.gaps.size()), "");
+      append_number(out, to_ms(total) / static_cast<double>(r.gaps.size()), "");
     }
     out += '\n';
   }

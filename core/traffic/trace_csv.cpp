@@ -12,7 +12,7 @@ namespace batchscope {
 
 namespace {
 
-std::string_view trim(std::string_view s) {
+std::string_view trim_cell(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r')) {
     s.remove_prefix(1);
   }
@@ -51,9 +51,9 @@ Expected<std::vector<Duration>> parse_trace_csv(std::string_view text) {
     const size_t nl = text.find('\n');
     std::string_view row = text.substr(0, nl);
     text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
-    row = trim(row);
+    row = trim_cell(row);
     if (row.empty()) continue;
-    const std::string_view cell = trim(row.substr(0, row.find(',')));
+    const std::string_view cell = trim_cell(row.substr(0, row.find(',')));
     std::optional<double> v = parse_number(cell);
     if (!seen_first) {
       seen_first = true;

@@ -17,11 +17,10 @@
 #include "generation/synthetic_lm.h"
 #include "http/http_client.h"
 #include "http/http_stream_client.h"
+#include "tests/batching/test_support.h"  // kSafety
 #include "tests/http/test_client.h"
 
 namespace batchscope::test {
-
-inline constexpr auto kSafety = std::chrono::seconds(20);
 
 // A model step a test can hold.
 struct StepGate {

@@ -13,7 +13,7 @@
 namespace batchscope {
 namespace {
 
-std::vector<int32_t> tokens_of(std::string_view s) {
+std::vector<int32_t> sched_tokens(std::string_view s) {
   std::vector<int32_t> t;
   for (char c : s) t.push_back(static_cast<unsigned char>(c));
   return t;
@@ -73,7 +73,7 @@ struct Harness {
   uint64_t add(std::string_view prompt, uint32_t max_tokens, std::vector<std::string> stop = {},
                Duration timeout = std::chrono::seconds(60)) {
     GenRequest r;
-    r.prompt = tokens_of(prompt);
+    r.prompt = sched_tokens(prompt);
     r.max_tokens = max_tokens;
     r.sampling.temperature = 0;
     r.stop = std::move(stop);
@@ -100,7 +100,7 @@ struct Harness {
   }
   // The greedy text the model gives after `prompt`, `n` tokens long.
   std::string expected(std::string_view prompt, uint32_t n) {
-    std::vector<int32_t> h = tokens_of(prompt);
+    std::vector<int32_t> h = sched_tokens(prompt);
     std::string out;
     for (uint32_t i = 0; i < n; ++i) {
       const int32_t t = lm.next_after(h);
@@ -294,7 +294,7 @@ TEST(GenScheduler, RequestsBeyondTheModelAreRefusedByName) {
   EXPECT_EQ(h.sched.check(r).message(), "the prompt is empty; it needs at least one token");
   r.prompt = {65, 300};
   EXPECT_EQ(h.sched.check(r).message(), "prompt token 1 = 300 is not in the vocabulary (0 to 256)");
-  r.prompt = tokens_of("0123456789");
+  r.prompt = sched_tokens("0123456789");
   r.max_tokens = 60;
   EXPECT_EQ(h.sched.check(r).message(),
             "the model's context is 64 tokens, but 70 were asked for (10 in the prompt, "
@@ -307,7 +307,7 @@ TEST(GenScheduler, TheSameSeedGivesTheSameSampledText) {
   std::vector<uint64_t> ids;
   for (int i = 0; i < 3; ++i) {
     GenRequest r;
-    r.prompt = tokens_of("seed");
+    r.prompt = sched_tokens("seed");
     r.max_tokens = 30;
     r.sampling.temperature = 1.5;
     r.sampling.seed = i < 2 ? 11 : 12;

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "batching/synthetic_runner.h"
+#include "tests/torch/model_files.h"
 
 namespace batchscope {
 namespace {
@@ -129,7 +130,7 @@ TEST(LocalModel, TheSyntheticCostIsReadAndABadOneQuoted) {
 }
 
 #ifdef BATCHSCOPE_WITH_TORCH
-const std::string kModels = std::string(BATCHSCOPE_SOURCE_DIR) + "/models/";
+using test::kModels;
 
 TEST(LocalModel, ATorchScriptFileIsATensorOrALanguageModelAsItsSidecarSays) {
   ModelChoice tensor;

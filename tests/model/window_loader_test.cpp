@@ -6,6 +6,7 @@
 // of a finished load does not reach lanes the engine adds later.
 
 #include "model/window_loader.h"
+#include "tests/torch/model_files.h"
 
 #include <gtest/gtest.h>
 
@@ -15,7 +16,7 @@
 namespace batchscope {
 namespace {
 
-const std::string kModels = std::string(BATCHSCOPE_SOURCE_DIR) + "/models/";
+using test::kModels;
 
 bool starts_with(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
 

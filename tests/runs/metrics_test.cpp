@@ -15,7 +15,7 @@ using std::chrono::seconds;
 
 const TimePoint kT0 = TimePoint(seconds(1000));  // a window boundary for 1 s windows
 
-TimePoint at_ms(int64_t ms) { return kT0 + milliseconds(ms); }
+TimePoint metric_ms(int64_t ms) { return kT0 + milliseconds(ms); }
 
 // An ok request with the given stage gaps; completed = run_end + `after`.
 RequestRecord ok_request(TimePoint arrival, Duration wait, Duration gap, Duration run,
@@ -94,9 +94,9 @@ TEST(MetricsAggregatorTest, RecordsOnBoundariesLandInTheLaterWindow) {
 TEST(MetricsAggregatorTest, LatenciesComeFromStageTimesOfOkRequestsOnly) {
   MetricsAggregator m;
   RecordBatch b;
-  b.requests.push_back(ok_request(at_ms(100), microseconds(300), microseconds(100),
+  b.requests.push_back(ok_request(metric_ms(100), microseconds(300), microseconds(100),
                                   microseconds(1000), microseconds(50)));
-  b.requests.push_back(failed_at(at_ms(200), Outcome::kTimedOut));
+  b.requests.push_back(failed_at(metric_ms(200), Outcome::kTimedOut));
   m.fold(b);
   ASSERT_EQ(m.windows().size(), 1u);
   const MetricsWindow& w = m.windows()[0];
@@ -134,20 +134,20 @@ TEST(MetricsAggregatorTest, CountsPerWindowAndTotalsMatchHandComputedValues) {
   MetricsAggregator m;
   RecordBatch b;
   // Window 1000 s.
-  for (int i = 0; i < 3; ++i) b.requests.push_back(ok_at(at_ms(100 + i)));
-  b.requests.push_back(failed_at(at_ms(200), Outcome::kRejected));
-  b.requests.push_back(failed_at(at_ms(300), Outcome::kTimedOut));
-  b.requests.push_back(failed_at(at_ms(999), Outcome::kTimedOut));
-  b.batches.push_back(batch_at(at_ms(100), 4, BatchReason::kFull));
-  b.batches.push_back(batch_at(at_ms(200), 2, BatchReason::kTimeout));
-  b.batches.push_back(batch_at(at_ms(300), 3, BatchReason::kTimeout, /*failed=*/true));
-  b.depth.push_back(depth_at(at_ms(10), 5, 7));
-  b.depth.push_back(depth_at(at_ms(20), 3, 3));
-  b.depth.push_back(depth_at(at_ms(30), 1, 9));
+  for (int i = 0; i < 3; ++i) b.requests.push_back(ok_at(metric_ms(100 + i)));
+  b.requests.push_back(failed_at(metric_ms(200), Outcome::kRejected));
+  b.requests.push_back(failed_at(metric_ms(300), Outcome::kTimedOut));
+  b.requests.push_back(failed_at(metric_ms(999), Outcome::kTimedOut));
+  b.batches.push_back(batch_at(metric_ms(100), 4, BatchReason::kFull));
+  b.batches.push_back(batch_at(metric_ms(200), 2, BatchReason::kTimeout));
+  b.batches.push_back(batch_at(metric_ms(300), 3, BatchReason::kTimeout, /*failed=*/true));
+  b.depth.push_back(depth_at(metric_ms(10), 5, 7));
+  b.depth.push_back(depth_at(metric_ms(20), 3, 3));
+  b.depth.push_back(depth_at(metric_ms(30), 1, 9));
   // Window 1001 s.
-  b.requests.push_back(failed_at(at_ms(1500), Outcome::kCancelled));
-  b.batches.push_back(batch_at(at_ms(1600), 8, BatchReason::kDrain));
-  b.depth.push_back(depth_at(at_ms(1700), 10, 2));
+  b.requests.push_back(failed_at(metric_ms(1500), Outcome::kCancelled));
+  b.batches.push_back(batch_at(metric_ms(1600), 8, BatchReason::kDrain));
+  b.depth.push_back(depth_at(metric_ms(1700), 10, 2));
   b.dropped = 4;
   m.fold(b);
 
@@ -206,7 +206,7 @@ TEST(MetricsAggregatorTest, BatchWithoutRunEndUsesBatchedTime) {
   never_ran.size = 5;
   never_ran.reason = BatchReason::kDrain;
   never_ran.failed = true;
-  never_ran.batched = at_ms(2500);
+  never_ran.batched = metric_ms(2500);
   b.batches.push_back(never_ran);
   m.fold(b);
   ASSERT_EQ(starts(m), std::vector<TimePoint>{window(1002)});
@@ -217,7 +217,7 @@ TEST(MetricsAggregatorTest, RequestWithoutCompletionUsesItsLatestStage) {
   MetricsAggregator m;
   RequestRecord r;
   r.outcome = Outcome::kRejected;
-  r.times.arrival = at_ms(3200);
+  r.times.arrival = metric_ms(3200);
   m.fold(one(r));
   ASSERT_EQ(starts(m), std::vector<TimePoint>{window(1003)});
   EXPECT_EQ(m.windows()[0].count(Outcome::kRejected), 1u);
@@ -225,14 +225,14 @@ TEST(MetricsAggregatorTest, RequestWithoutCompletionUsesItsLatestStage) {
 
 TEST(MetricsAggregatorTest, EvictsBeyondHistoryButKeepsTotals) {
   MetricsAggregator m(seconds(1), 3);
-  for (int s = 0; s < 5; ++s) m.fold(one(ok_at(at_ms(s * 1000 + 500))));
+  for (int s = 0; s < 5; ++s) m.fold(one(ok_at(metric_ms(s * 1000 + 500))));
   EXPECT_EQ(starts(m), (std::vector<TimePoint>{window(1002), window(1003), window(1004)}));
   for (const MetricsWindow& w : m.windows()) EXPECT_EQ(w.count(Outcome::kOk), 1u);
   EXPECT_EQ(m.totals().count(Outcome::kOk), 5u);
   EXPECT_EQ(m.late_records(), 0u);
 
   // Window 1001 was evicted: the late record counts in totals only.
-  m.fold(one(ok_at(at_ms(1500))));
+  m.fold(one(ok_at(metric_ms(1500))));
   EXPECT_EQ(m.windows().size(), 3u);
   EXPECT_EQ(m.windows()[0].start, window(1002));
   EXPECT_EQ(m.windows()[0].count(Outcome::kOk), 1u);
@@ -242,22 +242,22 @@ TEST(MetricsAggregatorTest, EvictsBeyondHistoryButKeepsTotals) {
 
 TEST(MetricsAggregatorTest, OutOfOrderAcrossFolds) {
   MetricsAggregator m(seconds(1), 5);
-  m.fold(one(ok_at(at_ms(3100))));  // 1003
-  m.fold(one(ok_at(at_ms(1100))));  // 1001, before anything kept: opened in front
+  m.fold(one(ok_at(metric_ms(3100))));  // 1003
+  m.fold(one(ok_at(metric_ms(1100))));  // 1001, before anything kept: opened in front
   EXPECT_EQ(starts(m), (std::vector<TimePoint>{window(1001), window(1002), window(1003)}));
   EXPECT_EQ(m.windows()[0].count(Outcome::kOk), 1u);
   EXPECT_EQ(m.windows()[1].count(Outcome::kOk), 0u);
-  m.fold(one(ok_at(at_ms(2900))));  // 1002, in the middle
+  m.fold(one(ok_at(metric_ms(2900))));  // 1002, in the middle
   EXPECT_EQ(m.windows()[1].count(Outcome::kOk), 1u);
 
-  m.fold(one(ok_at(at_ms(5000))));  // 1005: windows 1001..1005
+  m.fold(one(ok_at(metric_ms(5000))));  // 1005: windows 1001..1005
   EXPECT_EQ(m.windows().size(), 5u);
-  m.fold(one(ok_at(at_ms(0))));  // 1000 is 5 windows older than 1005: gone
+  m.fold(one(ok_at(metric_ms(0))));  // 1000 is 5 windows older than 1005: gone
   EXPECT_EQ(m.late_records(), 1u);
   EXPECT_EQ(m.windows().front().start, window(1001));
-  m.fold(one(ok_at(at_ms(4999))));  // 1004, still kept
+  m.fold(one(ok_at(metric_ms(4999))));  // 1004, still kept
   EXPECT_EQ(m.windows()[3].count(Outcome::kOk), 1u);
-  m.fold(one(ok_at(at_ms(6000))));  // 1006 evicts 1001
+  m.fold(one(ok_at(metric_ms(6000))));  // 1006 evicts 1001
   EXPECT_EQ(starts(m), (std::vector<TimePoint>{window(1002), window(1003), window(1004),
                                                window(1005), window(1006)}));
   EXPECT_EQ(m.windows()[0].count(Outcome::kOk), 1u);
@@ -272,11 +272,11 @@ TEST(MetricsAggregatorTest, OrderWithinOneFoldDoesNotMatter) {
     MetricsAggregator m(seconds(1), 3);
     RecordBatch b;
     if (early_is_request) {
-      b.requests.push_back(ok_at(at_ms(100)));
-      b.depth.push_back(depth_at(at_ms(10'100), 4, 4));
+      b.requests.push_back(ok_at(metric_ms(100)));
+      b.depth.push_back(depth_at(metric_ms(10'100), 4, 4));
     } else {
-      b.requests.push_back(ok_at(at_ms(10'100)));
-      b.depth.push_back(depth_at(at_ms(100), 4, 4));
+      b.requests.push_back(ok_at(metric_ms(10'100)));
+      b.depth.push_back(depth_at(metric_ms(100), 4, 4));
     }
     m.fold(b);
     EXPECT_EQ(m.late_records(), 1u) << early_is_request;
@@ -291,14 +291,14 @@ TEST(MetricsAggregatorTest, OrderWithinOneFoldDoesNotMatter) {
 
 TEST(MetricsAggregatorTest, IdleGapsAreEmptyWindowsAndLongJumpsRestart) {
   MetricsAggregator m(seconds(1), 4);
-  m.fold(one(ok_at(at_ms(0))));
-  m.fold(one(ok_at(at_ms(2000))));
+  m.fold(one(ok_at(metric_ms(0))));
+  m.fold(one(ok_at(metric_ms(2000))));
   EXPECT_EQ(starts(m), (std::vector<TimePoint>{window(1000), window(1001), window(1002)}));
   EXPECT_EQ(m.windows()[1].requests(), 0u);
 
-  m.fold(one(ok_at(at_ms(100'000))));  // 1100: far beyond history
+  m.fold(one(ok_at(metric_ms(100'000))));  // 1100: far beyond history
   EXPECT_EQ(starts(m), std::vector<TimePoint>{window(1100)});
-  m.fold(one(ok_at(at_ms(98'000))));  // 1098: within history of 1100
+  m.fold(one(ok_at(metric_ms(98'000))));  // 1098: within history of 1100
   EXPECT_EQ(starts(m), (std::vector<TimePoint>{window(1098), window(1099), window(1100)}));
   EXPECT_EQ(m.windows()[0].requests(), 1u);
   EXPECT_EQ(m.late_records(), 0u);
@@ -314,11 +314,11 @@ TEST(MetricsAggregatorTest, MergedCoversWindowsStartingInRange) {
   const int ok_per_window[] = {2, 3, 1, 4};
   for (int w = 0; w < 4; ++w) {
     for (int i = 0; i < ok_per_window[w]; ++i)
-      b.requests.push_back(ok_at(at_ms(w * 1000 + 10 * i + 1)));
+      b.requests.push_back(ok_at(metric_ms(w * 1000 + 10 * i + 1)));
   }
-  b.requests.push_back(failed_at(at_ms(2500), Outcome::kRejected));
-  b.batches.push_back(batch_at(at_ms(1200), 3, BatchReason::kFull));
-  b.batches.push_back(batch_at(at_ms(2200), 1, BatchReason::kTimeout));
+  b.requests.push_back(failed_at(metric_ms(2500), Outcome::kRejected));
+  b.batches.push_back(batch_at(metric_ms(1200), 3, BatchReason::kFull));
+  b.batches.push_back(batch_at(metric_ms(2200), 1, BatchReason::kTimeout));
   m.fold(b);
 
   const MetricsWindow mid = m.merged(kT0 + seconds(1), kT0 + seconds(3));  // 1001, 1002
@@ -332,7 +332,7 @@ TEST(MetricsAggregatorTest, MergedCoversWindowsStartingInRange) {
   EXPECT_DOUBLE_EQ(mid.throughput_per_s(), 2.0);
 
   // Only the start decides: [1000.5 s, 1001.5 s) holds window 1001 alone.
-  const MetricsWindow one_window = m.merged(at_ms(500), at_ms(1500));
+  const MetricsWindow one_window = m.merged(metric_ms(500), metric_ms(1500));
   EXPECT_EQ(one_window.count(Outcome::kOk), 3u);
   EXPECT_EQ(one_window.length, seconds(1));
 
@@ -340,9 +340,9 @@ TEST(MetricsAggregatorTest, MergedCoversWindowsStartingInRange) {
   EXPECT_EQ(all.count(Outcome::kOk), 10u);
   EXPECT_EQ(all.length, seconds(4));
 
-  const MetricsWindow none = m.merged(at_ms(10'000), at_ms(20'000));
+  const MetricsWindow none = m.merged(metric_ms(10'000), metric_ms(20'000));
   EXPECT_EQ(none.requests(), 0u);
-  EXPECT_EQ(none.start, at_ms(10'000));
+  EXPECT_EQ(none.start, metric_ms(10'000));
   EXPECT_EQ(none.length, Duration::zero());
   EXPECT_EQ(none.throughput_per_s(), 0.0);
 }
@@ -371,7 +371,7 @@ TEST(MetricsAggregatorTest, DroppedWithoutRecordsGoesToTotalsAndNewestWindow) {
   m.fold(b);  // no window yet
   EXPECT_EQ(m.totals().dropped, 3u);
   EXPECT_TRUE(m.windows().empty());
-  m.fold(one(ok_at(at_ms(100))));
+  m.fold(one(ok_at(metric_ms(100))));
   b.dropped = 2;
   m.fold(b);
   EXPECT_EQ(m.windows().back().dropped, 2u);
@@ -380,12 +380,12 @@ TEST(MetricsAggregatorTest, DroppedWithoutRecordsGoesToTotalsAndNewestWindow) {
 
 TEST(MetricsAggregatorTest, ResetForgetsEverything) {
   MetricsAggregator m;
-  m.fold(one(ok_at(at_ms(100))));
+  m.fold(one(ok_at(metric_ms(100))));
   m.reset();
   EXPECT_TRUE(m.windows().empty());
   EXPECT_EQ(m.totals().requests(), 0u);
   EXPECT_EQ(m.totals().length, Duration::zero());
-  m.fold(one(ok_at(at_ms(5100))));
+  m.fold(one(ok_at(metric_ms(5100))));
   EXPECT_EQ(starts(m), std::vector<TimePoint>{window(1005)});
 }
 

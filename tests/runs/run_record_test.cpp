@@ -330,7 +330,7 @@ TEST(RunSummaryTest, EmptyRunHasNoWindowsAndZeros) {
 
 // ---- exports ----
 
-RunData sample_run() {
+RunData recorded_run() {
   RunData run = empty_run();
   run.config.pattern = "poisson rate=2000 \"quoted\"\n\x01 caf\xc3\xa9 bad\xff";
   run.config.target = "inproc";
@@ -358,7 +358,7 @@ RunData sample_run() {
 }
 
 TEST(RunExportTest, SummaryJsonHasEveryKeyWithTheSummaryValues) {
-  const RunData run = sample_run();
+  const RunData run = recorded_run();
   const RunSummary s = summarize_run(run, milliseconds(500));
   const Json j = Json::parse(run_summary_json(run, s));
 
@@ -432,7 +432,7 @@ TEST(RunExportTest, SummaryJsonWritesNullForNonFiniteNumbers) {
 }
 
 TEST(RunExportTest, RequestsCsvHasOneParsableLinePerRequest) {
-  const RunData run = sample_run();
+  const RunData run = recorded_run();
   const std::vector<std::string> lines = lines_of(run_requests_csv(run));
   ASSERT_EQ(lines.size(), run.requests.size() + 1);
   EXPECT_EQ(lines[0],
@@ -455,7 +455,7 @@ TEST(RunExportTest, RequestsCsvHasOneParsableLinePerRequest) {
 }
 
 TEST(RunExportTest, WindowsCsvHasOneParsableLinePerWindow) {
-  const RunData run = sample_run();
+  const RunData run = recorded_run();
   const RunSummary s = summarize_run(run, milliseconds(500));
   const std::vector<std::string> lines = lines_of(run_windows_csv(s));
   ASSERT_EQ(lines.size(), s.windows.size() + 1);
@@ -481,7 +481,7 @@ TEST(RunExportTest, WindowsCsvHasOneParsableLinePerWindow) {
 }
 
 TEST(RunExportTest, TraceIsValidChromeTraceFormat) {
-  const RunData run = sample_run();
+  const RunData run = recorded_run();
   const Json j = Json::parse(run_trace_json(run));
   EXPECT_EQ(j.at("displayTimeUnit"), "ms");
   const Json& events = j.at("traceEvents");

@@ -15,6 +15,7 @@
 #include <set>
 
 #include "batching/engine.h"
+#include "tests/torch/model_files.h"
 #include "tests/torch/tensor_compare.h"
 #include "torch/metadata_json.h"
 #include "torch/profile.h"
@@ -24,7 +25,7 @@
 namespace batchscope {
 namespace {
 
-const std::string kModels = std::string(BATCHSCOPE_SOURCE_DIR) + "/models/";
+using test::kModels;
 const std::string kGpu = "cuda:0";
 
 bool has_gpu() {

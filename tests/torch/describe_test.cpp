@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "tests/torch/model_files.h"
 #include "torch/metadata_json.h"
 #include "torch/torch_model.h"
 
@@ -14,8 +15,8 @@ namespace batchscope {
 namespace {
 
 namespace fs = std::filesystem;
-const std::string kModels = std::string(BATCHSCOPE_SOURCE_DIR) + "/models/";
-const std::string kData = std::string(BATCHSCOPE_SOURCE_DIR) + "/tests/torch/data/";
+using test::kData;
+using test::kModels;
 
 TensorSpec spec(const std::string& text) {
   auto s = parse_input_spec(text);

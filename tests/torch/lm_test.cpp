@@ -17,12 +17,13 @@
 #include <set>
 #include <sstream>
 
+#include "tests/torch/model_files.h"
 #include "torch/torch_lm.h"
 
 namespace batchscope {
 namespace {
 
-const std::string kModels = std::string(BATCHSCOPE_SOURCE_DIR) + "/models/";
+using test::kModels;
 const std::string kTinyLm = kModels + "tiny_lm.pt";
 constexpr int kCacheBlocks = 64;
 

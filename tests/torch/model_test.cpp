@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "batching/engine.h"
+#include "tests/torch/model_files.h"
 #include "tests/torch/tensor_compare.h"
 #include "torch/metadata_json.h"
 #include "torch/torch_model.h"
@@ -22,8 +23,8 @@
 namespace batchscope {
 namespace {
 
-const std::string kModels = std::string(BATCHSCOPE_SOURCE_DIR) + "/models/";
-const std::string kData = std::string(BATCHSCOPE_SOURCE_DIR) + "/tests/torch/data/";
+using test::kData;
+using test::kModels;
 
 std::unique_ptr<TorchModel> load(const std::string& path, TorchOptions o = {}) {
   o.warmup_max_batch = 8;

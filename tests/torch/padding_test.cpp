@@ -7,13 +7,14 @@
 #include <numeric>
 #include <vector>
 
+#include "tests/torch/model_files.h"
 #include "torch/torch_model.h"
 
 namespace batchscope {
 namespace {
 
-const std::string kModels = std::string(BATCHSCOPE_SOURCE_DIR) + "/models/";
-const std::string kData = std::string(BATCHSCOPE_SOURCE_DIR) + "/tests/torch/data/";
+using test::kData;
+using test::kModels;
 
 TEST(Padding, CopiesABlockIntoALargerArrayAndBack) {
   // A 2x3 block into a 4x5 array of -1, then back out.

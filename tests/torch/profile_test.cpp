@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "torch/profile.h"
+#include "tests/torch/model_files.h"
 
 #include <gtest/gtest.h>
 
@@ -8,7 +9,7 @@
 namespace batchscope {
 namespace {
 
-const std::string kModels = std::string(BATCHSCOPE_SOURCE_DIR) + "/models/";
+using test::kModels;
 
 TEST(Profile, FitRecoversAnExactLine) {
   std::vector<ProfilePoint> pts;

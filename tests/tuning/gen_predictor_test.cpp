@@ -28,7 +28,7 @@ namespace {
 
 using std::chrono::microseconds;
 
-constexpr auto kSafety = std::chrono::seconds(20);
+constexpr auto kGenGiveUp = std::chrono::seconds(20);
 
 // Each lane's thread hands its step's end here and waits for the test.
 struct Gate {
@@ -43,7 +43,7 @@ struct Gate {
   }
 };
 
-struct Case {
+struct GenCase {
   Scheduling scheduling = Scheduling::kContinuous;
   uint32_t max_num_seqs = 8;
   uint32_t max_num_batched_tokens = 96;
@@ -52,7 +52,7 @@ struct Case {
   uint32_t lanes = 1;
 };
 
-ArrivalSpec arrivals(const Case& c) {
+ArrivalSpec arrivals(const GenCase& c) {
   ArrivalSpec spec;
   spec.pattern = Pattern::kPoisson;
   spec.rate = c.rate;
@@ -66,7 +66,7 @@ GenWorkload workload() {
                      *LengthDist::parse("lognormal:24,1,120", "max"), 17);
 }
 
-Options options_of(const Case& c) {
+Options options_of(const GenCase& c) {
   Options o;
   o.scheduling = c.scheduling;
   o.max_num_seqs = c.max_num_seqs;
@@ -76,7 +76,7 @@ Options options_of(const Case& c) {
   return o;
 }
 
-SyntheticLmOptions model_of(const Case& c) {
+SyntheticLmOptions model_of(const GenCase& c) {
   SyntheticLmOptions m;
   m.num_blocks = c.num_blocks;
   m.context_length = 256;  // the cache must hold one whole context
@@ -89,7 +89,7 @@ SyntheticLmOptions model_of(const Case& c) {
 // test moves the clock only when every lane is in a step (at the gate) or
 // parked with nothing due, and then to the next thing: a send, a step's end
 // or a parked lane's deadline.
-GenRun run_engine(const Case& c) {
+GenRun run_engine(const GenCase& c) {
   auto clock = std::make_shared<ManualClock>();
   Gate gate;
   auto model = [&](int lane) {
@@ -143,7 +143,7 @@ GenRun run_engine(const Case& c) {
     EXPECT_TRUE(engine.submit(std::move(r)).ok());
   };
 
-  const auto give_up = std::chrono::steady_clock::now() + kSafety;
+  const auto give_up = std::chrono::steady_clock::now() + kGenGiveUp;
   for (;;) {
     // Settled: nothing in an inbox, every lane at the gate or parked with
     // its deadline still ahead.
@@ -253,7 +253,7 @@ void expect_same(const GenRun& engine, const GenRun& predicted) {
   }
 }
 
-GenRun predict(const Case& c) {
+GenRun predict(const GenCase& c) {
   GenWorkload w = workload();
   const SyntheticLmOptions m = model_of(c);
   const SyntheticLm model(m);
@@ -262,7 +262,7 @@ GenRun predict(const Case& c) {
 }
 
 TEST(GenPredictor, EqualsTheEngineRequestForRequestContinuousWithPreemption) {
-  const Case c;
+  const GenCase c;
   const GenRun engine = run_engine(c);
   const GenRun predicted = predict(c);
   expect_same(engine, predicted);
@@ -272,7 +272,7 @@ TEST(GenPredictor, EqualsTheEngineRequestForRequestContinuousWithPreemption) {
 }
 
 TEST(GenPredictor, EqualsTheEngineRequestForRequestStatic) {
-  Case c;
+  GenCase c;
   c.scheduling = Scheduling::kStatic;
   c.num_blocks = 400;
   c.rate = 60;
@@ -280,7 +280,7 @@ TEST(GenPredictor, EqualsTheEngineRequestForRequestStatic) {
 }
 
 TEST(GenPredictor, EqualsTheEngineRequestForRequestOnThreeLanes) {
-  Case c;
+  GenCase c;
   c.lanes = 3;
   c.rate = 300;  // enough that every lane holds several at once
   c.num_blocks = 400;
@@ -293,7 +293,7 @@ TEST(GenPredictor, EqualsTheEngineRequestForRequestOnThreeLanes) {
 }
 
 TEST(GenPredictor, EqualsTheEngineRequestForRequestStaticOnTwoLanes) {
-  Case c;
+  GenCase c;
   c.scheduling = Scheduling::kStatic;
   c.lanes = 2;
   c.num_blocks = 400;

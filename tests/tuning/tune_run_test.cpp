@@ -18,7 +18,7 @@
 namespace batchscope {
 namespace {
 
-Evaluated point(uint32_t batch, double rps, double p99, uint64_t lost = 0) {
+Evaluated run_point(uint32_t batch, double rps, double p99, uint64_t lost = 0) {
   Evaluated e;
   e.options.max_batch_size = batch;
   e.throughput_rps = rps;
@@ -40,8 +40,9 @@ ModelMetadata small_model() {
 }
 
 TEST(TuneRun, TheFrontFoldsConsecutivePointsWithTheSameFigures) {
-  const std::vector<Evaluated> front = {point(1, 1000, 1), point(2, 1000, 1), point(4, 1000, 1),
-                                        point(8, 1200, 2), point(16, 1300, 3)};
+  const std::vector<Evaluated> front = {run_point(1, 1000, 1), run_point(2, 1000, 1),
+                                        run_point(4, 1000, 1), run_point(8, 1200, 2),
+                                        run_point(16, 1300, 3)};
   const auto d = distinct_front(front);
   ASSERT_EQ(d.size(), 3u);
   EXPECT_EQ(d[0].index, 0u);
@@ -56,7 +57,8 @@ TEST(TuneRun, CandidatesAreTheBestThatMeetTheSloInOrder) {
   TuneResult r;
   r.slo_p99_ms = 5;
   r.objective = TuneObjective::kLatency;
-  r.evaluated = {point(1, 1000, 4), point(2, 1000, 2), point(4, 1000, 9), point(8, 1000, 3)};
+  r.evaluated = {run_point(1, 1000, 4), run_point(2, 1000, 2), run_point(4, 1000, 9),
+                 run_point(8, 1000, 3)};
   const auto c = tune_candidates(r, 5);
   ASSERT_EQ(c.size(), 3u);  // the p99 of 9 ms misses the SLO
   EXPECT_EQ(c[0].options.max_batch_size, 2u);
@@ -107,7 +109,7 @@ TEST(TuneRun, ALiveConfirmationMeasuresUntilStable) {
   spec.rule = StabilityRule{0.5, 2, 4};
   int runs_seen = 0;
   spec.on_run = [&runs_seen](int runs) { runs_seen = runs; };
-  const Evaluated predicted = point(8, 500, 1);
+  const Evaluated predicted = run_point(8, 500, 1);
   auto c = confirm_live(spec, predicted);
   ASSERT_TRUE(c.ok()) << c.error().message;
   ASSERT_TRUE(c->has_value());
@@ -132,21 +134,21 @@ TEST(TuneRun, AStoppedConfirmationSaysSoAndADeadlineSkipsIt) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
     stop = true;
   });
-  auto c = confirm_live(spec, point(8, 500, 1));
+  auto c = confirm_live(spec, run_point(8, 500, 1));
   stopper.join();
   ASSERT_FALSE(c.ok());
   EXPECT_EQ(c.error().code, ErrorCode::kCancelled);
 
   stop = false;
   spec.deadline = std::chrono::steady_clock::now();
-  auto late = confirm_live(spec, point(8, 500, 1));
+  auto late = confirm_live(spec, run_point(8, 500, 1));
   ASSERT_TRUE(late.ok());
   EXPECT_FALSE(late->has_value());
 }
 
 TEST(TuneRun, TheWinnerIsTheBestAsMeasured) {
-  Confirmed a{point(1, 1000, 1), point(1, 1000, 4), 3, true};
-  Confirmed b{point(2, 1000, 2), point(2, 1000, 2), 3, true};
+  Confirmed a{run_point(1, 1000, 1), run_point(1, 1000, 4), 3, true};
+  Confirmed b{run_point(2, 1000, 2), run_point(2, 1000, 2), 3, true};
   const std::vector<Confirmed> both = {a, b};
   auto best = best_measured(both, 5, TuneObjective::kLatency);
   ASSERT_TRUE(best.ok());

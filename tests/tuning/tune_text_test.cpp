@@ -12,7 +12,7 @@
 namespace batchscope {
 namespace {
 
-Evaluated point(uint32_t batch, double rps, double p99) {
+Evaluated text_point(uint32_t batch, double rps, double p99) {
   Evaluated e;
   e.options.max_batch_size = batch;
   e.throughput_rps = rps;
@@ -33,7 +33,7 @@ std::vector<std::string> lines_of(const std::string& text) {
 
 TEST(TuneText, SameFiguresShowOnceWithHowManyMoreAndTheBestIsMarked) {
   TuneResult r;
-  r.pareto = {point(4, 1000, 2), point(8, 1000, 2), point(16, 1500, 3)};
+  r.pareto = {text_point(4, 1000, 2), text_point(8, 1000, 2), text_point(16, 1500, 3)};
   r.best = r.pareto[2];
   const auto lines = lines_of(front_text(r, 20));
   ASSERT_EQ(lines.size(), 4u) << front_text(r, 20);
@@ -47,7 +47,7 @@ TEST(TuneText, SameFiguresShowOnceWithHowManyMoreAndTheBestIsMarked) {
 
 TEST(TuneText, ABestTheSpreadPassesByIsAddedAtTheEnd) {
   TuneResult r;
-  for (uint32_t i = 1; i <= 10; ++i) r.pareto.push_back(point(i, 100.0 * i, i));
+  for (uint32_t i = 1; i <= 10; ++i) r.pareto.push_back(text_point(i, 100.0 * i, i));
   r.best = r.pareto[1];  // the spread of 5 rows shows points 0, 2, 4, 6, 8
   const auto lines = lines_of(front_text(r, 5));
   ASSERT_EQ(lines.size(), 2u + 5u + 1u) << front_text(r, 5);

@@ -13,11 +13,11 @@
 #include <QTextCursor>
 #include <QVBoxLayout>
 
+#include "common/clock.h"
+
 namespace batchscope {
 
 namespace {
-
-double ms(Duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
 
 // Runs `f` on the GUI thread if `box` still exists by then.
 template <class F>
@@ -159,12 +159,12 @@ void GenPromptBox::on_done(uint64_t serial, const GenRecord& r) {
                      .arg(r.prompt_tokens)
                      .arg(r.output_tokens);
   if (r.first_token != kNever)
-    text += QString(", TTFT %1 ms").arg(ms(r.first_token - r.arrival), 0, 'f', 1);
-  const double total = ms(r.finished - r.arrival);
+    text += QString(", TTFT %1 ms").arg(to_ms(r.first_token - r.arrival), 0, 'f', 1);
+  const double total = to_ms(r.finished - r.arrival);
   text += QString(", total %1 ms").arg(total, 0, 'f', 1);
   if (r.output_tokens > 1 && r.first_token != kNever && r.finished > r.first_token)
     text += QString(", %1 tokens/s after the first")
-                .arg((r.output_tokens - 1) / (ms(r.finished - r.first_token) / 1000), 0, 'f', 1);
+                .arg((r.output_tokens - 1) / (to_ms(r.finished - r.first_token) / 1000), 0, 'f', 1);
   if (!r.error.empty()) text += ": " + QString::fromStdString(r.error);
   if (chat_turn_ && (r.reason == FinishReason::kStop || r.reason == FinishReason::kLength)) {
     conversation_.push_back({"user", asked_});

@@ -30,7 +30,7 @@ const QColor kTokensColour(0x1a, 0x7f, 0x5a);
 const QColor kRunningColour(0xc4, 0x4e, 0x00);
 const QColor kDecodesColour(0x6a, 0x3d, 0x9a);
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr double kNoValue = std::numeric_limits<double>::quiet_NaN();
 
 // Per-window figures keyed at each window's start, plus a closing point at
 // the last window's end; NaN where a window has no data (drawn as a gap).
@@ -67,8 +67,8 @@ Windows make_windows(const GenRun& run, double x_max) {
     const double start = double(i) * w.length;
     w.t.push_back(start);
     for (int q = 0; q < 3; ++q) {
-      w.ttft[q].push_back(ttft[i].empty() ? kNaN : double(ttft[i].quantile(qs[q])) / 1e6);
-      w.itl[q].push_back(itl[i].empty() ? kNaN : double(itl[i].quantile(qs[q])) / 1e6);
+      w.ttft[q].push_back(ttft[i].empty() ? kNoValue : double(ttft[i].quantile(qs[q])) / 1e6);
+      w.itl[q].push_back(itl[i].empty() ? kNoValue : double(itl[i].quantile(qs[q])) / 1e6);
     }
     const double len = std::max(1e-3, std::min(w.length, x_max - start));
     w.tokens_per_s.push_back(double(tokens[i]) / len);

@@ -10,13 +10,9 @@
 #include <QVBoxLayout>
 #include <algorithm>
 
+#include "common/clock.h"
+
 namespace batchscope {
-
-namespace {
-
-double ms(Duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
-
-}  // namespace
 
 GenStepModel::GenStepModel(size_t capacity, QObject* parent)
     : QAbstractTableModel(parent), capacity_(std::max<size_t>(capacity, 1)) {}
@@ -90,8 +86,8 @@ QVariant GenStepModel::data(const QModelIndex& index, int role) const {
   switch (index.column()) {
     case kStep: return QVariant::fromValue<qulonglong>(s.step);
     case kLane: return s.lane;
-    case kAgo: return QString::number(std::max(0.0, ms(now_ - s.end) / 1000), 'f', 1);
-    case kDuration: return QString::number(ms(s.end - s.start), 'f', 2);
+    case kAgo: return QString::number(std::max(0.0, to_ms(now_ - s.end) / 1000), 'f', 1);
+    case kDuration: return QString::number(to_ms(s.end - s.start), 'f', 2);
     case kDecodes: return s.decodes;
     case kPrefills: return s.prefills;
     case kPrefillTokens: return s.prefill_tokens;

@@ -24,6 +24,7 @@
 #include "ui/common/config_io.h"
 #include "ui/common/gui_thread.h"
 #include "ui/common/plot_panels.h"
+#include "ui/common/qt_text.h"
 
 namespace batchscope {
 
@@ -31,8 +32,6 @@ namespace {
 
 constexpr size_t kKeptSteps = 20'000;
 constexpr uint64_t kDecodeStepsForACost = 200;
-
-QString text_of(const std::string& s) { return QString::fromStdString(s); }
 
 QString number(double v, int decimals) { return QString::number(v, 'f', decimals); }
 

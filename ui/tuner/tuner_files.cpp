@@ -13,15 +13,12 @@
 
 #include "common/text_out.h"
 #include "tuning/tune_space.h"
+#include "ui/common/qt_text.h"
 #include "ui/tuner/tuner_panel.h"
 
 namespace batchscope {
 
-namespace {
-
-QString text_of(const std::string& s) { return QString::fromStdString(s); }
-
-}  // namespace
+namespace {}  // namespace
 
 Expected<CostModel> TunerPanel::run_cost(uint32_t max_batch) const {
   if (file_cost_) return *file_cost_;

@@ -22,6 +22,7 @@
 #include <algorithm>
 
 #include "traffic/varied_inputs.h"
+#include "ui/common/qt_text.h"
 #include "ui/tuner/tune_plot.h"
 
 namespace batchscope {
@@ -40,8 +41,6 @@ QLabel* wrapped_label(bool small = false) {
   }
   return l;
 }
-
-QString text_of(const std::string& s) { return QString::fromStdString(s); }
 
 const char* const kSpaceSyntax =
     "option=values, separated by commas: a range LO..HI (powers of two for sizes, a 1-2-5 "

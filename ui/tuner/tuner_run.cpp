@@ -17,6 +17,7 @@
 #include "tuning/adaptive_planner.h"
 #include "tuning/cost_calibration.h"
 #include "ui/common/gui_thread.h"
+#include "ui/common/qt_text.h"
 #include "ui/tuner/tune_plot.h"
 
 namespace batchscope {
@@ -25,8 +26,6 @@ namespace {
 
 // The stability rule of `batchscope tune`: perf_analyzer's.
 const StabilityRule kRule{0.10, 3, 6};
-
-QString text_of(const std::string& s) { return QString::fromStdString(s); }
 
 }  // namespace
 

@@ -34,7 +34,7 @@
 namespace batchscope {
 namespace {
 
-std::unique_ptr<GenEngine> make_engine(double step_us = 0, double token_us = 0) {
+std::unique_ptr<GenEngine> view_engine(double step_us = 0, double token_us = 0) {
   auto e = test::make_gen_engine(step_us, token_us);
   EXPECT_TRUE(e);
   return e;
@@ -45,7 +45,7 @@ using test::pump_until;
 using test::greedy_text;
 
 TEST(GenView, PromptStreamsTheModelsCompletion) {
-  auto engine = make_engine(500, 0);
+  auto engine = view_engine(500, 0);
   GenView view(*engine);
   GenPromptBox* box = view.prompt();
   box->set_prompt("Once upon a time");
@@ -60,7 +60,7 @@ TEST(GenView, PromptStreamsTheModelsCompletion) {
 }
 
 TEST(GenView, ChatSendsTheConversationThroughTheChatTemplate) {
-  auto engine = make_engine(500, 0);
+  auto engine = view_engine(500, 0);
   GenView view(*engine);
   GenPromptBox* box = view.prompt();
   box->set_chat(true);
@@ -104,7 +104,7 @@ TEST(GenView, ChatSendsTheConversationThroughTheChatTemplate) {
 }
 
 TEST(GenView, SwitchingToStaticAppliesLive) {
-  auto engine = make_engine();
+  auto engine = view_engine();
   GenView view(*engine);
   view.refresh();
   const uint64_t before = engine->status().version;
@@ -127,7 +127,7 @@ TEST(GenView, SwitchingToStaticAppliesLive) {
 // in the window as it opens (a label given one line for two cut off the
 // text's top and its underscores).
 TEST(GenView, TheOptionsInForceGetTheHeightOfTheirLines) {
-  auto engine = make_engine(200, 1);
+  auto engine = view_engine(200, 1);
   GenView view(*engine);
   view.resize(1600, 1000);
   view.show();
@@ -150,7 +150,7 @@ TEST(GenView, TheOptionsInForceGetTheHeightOfTheirLines) {
 }
 
 TEST(GenView, TheLanesControlAddsAndRetiresModelCopiesLive) {
-  auto engine = make_engine(200, 1);
+  auto engine = view_engine(200, 1);
   GenView view(*engine);
   view.refresh();
   view.controls()->lanes()->setValue(2);
@@ -166,7 +166,7 @@ TEST(GenView, TheLanesControlAddsAndRetiresModelCopiesLive) {
 }
 
 TEST(GenView, RefusedKnobsAreExplainedAndLeaveTheOptions) {
-  auto engine = make_engine();
+  auto engine = view_engine();
   GenView view(*engine);
   view.refresh();
   const GenStatus before = engine->status();
@@ -190,7 +190,7 @@ TEST(GenView, RefusedKnobsAreExplainedAndLeaveTheOptions) {
 }
 
 TEST(GenView, TrafficFillsThePlotsAndTheStepInspector) {
-  auto engine = make_engine(1000, 10);
+  auto engine = view_engine(1000, 10);
   GenViewConfig cfg;
   cfg.traffic_rate = 60;
   GenView view(*engine, cfg);
@@ -240,7 +240,7 @@ TEST(GenView, ARecordedRunGoesIntoTheRunHistory) {
   auto store = History::open(path);
   ASSERT_TRUE(store.ok());
   HistoryWriter writer(std::move(*store));
-  auto engine = make_engine(1000, 10);
+  auto engine = view_engine(1000, 10);
   GenViewConfig cfg;
   cfg.traffic_rate = 60;
   {
@@ -301,7 +301,7 @@ TEST(GenView, TheListenersRecordSwitchKeepsAServeRun) {
   auto store = History::open(path);
   ASSERT_TRUE(store.ok());
   HistoryWriter writer(std::move(*store));
-  auto engine = make_engine(1000, 10);
+  auto engine = view_engine(1000, 10);
   GenViewConfig cfg;
   cfg.traffic_rate = 60;
   {
@@ -356,7 +356,7 @@ TEST(GenView, InspectorKeepsOnlyTheNewestSteps) {
 }
 
 TEST(GenView, ClosingTheViewWhileAGenerationStreamsIsSafe) {
-  auto engine = make_engine(3000, 0);  // about 3 ms a token: long enough to close mid-stream
+  auto engine = view_engine(3000, 0);  // about 3 ms a token: long enough to close mid-stream
   auto* view = new GenView(*engine);
   GenPromptBox* box = view->prompt();
   box->set_max_tokens(500);
@@ -373,7 +373,7 @@ TEST(GenView, WindowClosesWithTrafficRunning) {
   GenViewConfig cfg;
   cfg.traffic_rate = 200;
   cfg.start_traffic = true;
-  auto window = std::make_unique<GenMainWindow>(make_engine(500, 5), cfg);
+  auto window = std::make_unique<GenMainWindow>(view_engine(500, 5), cfg);
   window->resize(1400, 900);
   window->show();
   ASSERT_TRUE(pump_until([&] { return window->engine().status().admitted > 5; }));

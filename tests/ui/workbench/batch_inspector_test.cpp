@@ -27,7 +27,7 @@ namespace {
 
 using std::chrono::seconds;
 
-const TimePoint kBase = TimePoint(seconds(7000));
+const TimePoint kInspectorBase = TimePoint(seconds(7000));
 
 // `n` batches of `k` requests, ids from `first_id`, one every `gap` on lanes
 // taken in turn. Batch i's requests arrive 100 µs apart; it is cut 50 µs
@@ -45,7 +45,7 @@ RecordBatch make_records(uint64_t first_id, int n, int k, int lanes = 1,
     b.lane = static_cast<uint16_t>(id % static_cast<uint64_t>(lanes));
     b.reason = id % 3 == 0 ? BatchReason::kTimeout : BatchReason::kFull;
     b.queue_depth_after = static_cast<uint32_t>(id % 5);
-    b.oldest_arrival = kBase + gap * static_cast<int64_t>(id);
+    b.oldest_arrival = kInspectorBase + gap * static_cast<int64_t>(id);
     b.batched = b.oldest_arrival + microseconds(100 * (k - 1) + 50);
     b.run_start = b.batched + microseconds(5);
     b.run_end = b.run_start + microseconds(500 + 20 * k);
@@ -68,15 +68,15 @@ RecordBatch make_records(uint64_t first_id, int n, int k, int lanes = 1,
 
 // Collects what QAbstractItemModelTester reports, so a broken model fails
 // the test that broke it instead of aborting the run.
-QStringList model_failures;
-void collect_model_failures(QtMsgType, const QMessageLogContext& context, const QString& text) {
-  if (QByteArray(context.category) == "qt.modeltest") model_failures << text;
+QStringList inspector_failures;
+void collect_inspector_failures(QtMsgType, const QMessageLogContext& context, const QString& text) {
+  if (QByteArray(context.category) == "qt.modeltest") inspector_failures << text;
 }
 
 class ModelFailureCatcher {
  public:
-  ModelFailureCatcher() : previous_(qInstallMessageHandler(collect_model_failures)) {
-    model_failures.clear();
+  ModelFailureCatcher() : previous_(qInstallMessageHandler(collect_inspector_failures)) {
+    inspector_failures.clear();
   }
   ~ModelFailureCatcher() { qInstallMessageHandler(previous_); }
 
@@ -162,7 +162,7 @@ TEST(BatchInspectorTest, TheTableModelStaysConsistentWhileRowsComeAndGo) {
   inspector.set_paused(false);
   EXPECT_EQ(inspector.model()->rowCount(), 50);  // the newest 50 of the 70 held
   EXPECT_EQ(id_at(inspector.model(), 0), next - 1);
-  EXPECT_TRUE(model_failures.isEmpty()) << model_failures.join('\n').toStdString();
+  EXPECT_TRUE(inspector_failures.isEmpty()) << inspector_failures.join('\n').toStdString();
 }
 
 TEST(BatchInspectorTest, ABatchPickedByIdShowsItsSizeReasonAndWaits) {
