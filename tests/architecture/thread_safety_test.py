@@ -61,6 +61,15 @@ def clang_command(entry, root, core):
                   "-Wthread-safety-beta", "-Werror=thread-safety"]
 
 
+def sources_of(file):
+    """The sources a compile command compiles: a unity file's includes
+    (CMAKE_UNITY_BUILD), else the file itself."""
+    if not re.search(r"unity_\d+_cxx\.cxx$", file):
+        return [file]
+    with open(file, encoding="utf-8") as f:
+        return re.findall(r'^#include "([^"]+)"', f.read(), re.M)
+
+
 def compile_unit(entry, root, core, unit):
     cmd = clang_command(entry, root, core) + [os.path.join(core, os.path.relpath(unit, "core"))]
     run = subprocess.run(cmd, capture_output=True, text=True, cwd=entry["directory"])
@@ -73,7 +82,10 @@ def main():
         print("SKIP: no clang++ (Debian: clang)")
         sys.exit(77)
     with open(os.path.join(build, "compile_commands.json"), encoding="utf-8") as f:
-        commands = {os.path.relpath(e["file"], root): e for e in json.load(f)}
+        commands = {}
+        for e in json.load(f):
+            for source in sources_of(e["file"]):
+                commands[os.path.relpath(source, root)] = e
     for unit, planted, function in CASES:
         entry = commands.get(unit)
         if entry is None:
