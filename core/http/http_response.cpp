@@ -18,18 +18,6 @@ constexpr size_t kNpos = std::string_view::npos;
 
 HttpResponseParse error(std::string message) { return HttpResponseError{std::move(message)}; }
 
-// Server bytes echoed into a message: short, printable, quoted.
-std::string server_excerpt(std::string_view s) {
-  constexpr size_t kMax = 40;
-  std::string out = "'";
-  for (size_t i = 0; i < s.size() && i < kMax; ++i) {
-    const auto b = static_cast<unsigned char>(s[i]);
-    out += (b >= 0x20 && b < 0x7f) ? s[i] : '?';
-  }
-  if (s.size() > kMax) out += "...";
-  return out + "'";
-}
-
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
 bool is_tchar(char c) {
@@ -89,10 +77,10 @@ std::optional<std::string> parse_status_line(std::string_view line, Head& h) {
   const bool ok = line.size() >= 12 && line.substr(0, 7) == "HTTP/1." && is_digit(line[7]) &&
                   line[8] == ' ' && is_digit(line[9]) && is_digit(line[10]) && is_digit(line[11]) &&
                   (line.size() == 12 || line[12] == ' ');
-  if (!ok) return "status line " + server_excerpt(line) + " is not 'HTTP/1.1 200 OK'";
+  if (!ok) return "status line " + http::server_excerpt(line) + " is not 'HTTP/1.1 200 OK'";
   h.version_minor = line[7] - '0';
   h.status = (line[9] - '0') * 100 + (line[10] - '0') * 10 + (line[11] - '0');
-  if (h.status < 100) return "status " + server_excerpt(line.substr(9, 3)) + " is below 100";
+  if (h.status < 100) return "status " + http::server_excerpt(line.substr(9, 3)) + " is below 100";
   return std::nullopt;
 }
 
@@ -108,15 +96,15 @@ std::optional<std::string> parse_content_length(std::string_view value, Head& h)
     uint64_t n = 0;
     for (char c : item) {
       if (!is_digit(c))
-        return "Content-Length " + server_excerpt(item) + " is not a decimal number";
+        return "Content-Length " + http::server_excerpt(item) + " is not a decimal number";
       const auto d = static_cast<uint64_t>(c - '0');
       // Saturate: a length that does not fit is over any limit all the same.
       n = n > (std::numeric_limits<uint64_t>::max() - d) / 10 ? std::numeric_limits<uint64_t>::max()
                                                               : n * 10 + d;
     }
     if (h.has_length && n != h.length) {
-      return "conflicting Content-Length values " + server_excerpt(h.length_text) + " and " +
-             server_excerpt(item);
+      return "conflicting Content-Length values " + http::server_excerpt(h.length_text) + " and " +
+             http::server_excerpt(item);
     }
     h.has_length = true;
     h.length = n;
@@ -131,7 +119,7 @@ std::optional<std::string> parse_header_line(std::string_view line, Head& h) {
   size_t colon = 0;
   while (colon < line.size() && is_tchar(line[colon])) ++colon;
   if (colon == 0 || colon == line.size() || line[colon] != ':') {
-    return "header line " + server_excerpt(line) + " is not 'Name: value'";
+    return "header line " + http::server_excerpt(line) + " is not 'Name: value'";
   }
   const std::string_view name = line.substr(0, colon);
   const std::string_view value = trim(line.substr(colon + 1));
@@ -221,12 +209,13 @@ HttpResponseParse parse_chunked(std::string_view in, const Head& h, ReceivedResp
     // Whitespace may come only before an extension's ';' (RFC 9112 BWS).
     const std::string_view tail = trim(line.substr(i));
     if (i == 0 || (i < line.size() && (tail.empty() || tail.front() != ';'))) {
-      return error("chunk size " + server_excerpt(line) + " is not a hexadecimal number");
+      return error("chunk size " + http::server_excerpt(line) + " is not a hexadecimal number");
     }
     const size_t data = lf + 1;
     if (too_big || size > room_after(data, limits)) {
-      return error("a chunk of " + server_excerpt(line.substr(0, i)) + " (hex) bytes exceeds the " +
-                   std::to_string(limits.max_response_bytes) + "-byte response limit");
+      return error("a chunk of " + http::server_excerpt(line.substr(0, i)) +
+                   " (hex) bytes exceeds the " + std::to_string(limits.max_response_bytes) +
+                   "-byte response limit");
     }
     if (size == 0) {
       p = data;
@@ -302,7 +291,7 @@ HttpResponseParse parse_response(std::string_view in, bool eof, const HttpRespon
   }
   if (h.has_length && !h.has_transfer_encoding) {
     if (h.length > room_after(h.size, limits)) {
-      return error("Content-Length " + server_excerpt(h.length_text) + " exceeds the " +
+      return error("Content-Length " + http::server_excerpt(h.length_text) + " exceeds the " +
                    std::to_string(limits.max_response_bytes) + "-byte response limit");
     }
     const auto length = static_cast<size_t>(h.length);

@@ -2,18 +2,33 @@
 #pragma once
 // The character rules of HTTP/1.1 fields (RFC 9110 section 5): tokens, field
 // values, comma lists, and the request line's version, as the request parser
-// (http_parser.cpp) checks them byte by byte. Header-only so the per-byte
+// (http_parser.cpp) checks them byte by byte, and how a client quotes what a
+// server sent in an error. Header-only so the per-byte
 // loops inline. Thread-safety: pure functions.
 
 #include <array>
 #include <cstdint>
 #include <cstring>
+#include <string>
 #include <string_view>
 
 namespace batchscope::http {
 
 // The longest chunk-size line (size, extensions, CRLF) a reader accepts.
 inline constexpr size_t kMaxChunkLineBytes = 4096;
+
+// Server bytes echoed into a message: at most 40, each outside printable
+// ASCII shown as '?', quoted.
+inline std::string server_excerpt(std::string_view s) {
+  constexpr size_t kMax = 40;
+  std::string out = "'";
+  for (size_t i = 0; i < s.size() && i < kMax; ++i) {
+    const auto b = static_cast<unsigned char>(s[i]);
+    out += (b >= 0x20 && b < 0x7f) ? s[i] : '?';
+  }
+  if (s.size() > kMax) out += "...";
+  return out + "'";
+}
 
 // Character classes by table lookup: one load per byte instead of a chain of
 // comparisons in the per-byte loops.

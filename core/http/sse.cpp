@@ -16,18 +16,6 @@ namespace {
 // legitimate sends kilobytes of extensions.
 constexpr size_t kNpos = std::string_view::npos;
 
-// Server bytes echoed into a message: short, printable, quoted.
-std::string server_excerpt(std::string_view s) {
-  constexpr size_t kMax = 40;
-  std::string out = "'";
-  for (size_t i = 0; i < s.size() && i < kMax; ++i) {
-    const auto b = static_cast<unsigned char>(s[i]);
-    out += (b >= 0x20 && b < 0x7f) ? s[i] : '?';
-  }
-  if (s.size() > kMax) out += "...";
-  return out + "'";
-}
-
 char lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c + ('a' - 'A')) : c; }
 
 std::string_view trim(std::string_view s) {
@@ -157,7 +145,7 @@ void SseReader::start_body(const HttpResponseHead& h, SseStep& out) {
   if (h.has_length && !h.has_transfer_encoding) {
     if (h.length > limits_.max_total_bytes - total_ ||
         (!event_stream_ && h.length > limits_.max_body_bytes)) {
-      return fail(out, "Content-Length " + server_excerpt(h.length_text) + " exceeds the " +
+      return fail(out, "Content-Length " + http::server_excerpt(h.length_text) + " exceeds the " +
                            std::to_string(event_stream_ ? limits_.max_total_bytes
                                                         : limits_.max_body_bytes) +
                            "-byte limit");
@@ -198,16 +186,16 @@ size_t SseReader::read_chunk_size(std::string_view in, SseStep& out) {
   // Whitespace may come only before an extension's ';' (RFC 9112 BWS).
   const std::string_view tail = trim(line.substr(i));
   if (i == 0 || (i < line.size() && (tail.empty() || tail.front() != ';'))) {
-    fail(out, "chunk size " + server_excerpt(line) + " is not a hexadecimal number");
+    fail(out, "chunk size " + http::server_excerpt(line) + " is not a hexadecimal number");
     return take;
   }
   const std::string digits(line.substr(0, i));
   line_.clear();
   if (too_big || size > limits_.max_total_bytes - total_) {
-    fail(out, "a chunk of " + server_excerpt(digits) + " (hex) bytes exceeds the " +
+    fail(out, "a chunk of " + http::server_excerpt(digits) + " (hex) bytes exceeds the " +
                   std::to_string(limits_.max_total_bytes) + "-byte response limit");
   } else if (!event_stream_ && size > limits_.max_body_bytes - body_.size()) {
-    fail(out, "a chunk of " + server_excerpt(digits) + " (hex) bytes exceeds the " +
+    fail(out, "a chunk of " + http::server_excerpt(digits) + " (hex) bytes exceeds the " +
                   std::to_string(limits_.max_body_bytes) + "-byte body limit");
   } else if (size == 0) {
     phase_ = Phase::kTrailers;
