@@ -19,11 +19,10 @@
 #ifdef BATCHSCOPE_WITH_QT
 // Qt: the HTTP targets and the plot. A build without Qt runs the in-process
 // engine and the predictor only.
-#include <QApplication>
+#include <QCoreApplication>
 
-#include "api/http_target.h"
+#include "api/http_fronts.h"
 #include "api/infer_json.h"
-#include "api/self_http.h"
 #include "ui/runs/run_plot.h"
 #endif
 
@@ -35,10 +34,9 @@ std::string bench_help() {
          "                        [pattern parameters] [--duration S] [--requests N] [--seed N]\n"
          "                        [--target inproc|self-http|predict|URL] [--cost FILE]\n"
          "                        [--recalibrate] [--calibration-seconds S] [--cost-out FILE]\n"
-         "                        [--plan-cost FILE] [--payload FILE] [--warmup "
-         "auto|doubling|every]\n"
-         "                        [serving options] [--json FILE] [--csv PREFIX] [--trace-out "
-         "FILE]\n"
+         "                        [--plan-cost FILE] [--payload FILE] [--seq-len DIST]\n"
+         "                        [--warmup auto|doubling|every] [serving options]\n"
+         "                        [--json FILE] [--csv PREFIX] [--trace-out FILE]\n"
          "                        [--plot FILE.png] [--window S] [--history FILE | --no-history]\n"
          "Patterns and their parameters:\n"
          "  constant --rate R            evenly spaced\n"
@@ -47,39 +45,24 @@ std::string bench_help() {
          "  ramp     --rate-from R0 --rate-to R1             linear over the run\n"
          "  step     --steps \"R1:S1,R2:S2,...\"               rate levels and their seconds\n"
          "  sine     --rate-min R0 --rate-max R1 --period S  a daily cycle compressed into S\n"
-         "  trace    --trace FILE [--trace-speed X]   replay a trace's arrivals, X times as\n"
-         "           fast: timestamps or inter-arrival microseconds (CSV), or a language-model\n"
-         "           trace (Azure, BurstGPT, Mooncake; told by its header, docs/bench.md)\n"
+         "  trace    --trace FILE [--trace-speed X]   a trace's arrivals, X times as fast\n"
+         "           (timestamps or gaps as CSV; Azure, BurstGPT or Mooncake, docs/bench.md)\n"
          "  closed   --concurrency N      N requests in flight, each sent when one returns\n"
-         "Latency is measured from each request's intended send time (open loop), so a\n"
-         "stalled server shows as latency, not as less load. Targets: inproc (the engine\n"
-         "alone), self-http (this process's HTTP listener), a URL ending in /infer or\n"
-         "/v2/models/{m}/infer (--token TOKEN, default $BATCHSCOPE_TOKEN, is sent to a URL\n"
-         "target as 'Authorization: Bearer TOKEN'), or predict: the run the in-process\n"
-         "engine would record, replayed on a virtual clock against the model's t(b) as the\n"
-         "lanes run it on this machine: the kept cost of the model (made on first use: the\n"
-         "profile, then a few seconds of live traffic per lane count; refined by every\n"
-         "in-process run of the model here), or --cost FILE; with every export as for a\n"
-         "live run (docs/tuning.md). --cost-out FILE writes the batch\n"
-         "run times of an in-process or self-http run as such a t(b), with the quantiles of\n"
-         "run times and each request's time outside its batch; where FILE is a cost file\n"
-         "already, the run refines it (the sizes it saw, for its number of lanes; the rest\n"
-         "scaled by the nearest ratio) and prints how far each size moved. The adaptive\n"
-         "strategy plans on the model's kept cost live (its own fit where there is none)\n"
-         "and on the cost it is predicted with; --plan-cost FILE: on that cost file\n"
-         "instead, live (inproc, self-http) and predicted alike (docs/tuning.md).\n"
-         "--payload FILE sends that request\n"
-         "body instead of seeded inputs built from the model's metadata. A model whose\n"
-         "inputs vary in length (a -1 after the batch dimension in its sidecar) gets 1024\n"
-         "seeded requests whose lengths are drawn from --seq-len DIST: fixed:N,\n"
-         "uniform:LO,HI or lognormal:MEDIAN,SIGMA[,MAX] (default lognormal:32,1 up to the\n"
-         "model's largest); the summary then gives the padding waste. --csv PREFIX writes\n"
-         "PREFIX_requests.csv and PREFIX_windows.csv.\n"
-         "--window S sets the summary windows (default: the duration / 40, 0.1 s to 10 s).\n"
-         "--warmup: the batch sizes each lane runs on its own thread before serving: auto\n"
-         "(every size up to --max-batch-size on a GPU, where each size's first run costs a\n"
-         "cuDNN plan; 1, 2, 4, ... on a CPU), doubling or every (docs/gpu.md).\n"
-         "Every run is kept in the run history with what it ran on (batchscope runs):\n" +
+         "Latency counts from each request's intended send time (open loop). Targets: inproc\n"
+         "(the engine alone), self-http (this process's listener), a URL ending in /infer or\n"
+         "/v2/models/{m}/infer (sent --token TOKEN, default $BATCHSCOPE_TOKEN, as a bearer\n"
+         "token), or predict: the run replayed on a virtual clock against the model's t(b)\n"
+         "on this machine, its kept cost (made on first use; refined by every in-process\n"
+         "run) or --cost FILE (docs/tuning.md). --cost-out FILE writes a live run's batch\n"
+         "times as such a t(b), or refines the cost file FILE already is. The adaptive\n"
+         "strategy plans on the kept cost, or on --plan-cost FILE.\n"
+         "--payload FILE sends that body instead of seeded inputs. A model whose inputs vary\n"
+         "in length gets lengths drawn from --seq-len fixed:N, uniform:LO,HI or\n"
+         "lognormal:MEDIAN,SIGMA[,MAX] (default lognormal:32,1), and the padding waste.\n"
+         "--csv PREFIX writes PREFIX_requests.csv and PREFIX_windows.csv; --window S the\n"
+         "summary's windows (default: the duration / 40, 0.1 s to 10 s). --warmup: the sizes\n"
+         "each lane runs first (auto: every size on a GPU, 1, 2, 4, ... on a CPU; docs/gpu.md).\n"
+         "Every run is kept in the run history (batchscope runs):\n" +
          history_flags_help() + "The cost a prediction uses (docs/tuning.md):\n" +
          cost_flags_help() + "Serving options:\n" + cli::options_help() + lm_flags_help() +
          gen_bench_help();
@@ -88,50 +71,6 @@ std::string bench_help() {
 namespace {
 
 const Fail fail{"bench"};
-
-#ifdef BATCHSCOPE_WITH_QT
-// A target over HTTP: this process's listener (self-http) or a URL's server.
-class HttpTargets final : public HttpFront {
- public:
-  HttpTargets(std::optional<Url> url, std::string device, int connections, uint64_t seed,
-              std::vector<std::string> bodies, std::optional<LengthDist> seq_len)
-      : url_(std::move(url)),
-        device_(std::move(device)),
-        connections_(connections),
-        seed_(seed),
-        bodies_(std::move(bodies)),
-        seq_len_(std::move(seq_len)) {}
-  Expected<LoadTarget*> open(Engine* engine, const ModelMetadata& model,
-                             const std::vector<Tensors>& varied) override {
-    if (engine) {
-      auto served = SelfHttp::serve(*engine, ServiceInfo{model, device_, build_version()});
-      if (!served) return served.error();
-      self_ = std::move(*served);
-      url_ = self_->url();
-    }
-    if (bodies_.empty()) {
-      for (const Tensors& in : varied) bodies_.push_back(infer_body(*url_, model, in));
-    }
-    target_ = std::make_unique<HttpTarget>(*url_, model, connections_, seed_, bodies_, seq_len_);
-    if (Status s = target_->start(); !s) return s.error();
-    return target_.get();
-  }
-  void close() override {
-    if (target_) target_->stop();
-    if (self_) self_->stop();
-  }
-
- private:
-  std::optional<Url> url_;
-  std::string device_;
-  int connections_;
-  uint64_t seed_;
-  std::vector<std::string> bodies_;
-  std::optional<LengthDist> seq_len_;
-  std::unique_ptr<SelfHttp> self_;
-  std::unique_ptr<HttpTarget> target_;
-};
-#endif
 
 }  // namespace
 
@@ -197,10 +136,9 @@ int run_bench(int argc, char** argv, const std::vector<std::string>& args) {
 #else
   std::optional<Url> url;
   if (remote) {
-    auto u = parse_url(target);
-    if (!u) return fail("--target: " + u.error().message + "; use inproc, self-http or a URL");
+    auto u = target_url(target, token);
+    if (!u) return fail(u.error().message);
     url = *u;
-    url->bearer_token = token;
   }
 #endif
   std::vector<std::string> bodies;
@@ -222,16 +160,9 @@ int run_bench(int argc, char** argv, const std::vector<std::string>& args) {
     if (Status s = check_inputs((*bench)->metadata(), payload[0]); !s)
       return fail("--payload: " + s.message());
   }
-  // Qt is needed for the listener (self-http) and for drawing the plot.
-  std::unique_ptr<QCoreApplication> app;
-  if (!plot_out.empty()) {
-    if (!std::getenv("QT_QPA_PLATFORM")) setenv("QT_QPA_PLATFORM", "offscreen", 1);
-    app = std::make_unique<QApplication>(argc, argv);
-  } else if (target == "self-http") {
-    app = std::make_unique<QCoreApplication>(argc, argv);
-  }
-  HttpTargets front(url, r.model.synthetic ? "cpu" : r.model.device, connections, r.traffic.seed,
-                    bodies, r.seq_len);
+  auto app = run_application(argc, argv, !plot_out.empty(), target == "self-http");
+  TensorHttpFront front(url, r.model.synthetic ? "cpu" : r.model.device, connections,
+                        r.traffic.seed, bodies, r.seq_len);
   HttpFront* http = &front;
 #else
   HttpFront* http = nullptr;
@@ -245,12 +176,10 @@ int run_bench(int argc, char** argv, const std::vector<std::string>& args) {
 
   // A run stopped early lasted until its last answer.
   std::string stopped;
-  if (stop_signal && stop_signal->stopped()) {
+  if (stop_signal) {
     TimePoint last = run.start;
     for (const RunRequest& q : run.requests) last = std::max(last, q.done);
-    run.config.duration_s = std::chrono::duration<double>(last - run.start).count();
-    stopped = stop_signal->note(run.config.duration_s, r.traffic.duration_s);
-    std::printf("  stopped %s\n", stopped.c_str());
+    stopped = stop_signal->ended(run.start, last, run.config.duration_s);
   }
   if (window_s <= 0) window_s = std::clamp(run.config.duration_s / 40.0, 0.1, 10.0);
   const RunSummary summary = summarize_run(

@@ -107,6 +107,51 @@ Expected<size_t> parse_max_connections(const std::string& text) {
   return static_cast<size_t>(*v);
 }
 
+FlagField max_connections(size_t& field) {
+  return {"max-connections", [&field](const std::string& v) -> Status {
+            auto n = parse_max_connections(v);
+            if (!n) return n.error();
+            field = *n;
+            return Status::Ok();
+          }};
+}
+
+Expected<std::vector<uint32_t>> parse_counts(const std::string& flag, const std::string& text,
+                                             double lo, double hi) {
+  std::vector<uint32_t> out;
+  std::stringstream items(text);
+  for (std::string item; std::getline(items, item, ',');) {
+    auto v = parse_number(flag, item, lo, hi);
+    if (!v) return v.error();
+    if (*v != std::floor(*v))
+      return invalid_argument("--" + flag + ": expected whole numbers, got '" + item + "'");
+    out.push_back(static_cast<uint32_t>(*v));
+  }
+  if (out.empty()) return invalid_argument("--" + flag + " is empty");
+  return out;
+}
+
+namespace {
+
+// --NAME parsed by `parse` into `field`, removed from `flags`; the error
+// quotes the value and lists `allowed`.
+template <class T, class Parse>
+Status take_choice(std::map<std::string, std::string>& flags, const char* name, const char* what,
+                   const char* allowed, Parse parse, T& field) {
+  auto it = flags.find(name);
+  if (it == flags.end()) return Status::Ok();
+  auto v = parse(it->second);
+  if (!v) {
+    return invalid_argument("--" + std::string(name) + ": unknown " + what + " '" + it->second +
+                            "'; allowed " + allowed);
+  }
+  field = *v;
+  flags.erase(it);
+  return Status::Ok();
+}
+
+}  // namespace
+
 Expected<Options> take_options(std::map<std::string, std::string>& flags, Options o) {
   // Each flag is range-checked as written, before it is converted to its
   // field, so that "--max-batch-size 99999999999" is quoted back as given.
@@ -141,37 +186,25 @@ Expected<Options> take_options(std::map<std::string, std::string>& flags, Option
     if (Status s = set_numeric_option(o, f.option, v, text, "--" + std::string(f.flag)); !s)
       return s.error();
   }
-  if (auto it = flags.find("strategy"); it != flags.end()) {
-    auto s = parse_strategy(it->second);
-    if (!s) {
-      return invalid_argument("--strategy: unknown strategy '" + it->second +
-                              "'; allowed fifo, adaptive");
-    }
-    o.strategy = *s;
-    flags.erase(it);
+  if (Status s =
+          take_choice(flags, "strategy", "strategy", "fifo, adaptive", parse_strategy, o.strategy);
+      !s) {
+    return s.error();
   }
-  if (auto it = flags.find("padding"); it != flags.end()) {
-    auto p = parse_padding(it->second);
-    if (!p) {
-      return invalid_argument("--padding: unknown policy '" + it->second +
-                              "'; allowed longest, buckets, sorted");
-    }
-    o.padding = *p;
-    flags.erase(it);
+  if (Status s = take_choice(flags, "padding", "policy", "longest, buckets, sorted", parse_padding,
+                             o.padding);
+      !s) {
+    return s.error();
   }
   if (auto it = flags.find("length-buckets"); it != flags.end()) {
     if (Status s = parse_length_buckets(it->second, o); !s)
       return invalid_argument("--" + s.message());
     flags.erase(it);
   }
-  if (auto it = flags.find("scheduling"); it != flags.end()) {
-    auto s = parse_scheduling(it->second);
-    if (!s) {
-      return invalid_argument("--scheduling: unknown scheduling '" + it->second +
-                              "'; allowed continuous, static");
-    }
-    o.scheduling = *s;
-    flags.erase(it);
+  if (Status s = take_choice(flags, "scheduling", "scheduling", "continuous, static",
+                             parse_scheduling, o.scheduling);
+      !s) {
+    return s.error();
   }
   if (Status s = o.validate(); !s) return s.error();
   return o;

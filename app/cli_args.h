@@ -6,6 +6,7 @@
 
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <initializer_list>
 #include <map>
@@ -78,6 +79,12 @@ Status no_flags_left(const std::map<std::string, std::string>& flags, const std:
 // --max-connections N: 1 up to the process's descriptor limit (RLIMIT_NOFILE),
 // which the message names when N is above it.
 Expected<size_t> parse_max_connections(const std::string& text);
+FlagField max_connections(size_t& field);
+
+// "16,64,256": whole numbers in [lo, hi], at least one; the error quotes
+// the item and names `flag`.
+Expected<std::vector<uint32_t>> parse_counts(const std::string& flag, const std::string& text,
+                                             double lo, double hi);
 
 // The help text for the serving options, one flag a line.
 std::string options_help();

@@ -12,12 +12,6 @@
 #include <string>
 #include <vector>
 
-#include "common/options.h"
-#include "model/kept_cost.h"
-#include "model/local_model.h"
-#include "traffic/arrivals.h"
-#include "traffic/gen_workload_spec.h"
-
 namespace batchscope {
 
 class History;
@@ -55,18 +49,11 @@ int run_serve(int argc, char** argv, const Args& args);
 std::string serve_help();
 
 // bench: a target driven by an arrival pattern, the run recorded, printed
-// and exported; a language model's in gen_bench.cpp, its prediction in
-// gen_predict.cpp.
+// and exported; a language model's in gen_bench.cpp.
 int run_bench(int argc, char** argv, const Args& args);
 std::string bench_help();
 int run_gen_bench(int argc, char** argv, Flags flags);
 std::string gen_bench_help();
-struct GenPredictOutputs {
-  std::string json, csv_prefix, trace;
-  double slo_ttft_ms = 0, slo_itl_ms = 0;
-};
-int run_gen_predict(const ModelChoice& choice, const Options& options, const ArrivalSpec& spec,
-                    GenWorkloadSpec lengths, const CostChoice& cost, const GenPredictOutputs& out);
 
 // tune: the batching options that serve the traffic best within an
 // objective (core/model's tensor_tune.h, lm_tune.h), printed, saved and

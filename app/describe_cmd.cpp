@@ -18,20 +18,13 @@ std::string describe_help() {
   return "usage: batchscope describe --model PATH [--input NAME:DTYPE:SHAPE ...]\n"
          "                           [--max-batch-size N] [--name NAME] [--description TEXT]\n"
          "                           [--force] [--print]\n"
-         "Writes the JSON sidecar (NAME.json) that every command needs beside a TorchScript\n"
-         "model NAME.pt. It reads the argument names of the model's forward(), takes one\n"
-         "--input per argument (its KServe v2 datatype and its shape without the batch\n"
-         "dimension: --input image:FP32:3,32,32), runs forward once on zeros at batch sizes 1\n"
-         "and 2, and records the outputs it returned (a tensor: 'output'; a tuple:\n"
-         "'output_0', 'output_1', ...; a dict: its keys) with their datatypes and shapes.\n"
-         "An argument without --input is asked for when the input is a terminal; otherwise\n"
-         "the error names each one. A forward pass that fails prints LibTorch's message.\n"
-         "An argument with a default may be left out, with every argument after it.\n"
-         "--max-batch-size is the largest batch the model accepts (default 64). The sidecar\n"
-         "goes beside the model, or, when that folder cannot be written, into\n"
-         "$XDG_CONFIG_HOME/batchscope/sidecars/ under the model's absolute path, where every\n"
-         "command looks too. An existing sidecar is kept unless --force; --print writes the\n"
-         "JSON to standard output instead of a file.\n";
+         "Writes the JSON sidecar (NAME.json) every command needs beside a TorchScript model\n"
+         "NAME.pt: one --input per argument of its forward() (a KServe v2 datatype and the\n"
+         "shape without the batch dimension: --input image:FP32:3,32,32; asked for on a\n"
+         "terminal), and the outputs one forward pass on zeros returns. --max-batch-size:\n"
+         "the largest batch it accepts (default 64). The sidecar goes beside the model, or\n"
+         "into $XDG_CONFIG_HOME/batchscope/sidecars/ when that folder cannot be written. An\n"
+         "existing sidecar is kept unless --force; --print writes the JSON to stdout.\n";
 }
 
 namespace {
@@ -68,43 +61,33 @@ bool ask_missing(const std::vector<ForwardArgument>& args, std::vector<TensorSpe
 int run_describe(const std::vector<std::string>& args) {
   DescribeRequest r;
   bool force = false, print = false;
+  // --input comes once per argument of forward(); the rest once each.
+  std::vector<std::string> rest;
   for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    if (a == "--force") {
-      force = true;
+    std::string spec;
+    if (args[i] == "--input" && i + 1 < args.size()) {
+      spec = args[++i];
+    } else if (args[i].starts_with("--input=")) {
+      spec = args[i].substr(8);
+    } else {
+      rest.push_back(args[i]);
       continue;
     }
-    if (a == "--print") {
-      print = true;
-      continue;
-    }
-    if (a.rfind("--", 0) != 0) return fail("unexpected argument '" + a + "'");
-    std::string name = a.substr(2), value;
-    if (auto eq = name.find('='); eq != std::string::npos) {
-      value = name.substr(eq + 1);
-      name.resize(eq);
-    } else if (i + 1 < args.size()) {
-      value = args[++i];
-    } else {
-      return fail("--" + name + " needs a value");
-    }
-    if (name == "model") {
-      r.model_path = find_model(value);
-    } else if (name == "input") {
-      auto spec = parse_input_spec(value);
-      if (!spec) return fail(spec.error().message);
-      r.inputs.push_back(std::move(*spec));
-    } else if (name == "max-batch-size") {
-      if (Status s = cli::read_number(name, value, 1, 1'000'000, r.max_batch_size); !s)
-        return fail(s.message());
-    } else if (name == "name") {
-      r.name = value;
-    } else if (name == "description") {
-      r.description = value;
-    } else {
-      return fail("unknown flag --" + name + " (see batchscope describe --help)");
-    }
+    auto parsed = parse_input_spec(spec);
+    if (!parsed) return fail(parsed.error().message);
+    r.inputs.push_back(std::move(*parsed));
   }
+  auto flags = cli::parse_flags(rest, {"force", "print"});
+  if (!flags) return fail(flags.error().message);
+  std::string model;
+  if (Status s = cli::take_fields(
+          *flags, {cli::text("model", model), cli::on("force", force), cli::on("print", print),
+                   cli::number("max-batch-size", 1, 1'000'000, r.max_batch_size),
+                   cli::text("name", r.name), cli::text("description", r.description)});
+      !s || !(s = cli::no_flags_left(*flags, "describe"))) {
+    return fail(s.message());
+  }
+  if (!model.empty()) r.model_path = find_model(model);
   if (r.model_path.empty()) return fail("--model PATH is required");
   std::error_code ec;
   if (!std::filesystem::is_regular_file(r.model_path, ec))

@@ -14,36 +14,29 @@
 namespace batchscope {
 
 std::string export_help() {
-  return "usage: batchscope export --format FORMAT [--config FILE] [--model PATH | --synthetic "
-         "A_US,C_US]\n"
-         "                         [--device cpu|cuda:N] [--out PATH] [serving options]\n"
-         "                         [--batch-sizes N,N,...] [--traffic TEXT]\n"
-         "                         [--p50-ms X --p99-ms X --throughput RPS]\n"
-         "Writes the options as a production server's configuration. Formats:\n"
-         "  triton      config.pbtxt (input and output come from --model; without it they are\n"
-         "              missing, and the file says so)\n"
+  return "usage: batchscope export --format FORMAT [--config FILE]\n"
+         "                         [--model PATH | --synthetic A_US,C_US] [--device cpu|cuda:N]\n"
+         "                         [--out PATH] [serving options] [--batch-sizes N,N,...]\n"
+         "                         [--traffic TEXT] [--p50-ms X --p99-ms X --throughput RPS]\n"
+         "Writes the options as a production server's configuration (docs/export.md).\n"
+         "  triton      config.pbtxt (its input and output from --model)\n"
          "  tfserving   batching_parameters.txt\n"
          "  torchserve  config.properties and model-config.yaml\n"
          "  rayserve    deployment.py and serve_config.yaml\n"
          "  dbie        dbie.env, the Python engine's environment file\n"
          "  json        batchscope.json, what serve --config and the window load\n"
-         "For a generative model (--model with a generative sidecar, or --synthetic-lm S,T;\n"
-         "--cache-tokens N): its scheduling, max_num_seqs and max_num_batched_tokens, with its\n"
-         "context and cache:\n"
+         "A generative model (--synthetic-lm S,T or its --model; --cache-tokens N) exports its\n"
+         "scheduling, max_num_seqs, max_num_batched_tokens, context and cache:\n"
          "  vllm        vllm-config.yaml (vllm serve --config) and vllm-serve.sh\n"
          "  tgi         tgi.env and tgi-launch.sh (text-generation-launcher)\n"
          "  trtllm      trtllm-options.yaml (trtllm-serve --extra_llm_api_options) and the\n"
          "              Triton tensorrtllm backend's config.pbtxt\n"
-         "--config reads options from Batchscope JSON or a Triton config.pbtxt; serving flags\n"
-         "override it. A tune's result (tune --json) gives its best's options, and its traffic\n"
-         "and figures (measured where confirmed live, else predicted) for the comments.\n"
-         "Without --out the files go to stdout (several files each under a '==> NAME <==' line);\n"
-         "with --out, one file is written to PATH (or into PATH if it is a directory), and\n"
-         "several into the directory PATH, made if missing.\n"
-         "--batch-sizes gives the sizes the model runs best at (Triton preferred_batch_size,\n"
-         "TF Serving allowed_batch_sizes). --traffic and the measured p50, p99 and throughput\n"
-         "are written as comments where the format has comments. What a target cannot express\n"
-         "exactly is said in a comment; docs/export.md has the mapping table.\n"
+         "--config reads Batchscope JSON, a Triton config.pbtxt or a tune's result (tune\n"
+         "--json: its best's options, traffic and figures); flags override it. Without --out\n"
+         "the files go to stdout, each under a '==> NAME <==' line when several; with it, to\n"
+         "the file PATH, or into the directory PATH. --batch-sizes: the sizes the model runs\n"
+         "best at (Triton preferred_batch_size, TF Serving allowed_batch_sizes); --traffic and\n"
+         "the measured figures become comments, as does what a format cannot express.\n"
          "Serving options:\n" +
          cli::options_help();
 }
@@ -75,22 +68,6 @@ bool write_text(const std::filesystem::path& path, const std::string& text) {
   out << text;
   out.close();
   return static_cast<bool>(out);
-}
-
-Expected<std::vector<uint32_t>> parse_sizes(const std::string& text) {
-  std::vector<uint32_t> sizes;
-  std::stringstream ss(text);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
-    auto v = cli::parse_number("batch-sizes", item, 1, kMaxBatchSize);
-    if (!v) return v.error();
-    if (*v != static_cast<double>(static_cast<uint32_t>(*v))) {
-      return invalid_argument("--batch-sizes: expected whole numbers, got '" + item + "'");
-    }
-    sizes.push_back(static_cast<uint32_t>(*v));
-  }
-  if (sizes.empty()) return invalid_argument("--batch-sizes is empty");
-  return sizes;
 }
 
 void print_notes(const char* command, const ImportResult& r) {
@@ -129,30 +106,31 @@ int run_export(const std::vector<std::string>& args) {
   const char* cmd = "export";
   auto flags = cli::parse_flags(args);
   if (!flags) return fail(cmd, flags.error().message);
-  auto take = [&](const char* name) -> std::optional<std::string> {
-    auto it = flags->find(name);
-    if (it == flags->end()) return std::nullopt;
-    std::string v = it->second;
-    flags->erase(it);
-    return v;
-  };
-
-  const auto format_name = take("format");
-  if (!format_name) {
+  std::string format_name, config, sizes, traffic, out;
+  double p50 = -1, p99 = -1, rps = -1;
+  if (Status s = cli::take_fields(
+          *flags, {cli::text("format", format_name), cli::text("config", config),
+                   cli::text("batch-sizes", sizes), cli::text("traffic", traffic),
+                   cli::number("p50-ms", 0, 1e9, p50), cli::number("p99-ms", 0, 1e9, p99),
+                   cli::number("throughput", 0, 1e12, rps), cli::text("out", out)});
+      !s) {
+    return fail(cmd, s.message());
+  }
+  if (format_name.empty()) {
     return fail(cmd,
                 "--format is required: triton, tfserving, torchserve, rayserve, dbie, json, "
                 "or for a generative model vllm, tgi or trtllm");
   }
-  auto format = parse_export_format(*format_name);
+  auto format = parse_export_format(format_name);
   if (!format) return fail(cmd, "--format: " + format.error().message);
 
   ExportInput in;
   std::optional<std::string> config_device;
-  if (auto path = take("config")) {
-    auto text = read_text("config", *path);
+  if (!config.empty()) {
+    auto text = read_text("config", config);
     if (!text) return fail(cmd, text.error().message);
     auto imported = import_config(*text, Options{});
-    if (!imported) return fail(cmd, "--config " + *path + ": " + imported.error().message);
+    if (!imported) return fail(cmd, "--config " + config + ": " + imported.error().message);
     print_notes(cmd, *imported);
     in.options = imported->options;
     config_device = imported->device;
@@ -181,6 +159,7 @@ int run_export(const std::vector<std::string>& args) {
   }
   auto choice = take_model_flags(*flags, "");
   if (!choice) return fail(cmd, choice.error().message);
+  if (Status s = cli::no_flags_left(*flags, cmd); !s) return fail(cmd, s.message());
   if (!in.lm) in.device = device_given ? choice->device : config_device.value_or("cpu");
   if (!in.lm && (!choice->path.empty() || choice->synthetic)) {
     choice->device = in.device;
@@ -188,38 +167,25 @@ int run_export(const std::vector<std::string>& args) {
     if (!model) return fail(cmd, model.error().message);
     in.model = model->metadata();
   }
-
-  if (auto v = take("batch-sizes")) {
-    auto sizes = parse_sizes(*v);
-    if (!sizes) return fail(cmd, sizes.error().message);
-    in.batch_sizes = *sizes;
+  if (!sizes.empty()) {
+    auto parsed = cli::parse_counts("batch-sizes", sizes, 1, kMaxBatchSize);
+    if (!parsed) return fail(cmd, parsed.error().message);
+    in.batch_sizes = *parsed;
   }
-  if (auto v = take("traffic")) in.tuning.traffic = *v;
-  const auto p50 = take("p50-ms");
-  const auto p99 = take("p99-ms");
-  const auto rps = take("throughput");
-  if (p50 || p99 || rps) {
-    if (!p50 || !p99 || !rps) return fail(cmd, "--p50-ms, --p99-ms and --throughput go together");
-    auto a = cli::parse_number("p50-ms", *p50, 0, 1e9);
-    if (!a) return fail(cmd, a.error().message);
-    auto b = cli::parse_number("p99-ms", *p99, 0, 1e9);
-    if (!b) return fail(cmd, b.error().message);
-    auto c = cli::parse_number("throughput", *rps, 0, 1e12);
-    if (!c) return fail(cmd, c.error().message);
-    TuningContext given;  // measured figures given by hand replace a config's
-    given.traffic = in.tuning.traffic;
-    given.measured = true;
-    in.tuning = given;
-    in.tuning.p50_ms = *a;
-    in.tuning.p99_ms = *b;
-    in.tuning.throughput_rps = *c;
+  if (!traffic.empty()) in.tuning.traffic = traffic;
+  const int given = (p50 >= 0) + (p99 >= 0) + (rps >= 0);
+  if (given > 0 && given < 3) {
+    return fail(cmd, "--p50-ms, --p99-ms and --throughput go together");
   }
-  const std::string out = take("out").value_or("");
-  if (!flags->empty()) {
-    return fail(cmd,
-                "unknown option --" + flags->begin()->first + " (see batchscope export --help)");
+  if (given == 3) {  // measured figures given by hand replace a config's
+    TuningContext by_hand;
+    by_hand.traffic = in.tuning.traffic;
+    by_hand.measured = true;
+    by_hand.p50_ms = p50;
+    by_hand.p99_ms = p99;
+    by_hand.throughput_rps = rps;
+    in.tuning = by_hand;
   }
-
   auto files = export_config(*format, in);
   if (!files) return fail(cmd, files.error().message);
   if (*format == ExportFormat::kTriton && !in.model) {
@@ -234,15 +200,10 @@ int run_import(const std::vector<std::string>& args) {
   auto flags = cli::parse_flags(args);
   if (!flags) return fail(cmd, flags.error().message);
   std::string from, out, config;
-  for (const auto& [name, value] : *flags) {
-    if (name == "from")
-      from = value;
-    else if (name == "out")
-      out = value;
-    else if (name == "config")
-      config = value;
-    else
-      return fail(cmd, "unknown option --" + name + " (see batchscope import --help)");
+  if (Status s = cli::take_fields(
+          *flags, {cli::text("from", from), cli::text("out", out), cli::text("config", config)});
+      !s || !(s = cli::no_flags_left(*flags, cmd))) {
+    return fail(cmd, s.message());
   }
   if (from.empty()) return fail(cmd, "--from FILE is required (a Triton config.pbtxt or JSON)");
   Options base;

@@ -27,37 +27,27 @@
 namespace batchscope {
 
 std::string gui_help() {
-  return "usage: batchscope gui [--model PATH | --synthetic A_US,C_US[,L_US]] [--device "
-         "cpu|cuda:N]\n"
-         "                      [--rate R] [--no-traffic] [--listen PORT] [--token TOKEN]\n"
-         "                      [--no-remote-config] [--max-connections N] [--fresh]\n"
-         "                      [--history FILE | --no-history] [serving options]\n"
-         "Opens the workbench window: live latency, queue depth, batch size and throughput\n"
-         "plots, the batching options applied live, traffic, the model and its cost profile,\n"
-         "an HTTP listener, a batch inspector and recorded runs. Default model models/mlp.pt\n"
-         "with Poisson traffic at 1500 req/s (--rate), started once the model is loaded\n"
-         "unless --no-traffic. --listen PORT starts the HTTP listener at once; --token TOKEN\n"
-         "(default $BATCHSCOPE_TOKEN) and --no-remote-config guard it as they do serve's, and\n"
-         "--max-connections N limits its connections as serve's (see serve --help).\n"
-         "The window remembers its layout, traffic, server, model and options between starts;\n"
-         "flags given here win, and --fresh ignores what was saved.\n"
-         "Space starts and stops traffic; P pauses the plots.\n"
-         "--screenshot FILE.png [--after S] saves the window S seconds after the model is\n"
-         "ready (default 10) and exits; with QT_QPA_PLATFORM=offscreen it needs no display\n"
-         "(and shows no history unless --history names one).\n"
-         "The Runs tab records runs into the run history as they go and lists what it keeps\n"
-         "(batchscope runs; a recording cut short by a crash is there, marked unfinished):\n" +
+  return "usage: batchscope gui [--model PATH | --synthetic A_US,C_US[,L_US]]\n"
+         "                      [--device cpu|cuda:N] [--rate R] [--no-traffic] [--listen PORT]\n"
+         "                      [--token TOKEN] [--no-remote-config] [--max-connections N]\n"
+         "                      [--fresh] [--history FILE | --no-history] [serving options]\n"
+         "Opens the workbench window (docs/workbench.md): live latency, queue, batch size and\n"
+         "throughput plots, the batching options applied live, traffic, the model and its\n"
+         "cost, an HTTP listener, a batch inspector and recorded runs. Default model\n"
+         "models/mlp.pt with Poisson traffic at 1500 req/s (--rate), unless --no-traffic.\n"
+         "--listen PORT starts the listener at once, guarded by --token TOKEN (default\n"
+         "$BATCHSCOPE_TOKEN), --no-remote-config and --max-connections N as serve's.\n"
+         "The window remembers its layout and choices; flags win, --fresh ignores them.\n"
+         "Space starts and stops traffic; P pauses the plots. --screenshot FILE.png\n"
+         "[--after S] saves the window S seconds after the model is ready (default 10) and\n"
+         "exits; with QT_QPA_PLATFORM=offscreen it needs no display.\n"
+         "The Runs tab keeps runs in the run history as they go (batchscope runs):\n" +
          history_flags_help() +
-         "A generative model (a --model whose sidecar says \"kind\": \"generative\", or\n"
-         "--synthetic-lm S,T) opens the generation view instead: TTFT and ITL fans, tokens/s,\n"
-         "sequences and cache, a step inspector, the scheduling applied live, a prompt box and\n"
-         "generation traffic (--rate, default 25 req/s, started unless --no-traffic) and an\n"
-         "HTTP listener whose clients' requests show beside the traffic: POST\n"
-         "/v1/chat/completions and /v1/completions (streamed or not), POST\n"
-         "/v2/models/{m}/generate[_stream], GET /metrics, /v1/config.\n"
-         "--listen PORT (0: a free one, printed at start), --token, --no-remote-config and\n"
-         "--max-connections work there as above; "
-         "--prompt TEXT generates TEXT's completion at once.\n" +
+         "A generative model opens the generation view instead: TTFT and ITL fans, tokens/s,\n"
+         "sequences and cache, a step inspector, the scheduling applied live, a prompt box,\n"
+         "generation traffic (--rate, default 25 req/s) and a listener serving OpenAI's and\n"
+         "Triton's generation routes, whose clients show beside the traffic (--listen 0: a\n"
+         "free port, printed). --prompt TEXT generates TEXT's completion at once.\n" +
          lm_flags_help() + "Serving options (the starting values):\n" + cli::options_help();
 }
 
@@ -92,17 +82,11 @@ Expected<WindowFlags> take_window_flags(Flags& flags, double rate_lo, double rat
            cli::on("no-remote-config", local_config_only),
            cli::number("rate", rate_lo, rate_hi, w.rate), cli::on("no-traffic", w.no_traffic),
            cli::on("fresh", w.fresh), cli::text("screenshot", w.screenshot),
-           cli::number("after", 0, 3600, w.after_s)});
+           cli::number("after", 0, 3600, w.after_s), cli::max_connections(w.max_connections)});
       !s) {
     return s.error();
   }
   w.access.remote_config = !local_config_only;
-  if (auto it = flags.find("max-connections"); it != flags.end()) {
-    auto n = cli::parse_max_connections(it->second);
-    if (!n) return n.error();
-    w.max_connections = *n;
-    flags.erase(it);
-  }
   return w;
 }
 

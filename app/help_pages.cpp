@@ -179,39 +179,18 @@ std::string bash_completion(const std::vector<CommandHelp>& commands,
       << "  fi\n"
       << "  case ${COMP_WORDS[1]} in\n";
   for (const CommandHelp& c : commands) {
-    if (c.name == "runs") {
-      // Subcommands first, then run ids from the history itself.
-      out << "    runs)\n"
-             "      if [[ $COMP_CWORD -eq 2 ]]; then\n"
+    const bool runs = c.name == "runs";  // subcommands, then ids from the history itself
+    out << "    " << c.name << ")\n";
+    if (runs) {
+      out << "      if [[ $COMP_CWORD -eq 2 ]]; then\n"
              "        COMPREPLY=($(compgen -W \"list show compare export rm import\" -- "
              "\"$cur\"))\n"
              "        return\n"
-             "      fi\n"
-             "      case $prev in\n"
-             "        --format) COMPREPLY=($(compgen -W \"json csv trace png\" -- \"$cur\")); "
-             "return ;;\n"
-             "        --kind) COMPREPLY=($(compgen -W \"bench tune recorded generation\" -- "
-             "\"$cur\")); "
-             "return ;;\n"
-             "        --history|--out) compopt -o filenames 2>/dev/null; "
-             "COMPREPLY=($(compgen -f -- \"$cur\")); return ;;\n"
-             "        --model|--since|--grep) return ;;\n"
-             "      esac\n"
-             "      if [[ $cur != -* ]]; then\n"
-             "        case ${COMP_WORDS[2]} in\n"
-             "          show|compare|export|rm)\n"
-             "            COMPREPLY=($(compgen -W \"$(\"${COMP_WORDS[0]}\" runs ids 2>/dev/null)\" "
-             "-- \"$cur\")); return ;;\n"
-             "          import) compopt -o filenames 2>/dev/null; "
-             "COMPREPLY=($(compgen -f -- \"$cur\")); return ;;\n"
-             "        esac\n"
-             "      fi\n"
-             "      flags=\"--history --model --kind --since --grep --format --out\" ;;\n";
-      continue;
+             "      fi\n";
     }
     const std::vector<FlagHelp> flags = flags_in_help(c.help);
     std::vector<std::string> file_flags, value_flags, all;
-    out << "    " << c.name << ")\n      case $prev in\n";
+    out << "      case $prev in\n";
     for (const FlagHelp& f : flags) {
       all.push_back(f.flag);
       if (f.flag == "--model") {  // a file, or a model's name
@@ -238,7 +217,18 @@ std::string bash_completion(const std::vector<CommandHelp>& commands,
              ";;\n";
     }
     if (!value_flags.empty()) out << "        " << alternatives(value_flags) << ") return ;;\n";
-    out << "      esac\n      flags=\"" << join(all) << "\" ;;\n";
+    out << "      esac\n";
+    if (runs) {
+      out << "      if [[ $cur != -* ]]; then\n"
+             "        case ${COMP_WORDS[2]} in\n"
+             "          show|compare|export|rm) COMPREPLY=($(compgen -W "
+             "\"$(\"${COMP_WORDS[0]}\" runs ids 2>/dev/null)\" -- \"$cur\")); return ;;\n"
+             "          import) compopt -o filenames 2>/dev/null; "
+             "COMPREPLY=($(compgen -f -- \"$cur\")); return ;;\n"
+             "        esac\n"
+             "      fi\n";
+    }
+    out << "      flags=\"" << join(all) << "\" ;;\n";
   }
   out << "    *) return ;;\n"
       << "  esac\n"

@@ -7,14 +7,6 @@
 namespace batchscope {
 namespace {
 
-// Takes --device into `c`.
-void take_device(std::map<std::string, std::string>& flags, ModelChoice& c) {
-  if (auto it = flags.find("device"); it != flags.end()) {
-    c.device = it->second;
-    flags.erase(it);
-  }
-}
-
 // Takes --model over `c.path`, refusing it beside `other`.
 Status take_path(std::map<std::string, std::string>& flags, ModelChoice& c, const char* other) {
   if (auto it = flags.find("model"); it != flags.end()) {
@@ -47,13 +39,13 @@ Expected<ModelChoice> take_model_flags(std::map<std::string, std::string>& flags
     c.synthetic = *cost;
     flags.erase(it);
   }
-  take_device(flags, c);
-  if (auto it = flags.find("warmup"); it != flags.end()) {
-    if (it->second != "auto" && it->second != "every" && it->second != "doubling") {
-      return invalid_argument("--warmup must be auto, doubling or every, not '" + it->second + "'");
-    }
-    c.warmup = it->second;
-    flags.erase(it);
+  if (Status s =
+          cli::take_fields(flags, {cli::text("device", c.device), cli::text("warmup", c.warmup)});
+      !s) {
+    return s.error();
+  }
+  if (c.warmup != "auto" && c.warmup != "every" && c.warmup != "doubling") {
+    return invalid_argument("--warmup must be auto, doubling or every, not '" + c.warmup + "'");
   }
   if (!c.synthetic) c.path = find_model(c.path);
   return c;
@@ -78,12 +70,11 @@ Expected<ModelChoice> take_lm_flags(std::map<std::string, std::string>& flags,
     c.synthetic_lm = SyntheticLmCost{*step, *token};
     flags.erase(it);
   }
-  take_device(flags, c);
-  if (auto it = flags.find("cache-tokens"); it != flags.end()) {
-    auto n = cli::parse_number("cache-tokens", it->second, 16, 1 << 24);
-    if (!n) return n.error();
-    c.cache_tokens = static_cast<int>(*n);
-    flags.erase(it);
+  if (Status s =
+          cli::take_fields(flags, {cli::text("device", c.device),
+                                   cli::number("cache-tokens", 16, 1 << 24, c.cache_tokens)});
+      !s) {
+    return s.error();
   }
   if (!c.synthetic_lm) c.path = find_model(c.path);
   return c;
@@ -178,12 +169,13 @@ Expected<ServeRecordChoice> take_record_flags(std::map<std::string, std::string>
     c.options.bodies = true;
     flags.erase(it);
   }
-  if (auto it = flags.find("record-every"); it != flags.end()) {
-    auto s = cli::parse_number("record-every", it->second, 1, 7 * 24 * 3600);
-    if (!s) return s.error();
-    if (!c.on) return invalid_argument("--record-every " + it->second + " needs --record");
-    c.options.every_s = *s;
-    flags.erase(it);
+  if (auto it = flags.find("record-every"); it != flags.end() && !c.on) {
+    return invalid_argument("--record-every " + it->second + " needs --record");
+  }
+  if (Status s = cli::take_fields(
+          flags, {cli::number("record-every", 1, 7 * 24 * 3600, c.options.every_s)});
+      !s) {
+    return s.error();
   }
   return c;
 }

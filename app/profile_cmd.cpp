@@ -7,48 +7,42 @@
 
 #include "app/cli_args.h"
 #include "app/model_flags.h"
+#include "app/run_output.h"
 #include "model/model_paths.h"
 #include "torch/profile.h"
 
 namespace batchscope {
+namespace {
+
+const Fail fail{"profile"};
+
+}  // namespace
 
 std::string profile_help() {
   return "usage: batchscope profile --model PATH [--device cpu|cuda:N] [--max-batch N]\n"
          "                          [--threads N] [--blas-threads N] [--seconds-per-point S]\n"
-         "                          [--lanes N] [--json FILE]\n"
+         "                          [--lanes N] [--lengths L,L,...|none] [--json FILE]\n"
          "       batchscope profile --model LM.pt|--synthetic-lm S,T [--device cpu|cuda:N]\n"
-         "                          [--max-seqs N] [--max-batched-tokens N] [--runs N] [--json "
-         "FILE]\n"
+         "                          [--max-seqs N] [--max-batched-tokens N] [--runs N]\n"
+         "                          [--json FILE]\n"
          "Measures the model's batch cost t(b) for b = 1, 2, 4, ... up to --max-batch (default:\n"
-         "the model's max_batch_size), the median of many runs after warm-up, through the\n"
-         "same path the engine runs batches. Each size is timed in windows until three in a\n"
-         "row agree within 10% and the measuring thread had a core for half their time or\n"
-         "more (at most 10 windows); a size that does not settle is marked with why, naming\n"
-         "the other processes that used the cores meanwhile (from /proc). t(b) is\n"
-         "made monotone (a larger batch never costs less). Fits t(b) ~ a + c*b through the\n"
-         "settled sizes and prints b, t(b), the median as measured, per-item time, speedup,\n"
-         "whether it settled, a and c, the asymptotic speedup 1 + a/c, and the BLAS and\n"
-         "threads in use. --json writes the same figures (cost file version 2). --threads sets "
-         "LibTorch's intra-op threads\n"
-         "(default 1), --blas-threads OpenBLAS's (default: all cores). --lanes N measures\n"
-         "t(b) again with 2..N copies of the model running batches at once, as engine lanes\n"
-         "at saturation (each its own CUDA stream on a GPU); tune and bench --target predict\n"
-         "read it to price a batch by the lanes busy when it starts.\n"
-         "A model whose inputs vary in length (a text model) is measured again at other\n"
-         "lengths, t(b, L): --lengths 16,64,256 (each cut to the model's largest; default\n"
-         "16, 32, 64, ... and the largest), or --lengths none for t(b) alone. t(b) itself is\n"
-         "measured at the reference length random inputs have (16); the predictor prices a\n"
-         "batch padded to L as t(b) + t(b, L) - t(b, 16). The grid is measured on a thread\n"
-         "of its own, as an engine lane runs batches.\n\n" +
+         "its max_batch_size) as the engine runs batches (docs/bench.md): each size is timed\n"
+         "in windows until three in a row agree within 10% with the thread on a core half\n"
+         "the time (at most 10); a size that does not settle says why, naming what else used\n"
+         "the cores. t(b) is made monotone and fitted as a + c*b; it prints each size's t(b),\n"
+         "per-item time, speedup and whether it settled, a and c, the asymptotic speedup\n"
+         "1 + a/c, and the BLAS and threads. --json writes it as a cost file. --threads:\n"
+         "LibTorch's intra-op threads (default 1); --blas-threads: OpenBLAS's (default all).\n"
+         "--lanes N measures t(b) again with 2..N copies running at once, as engine lanes;\n"
+         "predictions price a batch by the lanes busy when it starts.\n"
+         "A model whose inputs vary in length is measured again at padded lengths, t(b, L):\n"
+         "--lengths 16,64,256 (default 16, 32, 64, ... up to its largest), or none.\n\n" +
          profile_lm_help();
 }
 
 int run_profile(const std::vector<std::string>& args) {
   auto flags = cli::parse_flags(args);
-  if (!flags) {
-    std::cerr << "batchscope profile: " << flags.error().message << "\n";
-    return 2;
-  }
+  if (!flags) return fail(flags.error().message);
   if (wants_lm(*flags, "")) return run_profile_lm(std::move(*flags));
   ProfileOptions o;
   std::string model, json_path, lengths;
@@ -60,36 +54,20 @@ int run_profile(const std::vector<std::string>& args) {
            cli::number("blas-threads", 1, 1024, o.blas_threads),
            cli::number("lanes", 1, 64, o.lanes), cli::text("lengths", lengths),
            cli::number("seconds-per-point", 0, 3600, o.seconds_per_point)});
-      !s) {
-    std::cerr << "batchscope profile: " << s.message() << "\n";
-    return 2;
+      !s || !(s = cli::no_flags_left(*flags, "profile"))) {
+    return fail(s.message());
   }
-  Status bad = cli::no_flags_left(*flags, "profile");
   if (lengths == "none") {
     o.length_grid = false;
   } else if (!lengths.empty()) {
-    for (size_t start = 0; bad && start <= lengths.size();) {
-      const size_t comma = std::min(lengths.find(',', start), lengths.size());
-      auto v = cli::parse_number("lengths", lengths.substr(start, comma - start), 1, 1'000'000);
-      if (!v) bad = v.error();
-      if (v) o.lengths.push_back(static_cast<uint32_t>(*v));
-      start = comma + 1;
-    }
-  }
-  if (!bad) {
-    std::cerr << "batchscope profile: " << bad.message() << "\n";
-    return 2;
+    auto l = cli::parse_counts("lengths", lengths, 1, 1'000'000);
+    if (!l) return fail(l.error().message);
+    o.lengths = *l;
   }
   if (!model.empty()) model = find_model(model);
-  if (model.empty()) {
-    std::cerr << "batchscope profile: --model PATH is required (for example models/mlp.pt)\n";
-    return 2;
-  }
+  if (model.empty()) return fail("--model PATH is required (for example models/mlp.pt)");
   auto r = profile_model(model, o);
-  if (!r) {
-    std::cerr << "batchscope profile: " << r.error().message << "\n";
-    return 1;
-  }
+  if (!r) return fail(r.error().message, 1);
   std::printf(
       "Model %s on %s; BLAS %s, %d BLAS thread(s), %d intra-op and %d inter-op thread(s)\n\n",
       r->model.c_str(), r->device.c_str(), r->blas.c_str(), r->blas_threads, r->intra_op_threads,
@@ -144,10 +122,7 @@ int run_profile(const std::vector<std::string>& args) {
   if (!json_path.empty()) {
     std::ofstream out(json_path);
     out << profile_json(*r);
-    if (!out) {
-      std::cerr << "batchscope profile: cannot write " << json_path << "\n";
-      return 1;
-    }
+    if (!out) return fail("cannot write " + json_path, 1);
   }
   return 0;
 }

@@ -30,32 +30,21 @@ std::string profile_lm_help() {
 }
 
 int run_profile_lm(std::map<std::string, std::string> flags) {
-  auto fail = [](const std::string& m, int code) {
-    std::cerr << "batchscope profile: " << m << "\n";
-    return code;
-  };
+  const Fail fail{"profile"};
   auto choice = take_lm_flags(flags, "");
-  if (!choice) return fail(choice.error().message, 2);
+  if (!choice) return fail(choice.error().message);
   StepProfileOptions o;
   std::string json_path;
-  for (auto& [name, value] : flags) {
-    Status bad;
-    if (name == "json") {
-      json_path = value;
-    } else if (name == "max-seqs" || name == "max-batched-tokens" || name == "runs") {
-      auto v = cli::parse_number(name, value, 1, name == "runs" ? 10'000 : 65'536);
-      if (!v) {
-        bad = v.error();
-      } else {
-        const auto n = static_cast<uint32_t>(*v);
-        (name == "max-seqs" ? o.max_seqs : name == "runs" ? o.runs : o.max_batched_tokens) = n;
-      }
-    } else {
-      bad = invalid_argument("unknown option --" + name +
-                             " for a generative model (see "
-                             "batchscope profile --help)");
-    }
-    if (!bad) return fail(bad.message(), 2);
+  if (Status s = cli::take_fields(
+          flags, {cli::text("json", json_path), cli::number("max-seqs", 1, 65'536, o.max_seqs),
+                  cli::number("max-batched-tokens", 1, 65'536, o.max_batched_tokens),
+                  cli::number("runs", 1, 10'000, o.runs)});
+      !s) {
+    return fail(s.message());
+  }
+  if (!flags.empty()) {
+    return fail("unknown option --" + flags.begin()->first +
+                " for a generative model (see batchscope profile --help)");
   }
   auto model = LocalModel::open(*choice);
   if (!model) return fail(model.error().message, 1);

@@ -2,8 +2,12 @@
 #include "app/run_output.h"
 
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
+#ifdef BATCHSCOPE_WITH_QT
+#include <QApplication>
+#endif
 
 namespace batchscope {
 
@@ -53,5 +57,17 @@ bool save_export(const std::string& path, const std::string& text, const char* w
   std::printf("  wrote %s (%s)\n", path.c_str(), what);
   return true;
 }
+
+#ifdef BATCHSCOPE_WITH_QT
+std::unique_ptr<QCoreApplication> run_application(int& argc, char** argv, bool plot,
+                                                  bool self_http) {
+  if (plot) {
+    if (!std::getenv("QT_QPA_PLATFORM")) setenv("QT_QPA_PLATFORM", "offscreen", 1);
+    return std::make_unique<QApplication>(argc, argv);
+  }
+  if (self_http) return std::make_unique<QCoreApplication>(argc, argv);
+  return nullptr;
+}
+#endif
 
 }  // namespace batchscope

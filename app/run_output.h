@@ -7,10 +7,13 @@
 
 #pragma once
 
+#include <memory>
 #include <string>
 
 #include "common/status.h"
 #include "model/say.h"
+
+class QCoreApplication;
 
 namespace batchscope {
 
@@ -34,5 +37,13 @@ bool save_export(const std::string& path, const std::string& text, const char* w
 // file is asked for; ok otherwise.
 Status qt_free_check(const std::string& target, const std::string& plot_out,
                      const std::string& payload_file);
+
+#ifdef BATCHSCOPE_WITH_QT
+// The Qt application a run needs: one that can draw (offscreen unless a
+// platform is set) for a `plot`, else a core one for this process's
+// listener (`self_http`), else none.
+std::unique_ptr<QCoreApplication> run_application(int& argc, char** argv, bool plot,
+                                                  bool self_http);
+#endif
 
 }  // namespace batchscope

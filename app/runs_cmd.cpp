@@ -37,14 +37,12 @@ std::string runs_help() {
          "       batchscope runs export ID --format json|csv|trace|png|bodies --out FILE\n"
          "       batchscope runs rm ID [ID...]\n"
          "       batchscope runs import FILE.json [FILE.json...]\n"
-         "The run history: every bench, tune and recorded run, with the machine, LibTorch,\n"
-         "BLAS and model file it ran on, its options, traffic and figures. list shows the\n"
-         "newest first; DATE is UTC, 2026-11-28 or 2026-11-28T19:00:00Z. compare prints\n"
-         "both runs' figures with the change, and what differs in their context (--plot:\n"
-         "their latency fans overlaid, as a PNG). export\n"
-         "writes a run as bench would have (csv: FILE_requests.csv and FILE_windows.csv;\n"
-         "png needs a build with Qt; bodies: the request bodies serve --record-bodies kept,\n"
-         "a JSON line each). import keeps a `bench --json` summary as a run.\n"
+         "The run history (docs/history.md): every bench, tune and recorded run, with the\n"
+         "machine, LibTorch, BLAS and model file it ran on, its options, traffic and figures.\n"
+         "list shows the newest first (DATE in UTC: 2026-11-28 or 2026-11-28T19:00:00Z);\n"
+         "compare prints both runs' figures, the change, and what differs in their context\n"
+         "(--plot: their latency fans overlaid); export writes a run as bench would have\n"
+         "(bodies: the request bodies serve kept); import keeps bench's JSON summary.\n"
          "Every subcommand takes --history FILE (default $BATCHSCOPE_HISTORY, else\n"
          "$XDG_DATA_HOME/batchscope/history.sqlite).\n";
 }
@@ -85,7 +83,6 @@ Expected<int64_t> parse_id(const std::string& text) {
   return v;
 }
 
-// "2026-11-28" or "2026-11-28T19:00:00Z" as the history's UTC text.
 // A kept run's picture, as bench --plot draws it.
 int export_png(History& h, const HistoryRun& row, const std::string& out) {
 #ifdef BATCHSCOPE_WITH_QT
@@ -118,13 +115,9 @@ int export_png(History& h, const HistoryRun& row, const std::string& out) {
 
 int export_run(History& h, int64_t id, std::map<std::string, std::string>& flags) {
   std::string format, out;
-  for (auto& [name, value] : flags) {
-    if (name == "format")
-      format = value;
-    else if (name == "out")
-      out = value;
-    else
-      return fail("unknown option --" + name + " for runs export (see batchscope runs --help)");
+  if (Status s = cli::take_fields(flags, {cli::text("format", format), cli::text("out", out)});
+      !s || !(s = cli::no_flags_left(flags, "runs"))) {
+    return fail(s.message());
   }
   if (format.empty()) return fail("runs export needs --format json|csv|trace|png|bodies");
   if (out.empty()) return fail("runs export needs --out FILE");
@@ -161,15 +154,10 @@ int run_report(const std::vector<std::string>& args) {
   auto flags = cli::parse_flags(rest);
   if (!flags) return fail_r(flags.error().message);
   std::string path = default_history_path(), out, title;
-  for (auto& [name, value] : *flags) {
-    if (name == "history")
-      path = value;
-    else if (name == "out")
-      out = value;
-    else if (name == "title")
-      title = value;
-    else
-      return fail_r("unknown option --" + name + " (see batchscope report --help)");
+  if (Status s = cli::take_fields(
+          *flags, {cli::text("history", path), cli::text("out", out), cli::text("title", title)});
+      !s || !(s = cli::no_flags_left(*flags, "report"))) {
+    return fail_r(s.message());
   }
   if (positional.empty()) return fail_r("which runs? give their ids (batchscope runs list)");
   if (out.empty()) return fail_r("--out FILE.html is required");

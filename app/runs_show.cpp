@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "app/cli_args.h"
 #include "app/run_output.h"
 #include "runs/history_figures.h"
 #include "runs/history_text.h"
@@ -17,41 +18,18 @@ namespace {
 
 const Fail fail{"runs"};
 
-Expected<std::string> parse_since(const std::string& text) {
-  auto digits = [&](size_t from, size_t n) {
-    for (size_t i = from; i < from + n; ++i)
-      if (i >= text.size() || text[i] < '0' || text[i] > '9') return false;
-    return true;
-  };
-  const bool date = text.size() >= 10 && digits(0, 4) && text[4] == '-' && digits(5, 2) &&
-                    text[7] == '-' && digits(8, 2);
-  if (!date || (text.size() != 10 && text.size() != 20 && text.size() != 19))
-    return invalid_argument("--since " + text + " is not a date; use 2026-11-28 or " +
-                            "2026-11-28T19:00:00Z (UTC)");
-  return text.size() == 10 ? text + "T00:00:00Z" : text;
-}
-
 }  // namespace
 
 int runs_list(History& h, std::map<std::string, std::string>& flags) {
-  HistoryFilter f;
-  for (auto& [name, value] : flags) {
-    if (name == "model")
-      f.model = value;
-    else if (name == "kind") {
-      if (value != "bench" && value != "tune" && value != "recorded" && value != "generation" &&
-          value != "serve")
-        return fail("--kind " + value + " is not one of bench, tune, recorded, generation, serve");
-      f.kind = value;
-    } else if (name == "since") {
-      auto s = parse_since(value);
-      if (!s) return fail(s.error().message);
-      f.since = *s;
-    } else if (name == "grep")
-      f.text = value;
-    else
-      return fail("unknown option --" + name + " for runs list (see batchscope runs --help)");
+  std::string model, kind, since, text;
+  if (Status s = cli::take_fields(flags, {cli::text("model", model), cli::text("kind", kind),
+                                          cli::text("since", since), cli::text("grep", text)});
+      !s || !(s = cli::no_flags_left(flags, "runs"))) {
+    return fail(s.message());
   }
+  auto filter = parse_history_filter(model, kind, since, text);
+  if (!filter) return fail(filter.error().message);
+  const HistoryFilter& f = *filter;
   auto runs = h.list(f);
   if (!runs) return fail(runs.error().message, 1);
   if (runs->empty()) {

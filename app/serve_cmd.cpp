@@ -31,38 +31,30 @@ namespace batchscope {
 std::string serve_help() {
   return "usage: batchscope serve [--model PATH | --synthetic A_US,C_US] [--config FILE]\n"
          "                        [--host 127.0.0.1] [--port 8000] [--device cpu|cuda:N]\n"
-         "                        [--warmup auto|doubling|every]\n"
-         "                        [--token TOKEN] [--no-remote-config] [--plan-cost FILE]\n"
-         "                        [listener limits]\n"
+         "                        [--warmup auto|doubling|every] [--token TOKEN]\n"
+         "                        [--no-remote-config] [--plan-cost FILE] [listener limits]\n"
          "                        [serving options]\n"
          "Serves a model over HTTP: POST /infer, KServe v2 under /v2, GET /metrics (Prometheus),\n"
-         "GET /health, GET|PUT /v1/config. Default model: models/linear_128x64.pt.\n"
-         "--synthetic serves a stand-in model costing A + C*b microseconds per batch of b\n"
-         "(128 FP32 inputs, 128 outputs). --config reads options as JSON, flags override it.\n"
+         "GET /health, GET|PUT /v1/config. Default model: models/linear_128x64.pt; --synthetic\n"
+         "costs A + C*b us per batch of b. --config reads options as JSON, flags override it.\n"
          "Prints 'listening on http://HOST:PORT' once warm; SIGINT or SIGTERM stops accepting,\n"
          "finishes every admitted request, and exits 0. The adaptive strategy plans on the\n"
-         "model's kept cost on this machine where there is one (what predictions use), else\n"
-         "on its own fit; --plan-cost FILE (a cost file) makes it plan on that instead.\n"
-         "Access (see docs/http.md, 'Limits and failure behaviour'):\n"
-         "  --token TOKEN             every route but /health and /v2/health/* needs\n"
-         "                            'Authorization: Bearer TOKEN' (default: $BATCHSCOPE_TOKEN)\n"
+         "model's kept cost here, or on --plan-cost FILE.\n"
+         "Access and limits (docs/http.md):\n"
+         "  --token TOKEN             every route but the health checks needs 'Authorization:\n"
+         "                            Bearer TOKEN' (default: $BATCHSCOPE_TOKEN)\n"
          "  --no-remote-config        PUT /v1/config answers 403; GET still reads\n"
-         "Listener limits:\n"
          "  --max-body-bytes N        largest request body, 413 beyond (default 16777216)\n"
-         "  --header-timeout-ms N     a request's headers must arrive within this, 408 after\n"
-         "                            (default 10000)\n"
-         "  --min-body-rate N         bytes/s a body must average after 5 s, 408 below\n"
-         "                            (default 1024; 0: no minimum)\n"
-         "  --idle-timeout-ms N       an idle keep-alive connection is closed after this\n"
-         "                            (default 60000)\n"
-         "  --max-connections N       connections open at once (default: the descriptor\n"
-         "                            limit, ulimit -n, less a reserve); at the limit the\n"
-         "                            longest-idle one is closed, or a new one gets 503\n"
-         "                            (health checks are still answered)\n" +
+         "  --header-timeout-ms N     headers must arrive within this, 408 after (default 10000)\n"
+         "  --min-body-rate N         bytes/s a body must average after 5 s (default 1024; 0: "
+         "any)\n"
+         "  --idle-timeout-ms N       an idle keep-alive connection closes after this (60000)\n"
+         "  --max-connections N       open at once (default: ulimit -n less a reserve); beyond,\n"
+         "                            the longest-idle closes or the new one gets 503\n" +
          record_flags_help() + "Serving options:\n" + cli::options_help() + lm_flags_help() +
          "A generative model serves OpenAI's POST /v1/chat/completions and /v1/completions\n"
-         "(\"stream\": true for Server-Sent Events; errors as OpenAI's error object) and\n"
-         "Triton's POST /v2/models/NAME/generate and /generate_stream instead.\n";
+         "(\"stream\": true for Server-Sent Events) and Triton's /v2/models/NAME/generate and\n"
+         "/generate_stream instead.\n";
 }
 
 namespace {
@@ -77,15 +69,10 @@ Status take_listener_flags(std::map<std::string, std::string>& flags, HttpServer
           flags, {cli::number("max-body-bytes", 1, 1u << 30, o.limits.max_body_bytes),
                   cli::number("header-timeout-ms", 1, 3.6e6, o.header_timeout_ms),
                   cli::number("min-body-rate", 0, 1e12, o.min_body_bytes_per_s),
-                  cli::number("idle-timeout-ms", 1, 3.6e6, o.idle_timeout_ms)});
+                  cli::number("idle-timeout-ms", 1, 3.6e6, o.idle_timeout_ms),
+                  cli::max_connections(o.max_connections)});
       !s) {
     return s;
-  }
-  if (auto it = flags.find("max-connections"); it != flags.end()) {
-    auto n = cli::parse_max_connections(it->second);
-    if (!n) return n.error();
-    o.max_connections = *n;
-    flags.erase(it);
   }
   return Status::Ok();
 }

@@ -43,11 +43,15 @@ std::string StopOnSignal::signal_name() const {
   }
 }
 
-std::string StopOnSignal::note(double ran_s, double asked_s) const {
+std::string StopOnSignal::ended(TimePoint start, TimePoint last, double& duration_s) const {
   if (!stopped()) return {};
+  const double asked_s = duration_s;
+  duration_s = std::chrono::duration<double>(last - start).count();
   char text[96];
-  std::snprintf(text, sizeof text, ") after %.1f s of %g", ran_s, asked_s);
-  return "by the user (" + signal_name() + text;
+  std::snprintf(text, sizeof text, ") after %.1f s of %g", duration_s, asked_s);
+  const std::string note = "by the user (" + signal_name() + text;
+  std::printf("  stopped %s\n", note.c_str());
+  return note;
 }
 
 }  // namespace batchscope

@@ -11,6 +11,8 @@
 #include <csignal>
 #include <string>
 
+#include "common/clock.h"
+
 namespace batchscope {
 
 class StopOnSignal {
@@ -24,9 +26,11 @@ class StopOnSignal {
   bool stopped() const;
   // "SIGINT" or "SIGTERM" once one came; empty before.
   std::string signal_name() const;
-  // What a run stopped by it keeps as its note, and the line says:
-  // "by the user (SIGINT) after 3.2 s of 10"; empty when none came.
-  std::string note(double ran_s, double asked_s) const;
+  // After a run from `start` whose last answer came at `last`: when a
+  // signal ended it, `duration_s` (what was asked) becomes how long it ran,
+  // and the note it keeps ("by the user (SIGINT) after 3.2 s of 10") is
+  // printed as "  stopped NOTE" and returned; empty when none came.
+  std::string ended(TimePoint start, TimePoint last, double& duration_s) const;
 
  private:
   struct sigaction old_int_ {

@@ -118,4 +118,39 @@ Expected<std::string> LmBench::cost_out(const GenRun& run) const {
   return step_cost_json(*cost, run.model, request_.model.device);
 }
 
+std::optional<WorkError> predict_lm_bench(const LmBenchRequest& r, const Say& say, GenRun& run) {
+  auto failed = [](const Error& e, bool refused) { return WorkError{e.message, refused}; };
+  // The model's context and cache, as the engine would have them.
+  auto model = LocalModel::open(r.model);
+  if (!model) return failed(model.error(), false);
+  const LmInfo info = model->lm_info();
+  if (Status s = check_cache(info); !s) return failed(s.error(), false);
+  if (Status s = r.options.validate(); !s) return failed(s.error(), true);
+  GenWorkloadSpec lengths = r.lengths;
+  const auto context = static_cast<uint32_t>(std::max(2, info.context_length));
+  if (const ContextFit fit = fit_to_context(lengths.replay, context); fit.any()) {
+    say.out("  trace: %s\n", fit.describe(context).c_str());
+  }
+  auto priced = price_gen_steps(*model, r.options, r.traffic, lengths, r.cost, say);
+  // A cost file that cannot be read is the caller's; a calibration that failed is not.
+  if (!priced) return failed(priced.error(), !r.cost.file.empty());
+  const GenStepCost cost = priced->cost;
+  say.out("  step cost: %s (%s)\n", cost.text().c_str(), priced->source.c_str());
+  if (cost.of_step(1, 0) <= Duration(0)) {
+    return WorkError{"a step that costs nothing cannot be predicted (" + priced->source +
+                         "): give the model a cost, for example --synthetic-lm 2000,20",
+                     true};
+  }
+  GenWorkload workload = lengths.workload(r.traffic.seed);
+  run = predict_gen(r.traffic, workload, r.options, info, cost);
+  run.pattern = r.traffic.describe();
+  run.workload = lengths.describe();
+  run.target = "predict";
+  run.model = info.name;
+  run.options = describe_generation(r.options);
+  run.seed = r.traffic.seed;
+  say.out("Batchscope bench: %s -> predict\n", run.pattern.c_str());
+  return std::nullopt;
+}
+
 }  // namespace batchscope

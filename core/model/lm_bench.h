@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// `batchscope bench` on a language model, live: generation traffic against
-// the generation engine in this process, or against a server over HTTP
-// (this process's listener or another's, which the command makes:
-// LmHttpFront), streamed; kept in the run history as it goes with the
-// engine's steps; and afterwards the model's kept step cost refined by
-// them, and the step cost --cost-out writes. (A prediction is
-// kept_steps.h's and tuning/gen_predictor.h's.) The command prints the run
-// and writes its exports between run() and keep().
+// `batchscope bench` on a language model: generation traffic against the
+// generation engine in this process, or against a server over HTTP (this
+// process's listener or another's: an LmHttpFront, gen_load.h, that core/api
+// makes and the command hands down), streamed; kept in the run history as
+// it goes with the engine's steps; and afterwards the model's kept step cost
+// refined by them, and the step cost --cost-out writes. Or the run
+// predicted (predict_lm_bench). The command prints the run and writes its exports
+// between run() and keep().
 // Thread-safety: one thread uses an LmBench; `stop` may be set from any.
 
 #pragma once
@@ -19,6 +19,7 @@
 
 #include "generation/gen_engine.h"
 #include "model/history_keeping.h"
+#include "model/kept_cost.h"
 #include "model/kept_run.h"
 #include "model/local_model.h"
 #include "model/say.h"
@@ -35,19 +36,7 @@ struct LmBenchRequest {
   GenWorkloadSpec lengths;
   std::string target = "inproc";  // inproc, self-http, or a URL
   HistoryChoice history;
-};
-
-// A generation target over HTTP that the command makes (core/api): this
-// process's listener over `engine` (self-http), or another server when
-// `engine` is null. It may name the run's target and model as the server
-// gave them.
-class LmHttpFront {
- public:
-  virtual ~LmHttpFront() = default;
-  // The target the load sends to; valid until close(). `run` (its target
-  // and model) may be renamed.
-  virtual Expected<GenTarget*> open(GenEngine* engine, GenRun& run) = 0;
-  virtual void close() = 0;
+  CostChoice cost;  // a prediction's
 };
 
 class LmBench {
@@ -79,5 +68,14 @@ class LmBench {
   HistoryWriterPtr writer_;
   std::unique_ptr<KeptRun> kept_;
 };
+
+// `bench --target predict` on a language model: the traffic on the step
+// predictor (the real planner and paged cache on a virtual clock, against
+// the model's context and cache), priced by `request.cost`
+// (price_gen_steps: --synthetic-lm's own, a cost file, or the kept step
+// cost, measured live when there is none), into `run`. Says a trace's
+// clipping and the step cost it used; keeps nothing in the history.
+std::optional<WorkError> predict_lm_bench(const LmBenchRequest& request, const Say& say,
+                                          GenRun& run);
 
 }  // namespace batchscope

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // `batchscope bench` on a tensor model: one run of the traffic against the
 // engine in this process, against a target over HTTP (this process's
-// listener or another server's, which the command makes: HttpFront), or
+// listener or another server's: an HttpFront, load_driver.h, that core/api
+// makes and the command hands down), or
 // predicted on the model's kept cost; kept in the run history as it goes
 // (a prediction when it ends); and what the run teaches afterwards: the
 // model's kept cost refined, a cost file written or refined (--cost-out).
@@ -42,19 +43,6 @@ struct BenchRequest {
   std::optional<LengthDist> seq_len;
   bool own_bodies = false;  // --payload: the command sends its own request
   HistoryChoice history;
-};
-
-// A load target over HTTP that the command makes (core/api): this process's
-// listener over `engine` (self-http), or another server when `engine` is null.
-class HttpFront {
- public:
-  virtual ~HttpFront() = default;
-  // The target the load sends to, `varied` the model's requests where its
-  // inputs vary in length; valid until close().
-  virtual Expected<LoadTarget*> open(Engine* engine, const ModelMetadata& model,
-                                     const std::vector<Tensors>& varied) = 0;
-  // Stops the client and, for this process's listener, the listener.
-  virtual void close() = 0;
 };
 
 class TensorBench {

@@ -93,6 +93,13 @@ struct HistoryFilter {
   int64_t parent = 0;  // runs belonging to this run; 0: any
 };
 
+// A filter as a person types it (batchscope runs list --model --kind
+// --since --grep): `kind` one of HistoryRun's kinds, `since` a UTC date
+// "2026-11-28" or time "2026-11-28T19:00:00Z"; the error names the flag
+// and quotes the value.
+Expected<HistoryFilter> parse_history_filter(std::string model, std::string kind,
+                                             const std::string& since, std::string text);
+
 // The history file's default path: $BATCHSCOPE_HISTORY, else
 // $XDG_DATA_HOME/batchscope/history.sqlite, else
 // ~/.local/share/batchscope/history.sqlite.

@@ -78,6 +78,18 @@ struct GenRun {
   std::vector<StepRecord> steps;  // in-process runs
 };
 
+// A generation target over HTTP, which a room above this one makes
+// (core/api): this process's listener over `engine` (self-http), or another
+// server when `engine` is null.
+class LmHttpFront {
+ public:
+  virtual ~LmHttpFront() = default;
+  // The target the load sends to; valid until close(). `run`'s target and
+  // model may be renamed as the server gave them.
+  virtual Expected<GenTarget*> open(GenEngine* engine, GenRun& run) = 0;
+  virtual void close() = 0;
+};
+
 struct Quantiles {
   double p50 = 0, p90 = 0, p95 = 0, p99 = 0, mean = 0, max = 0;  // milliseconds
 };

@@ -40,6 +40,20 @@ class LoadTarget {
   virtual void send(uint64_t index, Done done) = 0;
 };
 
+// A target over HTTP, which a room above this one makes (core/api) and a
+// bench hands down: this process's listener over `engine` (self-http), or
+// another server when `engine` is null.
+class HttpFront {
+ public:
+  virtual ~HttpFront() = default;
+  // The target the load sends to, `varied` the model's requests where its
+  // inputs vary in length; valid until close().
+  virtual Expected<LoadTarget*> open(Engine* engine, const ModelMetadata& model,
+                                     const std::vector<Tensors>& varied) = 0;
+  // Stops the client and, for this process's listener, the listener.
+  virtual void close() = 0;
+};
+
 // The in-process engine as a target: the core alone, no network.
 class EngineTarget final : public LoadTarget {
  public:

@@ -188,6 +188,28 @@ TEST(History, ListsNewestFirstAndFilters) {
   EXPECT_EQ(h->list({.since = "2000-01-01"})->size(), 3u);
 }
 
+TEST(History, AFilterIsReadAsAPersonTypesIt) {
+  auto day = parse_history_filter("mlp", "tune", "2026-11-28", "burst");
+  ASSERT_TRUE(day.ok()) << day.error().message;
+  EXPECT_EQ(day->model, "mlp");
+  EXPECT_EQ(day->kind, "tune");
+  EXPECT_EQ(day->since, "2026-11-28T00:00:00Z");
+  EXPECT_EQ(day->text, "burst");
+  auto time = parse_history_filter("", "", "2026-11-28T19:00:00Z", "");
+  ASSERT_TRUE(time.ok());
+  EXPECT_EQ(time->since, "2026-11-28T19:00:00Z");
+  auto kind = parse_history_filter("", "benchmark", "", "");
+  ASSERT_FALSE(kind.ok());
+  EXPECT_EQ(kind.error().message,
+            "--kind benchmark is not one of bench, tune, recorded, generation, serve");
+  for (const char* bad : {"yesterday", "2026-11-2", "2026-11-28 19:00", "2026-1x-28"}) {
+    auto since = parse_history_filter("", "", bad, "");
+    ASSERT_FALSE(since.ok()) << bad;
+    EXPECT_NE(since.error().message.find(std::string("--since ") + bad + " is not a date"),
+              std::string::npos);
+  }
+}
+
 TEST(History, RemovesARunWithItsRecords) {
   TempFolder dir;
   auto h = open_ok(dir.file("h.sqlite"));
