@@ -3,10 +3,8 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <iostream>
 #include <optional>
-#include <sstream>
 
 #include "app/cli_args.h"
 #include "app/model_flags.h"

@@ -4,10 +4,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <iostream>
-#include <memory>
-#include <sstream>
 
 #include "app/cli_args.h"
 #include "app/model_flags.h"
@@ -130,18 +127,20 @@ int run_gen_bench(int argc, char** argv, std::map<std::string, std::string> flag
                 target + "')");
   }
   int rc = 0;
-  // The summary and the files every run writes, live or predicted.
+  // The summary and files of every run, live or predicted (the JSON is kept too).
+  GenSummary summary;
+  std::string summary_json;
   auto report = [&](const GenRun& run) {
-    const GenSummary summary = summarize_gen(run, slo_ttft, slo_itl);
+    summary = summarize_gen(run, slo_ttft, slo_itl);
+    summary_json = gen_summary_json(run, summary);
     std::printf("%s", gen_summary_text(run, summary).c_str());
     auto save = [&](const std::string& path, const std::string& text, const char* what) {
       if (!save_export(path, text, what)) rc = 1;
     };
-    save(json_out, gen_summary_json(run, summary), "JSON summary");
+    save(json_out, summary_json, "JSON summary");
     if (!csv_prefix.empty())
       save(csv_prefix + "_requests.csv", gen_requests_csv(run), "CSV per request");
     save(trace_out, gen_trace_json(run), "Chrome trace, one row of steps; open in Perfetto");
-    return summary;
   };
   const Say say = terminal_say();
   if (target == "predict") {
@@ -181,8 +180,8 @@ int run_gen_bench(int argc, char** argv, std::map<std::string, std::string> flag
   }
   double duration_s = spec.duration_s;
   const std::string stopped = stop_signal.ended(measured.start, last, duration_s);
-  const GenSummary summary = report(measured);
-  (*bench)->keep(measured, gen_summary_json(measured, summary), duration_s, stopped);
+  report(measured);
+  (*bench)->keep(measured, summary_json, duration_s, stopped);
   if (!cost_out.empty()) {
     auto cost = (*bench)->cost_out(measured);
     if (!cost) {
