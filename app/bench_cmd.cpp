@@ -63,7 +63,7 @@ std::string bench_help() {
          "Every run is kept in the run history (batchscope runs):\n" +
          history_flags_help() + "The cost a prediction uses (docs/tuning.md):\n" +
          cost_flags_help() + "Serving options:\n" + cli::options_help() + lm_flags_help() +
-         gen_bench_help();
+         python_flags_help() + gen_bench_help();
 }
 
 namespace {

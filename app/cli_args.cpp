@@ -31,7 +31,12 @@ Expected<std::map<std::string, std::string>> parse_flags(const std::vector<std::
     } else {
       return invalid_argument("--" + name + " needs a value");
     }
-    out[name] = value;
+    // A flag that may be given again keeps every value, one a line.
+    if (name == "model-option" && out.count(name)) {
+      out[name] += "\n" + value;
+    } else {
+      out[name] = value;
+    }
   }
   return out;
 }

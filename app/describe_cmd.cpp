@@ -8,9 +8,9 @@
 
 #include "app/cli_args.h"
 #include "app/run_output.h"
+#include "common/metadata_json.h"
 #include "model/model_paths.h"
 #include "torch/describe.h"
-#include "torch/metadata_json.h"
 
 namespace batchscope {
 

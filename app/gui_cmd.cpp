@@ -48,7 +48,8 @@ std::string gui_help() {
          "generation traffic (--rate, default 25 req/s) and a listener serving OpenAI's and\n"
          "Triton's generation routes, whose clients show beside the traffic (--listen 0: a\n"
          "free port, printed). --prompt TEXT generates TEXT's completion at once.\n" +
-         lm_flags_help() + "Serving options (the starting values):\n" + cli::options_help();
+         lm_flags_help() + python_flags_help() + "Serving options (the starting values):\n" +
+         cli::options_help();
 }
 
 bool display_available() {

@@ -21,6 +21,46 @@ Status take_path(std::map<std::string, std::string>& flags, ModelChoice& c, cons
 
 }  // namespace
 
+Status take_python_flags(std::map<std::string, std::string>& flags, ModelChoice& c) {
+  const bool python = !c.synthetic && is_python_file(c.path);
+  for (const char* name : {"class", "python", "model-option", "worker-timeout-ms"}) {
+    if (!python && flags.count(name)) {
+      return invalid_argument(std::string("--") + name +
+                              " is for a Python model (--model FILE.py)");
+    }
+  }
+  if (auto it = flags.find("model-option"); it != flags.end()) {
+    // Repeated flags arrive one a line (cli::parse_flags).
+    std::string all = it->second;
+    flags.erase(it);
+    size_t from = 0;
+    for (;;) {
+      const size_t nl = all.find('\n', from);
+      const std::string one = all.substr(from, nl == std::string::npos ? nl : nl - from);
+      const size_t eq = one.find('=');
+      if (eq == std::string::npos || eq == 0) {
+        return invalid_argument("--model-option expects KEY=VALUE, got '" + one + "'");
+      }
+      c.model_options.emplace_back(one.substr(0, eq), one.substr(eq + 1));
+      if (nl == std::string::npos) break;
+      from = nl + 1;
+    }
+  }
+  return cli::take_fields(flags,
+                          {cli::text("class", c.python_class), cli::text("python", c.python),
+                           cli::whole("worker-timeout-ms", 1, 86'400'000, c.worker_timeout_ms)});
+}
+
+std::string python_flags_help() {
+  return "Python models (--model FILE.py, docs/python.md):\n"
+         "  --class NAME              the class to run (default: the file's one class with a\n"
+         "                            predict method)\n"
+         "  --python PATH             the interpreter its workers run (default /usr/bin/python3)\n"
+         "  --model-option KEY=VALUE  passed to the class's constructor; may be repeated\n"
+         "  --worker-timeout-ms N     a predict running longer has its worker killed and\n"
+         "                            restarted, and its batch answered 504 (default 30000)\n";
+}
+
 bool wants_lm(const std::map<std::string, std::string>& flags, const std::string& default_path) {
   if (flags.count("synthetic-lm")) return true;
   if (flags.count("synthetic")) return false;
@@ -48,6 +88,7 @@ Expected<ModelChoice> take_model_flags(std::map<std::string, std::string>& flags
     return invalid_argument("--warmup must be auto, doubling or every, not '" + c.warmup + "'");
   }
   if (!c.synthetic) c.path = find_model(c.path);
+  if (Status s = take_python_flags(flags, c); !s) return s.error();
   return c;
 }
 

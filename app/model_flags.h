@@ -30,6 +30,11 @@ bool wants_lm(const std::map<std::string, std::string>& flags, const std::string
 // --synthetic, --device and --warmup out of `flags`.
 Expected<ModelChoice> take_model_flags(std::map<std::string, std::string>& flags,
                                        std::string default_path);
+// Takes a Python model's --class, --python, --model-option (repeatable) and
+// --worker-timeout-ms out of `flags` into `c`; refuses them for any other model.
+Status take_python_flags(std::map<std::string, std::string>& flags, ModelChoice& c);
+std::string python_flags_help();
+
 // Takes --model, --synthetic-lm, --device and --cache-tokens out of `flags`.
 Expected<ModelChoice> take_lm_flags(std::map<std::string, std::string>& flags,
                                     std::string default_path);

@@ -52,6 +52,7 @@ std::string serve_help() {
          "  --max-connections N       open at once (default: ulimit -n less a reserve); beyond,\n"
          "                            the longest-idle closes or the new one gets 503\n" +
          record_flags_help() + "Serving options:\n" + cli::options_help() + lm_flags_help() +
+         python_flags_help() +
          "A generative model serves OpenAI's POST /v1/chat/completions and /v1/completions\n"
          "(\"stream\": true for Server-Sent Events) and Triton's /v2/models/NAME/generate and\n"
          "/generate_stream instead.\n";

@@ -6,10 +6,16 @@ include(GNUInstallDirs)
 
 file(MAKE_DIRECTORY ${CMAKE_BINARY_DIR}/share/batchscope)
 file(CREATE_LINK ${PROJECT_SOURCE_DIR}/models ${CMAKE_BINARY_DIR}/share/batchscope/models SYMBOLIC)
+# The Python worker module (core/python) a Python model's processes run.
+file(MAKE_DIRECTORY ${CMAKE_BINARY_DIR}/share/batchscope/python)
+file(CREATE_LINK ${PROJECT_SOURCE_DIR}/core/python/batchscope_worker.py
+     ${CMAKE_BINARY_DIR}/share/batchscope/python/batchscope_worker.py SYMBOLIC)
 
 install(TARGETS batchscope RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/models/ DESTINATION ${CMAKE_INSTALL_DATADIR}/batchscope/models
-        FILES_MATCHING PATTERN "*.pt" PATTERN "*.json" PATTERN "README.md")
+        FILES_MATCHING PATTERN "*.pt" PATTERN "*.json" PATTERN "*.py" PATTERN "README.md")
+install(FILES ${PROJECT_SOURCE_DIR}/core/python/batchscope_worker.py
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/batchscope/python)
 install(FILES ${PROJECT_SOURCE_DIR}/README.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
 # What Debian's policy asks of every package: the copyright file (DEP-5), and
 # the changelog, written from CHANGELOG.md by cmake/release.cmake and

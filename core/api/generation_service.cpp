@@ -21,6 +21,8 @@ int status_of(ErrorCode code) {
     case ErrorCode::kInvalidArgument: return 422;
     case ErrorCode::kQueueFull: return 429;
     case ErrorCode::kTimedOut: return 504;
+    case ErrorCode::kModelTimedOut: return 504;
+    case ErrorCode::kUnavailable:
     case ErrorCode::kShuttingDown:
     case ErrorCode::kCancelled: return 503;
     default: return 500;

@@ -18,6 +18,8 @@ int http_status(ErrorCode code) {
     case ErrorCode::kQueueFull: return 429;
     case ErrorCode::kTimedOut: return 504;
     case ErrorCode::kShuttingDown: return 503;
+    case ErrorCode::kUnavailable: return 503;
+    case ErrorCode::kModelTimedOut: return 504;
     case ErrorCode::kCancelled: return 503;
     case ErrorCode::kModelError: return 500;
     case ErrorCode::kInternal: return 500;
@@ -108,7 +110,9 @@ void InferenceService::model_routes(const HttpRequest& req, Responder r, std::st
 void InferenceService::metadata(Responder r) {
   std::string b = "{\"name\":";
   append_json_string(b, info_.model.name);
-  b += ",\"versions\":[\"1\"],\"platform\":\"pytorch_torchscript\",\"inputs\":[";
+  b += ",\"versions\":[\"1\"],\"platform\":";
+  append_json_string(b, info_.model.platform);
+  b += ",\"inputs\":[";
   for (size_t i = 0; i < info_.model.inputs.size(); ++i) {
     if (i) b += ',';
     append_spec(b, info_.model.inputs[i]);

@@ -92,6 +92,12 @@ void BasicEngine<In, Out>::lane_loop(int lane, Runner& runner) {
   BatchRecord batch;
   MutexLock lk(mu_);
   while (!lane_should_exit_locked(lane)) {
+    if (runner.needs_recovery()) {
+      release_mu(lk);
+      runner.recover();
+      reacquire_mu(lk);
+      continue;
+    }
     if (leader_present_) {
       ++followers_waiting_;
       follower_cv_.wait(lk.unique());

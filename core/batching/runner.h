@@ -29,6 +29,14 @@ class BasicRunner {
   // and a plan missing costs a GPU batch about 5 ms. An error means the lane
   // cannot serve.
   virtual Status prepare() { return Status::Ok(); }
+  // A runner whose model instance is lost (a worker process that died or
+  // was killed for running too long) says so here after the failed batch;
+  // the lane then calls recover() instead of taking another batch, so the
+  // requests still queued wait for a lane that can run them. recover()
+  // makes one attempt (it may wait a backoff first) and is called again,
+  // between checks for the engine stopping, until needs_recovery() is false.
+  virtual bool needs_recovery() const { return false; }
+  virtual void recover() {}
 };
 
 // Makes the runner for lane `lane` (0-based). Returning nullptr or throwing

@@ -54,6 +54,9 @@ struct ModelMetadata {
   std::vector<TensorSpec> inputs;
   std::vector<TensorSpec> outputs;
   uint32_t max_batch_size = 0;
+  // What runs it, as KServe v2's model metadata names it: "pytorch_torchscript",
+  // or "python" for a Python class in worker processes.
+  std::string platform = "pytorch_torchscript";
 
   // The metadata itself is well formed: at least one input and output, every
   // shape starts with -1 and has positive sizes or -1 after it, a max_shape

@@ -11,6 +11,8 @@ const char* error_code_name(ErrorCode code) {
     case ErrorCode::kCancelled: return "cancelled";
     case ErrorCode::kModelError: return "model_error";
     case ErrorCode::kShuttingDown: return "shutting_down";
+    case ErrorCode::kUnavailable: return "unavailable";
+    case ErrorCode::kModelTimedOut: return "model_timed_out";
     case ErrorCode::kInternal: return "internal";
   }
   return "unknown";

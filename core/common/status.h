@@ -16,6 +16,8 @@ enum class ErrorCode {
   kCancelled,        // cancelled by id (for example a client that went away)
   kModelError,       // the runner failed or threw for this request's batch
   kShuttingDown,     // the engine is stopping and will not run this request
+  kUnavailable,      // the model's process died with this request's batch (it is restarted)
+  kModelTimedOut,    // the model ran past its time limit on this request's batch
   kInternal,         // a broken invariant; a bug
 };
 

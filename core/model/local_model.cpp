@@ -24,12 +24,13 @@ Expected<LocalModel> LocalModel::open(const ModelChoice& choice) {
   if (choice.synthetic_lm) {
     return LocalModel(choice, open_synthetic_lm(*choice.synthetic_lm, choice.cache_tokens));
   }
-  auto kind = open_torchscript(choice);
+  auto kind = is_python_file(choice.path) ? open_python(choice) : open_torchscript(choice);
   if (!kind) return kind.error();
   return LocalModel(choice, std::move(*kind));
 }
 
 ModelKind LocalModel::kind() const { return impl_->kind(); }
+const char* LocalModel::runtime() const { return impl_->runtime(); }
 const std::string& LocalModel::name() const { return impl_->name(); }
 const std::string& LocalModel::device() const { return impl_->device(); }
 const ModelMetadata& LocalModel::metadata() const { return impl_->metadata(); }

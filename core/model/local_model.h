@@ -26,6 +26,7 @@
 #include "common/status.h"
 #include "generation/gen_engine.h"
 #include "generation/lm_runner.h"
+#include "python/python_runner.h"
 
 namespace batchscope {
 
@@ -48,6 +49,15 @@ struct ModelChoice {
   std::string warmup = "auto";
   // A language model's key/value cache in token positions; 0: its default.
   int cache_tokens = 0;
+  // A Python model (a path ending in .py): which class (--class; empty: the
+  // file's one class with a predict), the interpreter its workers run
+  // (--python), the options its constructor takes (--model-option KEY=VALUE)
+  // and how long a predict may run before its worker is killed
+  // (--worker-timeout-ms).
+  std::string python_class;
+  std::string python = "/usr/bin/python3";
+  std::vector<std::pair<std::string, std::string>> model_options;
+  int worker_timeout_ms = 30000;
 
   bool warmup_every_size() const {
     return warmup == "every" || (warmup == "auto" && device.starts_with("cuda"));
@@ -68,6 +78,8 @@ enum class ModelKind { kTensor, kGenerative };
 // on the thread that calls the factory.
 struct LoadHooks {
   int blas_threads = 0;
+  // A Python model's workers report here (ready, restarts); null: nowhere.
+  std::shared_ptr<WorkerCounts> workers;
   std::function<void(uint32_t batch, uint32_t max_batch)> on_warmup;
   std::function<bool()> cancelled;
 };
@@ -93,6 +105,8 @@ class LocalModel {
 
   ModelKind kind() const;
   bool generative() const { return kind() == ModelKind::kGenerative; }
+  // What runs it: "TorchScript", "Python" (worker processes) or "synthetic".
+  const char* runtime() const;
   const ModelChoice& choice() const { return choice_; }
   const std::string& name() const;
   // Where it runs: the choice's device, "cpu" for a synthetic model.

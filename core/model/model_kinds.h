@@ -18,6 +18,7 @@ class ModelKindImpl {
  public:
   virtual ~ModelKindImpl() = default;
   virtual ModelKind kind() const = 0;
+  virtual const char* runtime() const = 0;
   virtual const std::string& name() const = 0;
   virtual const std::string& device() const = 0;
   // A tensor model's; a language model's carries its name alone.
@@ -32,6 +33,8 @@ class ModelKindImpl {
 std::shared_ptr<const ModelKindImpl> open_synthetic_tensor(const SyntheticCost& cost);
 std::shared_ptr<const ModelKindImpl> open_synthetic_lm(const SyntheticLmCost& cost,
                                                        int cache_tokens);
+// A Python file: a class run by worker processes (python_kinds.cpp).
+Expected<std::shared_ptr<const ModelKindImpl>> open_python(const ModelChoice& choice);
 // A TorchScript file: tensor or generative, as its sidecar says.
 Expected<std::shared_ptr<const ModelKindImpl>> open_torchscript(const ModelChoice& choice);
 

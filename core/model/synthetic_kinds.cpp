@@ -17,6 +17,7 @@ class SyntheticTensor final : public ModelKindImpl {
   explicit SyntheticTensor(const SyntheticCost& cost)
       : cost_(cost), metadata_(SyntheticRunner::metadata()) {}
   ModelKind kind() const override { return ModelKind::kTensor; }
+  const char* runtime() const override { return "synthetic"; }
   const std::string& name() const override { return metadata_.name; }
   const std::string& device() const override { return kCpu; }
   const ModelMetadata& metadata() const override { return metadata_; }
@@ -48,6 +49,7 @@ class SyntheticLanguage final : public ModelKindImpl {
     metadata_.name = info_.name;
   }
   ModelKind kind() const override { return ModelKind::kGenerative; }
+  const char* runtime() const override { return "synthetic"; }
   const std::string& name() const override { return info_.name; }
   const std::string& device() const override { return kCpu; }
   const ModelMetadata& metadata() const override { return metadata_; }

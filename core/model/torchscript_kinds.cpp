@@ -24,6 +24,7 @@ class TorchScriptTensor final : public ModelKindImpl {
   TorchScriptTensor(ModelChoice choice, ModelMetadata metadata)
       : choice_(std::move(choice)), metadata_(std::move(metadata)) {}
   ModelKind kind() const override { return ModelKind::kTensor; }
+  const char* runtime() const override { return "TorchScript"; }
   const std::string& name() const override { return metadata_.name; }
   const std::string& device() const override { return choice_.device; }
   const ModelMetadata& metadata() const override { return metadata_; }
@@ -54,6 +55,7 @@ class TorchScriptLanguage final : public ModelKindImpl {
     metadata_.name = info_.name;
   }
   ModelKind kind() const override { return ModelKind::kGenerative; }
+  const char* runtime() const override { return "TorchScript"; }
   const std::string& name() const override { return info_.name; }
   const std::string& device() const override { return choice_.device; }
   const ModelMetadata& metadata() const override { return metadata_; }

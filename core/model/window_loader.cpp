@@ -15,8 +15,8 @@
 #include "model/model_paths.h"
 
 #ifdef BATCHSCOPE_WITH_TORCH
+#include "common/metadata_json.h"
 #include "torch/describe.h"
-#include "torch/metadata_json.h"
 #include "torch/profile.h"
 #include "torch/torch_info.h"
 #include "torch/torch_model.h"

@@ -11,7 +11,7 @@
 #include <map>
 #include <optional>
 
-#include "torch/metadata_json.h"
+#include "common/metadata_json.h"
 #include "torch/scalar_types.h"
 #include "torch/torch_threads.h"
 

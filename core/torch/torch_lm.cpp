@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "torch/metadata_json.h"
+#include "common/metadata_json.h"
 #include "torch/torch_threads.h"
 
 namespace batchscope {

@@ -18,9 +18,9 @@
 #include <set>
 #include <stdexcept>
 
+#include "common/metadata_json.h"
+#include "common/padding.h"
 #include "torch/describe.h"
-#include "torch/metadata_json.h"
-#include "torch/padding.h"
 #include "torch/scalar_types.h"
 #include "torch/torch_threads.h"
 

@@ -19,6 +19,8 @@ Outcome outcome_of(ErrorCode code) {
     case ErrorCode::kShuttingDown: return Outcome::kShuttingDown;
     case ErrorCode::kInvalidArgument: return Outcome::kInvalid;
     case ErrorCode::kModelError:
+    case ErrorCode::kUnavailable:
+    case ErrorCode::kModelTimedOut:
     case ErrorCode::kInternal: return Outcome::kModelError;
   }
   return Outcome::kModelError;

@@ -60,8 +60,8 @@
 #include <vector>
 
 #include "batching/synthetic_runner.h"
+#include "common/metadata_json.h"
 #include "runs/run_record.h"
-#include "torch/metadata_json.h"
 #include "torch/profile.h"
 #include "torch/torch_model.h"
 #include "traffic/inproc_run.h"

@@ -7,8 +7,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "common/metadata_json.h"
 #include "tests/torch/model_files.h"
-#include "torch/metadata_json.h"
 #include "torch/torch_model.h"
 
 namespace batchscope {

@@ -15,9 +15,9 @@
 #include <vector>
 
 #include "batching/engine.h"
+#include "common/metadata_json.h"
 #include "tests/torch/model_files.h"
 #include "tests/torch/tensor_compare.h"
-#include "torch/metadata_json.h"
 #include "torch/torch_model.h"
 
 namespace batchscope {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "torch/padding.h"
+#include "common/padding.h"
 
 #include <cstring>
 #include <vector>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "torch/metadata_json.h"
+#include "common/metadata_json.h"
 
 #include <fstream>
 #include <nlohmann/json.hpp>

@@ -1,0 +1,462 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Batchscope's Python worker: runs a user's model class in its own process.
+
+Batchscope starts one of these per lane (core/python/worker_process.h). It
+imports the handler file, constructs the class, warms it, and then answers
+batches that arrive through a shared-memory region: the inputs are numpy
+views on the region (no pickling, no copy), and the outputs are written
+into the region after them. Wake-ups go by two eventfds, one each way.
+
+  python3 batchscope_worker.py describe FILE [--class NAME]
+      prints what the class takes and gives, as JSON, on standard output
+  python3 batchscope_worker.py serve FILE --region FD --to FD --from FD
+          [--class NAME] [--option KEY=VALUE ...] [--warm-batch N] [--parent PID]
+      serves batches until told to quit or the region's writer goes away
+
+The region's layout is core/python/worker_protocol.h's; both sides check
+the magic number and the protocol version.
+"""
+
+import importlib.util
+import inspect
+import mmap
+import os
+import struct
+import sys
+import time
+import traceback
+
+PROTOCOL = 1
+MAGIC = 0x57505342
+HEADER_BYTES = 16384
+TABLE_OFFSET = 128
+ENTRY_BYTES = 96
+MAX_TENSORS = 32  # inputs at table slots 0..31, outputs at 32..63
+MAX_DIMS = 8
+MESSAGE_OFFSET = 8192
+MESSAGE_BYTES = HEADER_BYTES - MESSAGE_OFFSET
+ALIGN = 64
+
+# Header fields: (offset, struct format).
+F_MAGIC = (0, "<I")
+F_VERSION = (4, "<I")
+F_REGION_BYTES = (8, "<Q")
+F_SEQ = (16, "<Q")
+F_COMMAND = (24, "<I")
+F_STATUS = (28, "<I")
+F_BATCH = (32, "<I")
+F_INPUTS = (36, "<I")
+F_OUTPUTS = (40, "<I")
+F_MESSAGE_BYTES = (44, "<I")
+F_NEED_BYTES = (48, "<Q")
+F_DONE_SEQ = (56, "<Q")
+F_PREDICT_NS = (64, "<Q")
+F_PID = (72, "<Q")
+F_OUTPUTS_AT = (80, "<Q")
+
+CMD_PREDICT, CMD_GROWN, CMD_QUIT, CMD_DROP = 1, 2, 3, 4
+ST_OK, ST_READY, ST_RAISED, ST_BAD_OUTPUT, ST_NEED_SPACE, ST_START_FAILED, ST_DROPPED = range(7)
+
+ENTRY = struct.Struct("<II8qQQ")  # dtype, ndim, dims[8], offset, nbytes (88 bytes of 96)
+
+# KServe v2 datatypes in DType's order (core/common/tensor.h).
+DTYPES = ["FP32", "FP16", "FP64", "INT64", "INT32", "UINT8", "BOOL"]
+NUMPY = ["float32", "float16", "float64", "int64", "int32", "uint8", "bool"]
+
+
+class HandlerError(Exception):
+    """A fault in the handler file that names the file, the class and what."""
+
+
+def fail(message):
+    sys.stderr.write("batchscope worker: " + message.rstrip() + "\n")
+    sys.stderr.flush()
+    sys.exit(2)
+
+
+# --- the handler ------------------------------------------------------------
+
+
+def load_module(path):
+    path = os.path.abspath(path)
+    if not os.path.isfile(path):
+        raise HandlerError("%s: no such file" % path)
+    name = os.path.splitext(os.path.basename(path))[0]
+    folder = os.path.dirname(path)
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise HandlerError("%s: not a Python file Python can import" % path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        raise HandlerError("%s failed to import:\n%s" % (path, traceback.format_exc()))
+    return module
+
+
+def find_class(module, path, wanted):
+    base = os.path.basename(path)
+    if wanted:
+        cls = getattr(module, wanted, None)
+        if not inspect.isclass(cls):
+            raise HandlerError("%s has no class %r (--class %s)" % (base, wanted, wanted))
+        if not callable(getattr(cls, "predict", None)):
+            raise HandlerError("%s: class %s has no predict method" % (base, wanted))
+        return cls
+    found = [
+        c
+        for _, c in inspect.getmembers(module, inspect.isclass)
+        if c.__module__ == module.__name__ and callable(getattr(c, "predict", None))
+    ]
+    if not found:
+        raise HandlerError("%s has no class with a predict method" % base)
+    if len(found) > 1:
+        names = ", ".join(c.__name__ for c in found)
+        raise HandlerError("%s has %d classes with a predict method (%s): pick one with --class"
+                           % (base, len(found), names))
+    return found[0]
+
+
+def tensor_specs(cls, base, attribute, allow_bytes):
+    where = "%s: %s.%s" % (base, cls.__name__, attribute)
+    specs = getattr(cls, attribute, None)
+    if specs is None:
+        return None
+    if not isinstance(specs, dict) or not specs:
+        raise HandlerError("%s must be a non-empty dict of name -> (datatype, shape), not %r"
+                           % (where, specs))
+    if len(specs) > MAX_TENSORS:
+        raise HandlerError("%s has %d entries; at most %d" % (where, len(specs), MAX_TENSORS))
+    out = []
+    for name, spec in specs.items():
+        if not isinstance(name, str) or not name:
+            raise HandlerError("%s: a name must be a non-empty string, not %r" % (where, name))
+        if not isinstance(spec, (tuple, list)) or len(spec) != 2:
+            raise HandlerError("%s[%r] must be (datatype, shape), not %r" % (where, name, spec))
+        dtype, shape = spec
+        known = DTYPES + (["BYTES"] if allow_bytes else [])
+        if dtype not in known:
+            raise HandlerError("%s[%r]: datatype %r is not one of %s"
+                               % (where, name, dtype, ", ".join(known)))
+        if not isinstance(shape, (tuple, list)) or len(shape) >= MAX_DIMS or any(
+                not isinstance(d, int) or isinstance(d, bool) or d == 0 or d < -1 for d in shape):
+            raise HandlerError("%s[%r]: shape must be a list of at most %d sizes (positive, or -1"
+                               " where it varies) without the batch dimension, not %r"
+                               % (where, name, MAX_DIMS - 1, shape))
+        out.append({"name": name, "datatype": dtype, "shape": [-1] + list(shape)})
+    return out
+
+
+def describe(cls, path):
+    base = os.path.basename(path)
+    mbs = getattr(cls, "max_batch_size", 64)
+    if not isinstance(mbs, int) or isinstance(mbs, bool) or mbs < 1 or mbs > 1 << 16:
+        raise HandlerError("%s: %s.max_batch_size must be a whole number from 1 to 65536, not %r"
+                           % (base, cls.__name__, mbs))
+    return {
+        "protocol": PROTOCOL,
+        "name": os.path.splitext(base)[0],
+        "class": cls.__name__,
+        "description": (inspect.getdoc(cls) or "").split("\n")[0],
+        "max_batch_size": mbs,
+        "inputs": tensor_specs(cls, base, "inputs", False),
+        "outputs": tensor_specs(cls, base, "outputs", False),
+        "preprocess": callable(getattr(cls, "preprocess", None)),
+        "postprocess": callable(getattr(cls, "postprocess", None)),
+    }
+
+
+# --- the region ---------------------------------------------------------------
+
+
+class Region:
+    def __init__(self, fd):
+        self.fd = fd
+        self.map = mmap.mmap(fd, os.fstat(fd).st_size)
+
+    def get(self, field):
+        return struct.unpack_from(field[1], self.map, field[0])[0]
+
+    def put(self, field, value):
+        struct.pack_into(field[1], self.map, field[0], value)
+
+    def follow_growth(self):
+        # The writer grows the region before a batch that needs it; a new map
+        # is taken, and the old one lives on while a view of it does.
+        size = self.get(F_REGION_BYTES)
+        if size > len(self.map):
+            self.map = mmap.mmap(self.fd, size)
+
+    def metadata(self):
+        """The model's inputs and outputs, as the writer put them in the message area."""
+        import json
+        size = self.get(F_MESSAGE_BYTES)
+        return json.loads(bytes(self.map[MESSAGE_OFFSET:MESSAGE_OFFSET + size]).decode())
+
+    def message(self, text):
+        data = text.encode("utf-8", "replace")
+        if len(data) > MESSAGE_BYTES:
+            keep = MESSAGE_BYTES // 2 - 8
+            data = data[:keep] + b"\n[...]\n" + data[-keep:]
+        self.map[MESSAGE_OFFSET:MESSAGE_OFFSET + len(data)] = data
+        self.put(F_MESSAGE_BYTES, len(data))
+
+
+def align(n):
+    return (n + ALIGN - 1) // ALIGN * ALIGN
+
+
+class Worker:
+    def __init__(self, np, region, to_fd, from_fd, cls, meta, handler):
+        self.np = np
+        self.region = region
+        self.to_fd = to_fd
+        self.from_fd = from_fd
+        self.cls = cls
+        self.meta = meta
+        self.handler = handler
+        self.outputs = meta["outputs"]
+        self.np_types = [np.dtype(t) for t in NUMPY]
+
+    def reply(self, status):
+        self.region.put(F_STATUS, status)
+        self.region.put(F_DONE_SEQ, self.region.get(F_SEQ))
+        os.eventfd_write(self.from_fd, 1)
+
+    def inputs(self):
+        np, region = self.np, self.region
+        out = {}
+        for i, spec in enumerate(self.meta["inputs"]):
+            dtype, ndim, *rest = ENTRY.unpack_from(region.map, TABLE_OFFSET + i * ENTRY_BYTES)
+            dims, offset = rest[:ndim], rest[MAX_DIMS]
+            view = np.ndarray(tuple(dims), dtype=self.np_types[dtype], buffer=region.map,
+                              offset=offset)
+            out[spec["name"]] = view
+        return out
+
+    def check_outputs(self, result, batch):
+        """The predict's result as arrays in the declared order, or an error text."""
+        np = self.np
+        where = "%s.predict" % self.cls.__name__
+        if not isinstance(result, dict):
+            return None, "%s returned %s; expected a dict of output name -> array" % (
+                where, type(result).__name__)
+        arrays = []
+        for k, spec in enumerate(self.outputs):
+            name = spec["name"]
+            if name not in result:
+                return None, "%s's result has no output %r; expected outputs: %s" % (
+                    where, name, ", ".join(s["name"] for s in self.outputs))
+            value = result[name]
+            if hasattr(value, "detach") and hasattr(value, "numpy"):  # a torch tensor
+                value = value.detach().cpu().numpy()
+            if not isinstance(value, np.ndarray):
+                return None, "%s's output %r is %s; expected a numpy array of %s" % (
+                    where, name, type(value).__name__, spec["datatype"])
+            want = np.dtype(NUMPY[DTYPES.index(spec["datatype"])])
+            if value.dtype != want:
+                return None, "%s's output %r has datatype %s; expected %s (%s)" % (
+                    where, name, value.dtype, spec["datatype"], want)
+            shape = spec["shape"]
+            fits = value.ndim == len(shape) and value.shape[0] == batch and all(
+                d < 0 or value.shape[i] == d for i, d in enumerate(shape) if i > 0)
+            if not fits:
+                expected = [batch] + shape[1:]
+                return None, "%s's output %r has shape %s for a batch of %d; expected %s" % (
+                    where, name, list(value.shape), batch, expected)
+            if value.ndim > MAX_DIMS:
+                return None, "%s's output %r has %d dimensions; at most %d" % (
+                    where, name, value.ndim, MAX_DIMS)
+            arrays.append(value)
+        return arrays, None
+
+    def write_outputs(self, arrays, start):
+        """Writes the outputs from `start`; False when the writer refused to grow."""
+        np, region = self.np, self.region
+        offsets, at = [], align(start)
+        for a in arrays:
+            offsets.append(at)
+            at = align(at + a.nbytes)
+        if at > len(region.map):
+            region.follow_growth()
+        if at > len(region.map):
+            region.put(F_NEED_BYTES, at)
+            self.reply(ST_NEED_SPACE)
+            os.eventfd_read(self.to_fd)
+            if region.get(F_COMMAND) == CMD_GROWN:
+                region.follow_growth()
+            if at > len(region.map):
+                self.reply(ST_DROPPED)  # the writer refused: the batch is answered there
+                return False
+        for k, a in enumerate(arrays):
+            dims = list(a.shape) + [0] * (MAX_DIMS - a.ndim)
+            dtype = DTYPES.index(self.outputs[k]["datatype"])
+            ENTRY.pack_into(region.map, TABLE_OFFSET + (MAX_TENSORS + k) * ENTRY_BYTES, dtype,
+                            a.ndim, *dims, offsets[k], a.nbytes)
+            if a.nbytes:
+                np.copyto(np.ndarray(a.shape, dtype=a.dtype, buffer=region.map,
+                                     offset=offsets[k]), a)
+        region.put(F_OUTPUTS, len(arrays))
+        return True
+
+    def predict(self):
+        region = self.region
+        region.follow_growth()
+        batch = region.get(F_BATCH)
+        region.put(F_MESSAGE_BYTES, 0)
+        inputs = self.inputs()
+        start = time.perf_counter_ns()
+        try:
+            result = self.handler.predict(inputs)
+        except BaseException as e:  # the worker stays; only this batch fails
+            region.put(F_PREDICT_NS, time.perf_counter_ns() - start)
+            traceback.print_exc()
+            region.message("%s.predict raised %s: %s%s" % (
+                self.cls.__name__, type(e).__name__, e, raised_at(e)))
+            del inputs
+            self.reply(ST_RAISED)
+            return
+        region.put(F_PREDICT_NS, time.perf_counter_ns() - start)
+        del inputs
+        arrays, error = self.check_outputs(result, batch)
+        if error:
+            region.message(error)
+            self.reply(ST_BAD_OUTPUT)
+            return
+        if self.write_outputs(arrays, region.get(F_OUTPUTS_AT)):
+            self.reply(ST_OK)
+
+    def serve(self):
+        region = self.region
+        while True:
+            os.eventfd_read(self.to_fd)
+            command = region.get(F_COMMAND)
+            if command == CMD_QUIT:
+                return
+            if command == CMD_PREDICT:
+                self.predict()
+
+
+def raised_at(e):
+    frames = traceback.extract_tb(e.__traceback__)
+    if not frames:
+        return ""
+    last = frames[-1]
+    return " (at %s:%d in %s)" % (os.path.basename(last.filename), last.lineno, last.name)
+
+
+def warm(np, handler, cls, meta, sizes, worker):
+    """Runs predict on zeros at each batch size; raises HandlerError naming the fault."""
+    for b in sizes:
+        inputs = {}
+        for spec in meta["inputs"]:
+            shape = [b] + [d if d > 0 else 1 for d in spec["shape"][1:]]
+            inputs[spec["name"]] = np.zeros(shape, dtype=NUMPY[DTYPES.index(spec["datatype"])])
+        try:
+            result = handler.predict(inputs)
+        except BaseException:
+            raise HandlerError("%s.predict failed warming up at a batch of %d (on zeros):\n%s"
+                               % (cls.__name__, b, traceback.format_exc()))
+        _, error = worker.check_outputs(result, b)
+        if error:
+            raise HandlerError("warming up at a batch of %d (on zeros): %s" % (b, error))
+
+
+def die_with_parent(parent):
+    """The kernel kills this worker when the thread that started it ends."""
+    try:
+        import ctypes
+        import signal
+        ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL))  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+    if parent and os.getppid() != parent:
+        sys.exit(1)  # it ended before the line above took effect
+
+
+def parse_args(argv):
+    if len(argv) < 2 or argv[0] not in ("describe", "serve"):
+        fail("usage: batchscope_worker.py describe|serve FILE [options] (see its docstring)")
+    args = {"mode": argv[0], "file": argv[1], "class": "", "options": {}, "warm": [1]}
+    i = 2
+    while i < len(argv):
+        flag = argv[i]
+        if i + 1 >= len(argv):
+            fail("%s needs a value" % flag)
+        value = argv[i + 1]
+        if flag == "--class":
+            args["class"] = value
+        elif flag == "--option":
+            key, eq, val = value.partition("=")
+            if not eq or not key:
+                fail("--option expects KEY=VALUE, got %r" % value)
+            args["options"][key] = val
+        elif flag in ("--region", "--to", "--from", "--parent"):
+            args[flag[2:]] = int(value)
+        elif flag == "--warm-batch":
+            args["warm"] = sorted({1, max(1, int(value))})
+        else:
+            fail("unknown flag %r" % flag)
+        i += 2
+    return args
+
+
+def main(argv):
+    args = parse_args(argv)
+    if args["mode"] == "describe":
+        # What the handler prints while importing goes to standard error, so
+        # standard output carries the JSON alone.
+        out = os.fdopen(os.dup(1), "w")
+        os.dup2(2, 1)
+        try:
+            module = load_module(args["file"])
+            cls = find_class(module, args["file"], args["class"])
+            meta = describe(cls, args["file"])
+        except HandlerError as e:
+            fail(str(e))
+        import json
+        out.write(json.dumps(meta) + "\n")
+        out.close()
+        return 0
+
+    die_with_parent(args.get("parent", 0))
+    import faulthandler
+    faulthandler.enable()  # a crash in native code prints the Python stack it happened under
+    region = Region(args["region"])
+    if region.get(F_MAGIC) != MAGIC or region.get(F_VERSION) != PROTOCOL:
+        fail("the region is not a Batchscope worker region of protocol %d" % PROTOCOL)
+    region.put(F_PID, os.getpid())
+    to_fd, from_fd = args["to"], args["from"]
+    try:
+        try:
+            import numpy as np
+        except ImportError:
+            raise HandlerError("%s cannot import numpy: install it (Debian: python3-numpy) or"
+                               " name another interpreter with --python" % sys.executable)
+        module = load_module(args["file"])
+        cls = find_class(module, args["file"], args["class"])
+        meta = region.metadata()
+        try:
+            handler = cls(**args["options"])
+        except BaseException:
+            raise HandlerError("%s: %s.__init__ failed:\n%s" % (
+                os.path.basename(args["file"]), cls.__name__, traceback.format_exc()))
+        worker = Worker(np, region, to_fd, from_fd, cls, meta, handler)
+        warm(np, handler, cls, meta, args["warm"], worker)
+    except HandlerError as e:
+        sys.stderr.write(str(e) + "\n")
+        region.message(str(e))
+        region.put(F_STATUS, ST_START_FAILED)
+        os.eventfd_write(from_fd, 1)
+        return 1
+    region.put(F_STATUS, ST_READY)
+    os.eventfd_write(from_fd, 1)
+    worker.serve()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

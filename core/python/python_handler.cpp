@@ -1,0 +1,142 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "python/python_handler.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <system_error>
+
+#include "common/metadata_json.h"
+#include "common/sidecar_path.h"
+#include "python/worker_process.h"
+
+#ifndef BATCHSCOPE_PYTHON_SOURCE_DIR
+#define BATCHSCOPE_PYTHON_SOURCE_DIR ""
+#endif
+
+namespace batchscope {
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+namespace {
+
+constexpr const char* kWorkerFile = "batchscope_worker.py";
+
+bool is_file(const std::string& path) {
+  std::error_code ec;
+  return !path.empty() && fs::is_regular_file(path, ec);
+}
+
+}  // namespace
+
+bool is_python_file(const std::string& path) { return path.ends_with(".py"); }
+
+std::string python_worker_path() {
+  if (const char* env = std::getenv("BATCHSCOPE_PYTHON_WORKER"); env && *env) {
+    return is_file(env) ? std::string(env) : std::string();
+  }
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    const fs::path shipped =
+        exe.parent_path().parent_path() / "share" / "batchscope" / "python" / kWorkerFile;
+    if (is_file(shipped.string())) return shipped.string();
+  }
+  const fs::path source = fs::path(BATCHSCOPE_PYTHON_SOURCE_DIR) / kWorkerFile;
+  return is_file(source.string()) ? source.string() : std::string();
+}
+
+Status check_python_spec(const PythonSpec& spec) {
+  if (!is_file(spec.file)) return invalid_argument("cannot read the Python model " + spec.file);
+  if (::access(spec.python.c_str(), X_OK) != 0 || !is_file(spec.python)) {
+    return invalid_argument("--python " + spec.python +
+                            " is not a program this user can run (the Python interpreter the"
+                            " model's workers use)");
+  }
+  if (spec.worker_timeout_ms < 1 || spec.worker_timeout_ms > 86'400'000) {
+    return invalid_argument("--worker-timeout-ms = " + std::to_string(spec.worker_timeout_ms) +
+                            " is out of range; allowed 1 to 86400000");
+  }
+  return {};
+}
+
+Expected<PythonHandler> parse_handler_json(const std::string& text, const std::string& origin) {
+  json j = json::parse(text, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) {
+    return invalid_argument(origin + ": the worker's description is not a JSON object: '" +
+                            text.substr(0, 200) + "'");
+  }
+  PythonHandler h;
+  auto text_of = [&](const char* key) {
+    auto it = j.find(key);
+    return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+  };
+  auto flag_of = [&](const char* key) {
+    auto it = j.find(key);
+    return it != j.end() && it->is_boolean() && it->get<bool>();
+  };
+  h.class_name = text_of("class");
+  h.has_preprocess = flag_of("preprocess");
+  h.has_postprocess = flag_of("postprocess");
+  const bool declares = j.contains("inputs") && !j["inputs"].is_null() && j.contains("outputs") &&
+                        !j["outputs"].is_null();
+  json sidecar = json::object();
+  sidecar["name"] = text_of("name");
+  sidecar["description"] = text_of("description");
+  if (j.contains("max_batch_size")) sidecar["max_batch_size"] = j["max_batch_size"];
+  if (declares) {
+    sidecar["inputs"] = j["inputs"];
+    sidecar["outputs"] = j["outputs"];
+    auto m = parse_metadata(sidecar.dump(), origin);
+    if (!m) return m.error();
+    h.metadata = std::move(*m);
+    h.metadata.platform = "python";
+    return h;
+  }
+  // A class without inputs and outputs takes the sidecar's, as a TorchScript model does.
+  const std::string path = sidecar_path(origin);
+  auto m = load_metadata(path);
+  if (!m) {
+    return invalid_argument(origin + ": class " + h.class_name +
+                            " declares no inputs and outputs, and its sidecar cannot be read (" +
+                            m.error().message +
+                            "); declare them in the class or make one with: "
+                            "batchscope describe --model " +
+                            origin + " --input NAME:DTYPE:SHAPE");
+  }
+  h.metadata = std::move(*m);
+  h.metadata.name = text_of("name");
+  h.metadata.platform = "python";
+  return h;
+}
+
+Expected<PythonHandler> describe_python(const PythonSpec& spec) {
+  if (Status s = check_python_spec(spec); !s) return s.error();
+  const std::string worker = spec.worker_script.empty() ? python_worker_path() : spec.worker_script;
+  if (worker.empty()) {
+    return invalid_argument(
+        "cannot find Batchscope's Python worker module (share/batchscope/python/" +
+        std::string(kWorkerFile) + "); set BATCHSCOPE_PYTHON_WORKER to its path");
+  }
+  SpawnRequest r;
+  r.argv = {spec.python, "-u", worker, "describe", spec.file};
+  if (!spec.class_name.empty()) {
+    r.argv.push_back("--class");
+    r.argv.push_back(spec.class_name);
+  }
+  r.separate_stdout = true;
+  auto child = ChildProcess::spawn(r);
+  if (!child) return child.error();
+  const std::string out = (*child)->read_all(spec.start_timeout_ms);
+  const ProcessEnd end = (*child)->end().value_or(ProcessEnd{});
+  if (!(*child)->end() || end.status != 0) {
+    std::string why = (*child)->tail(30);
+    if (why.empty()) why = "it " + end.text();
+    return invalid_argument("cannot describe the Python model " + spec.file + ": " + why);
+  }
+  return parse_handler_json(out, spec.file);
+}
+
+}  // namespace batchscope
