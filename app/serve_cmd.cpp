@@ -252,9 +252,14 @@ int run_serve(int argc, char** argv, const std::vector<std::string>& args) {
   if (!batch_given) fit_default_batch(*choice, *options);
   auto model = LocalModel::open(*choice);
   if (!model) return fail(model.error().message, 1);
-  auto factory = model->runners(*options);
+  LoadHooks hooks;
+  hooks.workers = std::make_shared<WorkerCounts>();
+  auto factory = model->runners(*options, hooks);
   if (!factory) return fail(factory.error().message, 1);
   ServiceInfo info{model->metadata(), model->device(), batchscope::build_version()};
+  if (model->metadata().platform == "python") {
+    info.workers = [w = hooks.workers] { return w->health(); };
+  }
   QCoreApplication app(argc, argv);
   Engine engine(*factory, *options);
   bind_model(engine, info.model);

@@ -258,8 +258,12 @@ void InferenceService::infer_v2(const HttpRequest& req, Responder r) {
 
 void InferenceService::health(Responder r) {
   const EngineStatus s = engine_.status();
+  const std::optional<WorkerHealth> w =
+      info_.workers ? std::optional<WorkerHealth>(info_.workers()) : std::nullopt;
+  // A model whose every worker is lost cannot answer until one is back.
+  const bool no_worker = w && w->ready <= 0;
   std::string b = "{\"status\":";
-  append_json_string(b, shutting_down_ ? "shutting_down" : "ok");
+  append_json_string(b, shutting_down_ ? "shutting_down" : no_worker ? "no_worker_ready" : "ok");
   b += ",\"model\":";
   append_json_string(b, info_.model.name);
   b += ",\"device\":";
@@ -268,8 +272,17 @@ void InferenceService::health(Responder r) {
   append_json_string(b, strategy_name(s.options.strategy));
   b += ",\"queue_size\":" + std::to_string(s.queue_depth);
   b += ",\"batches_processed\":" + std::to_string(s.counters.batches);
-  b += ",\"requests_ok\":" + std::to_string(s.counters.ok) + "}";
-  r.send(json_response(std::move(b)));
+  b += ",\"requests_ok\":" + std::to_string(s.counters.ok);
+  if (w) {
+    b += ",\"workers\":{\"ready\":" + std::to_string(w->ready) +
+         ",\"restarts\":" + std::to_string(w->restarts) +
+         ",\"deaths\":" + std::to_string(w->deaths) +
+         ",\"timeouts\":" + std::to_string(w->timeouts) + "}";
+  }
+  b += '}';
+  HttpResponse resp = json_response(std::move(b));
+  if (no_worker && !shutting_down_) resp.status = 503;
+  r.send(std::move(resp));
 }
 
 void InferenceService::config(const HttpRequest& req, Responder r) {
@@ -290,7 +303,8 @@ void InferenceService::metrics(Responder r) {
   } else {
     snap = monitor_.poll(engine_, 0);
   }
-  const ServerInfo si = server_info(info_.model.name, info_.device, info_.version, server_);
+  ServerInfo si = server_info(info_.model.name, info_.device, info_.version, server_);
+  if (info_.workers) si.workers = info_.workers();
   HttpResponse resp;
   resp.content_type = "text/plain; version=0.0.4; charset=utf-8";
   resp.body = prometheus_text(snap, si);

@@ -37,6 +37,9 @@ struct ServiceInfo {
   ModelMetadata model;
   std::string device = "cpu";
   std::string version;
+  // A model run by worker processes: how they fare now (any thread). Empty
+  // for any other model.
+  std::function<WorkerHealth()> workers;
 };
 
 class InferenceService {

@@ -345,6 +345,17 @@ void server_families(std::string& out, const ServerInfo& info) {
   append_prometheus_label_value(labels, info.version);
   labels += '"';
   sample_u(out, "batchscope_model_info", labels, 1);
+  if (info.workers) {
+    gauge_u(out, "batchscope_workers_ready", "Model worker processes ready to take a batch.",
+            static_cast<uint64_t>(std::max(0, info.workers->ready)));
+    counter(out, "batchscope_worker_restarts_total",
+            "Model worker processes started again after one was lost.", info.workers->restarts);
+    counter(out, "batchscope_worker_deaths_total",
+            "Model worker processes that died (a signal or an exit).", info.workers->deaths);
+    counter(out, "batchscope_worker_timeouts_total",
+            "Model worker processes killed for running a batch past --worker-timeout-ms.",
+            info.workers->timeouts);
+  }
 
   counter(out, "batchscope_http_requests_total", "HTTP requests answered, all routes.",
           info.http_requests);

@@ -27,12 +27,14 @@
 // with a snapshot that no other thread mutates meanwhile.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
 #include "batching/monitor.h"
+#include "batching/runner.h"
 
 namespace batchscope {
 
@@ -52,6 +54,8 @@ struct ServerInfo {
   uint64_t http_closed_for_room = 0;   // idle keep-alive connections closed to make room
   uint64_t http_refused_at_limit = 0;  // answered 503 over the limit
   uint64_t http_accept_errors = 0;     // accepts that failed
+  // A model run by worker processes (a Python model); empty for any other.
+  std::optional<WorkerHealth> workers;
 };
 
 // The Content-Type a server should send with prometheus_text()'s body.

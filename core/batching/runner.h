@@ -8,6 +8,7 @@
 // the engine and fails the batch with its message; the lane keeps serving.
 // Thread-safety: one lane thread calls a given runner; never concurrently.
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <span>
@@ -37,6 +38,15 @@ class BasicRunner {
   // between checks for the engine stopping, until needs_recovery() is false.
   virtual bool needs_recovery() const { return false; }
   virtual void recover() {}
+};
+
+// How a model whose instances are processes of their own fares (a Python
+// model's workers): /health, /metrics and the window show it.
+struct WorkerHealth {
+  int ready = 0;          // workers started and not lost
+  uint64_t restarts = 0;  // started again after a loss
+  uint64_t deaths = 0;    // died with a batch or while idle
+  uint64_t timeouts = 0;  // killed for running past the time limit
 };
 
 // Makes the runner for lane `lane` (0-based). Returning nullptr or throwing

@@ -42,6 +42,9 @@ struct WorkerCounts {
   std::atomic<uint64_t> restarts{0};  // workers started again after a loss
   std::atomic<uint64_t> deaths{0};    // workers that died with a batch or while idle
   std::atomic<uint64_t> timeouts{0};  // workers killed for running past the timeout
+  WorkerHealth health() const {
+    return {ready.load(), restarts.load(), deaths.load(), timeouts.load()};
+  }
 };
 
 struct WorkerSetup {
