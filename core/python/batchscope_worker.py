@@ -21,6 +21,7 @@ import importlib.util
 import inspect
 import mmap
 import os
+import select
 import struct
 import sys
 import time
@@ -58,6 +59,11 @@ CMD_PREDICT, CMD_GROWN, CMD_QUIT, CMD_DROP = 1, 2, 3, 4
 ST_OK, ST_READY, ST_RAISED, ST_BAD_OUTPUT, ST_NEED_SPACE, ST_START_FAILED, ST_DROPPED = range(7)
 
 ENTRY = struct.Struct("<II8qQQ")  # dtype, ndim, dims[8], offset, nbytes (88 bytes of 96)
+# The header from F_REGION_BYTES to F_OUTPUTS_AT, read at once per batch.
+HEADER = struct.Struct("<QQIIIIIIQQQQQ")
+SEQ = struct.Struct("<Q")
+# How long a worker watches for the next batch before it sleeps on the eventfd.
+SPIN_NS = int(os.environ.get("BATCHSCOPE_WORKER_SPIN_US", "50")) * 1000
 
 # KServe v2 datatypes in DType's order (core/common/tensor.h).
 DTYPES = ["FP32", "FP16", "FP64", "INT64", "INT32", "UINT8", "BOOL"]
@@ -220,21 +226,26 @@ class Worker:
         self.handler = handler
         self.outputs = meta["outputs"]
         self.np_types = [np.dtype(t) for t in NUMPY]
+        self.input_names = [s["name"] for s in meta["inputs"]]
+        # Per output: its name, numpy type, datatype code and sizes after the batch.
+        self.output_specs = [(s["name"], np.dtype(NUMPY[DTYPES.index(s["datatype"])]),
+                              DTYPES.index(s["datatype"]), s["shape"][1:])
+                             for s in self.outputs]
+        self.seq = 0
 
     def reply(self, status):
+        # The answer's sequence goes last: the writer may be watching it.
         self.region.put(F_STATUS, status)
-        self.region.put(F_DONE_SEQ, self.region.get(F_SEQ))
+        self.region.put(F_DONE_SEQ, self.seq)
         os.eventfd_write(self.from_fd, 1)
 
     def inputs(self):
-        np, region = self.np, self.region
+        ndarray, types, buffer = self.np.ndarray, self.np_types, self.region.map
         out = {}
-        for i, spec in enumerate(self.meta["inputs"]):
-            dtype, ndim, *rest = ENTRY.unpack_from(region.map, TABLE_OFFSET + i * ENTRY_BYTES)
-            dims, offset = rest[:ndim], rest[MAX_DIMS]
-            view = np.ndarray(tuple(dims), dtype=self.np_types[dtype], buffer=region.map,
-                              offset=offset)
-            out[spec["name"]] = view
+        for i, name in enumerate(self.input_names):
+            dtype, ndim, *rest = ENTRY.unpack_from(buffer, TABLE_OFFSET + i * ENTRY_BYTES)
+            out[name] = ndarray(tuple(rest[:ndim]), dtype=types[dtype], buffer=buffer,
+                                offset=rest[MAX_DIMS])
         return out
 
     def check_outputs(self, result, batch):
@@ -245,8 +256,7 @@ class Worker:
             return None, "%s returned %s; expected a dict of output name -> array" % (
                 where, type(result).__name__)
         arrays = []
-        for k, spec in enumerate(self.outputs):
-            name = spec["name"]
+        for name, want, code, tail in self.output_specs:
             if name not in result:
                 return None, "%s's result has no output %r; expected outputs: %s" % (
                     where, name, ", ".join(s["name"] for s in self.outputs))
@@ -255,16 +265,15 @@ class Worker:
                 value = value.detach().cpu().numpy()
             if not isinstance(value, np.ndarray):
                 return None, "%s's output %r is %s; expected a numpy array of %s" % (
-                    where, name, type(value).__name__, spec["datatype"])
-            want = np.dtype(NUMPY[DTYPES.index(spec["datatype"])])
+                    where, name, type(value).__name__, DTYPES[code])
             if value.dtype != want:
                 return None, "%s's output %r has datatype %s; expected %s (%s)" % (
-                    where, name, value.dtype, spec["datatype"], want)
-            shape = spec["shape"]
-            fits = value.ndim == len(shape) and value.shape[0] == batch and all(
-                d < 0 or value.shape[i] == d for i, d in enumerate(shape) if i > 0)
+                    where, name, value.dtype, DTYPES[code], want)
+            shape = value.shape
+            fits = len(shape) == len(tail) + 1 and shape[0] == batch and all(
+                d < 0 or shape[i + 1] == d for i, d in enumerate(tail))
             if not fits:
-                expected = [batch] + shape[1:]
+                expected = [batch] + tail
                 return None, "%s's output %r has shape %s for a batch of %d; expected %s" % (
                     where, name, list(value.shape), batch, expected)
             if value.ndim > MAX_DIMS:
@@ -285,28 +294,27 @@ class Worker:
         if at > len(region.map):
             region.put(F_NEED_BYTES, at)
             self.reply(ST_NEED_SPACE)
-            os.eventfd_read(self.to_fd)
-            if region.get(F_COMMAND) == CMD_GROWN:
+            if self.next_command() == CMD_GROWN:
                 region.follow_growth()
             if at > len(region.map):
                 self.reply(ST_DROPPED)  # the writer refused: the batch is answered there
                 return False
+        buffer = region.map
         for k, a in enumerate(arrays):
-            dims = list(a.shape) + [0] * (MAX_DIMS - a.ndim)
-            dtype = DTYPES.index(self.outputs[k]["datatype"])
-            ENTRY.pack_into(region.map, TABLE_OFFSET + (MAX_TENSORS + k) * ENTRY_BYTES, dtype,
-                            a.ndim, *dims, offsets[k], a.nbytes)
+            dims = a.shape + (0,) * (MAX_DIMS - a.ndim)
+            ENTRY.pack_into(buffer, TABLE_OFFSET + (MAX_TENSORS + k) * ENTRY_BYTES,
+                            self.output_specs[k][2], a.ndim, *dims, offsets[k], a.nbytes)
             if a.nbytes:
-                np.copyto(np.ndarray(a.shape, dtype=a.dtype, buffer=region.map,
-                                     offset=offsets[k]), a)
+                np.copyto(np.ndarray(a.shape, dtype=a.dtype, buffer=buffer, offset=offsets[k]), a)
         region.put(F_OUTPUTS, len(arrays))
         return True
 
     def predict(self):
         region = self.region
-        region.follow_growth()
-        batch = region.get(F_BATCH)
-        region.put(F_MESSAGE_BYTES, 0)
+        size, _, _, _, batch, _, _, _, _, _, _, _, outputs_at = HEADER.unpack_from(
+            region.map, F_REGION_BYTES[0])
+        if size > len(region.map):
+            region.follow_growth()
         inputs = self.inputs()
         start = time.perf_counter_ns()
         try:
@@ -326,14 +334,38 @@ class Worker:
             region.message(error)
             self.reply(ST_BAD_OUTPUT)
             return
-        if self.write_outputs(arrays, region.get(F_OUTPUTS_AT)):
+        if self.write_outputs(arrays, outputs_at):
             self.reply(ST_OK)
 
-    def serve(self):
-        region = self.region
+    def next_command(self):
+        """Waits until the writer's sequence number moves on, and returns its command.
+
+        The writer sets the command, then the sequence, then rings. A batch
+        that follows the last one closely is seen by watching the sequence for
+        SPIN_NS, sooner than a wake-up from the eventfd comes; after that the
+        worker sleeps until a ring. A ring whose command was already seen
+        wakes it once more, to find the sequence unchanged.
+        """
+        region, seq_at = self.region, F_SEQ[0]
+        unpack, clock = SEQ.unpack_from, time.perf_counter_ns
+        deadline = clock() + SPIN_NS
         while True:
-            os.eventfd_read(self.to_fd)
-            command = region.get(F_COMMAND)
+            seq = unpack(region.map, seq_at)[0]
+            if seq != self.seq:
+                self.seq = seq
+                return region.get(F_COMMAND)
+            if deadline and clock() < deadline:
+                continue
+            deadline = 0
+            select.select([self.to_fd], [], [])
+            try:
+                os.eventfd_read(self.to_fd)
+            except BlockingIOError:
+                pass
+
+    def serve(self):
+        while True:
+            command = self.next_command()
             if command == CMD_QUIT:
                 return
             if command == CMD_PREDICT:

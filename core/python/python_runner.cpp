@@ -4,7 +4,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <thread>
@@ -63,6 +65,46 @@ int64_t numel_of(const Shape& s) {
   return n;
 }
 
+// A short batch is answered sooner than the kernel wakes a sleeper (tens of
+// microseconds on a small VM): the answer's sequence number is watched for
+// up to spin_ns() first, where the last batch's predict took less than that
+// ($BATCHSCOPE_WORKER_SPIN_US, default 50; 0: never).
+// The worker writes the sequence after the rest of its answer; x86 keeps
+// stores in order, so seeing it means seeing the answer. Elsewhere this
+// side always sleeps on the eventfd.
+uint64_t spin_ns() {
+  static const uint64_t ns = [] {
+    const char* env = std::getenv("BATCHSCOPE_WORKER_SPIN_US");
+    return env && *env ? std::strtoull(env, nullptr, 10) * 1000 : uint64_t{50'000};
+  }();
+  return ns;
+}
+
+bool spin_for_answer(std::byte* region, uint64_t seq, uint64_t last_predict_ns) {
+#if defined(__x86_64__)
+  const uint64_t limit = spin_ns();
+  if (limit == 0 || last_predict_ns > limit) return false;
+  std::atomic_ref<uint64_t> done(*reinterpret_cast<uint64_t*>(region + kFieldDoneSeq));
+  const auto until = std::chrono::steady_clock::now() + std::chrono::nanoseconds(limit);
+  for (int i = 0;; ++i) {
+    if (done.load(std::memory_order_acquire) == seq) return true;
+    asm volatile("" ::: "memory");
+    if ((i & 63) == 63 && std::chrono::steady_clock::now() > until) return false;
+  }
+#else
+  (void)region, (void)seq, (void)last_predict_ns;
+  return false;
+#endif
+}
+
+// A command for the worker: the command, then the next sequence number,
+// which the worker watches for (the caller then rings it).
+void send(std::byte* region, Command c, uint64_t& seq) {
+  put_u32(region, kFieldCommand, static_cast<uint32_t>(c));
+  std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t*>(region + kFieldSeq))
+      .store(++seq, std::memory_order_release);
+}
+
 // What a worker wrote while running the batch it died with.
 std::string last_lines(const ChildProcess& p) {
   const std::string t = p.tail(kLastLines);
@@ -77,7 +119,7 @@ std::string file_name(const std::string& path) {
 
 struct PythonRunner::Worker {
   SharedRegion region;
-  EventFd to_worker;    // the worker blocks on it
+  EventFd to_worker;    // the worker sleeps on it, in select()
   EventFd from_worker;  // this side polls it
   std::unique_ptr<ChildProcess> process;
   bool ready = false;
@@ -120,7 +162,7 @@ Status PythonRunner::start() {
       !s) {
     return s;
   }
-  auto to = EventFd::create(false);
+  auto to = EventFd::create(true);  // the worker waits in select(), then reads
   auto from = EventFd::create(true);
   if (!to) return to.error();
   if (!from) return from.error();
@@ -193,7 +235,7 @@ void PythonRunner::stop_worker() {
   if (!worker_) return;
   if (worker_->ready) setup_.counts->ready.fetch_sub(1);
   if (worker_->process && !worker_->process->end()) {
-    put_u32(worker_->region.data(), kFieldCommand, static_cast<uint32_t>(Command::kQuit));
+    send(worker_->region.data(), Command::kQuit, seq_);
     worker_->to_worker.ring();
     // A worker that does not quit at once is killed (its destructor).
     for (int i = 0; i < 50 && !worker_->process->end(); ++i) {
@@ -300,18 +342,20 @@ Expected<std::vector<Tensors>> PythonRunner::exchange(std::span<Tensors> reqs) {
     }
     write_entry(region, k, e);
   }
-  put_u64(region, kFieldSeq, ++seq_);
   put_u32(region, kFieldBatch, batch);
   put_u32(region, kFieldInputs, static_cast<uint32_t>(entries.size()));
   put_u32(region, kFieldOutputs, 0);
   put_u64(region, kFieldOutputsAt, outputs_at);
   put_u32(region, kFieldStatus, ~0u);
-  put_u32(region, kFieldCommand, static_cast<uint32_t>(Command::kPredict));
+  send(region, Command::kPredict, seq_);
   w.process->forget_tail();  // a fault quotes what this batch's run wrote
   w.to_worker.ring();
 
-  for (;;) {
-    switch (w.process->wait(w.from_worker, spec.worker_timeout_ms)) {
+  bool answered = spin_for_answer(region, seq_, last_predict_ns_);
+  if (answered) w.from_worker.take();  // its ring; one still on its way is skipped below
+  for (;; answered = false) {
+    switch (answered ? ChildProcess::Wake::kRung
+                     : w.process->wait(w.from_worker, spec.worker_timeout_ms)) {
       case ChildProcess::Wake::kRung: break;
       case ChildProcess::Wake::kEnded:
         setup_.counts->deaths.fetch_add(1);
@@ -337,8 +381,7 @@ Expected<std::vector<Tensors>> PythonRunner::exchange(std::span<Tensors> reqs) {
       const bool fits = want <= spec.max_region_bytes && w.region.grow(want).ok();
       region = w.region.data();
       put_u64(region, kFieldRegionBytes, w.region.size());
-      put_u32(region, kFieldCommand,
-              static_cast<uint32_t>(fits ? Command::kGrown : Command::kDrop));
+      send(region, fits ? Command::kGrown : Command::kDrop, seq_);
       w.to_worker.ring();
       if (!fits) {
         // The worker lets go of the batch; its acknowledgement is awaited so

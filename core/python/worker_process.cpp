@@ -260,8 +260,7 @@ void ChildProcess::reap(bool block) {
 ChildProcess::Wake ChildProcess::wait(const EventFd& bell, int timeout_ms) {
   const int64_t until = timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
   for (;;) {
-    if (bell.take()) return Wake::kRung;
-    if (end_) return Wake::kEnded;
+    if (end_) return bell.take() ? Wake::kRung : Wake::kEnded;
     pollfd fds[3] = {{bell.fd(), POLLIN, 0}, {pidfd_, POLLIN, 0}, {err_fd_, POLLIN, 0}};
     int left = -1;
     if (until >= 0) {
@@ -270,7 +269,7 @@ ChildProcess::Wake ChildProcess::wait(const EventFd& bell, int timeout_ms) {
     const int n = ::poll(fds, 3, pidfd_ < 0 && left < 0 ? 100 : left);
     if (n < 0 && errno != EINTR) return Wake::kEnded;
     if (fds[2].revents) read_output(err_fd_);
-    if (fds[0].revents & POLLIN) continue;  // taken at the top
+    if ((fds[0].revents & POLLIN) && bell.take()) return Wake::kRung;
     if (fds[1].revents || pidfd_ < 0) {
       reap(pidfd_ >= 0);
       if (end_) {

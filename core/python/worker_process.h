@@ -51,7 +51,7 @@ class SharedRegion {
 // A one-way doorbell between processes (an eventfd, close-on-exec).
 class EventFd {
  public:
-  // `nonblocking` for the side this process reads; the worker blocks on the other.
+  // `nonblocking`: a read that finds nothing rung returns at once.
   static Expected<EventFd> create(bool nonblocking);
   EventFd() = default;
   EventFd(EventFd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
