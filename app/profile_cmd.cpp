@@ -9,6 +9,7 @@
 #include "app/model_flags.h"
 #include "app/run_output.h"
 #include "model/model_paths.h"
+#include "model/model_profile.h"
 #include "torch/profile.h"
 
 namespace batchscope {
@@ -54,6 +55,14 @@ int run_profile(const std::vector<std::string>& args) {
            cli::number("blas-threads", 1, 1024, o.blas_threads),
            cli::number("lanes", 1, 64, o.lanes), cli::text("lengths", lengths),
            cli::number("seconds-per-point", 0, 3600, o.seconds_per_point)});
+      !s) {
+    return fail(s.message());
+  }
+  if (!model.empty()) model = find_model(model);
+  ModelChoice choice;
+  choice.path = model;
+  choice.device = o.device;
+  if (Status s = take_python_flags(*flags, choice);
       !s || !(s = cli::no_flags_left(*flags, "profile"))) {
     return fail(s.message());
   }
@@ -64,9 +73,8 @@ int run_profile(const std::vector<std::string>& args) {
     if (!l) return fail(l.error().message);
     o.lengths = *l;
   }
-  if (!model.empty()) model = find_model(model);
   if (model.empty()) return fail("--model PATH is required (for example models/mlp.pt)");
-  auto r = profile_model(model, o);
+  auto r = profile_choice(choice, o);
   if (!r) return fail(r.error().message, 1);
   std::printf(
       "Model %s on %s; BLAS %s, %d BLAS thread(s), %d intra-op and %d inter-op thread(s)\n\n",

@@ -18,6 +18,7 @@
 #include "runs/run_context.h"
 #endif
 #ifdef BATCHSCOPE_WITH_TORCH
+#include "model/model_profile.h"
 #include "torch/profile.h"
 #include "torch/torch_info.h"
 #endif
@@ -61,7 +62,7 @@ Expected<CostModel> base_cost(const ModelChoice& model, uint32_t max_batch, uint
   p.on_grid_point = [command, &say](uint32_t b, uint32_t length, double us) {
     say.out("%s:     b = %u padded to %u: %.1f us\n", command, b, length, us);
   };
-  auto r = profile_model(model.path, p);
+  auto r = profile_choice(model, p);
   if (!r) return r.error();
   if (!r->competing.empty()) {
     say.err("%s: warning: the machine was busy while profiling: %s\n", command,

@@ -19,6 +19,7 @@
 #include "common/model_metadata.h"
 #include "common/options.h"
 #include "common/status.h"
+#include "python/python_runner.h"
 #include "tuning/cost_cache.h"
 #include "tuning/cost_model.h"
 
@@ -28,8 +29,11 @@ namespace batchscope {
 struct LoadedModel {
   ModelMetadata metadata;
   RunnerFactory factory;
-  std::string path;  // the .pt file, or "synthetic:A,C[,L]" for the stand-in
+  std::string path;  // the .pt or .py file, or "synthetic:A,C[,L]" for the stand-in
   std::string device = "cpu";
+  std::string runtime = "TorchScript";  // or "Python" (worker processes), "synthetic"
+  // A Python model's workers, as they fare now (ready, restarts); null for any other.
+  std::shared_ptr<WorkerCounts> workers;
   std::string blas;                // which BLAS serves the matrix products
   std::string threads;             // intra-op, inter-op and BLAS threads per lane
   std::vector<CostPoint> profile;  // t(b) for b = 1, 2, 4, ..., with its jitter where measured

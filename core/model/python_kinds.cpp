@@ -76,6 +76,12 @@ Expected<std::shared_ptr<const ModelKindImpl>> open_python(const ModelChoice& ch
   spec.worker_timeout_ms = choice.worker_timeout_ms;
   auto handler = described(spec);
   if (!handler) return handler.error();
+  if (handler->has_preprocess || handler->has_postprocess) {
+    return invalid_argument(choice.path + ": class " + handler->class_name + " has " +
+                            (handler->has_preprocess ? "preprocess" : "postprocess") +
+                            ", which this version of Batchscope does not run; move that work "
+                            "into predict, which receives the whole batch");
+  }
   return std::shared_ptr<const ModelKindImpl>(
       std::make_shared<PythonModel>(std::move(spec), std::move(*handler)));
 }

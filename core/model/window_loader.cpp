@@ -16,6 +16,7 @@
 
 #ifdef BATCHSCOPE_WITH_TORCH
 #include "common/metadata_json.h"
+#include "model/model_profile.h"
 #include "torch/describe.h"
 #include "torch/profile.h"
 #include "torch/torch_info.h"
@@ -122,7 +123,9 @@ Expected<LoadedModel> load_torch(const ModelRequest& r, const LoadProgress& prog
   }
   const uint32_t lanes = std::max<uint32_t>(1, r.options.num_lanes);
   const std::string file = std::filesystem::path(r.path).filename().string();
-  progress(0, "Reading " + std::filesystem::path(sidecar_path(r.path)).filename().string());
+  progress(0, "Reading " + (is_python_file(r.path)
+                                ? file
+                                : std::filesystem::path(sidecar_path(r.path)).filename().string()));
 
   // The factory reports warm-up and heeds the cancel only while this loader
   // runs: lanes the engine adds later load without a progress bar to report
@@ -135,6 +138,7 @@ Expected<LoadedModel> load_torch(const ModelRequest& r, const LoadProgress& prog
   auto lane_now = std::make_shared<std::atomic<uint32_t>>(0);
   LoadHooks hooks;
   hooks.blas_threads = blas_threads;
+  hooks.workers = std::make_shared<WorkerCounts>();
   hooks.on_warmup = [live, lane_now, lanes, progress](uint32_t b, uint32_t top) {
     if (!live->load()) return;
     const uint32_t lane = lane_now->load();
@@ -178,6 +182,7 @@ Expected<LoadedModel> load_torch(const ModelRequest& r, const LoadProgress& prog
   m.metadata = model->metadata();
   m.path = r.path;
   m.device = r.device;
+  if (is_python_file(r.path)) m.workers = hooks.workers;
   m.factory = [warm, fresh = *fresh](int lane) -> std::unique_ptr<Runner> {
     {
       std::lock_guard g(warm->mu);
@@ -203,7 +208,7 @@ Expected<LoadedModel> load_torch(const ModelRequest& r, const LoadProgress& prog
   };
   if (r.cancel.cancelled()) return cancelled(r);
   progress(60, "Measuring t(b) for b = 1 … " + std::to_string(po.max_batch));
-  auto prof = profile_model(r.path, po);
+  auto prof = profile_choice(choice, po);
   if (!prof && prof.error().code == ErrorCode::kCancelled) return cancelled(r);
   if (!prof) return prof.error();
   for (const ProfilePoint& p : prof->points) {
@@ -214,10 +219,17 @@ Expected<LoadedModel> load_torch(const ModelRequest& r, const LoadProgress& prog
   m.c_us = prof->c_us;
   m.asymptotic_speedup = prof->asymptotic_speedup;
 
-  m.blas = prof->blas + " · LibTorch " + torch_info().torch_version;
-  m.threads = "intra-op " + std::to_string(prof->intra_op_threads) + " · inter-op " +
-              std::to_string(prof->inter_op_threads) + " · BLAS " +
-              std::to_string(prof->blas_threads) + " per lane · " + lanes_text(lanes);
+  if (std::string(model->runtime()) == "Python") {
+    m.runtime = "Python";
+    m.blas = "the handler's own, in a worker process per lane (" + choice.python + ")";
+    m.threads = "OMP/BLAS threads per worker: " + std::to_string(po.blas_threads) + " · " +
+                lanes_text(lanes);
+  } else {
+    m.blas = prof->blas + " · LibTorch " + torch_info().torch_version;
+    m.threads = "intra-op " + std::to_string(prof->intra_op_threads) + " · inter-op " +
+                std::to_string(prof->inter_op_threads) + " · BLAS " +
+                std::to_string(prof->blas_threads) + " per lane · " + lanes_text(lanes);
+  }
   progress(100, "Ready");
   return m;
 }

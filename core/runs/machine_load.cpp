@@ -19,8 +19,8 @@ double now_s() {
 }
 
 // "1234 (name with (parens)) S 1 ... utime stime ... starttime ...": the name
-// is between the first '(' and the last ')'; utime, stime and starttime are
-// the 12th, 13th and 20th fields after it.
+// is between the first '(' and the last ')'; the parent's pid, utime, stime
+// and starttime are the 2nd, 12th, 13th and 20th fields after it.
 bool parse_stat(const std::string& line, LoadSnapshot::Process& out) {
   const size_t open = line.find('(');
   const size_t close = line.rfind(')');
@@ -30,13 +30,14 @@ bool parse_stat(const std::string& line, LoadSnapshot::Process& out) {
   std::string field;
   unsigned long long utime = 0, stime = 0;
   for (int i = 0; i < 20 && rest >> field; ++i) {
-    if (i != 11 && i != 12 && i != 19) continue;
+    if (i != 1 && i != 11 && i != 12 && i != 19) continue;
     unsigned long long v = 0;
     try {
       v = std::stoull(field);
     } catch (...) {
       return false;
     }
+    if (i == 1) out.parent = static_cast<int>(v);
     if (i == 11) utime = v;
     if (i == 12) stime = v;
     if (i == 19) {
@@ -69,12 +70,12 @@ LoadSnapshot read_load(const std::string& proc) {
 }
 
 CompetingLoad competing_load(const LoadSnapshot& before, const LoadSnapshot& after, double wall_s,
-                             int self, double ticks_per_s) {
+                             int self, double ticks_per_s, bool count_children) {
   CompetingLoad load;
   if (!(wall_s > 0) || !(ticks_per_s > 0)) return load;
   std::vector<CompetingLoad::Process> all;
   for (const auto& [pid, p] : after.processes) {
-    if (pid == self) continue;
+    if (pid == self || (!count_children && p.parent == self)) continue;
     const auto was = before.processes.find(pid);
     // A pid reused by another process (another start time) counts from
     // nothing, as a new one does; a name may change (kernel workers do).
@@ -107,7 +108,10 @@ std::string CompetingLoad::describe() const {
   return s;
 }
 
-LoadWatch::LoadWatch(std::string proc) : proc_(std::move(proc)) { restart(); }
+LoadWatch::LoadWatch(std::string proc, bool count_children)
+    : proc_(std::move(proc)), count_children_(count_children) {
+  restart();
+}
 
 void LoadWatch::restart() {
   start_ = read_load(proc_);
@@ -117,7 +121,7 @@ void LoadWatch::restart() {
 CompetingLoad LoadWatch::load() const {
   const LoadSnapshot now = read_load(proc_);
   return competing_load(start_, now, now_s() - started_s_, static_cast<int>(::getpid()),
-                        static_cast<double>(::sysconf(_SC_CLK_TCK)));
+                        static_cast<double>(::sysconf(_SC_CLK_TCK)), count_children_);
 }
 
 }  // namespace batchscope

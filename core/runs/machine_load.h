@@ -8,7 +8,8 @@
 //
 // A process that started inside the window counts all its ticks; one that
 // ended inside it is missed. The measuring process itself (`self`) is left
-// out, threads and all.
+// out, threads and all, and so may be its children, where they do the
+// measured work (a Python model's worker processes).
 // Thread-safety: free functions; they read the file system.
 
 #include <map>
@@ -23,6 +24,7 @@ struct LoadSnapshot {
     std::string name;
     unsigned long long ticks = 0;
     unsigned long long started = 0;  // ticks after boot: tells a reused pid
+    int parent = 0;                  // the parent's pid
   };
   std::map<int, Process> processes;
 };
@@ -46,22 +48,24 @@ struct CompetingLoad {
   bool busy(double threshold = 0.25) const { return cores >= threshold; }
 };
 
-// What every process but `self` used between `before` and `after`, over
+// What every process but `self` (and, unless `count_children`, its
+// children) used between `before` and `after`, over
 // `wall_s` seconds of wall time; `ticks_per_s` is the kernel's clock tick
 // (sysconf(_SC_CLK_TCK), 100 on Linux).
 CompetingLoad competing_load(const LoadSnapshot& before, const LoadSnapshot& after, double wall_s,
-                             int self, double ticks_per_s);
+                             int self, double ticks_per_s, bool count_children = true);
 
 // Watches the machine from construction: load() is what every other process
 // used since then (or since the last restart()).
 class LoadWatch {
  public:
-  explicit LoadWatch(std::string proc = "/proc");
+  explicit LoadWatch(std::string proc = "/proc", bool count_children = true);
   void restart();
   CompetingLoad load() const;
 
  private:
   std::string proc_;
+  bool count_children_ = true;
   LoadSnapshot start_;
   double started_s_ = 0;
 };

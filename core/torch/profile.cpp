@@ -72,7 +72,7 @@ ProfilePoint point_of(uint32_t batch, std::vector<double>& us) {
 
 // t(b) of each of `models` running batches of b at once, each on its own
 // thread, for the sizes `single` measured alone.
-Expected<LanesProfile> profile_lanes(std::vector<std::unique_ptr<TorchModel>>& models,
+Expected<LanesProfile> profile_lanes(std::vector<std::unique_ptr<Runner>>& models,
                                      const std::vector<ProfilePoint>& single,
                                      const std::vector<Tensors>& inputs, const ProfileOptions& o) {
   LanesProfile lp;
@@ -93,7 +93,7 @@ Expected<LanesProfile> profile_lanes(std::vector<std::unique_ptr<TorchModel>>& m
         while (static_cast<int>(us[i].size()) < o.max_runs &&
                (static_cast<int>(us[i].size()) < o.min_runs || Wall::now() < until)) {
           const auto t0 = Wall::now();
-          auto out = models[i]->run(own);
+          auto out = models[i]->run(own);  // the profile's runners leave their inputs be
           const auto t1 = Wall::now();
           if (!out) {
             errors[i] = out.error().message;
@@ -144,10 +144,9 @@ uint32_t largest_length(const ModelMetadata& meta) {
 // per token once the attention outgrew 4 MB), the step is halved and the
 // middle length measured too, up to three times, so that a cliff is found
 // within an eighth of the step rather than drawn as a slope across it.
-Status measure_length_grid(TorchModel& model, const std::vector<Tensors>& inputs,
-                           const SettleOptions& so, const SettleClocks& clocks,
-                           const ProfileOptions& o, ProfileResult& r) {
-  const ModelMetadata& meta = model.metadata();
+Status measure_length_grid(Runner& model, const ModelMetadata& meta,
+                           const std::vector<Tensors>& inputs, const SettleOptions& so,
+                           const SettleClocks& clocks, const ProfileOptions& o, ProfileResult& r) {
   const uint32_t largest = largest_length(meta);
   const uint32_t reference = request_length(meta, inputs.front());
   std::vector<uint32_t> lengths = o.lengths;
@@ -242,6 +241,22 @@ std::vector<uint32_t> cliff_middles(const std::map<uint32_t, std::vector<double>
   return middles;
 }
 
+namespace {
+
+// A TorchScript model as a lane's runner, for profile_runners.
+class TorchModelRunner final : public Runner {
+ public:
+  explicit TorchModelRunner(std::unique_ptr<TorchModel> m) : model_(std::move(m)) {}
+  Expected<std::vector<Tensors>> run(std::span<Tensors> inputs) override {
+    return model_->run(inputs);
+  }
+
+ private:
+  std::unique_ptr<TorchModel> model_;
+};
+
+}  // namespace
+
 Expected<ProfileResult> profile_model(const std::string& model_path, const ProfileOptions& o) {
   TorchOptions to;
   to.device = o.device;
@@ -251,8 +266,39 @@ Expected<ProfileResult> profile_model(const std::string& model_path, const Profi
   to.cancelled = o.cancelled;
   auto loaded = TorchModel::load(model_path, to);
   if (!loaded) return loaded.error();
-  TorchModel& model = **loaded;
-  const ModelMetadata& meta = model.metadata();
+  ProfileSubject s;
+  s.metadata = (*loaded)->metadata();
+  s.device = (*loaded)->device();
+  s.what = model_path;
+  s.intra_op_threads = (*loaded)->intra_op_threads();
+  s.blas_threads = (*loaded)->blas_threads();
+  s.inter_op_threads = (*loaded)->inter_op_threads();
+  const TorchInfo info = torch_info();
+  s.blas = info.blas_name;
+  s.blas_library = info.blas_library;
+  auto first = std::make_shared<std::unique_ptr<TorchModel>>(std::move(*loaded));
+  const uint32_t top = o.max_batch > 0 ? o.max_batch : s.metadata.max_batch_size;
+  s.lane = [first, to, top, model_path](uint32_t lanes,
+                                        uint32_t lane) -> Expected<std::unique_ptr<Runner>> {
+    if (lanes == 1 && lane == 0 && *first) {
+      return std::unique_ptr<Runner>(std::make_unique<TorchModelRunner>(std::move(*first)));
+    }
+    TorchOptions each = to;
+    each.lanes = static_cast<int>(lanes);
+    each.warmup_max_batch = top;
+    auto m = TorchModel::load(model_path, each);
+    if (!m) return m.error();
+    return std::unique_ptr<Runner>(std::make_unique<TorchModelRunner>(std::move(*m)));
+  };
+  return profile_runners(s, o);
+}
+
+Expected<ProfileResult> profile_runners(const ProfileSubject& s, const ProfileOptions& o) {
+  auto made = s.lane(1, 0);
+  if (!made) return made.error();
+  Runner& model = **made;
+  const ModelMetadata& meta = s.metadata;
+  const std::string& model_path = s.what;
   const uint32_t top = o.max_batch > 0 ? o.max_batch : meta.max_batch_size;
   if (top > meta.max_batch_size) {
     return invalid_argument("--max-batch " + std::to_string(top) + " is above the model's " +
@@ -261,7 +307,7 @@ Expected<ProfileResult> profile_model(const std::string& model_path, const Profi
 
   ProfileResult r;
   r.model = meta.name;
-  r.device = model.device();
+  r.device = s.device;
   std::vector<Tensors> inputs;
   // A GPU run's thread waits on the device, so its CPU share says nothing.
   const bool on_gpu = r.device.rfind("cuda", 0) == 0;
@@ -271,7 +317,7 @@ Expected<ProfileResult> profile_model(const std::string& model_path, const Profi
   so.min_runs = std::max(1, (o.min_runs + so.windows_to_agree - 1) / so.windows_to_agree);
   so.max_runs = std::max(1, o.max_runs / so.windows_to_agree);
   so.max_windows = std::max(so.windows_to_agree, o.max_windows);
-  so.min_cpu_share = on_gpu ? 0.0 : 0.5;
+  so.min_cpu_share = on_gpu || s.runs_elsewhere ? 0.0 : 0.5;
   const SettleClocks clocks = SettleClocks::real();
   for (uint32_t b = 1;; b = std::min(b * 2, top)) {
     while (inputs.size() < b) inputs.push_back(random_inputs(meta, inputs.size() + 1));
@@ -280,7 +326,7 @@ Expected<ProfileResult> profile_model(const std::string& model_path, const Profi
       auto out = model.run(batch);
       return out ? Status::Ok() : Status(out.error());
     };
-    const LoadWatch others;
+    const LoadWatch others("/proc", !s.runs_elsewhere);
     auto got = settle(once, so, clocks, o.cancelled);
     if (!got && got.error().code == ErrorCode::kCancelled) {
       return Error{ErrorCode::kCancelled, "profiling " + model_path + " was cancelled"};
@@ -317,7 +363,7 @@ Expected<ProfileResult> profile_model(const std::string& model_path, const Profi
   }
   if (o.length_grid && has_variable_inputs(meta)) {
     Status grid;
-    std::thread lane([&] { grid = measure_length_grid(model, inputs, so, clocks, o, r); });
+    std::thread lane([&] { grid = measure_length_grid(model, meta, inputs, so, clocks, o, r); });
     lane.join();
     if (!grid) return grid.error();
   }
@@ -329,19 +375,16 @@ Expected<ProfileResult> profile_model(const std::string& model_path, const Profi
   r.a_us = f.a;
   r.c_us = f.c;
   r.asymptotic_speedup = f.c > 0 && f.a > 0 ? 1.0 + f.a / f.c : 0.0;
-  const TorchInfo info = torch_info();
-  r.blas = info.blas_name;
-  r.blas_library = info.blas_library;
-  r.intra_op_threads = model.intra_op_threads();
-  r.blas_threads = model.blas_threads();
-  r.inter_op_threads = model.inter_op_threads();
+  r.blas = s.blas;
+  r.blas_library = s.blas_library;
+  r.intra_op_threads = s.intra_op_threads;
+  r.blas_threads = s.blas_threads;
+  r.inter_op_threads = s.inter_op_threads;
+  made->reset();  // the lanes below take the machine's share it had
   for (uint32_t n = 2; n <= o.lanes; ++n) {
-    TorchOptions lane = to;
-    lane.lanes = static_cast<int>(n);
-    lane.warmup_max_batch = top;
-    std::vector<std::unique_ptr<TorchModel>> models;
+    std::vector<std::unique_ptr<Runner>> models;
     for (uint32_t i = 0; i < n; ++i) {
-      auto m = TorchModel::load(model_path, lane);
+      auto m = s.lane(n, i);
       if (!m) return m.error();
       models.push_back(std::move(*m));
     }

@@ -19,9 +19,12 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "batching/engine.h"
+#include "common/model_metadata.h"
 #include "common/status.h"
 
 namespace batchscope {
@@ -130,7 +133,35 @@ struct LineFit {
 };
 LineFit fit_line(const std::vector<ProfilePoint>& points);
 
+// A TorchScript model's t(b), loaded from its file (profile_runners on its
+// TorchModels).
 Expected<ProfileResult> profile_model(const std::string& model_path, const ProfileOptions& options);
+
+// What profile_runners measures: any model's lanes, as the engine's runners.
+struct ProfileSubject {
+  ModelMetadata metadata;
+  std::string device = "cpu";
+  std::string what;  // the model, as errors name it (its file)
+  // Lane `lane` of `lanes` that share the machine, ready to run (prepared,
+  // warmed up to the profile's largest size); called on the profiling thread.
+  std::function<Expected<std::unique_ptr<Runner>>(uint32_t lanes, uint32_t lane)> lane;
+  // How a lane runs, for the result (torch_info(), TorchModel's threads);
+  // 0 and "" where not known.
+  int intra_op_threads = 0;
+  int inter_op_threads = 0;
+  int blas_threads = 0;
+  std::string blas;
+  std::string blas_library;
+  // The runner hands each batch to a child process (a Python model's
+  // worker) and waits: the measuring thread's own CPU share says nothing,
+  // and the children's CPU is the model's, not a competing load.
+  bool runs_elsewhere = false;
+};
+
+// t(b) through the subject's runners: the same measurement as profile_model
+// (settling, the length grid, lanes at once) for a model of any kind.
+Expected<ProfileResult> profile_runners(const ProfileSubject& subject,
+                                        const ProfileOptions& options);
 
 // The lengths a grid measures by default for lengths up to `largest`: 16,
 // 32, 64, ... below it, and it; with `reference` among them.

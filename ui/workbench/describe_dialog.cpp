@@ -145,7 +145,9 @@ void DescribeDialog::show_written(const Expected<std::string>& path) {
 
 bool ensure_sidecar(QWidget* parent, const QString& path, const ModelDescriber& describer) {
   std::error_code ec;
-  if (!describer.write || std::filesystem::exists(sidecar_path(path.toStdString()), ec))
+  // A Python model declares its inputs in its class (or fails to load, saying how).
+  if (path.endsWith(".py") || !describer.write ||
+      std::filesystem::exists(sidecar_path(path.toStdString()), ec))
     return true;
   DescribeDialog dialog(path, describer, parent);
   return dialog.exec() == QDialog::Accepted;

@@ -33,6 +33,24 @@ std::vector<ModelListModel::Entry> ModelListModel::scan() const {
                                    : QString("(%1 does not parse as JSON)").arg(sidecar);
     found.push_back(std::move(e));
   }
+  // Python models: each .py with a class (beside the TorchScript files, or
+  // in their python/ folder), described by its docstring's first line.
+  for (const QDir& where : {d, QDir(d.filePath("python"))}) {
+    for (const QFileInfo& f :
+         where.entryInfoList({"*.py"}, QDir::Files | QDir::Readable, QDir::Name)) {
+      QFile py(f.absoluteFilePath());
+      if (!py.open(QIODevice::ReadOnly)) continue;
+      const QString head = QString::fromUtf8(py.read(8192));
+      if (!head.contains("def predict")) continue;  // not a handler (a script, a helper)
+      Entry e;
+      e.name = f.fileName();
+      e.path = f.absoluteFilePath();
+      const int open = head.indexOf("\"\"\"");
+      e.description =
+          open < 0 ? QString("a Python model") : head.mid(open + 3).section('\n', 0, 0).trimmed();
+      found.push_back(std::move(e));
+    }
+  }
   return found;
 }
 

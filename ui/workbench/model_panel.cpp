@@ -14,6 +14,7 @@
 #include <QPointer>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QTimer>
 #include <QToolButton>
 #include <QToolTip>
 #include <QVBoxLayout>
@@ -131,13 +132,18 @@ ModelPanel::ModelPanel(QString models_dir, std::vector<std::string> devices, QWi
   form->setContentsMargins(0, 0, 0, 0);
   blas_ = wrapped_label();
   threads_ = wrapped_label();
+  runtime_ = wrapped_label();
+  form->addRow("Runs in", runtime_);
   form->addRow("BLAS", blas_);
   form->addRow("Threads", threads_);
+  workers_timer_ = new QTimer(this);
+  workers_timer_->setInterval(1000);
+  connect(workers_timer_, &QTimer::timeout, this, [this] { show_runtime(); });
   col->addLayout(form);
 
   QFont small = font();
   small.setPointSizeF(std::max(7.0, small.pointSizeF() - 1));
-  for (QLabel* l : {about_, fit_, blas_, threads_, curve_note_}) l->setFont(small);
+  for (QLabel* l : {about_, fit_, blas_, threads_, runtime_, curve_note_}) l->setFont(small);
 
   rebuild_choices();
   plot_profile(LoadedModel{});
@@ -235,8 +241,9 @@ void ModelPanel::choice_changed() {
 }
 
 void ModelPanel::open_file() {
-  const QString path = QFileDialog::getOpenFileName(this, "Open a TorchScript model", list_->dir(),
-                                                    "TorchScript models (*.pt)");
+  const QString path = QFileDialog::getOpenFileName(
+      this, "Open a model", list_->dir(),
+      "Models (*.pt *.py);;TorchScript models (*.pt);;Python models (*.py)");
   if (!path.isEmpty() && ensure_sidecar(this, path, describer_)) select_path(path);
 }
 
@@ -343,7 +350,34 @@ void ModelPanel::show_model(const LoadedModel& m) {
                                     m.unsettled.empty() ? "" : " (settled sizes)"));
   blas_->setText(QString::fromStdString(m.blas.empty() ? "n/a" : m.blas));
   threads_->setText(QString::fromStdString(m.threads.empty() ? "n/a" : m.threads));
+  show_runtime();
 }
+
+void ModelPanel::show_runtime() {
+  const LoadedModel& m = shown_model_;
+  if (m.path.empty()) {
+    runtime_->setText("n/a");
+  } else if (m.synthetic) {
+    runtime_->setText("a synthetic stand-in, in this process");
+  } else if (!m.workers) {
+    runtime_->setText("TorchScript (LibTorch), in this process");
+  } else {
+    const WorkerHealth h = m.workers->health();
+    QString t =
+        QString("Python, %1 worker process%2 ready").arg(h.ready).arg(h.ready == 1 ? "" : "es");
+    if (h.restarts > 0)
+      t += QString(" · %1 restart%2").arg(h.restarts).arg(h.restarts == 1 ? "" : "s");
+    if (h.timeouts > 0) t += QString(" · %1 killed past the timeout").arg(h.timeouts);
+    runtime_->setText(t);
+  }
+  if (m.workers) {
+    workers_timer_->start();
+  } else {
+    workers_timer_->stop();
+  }
+}
+
+QString ModelPanel::runtime_text() const { return runtime_->text(); }
 
 void ModelPanel::show_error(const QString& message) {
   error_ = message;

@@ -48,6 +48,7 @@ class QCustomPlot;
 class QLabel;
 class QProgressBar;
 class QPushButton;
+class QTimer;
 class QToolButton;
 
 namespace batchscope {
@@ -89,6 +90,10 @@ class ModelPanel : public QGroupBox {
   QString error_text() const { return error_; }
   QString blas_text() const;
   QString threads_text() const;
+  // What runs the model: "TorchScript (LibTorch), in this process", or a
+  // Python model's workers as they fare now ("Python, 2 of 2 workers
+  // ready · 1 restart"), refreshed each second while one is shown.
+  QString runtime_text() const;
 
  private:
   void rebuild_choices();
@@ -115,6 +120,9 @@ class ModelPanel : public QGroupBox {
   QLabel* fit_ = nullptr;
   QLabel* blas_ = nullptr;
   QLabel* threads_ = nullptr;
+  QLabel* runtime_ = nullptr;
+  QTimer* workers_timer_ = nullptr;
+  void show_runtime();
   QComboBox* curve_ = nullptr;
   QLabel* curve_note_ = nullptr;
   LoadedModel shown_model_;  // what show_model() was given, for the curve selector

@@ -215,7 +215,8 @@ void WorkbenchWindow::make_menus() {
   QMenu* file = menuBar()->addMenu("&File");
   file->addAction("&Open model…", QKeySequence::Open, this, [this] {
     const QString path =
-        QFileDialog::getOpenFileName(this, "Open model", config_.models_dir, "TorchScript (*.pt)");
+        QFileDialog::getOpenFileName(this, "Open model", config_.models_dir,
+                                     "Models (*.pt *.py);;TorchScript (*.pt);;Python (*.py)");
     if (path.isEmpty() || !ensure_sidecar(this, path, config_.describer)) return;
     ModelRequest r;
     r.path = path.toStdString();

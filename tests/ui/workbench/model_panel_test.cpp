@@ -135,7 +135,8 @@ TEST(ModelPanel, OffersTheFoundModelsTheSyntheticOneAndOnlyTheGivenDevices) {
   EXPECT_GE(models->findText("mlp"), 0);
   EXPECT_TRUE(models->itemText(models->count() - 1).startsWith("Synthetic"));
   EXPECT_GE(models->findText("tiny_lm"), 0);
-  EXPECT_EQ(panel.models()->rowCount(), 5);
+  EXPECT_GE(models->findText("mlp.py"), 0);  // models/python/mlp.py, a Python model
+  EXPECT_EQ(panel.models()->rowCount(), 6);
 }
 
 TEST(ModelPanel, LoadHandsOverTheChosenPathAndDevice) {

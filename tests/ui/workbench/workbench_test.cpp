@@ -34,6 +34,7 @@
 #include <thread>
 
 #include "batching/synthetic_runner.h"
+#include "model/window_loader.h"
 #include "runs/history.h"
 #include "runs/history_writer.h"
 #include "tests/http/test_client.h"
@@ -404,6 +405,30 @@ TEST(WorkbenchLoad, AFailedLoadIsShownAndTheOldEngineKeepsServing) {
   EXPECT_EQ(w.model().metadata.name, "toy");
   EXPECT_TRUE(w.model_panel()->error_text().contains("missing.pt"))
       << w.model_panel()->error_text().toStdString();
+}
+
+// A Python model through the window's own loader: its workers start, the
+// panel says it runs in them, and traffic flows through them.
+TEST(WorkbenchLoad, APythonModelLoadsAndThePanelShowsItsWorkers) {
+  TempCacheHome cache("workbench_python");
+  WorkbenchConfig cfg = toy_config();
+  cfg.loader = make_model_loader(1);
+  WorkbenchWindow w(cfg);
+  ModelRequest r;
+  r.path = std::string(BATCHSCOPE_SOURCE_DIR) + "/tests/python/handlers/faults.py";
+  r.options.max_batch_size = 8;
+  w.load_model(r);
+  ASSERT_TRUE(w.wait_loaded(60'000));
+  ASSERT_EQ(w.model().metadata.name, "faults") << w.model_panel()->error_text().toStdString();
+  EXPECT_EQ(w.model().metadata.platform, "python");
+  ASSERT_TRUE(w.model().workers);
+  EXPECT_TRUE(w.model_panel()->runtime_text().startsWith("Python, "))
+      << w.model_panel()->runtime_text().toStdString();
+  ASSERT_TRUE(w.start_traffic().ok());
+  wait_for_ok(w, 50);
+  EXPECT_GE(w.model().workers->health().ready, 1);
+  EXPECT_TRUE(w.model_panel()->runtime_text().contains("worker process"));
+  w.stop_traffic();
 }
 
 TEST(WorkbenchLoad, TheFirstModelLoadsOffTheGuiThreadAndTrafficStarts) {

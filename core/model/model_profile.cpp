@@ -1,0 +1,39 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "model/model_profile.h"
+
+#include <algorithm>
+#include <thread>
+
+namespace batchscope {
+
+Expected<ProfileResult> profile_choice(const ModelChoice& choice, const ProfileOptions& o) {
+  if (!is_python_file(choice.path)) return profile_model(choice.path, o);
+  auto model = LocalModel::open(choice);
+  if (!model) return model.error();
+  ProfileSubject s;
+  s.metadata = model->metadata();
+  s.device = model->device();
+  s.what = choice.path;
+  s.blas = "the handler's own (Python)";
+  // The threads each worker is given (python_runner.h): the cores over the lanes.
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  s.blas_threads = o.blas_threads > 0 ? o.blas_threads : cores;
+  s.runs_elsewhere = true;
+  const uint32_t top = o.max_batch > 0 ? o.max_batch : s.metadata.max_batch_size;
+  s.lane = [m = *model, top, threads = o.blas_threads](
+               uint32_t lanes, uint32_t lane) -> Expected<std::unique_ptr<Runner>> {
+    Options options;
+    options.max_batch_size = top;
+    options.num_lanes = lanes;
+    LoadHooks hooks;
+    hooks.blas_threads = threads;
+    auto factory = m.runners(options, hooks);
+    if (!factory) return factory.error();
+    std::unique_ptr<Runner> r = (*factory)(static_cast<int>(lane));
+    if (Status st = r->prepare(); !st) return st.error();
+    return r;
+  };
+  return profile_runners(s, o);
+}
+
+}  // namespace batchscope
