@@ -23,6 +23,8 @@ std::string export_help() {
          "  tfserving   batching_parameters.txt\n"
          "  torchserve  config.properties and model-config.yaml\n"
          "  rayserve    deployment.py and serve_config.yaml\n"
+         "  (a Python model, --model FILE.py [--class NAME] [--model-option K=V]: triton,\n"
+         "  torchserve and rayserve add a wrapper that runs the class, and the file)\n"
          "  dbie        dbie.env, the Python engine's environment file\n"
          "  json        batchscope.json, what serve --config and the window load\n"
          "A generative model (--synthetic-lm S,T or its --model; --cache-tokens N) exports its\n"
@@ -166,6 +168,12 @@ int run_export(const std::vector<std::string>& args) {
     auto model = LocalModel::open(*choice);
     if (!model) return fail(cmd, model.error().message);
     in.model = model->metadata();
+    // A Python model's wrappers copy its handler and construct its class.
+    if (Status s =
+            add_python_handler(in, choice->path, choice->python_class, choice->model_options);
+        !s) {
+      return fail(cmd, s.message());
+    }
   }
   if (!sizes.empty()) {
     auto parsed = cli::parse_counts("batch-sizes", sizes, 1, kMaxBatchSize);

@@ -200,7 +200,10 @@ class TunePrinter final : public TuneReport {
       in.tuning.p50_ms = figures.p50_ms;
       in.tuning.p99_ms = figures.p99_ms;
       in.tuning.throughput_rps = figures.throughput_rps;
-      auto files = export_config(*parse_export_format(a_.export_format), in);
+      const ModelChoice& m = a_.tune.model;
+      Status handler = add_python_handler(in, m.path, m.python_class, m.model_options);
+      auto files = handler ? export_config(*parse_export_format(a_.export_format), in)
+                           : Expected<std::vector<ExportFile>>(handler.error());
       if (!files) {
         rc_ = fail("--export: " + files.error().message, 1);
       } else if (write_export_files("tune", *files, a_.export_out) != 0) {

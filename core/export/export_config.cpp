@@ -100,6 +100,14 @@ Expected<std::vector<ExportFile>> export_config(ExportFormat format, const Expor
                             " export is for a generative model: give --model with a generative "
                             "sidecar (models/tiny_lm.pt) or --synthetic-lm");
   }
+  // A Python model's class runs on Triton, TorchServe and Ray Serve through
+  // a wrapper; the other formats carry only the batching options.
+  const bool python = input.model && input.model->platform == "python";
+  if (python && format == ExportFormat::kTriton) return export_detail::triton_python_files(c);
+  if (python && format == ExportFormat::kTorchServe) {
+    return export_detail::torchserve_python_files(c);
+  }
+  if (python && format == ExportFormat::kRayServe) return export_detail::rayserve_python_files(c);
   switch (format) {
     case ExportFormat::kTriton: return export_detail::triton_files(c);
     case ExportFormat::kTfServing: return export_detail::tfserving_files(c);
@@ -124,6 +132,10 @@ Status write_export(const std::vector<ExportFile>& files, const std::string& dir
     return invalid_argument("cannot make the folder " + dir + (ec ? ": " + ec.message() : ""));
   for (const ExportFile& f : files) {
     const fs::path path = fs::path(dir) / f.name;
+    if (path.has_parent_path() && path.parent_path() != fs::path(dir)) {
+      fs::create_directories(path.parent_path(), ec);
+      if (ec) return invalid_argument("cannot make the folder " + path.parent_path().string());
+    }
     std::ofstream out(path, std::ios::binary);
     out << f.text;
     out.close();

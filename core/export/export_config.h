@@ -17,6 +17,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "common/model_metadata.h"
@@ -81,6 +82,27 @@ struct GenModelInfo {
   int num_blocks = 0;      // blocks in the cache
 };
 
+// A Python model's handler (a model whose metadata's platform is "python"):
+// the file the Triton, TorchServe and Ray Serve exports copy beside a wrapper
+// that runs its class there. Plain strings: core/export knows nothing of how
+// Batchscope itself runs the class.
+struct PythonHandlerFile {
+  std::string file_name;  // "mlp.py": the name it is copied under, without folders
+  std::string source;     // its text, copied verbatim
+  // The class to construct; empty: the file's one class with a predict
+  // method, found when the wrapper loads, as `serve --model` finds it.
+  std::string class_name;
+  // The constructor's keyword arguments (--model-option KEY=VALUE), strings
+  // as given, in this order.
+  std::vector<std::pair<std::string, std::string>> options;
+};
+
+// Reads the handler at `path` for ExportInput::python. The error names the
+// file that could not be read.
+Expected<PythonHandlerFile> read_python_handler(
+    const std::string& path, const std::string& class_name,
+    const std::vector<std::pair<std::string, std::string>>& options);
+
 struct ExportInput {
   Options options;
   // A generative model: required by the generative formats (the scheduling,
@@ -97,19 +119,36 @@ struct ExportInput {
   // allowed_batch_sizes. Empty: neither is written. Each in 1..max_batch_size.
   std::vector<uint32_t> batch_sizes;
   TuningContext tuning;
+  // A Python model's handler: required by triton, torchserve and rayserve
+  // when the model's platform is "python", which then write a wrapper that
+  // runs the class, with the file beside it (docs/export.md, "A Python
+  // model"). The other formats do not use it.
+  std::optional<PythonHandlerFile> python;
 };
 
+// Where `in.model` is a Python model's (platform "python"), reads its
+// handler at `path` into `in.python`, as the Python formats need; nothing
+// for any other model.
+Status add_python_handler(ExportInput& in, const std::string& path,
+                          const std::string& class_name = {},
+                          const std::vector<std::pair<std::string, std::string>>& options = {});
+
 struct ExportFile {
-  std::string name;  // "config.pbtxt": a file name without directories
+  // "config.pbtxt": a path relative to the export's folder, '/' between
+  // folders ("mlp/1/model.py" for a Python model's Triton repository).
+  std::string name;
   std::string text;
 };
 
 // The files of one format, in a fixed order: one file, or two for TorchServe
-// and Ray Serve. Refuses invalid options, an unknown device, batch sizes out
-// of range, and max_batch_size above the model's own, naming the field.
+// and Ray Serve (a Python model's: the wrapper and the handler too, and for
+// Triton a model repository folder). Refuses invalid options, an unknown
+// device, batch sizes out of range, max_batch_size above the model's own,
+// and a Python model without its handler, naming the field.
 Expected<std::vector<ExportFile>> export_config(ExportFormat format, const ExportInput& input);
 
-// Writes `files` into the folder `dir`, made (with its parents) if missing.
+// Writes `files` into the folder `dir`, made (with its parents, and the
+// folders the files' names hold) if missing.
 // The error names the folder or file that could not be made or written.
 Status write_export(const std::vector<ExportFile>& files, const std::string& dir);
 

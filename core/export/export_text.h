@@ -68,6 +68,31 @@ std::vector<ExportFile> triton_files(const Checked& c);
 std::vector<ExportFile> tfserving_files(const Checked& c);
 std::vector<ExportFile> torchserve_files(const Checked& c);
 std::vector<ExportFile> rayserve_files(const Checked& c);
+
+// What the TorchScript and Python exports of one server share.
+// Triton's config.pbtxt: the PyTorch backend's, or with `python` the Python
+// backend's (backend "python", ragged inputs where they vary).
+std::string triton_config(const Checked& c, bool python);
+// TorchServe's config.properties and model-config.yaml, worded for the
+// archive they go with.
+struct TorchServeWording {
+  std::string archive;  // config.properties: how MODEL_STORE/NAME.mar is made
+  std::string package;  // model-config.yaml: the torch-model-archiver line
+  std::string padding;  // what the handler does with inputs of varying length
+};
+std::vector<ExportFile> torchserve_config_files(const Checked& c, const TorchServeWording& w);
+// Ray Serve: the comments deployment.py opens with after the context (its
+// replicas, queue and wait), the decorator line @serve.deployment(...), and
+// serve_config.yaml for the files `holding` names ("deployment.py").
+std::string rayserve_notes(const Checked& c);
+std::string rayserve_decorator(const Checked& c);
+std::string rayserve_config_yaml(const Checked& c, std::string_view holding);
+
+// A Python model's wrappers (python_*_export.cpp): each refuses an input
+// without its handler, naming it.
+Expected<std::vector<ExportFile>> triton_python_files(const Checked& c);
+Expected<std::vector<ExportFile>> torchserve_python_files(const Checked& c);
+Expected<std::vector<ExportFile>> rayserve_python_files(const Checked& c);
 std::vector<ExportFile> dbie_files(const Checked& c);
 std::vector<ExportFile> vllm_files(const Checked& c);
 std::vector<ExportFile> tgi_files(const Checked& c);

@@ -36,19 +36,9 @@ std::string ongoing(const Options& o) { return whole(int64_t{o.max_batch_size} *
 
 }  // namespace
 
-std::vector<ExportFile> rayserve_files(const Checked& c) {
+std::string rayserve_notes(const Checked& c) {
   const Options& o = c.o();
-  const std::string name = model_name(c.in, "model");
-  const std::string wait_s = exact_decimal(o.max_wait_us, 6);
-  const std::string actor = c.device.gpu ? "{\"num_gpus\": 1}" : "{\"num_cpus\": 1}";
-
   std::string py;
-  py += "# Ray Serve deployment (deployment.py), exported from Batchscope.\n";
-  py += comment(
-      "Deploy with serve_config.yaml from the directory holding this file. Written for "
-      "Ray 2.x releases that have max_ongoing_requests and max_queued_requests (older "
-      "ones call the first max_concurrent_queries and lack the second).");
-  py += context_block(c);
   py += comment(
       "max_ongoing_requests is 2 x max_batch_size: a replica takes at most that many "
       "requests at once, so below max_batch_size its batches could never fill; at twice "
@@ -77,6 +67,35 @@ std::vector<ExportFile> rayserve_files(const Checked& c) {
                 " ms). Ray Serve batches with the fixed maxima, which the adaptive strategy "
                 "only ever lowers.");
   }
+  return py;
+}
+
+std::string rayserve_decorator(const Checked& c) {
+  const Options& o = c.o();
+  const std::string actor = c.device.gpu ? "{\"num_gpus\": 1}" : "{\"num_cpus\": 1}";
+  std::string py;
+  py += "@serve.deployment(\n";
+  py += "    num_replicas=" + whole(o.num_lanes) + ",\n";
+  py += "    max_ongoing_requests=" + ongoing(o) + ",\n";
+  py += "    max_queued_requests=" + whole(o.queue_capacity) + ",\n";
+  py += "    ray_actor_options=" + actor + ",\n";
+  py += ")\n";
+  return py;
+}
+
+std::vector<ExportFile> rayserve_files(const Checked& c) {
+  const Options& o = c.o();
+  const std::string name = model_name(c.in, "model");
+  const std::string wait_s = exact_decimal(o.max_wait_us, 6);
+
+  std::string py;
+  py += "# Ray Serve deployment (deployment.py), exported from Batchscope.\n";
+  py += comment(
+      "Deploy with serve_config.yaml from the directory holding this file. Written for "
+      "Ray 2.x releases that have max_ongoing_requests and max_queued_requests (older "
+      "ones call the first max_concurrent_queries and lack the second).");
+  py += context_block(c);
+  py += rayserve_notes(c);
   const bool several =
       c.in.model && (c.in.model->inputs.size() > 1 || c.in.model->outputs.size() > 1);
   if (several) {
@@ -103,12 +122,7 @@ std::vector<ExportFile> rayserve_files(const Checked& c) {
   py += "from ray import serve\n";
   py += "from starlette.requests import Request\n";
   py += "\n\n";
-  py += "@serve.deployment(\n";
-  py += "    num_replicas=" + whole(o.num_lanes) + ",\n";
-  py += "    max_ongoing_requests=" + ongoing(o) + ",\n";
-  py += "    max_queued_requests=" + whole(o.queue_capacity) + ",\n";
-  py += "    ray_actor_options=" + actor + ",\n";
-  py += ")\n";
+  py += rayserve_decorator(c);
   py += "class BatchedModel:\n";
   py += "    def __init__(self, model_path: str = " + py_string(name + ".pt") + "):\n";
   py += "        self.device = " + std::string(c.device.gpu ? "\"cuda\"" : "\"cpu\"") + "\n";
@@ -130,14 +144,21 @@ std::vector<ExportFile> rayserve_files(const Checked& c) {
   py += "        return {\"result\": result.flatten().tolist()}\n";
   py += "\n\n";
   py += "app = BatchedModel.bind()\n";
+  return {ExportFile{"deployment.py", std::move(py)},
+          ExportFile{"serve_config.yaml", rayserve_config_yaml(c, "deployment.py")}};
+}
 
+std::string rayserve_config_yaml(const Checked& c, std::string_view holding) {
+  const Options& o = c.o();
+  const std::string name = model_name(c.in, "model");
+  const std::string wait_s = exact_decimal(o.max_wait_us, 6);
   std::string yaml;
   yaml += "# Ray Serve config file (serve_config.yaml), exported from Batchscope.\n";
   yaml += comment(
       "Deploy with: serve deploy serve_config.yaml (or serve run), from the directory "
-      "holding deployment.py. @serve.batch's max_batch_size = " +
-      whole(o.max_batch_size) + " and batch_wait_timeout_s = " + wait_s +
-      " are set in deployment.py.");
+      "holding " +
+      std::string(holding) + ". @serve.batch's max_batch_size = " + whole(o.max_batch_size) +
+      " and batch_wait_timeout_s = " + wait_s + " are set in deployment.py.");
   yaml += context_block(c);
   yaml += comment(
       "max_ongoing_requests is 2 x max_batch_size, so that batches can fill; "
@@ -160,8 +181,7 @@ std::vector<ExportFile> rayserve_files(const Checked& c) {
   yaml += "        max_queued_requests: " + whole(o.queue_capacity) + "\n";
   yaml += "        ray_actor_options:\n";
   yaml += c.device.gpu ? "          num_gpus: 1\n" : "          num_cpus: 1\n";
-  return {ExportFile{"deployment.py", std::move(py)},
-          ExportFile{"serve_config.yaml", std::move(yaml)}};
+  return yaml;
 }
 
 }  // namespace batchscope::export_detail

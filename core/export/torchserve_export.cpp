@@ -10,7 +10,7 @@ namespace batchscope::export_detail {
 namespace {
 
 // The comments both files carry about values TorchServe words differently.
-std::string lossy_notes(const Checked& c, bool has_queue_cap) {
+std::string lossy_notes(const Checked& c, bool has_queue_cap, const std::string& padding) {
   const Options& o = c.o();
   std::string out;
   if (o.max_wait_us % 1000 != 0) {
@@ -41,17 +41,30 @@ std::string lossy_notes(const Checked& c, bool has_queue_cap) {
                 " ms). TorchServe batches with the fixed maxima, "
                 "which the adaptive strategy only ever lowers.");
   }
-  out += padding_note(c,
-                      "TorchServe hands the handler the batch's requests as they came: the "
-                      "handler must pad them to the longest (and cut each output back), as "
-                      "Batchscope's runner does. It batches first come first served, with no "
-                      "buckets and no sorting by length.");
+  out += padding_note(c, padding);
   return out;
 }
 
 }  // namespace
 
 std::vector<ExportFile> torchserve_files(const Checked& c) {
+  const std::string name = model_name(c.in, "model");
+  TorchServeWording w;
+  w.archive = "MODEL_STORE/" + name +
+              ".mar is made by torch-model-archiver --version 1.0 "
+              "with a handler that takes a list of requests. model-config.yaml carries the "
+              "same per-model values inside the archive.";
+  w.package = "# Package it with: torch-model-archiver --model-name " + name +
+              " --version 1.0 --config-file model-config.yaml ...\n";
+  w.padding =
+      "TorchServe hands the handler the batch's requests as they came: the "
+      "handler must pad them to the longest (and cut each output back), as "
+      "Batchscope's runner does. It batches first come first served, with no "
+      "buckets and no sorting by length.";
+  return torchserve_config_files(c, w);
+}
+
+std::vector<ExportFile> torchserve_config_files(const Checked& c, const TorchServeWording& w) {
   const Options& o = c.o();
   const std::string name = model_name(c.in, "model");
   const std::string delay = whole(nearest_ms(o.max_wait_us));
@@ -63,12 +76,9 @@ std::vector<ExportFile> torchserve_files(const Checked& c) {
   props +=
       "# Start with: torchserve --start --model-store MODEL_STORE --ts-config "
       "config.properties\n";
-  props += comment("MODEL_STORE/" + name +
-                   ".mar is made by torch-model-archiver --version 1.0 "
-                   "with a handler that takes a list of requests. model-config.yaml carries the "
-                   "same per-model values inside the archive.");
+  props += comment(w.archive);
   props += context_block(c);
-  props += lossy_notes(c, true);
+  props += lossy_notes(c, true, w.padding);
   props += comment(
       "One worker per Batchscope lane, each with its own copy of the model, as "
       "Batchscope's lanes are; minWorkers = maxWorkers keeps the count fixed.");
@@ -107,11 +117,10 @@ std::vector<ExportFile> torchserve_files(const Checked& c) {
 
   std::string yaml;
   yaml += "# TorchServe model configuration (model-config.yaml), exported from Batchscope.\n";
-  yaml += "# Package it with: torch-model-archiver --model-name " + name +
-          " --version 1.0 --config-file model-config.yaml ...\n";
+  yaml += w.package;
   yaml += comment("config.properties carries the same values, and the queue size.");
   yaml += context_block(c);
-  yaml += lossy_notes(c, false);
+  yaml += lossy_notes(c, false, w.padding);
   yaml += "\n";
   yaml += "minWorkers: " + workers + "\n";
   yaml += "maxWorkers: " + workers + "\n";

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// Triton Inference Server's config.pbtxt for the PyTorch (LibTorch) backend.
+// Triton Inference Server's config.pbtxt for the PyTorch (LibTorch) backend,
+// and for the Python backend (python_triton_export.cpp writes its model.py).
 
 #include "common/text_out.h"
 #include "export/export_text.h"
@@ -21,7 +22,10 @@ const char* triton_type(DType t) {
   return "TYPE_INVALID";
 }
 
-void tensors(std::string& out, const char* field, const std::vector<TensorSpec>& specs) {
+// `ragged`: mark inputs that vary in length allow_ragged_batch, for a
+// backend that pads them itself.
+void tensors(std::string& out, const char* field, const std::vector<TensorSpec>& specs,
+             bool ragged = false) {
   out += std::string(field) + " [\n";
   for (size_t i = 0; i < specs.size(); ++i) {
     const TensorSpec& t = specs[i];
@@ -30,6 +34,7 @@ void tensors(std::string& out, const char* field, const std::vector<TensorSpec>&
     const Shape item = t.item_shape();
     for (size_t d = 0; d < item.size(); ++d) out += (d ? ", " : "") + whole(item[d]);
     out += item.empty() ? "1 ]\n" : " ]\n";
+    if (ragged && t.variable()) out += "    allow_ragged_batch: true\n";
     if (item.empty()) {
       out += comment(
           "A scalar per request: Triton's dims cannot be empty, so dims [ 1 ] and an "
@@ -59,13 +64,17 @@ std::string carried_json(const Options& o) {
 
 }  // namespace
 
-std::vector<ExportFile> triton_files(const Checked& c) {
+std::string triton_config(const Checked& c, bool python) {
   const Options& o = c.o();
   std::string out;
   const std::string name = model_name(c.in, "");
   out +=
       "# Triton Inference Server model configuration (config.pbtxt), exported from Batchscope.\n";
-  if (!name.empty()) {
+  if (python) {
+    out += comment("The folder " + name + "/ is a model repository entry: place it at " +
+                   "MODEL_REPOSITORY/" + name + "/, with 1/model.py (which runs the class) and " +
+                   "1/" + c.in.python->file_name + " (the handler, as given) in it.");
+  } else if (!name.empty()) {
     out += comment("Place it at MODEL_REPOSITORY/" + name + "/config.pbtxt, with the " +
                    "TorchScript file at MODEL_REPOSITORY/" + name + "/1/model.pt.");
   }
@@ -82,9 +91,21 @@ std::vector<ExportFile> triton_files(const Checked& c) {
   }
   out += "\n";
   if (!name.empty()) out += "name: " + pbtxt_string(name) + "\n";
-  out += "platform: \"pytorch_libtorch\"\n";
+  out += python ? "backend: \"python\"\n" : "platform: \"pytorch_libtorch\"\n";
   out += "max_batch_size: " + whole(o.max_batch_size) + "\n";
-  if (c.in.model) {
+  if (python) {
+    out += comment(
+        "The class's inputs and outputs, by name; model.py reads and answers them by these "
+        "names. dims leave out the batch dimension.");
+    tensors(out, "input", c.in.model->inputs, true);
+    tensors(out, "output", c.in.model->outputs);
+    out += padding_note(
+        c,
+        "allow_ragged_batch lets Triton put requests of different lengths in one batch; "
+        "model.py pads them to the longest with each input's pad value, runs one predict, "
+        "and cuts each output's varying dimension back to its request's length, as "
+        "Batchscope's runner does (longest, without buckets).");
+  } else if (c.in.model) {
     out += comment(
         "Input names must match the arguments of the model's forward(); outputs are "
         "matched by their order here. dims leave out the batch dimension.");
@@ -103,9 +124,10 @@ std::vector<ExportFile> triton_files(const Checked& c) {
         "PATH fills them in). Triton's PyTorch backend cannot find them by itself; add "
         "them before loading this configuration.");
   }
-  out += comment(
-      "One model instance per Batchscope lane, each with its own copy of the model, as "
-      "Batchscope's lanes are.");
+  out += comment(python ? "One model instance per Batchscope lane, each a Python process with "
+                          "its own instance of the class, as Batchscope's lanes are."
+                        : "One model instance per Batchscope lane, each with its own copy of the "
+                          "model, as Batchscope's lanes are.");
   out += "instance_group [\n  {\n    count: " + whole(o.num_lanes) + "\n";
   if (c.device.gpu) {
     out += "    kind: KIND_GPU\n    gpus: [ " + whole(c.device.index) + " ]\n";
@@ -149,7 +171,11 @@ std::vector<ExportFile> triton_files(const Checked& c) {
   out += "    default_timeout_microseconds: " + whole(o.request_timeout_ms * 1000) + "\n";
   out += "    timeout_action: REJECT\n";
   out += "  }\n}\n";
-  return {ExportFile{"config.pbtxt", std::move(out)}};
+  return out;
+}
+
+std::vector<ExportFile> triton_files(const Checked& c) {
+  return {ExportFile{"config.pbtxt", triton_config(c, false)}};
 }
 
 }  // namespace batchscope::export_detail

@@ -4,6 +4,8 @@
 // directory's name): fixed options, a hand-built copy of models/mlp.json's
 // metadata, and a tuning context.
 
+#include <fstream>
+#include <sstream>
 #include <string>
 
 #include "export/export_config.h"
@@ -21,13 +23,30 @@ inline ModelMetadata mlp_metadata() {
   return m;
 }
 
+// A file of tests/export/data (BATCHSCOPE_EXPORT_DATA_DIR), whole; empty
+// when it cannot be read.
+inline std::string export_data_text(const std::string& file) {
+#ifdef BATCHSCOPE_EXPORT_DATA_DIR
+  std::ifstream in(std::string(BATCHSCOPE_EXPORT_DATA_DIR) + "/" + file, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+#else
+  (void)file;
+  return {};
+#endif
+}
+
 // "fifo_cpu": the defaults with a whole-millisecond wait, on the CPU, with
 // measured figures. "adaptive_gpu": values that no target expresses exactly
 // (2.5 ms wait, a queue of 1000 for batches of 64, 1.5 s timeout), two lanes
 // on cuda:1 and preferred sizes. "no_model": the defaults, no model.
 // "gen_gpu": tiny_lm on cuda:0, continuous; "gen_static": the same, static.
 // "text_buckets": models/text_classifier.json's inputs of varying length,
-// batched in length buckets.
+// batched in length buckets. "python_toy": the class Toy of
+// tests/export/data/toy_handler.py as `batchscope export --model
+// toy_handler.py --class Toy --model-option scale=2 --model-option bias=0.5`
+// opens it, two lanes, a preferred size.
 inline ExportInput fixture_input(const std::string& name) {
   ExportInput in;
   if (name == "fifo_cpu") {
@@ -67,6 +86,29 @@ inline ExportInput fixture_input(const std::string& name) {
     in.options.padding = Padding::kBuckets;
     in.options.length_buckets = {16, 64, 256};
     in.options.max_wait_us = 4000;
+  } else if (name == "python_toy") {
+    ModelMetadata m;
+    m.name = "toy_handler";
+    m.description = "y = x @ W * scale + bias, and each row's total.";
+    m.platform = "python";
+    m.max_batch_size = 16;
+    m.inputs = {TensorSpec{"x", DType::kFloat32, {-1, 4}, false}};
+    m.outputs = {TensorSpec{"y", DType::kFloat32, {-1, 3}, false},
+                 TensorSpec{"total", DType::kFloat64, {-1, 1}, false}};
+    in.model = m;
+    PythonHandlerFile h;
+    h.file_name = "toy_handler.py";
+    h.source = export_data_text("toy_handler.py");
+    h.class_name = "Toy";
+    h.options = {{"scale", "2"}, {"bias", "0.5"}};
+    in.python = h;
+    in.options.max_batch_size = 8;
+    in.options.max_wait_us = 1500;
+    in.options.queue_capacity = 64;
+    in.options.request_timeout_ms = 10000;
+    in.options.num_lanes = 2;
+    in.batch_sizes = {4};
+    in.tuning.traffic = "poisson 800 req/s";
   } else if (name == "gen_gpu" || name == "gen_static") {
     // tiny_lm as models/tiny_lm.json describes it, with the default cache.
     in.lm = GenModelInfo{"tiny_lm", 1024, 16, 1024};

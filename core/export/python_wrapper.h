@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+// What the wrappers of a Python model share, for Triton's Python backend,
+// TorchServe and Ray Serve: the module's opening (imports, and constants
+// naming the handler file, its class, the constructor's options and the
+// model's inputs and outputs) and the Python that loads the class, turns one
+// request into a row, stacks rows padded to the longest, runs one predict,
+// and splits the answers back, cutting padding off. Each wrapper is one file
+// of its own, so the same text appears in all three.
+// Internal to core/export. Thread-safety: free functions without shared state.
+
+#include <initializer_list>
+#include <string>
+#include <string_view>
+
+#include "export/export_text.h"
+
+namespace batchscope::export_detail {
+
+// A Python string literal, quotes included: backslashes, quotes and control
+// characters escaped, other characters (UTF-8) as they are.
+std::string py_literal(std::string_view s);
+
+// The handler of `c` (a Python model with its file), refused where it is
+// missing or its file name is not a plain NAME.py, or is one of `taken` (the
+// wrapper's own files), naming the clash. `format` names the export.
+Status check_python_input(const Checked& c, std::string_view format,
+                          std::initializer_list<std::string_view> taken);
+
+// "class Toy of toy.py, constructed with scale="2"": for comments.
+std::string handler_words(const Checked& c);
+
+// The wrapper's imports and the shared part: constants, then the functions
+// load_handler(folder), request_item(values), prepare(model, item),
+// predict_rows(model, rows), finish(model, answer), body_values(body),
+// jsonable(value), message_of(error) and stack(arrays, fill, dtype).
+// `imports` are the server's own import lines, placed after numpy's.
+std::string python_module_head(const Checked& c, std::string_view imports);
+
+}  // namespace batchscope::export_detail
