@@ -80,8 +80,9 @@ TEST(ModelListModel, FindsTheShippedModelsAndPassesTheModelTester) {
   QtWarnings warnings;
   ModelListModel list(kModels);
   QAbstractItemModelTester tester(&list, QAbstractItemModelTester::FailureReportingMode::Warning);
-  EXPECT_EQ(names(list),
-            (QStringList{"cnn_mnist", "linear_128x64", "mlp", "text_classifier", "tiny_lm"}));
+  // The TorchScript files, then the Python models of models/python.
+  EXPECT_EQ(names(list), (QStringList{"cnn_mnist", "linear_128x64", "mlp", "text_classifier",
+                                      "tiny_lm", "iris_sklearn.py", "mlp.py"}));
   const int mlp = list.row_of(kModels + "/mlp.pt");
   ASSERT_EQ(mlp, 2);
   EXPECT_TRUE(list.path(mlp).endsWith("/models/mlp.pt"));
@@ -91,8 +92,11 @@ TEST(ModelListModel, FindsTheShippedModelsAndPassesTheModelTester) {
   const QString lm_tip =
       list.index(list.row_of(kModels + "/tiny_lm.pt")).data(Qt::ToolTipRole).toString();
   EXPECT_TRUE(lm_tip.contains("transformer")) << lm_tip.toStdString();
+  const QString py_tip =
+      list.index(list.row_of(kModels + "/python/mlp.py")).data(Qt::ToolTipRole).toString();
+  EXPECT_TRUE(py_tip.contains("eager PyTorch")) << py_tip.toStdString();
   list.refresh();
-  EXPECT_EQ(list.rowCount(), 5);
+  EXPECT_EQ(list.rowCount(), 7);
   EXPECT_TRUE(QtWarnings::messages().isEmpty()) << QtWarnings::messages().join("\n").toStdString();
 }
 
@@ -136,7 +140,7 @@ TEST(ModelPanel, OffersTheFoundModelsTheSyntheticOneAndOnlyTheGivenDevices) {
   EXPECT_TRUE(models->itemText(models->count() - 1).startsWith("Synthetic"));
   EXPECT_GE(models->findText("tiny_lm"), 0);
   EXPECT_GE(models->findText("mlp.py"), 0);  // models/python/mlp.py, a Python model
-  EXPECT_EQ(panel.models()->rowCount(), 6);
+  EXPECT_EQ(panel.models()->rowCount(), 7);
 }
 
 TEST(ModelPanel, LoadHandsOverTheChosenPathAndDevice) {
