@@ -93,8 +93,13 @@ void BasicEngine<In, Out>::lane_loop(int lane, Runner& runner) {
   MutexLock lk(mu_);
   while (!lane_should_exit_locked(lane)) {
     if (runner.needs_recovery()) {
+      // A stopping engine restarts nothing: what no lane runs fails in stop().
+      if (stopping_) break;
       release_mu(lk);
-      runner.recover();
+      try {
+        runner.recover();
+      } catch (...) {  // out of memory: the next round tries again
+      }
       reacquire_mu(lk);
       continue;
     }

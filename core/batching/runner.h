@@ -35,7 +35,8 @@ class BasicRunner {
   // the lane then calls recover() instead of taking another batch, so the
   // requests still queued wait for a lane that can run them. recover()
   // makes one attempt (it may wait a backoff first) and is called again,
-  // between checks for the engine stopping, until needs_recovery() is false.
+  // between checks for the engine stopping, until needs_recovery() is false;
+  // a stopping engine calls it no more.
   virtual bool needs_recovery() const { return false; }
   virtual void recover() {}
 };

@@ -21,7 +21,9 @@ import importlib.util
 import inspect
 import mmap
 import os
+import platform
 import select
+import signal
 import struct
 import sys
 import time
@@ -62,8 +64,10 @@ ENTRY = struct.Struct("<II8qQQ")  # dtype, ndim, dims[8], offset, nbytes (88 byt
 # The header from F_REGION_BYTES to F_OUTPUTS_AT, read at once per batch.
 HEADER = struct.Struct("<QQIIIIIIQQQQQ")
 SEQ = struct.Struct("<Q")
-# How long a worker watches for the next batch before it sleeps on the eventfd.
-SPIN_NS = int(os.environ.get("BATCHSCOPE_WORKER_SPIN_US", "50")) * 1000
+# How long a worker watches for the next batch before it sleeps on the eventfd:
+# on x86 alone, whose stores the other side sees in the order they were made.
+SPIN_NS = (int(os.environ.get("BATCHSCOPE_WORKER_SPIN_US", "50") or 0) * 1000
+           if platform.machine() in ("x86_64", "AMD64") else 0)
 
 # KServe v2 datatypes in DType's order (core/common/tensor.h).
 DTYPES = ["FP32", "FP16", "FP64", "INT64", "INT32", "UINT8", "BOOL"]
@@ -206,7 +210,9 @@ class Region:
         data = text.encode("utf-8", "replace")
         if len(data) > MESSAGE_BYTES:
             keep = MESSAGE_BYTES // 2 - 8
-            data = data[:keep] + b"\n[...]\n" + data[-keep:]
+            head = data[:keep].decode("utf-8", "ignore").encode()  # whole characters only
+            tail = data[-keep:].decode("utf-8", "ignore").encode()
+            data = head + b"\n[...]\n" + tail
         self.map[MESSAGE_OFFSET:MESSAGE_OFFSET + len(data)] = data
         self.put(F_MESSAGE_BYTES, len(data))
 
@@ -315,21 +321,25 @@ class Worker:
             region.map, F_REGION_BYTES[0])
         if size > len(region.map):
             region.follow_growth()
-        inputs = self.inputs()
         start = time.perf_counter_ns()
         try:
+            inputs = self.inputs()
+            start = time.perf_counter_ns()
             result = self.handler.predict(inputs)
         except BaseException as e:  # the worker stays; only this batch fails
             region.put(F_PREDICT_NS, time.perf_counter_ns() - start)
             traceback.print_exc()
             region.message("%s.predict raised %s: %s%s" % (
-                self.cls.__name__, type(e).__name__, e, raised_at(e)))
-            del inputs
+                self.cls.__name__, type(e).__name__, text_of(e), raised_at(e)))
             self.reply(ST_RAISED)
             return
         region.put(F_PREDICT_NS, time.perf_counter_ns() - start)
         del inputs
-        arrays, error = self.check_outputs(result, batch)
+        try:
+            arrays, error = self.check_outputs(result, batch)
+        except BaseException as e:  # a result that cannot even be looked at
+            arrays, error = None, "%s.predict's result cannot be read: %s: %s" % (
+                self.cls.__name__, type(e).__name__, text_of(e))
         if error:
             region.message(error)
             self.reply(ST_BAD_OUTPUT)
@@ -372,6 +382,14 @@ class Worker:
                 self.predict()
 
 
+def text_of(e):
+    """An exception's message, even where its __str__ raises."""
+    try:
+        return str(e)
+    except BaseException:
+        return "(its message cannot be shown)"
+
+
 def raised_at(e):
     frames = traceback.extract_tb(e.__traceback__)
     if not frames:
@@ -401,7 +419,6 @@ def die_with_parent(parent):
     """The kernel kills this worker when the thread that started it ends."""
     try:
         import ctypes
-        import signal
         ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL))  # PR_SET_PDEATHSIG
     except (OSError, AttributeError):
         pass
@@ -455,6 +472,12 @@ def main(argv):
         return 0
 
     die_with_parent(args.get("parent", 0))
+    # Ctrl-C in a terminal and a service manager's SIGTERM reach the whole
+    # process group: Batchscope drains, then tells its workers to quit.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    for fd in (args["region"], args["to"], args["from"]):
+        os.set_inheritable(fd, False)  # not into processes the handler starts
     import faulthandler
     faulthandler.enable()  # a crash in native code prints the Python stack it happened under
     region = Region(args["region"])

@@ -11,6 +11,7 @@
 #include "common/metadata_json.h"
 #include "common/sidecar_path.h"
 #include "python/worker_process.h"
+#include "python/worker_protocol.h"
 
 #ifndef BATCHSCOPE_PYTHON_SOURCE_DIR
 #define BATCHSCOPE_PYTHON_SOURCE_DIR ""
@@ -27,6 +28,27 @@ constexpr const char* kWorkerFile = "batchscope_worker.py";
 bool is_file(const std::string& path) {
   std::error_code ec;
   return !path.empty() && fs::is_regular_file(path, ec);
+}
+
+// What a worker's region can describe: at most 32 inputs and 32 outputs,
+// each of rank 8 at most, the batch dimension included.
+Status fits_a_region(const ModelMetadata& m, const std::string& origin) {
+  for (const auto* specs : {&m.inputs, &m.outputs}) {
+    const char* what = specs == &m.inputs ? "inputs" : "outputs";
+    if (specs->size() > worker::kMaxTensors) {
+      return invalid_argument(origin + ": " + std::to_string(specs->size()) + " " + what +
+                              "; a Python model may have at most " +
+                              std::to_string(worker::kMaxTensors));
+    }
+    for (const TensorSpec& t : *specs) {
+      if (t.shape.size() > worker::kMaxDims) {
+        return invalid_argument(origin + ": '" + t.name + "' has shape " + shape_string(t.shape) +
+                                "; at most " + std::to_string(worker::kMaxDims - 1) +
+                                " sizes after the batch dimension");
+      }
+    }
+  }
+  return {};
 }
 
 }  // namespace
@@ -93,6 +115,7 @@ Expected<PythonHandler> parse_handler_json(const std::string& text, const std::s
     if (!m) return m.error();
     h.metadata = std::move(*m);
     h.metadata.platform = "python";
+    if (Status s = fits_a_region(h.metadata, origin); !s) return s.error();
     return h;
   }
   // A class without inputs and outputs takes the sidecar's, as a TorchScript model does.
@@ -109,6 +132,7 @@ Expected<PythonHandler> parse_handler_json(const std::string& text, const std::s
   h.metadata = std::move(*m);
   h.metadata.name = text_of("name");
   h.metadata.platform = "python";
+  if (Status s = fits_a_region(h.metadata, path); !s) return s.error();
   return h;
 }
 

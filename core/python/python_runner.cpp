@@ -24,16 +24,31 @@ using namespace worker;
 constexpr int kLastLines = 12;
 constexpr size_t kSlack = size_t{1} << 20;
 
+constexpr uint64_t kTooLarge = uint64_t{1} << 62;
+
+// The bytes of a tensor shaped `dims`; kTooLarge when past `limit` (or
+// where the product would overflow).
+uint64_t checked_bytes(const Shape& dims, size_t elem, uint64_t limit) {
+  uint64_t n = elem;
+  for (int64_t d : dims) {
+    if (d < 0 || __builtin_mul_overflow(n, static_cast<uint64_t>(d), &n) || n > limit) {
+      return kTooLarge;
+    }
+  }
+  return n;
+}
+
 // A tensor spec's bytes for `batch` requests; a variable dimension counts
-// as its largest, or 64 where it has none (a first guess the region grows past).
-size_t guess_bytes(const TensorSpec& spec, uint32_t batch) {
-  size_t n = batch;
+// as its largest, or 64 where it has none (a first guess the region grows
+// past); at most kTooLarge.
+uint64_t guess_bytes(const TensorSpec& spec, uint32_t batch) {
+  Shape dims{batch};
   const Shape item = spec.item_shape();
   for (size_t d = 0; d < item.size(); ++d) {
-    const int64_t size = item[d] >= 0 ? item[d] : spec.item_max(d) > 0 ? spec.item_max(d) : 64;
-    n *= static_cast<size_t>(size);
+    dims.push_back(item[d] >= 0 ? item[d] : spec.item_max(d) > 0 ? spec.item_max(d) : 64);
   }
-  return align_up(n * dtype_size(spec.dtype));
+  const uint64_t n = checked_bytes(dims, dtype_size(spec.dtype), kTooLarge);
+  return n == kTooLarge ? n : align_up(n);
 }
 
 template <class T>
@@ -105,6 +120,11 @@ void send(std::byte* region, Command c, uint64_t& seq) {
       .store(++seq, std::memory_order_release);
 }
 
+// How a worker ended; a worker reaped elsewhere has no status to tell.
+std::string end_text(const ChildProcess& p) {
+  return p.end() ? p.end()->text() : std::string("ended");
+}
+
 // What a worker wrote while running the batch it died with.
 std::string last_lines(const ChildProcess& p) {
   const std::string t = p.tail(kLastLines);
@@ -150,8 +170,9 @@ Status PythonRunner::start() {
   }
   size_t bytes = kHeaderBytes + kSlack;
   const uint32_t batch = std::max<uint32_t>(1, setup_.warm_batch);
-  for (const TensorSpec& t : setup_.metadata.inputs) bytes += guess_bytes(t, batch);
-  for (const TensorSpec& t : setup_.metadata.outputs) bytes += guess_bytes(t, batch);
+  for (const auto* specs : {&setup_.metadata.inputs, &setup_.metadata.outputs}) {
+    for (const TensorSpec& t : *specs) bytes = std::min(bytes + guess_bytes(t, batch), kTooLarge);
+  }
   bytes = std::min<size_t>(bytes, std::max<size_t>(spec.max_region_bytes, kHeaderBytes + kSlack));
 
   auto w = std::make_unique<Worker>();
@@ -209,7 +230,7 @@ Status PythonRunner::start() {
   switch (w->process->wait(w->from_worker, spec.start_timeout_ms)) {
     case ChildProcess::Wake::kRung: break;
     case ChildProcess::Wake::kEnded:
-      return invalid_argument(what + ": the worker " + w->process->end()->text() +
+      return invalid_argument(what + ": the worker " + end_text(*w->process) +
                               " before it was ready; its last lines:\n" +
                               w->process->tail(kLastLines));
     case ChildProcess::Wake::kTimedOut:
@@ -274,26 +295,63 @@ Error PythonRunner::lose(ErrorCode code, std::string message) {
 
 Expected<std::vector<Tensors>> PythonRunner::run(std::span<Tensors> inputs) {
   if (inputs.empty()) return std::vector<Tensors>{};
-  if (!worker_ || !worker_->process || worker_->process->end()) {
-    if (worker_ && worker_->process && worker_->process->end()) setup_.counts->deaths.fetch_add(1);
-    const std::string how =
-        worker_ && worker_->process && worker_->process->end()
-            ? worker_->process->end()->text() + " while idle. " + last_lines(*worker_->process)
-            : std::string("is not running");
-    return lose(ErrorCode::kUnavailable, "the model's worker (" + label_ + ") " + how);
+  if (!worker_ || !worker_->process) {
+    return lose(ErrorCode::kUnavailable, "the model's worker (" + label_ + ") is not running");
+  }
+  if (worker_->process->ended()) {  // it died between batches (killed, out of memory)
+    setup_.counts->deaths.fetch_add(1);
+    return lose(ErrorCode::kUnavailable, "the model's worker (" + label_ + ") " +
+                                             end_text(*worker_->process) + " while idle. " +
+                                             last_lines(*worker_->process));
   }
   auto out = exchange(inputs);
   if (out.ok()) failed_starts_ = 0;
   return out;
 }
 
+Expected<Reply> PythonRunner::await_answer(int64_t deadline_ms, uint32_t batch, bool answered) {
+  Worker& w = *worker_;
+  for (;; answered = false) {
+    if (!answered) {
+      const int left = static_cast<int>(std::max<int64_t>(0, deadline_ms - steady_now_ms()));
+      switch (w.process->wait(w.from_worker, left)) {
+        case ChildProcess::Wake::kRung: break;
+        case ChildProcess::Wake::kEnded:
+          setup_.counts->deaths.fetch_add(1);
+          return lose(ErrorCode::kUnavailable,
+                      "the model's worker (" + label_ + ", pid " +
+                          std::to_string(w.process->pid()) + ") " + end_text(*w.process) +
+                          " while running a batch of " + std::to_string(batch) +
+                          "; it is being restarted. " + last_lines(*w.process));
+        case ChildProcess::Wake::kTimedOut:
+          w.process->kill();
+          setup_.counts->timeouts.fetch_add(1);
+          return lose(ErrorCode::kModelTimedOut,
+                      "predict ran past --worker-timeout-ms = " +
+                          std::to_string(setup_.spec.worker_timeout_ms) + " on a batch of " +
+                          std::to_string(batch) + "; the worker (" + label_ + ", pid " +
+                          std::to_string(w.process->pid()) + ") was killed and is being restarted");
+      }
+    }
+    std::byte* region = w.region.data();
+    const uint64_t done =
+        std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t*>(region + kFieldDoneSeq))
+            .load(std::memory_order_acquire);
+    if (done != seq_) continue;  // a ring of an answer already taken
+    return static_cast<Reply>(get_u32(region, kFieldStatus));
+  }
+}
+
 Expected<std::vector<Tensors>> PythonRunner::exchange(std::span<Tensors> reqs) {
   const ModelMetadata& meta = setup_.metadata;
   const PythonSpec& spec = setup_.spec;
   const auto batch = static_cast<uint32_t>(reqs.size());
-  // The batch's shape of each input: its requests' largest along each dimension.
+  // The batch's shape of each input: its requests' largest along each
+  // dimension. Every size is checked against the region's limit before
+  // anything is written: requests that vary in several dimensions can pad
+  // to a batch far larger than any of them.
   std::vector<Entry> entries(meta.inputs.size());
-  size_t at = kHeaderBytes;
+  uint64_t at = kHeaderBytes;
   for (size_t k = 0; k < meta.inputs.size(); ++k) {
     const TensorSpec& t = meta.inputs[k];
     Shape dims = reqs[0][k].shape();
@@ -301,16 +359,23 @@ Expected<std::vector<Tensors>> PythonRunner::exchange(std::span<Tensors> reqs) {
       for (size_t d = 0; d < dims.size(); ++d) dims[d] = std::max(dims[d], r[k].shape()[d]);
     }
     dims.insert(dims.begin(), batch);
+    const uint64_t bytes = checked_bytes(dims, dtype_size(t.dtype), spec.max_region_bytes);
+    if (bytes == kTooLarge || at + bytes > spec.max_region_bytes) {
+      return Error{ErrorCode::kModelError,
+                   "a batch of " + std::to_string(batch) + " padded to " + shape_string(dims) +
+                       " for input '" + t.name + "' needs more shared memory than the worker " +
+                       "region's limit of " + std::to_string(spec.max_region_bytes) + " bytes"};
+    }
     entries[k].dtype = t.dtype;
     entries[k].dims = dims;
     entries[k].offset = at;
-    entries[k].bytes = static_cast<uint64_t>(numel_of(dims)) * dtype_size(t.dtype);
-    at = align_up(at + entries[k].bytes);
+    entries[k].bytes = bytes;
+    at = align_up(at + bytes);
   }
   const size_t outputs_at = at;
-  size_t need = outputs_at;
+  uint64_t need = outputs_at;
   for (const TensorSpec& t : meta.outputs) {
-    if (!t.variable()) need += guess_bytes(t, batch);
+    if (!t.variable()) need = std::min(need + guess_bytes(t, batch), kTooLarge);
   }
   if (need > spec.max_region_bytes) {
     return Error{ErrorCode::kModelError,
@@ -351,64 +416,40 @@ Expected<std::vector<Tensors>> PythonRunner::exchange(std::span<Tensors> reqs) {
   w.process->forget_tail();  // a fault quotes what this batch's run wrote
   w.to_worker.ring();
 
+  // One deadline for the whole batch, whatever rings and growth it meets.
+  const int64_t deadline = steady_now_ms() + spec.worker_timeout_ms;
   bool answered = spin_for_answer(region, seq_, last_predict_ns_);
-  if (answered) w.from_worker.take();  // its ring; one still on its way is skipped below
-  for (;; answered = false) {
-    switch (answered ? ChildProcess::Wake::kRung
-                     : w.process->wait(w.from_worker, spec.worker_timeout_ms)) {
-      case ChildProcess::Wake::kRung: break;
-      case ChildProcess::Wake::kEnded:
-        setup_.counts->deaths.fetch_add(1);
-        return lose(ErrorCode::kUnavailable,
-                    "the model's worker (" + label_ + ", pid " + std::to_string(w.process->pid()) +
-                        ") " + w.process->end()->text() + " while running a batch of " +
-                        std::to_string(batch) + "; it is being restarted. " +
-                        last_lines(*w.process));
-      case ChildProcess::Wake::kTimedOut:
-        w.process->kill();
-        setup_.counts->timeouts.fetch_add(1);
-        return lose(
-            ErrorCode::kModelTimedOut,
-            "predict ran past --worker-timeout-ms = " + std::to_string(spec.worker_timeout_ms) +
-                " on a batch of " + std::to_string(batch) + "; the worker (" + label_ + ", pid " +
-                std::to_string(w.process->pid()) + ") was killed and is being restarted");
-    }
+  if (answered) w.from_worker.take();  // its ring; one still on its way is skipped later
+  auto reply = await_answer(deadline, batch, answered);
+  while (reply && *reply == Reply::kNeedSpace) {
     region = w.region.data();
-    if (get_u64(region, kFieldDoneSeq) != seq_) continue;  // not this batch's answer
-    const auto status = static_cast<Reply>(get_u32(region, kFieldStatus));
-    if (status == Reply::kNeedSpace) {
-      const uint64_t want = get_u64(region, kFieldNeedBytes);
-      const bool fits = want <= spec.max_region_bytes && w.region.grow(want).ok();
-      region = w.region.data();
-      put_u64(region, kFieldRegionBytes, w.region.size());
-      send(region, fits ? Command::kGrown : Command::kDrop, seq_);
-      w.to_worker.ring();
-      if (!fits) {
-        // The worker lets go of the batch; its acknowledgement is awaited so
-        // that no ring of the next batch meets this one's.
-        if (w.process->wait(w.from_worker, spec.worker_timeout_ms) != ChildProcess::Wake::kRung) {
-          return lose(ErrorCode::kUnavailable, "the model's worker (" + label_ +
-                                                   ") did not let go of a batch too large for "
-                                                   "its region; it is being restarted");
-        }
-        return Error{ErrorCode::kModelError,
-                     "the outputs of a batch of " + std::to_string(batch) + " need " +
-                         std::to_string(want) +
-                         " bytes of shared memory, above the worker region's limit of " +
-                         std::to_string(spec.max_region_bytes)};
-      }
-      continue;
+    const uint64_t want = get_u64(region, kFieldNeedBytes);
+    const bool fits = want <= spec.max_region_bytes && w.region.grow(want).ok();
+    region = w.region.data();
+    put_u64(region, kFieldRegionBytes, w.region.size());
+    send(region, fits ? Command::kGrown : Command::kDrop, seq_);
+    w.to_worker.ring();
+    if (!fits) {
+      // The worker lets go of the batch and says so, before the next one.
+      if (auto ack = await_answer(deadline, batch, false); !ack) return ack.error();
+      return Error{ErrorCode::kModelError,
+                   "the outputs of a batch of " + std::to_string(batch) + " need " +
+                       std::to_string(want) +
+                       " bytes of shared memory, above the worker region's limit of " +
+                       std::to_string(spec.max_region_bytes)};
     }
-    last_predict_ns_ = get_u64(region, kFieldPredictNs);
-    if (status == Reply::kRaised || status == Reply::kBadOutput) {
-      return Error{ErrorCode::kModelError, read_message(region)};
-    }
-    if (status != Reply::kOk) {
-      return lose(ErrorCode::kUnavailable, "the model's worker (" + label_ +
-                                               ") answered an unknown status " +
-                                               std::to_string(static_cast<uint32_t>(status)));
-    }
-    break;
+    reply = await_answer(deadline, batch, false);
+  }
+  if (!reply) return reply.error();
+  region = w.region.data();
+  last_predict_ns_ = get_u64(region, kFieldPredictNs);
+  if (*reply == Reply::kRaised || *reply == Reply::kBadOutput) {
+    return Error{ErrorCode::kModelError, read_message(region)};
+  }
+  if (*reply != Reply::kOk) {
+    return lose(ErrorCode::kUnavailable, "the model's worker (" + label_ +
+                                             ") answered an unknown status " +
+                                             std::to_string(static_cast<uint32_t>(*reply)));
   }
 
   auto outs = read_outputs(region, w.region.size(), meta, batch);

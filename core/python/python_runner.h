@@ -33,6 +33,7 @@
 #include "batching/engine.h"
 #include "common/model_metadata.h"
 #include "python/python_handler.h"
+#include "python/worker_protocol.h"
 
 namespace batchscope {
 
@@ -80,6 +81,10 @@ class PythonRunner final : public Runner {
   Status start();
   void stop_worker();
   Expected<std::vector<Tensors>> exchange(std::span<Tensors> inputs);
+  // Waits until the worker answers this batch's latest command (its
+  // sequence), dies, or `deadline_ms` (steady clock) passes; `answered`: the
+  // answer was already seen. The reply, or the batch's error.
+  Expected<worker::Reply> await_answer(int64_t deadline_ms, uint32_t batch, bool answered);
   Error lose(ErrorCode code, std::string message);
 
   WorkerSetup setup_;

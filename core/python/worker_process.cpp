@@ -34,12 +34,6 @@ void close_fd(int& fd) {
   fd = -1;
 }
 
-int64_t now_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
 // The environment with each default set where the name is not.
 std::vector<std::string> child_env(const SpawnRequest& r) {
   std::vector<std::string> env;
@@ -58,6 +52,12 @@ std::vector<char*> pointers(std::vector<std::string>& strings) {
 }
 
 }  // namespace
+
+int64_t steady_now_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
 
 // --- SharedRegion -------------------------------------------------------------
 
@@ -140,6 +140,7 @@ bool EventFd::take() const {
 // --- ProcessEnd ---------------------------------------------------------------
 
 std::string ProcessEnd::text() const {
+  if (status == -1) return "ended (its status was collected elsewhere)";
   if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
   if (WIFSIGNALED(status)) {
     const int sig = WTERMSIG(status);
@@ -161,12 +162,23 @@ Expected<std::unique_ptr<ChildProcess>> ChildProcess::spawn(const SpawnRequest& 
   int out_pipe[2] = {-1, -1};
   if (::pipe2(err_pipe, O_CLOEXEC) != 0 ||
       (request.separate_stdout && ::pipe2(out_pipe, O_CLOEXEC) != 0)) {
-    return Error{ErrorCode::kInternal, "pipe: " + errno_text(errno)};
+    const int e = errno;
+    for (int fd : {err_pipe[0], err_pipe[1]}) close_fd(fd);
+    return Error{ErrorCode::kInternal, "pipe: " + errno_text(e)};
   }
   // The descriptors handed on are first copied above any number they go to,
   // so that no dup2 below overwrites another one's source.
   std::vector<int> high;
-  for (int fd : request.pass_fds) high.push_back(::fcntl(fd, F_DUPFD_CLOEXEC, 64));
+  for (int fd : request.pass_fds) {
+    high.push_back(::fcntl(fd, F_DUPFD_CLOEXEC, 64));
+    if (high.back() < 0) {
+      const int e = errno;
+      for (int h : high) ::close(h);
+      for (int p : {err_pipe[0], err_pipe[1], out_pipe[0], out_pipe[1]}) close_fd(p);
+      return Error{ErrorCode::kInternal,
+                   "cannot hand the worker its descriptors: " + errno_text(e)};
+    }
+  }
 
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
@@ -227,7 +239,9 @@ ChildProcess::~ChildProcess() {
 
 void ChildProcess::read_output(int& fd) {
   char buf[16384];
-  for (;;) {
+  // A few reads a call, so that a worker that never stops writing cannot
+  // keep its lane here past the batch's deadline.
+  for (int reads = 0; reads < 8; ++reads) {
     const ssize_t n = ::read(fd, buf, sizeof buf);
     if (n == 0) close_fd(fd);  // its end closed: nothing more to poll for
     if (n <= 0) return;
@@ -240,11 +254,13 @@ void ChildProcess::read_output(int& fd) {
     if (tail_.size() > 2 * kTailBytes) tail_.erase(0, tail_.size() - kTailBytes);
     if (echo_prefix_.empty()) continue;
     partial_.append(got);
+    std::string lines;  // the whole lines read, each after the prefix, written at once
     size_t from = 0;
     for (size_t nl; (nl = partial_.find('\n', from)) != std::string::npos; from = nl + 1) {
-      const std::string line = echo_prefix_ + partial_.substr(from, nl + 1 - from);
-      std::fwrite(line.data(), 1, line.size(), stderr);
+      lines += echo_prefix_;
+      lines.append(partial_, from, nl + 1 - from);
     }
+    if (!lines.empty()) std::fwrite(lines.data(), 1, lines.size(), stderr);
     partial_.erase(0, from);
     if (partial_.size() > kTailBytes) partial_.clear();
   }
@@ -255,19 +271,29 @@ void ChildProcess::reap(bool block) {
   int status = 0;
   const pid_t r = ::waitpid(pid_, &status, block ? 0 : WNOHANG);
   if (r == pid_) end_ = ProcessEnd{status};
+  if (r < 0 && errno == ECHILD) end_ = ProcessEnd{-1};  // reaped elsewhere: it has ended
+}
+
+bool ChildProcess::ended() {
+  reap(false);
+  return end_.has_value();
 }
 
 ChildProcess::Wake ChildProcess::wait(const EventFd& bell, int timeout_ms) {
-  const int64_t until = timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
+  const int64_t until = timeout_ms < 0 ? -1 : steady_now_ms() + timeout_ms;
   for (;;) {
     if (end_) return bell.take() ? Wake::kRung : Wake::kEnded;
     pollfd fds[3] = {{bell.fd(), POLLIN, 0}, {pidfd_, POLLIN, 0}, {err_fd_, POLLIN, 0}};
     int left = -1;
     if (until >= 0) {
-      left = static_cast<int>(std::max<int64_t>(0, until - now_ms()));
+      left = static_cast<int>(std::max<int64_t>(0, until - steady_now_ms()));
     }
-    const int n = ::poll(fds, 3, pidfd_ < 0 && left < 0 ? 100 : left);
-    if (n < 0 && errno != EINTR) return Wake::kEnded;
+    // Without a pidfd the child's end is looked for every 100 ms.
+    const int n = ::poll(fds, 3, pidfd_ >= 0 ? left : left < 0 ? 100 : std::min(left, 100));
+    if (n < 0 && errno != EINTR) {
+      kill();  // a child this side can no longer watch is ended, so that it has an end
+      return Wake::kEnded;
+    }
     if (fds[2].revents) read_output(err_fd_);
     if ((fds[0].revents & POLLIN) && bell.take()) return Wake::kRung;
     if (fds[1].revents || pidfd_ < 0) {
@@ -278,15 +304,15 @@ ChildProcess::Wake ChildProcess::wait(const EventFd& bell, int timeout_ms) {
         return Wake::kEnded;
       }
     }
-    if (n == 0 && until >= 0 && now_ms() >= until) return Wake::kTimedOut;
+    if (until >= 0 && steady_now_ms() >= until) return Wake::kTimedOut;
   }
 }
 
 std::string ChildProcess::read_all(int timeout_ms) {
-  const int64_t until = now_ms() + timeout_ms;
+  const int64_t until = steady_now_ms() + timeout_ms;
   for (;;) {
     pollfd fds[3] = {{pidfd_, POLLIN, 0}, {err_fd_, POLLIN, 0}, {out_fd_, POLLIN, 0}};
-    const int left = static_cast<int>(std::max<int64_t>(0, until - now_ms()));
+    const int left = static_cast<int>(std::max<int64_t>(0, until - steady_now_ms()));
     const int n = ::poll(fds, 3, pidfd_ < 0 ? std::min(left, 100) : left);
     if (fds[1].revents) read_output(err_fd_);
     if (fds[2].revents) read_output(out_fd_);
@@ -296,7 +322,7 @@ std::string ChildProcess::read_all(int timeout_ms) {
       if (out_fd_ >= 0) read_output(out_fd_);
       return stdout_;
     }
-    if (n == 0 && now_ms() >= until) {
+    if (n == 0 && steady_now_ms() >= until) {
       kill();
       return stdout_;
     }

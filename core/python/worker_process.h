@@ -24,6 +24,9 @@
 
 namespace batchscope {
 
+// The steady clock in milliseconds: the deadlines a worker is waited on with.
+int64_t steady_now_ms();
+
 class SharedRegion {
  public:
   // A region of `bytes` (rounded up to a page), zero-filled; `name` labels
@@ -69,7 +72,7 @@ class EventFd {
 // How a child process ended, in words: "exited with status 3", "was killed
 // by signal 11 (SIGSEGV)".
 struct ProcessEnd {
-  int status = 0;  // waitpid's
+  int status = 0;  // waitpid's; -1: it was reaped elsewhere, how it ended is unknown
   std::string text() const;
 };
 
@@ -103,6 +106,8 @@ class ChildProcess {
   std::string read_all(int timeout_ms);
   // SIGKILL and reap.
   void kill();
+  // Whether it has ended, reaping it if so; does not wait.
+  bool ended();
   // How it ended; empty while it runs.
   const std::optional<ProcessEnd>& end() const { return end_; }
   // The last `lines` lines it wrote (standard error, and standard output

@@ -27,12 +27,12 @@ def check(ok, what):
 
 def start(model):
     p = subprocess.Popen([BIN, "serve", "--port", "0", "--no-history", "--model", model],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     line = p.stdout.readline()
     m = re.search(r"127\.0\.0\.1:(\d+)", line)
     if not m:
         p.kill()
-        raise SystemExit("serve %s did not start: %r %s" % (model, line, p.stderr.read()))
+        raise SystemExit("serve %s did not start: %r" % (model, line))
     return p, "http://127.0.0.1:%s" % m.group(1)
 
 

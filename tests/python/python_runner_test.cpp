@@ -217,6 +217,32 @@ TEST(PythonRunner, OutputsLargerThanTheRegionGrowIt) {
   EXPECT_TRUE(small.run(std::span<Tensors>(again)).ok());
 }
 
+TEST(PythonRunner, ABatchThatWouldPadPastTheRegionIsRefusedBeforeAnythingIsWritten) {
+  WorkerSetup w = setup_for(handler("four_ways.py"));
+  PythonRunner r(w, 0);
+  ASSERT_TRUE(r.prepare().ok());
+  // Four requests of 65,536 values, each long in another dimension: padded
+  // together they would be 2^64 values, which wraps to 0 in 64 bits.
+  std::vector<Tensors> batch;
+  for (int d = 0; d < 4; ++d) {
+    Shape s{1, 1, 1, 1};
+    s[static_cast<size_t>(d)] = 65536;
+    batch.push_back({Tensor(DType::kFloat32, s)});
+  }
+  auto out = r.run(std::span<Tensors>(batch));
+  ASSERT_FALSE(out.ok());
+  EXPECT_NE(out.error().message.find("padded to [4, 65536, 65536, 65536, 65536] for input 'x' "
+                                     "needs more shared memory than the worker region's limit"),
+            std::string::npos)
+      << out.error().message;
+  EXPECT_FALSE(r.needs_recovery());
+  const float one[2] = {1, 2};
+  std::vector<Tensors> small = {{Tensor::from_floats(one, {1, 1, 1, 2})}};
+  auto fine = r.run(std::span<Tensors>(small));
+  ASSERT_TRUE(fine.ok()) << fine.error().message;
+  EXPECT_EQ((*fine)[0][0].as<float>()[0], 3.0f);
+}
+
 TEST(PythonRunner, AHandlerThatFailsToStartFailsPrepareWithItsTraceback) {
   WorkerSetup w = setup_for(handler("broken_init.py"));
   PythonRunner r(w, 0);
