@@ -34,7 +34,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* bytes, size_t size) {
 
   std::vector<std::byte> region(kHeaderBytes + 4096);
   const std::string_view rest = cut < in.size() ? in.substr(cut + 1) : std::string_view();
-  std::memcpy(region.data(), rest.data(), std::min(rest.size(), region.size()));
+  if (!rest.empty()) std::memcpy(region.data(), rest.data(), std::min(rest.size(), region.size()));
   const std::string message = read_message(region.data());
   FUZZ_CHECK(message.size() <= kMessageBytes);
 
