@@ -410,6 +410,9 @@ TEST(WorkbenchLoad, AFailedLoadIsShownAndTheOldEngineKeepsServing) {
 // A Python model through the window's own loader: its workers start, the
 // panel says it runs in them, and traffic flows through them.
 TEST(WorkbenchLoad, APythonModelLoadsAndThePanelShowsItsWorkers) {
+#ifndef BATCHSCOPE_WITH_TORCH
+  GTEST_SKIP() << "the window measures a model's t(b) with core/torch's profile, not in this build";
+#endif
   TempCacheHome cache("workbench_python");
   WorkbenchConfig cfg = toy_config();
   cfg.loader = make_model_loader(1);
