@@ -34,7 +34,9 @@ std::string infer_body(const Url& url, const ModelMetadata& model, const Tensors
     b += ",\"datatype\":";
     append_json_string(b, dtype_name(spec.dtype));
     b += ",\"shape\":[1";
-    for (int64_t d : inputs[k].shape()) {  // the request's own: a variable dimension's length
+    // The request's own: a variable dimension's length; BYTES one string, as declared.
+    const Shape item = spec.dtype == DType::kBytes ? spec.item_shape() : inputs[k].shape();
+    for (int64_t d : item) {
       b += ',';
       b += std::to_string(d);
     }

@@ -129,6 +129,8 @@ std::optional<HttpError> put(Tensor& t, size_t i, const QJsonValue& v, const std
       if (!v.isBool()) return bad("true or false");
       t.as<uint8_t>()[i] = v.toBool() ? 1 : 0;
       break;
+    case DType::kBytes:  // read one string a row (fill_strings), never element by element
+      return unfit("input '" + input + "' is BYTES: one JSON string a row");
   }
   return std::nullopt;
 }
@@ -146,6 +148,60 @@ std::optional<HttpError> fill(Tensor& t, const QJsonValue& v, size_t& i, const s
 std::optional<HttpError> fill(Tensor& t, const QJsonValue& v, const std::string& input) {
   size_t i = 0;
   return fill(t, v, i, input);
+}
+
+// A JSON value from the client quoted for a message: a number as written,
+// true, null, a string or an object cut short (quoted_excerpt()).
+std::string quoted_value(const QJsonValue& v) {
+  std::string text;
+  if (v.isDouble()) {
+    append_json_number(text, v.toDouble());
+  } else if (v.isBool()) {
+    text = v.toBool() ? "true" : "false";
+  } else if (v.isNull()) {
+    text = "null";
+  } else if (v.isString()) {
+    append_json_string(text, v.toString().toStdString());
+  } else if (v.isObject()) {
+    text = QJsonDocument(v.toObject()).toJson(QJsonDocument::Compact).toStdString();
+  } else if (v.isArray()) {
+    text = QJsonDocument(v.toArray()).toJson(QJsonDocument::Compact).toStdString();
+  }
+  return quoted_excerpt(text);
+}
+
+// A BYTES input's strings, one a row, in order (nested arrays flattened):
+// each string's UTF-8 bytes as Tensor(kBytes, {length}). Anything but a
+// string is an error quoting it.
+std::optional<HttpError> fill_strings(std::vector<Tensor>& out, const QJsonValue& v,
+                                      const std::string& input) {
+  if (v.isArray()) {
+    for (const QJsonValue& e : v.toArray()) {
+      if (auto err = fill_strings(out, e, input)) return err;
+    }
+    return std::nullopt;
+  }
+  if (!v.isString()) {
+    return unfit("input '" + input + "' element " + std::to_string(out.size()) + " is " +
+                 quoted_value(v) + ", not a string: BYTES takes one JSON string a row");
+  }
+  const QByteArray utf8 = v.toString().toUtf8();
+  out.push_back(
+      Tensor::from_bytes(std::string_view(utf8.constData(), static_cast<size_t>(utf8.size()))));
+  return std::nullopt;
+}
+
+// The v2 data of a BYTES input, whose shape (already checked) has `rows`
+// rows: one string each.
+std::optional<HttpError> read_strings(V2Input& in, const QJsonValue& data) {
+  const uint64_t n = count_values(data);
+  if (n != static_cast<uint64_t>(in.rows())) {
+    return unfit("input '" + in.name + "' has " + std::to_string(n) + " values in 'data'; shape " +
+                 shape_string(in.shape) + " needs " + std::to_string(in.rows()) +
+                 " strings, one a row");
+  }
+  in.strings.reserve(n);  // no more than the values already in the body
+  return fill_strings(in.strings, data, in.name);
 }
 
 // "[3000000000, 128]", or for a shape of absurd rank its length alone.
@@ -231,6 +287,13 @@ HttpExpected<Tensors> parse_simple_infer(std::string_view body, const ModelMetad
                  std::to_string(model.inputs.size()) + "; use /v2/models/" + model.name + "/infer");
   }
   const TensorSpec& spec = model.inputs[0];
+  if (spec.dtype == DType::kBytes) {
+    return unfit("input '" + spec.name +
+                 "' is BYTES (a byte string per request), which /infer's {\"data\": [numbers]} "
+                 "does not carry; send KServe v2 to /v2/models/" +
+                 model.name + "/infer with {\"name\": \"" + spec.name +
+                 "\", \"datatype\": \"BYTES\", \"shape\": [1], \"data\": [\"...\"]}");
+  }
   if (spec.variable()) return parse_simple_varied(body, spec);
   Tensor t(spec.dtype, spec.item_shape());
   std::vector<float> fast;
@@ -325,19 +388,29 @@ HttpExpected<V2Request> parse_v2_request(std::string_view body, const ModelMetad
       }
       shape.push_back(static_cast<int64_t>(x));
     }
+    if (spec.dtype == DType::kBytes) {
+      // One string a row: [rows] or [rows, 1], whichever the model declares.
+      const bool one_a_row = !shape.empty() && shape[0] >= 1 &&
+                             (shape.size() == 1 || (shape.size() == 2 && shape[1] == 1));
+      if (!one_a_row) {
+        return unfit("input '" + name + "' has shape " + shape_text(shape) +
+                     ", expected [rows] or [rows, 1] with at least one row (BYTES: one "
+                     "string a row)");
+      }
+    }
     Shape want = spec.item_shape();
     want.insert(want.begin(), shape.empty() ? 0 : shape[0]);
     // A variable dimension takes the size sent, from 1 to its largest.
     for (size_t d = 1; d < want.size() && d < shape.size(); ++d) {
       if (want[d] < 0 && shape[d] >= 1) want[d] = shape[d];
     }
-    if (shape.empty() || shape != want || shape[0] < 1) {
+    if (spec.dtype != DType::kBytes && (shape.empty() || shape != want || shape[0] < 1)) {
       return unfit("input '" + name + "' has shape " + shape_text(shape) + ", expected " +
                    shape_string(spec.shape) + " with at least one row (rows first, then " +
                    shape_string(spec.item_shape()) + (spec.variable() ? ", -1 from 1 up" : "") +
                    ")");
     }
-    for (size_t d = 1; d < shape.size(); ++d) {
+    for (size_t d = 1; d < shape.size() && spec.dtype != DType::kBytes; ++d) {
       const int64_t top = spec.item_max(d - 1);
       if (spec.shape[d] < 0 && top > 0 && shape[d] > top) {
         return unfit("input '" + name + "' has shape " + shape_text(shape) + ": dimension " +
@@ -351,6 +424,12 @@ HttpExpected<V2Request> parse_v2_request(std::string_view body, const ModelMetad
     }
     rows = shape[0];
     const QJsonValue data = in.value("data");
+    if (spec.dtype == DType::kBytes) {
+      V2Input bytes{name, shape, Tensor(), {}};
+      if (auto e = read_strings(bytes, data)) return *e;
+      req.inputs[k] = std::move(bytes);
+      continue;
+    }
     const uint64_t n = count_values(data);
     // Every dimension < 2^53 and at most its largest, or the body bounds
     // the values: the product is checked against the values' count in 128
@@ -366,7 +445,7 @@ HttpExpected<V2Request> parse_v2_request(std::string_view body, const ModelMetad
     }
     Tensor t(spec.dtype, shape);  // no larger than the values already in the body
     if (auto e = fill(t, data, name)) return *e;
-    req.inputs[k] = V2Input{name, std::move(t)};
+    req.inputs[k] = V2Input{name, std::move(shape), std::move(t), {}};
   }
   for (size_t k = 0; k < seen.size(); ++k) {
     if (!seen[k]) return unfit("input '" + model.inputs[k].name + "' is missing");
@@ -390,6 +469,10 @@ HttpExpected<V2Request> parse_v2_request(std::string_view body, const ModelMetad
 Tensors v2_row(const V2Request& req, int64_t row) {
   Tensors out;
   for (const V2Input& in : req.inputs) {
+    if (!in.strings.empty()) {  // BYTES
+      out.push_back(in.strings[static_cast<size_t>(row)]);
+      continue;
+    }
     Shape item(in.tensor.shape().begin() + 1, in.tensor.shape().end());
     Tensor t(in.tensor.dtype(), item);
     std::memcpy(t.data(), in.tensor.data() + static_cast<size_t>(row) * t.nbytes(), t.nbytes());
@@ -441,8 +524,44 @@ void append_json_values(std::string& out, const Tensor& t) {
       append_values(out, std::span<const float>(f));
       break;
     }
+    case DType::kBytes: append_json_string(out, t.byte_string()); break;
   }
   out += ']';
+}
+
+Shape v2_output_shape(const TensorSpec& spec, size_t rows, const Tensor& first_row) {
+  Shape shape{static_cast<int64_t>(rows)};
+  if (spec.dtype == DType::kBytes) {
+    if (spec.shape.size() == 2) shape.push_back(1);
+    return shape;
+  }
+  shape.insert(shape.end(), first_row.shape().begin(), first_row.shape().end());
+  return shape;
+}
+
+void append_v2_output(std::string& out, const TensorSpec& spec, const std::vector<Tensors>& rows,
+                      size_t k) {
+  out += "{\"name\":";
+  append_json_string(out, spec.name);
+  out += ",\"datatype\":";
+  append_json_string(out, dtype_name(spec.dtype));
+  out += ",\"shape\":[";
+  // A row's own shape: a variable output cut to the request's length (every
+  // row of one request has the same).
+  const Shape shape = v2_output_shape(spec, rows.size(), rows.front()[k]);
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (d) out += ',';
+    append_int(out, shape[d]);
+  }
+  out += "],\"data\":[";
+  std::string vals;
+  for (size_t row = 0; row < rows.size(); ++row) {
+    vals.clear();
+    append_json_values(vals, rows[row][k]);
+    if (row) out += ',';
+    out.append(vals, 1, vals.size() - 2);  // without its brackets: one flat array
+  }
+  out += "]}";
 }
 
 }  // namespace batchscope

@@ -170,7 +170,7 @@ void InferenceService::infer_v2(const HttpRequest& req, Responder r) {
   g->req = std::move(std::get<V2Request>(parsed));
   g->responder = r;
   g->model = info_.model.name;
-  const int64_t rows = g->req.inputs[0].tensor.shape()[0];
+  const int64_t rows = g->req.inputs[0].rows();
   g->rows.resize(static_cast<size_t>(rows));
   {
     MutexLock lk(g->mu);  // g is not shared yet; the lock is for the analysis
@@ -217,25 +217,7 @@ void InferenceService::infer_v2(const HttpRequest& req, Responder r) {
           }
           if (!first) b += ',';
           first = false;
-          b += "{\"name\":";
-          append_json_string(b, spec.name);
-          b += ",\"datatype\":";
-          append_json_string(b, dtype_name(spec.dtype));
-          b += ",\"shape\":[" + std::to_string(g->rows.size());
-          // A row's own shape: a variable output cut to the request's length
-          // (every row of one request has the same).
-          for (int64_t d : g->rows[0][k].shape()) {
-            b += ',';
-            b += std::to_string(d);
-          }
-          b += "],\"data\":[";
-          for (size_t row = 0; row < g->rows.size(); ++row) {
-            std::string vals;
-            append_json_values(vals, g->rows[row][k]);
-            if (row) b += ',';
-            b.append(vals, 1, vals.size() - 2);  // without its brackets: one flat array
-          }
-          b += "]}";
+          append_v2_output(b, spec, g->rows, k);
         }
         g->responder.send(json_response(b + "]}"));
       }

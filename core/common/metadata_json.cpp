@@ -32,7 +32,7 @@ TensorSpec read_spec(const json& j, const std::string& where) {
   if (!parsed) {
     throw Bad{where + ".datatype " + dt.dump() +
               " is not a supported KServe v2 datatype (FP32, FP16, FP64, INT64, INT32, UINT8, "
-              "BOOL)"};
+              "BOOL, BYTES)"};
   }
   t.dtype = *parsed;
   const json& shape = field(j, "shape", where);

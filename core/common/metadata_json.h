@@ -7,7 +7,8 @@
 //    (a variable dimension: "shape": [-1, -1], "max_shape": [-1, 256],
 //     "pad_value": 0; integer inputs may give "range": [LOW, HIGH])
 //    "outputs": [{"name": ..., "datatype": ..., "shape": [...]}, ...]}
-// Datatypes are KServe v2 names. Errors name the file and the field.
+// Datatypes are KServe v2 names; a BYTES tensor (one byte string per
+// request) has shape [-1] or [-1, 1]. Errors name the file and the field.
 // Thread-safety: free functions without shared state.
 
 #include <string>

@@ -74,6 +74,13 @@ Status check_specs(const std::vector<TensorSpec>& specs, const char* kind) {
                                 "where it varies");
       }
     }
+    if (t.dtype == DType::kBytes &&
+        !(t.shape.size() == 1 || (t.shape.size() == 2 && t.shape[1] == 1))) {
+      return invalid_argument(std::string(kind) + " '" + t.name + "' is BYTES with shape " +
+                              shape_string(t.shape) +
+                              "; a BYTES tensor is one byte string per request, so its shape "
+                              "is [-1] or [-1, 1]");
+    }
     if (!t.max_shape.empty()) {
       bool fits = t.max_shape.size() == t.shape.size() && t.max_shape[0] == -1;
       for (size_t i = 1; fits && i < t.shape.size(); ++i) {
@@ -143,6 +150,14 @@ Status check_inputs(const ModelMetadata& model, const Tensors& inputs) {
       return invalid_argument("input '" + spec.name + "' has datatype " + dtype_name(t.dtype()) +
                               ", expected " + dtype_name(spec.dtype));
     }
+    if (spec.dtype == DType::kBytes) {
+      if (t.shape().size() != 1) {
+        return invalid_argument("input '" + spec.name + "' is BYTES with shape " +
+                                shape_string(t.shape()) +
+                                "; a request's BYTES input is one byte string, shape [length]");
+      }
+      continue;
+    }
     if (!spec.variable() && t.shape() != want) {
       return invalid_argument("input '" + spec.name + "' has shape " + shape_string(t.shape()) +
                               ", expected " + shape_string(want) + " (" +
@@ -199,7 +214,7 @@ Expected<TensorSpec> parse_input_spec(const std::string& text) {
   auto d = parse_dtype(dt);
   if (!d)
     return bad("datatype " + quoted_text(dt) +
-               " is not FP32, FP16, FP64, INT64, INT32, UINT8 or BOOL");
+               " is not FP32, FP16, FP64, INT64, INT32, UINT8, BOOL or BYTES");
   t.dtype = *d;
   t.shape.push_back(-1);
   std::string shape = text.substr(c2 + 1);
@@ -228,6 +243,7 @@ Expected<TensorSpec> parse_input_spec(const std::string& text) {
 
 uint32_t request_length(const ModelMetadata& model, const Tensors& inputs) {
   for (size_t k = 0; k < model.inputs.size() && k < inputs.size(); ++k) {
+    if (model.inputs[k].dtype == DType::kBytes) continue;  // a string's length pads nothing
     const Shape item = model.inputs[k].item_shape();
     const Shape& got = inputs[k].shape();
     for (size_t d = 0; d < item.size() && d < got.size(); ++d) {
@@ -243,12 +259,18 @@ bool has_variable_inputs(const ModelMetadata& model) {
   return false;
 }
 
+namespace {
+constexpr int64_t kRandomBytes = 16;  // a drawn BYTES input's length
+}  // namespace
+
 Tensors random_inputs(const ModelMetadata& model, uint64_t seed, int64_t length) {
   std::mt19937_64 rng(seed);
   std::normal_distribution<float> normal(0.0f, 1.0f);
   Tensors out;
   for (const TensorSpec& spec : model.inputs) {
-    Tensor t(spec.dtype, spec.sample_item_shape(length > 0 ? length : 16));
+    Tensor t(spec.dtype, spec.dtype == DType::kBytes
+                             ? Shape{kRandomBytes}
+                             : spec.sample_item_shape(length > 0 ? length : 16));
     const auto [lo, hi] = spec.value_range.value_or(std::pair<int64_t, int64_t>{0, 9});
     std::uniform_int_distribution<int64_t> digit(lo, hi);
     switch (spec.dtype) {
@@ -273,6 +295,11 @@ Tensors random_inputs(const ModelMetadata& model, uint64_t seed, int64_t length)
           v = static_cast<uint8_t>(spec.dtype == DType::kBool ? rng() & 1u : digit(rng));
         }
         break;
+      case DType::kBytes: {
+        std::uniform_int_distribution<int> printable(0x20, 0x7e);
+        for (uint8_t& v : t.as<uint8_t>()) v = static_cast<uint8_t>(printable(rng));
+        break;
+      }
     }
     out.push_back(std::move(t));
   }

@@ -3,7 +3,8 @@
 // What a model takes and gives: its inputs and outputs with KServe v2
 // datatypes and shapes (-1 for the batch dimension, which comes first; -1
 // after it for a variable dimension, such as a sequence's length, with an
-// optional largest size), and the largest batch it accepts. Loaded from the JSON sidecar beside a
+// optional largest size; a BYTES tensor is one byte string per request,
+// shape [-1] or [-1, 1]), and the largest batch it accepts. Loaded from the JSON sidecar beside a
 // model file (core/torch reads it) and used by the engine to refuse a request that does not fit
 // before admission, so a bad request never spoils a batch. Thread-safety: a plain value.
 
@@ -60,14 +61,15 @@ struct ModelMetadata {
 
   // The metadata itself is well formed: at least one input and output, every
   // shape starts with -1 and has positive sizes or -1 after it, a max_shape
-  // agrees with its shape, names are unique, max_batch_size > 0.
+  // agrees with its shape, a BYTES tensor's shape is [-1] or [-1, 1], names
+  // are unique, max_batch_size > 0.
   Status validate() const;
 };
 
 // One request's inputs against the model: how many, their dtypes, shapes
-// (without the batch dimension; a variable dimension from 1 to its largest)
-// and, where the model asks, finite values. The error names the input, what
-// was expected and what came.
+// (without the batch dimension; a variable dimension from 1 to its largest;
+// a BYTES input's string of any length, rank 1) and, where the model asks,
+// finite values. The error names the input, what was expected and what came.
 Status check_inputs(const ModelMetadata& model, const Tensors& inputs);
 
 // "image:FP32:3,32,32" (also "3x32x32" or "[3, 32, 32]"): one input's name,
@@ -77,7 +79,8 @@ Expected<TensorSpec> parse_input_spec(const std::string& text);
 
 // A request's length: the size of the first variable dimension of the first
 // input that has one; 0 for a model without variable dimensions. Batching
-// policies and padding waste count in it.
+// policies and padding waste count in it. A BYTES input's string length is
+// no such dimension (its strings are never padded): it counts as nothing.
 uint32_t request_length(const ModelMetadata& model, const Tensors& inputs);
 
 // The model has an input with a variable dimension.
@@ -85,8 +88,8 @@ bool has_variable_inputs(const ModelMetadata& model);
 
 // One request's worth of inputs that fit the model, from `seed`: floats
 // drawn from a standard normal, integers from the input's value_range (else
-// 0..9), booleans fair coins. Variable dimensions are `length` long (cut to
-// their largest; 0 picks 16).
+// 0..9), booleans fair coins, BYTES 16 printable ASCII characters. Variable
+// dimensions are `length` long (cut to their largest; 0 picks 16).
 Tensors random_inputs(const ModelMetadata& model, uint64_t seed, int64_t length = 0);
 
 }  // namespace batchscope

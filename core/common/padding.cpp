@@ -40,4 +40,13 @@ void copy_block(std::byte* dst, const Shape& dst_dims, const std::byte* src, con
   }
 }
 
+Status check_stackable(const std::string& tensor, DType dtype) {
+  if (dtype != DType::kBytes) return Status::Ok();
+  return invalid_argument("'" + tensor +
+                          "' is BYTES, one byte string per request: its requests' strings are "
+                          "not stacked into one batch tensor (they differ in length, and "
+                          "padding would change them); a Python model takes them one per "
+                          "request");
+}
+
 }  // namespace batchscope

@@ -7,7 +7,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
+#include "common/status.h"
 #include "common/tensor.h"
 
 namespace batchscope {
@@ -17,5 +19,12 @@ namespace batchscope {
 // dimension), one contiguous row at a time. `elem` is the element size.
 void copy_block(std::byte* dst, const Shape& dst_dims, const std::byte* src, const Shape& src_dims,
                 const Shape& block, size_t elem);
+
+// Whether the requests' tensors of `tensor` (an input or output's name, for
+// the message) may be stacked into one batch tensor, padded or not: every
+// datatype but BYTES, whose byte strings differ in length and mean nothing
+// cut or padded. A runner asks before it stacks; the error names the tensor
+// and says why.
+Status check_stackable(const std::string& tensor, DType dtype);
 
 }  // namespace batchscope

@@ -15,6 +15,7 @@ size_t dtype_size(DType t) {
     case DType::kInt32: return 4;
     case DType::kUInt8: return 1;
     case DType::kBool: return 1;
+    case DType::kBytes: return 1;
   }
   return 1;
 }
@@ -28,13 +29,14 @@ const char* dtype_name(DType t) {
     case DType::kInt32: return "INT32";
     case DType::kUInt8: return "UINT8";
     case DType::kBool: return "BOOL";
+    case DType::kBytes: return "BYTES";
   }
   return "?";
 }
 
 std::optional<DType> parse_dtype(std::string_view name) {
   for (DType t : {DType::kFloat32, DType::kFloat16, DType::kFloat64, DType::kInt64, DType::kInt32,
-                  DType::kUInt8, DType::kBool}) {
+                  DType::kUInt8, DType::kBool, DType::kBytes}) {
     if (name == dtype_name(t)) return t;
   }
   return std::nullopt;
@@ -115,6 +117,12 @@ Tensor Tensor::from_floats(std::span<const float> values) {
 Tensor Tensor::from_int64(std::span<const int64_t> values, Shape shape) {
   Tensor t(DType::kInt64, std::move(shape));
   std::memcpy(t.data(), values.data(), std::min(t.nbytes(), values.size_bytes()));
+  return t;
+}
+
+Tensor Tensor::from_bytes(std::string_view bytes) {
+  Tensor t(DType::kBytes, Shape{static_cast<int64_t>(bytes.size())});
+  if (!bytes.empty()) std::memcpy(t.data(), bytes.data(), bytes.size());
   return t;
 }
 

@@ -16,10 +16,17 @@
 
 namespace batchscope {
 
-enum class DType : uint8_t { kFloat32, kFloat16, kFloat64, kInt64, kInt32, kUInt8, kBool };
+// BYTES (KServe v2's byte strings: a text, an image's encoded file) is one
+// byte string per request: a request's BYTES input or output is held as
+// Tensor(DType::kBytes, {length}), rank 1, its length in bytes (0 allowed),
+// whatever its declared shape ([-1] or [-1, 1]: one string a row). Such
+// tensors are never stacked or padded into a batch (LibTorch has no such
+// type; Python models take them one per request).
+enum class DType : uint8_t { kFloat32, kFloat16, kFloat64, kInt64, kInt32, kUInt8, kBool, kBytes };
 
+// Bytes per element; 1 for BYTES, whose elements are the string's bytes.
 size_t dtype_size(DType t);
-// KServe v2 / Open Inference Protocol names: FP32, FP16, FP64, INT64, INT32, UINT8, BOOL.
+// KServe v2 / Open Inference Protocol names: FP32, FP16, FP64, INT64, INT32, UINT8, BOOL, BYTES.
 const char* dtype_name(DType t);
 std::optional<DType> parse_dtype(std::string_view name);
 
@@ -40,6 +47,8 @@ class Tensor {
   static Tensor from_floats(std::span<const float> values, Shape shape);
   static Tensor from_floats(std::span<const float> values);  // 1-D
   static Tensor from_int64(std::span<const int64_t> values, Shape shape);
+  // One BYTES value: Tensor(kBytes, {bytes.size()}) holding `bytes`.
+  static Tensor from_bytes(std::string_view bytes);
 
   Tensor(const Tensor& other);
   Tensor& operator=(const Tensor& other);
@@ -62,6 +71,11 @@ class Tensor {
   template <class T>
   std::span<const T> as() const {
     return {reinterpret_cast<const T*>(data_.get()), static_cast<size_t>(numel_)};
+  }
+
+  // The tensor's storage as bytes: a BYTES tensor's string.
+  std::string_view byte_string() const {
+    return {reinterpret_cast<const char*>(data_.get()), nbytes()};
   }
 
   bool operator==(const Tensor& other) const;

@@ -30,31 +30,41 @@ void append_number(std::string& out, double v, std::string_view non_finite) {
   out.append(buf, r.ptr);
 }
 
-size_t utf8_sequence_length(std::string_view s, size_t i) {
-  const auto byte = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
-  const unsigned char b0 = byte(i);
+namespace {
+
+// How many bytes from s[i] start a well-formed UTF-8 sequence (0 where s[i]
+// starts none); `need` is that sequence's whole length (1 for ASCII).
+size_t utf8_prefix(std::string_view s, size_t i, size_t& need) {
+  const auto b0 = static_cast<unsigned char>(s[i]);
+  need = 1;
   if (b0 < 0x80) return 1;
-  size_t n;
   unsigned char lo = 0x80, hi = 0xBF;  // allowed range of the second byte
   if (b0 >= 0xC2 && b0 <= 0xDF) {
-    n = 2;
+    need = 2;
   } else if (b0 >= 0xE0 && b0 <= 0xEF) {
-    n = 3;
+    need = 3;
     if (b0 == 0xE0) lo = 0xA0;
     if (b0 == 0xED) hi = 0x9F;
   } else if (b0 >= 0xF0 && b0 <= 0xF4) {
-    n = 4;
+    need = 4;
     if (b0 == 0xF0) lo = 0x90;
     if (b0 == 0xF4) hi = 0x8F;
   } else {
     return 0;
   }
-  if (i + n > s.size()) return 0;
-  if (byte(i + 1) < lo || byte(i + 1) > hi) return 0;
-  for (size_t k = 2; k < n; ++k) {
-    if (byte(i + k) < 0x80 || byte(i + k) > 0xBF) return 0;
+  size_t k = 1;
+  for (; k < need && i + k < s.size(); ++k) {
+    const auto b = static_cast<unsigned char>(s[i + k]);
+    if (b < (k == 1 ? lo : 0x80) || b > (k == 1 ? hi : 0xBF)) break;
   }
-  return n;
+  return k;
+}
+
+}  // namespace
+
+size_t utf8_sequence_length(std::string_view s, size_t i) {
+  size_t need = 0;
+  return utf8_prefix(s, i, need) == need ? need : 0;
 }
 
 // A JSON string literal. Config strings come from the command line (URLs,
@@ -66,10 +76,14 @@ void append_json_string(std::string& out, std::string_view s) {
   for (size_t i = 0; i < s.size();) {
     const auto c = static_cast<unsigned char>(s[i]);
     if (c >= 0x80) {
-      const size_t n = utf8_sequence_length(s, i);
-      if (n == 0) {
+      size_t n = 0;
+      const size_t valid = utf8_prefix(s, i, n);
+      if (valid < n || valid == 0) {
+        // One U+FFFD for the malformed sequence: the longest start of a
+        // well-formed one (Unicode's "maximal subpart", as Python's and the
+        // browsers' decoders replace), or the one stray byte.
         out.append("\\ufffd");
-        ++i;
+        i += valid == 0 ? 1 : valid;
       } else {
         out.append(s.substr(i, n));
         i += n;

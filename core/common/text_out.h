@@ -4,7 +4,8 @@
 // no streams): shared by the JSON and CSV run exports, the HTTP payloads and
 // the Prometheus text. Numbers are written in the shortest form that reads
 // back to the same value. Strings are escaped for JSON, and malformed UTF-8
-// is replaced by U+FFFD so strict parsers never refuse the output.
+// is replaced by U+FFFD (one for each malformed sequence: a character cut
+// off, a stray byte) so strict parsers never refuse the output.
 // Thread-safety: free functions without shared state.
 
 #include <cstddef>

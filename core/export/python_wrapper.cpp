@@ -45,6 +45,7 @@ const char* numpy_dtype(DType t) {
     case DType::kInt32: return "int32";
     case DType::kUInt8: return "uint8";
     case DType::kBool: return "bool";
+    case DType::kBytes: return "object";  // numpy's dtype for BYTES: bytes objects
   }
   return "float32";
 }

@@ -17,6 +17,9 @@ const char* torch_dtype(DType t) {
     case DType::kInt32: return "torch.int32";
     case DType::kUInt8: return "torch.uint8";
     case DType::kBool: return "torch.bool";
+    // torch has no string dtype, and a TorchScript model takes no BYTES
+    // (loading one refuses it): the bytes, were one written, are uint8.
+    case DType::kBytes: return "torch.uint8";
   }
   return "torch.float32";
 }

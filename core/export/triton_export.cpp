@@ -18,6 +18,7 @@ const char* triton_type(DType t) {
     case DType::kInt32: return "TYPE_INT32";
     case DType::kUInt8: return "TYPE_UINT8";
     case DType::kBool: return "TYPE_BOOL";
+    case DType::kBytes: return "TYPE_STRING";  // Triton's config name for BYTES
   }
   return "TYPE_INVALID";
 }

@@ -144,6 +144,7 @@ Expected<ModelMetadata> describe_model(const DescribeRequest& r) {
   }
   if (m.inputs.empty())
     return invalid_argument("the model's forward takes no tensor: " + argument_list(args));
+  if (Status s = check_torch_dtypes(m); !s) return s.error();
 
   std::vector<std::vector<Observed>> seen;
   for (int64_t b : {1, 2}) {
@@ -202,7 +203,12 @@ Expected<ModelMetadata> describe_model(const DescribeRequest& r) {
 Expected<ModelMetadata> load_model_metadata(const std::string& model_path) {
   const std::string path = sidecar_path(model_path);
   std::error_code ec;
-  if (std::filesystem::exists(path, ec)) return load_metadata(path);
+  if (std::filesystem::exists(path, ec)) {
+    auto m = load_metadata(path);
+    if (!m) return m;
+    if (Status s = check_torch_dtypes(*m); !s) return invalid_argument(path + ": " + s.message());
+    return m;
+  }
   std::string inputs;
   if (auto args = forward_arguments(model_path)) {
     for (const ForwardArgument& a : *args)

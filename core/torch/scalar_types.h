@@ -7,11 +7,33 @@
 #include <c10/core/ScalarType.h>
 
 #include <optional>
+#include <stdexcept>
+#include <string>
 
+#include "common/model_metadata.h"
 #include "common/tensor.h"
 
 namespace batchscope {
 
+// BYTES has no LibTorch scalar type: its byte strings are for Python models.
+inline std::string torch_bytes_refusal(const TensorSpec& t, const char* kind) {
+  return std::string(kind) + " '" + t.name +
+         "' is BYTES (one byte string per request), which a TorchScript model cannot take or "
+         "give: LibTorch has no tensor of byte strings. Serve it as a Python model";
+}
+
+// Every tensor of `m` has a LibTorch scalar type; the error names the first
+// that has none.
+inline Status check_torch_dtypes(const ModelMetadata& m) {
+  for (const TensorSpec& t : m.inputs)
+    if (t.dtype == DType::kBytes) return invalid_argument(torch_bytes_refusal(t, "input"));
+  for (const TensorSpec& t : m.outputs)
+    if (t.dtype == DType::kBytes) return invalid_argument(torch_bytes_refusal(t, "output"));
+  return Status::Ok();
+}
+
+// Throws std::invalid_argument for BYTES, which check_torch_dtypes() refuses
+// before a model is run.
 inline at::ScalarType scalar_type(DType t) {
   switch (t) {
     case DType::kFloat32: return at::kFloat;
@@ -21,6 +43,9 @@ inline at::ScalarType scalar_type(DType t) {
     case DType::kInt32: return at::kInt;
     case DType::kUInt8: return at::kByte;
     case DType::kBool: return at::kBool;
+    case DType::kBytes:
+      throw std::invalid_argument(
+          "BYTES (byte strings) has no LibTorch scalar type; BYTES is for Python models");
   }
   return at::kFloat;
 }

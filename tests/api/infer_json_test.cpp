@@ -6,6 +6,7 @@
 
 #include <cmath>
 
+#include "api/http_target.h"
 #include "api/infer_json.h"
 
 namespace batchscope {
@@ -130,6 +131,149 @@ TEST(InferJson, TheSimpleRouteTellsAVariableLengthFromTheValuesCount) {
   EXPECT_NE(std::get<HttpError>(over).message.find("a length of 17, over input 'x''s largest 16"),
             std::string::npos)
       << std::get<HttpError>(over).message;
+}
+
+ModelMetadata text_model(Shape text_shape = {-1}, Shape label_shape = {-1}) {
+  ModelMetadata m;
+  m.name = "t";
+  m.max_batch_size = 8;
+  m.inputs = {TensorSpec{"text", DType::kBytes, std::move(text_shape), false},
+              TensorSpec{"n", DType::kInt32, {-1, 1}, false}};
+  m.outputs = {TensorSpec{"label", DType::kBytes, std::move(label_shape), false},
+               TensorSpec{"score", DType::kFloat32, {-1, 1}, false}};
+  return m;
+}
+
+std::string text_body(const char* shape, const char* data, const char* n = "[1, 2]") {
+  return std::string(R"({"inputs": [{"name": "text", "datatype": "BYTES", "shape": )") + shape +
+         R"(, "data": )" + data + R"(}, {"name": "n", "datatype": "INT32", "shape": [2, 1],
+         "data": )" +
+         n + "}]}";
+}
+
+TEST(InferJson, ABytesInputIsOneStringARow) {
+  for (const Shape& declared : {Shape{-1}, Shape{-1, 1}}) {
+    for (const char* shape : {"[2]", "[2, 1]"}) {
+      for (const char* data :
+           {R"(["caf\u00e9 \"quoted\"\n", ""])", R"([["caf\u00e9 \"quoted\"\n"], [""]])"}) {
+        auto r = parse_v2_request(text_body(shape, data), text_model(declared));
+        ASSERT_FALSE(error_of(r)) << error_of(r)->message;
+        const V2Request& req = std::get<V2Request>(r);
+        EXPECT_EQ(req.inputs[0].rows(), 2);
+        ASSERT_EQ(req.inputs[0].strings.size(), 2u);
+        const Tensors row0 = v2_row(req, 0), row1 = v2_row(req, 1);
+        EXPECT_EQ(row0[0].dtype(), DType::kBytes);
+        EXPECT_EQ(row0[0].byte_string(), "caf\xc3\xa9 \"quoted\"\n");  // UTF-8 bytes
+        EXPECT_EQ(row0[0].shape(), Shape{15});
+        EXPECT_EQ(row1[0].shape(), Shape{0});
+        EXPECT_EQ(row1[1].as<int32_t>()[0], 2);
+        EXPECT_TRUE(check_inputs(text_model(declared), row0).ok());
+      }
+    }
+  }
+}
+
+TEST(InferJson, ABytesInputsErrorsNameItAndQuoteTheValue) {
+  const auto message = [](const std::string& body) {
+    auto r = parse_v2_request(body, text_model());
+    EXPECT_TRUE(error_of(r));
+    if (!error_of(r)) return std::string();
+    EXPECT_EQ(error_of(r)->status, 422);
+    return error_of(r)->message;
+  };
+  std::string m = message(text_body("[2]", R"(["one", 42])"));
+  EXPECT_NE(m.find("input 'text' element 1 is '42', not a string"), std::string::npos) << m;
+  m = message(text_body("[2]", R"(["one", {"a": true}])"));
+  EXPECT_NE(m.find(R"(input 'text' element 1 is '{"a":true}', not a string)"), std::string::npos)
+      << m;
+  m = message(text_body("[2]", R"([null, "two"])"));
+  EXPECT_NE(m.find("input 'text' element 0 is 'null', not a string"), std::string::npos) << m;
+  m = message(text_body("[2]", R"(["one", "two", "three"])"));
+  EXPECT_NE(m.find("input 'text' has 3 values in 'data'; shape [2] needs 2 strings, one a row"),
+            std::string::npos)
+      << m;
+  m = message(text_body("[2, 2]", R"(["a", "b", "c", "d"])"));
+  EXPECT_NE(m.find("input 'text' has shape [2, 2], expected [rows] or [rows, 1]"),
+            std::string::npos)
+      << m;
+  m = message(text_body("[3]", R"(["a", "b", "c"])"));
+  EXPECT_NE(m.find("input 'n' has 2 rows; the other inputs have 3"), std::string::npos) << m;
+  m = message(R"({"inputs": [{"name": "text", "datatype": "FP32", "shape": [1], "data": [1]}]})");
+  EXPECT_NE(m.find("input 'text' has datatype 'FP32', expected BYTES"), std::string::npos) << m;
+}
+
+TEST(InferJson, TheSimpleRouteRefusesBytes) {
+  ModelMetadata m = text_model();
+  m.inputs.pop_back();
+  auto r = parse_simple_infer(R"({"data": ["a cat"]})", m);
+  ASSERT_TRUE(std::get_if<HttpError>(&r));
+  EXPECT_EQ(std::get<HttpError>(r).status, 422);
+  EXPECT_NE(std::get<HttpError>(r).message.find("input 'text' is BYTES"), std::string::npos)
+      << std::get<HttpError>(r).message;
+  EXPECT_NE(std::get<HttpError>(r).message.find("/v2/models/t/infer"), std::string::npos);
+}
+
+TEST(InferJson, ABytesOutputIsOneJsonStringARow) {
+  std::vector<Tensors> rows;
+  rows.push_back(
+      {Tensor::from_bytes("cat \"tabby\"\n"), Tensor::from_floats(std::vector<float>{0.5f}, {1})});
+  rows.push_back({Tensor::from_bytes(""), Tensor::from_floats(std::vector<float>{2}, {1})});
+  // Not UTF-8: a stray continuation byte, a cut-off three-byte character, a
+  // surrogate's encoding and a byte no UTF-8 has; U+FFFD for each sequence.
+  rows.push_back({Tensor::from_bytes("a\x80"
+                                     "b\xe2\x82"
+                                     "c\xed\xa0\x80"
+                                     "d\xff"
+                                     "\xc3\xa9"),
+                  Tensor::from_floats(std::vector<float>{1}, {1})});
+  const ModelMetadata m = text_model();
+  std::string out;
+  append_v2_output(out, m.outputs[0], rows, 0);
+  EXPECT_EQ(out, R"({"name":"label","datatype":"BYTES","shape":[3],"data":["cat \"tabby\"\n","",)"
+                 R"("a\ufffdb\ufffdc\ufffd\ufffd\ufffdd\ufffd)"
+                 "\xc3\xa9"
+                 R"("]})");
+  out.clear();
+  append_v2_output(out, text_model({-1}, {-1, 1}).outputs[0], rows, 0);
+  EXPECT_NE(out.find(R"("shape":[3,1],"data":["cat \"tabby\"\n","",)"), std::string::npos) << out;
+  out.clear();
+  append_v2_output(out, m.outputs[1], rows, 1);
+  EXPECT_EQ(out, R"({"name":"score","datatype":"FP32","shape":[3,1],"data":[0.5,2,1]})");
+  std::string simple;
+  append_json_values(simple, rows[0][0]);
+  EXPECT_EQ(simple, R"(["cat \"tabby\"\n"])");
+}
+
+TEST(InferJson, BytesRoundTripThroughARequestAndAResponse) {
+  const std::string body =
+      text_body("[2, 1]", R"([["\u00e9t\u00e9 \ud83d\ude00"], ["tab\there"]])", "[[7], [8]]");
+  auto r = parse_v2_request(body, text_model({-1, 1}, {-1, 1}));
+  ASSERT_FALSE(error_of(r)) << error_of(r)->message;
+  const V2Request& req = std::get<V2Request>(r);
+  std::vector<Tensors> rows;
+  for (int64_t i = 0; i < req.inputs[0].rows(); ++i) rows.push_back(v2_row(req, i));
+  std::string out;
+  append_v2_output(out, text_model({-1, 1}, {-1, 1}).outputs[0], rows, 0);
+  EXPECT_EQ(out,
+            "{\"name\":\"label\",\"datatype\":\"BYTES\",\"shape\":[2,1],\"data\":[\""
+            "\xc3\xa9t\xc3\xa9 \xf0\x9f\x98\x80\",\"tab\\there\"]}");
+}
+
+TEST(InferJson, ALoadRunsSeededBytesGoOutAsAV2BodyTheServerReads) {
+  for (const Shape& declared : {Shape{-1}, Shape{-1, 1}}) {
+    const ModelMetadata m = text_model(declared);
+    Url url;
+    url.path = "/v2/models/t/infer";
+    const std::string body = infer_body(url, m, random_inputs(m, 5));
+    EXPECT_NE(
+        body.find(declared.size() == 1 ? R"("shape":[1],"data":[")" : R"("shape":[1,1],"data":[")"),
+        std::string::npos)
+        << body;
+    auto r = parse_v2_request(body, m);
+    ASSERT_FALSE(error_of(r)) << error_of(r)->message;
+    const Tensors row = v2_row(std::get<V2Request>(r), 0);
+    EXPECT_TRUE(row[0] == random_inputs(m, 5)[0]);
+  }
 }
 
 }  // namespace

@@ -38,5 +38,16 @@ TEST(CopyBlock, CopiesABlockIntoALargerArrayAndBack) {
   EXPECT_EQ(std::accumulate(box.begin(), box.end(), 0), 36);
 }
 
+TEST(CopyBlock, BytesAreNeverStacked) {
+  EXPECT_TRUE(check_stackable("x", DType::kFloat32).ok());
+  EXPECT_TRUE(check_stackable("mask", DType::kBool).ok());
+  const Status s = check_stackable("text", DType::kBytes);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("'text' is BYTES, one byte string per request"), std::string::npos)
+      << s.message();
+  EXPECT_NE(s.message().find("not stacked"), std::string::npos) << s.message();
+}
+
 }  // namespace
 }  // namespace batchscope

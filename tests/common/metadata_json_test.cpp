@@ -72,7 +72,27 @@ INSTANTIATE_TEST_SUITE_P(
             "inputs[0].shape must be an array"},
         Bad{R"({"name": "m", "max_batch_size": 2, "inputs": [],
              "outputs": [{"name": "y", "datatype": "FP32", "shape": [-1]}]})",
-            "declares no inputs"}));
+            "declares no inputs"},
+        Bad{R"({"name": "m", "max_batch_size": 2,
+             "inputs": [{"name": "text", "datatype": "BYTES", "shape": [-1, 8]}],
+             "outputs": [{"name": "y", "datatype": "FP32", "shape": [-1]}]})",
+            "input 'text' is BYTES with shape [-1, 8]; a BYTES tensor is one byte string per "
+            "request, so its shape is [-1] or [-1, 1]"}));
+
+TEST(MetadataJson, BytesTensorsRoundTrip) {
+  const char* json = R"({"name": "m", "max_batch_size": 4,
+    "inputs": [{"name": "text", "datatype": "BYTES", "shape": [-1]}],
+    "outputs": [{"name": "label", "datatype": "BYTES", "shape": [-1, 1]}]})";
+  auto m = parse_metadata(json, "m.json");
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  EXPECT_EQ(m->inputs[0].dtype, DType::kBytes);
+  EXPECT_EQ(m->outputs[0].shape, (Shape{-1, 1}));
+  auto again = parse_metadata(metadata_json(*m), "again.json");
+  ASSERT_TRUE(again.ok()) << again.error().message;
+  EXPECT_EQ(again->inputs[0].dtype, DType::kBytes);
+  EXPECT_EQ(again->outputs[0].dtype, DType::kBytes);
+  EXPECT_EQ(again->outputs[0].shape, (Shape{-1, 1}));
+}
 
 TEST(MetadataJson, SidecarSitsBesideTheModel) {
   EXPECT_EQ(sidecar_path("models/mlp.pt"), "models/mlp.json");

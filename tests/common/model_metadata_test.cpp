@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <string_view>
 
 namespace batchscope {
 namespace {
@@ -120,6 +121,84 @@ TEST(ModelMetadata, AMaxShapeMustAgreeWithItsShape) {
   m = variable();
   m.inputs[0].value_range = std::pair<int64_t, int64_t>{5, 3};
   EXPECT_FALSE(m.validate().ok());
+}
+
+ModelMetadata with_text(Shape text_shape) {
+  ModelMetadata m;
+  m.name = "t";
+  m.max_batch_size = 8;
+  TensorSpec ids{"ids", DType::kInt64, {-1, -1}, false};
+  ids.max_shape = {-1, 32};
+  m.inputs = {TensorSpec{"text", DType::kBytes, std::move(text_shape), false}, ids};
+  m.outputs = {TensorSpec{"label", DType::kBytes, {-1}, false}};
+  return m;
+}
+
+TEST(ModelMetadata, ABytesTensorIsOneStringPerRequest) {
+  for (const Shape& ok : {Shape{-1}, Shape{-1, 1}}) {
+    const ModelMetadata m = with_text(ok);
+    ASSERT_TRUE(m.validate().ok()) << m.validate().message();
+    EXPECT_FALSE(m.inputs[0].variable());
+  }
+  for (const Shape& bad : {Shape{-1, 4}, Shape{-1, -1}, Shape{-1, 1, 1}}) {
+    const Status s = with_text(bad).validate();
+    ASSERT_FALSE(s.ok()) << shape_string(bad);
+    EXPECT_NE(s.message().find("input 'text' is BYTES with shape " + shape_string(bad) +
+                               "; a BYTES tensor is one byte string per request, so its shape "
+                               "is [-1] or [-1, 1]"),
+              std::string::npos)
+        << s.message();
+  }
+  ModelMetadata out = with_text({-1});
+  out.outputs[0].shape = {-1, 2};
+  EXPECT_NE(out.validate().message().find("output 'label' is BYTES with shape [-1, 2]"),
+            std::string::npos)
+      << out.validate().message();
+}
+
+TEST(ModelMetadata, CheckInputsTakesAStringOfAnyLengthAndItIsNoRequestLength) {
+  for (const Shape& declared : {Shape{-1}, Shape{-1, 1}}) {
+    const ModelMetadata m = with_text(declared);
+    for (std::string_view text : {std::string_view(""), std::string_view("a cat on a mat")}) {
+      Tensors in{Tensor::from_bytes(text), Tensor(DType::kInt64, {5})};
+      EXPECT_TRUE(check_inputs(m, in).ok()) << check_inputs(m, in).message();
+      EXPECT_EQ(request_length(m, in), 5u);  // the tokens', not the string's
+    }
+  }
+  ModelMetadata only_text = with_text({-1});
+  only_text.inputs.pop_back();
+  EXPECT_EQ(request_length(only_text, Tensors{Tensor::from_bytes("some text")}), 0u);
+  EXPECT_FALSE(has_variable_inputs(only_text));
+
+  const ModelMetadata m = with_text({-1, 1});
+  Tensors rank2{Tensor(DType::kBytes, {1, 3}), Tensor(DType::kInt64, {5})};
+  EXPECT_NE(check_inputs(m, rank2).message().find("input 'text' is BYTES with shape [1, 3]"),
+            std::string::npos)
+      << check_inputs(m, rank2).message();
+  Tensors numbers{Tensor(DType::kUInt8, {3}), Tensor(DType::kInt64, {5})};
+  EXPECT_NE(check_inputs(m, numbers).message().find("has datatype UINT8, expected BYTES"),
+            std::string::npos);
+}
+
+TEST(ModelMetadata, RandomBytesArePrintableAscii) {
+  const ModelMetadata m = with_text({-1});
+  Tensors in = random_inputs(m, 3, 7);
+  ASSERT_TRUE(check_inputs(m, in).ok()) << check_inputs(m, in).message();
+  ASSERT_EQ(in[0].shape(), Shape{16});
+  for (char c : in[0].byte_string()) EXPECT_TRUE(c >= 0x20 && c <= 0x7e) << int(c);
+  EXPECT_EQ(in[1].shape(), Shape{7});
+  EXPECT_TRUE(random_inputs(m, 3, 7)[0] == in[0]);
+  EXPECT_FALSE(random_inputs(m, 4, 7)[0] == in[0]);
+}
+
+TEST(ModelMetadata, ParseInputSpecTakesBytes) {
+  auto t = parse_input_spec("text:bytes:1");
+  ASSERT_TRUE(t.ok()) << t.error().message;
+  EXPECT_EQ(t->dtype, DType::kBytes);
+  EXPECT_EQ(t->shape, (Shape{-1, 1}));
+  auto bad = parse_input_spec("text:STRING:1");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("BOOL or BYTES"), std::string::npos) << bad.error().message;
 }
 
 }  // namespace

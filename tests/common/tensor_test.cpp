@@ -45,6 +45,24 @@ TEST(DType, NamesAreKServeDatatypes) {
   EXPECT_EQ(parse_dtype("INT64"), DType::kInt64);
   EXPECT_FALSE(parse_dtype("float").has_value());
   EXPECT_EQ(shape_string({1, 28, 28}), "[1, 28, 28]");
+  EXPECT_STREQ(dtype_name(DType::kBytes), "BYTES");
+  EXPECT_EQ(parse_dtype("BYTES"), DType::kBytes);
+  EXPECT_EQ(dtype_size(DType::kBytes), 1u);
+  EXPECT_EQ(static_cast<int>(DType::kBytes), 7);
+}
+
+TEST(Tensor, ABytesValueIsOneStringOfRankOne) {
+  const std::string text("caf\xc3\xa9\0!", 7);  // a NUL is a byte like any other
+  Tensor t = Tensor::from_bytes(text);
+  EXPECT_EQ(t.dtype(), DType::kBytes);
+  EXPECT_EQ(t.shape(), Shape{7});
+  EXPECT_EQ(t.nbytes(), 7u);
+  EXPECT_EQ(t.byte_string(), text);
+  EXPECT_TRUE(Tensor(t) == t);
+  EXPECT_FALSE(Tensor::from_bytes("caf") == t);
+  Tensor empty = Tensor::from_bytes("");
+  EXPECT_EQ(empty.shape(), Shape{0});
+  EXPECT_EQ(empty.byte_string(), "");
 }
 
 }  // namespace

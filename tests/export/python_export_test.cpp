@@ -174,6 +174,23 @@ TEST(PythonExport, InputsOfVaryingLengthAreRaggedForTriton) {
                        "without options"));
 }
 
+TEST(PythonExport, BytesAreTritonsTypeStringAndNumpysObject) {
+  ExportInput in = fixture_input("python_toy");
+  in.model->inputs = {TensorSpec{"text", DType::kBytes, {-1}, false}};
+  in.model->outputs = {TensorSpec{"label", DType::kBytes, {-1, 1}, false}};
+  ASSERT_TRUE(in.model->validate().ok());
+  const auto files = export_config(ExportFormat::kTriton, in).value();
+  const std::string config = files[0].text;
+  EXPECT_TRUE(contains(config, "name: \"text\"\n    data_type: TYPE_STRING\n    dims: [ 1 ]\n"))
+      << config;
+  EXPECT_TRUE(contains(config, "reshape: { shape: [ ] }")) << config;  // a string per request
+  EXPECT_TRUE(contains(config, "name: \"label\"\n    data_type: TYPE_STRING\n    dims: [ 1 ]\n"))
+      << config;
+  ASSERT_TRUE(parse_pbtxt(config).ok());
+  EXPECT_TRUE(contains(files[1].text, "    (\"text\", \"object\", [], 0),\n"));
+  EXPECT_TRUE(contains(files[1].text, "    (\"label\", \"object\", [1]),\n"));
+}
+
 TEST(PythonExport, RefusesWhatWouldNotRun) {
   const auto message = [](ExportFormat f, const ExportInput& in) {
     auto files = export_config(f, in);

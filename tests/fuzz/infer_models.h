@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The models the inference-payload fuzz targets decode against: between them
-// every datatype, one and several inputs, and item shapes of one and two
-// dimensions.
+// every datatype, one and several inputs, item shapes of one and two
+// dimensions, and BYTES declared both ways ([-1] and [-1, 1]).
 
 #include <string>
 #include <vector>
@@ -40,6 +40,11 @@ inline std::vector<ModelMetadata> infer_models() {
              spec("c", DType::kFloat64, {-1, 2})},
             spec("s", DType::kFloat64, {-1, 1})),
       model("ids", {spec("i", DType::kInt64, {-1, 2})}, spec("o", DType::kInt32, {-1, 1})),
+      model("text", {spec("text", DType::kBytes, {-1})}, spec("label", DType::kBytes, {-1})),
+      model("tagged",
+            {spec("text", DType::kBytes, {-1}), spec("tag", DType::kBytes, {-1, 1}),
+             spec("n", DType::kInt32, {-1, 1})},
+            spec("label", DType::kBytes, {-1, 1})),
   };
 }
 

@@ -153,6 +153,31 @@ TEST(Describe, TheWrittenSidecarLoadsAndServes) {
   EXPECT_EQ((*out)[2][1].shape(), Shape{1});
 }
 
+TEST(Describe, BytesIsRefusedForATorchScriptModel) {
+  auto described =
+      describe_model({.model_path = kData + "tuple_out.pt", .inputs = {spec("x:BYTES:")}});
+  ASSERT_FALSE(described.ok());
+  EXPECT_NE(described.error().message.find("input 'x' is BYTES (one byte string per request), "
+                                           "which a TorchScript model cannot take or give"),
+            std::string::npos)
+      << described.error().message;
+
+  Scratch s(kData + "tuple_out.pt");
+  std::ofstream(sidecar_beside(s.model)) << R"({"name": "tuple_out", "max_batch_size": 4,
+    "inputs": [{"name": "x", "datatype": "FP32", "shape": [-1, 8]}],
+    "outputs": [{"name": "output_0", "datatype": "FP32", "shape": [-1, 4]},
+                {"name": "label", "datatype": "BYTES", "shape": [-1]}]})";
+  auto meta = load_model_metadata(s.model);
+  ASSERT_FALSE(meta.ok());
+  EXPECT_NE(meta.error().message.find("tuple_out.json: output 'label' is BYTES"), std::string::npos)
+      << meta.error().message;
+  EXPECT_NE(meta.error().message.find("Serve it as a Python model"), std::string::npos);
+  auto model = TorchModel::load(s.model, TorchOptions{});
+  ASSERT_FALSE(model.ok());
+  EXPECT_NE(model.error().message.find("output 'label' is BYTES"), std::string::npos)
+      << model.error().message;
+}
+
 TEST(Describe, TheConfigFoldersSidecarIsFoundWhereNoneIsBeside) {
   Scratch s(kData + "tuple_out.pt");
   const fs::path config = s.dir / "config";
