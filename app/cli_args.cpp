@@ -170,6 +170,7 @@ Expected<Options> take_options(std::map<std::string, std::string>& flags, Option
       {"queue-capacity", "queue_capacity"},
       {"timeout-ms", "request_timeout_ms"},
       {"lanes", "num_lanes"},
+      {"preprocess-workers", "preprocess_workers"},
       {"target-p99-ms", "target_p99_ms"},
       {"max-num-seqs", "max_num_seqs"},
       {"max-num-batched-tokens", "max_num_batched_tokens"},

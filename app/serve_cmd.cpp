@@ -260,9 +260,12 @@ int run_serve(int argc, char** argv, const std::vector<std::string>& args) {
   if (model->metadata().platform == "python") {
     info.workers = [w = hooks.workers] { return w->health(); };
   }
+  auto pool = std::make_shared<WorkerCounts>();
+  const StageMaker stage = model->prepare_stage(*options, pool);
+  if (stage) info.preprocess_workers = [pool] { return pool->health(); };
   QCoreApplication app(argc, argv);
   Engine engine(*factory, *options);
-  bind_model(engine, info.model);
+  bind_model(engine, info.model, stage);
   engine.set_adaptive_planner(*planner);
   if (Status st = engine.start(); !st) return fail(st.message(), 1);
   InferenceService service(engine, info);

@@ -261,6 +261,12 @@ void InferenceService::health(Responder r) {
          ",\"deaths\":" + std::to_string(w->deaths) +
          ",\"timeouts\":" + std::to_string(w->timeouts) + "}";
   }
+  if (info_.preprocess_workers) {
+    const WorkerHealth p = info_.preprocess_workers();
+    b += ",\"preprocess_workers\":{\"ready\":" + std::to_string(p.ready) +
+         ",\"restarts\":" + std::to_string(p.restarts) + ",\"deaths\":" + std::to_string(p.deaths) +
+         ",\"timeouts\":" + std::to_string(p.timeouts) + "}";
+  }
   b += '}';
   HttpResponse resp = json_response(std::move(b));
   if (no_worker && !shutting_down_) resp.status = 503;
@@ -287,6 +293,7 @@ void InferenceService::metrics(Responder r) {
   }
   ServerInfo si = server_info(info_.model.name, info_.device, info_.version, server_);
   if (info_.workers) si.workers = info_.workers();
+  if (info_.preprocess_workers) si.preprocess_workers = info_.preprocess_workers();
   HttpResponse resp;
   resp.content_type = "text/plain; version=0.0.4; charset=utf-8";
   resp.body = prometheus_text(snap, si);

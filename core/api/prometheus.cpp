@@ -356,6 +356,17 @@ void server_families(std::string& out, const ServerInfo& info) {
             "Model worker processes killed for running a batch past --worker-timeout-ms.",
             info.workers->timeouts);
   }
+  if (const auto& p = info.preprocess_workers) {
+    gauge_u(out, "batchscope_preprocess_workers_ready",
+            "Preprocess pool processes ready to take a request.",
+            static_cast<uint64_t>(std::max(0, p->ready)));
+    counter(out, "batchscope_preprocess_worker_restarts_total",
+            "Preprocess pool processes started again after one was lost.", p->restarts);
+    counter(out, "batchscope_preprocess_worker_deaths_total",
+            "Preprocess pool processes that died (a signal or an exit).", p->deaths);
+    counter(out, "batchscope_preprocess_worker_timeouts_total",
+            "Preprocess pool processes killed for running past --worker-timeout-ms.", p->timeouts);
+  }
 
   counter(out, "batchscope_http_requests_total", "HTTP requests answered, all routes.",
           info.http_requests);

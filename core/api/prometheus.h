@@ -56,6 +56,8 @@ struct ServerInfo {
   uint64_t http_accept_errors = 0;     // accepts that failed
   // A model run by worker processes (a Python model); empty for any other.
   std::optional<WorkerHealth> workers;
+  // Its preprocess pool's processes, where it has one.
+  std::optional<WorkerHealth> preprocess_workers;
 };
 
 // The Content-Type a server should send with prometheus_text()'s body.

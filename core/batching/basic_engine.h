@@ -100,6 +100,17 @@ class BasicEngine {
   // set_options() refuse strategy = adaptive.
   Status set_adaptive_planner(AdaptivePlanner planner) EXCLUDES(mu_);
 
+  // A stage every request goes through before admission (runner.h's
+  // BasicPrepareStage; a Python model's preprocess pool). Set before
+  // start(). A request in the stage counts against queue_capacity; it is
+  // admitted, with an id, once prepared, so submit() returns id 0 for it,
+  // submit_many() no ids, and cancel() cannot reach it: it is answered
+  // all the same. Its arrival time is when submit() was called, so its time
+  // in the stage shows as the admitted time's lag and counts against its
+  // timeout. stop() first waits for every request in the stage to come back.
+  using PrepareStage = BasicPrepareStage<In>;
+  Status set_prepare_stage(std::shared_ptr<PrepareStage> stage) EXCLUDES(mu_);
+
   // Fails a still-queued request with kCancelled. False if it was already
   // cut into a batch, completed, or unknown.
   bool cancel(RequestId id) EXCLUDES(mu_);
@@ -168,6 +179,12 @@ class BasicEngine {
   // request's admission or the reason it is refused (recorded; the caller
   // answers it unlocked), and the wake-ups an admission calls for.
   Status check_input(const In& input, TimePoint arrival, Done& done) EXCLUDES(mu_);
+  // submit() with a prepare stage: hands the request to it (or answers it
+  // at once when closing or full); prepared() admits what comes back.
+  Expected<RequestId> submit_staged(In&& input, Done&& done, const SubmitOptions& so,
+                                    TimePoint arrival) EXCLUDES(mu_);
+  void prepared(Expected<In>&& input, Done&& done, const SubmitOptions& so, TimePoint arrival)
+      EXCLUDES(mu_);
   // strategy = adaptive needs adaptive_planner_.
   Status check_planner_locked(const Options& o) const REQUIRES(mu_);
   Expected<RequestId> admit_locked(In&& input, Done&& done, TimePoint arrival, TimePoint admitted,
@@ -219,8 +236,9 @@ class BasicEngine {
   // clock it runs on the planner thread.
   const bool plan_inline_;
   std::shared_ptr<Clock> clock_;
-  Validator validator_;  // fixed once started; read without the lock
-  LengthOf length_of_;   // the same
+  Validator validator_;                  // fixed once started; read without the lock
+  LengthOf length_of_;                   // the same
+  std::shared_ptr<PrepareStage> stage_;  // the same
   // Set before start(), like validator_, but read under mu_.
   AdaptivePlanner adaptive_planner_ GUARDED_BY(mu_) = nullptr;
 
@@ -231,6 +249,7 @@ class BasicEngine {
   std::condition_variable reaper_cv_;
   std::condition_variable planner_cv_;
   std::condition_variable prepared_cv_;
+  std::condition_variable staged_cv_;  // the stage has given back every request
   // Started by start() and moved out by stop(), both under mu_; stop() joins
   // it without mu_, which the reaper takes to leave.
   std::thread reaper_ GUARDED_BY(mu_);
@@ -249,6 +268,10 @@ class BasicEngine {
   RateEstimator arrivals_ GUARDED_BY(mu_);
   bool started_ GUARDED_BY(mu_) = false;
   bool stopping_ GUARDED_BY(mu_) = false;
+  // stop() has begun: the stage takes no more requests (stopping_ follows
+  // once it has given back those it holds).
+  bool closing_ GUARDED_BY(mu_) = false;
+  uint32_t staged_ GUARDED_BY(mu_) = 0;  // requests in the prepare stage
   StopMode stop_mode_ GUARDED_BY(mu_) = StopMode::kDrain;
   uint32_t target_lanes_ GUARDED_BY(mu_) = 0;
   // Prepared and not yet gone, whether in the loop or entering it.

@@ -84,6 +84,11 @@ void BasicEngine<In, Out>::run_batch_locked(Runner& runner, MutexLock& lk, LaneS
                                                " outputs for a batch of " + std::to_string(n)};
   }
   batch.failed = !result.ok();
+  // Requests the runner failed one by one (runner.h's request_faults).
+  std::span<const Status> faults;
+  if (!batch.failed) faults = runner.request_faults();
+  if (faults.size() != n) faults = {};
+  size_t faulted = 0;
   const TimePoint completed = clock_->now();
   s.records.clear();
   s.lengths.clear();
@@ -94,14 +99,17 @@ void BasicEngine<In, Out>::run_batch_locked(Runner& runner, MutexLock& lk, LaneS
     t.run_start = batch.run_start;
     t.run_end = batch.run_end;
     t.completed = completed;
+    const bool fault = batch.failed || (!faults.empty() && !faults[i].ok());
+    faulted += fault && !batch.failed;
     s.records.push_back(
-        {m.id, batch.id, t, batch.size, batch.failed ? Outcome::kModelError : Outcome::kOk});
+        {m.id, batch.id, t, batch.size, fault ? Outcome::kModelError : Outcome::kOk});
     if (batch.longest > 0) s.lengths.push_back(m.length);
   }
   reacquire_mu(lk);
   // Counted before the callbacks run, so a caller that saw its response also
   // sees it in the counters.
-  (batch.failed ? counters_.model_errors : counters_.ok) += n;
+  counters_.model_errors += batch.failed ? n : faulted;
+  counters_.ok += batch.failed ? 0 : n - faulted;
   if (batch.failed) ++counters_.failed_batches;
   record_requests_locked(s.records);
   if (records_.batches.size() < record_capacity_) {
@@ -121,10 +129,12 @@ void BasicEngine<In, Out>::run_batch_locked(Runner& runner, MutexLock& lk, LaneS
   uint64_t callback_failures = 0;
   for (size_t i = 0; i < n; ++i) {
     Pending& m = s.batch[i];
-    Response<Out> r{
-        m.id,
-        batch.failed ? Expected<Out>(result.error()) : Expected<Out>(std::move(result.value()[i])),
-        m.times, batch.id, batch.size};
+    Response<Out> r{m.id,
+                    batch.failed ? Expected<Out>(result.error())
+                    : (!faults.empty() && !faults[i].ok())
+                        ? Expected<Out>(faults[i].error())
+                        : Expected<Out>(std::move(result.value()[i])),
+                    m.times, batch.id, batch.size};
     try {
       m.done(std::move(r));
     } catch (...) {

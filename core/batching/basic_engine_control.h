@@ -39,6 +39,9 @@ Status BasicEngine<In, Out>::start() {
     if (Status s = check_planner_locked(o); !s) return s;  // reads adaptive_planner_
   }
   if (Status s = o.validate(); !s) return s;
+  if (stage_) {
+    if (Status s = stage_->configure(o); !s) return s;
+  }
   std::vector<std::unique_ptr<Runner>> runners;
   for (uint32_t i = 0; i < o.num_lanes; ++i) {
     std::string why;
@@ -89,6 +92,14 @@ Status BasicEngine<In, Out>::set_length_of(LengthOf f) {
 }
 
 template <class In, class Out>
+Status BasicEngine<In, Out>::set_prepare_stage(std::shared_ptr<PrepareStage> stage) {
+  MutexLock g(mu_);
+  if (started_) return invalid_argument("the prepare stage must be set before start()");
+  stage_ = std::move(stage);
+  return Status::Ok();
+}
+
+template <class In, class Out>
 Status BasicEngine<In, Out>::set_adaptive_planner(AdaptivePlanner planner) {
   MutexLock g(mu_);
   if (started_) return invalid_argument("the adaptive planner must be set before start()");
@@ -128,6 +139,7 @@ Status BasicEngine<In, Out>::set_options(const Options& o) {
     if (shrink) follower_cv_.notify_all();
   }
   if (grow) spawn_lanes(o.num_lanes, {});
+  if (stage_) return stage_->configure(o);
   return Status::Ok();
 }
 
@@ -178,6 +190,13 @@ void BasicEngine<In, Out>::set_record_capacity(size_t n) {
 template <class In, class Out>
 void BasicEngine<In, Out>::stop(StopMode mode) {
   std::vector<Pending> failed;
+  {
+    // Requests in the prepare stage come back before the queue closes, so
+    // that a drain runs them and the stage never calls into a gone engine.
+    MutexLock g(mu_);
+    closing_ = true;
+    while (staged_ > 0) staged_cv_.wait(g.unique());
+  }
   const TimePoint now = clock_->now();
   {
     MutexLock g(mu_);

@@ -7,9 +7,11 @@ namespace batchscope {
 
 template class BasicEngine<Tensors, Tensors>;
 
-void bind_model(Engine& engine, const ModelMetadata& model) {
+void bind_model(Engine& engine, const ModelMetadata& model, const StageMaker& stage) {
   engine.set_validator([model](const Tensors& in) { return check_inputs(model, in); });
-  if (has_variable_inputs(model))
+  if (stage) {
+    engine.set_prepare_stage(stage());
+  } else if (has_variable_inputs(model))
     engine.set_length_of([model](const Tensors& in) { return request_length(model, in); });
 }
 

@@ -14,6 +14,8 @@
 #include <span>
 #include <vector>
 
+#include "batching/callback.h"
+#include "common/options.h"
 #include "common/status.h"
 
 namespace batchscope {
@@ -39,6 +41,29 @@ class BasicRunner {
   // a stopping engine calls it no more.
   virtual bool needs_recovery() const { return false; }
   virtual void recover() {}
+  // A runner that may fail single requests of a batch it ran (a Python
+  // model's preprocess or postprocess, run on the lane) says which after
+  // run() returned: faults[i] not ok answers request i with its error (the
+  // output run() gave for it is dropped). Empty: none failed.
+  virtual std::span<const Status> request_faults() const { return {}; }
+};
+
+// A stage every request goes through before it is admitted to the queue (a
+// Python model's preprocess, run in a pool of processes), so that batches
+// form from requests it has prepared while the lanes run earlier batches.
+// prepare() takes the request's input and calls `next` exactly once, on any
+// thread, with the input to queue or the error that answers the request;
+// it must call it even while the stage is being reconfigured or torn down.
+// configure() is called by the engine's start() (which fails with its
+// error) and set_options() (which applies the rest and returns it), from
+// the thread that calls them.
+template <class In>
+class BasicPrepareStage {
+ public:
+  using Next = Callback<void(Expected<In>&&)>;
+  virtual ~BasicPrepareStage() = default;
+  virtual void prepare(In&& input, Next next) = 0;
+  virtual Status configure(const Options& options) = 0;
 };
 
 // How a model whose instances are processes of their own fares (a Python

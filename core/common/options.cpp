@@ -124,6 +124,7 @@ constexpr NumericOption kNumeric[] = {
     row<uint32_t, &Options::queue_capacity>("queue_capacity", 1, 1u << 24),
     row<int64_t, &Options::request_timeout_ms>("request_timeout_ms", 1, 3'600'000),
     row<uint32_t, &Options::num_lanes>("num_lanes", 1, 64),
+    row<uint32_t, &Options::preprocess_workers>("preprocess_workers", 0, 64),
     row<double, &Options::target_p99_ms>("target_p99_ms", 0.01, 600'000),
     row<uint32_t, &Options::max_num_seqs>("max_num_seqs", 1, 4096),
     row<uint32_t, &Options::max_num_batched_tokens>("max_num_batched_tokens", 1, 1u << 20),
@@ -221,6 +222,7 @@ std::string options_to_json(const Options& o) {
   out += ",\"queue_capacity\":" + std::to_string(o.queue_capacity);
   out += ",\"request_timeout_ms\":" + std::to_string(o.request_timeout_ms);
   out += ",\"num_lanes\":" + std::to_string(o.num_lanes);
+  out += ",\"preprocess_workers\":" + std::to_string(o.preprocess_workers);
   out += ",\"target_p99_ms\":";
   append_json_number(out, o.target_p99_ms);
   out += ",\"scheduling\":";
@@ -238,6 +240,7 @@ std::string describe(const Options& o) {
   s << "strategy=" << strategy_name(o.strategy) << " max_batch_size=" << o.max_batch_size
     << " max_wait_us=" << o.max_wait_us << " queue_capacity=" << o.queue_capacity
     << " request_timeout_ms=" << o.request_timeout_ms << " num_lanes=" << o.num_lanes;
+  if (o.preprocess_workers != 1) s << " preprocess_workers=" << o.preprocess_workers;
   if (o.strategy == StrategyKind::kAdaptive) s << " target_p99_ms=" << o.target_p99_ms;
   if (o.padding != Padding::kLongest) s << " padding=" << padding_name(o.padding);
   if (o.padding == Padding::kBuckets) s << " length_buckets=" << length_buckets_text(o);

@@ -61,6 +61,10 @@ struct Options {
   int64_t request_timeout_ms = 30000;
   // Runner lanes, each with its own model instance and thread. Range 1..64.
   uint32_t num_lanes = 1;
+  // A Python model with preprocess only: the processes that run it on each
+  // request as it arrives, ahead of the batcher; 0 runs it on the lane, on
+  // each request of the batch before predict. Range 0..64.
+  uint32_t preprocess_workers = 1;
   StrategyKind strategy = StrategyKind::kFifo;
   // Adaptive strategy only: the end-to-end p99 latency it steers towards, in
   // milliseconds. Range 0.01..600,000.

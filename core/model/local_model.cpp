@@ -36,6 +36,11 @@ const std::string& LocalModel::device() const { return impl_->device(); }
 const ModelMetadata& LocalModel::metadata() const { return impl_->metadata(); }
 const LmInfo& LocalModel::lm_info() const { return impl_->lm_info(); }
 
+StageMaker LocalModel::prepare_stage(const Options& options,
+                                     std::shared_ptr<WorkerCounts> counts) const {
+  return impl_->prepare_stage(options, std::move(counts));
+}
+
 Expected<RunnerFactory> LocalModel::runners(const Options& options, const LoadHooks& hooks) const {
   if (generative()) {
     return invalid_argument("model '" + name() +

@@ -120,6 +120,12 @@ class LocalModel {
   // runners with (loading and warming each up to options.max_batch_size).
   // Refuses a max_batch_size above the model's, naming both.
   Expected<RunnerFactory> runners(const Options& options, const LoadHooks& hooks = {}) const;
+  // What every engine of this model binds (bind_model) for a stage its
+  // requests go through before batching: a Python model's preprocess pool
+  // where the class has preprocess; empty for any other model.
+  // `counts`: where its processes report (ready, restarts); null: nowhere.
+  StageMaker prepare_stage(const Options& options,
+                           std::shared_ptr<WorkerCounts> counts = nullptr) const;
   // A language model: its first runner, loaded now with `lanes` lanes
   // sharing the cores (a TorchScript model's OpenBLAS threads are the cores
   // over the lanes), and the factory for the lanes past it (lane i counts

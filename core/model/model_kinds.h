@@ -28,6 +28,9 @@ class ModelKindImpl {
   // Called only for the kind that has them (LocalModel checks).
   virtual Expected<RunnerFactory> runners(const Options& options, const LoadHooks& hooks) const = 0;
   virtual Expected<LmSetup> lm(int lanes) const = 0;
+  virtual StageMaker prepare_stage(const Options&, std::shared_ptr<WorkerCounts>) const {
+    return {};
+  }
 };
 
 std::shared_ptr<const ModelKindImpl> open_synthetic_tensor(const SyntheticCost& cost);

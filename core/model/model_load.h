@@ -29,6 +29,7 @@ namespace batchscope {
 struct LoadedModel {
   ModelMetadata metadata;
   RunnerFactory factory;
+  StageMaker stage;  // what its engines bind before batching (LocalModel::prepare_stage)
   std::string path;  // the .pt or .py file, or "synthetic:A,C[,L]" for the stand-in
   std::string device = "cpu";
   std::string runtime = "TorchScript";  // or "Python" (worker processes), "synthetic"

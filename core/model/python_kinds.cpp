@@ -10,6 +10,7 @@
 #include <tuple>
 
 #include "model/model_kinds.h"
+#include "python/preprocess_pool.h"
 
 namespace batchscope {
 namespace {
@@ -27,18 +28,33 @@ class PythonModel final : public ModelKindImpl {
   const ModelMetadata& metadata() const override { return handler_.metadata; }
   const LmInfo& lm_info() const override { return none_; }
   Expected<RunnerFactory> runners(const Options& options, const LoadHooks& hooks) const override {
-    WorkerSetup w;
-    w.spec = spec_;
-    w.metadata = handler_.metadata;
-    w.warm_batch = options.max_batch_size;
+    WorkerSetup w = setup(options);
     w.threads = hooks.blas_threads;
-    w.lanes = static_cast<int>(options.num_lanes);
     if (hooks.workers) w.counts = hooks.workers;
     return python_runner_factory(std::move(w));
+  }
+  StageMaker prepare_stage(const Options& options,
+                           std::shared_ptr<WorkerCounts> counts) const override {
+    if (!handler_.has_preprocess) return {};
+    WorkerSetup w = setup(options);
+    w.counts = counts ? std::move(counts) : std::make_shared<WorkerCounts>();
+    return [w] { return std::make_shared<PreprocessPool>(w); };
   }
   Expected<LmSetup> lm(int) const override { return invalid_argument("not a language model"); }
 
  private:
+  WorkerSetup setup(const Options& options) const {
+    WorkerSetup w;
+    w.spec = spec_;
+    w.metadata = handler_.model;
+    w.served = handler_.metadata;
+    w.has_preprocess = handler_.has_preprocess;
+    w.has_postprocess = handler_.has_postprocess;
+    w.warm_batch = options.max_batch_size;
+    w.lanes = static_cast<int>(options.num_lanes);
+    return w;
+  }
+
   PythonSpec spec_;
   PythonHandler handler_;
   LmInfo none_;
@@ -76,12 +92,6 @@ Expected<std::shared_ptr<const ModelKindImpl>> open_python(const ModelChoice& ch
   spec.worker_timeout_ms = choice.worker_timeout_ms;
   auto handler = described(spec);
   if (!handler) return handler.error();
-  if (handler->has_preprocess || handler->has_postprocess) {
-    return invalid_argument(choice.path + ": class " + handler->class_name + " has " +
-                            (handler->has_preprocess ? "preprocess" : "postprocess") +
-                            ", which this version of Batchscope does not run; move that work "
-                            "into predict, which receives the whole batch");
-  }
   return std::shared_ptr<const ModelKindImpl>(
       std::make_shared<PythonModel>(std::move(spec), std::move(*handler)));
 }

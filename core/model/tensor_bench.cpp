@@ -76,6 +76,7 @@ Expected<std::unique_ptr<TensorBench>> TensorBench::open(const BenchRequest& req
     auto factory = b->model_.runners(r.options);
     if (!factory) return factory.error();
     b->factory_ = *factory;
+    b->stage_ = b->model_.prepare_stage(r.options);
     if (!r.plan_cost.empty() || r.options.strategy == StrategyKind::kAdaptive) {
       auto planner = live_planner(r.model, r.plan_cost, "bench", say);
       if (!planner) return planner.error();
@@ -114,7 +115,7 @@ Expected<RunData> TensorBench::run(const std::vector<Tensors>& payload, HttpFron
   if (r.target == "inproc") {
     say_.out("Batchscope bench: %s -> inproc\n", config_.pattern.c_str());
     return run_inproc(factory_, metadata(), r.options, planner_, r.traffic, config_,
-                      payload.empty() ? varied_ : payload, stop, kept_->progress());
+                      payload.empty() ? varied_ : payload, stop, kept_->progress(), stage_);
   }
   if (!front) return invalid_argument("--target " + r.target + " needs a client over HTTP");
   return run_http(*front, stop);
@@ -124,7 +125,7 @@ Expected<RunData> TensorBench::run_http(HttpFront& front, const std::atomic<bool
   std::unique_ptr<Engine> engine;
   if (request_.target == "self-http") {
     engine = std::make_unique<Engine>(factory_, request_.options);
-    bind_model(*engine, metadata());
+    bind_model(*engine, metadata(), stage_);
     engine->set_adaptive_planner(planner_);
     if (Status s = engine->start(); !s) return s.error();
   }

@@ -83,6 +83,7 @@ class TensorBench {
   LocalModel model_;
   Say say_;
   RunnerFactory factory_;
+  StageMaker stage_;
   AdaptivePlanner planner_;
   std::vector<Tensors> varied_;
   RunConfig config_;

@@ -44,6 +44,7 @@ Expected<std::optional<Confirmed>> confirm_one(const Tune& tune, const Evaluated
   if (!factory) return factory.error();
   ConfirmSpec spec;
   spec.factory = *factory;
+  spec.stage = tune.model.prepare_stage(predicted.options);
   spec.metadata = tune.model.metadata();
   spec.traffic = tune.t.traffic;
   spec.deadline = tune.deadline;
@@ -72,6 +73,7 @@ Expected<CostModel> calibrate_under_load(const Tune& tune, const CostModel& cost
     if (!factory) return factory.error();
     ConfirmSpec spec;
     spec.factory = *factory;
+    spec.stage = tune.model.prepare_stage(o);
     spec.metadata = tune.model.metadata();
     spec.traffic = t.traffic;
     // At the reference length: the grid prices the lengths.

@@ -183,6 +183,7 @@ Expected<LoadedModel> load_torch(const ModelRequest& r, const LoadProgress& prog
   m.path = r.path;
   m.device = r.device;
   if (is_python_file(r.path)) m.workers = hooks.workers;
+  m.stage = model->prepare_stage(r.options);
   m.factory = [warm, fresh = *fresh](int lane) -> std::unique_ptr<Runner> {
     {
       std::lock_guard g(warm->mu);

@@ -56,9 +56,16 @@ F_DONE_SEQ = (56, "<Q")
 F_PREDICT_NS = (64, "<Q")
 F_PID = (72, "<Q")
 F_OUTPUTS_AT = (80, "<Q")
+F_FLAGS = (88, "<I")
 
-CMD_PREDICT, CMD_GROWN, CMD_QUIT, CMD_DROP = 1, 2, 3, 4
-ST_OK, ST_READY, ST_RAISED, ST_BAD_OUTPUT, ST_NEED_SPACE, ST_START_FAILED, ST_DROPPED = range(7)
+CMD_PREDICT, CMD_GROWN, CMD_QUIT, CMD_DROP, CMD_PREPROCESS = 1, 2, 3, 4, 5
+(ST_OK, ST_READY, ST_RAISED, ST_BAD_OUTPUT, ST_NEED_SPACE, ST_START_FAILED, ST_DROPPED,
+ ST_PARTIAL) = range(8)
+# F_FLAGS' bits. preprocess: KEEP the result here for a predict FROM_KEPT (else
+# write it to the region), PASS a request already prepared (no preprocess).
+# predict: FROM_KEPT takes the kept requests as the batch, POST runs
+# postprocess on each row and answers the served outputs.
+FLAG_KEEP, FLAG_PASS, FLAG_FROM_KEPT, FLAG_POST = 1, 2, 4, 8
 
 ENTRY = struct.Struct("<II8qQQ")  # dtype, ndim, dims[8], offset, nbytes (88 bytes of 96)
 # The header from F_REGION_BYTES to F_OUTPUTS_AT, read at once per batch.
@@ -69,9 +76,12 @@ SEQ = struct.Struct("<Q")
 SPIN_NS = (int(os.environ.get("BATCHSCOPE_WORKER_SPIN_US", "50") or 0) * 1000
            if platform.machine() in ("x86_64", "AMD64") else 0)
 
-# KServe v2 datatypes in DType's order (core/common/tensor.h).
-DTYPES = ["FP32", "FP16", "FP64", "INT64", "INT32", "UINT8", "BOOL"]
-NUMPY = ["float32", "float16", "float64", "int64", "int32", "uint8", "bool"]
+# KServe v2 datatypes in DType's order (core/common/tensor.h). A BYTES
+# tensor is one byte string per request: preprocess gets it as bytes, and a
+# postprocess answer for it may be str, bytes or any JSON value.
+DTYPES = ["FP32", "FP16", "FP64", "INT64", "INT32", "UINT8", "BOOL", "BYTES"]
+NUMPY = ["float32", "float16", "float64", "int64", "int32", "uint8", "bool", "uint8"]
+BYTES, UINT8, INT64 = 7, 5, 3
 
 
 class HandlerError(Exception):
@@ -147,7 +157,7 @@ def tensor_specs(cls, base, attribute, allow_bytes):
         if not isinstance(spec, (tuple, list)) or len(spec) != 2:
             raise HandlerError("%s[%r] must be (datatype, shape), not %r" % (where, name, spec))
         dtype, shape = spec
-        known = DTYPES + (["BYTES"] if allow_bytes else [])
+        known = DTYPES if allow_bytes else DTYPES[:BYTES]
         if dtype not in known:
             raise HandlerError("%s[%r]: datatype %r is not one of %s"
                                % (where, name, dtype, ", ".join(known)))
@@ -156,6 +166,9 @@ def tensor_specs(cls, base, attribute, allow_bytes):
             raise HandlerError("%s[%r]: shape must be a list of at most %d sizes (positive, or -1"
                                " where it varies) without the batch dimension, not %r"
                                % (where, name, MAX_DIMS - 1, shape))
+        if dtype == "BYTES" and list(shape) not in ([], [1]):
+            raise HandlerError("%s[%r]: a BYTES tensor is one string per request: its shape is []"
+                               " or [1], not %r" % (where, name, shape))
         out.append({"name": name, "datatype": dtype, "shape": [-1] + list(shape)})
     return out
 
@@ -166,6 +179,13 @@ def describe(cls, path):
     if not isinstance(mbs, int) or isinstance(mbs, bool) or mbs < 1 or mbs > 1 << 16:
         raise HandlerError("%s: %s.max_batch_size must be a whole number from 1 to 65536, not %r"
                            % (base, cls.__name__, mbs))
+    preprocess = callable(getattr(cls, "preprocess", None))
+    postprocess = callable(getattr(cls, "postprocess", None))
+    for attribute, method, has in (("request_inputs", "preprocess", preprocess),
+                                   ("response_outputs", "postprocess", postprocess)):
+        if getattr(cls, attribute, None) is not None and not has:
+            raise HandlerError("%s: %s.%s declares what %s takes or gives, but the class has no %s"
+                               % (base, cls.__name__, attribute, method, method))
     return {
         "protocol": PROTOCOL,
         "name": os.path.splitext(base)[0],
@@ -174,8 +194,10 @@ def describe(cls, path):
         "max_batch_size": mbs,
         "inputs": tensor_specs(cls, base, "inputs", False),
         "outputs": tensor_specs(cls, base, "outputs", False),
-        "preprocess": callable(getattr(cls, "preprocess", None)),
-        "postprocess": callable(getattr(cls, "postprocess", None)),
+        "request_inputs": tensor_specs(cls, base, "request_inputs", True),
+        "response_outputs": tensor_specs(cls, base, "response_outputs", True),
+        "preprocess": preprocess,
+        "postprocess": postprocess,
     }
 
 
@@ -228,11 +250,20 @@ class Worker:
         self.to_fd = to_fd
         self.from_fd = from_fd
         self.cls = cls
-        self.meta = meta
+        # The region's metadata: what predict takes and gives ("model") and
+        # what requests send and get ("served"; the same without preprocess
+        # and postprocess).
+        model = meta.get("model", meta)
+        served = meta.get("served", model)
+        self.meta = model
         self.handler = handler
-        self.outputs = meta["outputs"]
+        self.outputs = model["outputs"]
         self.np_types = [np.dtype(t) for t in NUMPY]
-        self.input_names = [s["name"] for s in meta["inputs"]]
+        self.input_names = [s["name"] for s in model["inputs"]]
+        self.request_specs = served["inputs"]
+        self.model_inputs = model["inputs"]
+        self.served_outputs = served["outputs"]
+        self.kept = []  # requests prepared here for a predict FROM_KEPT
         # Per output: its name, numpy type, datatype code and sizes after the batch.
         self.output_specs = [(s["name"], np.dtype(NUMPY[DTYPES.index(s["datatype"])]),
                               DTYPES.index(s["datatype"]), s["shape"][1:])
@@ -288,8 +319,8 @@ class Worker:
             arrays.append(value)
         return arrays, None
 
-    def write_outputs(self, arrays, start):
-        """Writes the outputs from `start`; False when the writer refused to grow."""
+    def write_outputs(self, arrays, start, codes):
+        """Writes the outputs from `start` with datatypes `codes`; False when the writer refused to grow."""
         np, region = self.np, self.region
         offsets, at = [], align(start)
         for a in arrays:
@@ -309,7 +340,7 @@ class Worker:
         for k, a in enumerate(arrays):
             dims = a.shape + (0,) * (MAX_DIMS - a.ndim)
             ENTRY.pack_into(buffer, TABLE_OFFSET + (MAX_TENSORS + k) * ENTRY_BYTES,
-                            self.output_specs[k][2], a.ndim, *dims, offsets[k], a.nbytes)
+                            codes[k], a.ndim, *dims, offsets[k], a.nbytes)
             if a.nbytes:
                 np.copyto(np.ndarray(a.shape, dtype=a.dtype, buffer=buffer, offset=offsets[k]), a)
         region.put(F_OUTPUTS, len(arrays))
@@ -321,9 +352,14 @@ class Worker:
             region.map, F_REGION_BYTES[0])
         if size > len(region.map):
             region.follow_growth()
+        flags = region.get(F_FLAGS)
         start = time.perf_counter_ns()
         try:
-            inputs = self.inputs()
+            if flags & FLAG_FROM_KEPT:
+                inputs, batch = self.stack_kept(), len(self.kept)
+                self.kept = []
+            else:
+                inputs = self.inputs()
             start = time.perf_counter_ns()
             result = self.handler.predict(inputs)
         except BaseException as e:  # the worker stays; only this batch fails
@@ -344,8 +380,204 @@ class Worker:
             region.message(error)
             self.reply(ST_BAD_OUTPUT)
             return
-        if self.write_outputs(arrays, outputs_at):
+        if flags & FLAG_POST:
+            self.postprocess(arrays, batch, outputs_at)
+        elif self.write_outputs(arrays, outputs_at, [s[2] for s in self.output_specs]):
             self.reply(ST_OK)
+
+    # --- a request's own work: preprocess and postprocess ---------------------
+
+    def preprocess(self):
+        """One request's inputs (table slots from 0, a batch dimension of 1)
+        through the class's preprocess, checked against predict's inputs; the
+        result is kept here (FLAG_KEEP) or written to the region."""
+        np, region = self.np, self.region
+        region.follow_growth()
+        flags, outputs_at = region.get(F_FLAGS), region.get(F_OUTPUTS_AT)
+        specs = self.model_inputs if flags & FLAG_PASS else self.request_specs
+        buffer, types = region.map, self.np_types
+        request = {}
+        for i, spec in enumerate(specs):
+            dtype, ndim, *rest = ENTRY.unpack_from(buffer, TABLE_OFFSET + i * ENTRY_BYTES)
+            offset, nbytes = rest[MAX_DIMS], rest[MAX_DIMS + 1]
+            if dtype == BYTES:
+                request[spec["name"]] = bytes(buffer[offset:offset + nbytes])
+            else:
+                view = np.ndarray(tuple(rest[:ndim]), dtype=types[dtype], buffer=buffer,
+                                  offset=offset)[0]
+                # A kept request outlives the region's next use.
+                request[spec["name"]] = view.copy() if flags & FLAG_KEEP else view
+        if flags & FLAG_PASS:
+            result = request
+        else:
+            try:
+                result = self.handler.preprocess(request)
+            except BaseException as e:  # this request fails; the worker stays
+                traceback.print_exc()
+                region.message("%s.preprocess raised %s: %s%s" % (
+                    self.cls.__name__, type(e).__name__, text_of(e), raised_at(e)))
+                self.reply(ST_RAISED)
+                return
+        arrays, error = self.check_prepared(result)
+        if error:
+            region.message(error)
+            self.reply(ST_BAD_OUTPUT)
+            return
+        if flags & FLAG_KEEP:
+            self.kept.append([a if a.flags.owndata else a.copy() for a in arrays])
+            region.put(F_OUTPUTS, 0)
+            self.reply(ST_OK)
+            return
+        codes = [DTYPES.index(s["datatype"]) for s in self.model_inputs]
+        if self.write_outputs([a[None] for a in arrays], outputs_at, codes):
+            self.reply(ST_OK)
+
+    def check_prepared(self, result):
+        """preprocess's result as arrays in predict's input order, or an error text."""
+        np = self.np
+        where = "%s.preprocess" % self.cls.__name__
+        if not isinstance(result, dict):
+            return None, "%s returned %s; expected a dict of input name -> array" % (
+                where, type(result).__name__)
+        arrays = []
+        for spec in self.model_inputs:
+            name, tail = spec["name"], spec["shape"][1:]
+            want = NUMPY[DTYPES.index(spec["datatype"])]
+            if name not in result:
+                return None, "%s's result has no input %r; expected inputs: %s" % (
+                    where, name, ", ".join(s["name"] for s in self.model_inputs))
+            value = result[name]
+            if hasattr(value, "detach") and hasattr(value, "numpy"):  # a torch tensor
+                value = value.detach().cpu().numpy()
+            if not isinstance(value, np.ndarray):
+                return None, "%s's input %r is %s; expected a numpy array of %s" % (
+                    where, name, type(value).__name__, spec["datatype"])
+            if value.dtype != np.dtype(want):
+                return None, "%s's input %r has datatype %s; expected %s (%s)" % (
+                    where, name, value.dtype, spec["datatype"], want)
+            if len(value.shape) != len(tail) or any(
+                    d > 0 and value.shape[i] != d for i, d in enumerate(tail)):
+                return None, "%s's input %r has shape %s; expected %s for one request" % (
+                    where, name, list(value.shape), tail)
+            arrays.append(np.ascontiguousarray(value))
+        return arrays, None
+
+    def stack_kept(self):
+        """The kept requests as one batch per input, padded to the longest."""
+        np, inputs = self.np, {}
+        for k, spec in enumerate(self.model_inputs):
+            rows = [r[k] for r in self.kept]
+            shape = [len(rows)] + [max(r.shape[d] for r in rows) for d in range(rows[0].ndim)]
+            if all(list(r.shape) == shape[1:] for r in rows):
+                inputs[spec["name"]] = np.stack(rows)
+                continue
+            batch = np.full(shape, spec.get("pad_value", 0), dtype=rows[0].dtype)
+            for i, r in enumerate(rows):
+                batch[(i,) + tuple(slice(0, d) for d in r.shape)] = r
+            inputs[spec["name"]] = batch
+        return inputs
+
+    def postprocess(self, arrays, batch, outputs_at):
+        """Each row of predict's outputs through the class's postprocess; the
+        served outputs stacked (a BYTES output as UINT8 rows padded to the
+        longest, with every row's lengths in a last INT64 table entry), and
+        the rows that failed named in the message (ST_PARTIAL)."""
+        np = self.np
+        names = [s[0] for s in self.output_specs]
+        specs = self.served_outputs
+        rows, faults = [], []
+        for r in range(batch):
+            try:
+                got = self.handler.postprocess({n: a[r] for n, a in zip(names, arrays)})
+                rows.append(self.check_answer(got))
+            except BaseException as e:
+                traceback.print_exc()
+                text = e.args[0] if isinstance(e, AnswerError) else "%s.postprocess raised %s: %s%s" % (
+                    self.cls.__name__, type(e).__name__, text_of(e), raised_at(e))
+                faults.append([r, text])
+                rows.append(None)
+        good = next((row for row in rows if row is not None), None)
+        out, codes, lengths = [], [], []
+        for k, spec in enumerate(specs):
+            if spec["datatype"] == "BYTES":
+                values = [row[k] if row is not None else b"" for row in rows]
+                longest = max(len(v) for v in values)
+                stacked = np.zeros((batch, longest), dtype=np.uint8)
+                for r, v in enumerate(values):
+                    stacked[r, :len(v)] = np.frombuffer(v, dtype=np.uint8)
+                out.append(stacked)
+                codes.append(UINT8)
+                lengths.append([len(v) for v in values])
+                continue
+            blank = good[k] if good is not None else np.zeros(
+                [max(d, 1) for d in spec["shape"][1:]], dtype=NUMPY[DTYPES.index(spec["datatype"])])
+            values = [row[k] if row is not None else np.zeros_like(blank) for row in rows]
+            shape = [max(v.shape[d] for v in values) for d in range(blank.ndim)]
+            stacked = np.zeros([batch] + shape, dtype=blank.dtype)
+            for r, v in enumerate(values):
+                stacked[(r,) + tuple(slice(0, d) for d in v.shape)] = v
+            out.append(stacked)
+            codes.append(DTYPES.index(spec["datatype"]))
+        if lengths:
+            out.append(np.array(lengths, dtype=np.int64).T.copy())
+            codes.append(INT64)
+        if not self.write_outputs(out, outputs_at, codes):
+            return
+        if faults:
+            import json
+            self.region.message(json.dumps(faults))
+            self.reply(ST_PARTIAL)
+        else:
+            self.reply(ST_OK)
+
+    def check_answer(self, got):
+        """postprocess's answer for one request as values in the served
+        outputs' order (bytes for a BYTES output); raises AnswerError."""
+        np = self.np
+        where = "%s.postprocess" % self.cls.__name__
+        if not isinstance(got, dict):
+            raise AnswerError("%s returned %s; expected a dict of output name -> value" % (
+                where, type(got).__name__))
+        values = []
+        for spec in self.served_outputs:
+            name, tail = spec["name"], spec["shape"][1:]
+            if name not in got:
+                raise AnswerError("%s's answer has no output %r; expected outputs: %s" % (
+                    where, name, ", ".join(s["name"] for s in self.served_outputs)))
+            value = got[name]
+            if spec["datatype"] == "BYTES":
+                if isinstance(value, str):
+                    value = value.encode("utf-8")
+                elif isinstance(value, (bytes, bytearray, memoryview)):
+                    value = bytes(value)
+                else:
+                    import json
+                    try:
+                        value = json.dumps(value, default=plain).encode("utf-8")
+                    except (TypeError, ValueError) as e:
+                        raise AnswerError("%s's output %r cannot be written as JSON: %s" % (
+                            where, name, text_of(e)))
+                values.append(value)
+                continue
+            if hasattr(value, "detach") and hasattr(value, "numpy"):
+                value = value.detach().cpu().numpy()
+            want = np.dtype(NUMPY[DTYPES.index(spec["datatype"])])
+            if isinstance(value, np.ndarray):
+                if value.dtype != want:
+                    raise AnswerError("%s's output %r has datatype %s; expected %s (%s)" % (
+                        where, name, value.dtype, spec["datatype"], want))
+            else:
+                try:
+                    value = np.asarray(value, dtype=want)
+                except (TypeError, ValueError) as e:
+                    raise AnswerError("%s's output %r (%r) is not %s: %s" % (
+                        where, name, value, spec["datatype"], text_of(e)))
+            if value.ndim != len(tail) or any(
+                    d > 0 and value.shape[i] != d for i, d in enumerate(tail)):
+                raise AnswerError("%s's output %r has shape %s; expected %s for one request" % (
+                    where, name, list(value.shape), tail))
+            values.append(value)
+        return values
 
     def next_command(self):
         """Waits until the writer's sequence number moves on, and returns its command.
@@ -380,6 +612,19 @@ class Worker:
                 return
             if command == CMD_PREDICT:
                 self.predict()
+            elif command == CMD_PREPROCESS:
+                self.preprocess()
+
+
+class AnswerError(Exception):
+    """postprocess's answer does not fit the served outputs; the text says how."""
+
+
+def plain(value):
+    """numpy values as the plain ones json writes."""
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    raise TypeError("%s is not a JSON value" % type(value).__name__)
 
 
 def text_of(e):
@@ -402,7 +647,7 @@ def warm(np, handler, cls, meta, sizes, worker):
     """Runs predict on zeros at each batch size; raises HandlerError naming the fault."""
     for b in sizes:
         inputs = {}
-        for spec in meta["inputs"]:
+        for spec in meta.get("model", meta)["inputs"]:
             shape = [b] + [d if d > 0 else 1 for d in spec["shape"][1:]]
             inputs[spec["name"]] = np.zeros(shape, dtype=NUMPY[DTYPES.index(spec["datatype"])])
         try:
@@ -446,7 +691,8 @@ def parse_args(argv):
         elif flag in ("--region", "--to", "--from", "--parent"):
             args[flag[2:]] = int(value)
         elif flag == "--warm-batch":
-            args["warm"] = sorted({1, max(1, int(value))})
+            # 0: none (a preprocess pool's worker runs no predict).
+            args["warm"] = sorted({1, int(value)}) if int(value) > 0 else []
         else:
             fail("unknown flag %r" % flag)
         i += 2

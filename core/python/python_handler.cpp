@@ -108,31 +108,54 @@ Expected<PythonHandler> parse_handler_json(const std::string& text, const std::s
   sidecar["name"] = text_of("name");
   sidecar["description"] = text_of("description");
   if (j.contains("max_batch_size")) sidecar["max_batch_size"] = j["max_batch_size"];
+  std::string where = origin;
   if (declares) {
     sidecar["inputs"] = j["inputs"];
     sidecar["outputs"] = j["outputs"];
     auto m = parse_metadata(sidecar.dump(), origin);
     if (!m) return m.error();
-    h.metadata = std::move(*m);
-    h.metadata.platform = "python";
-    if (Status s = fits_a_region(h.metadata, origin); !s) return s.error();
-    return h;
+    h.model = std::move(*m);
+  } else {
+    // A class without inputs and outputs takes the sidecar's, as a TorchScript model does.
+    where = sidecar_path(origin);
+    auto m = load_metadata(where);
+    if (!m) {
+      return invalid_argument(origin + ": class " + h.class_name +
+                              " declares no inputs and outputs, and its sidecar cannot be read (" +
+                              m.error().message +
+                              "); declare them in the class or make one with: "
+                              "batchscope describe --model " +
+                              origin + " --input NAME:DTYPE:SHAPE");
+    }
+    h.model = std::move(*m);
+    h.model.name = text_of("name");
   }
-  // A class without inputs and outputs takes the sidecar's, as a TorchScript model does.
-  const std::string path = sidecar_path(origin);
-  auto m = load_metadata(path);
-  if (!m) {
-    return invalid_argument(origin + ": class " + h.class_name +
-                            " declares no inputs and outputs, and its sidecar cannot be read (" +
-                            m.error().message +
-                            "); declare them in the class or make one with: "
-                            "batchscope describe --model " +
-                            origin + " --input NAME:DTYPE:SHAPE");
+  h.model.platform = "python";
+  for (const TensorSpec& t : h.model.inputs) {
+    if (t.dtype == DType::kBytes) {
+      return invalid_argument(origin + ": " + h.class_name + "'s input '" + t.name +
+                              "' is BYTES; predict takes arrays: declare the bytes in "
+                              "request_inputs and turn them into arrays in preprocess");
+    }
   }
-  h.metadata = std::move(*m);
-  h.metadata.name = text_of("name");
-  h.metadata.platform = "python";
-  if (Status s = fits_a_region(h.metadata, path); !s) return s.error();
+  if (Status s = fits_a_region(h.model, where); !s) return s.error();
+  // What requests send and get.
+  h.metadata = h.model;
+  for (const char* key : {"request_inputs", "response_outputs"}) {
+    auto it = j.find(key);
+    if (it == j.end() || it->is_null()) continue;
+    json served = sidecar;  // the list read as both, to check it as a sidecar's
+    served["inputs"] = *it;
+    served["outputs"] = *it;
+    auto m = parse_metadata(served.dump(), origin);
+    if (!m) return m.error();
+    if (key == std::string("request_inputs")) {
+      h.metadata.inputs = std::move(m->inputs);
+    } else {
+      h.metadata.outputs = std::move(m->outputs);
+    }
+  }
+  if (Status s = fits_a_region(h.metadata, origin); !s) return s.error();
   return h;
 }
 

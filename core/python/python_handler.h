@@ -37,7 +37,14 @@ struct PythonSpec {
 };
 
 struct PythonHandler {
-  ModelMetadata metadata;  // named by the file's stem
+  // What requests send and get, named by the file's stem: the class's
+  // request_inputs and response_outputs where it has preprocess or
+  // postprocess (each defaults to what predict takes or gives), else its
+  // inputs and outputs.
+  ModelMetadata metadata;
+  // What predict takes and gives: the class's inputs and outputs (or the
+  // sidecar's).
+  ModelMetadata model;
   std::string class_name;
   bool has_preprocess = false;
   bool has_postprocess = false;

@@ -140,4 +140,29 @@ std::string read_message(const std::byte* region) {
   return std::string(reinterpret_cast<const char*>(region + kMessageOffset), n);
 }
 
+// The bytes of a tensor shaped `dims`; kTooLarge when past `limit` (or
+// where the product would overflow).
+uint64_t checked_bytes(const Shape& dims, size_t elem, uint64_t limit) {
+  uint64_t n = elem;
+  for (int64_t d : dims) {
+    if (d < 0 || __builtin_mul_overflow(n, static_cast<uint64_t>(d), &n) || n > limit) {
+      return kTooLarge;
+    }
+  }
+  return n;
+}
+
+// A tensor spec's bytes for `batch` requests; a variable dimension counts
+// as its largest, or 64 where it has none (a first guess the region grows
+// past); at most kTooLarge.
+uint64_t guess_bytes(const TensorSpec& spec, uint32_t batch) {
+  Shape dims{batch};
+  const Shape item = spec.item_shape();
+  for (size_t d = 0; d < item.size(); ++d) {
+    dims.push_back(item[d] >= 0 ? item[d] : spec.item_max(d) > 0 ? spec.item_max(d) : 64);
+  }
+  const uint64_t n = checked_bytes(dims, dtype_size(spec.dtype), kTooLarge);
+  return n == kTooLarge ? n : align_up(n);
+}
+
 }  // namespace batchscope::worker

@@ -60,9 +60,22 @@ enum Field : size_t {
   kFieldPredictNs = 64,     // u64, predict's own time
   kFieldPid = 72,           // u64, the worker's process id
   kFieldOutputsAt = 80,     // u64, where the outputs may start
+  kFieldFlags = 88,         // u32, a command's Flag bits
 };
 
-enum class Command : uint32_t { kPredict = 1, kGrown = 2, kQuit = 3, kDrop = 4 };
+// kPreprocess: one request's inputs (table slots from 0, a batch dimension
+// of 1; a BYTES input as its bytes) through the class's preprocess, the
+// result checked against predict's inputs and kept by the worker (kKeep) or
+// written as its outputs.
+enum class Command : uint32_t { kPredict = 1, kGrown = 2, kQuit = 3, kDrop = 4, kPreprocess = 5 };
+
+// A command's flags (kFieldFlags).
+enum Flag : uint32_t {
+  kKeep = 1,      // preprocess: keep the result for a predict kFromKept
+  kPass = 2,      // preprocess: the request is already prepared; keep it as it is
+  kFromKept = 4,  // predict: the batch is the requests kept, in order
+  kPost = 8,      // predict: postprocess each row; answer the served outputs
+};
 enum class Reply : uint32_t {
   kOk = 0,
   kReady = 1,
@@ -71,6 +84,7 @@ enum class Reply : uint32_t {
   kNeedSpace = 4,    // the outputs need a larger region (kFieldNeedBytes)
   kStartFailed = 5,  // import, construction or warm-up failed; the message has the traceback
   kDropped = 6,      // the worker let go of a batch whose outputs the region could not hold
+  kPartial = 7,      // postprocess failed on some rows: the message is a JSON list of [row, text]
 };
 
 struct Entry {
@@ -104,6 +118,18 @@ Expected<Entry> read_entry(const std::byte* region, size_t region_bytes, size_t 
 // output, what came and what was expected.
 Expected<std::vector<Entry>> read_outputs(const std::byte* region, size_t region_bytes,
                                           const ModelMetadata& model, uint32_t batch);
+
+// What a size past any limit reads as.
+inline constexpr uint64_t kTooLarge = uint64_t{1} << 62;
+
+// The bytes of a tensor shaped `dims` of `elem`-byte elements; kTooLarge
+// when past `limit` (or where the product would overflow).
+uint64_t checked_bytes(const Shape& dims, size_t elem, uint64_t limit);
+
+// A tensor spec's bytes for `batch` requests, aligned; a variable dimension
+// counts as its largest, or 64 where it has none (a first guess the region
+// grows past); at most kTooLarge.
+uint64_t guess_bytes(const TensorSpec& spec, uint32_t batch);
 
 // The message, cut to its area, as text.
 std::string read_message(const std::byte* region);

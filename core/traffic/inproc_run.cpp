@@ -27,12 +27,12 @@ Expected<RunData> run_inproc(const RunnerFactory& factory, const ModelMetadata& 
                              const Options& options, AdaptivePlanner planner,
                              const ArrivalSpec& spec, const RunConfig& config,
                              std::vector<Tensors> inputs, const std::atomic<bool>* stop,
-                             ProgressFn progress) {
+                             ProgressFn progress, const StageMaker& stage) {
   if (inputs.empty()) {
     for (uint64_t i = 0; i < 64; ++i) inputs.push_back(random_inputs(metadata, spec.seed + i));
   }
   Engine engine(factory, options);
-  bind_model(engine, metadata);
+  bind_model(engine, metadata, stage);
   engine.set_adaptive_planner(planner);
   if (Status s = engine.start(); !s) return s.error();
   SteadyClock clock;

@@ -53,6 +53,7 @@ Expected<RunData> run_inproc(const RunnerFactory& factory, const ModelMetadata& 
                              const Options& options, AdaptivePlanner planner,
                              const ArrivalSpec& spec, const RunConfig& config,
                              std::vector<Tensors> inputs = {},
-                             const std::atomic<bool>* stop = nullptr, ProgressFn progress = {});
+                             const std::atomic<bool>* stop = nullptr, ProgressFn progress = {},
+                             const StageMaker& stage = {});
 
 }  // namespace batchscope

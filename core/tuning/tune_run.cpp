@@ -107,7 +107,7 @@ Expected<LiveRun> run_live_once(const ConfirmSpec& spec, const Options& o) {
   cfg.seed = spec.traffic.seed;
   auto run = run_inproc(spec.factory, spec.metadata, o,
                         spec.planner ? spec.planner : AdaptivePlanner(make_adaptive_plan),
-                        spec.traffic, cfg, spec.inputs, spec.stop);
+                        spec.traffic, cfg, spec.inputs, spec.stop, {}, spec.stage);
   if (!run) return run.error();
   LiveRun live;
   live.summary = summarize_run(*run);

@@ -112,6 +112,7 @@ CostModel calibrate(const CostModel& cost, std::span<const Confirmed> confirmed)
 
 struct ConfirmSpec {
   RunnerFactory factory;  // makes the runners of the fresh engine of each run
+  StageMaker stage;       // what each such engine binds before batching (bind_model)
   ModelMetadata metadata;
   ArrivalSpec traffic;  // with a finite duration_s (or max_requests)
   // No run starts after it; unset: no limit.

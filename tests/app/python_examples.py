@@ -1,8 +1,11 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """The Python examples in models/python, served as a user would serve them:
 mlp.py answers what mlp.pt answers for the same features (eager PyTorch
-against TorchScript, the same weights), and iris_sklearn.py names the
-species of two flowers from the iris data.
+against TorchScript, the same weights), iris_sklearn.py names the species
+of two flowers from the iris data, digits.py reads handwritten digits from
+PNG and JPEG files (raw and base64) through its preprocess pool and
+without one, and sentiment.py names the sentiment of texts it tokenizes in
+preprocess; a request whose image cannot be read is answered 422 alone.
 
 Usage: python_examples.py BATCHSCOPE MODELS_DIR
 """
@@ -25,8 +28,8 @@ def check(ok, what):
         print("FAIL:", what, file=sys.stderr)
 
 
-def start(model):
-    p = subprocess.Popen([BIN, "serve", "--port", "0", "--no-history", "--model", model],
+def start(model, *flags):
+    p = subprocess.Popen([BIN, "serve", "--port", "0", "--no-history", "--model", model, *flags],
                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     line = p.stdout.readline()
     m = re.search(r"127\.0\.0\.1:(\d+)", line)
@@ -41,6 +44,15 @@ def infer(base, name, inputs):
                                  data=json.dumps({"inputs": inputs}).encode(), method="POST")
     with urllib.request.urlopen(req, timeout=60) as r:
         return {o["name"]: o["data"] for o in json.loads(r.read())["outputs"]}
+
+
+def refused(base, name, inputs):
+    """The status and error of a request that must fail."""
+    try:
+        infer(base, name, inputs)
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read()).get("error", "")
+    return 200, ""
 
 
 def stop(p):
@@ -66,5 +78,49 @@ out = infer(base, "iris_sklearn",
             [{"name": "measurements", "datatype": "FP32", "shape": [2, 4], "data": flowers}])
 check(out["species"] == [0, 2], "iris species: %s" % out)
 check(abs(sum(out["probabilities"][:3]) - 1) < 1e-4, "probabilities sum to 1: %s" % out)
+stop(p)
+
+# Handwritten digits as image files: the scikit-learn digits themselves,
+# drawn dark on light at 96 x 96 pixels (PNG) and 100 x 100 (JPEG).
+import base64  # noqa: E402
+import io  # noqa: E402
+
+import numpy as np  # noqa: E402
+from PIL import Image  # noqa: E402
+from sklearn.datasets import load_digits  # noqa: E402
+
+digits = load_digits()
+picks = [0, 11, 25, 1001, 1500, 1797 - 3]
+images, expected = [], []
+for n, i in enumerate(picks):
+    img = Image.fromarray((255 - digits.images[i] * 255 / 16).astype(np.uint8))
+    buf = io.BytesIO()
+    if n % 2:
+        img.resize((100, 100), Image.BICUBIC).convert("RGB").save(buf, "JPEG", quality=92)
+    else:
+        img.resize((96, 96), Image.BICUBIC).save(buf, "PNG")
+    images.append(base64.b64encode(buf.getvalue()).decode())
+    expected.append(int(digits.target[i]))
+for pool in ("2", "0"):
+    p, base = start(os.path.join(MODELS, "python", "digits.py"), "--preprocess-workers", pool)
+    out = infer(base, "digits", [{"name": "image", "datatype": "BYTES", "shape": [len(images)],
+                                  "data": images}])
+    check(out["digit"] == expected, "digits (pool %s): %s, expected %s" % (pool, out, expected))
+    check(all(0.5 < q <= 1 for q in out["probability"]), "digit probabilities: %s" % out)
+    status, error = refused(base, "digits", [{"name": "image", "datatype": "BYTES",
+                                              "shape": [1], "data": ["aGVsbG8="]}])
+    check(status == 422 and "cannot read the image (5 bytes starting b'hello')" in error,
+          "an unreadable image (pool %s): %s %s" % (pool, status, error))
+    health = json.loads(urllib.request.urlopen(base + "/health", timeout=30).read())
+    check(health.get("preprocess_workers", {}).get("ready") == int(pool),
+          "/health gives the pool (%s): %s" % (pool, health))
+    stop(p)
+
+p, base = start(os.path.join(MODELS, "python", "sentiment.py"))
+texts = ["The food was great and the staff friendly!", "Not good: the room was dirty and cold.",
+         "never bad, I would recommend it"]
+out = infer(base, "sentiment", [{"name": "text", "datatype": "BYTES", "shape": [3], "data": texts}])
+check(out["sentiment"] == ["positive", "negative", "positive"], "sentiment: %s" % out)
+check(out["positive"][0] > 0.9 and out["positive"][1] < 0.1, "sentiment scores: %s" % out)
 stop(p)
 sys.exit(1 if failures else 0)

@@ -306,7 +306,7 @@ void WorkbenchWindow::start_engine(Loaded& loaded, Options options) {
   const ModelMetadata& meta = loaded.model->metadata;
   options.max_batch_size = std::min(options.max_batch_size, meta.max_batch_size);
   loaded.engine = std::make_unique<Engine>(loaded.model->factory, options);
-  bind_model(*loaded.engine, meta);
+  bind_model(*loaded.engine, meta, loaded.model->stage);
   // Adaptive plans on the model's kept cost where there is one, as every
   // prediction does; else on its own fit.
   if (loaded.model->kept) {

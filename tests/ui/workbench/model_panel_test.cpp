@@ -81,8 +81,9 @@ TEST(ModelListModel, FindsTheShippedModelsAndPassesTheModelTester) {
   ModelListModel list(kModels);
   QAbstractItemModelTester tester(&list, QAbstractItemModelTester::FailureReportingMode::Warning);
   // The TorchScript files, then the Python models of models/python.
-  EXPECT_EQ(names(list), (QStringList{"cnn_mnist", "linear_128x64", "mlp", "text_classifier",
-                                      "tiny_lm", "iris_sklearn.py", "mlp.py"}));
+  EXPECT_EQ(names(list),
+            (QStringList{"cnn_mnist", "linear_128x64", "mlp", "text_classifier", "tiny_lm",
+                         "digits.py", "iris_sklearn.py", "mlp.py", "sentiment.py"}));
   const int mlp = list.row_of(kModels + "/mlp.pt");
   ASSERT_EQ(mlp, 2);
   EXPECT_TRUE(list.path(mlp).endsWith("/models/mlp.pt"));
@@ -96,7 +97,7 @@ TEST(ModelListModel, FindsTheShippedModelsAndPassesTheModelTester) {
       list.index(list.row_of(kModels + "/python/mlp.py")).data(Qt::ToolTipRole).toString();
   EXPECT_TRUE(py_tip.contains("eager PyTorch")) << py_tip.toStdString();
   list.refresh();
-  EXPECT_EQ(list.rowCount(), 7);
+  EXPECT_EQ(list.rowCount(), 9);
   EXPECT_TRUE(QtWarnings::messages().isEmpty()) << QtWarnings::messages().join("\n").toStdString();
 }
 
@@ -140,7 +141,7 @@ TEST(ModelPanel, OffersTheFoundModelsTheSyntheticOneAndOnlyTheGivenDevices) {
   EXPECT_TRUE(models->itemText(models->count() - 1).startsWith("Synthetic"));
   EXPECT_GE(models->findText("tiny_lm"), 0);
   EXPECT_GE(models->findText("mlp.py"), 0);  // models/python/mlp.py, a Python model
-  EXPECT_EQ(panel.models()->rowCount(), 7);
+  EXPECT_EQ(panel.models()->rowCount(), 9);
 }
 
 TEST(ModelPanel, LoadHandsOverTheChosenPathAndDevice) {

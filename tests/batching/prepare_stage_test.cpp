@@ -1,0 +1,222 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The engine's prepare stage (runner.h's BasicPrepareStage) and a runner's
+// faults of single requests: a request is queued only once the stage gives
+// it back, with what the stage made; the stage's error answers it alone;
+// requests in the stage count against queue_capacity; stop() waits for the
+// stage to give back what it holds, and a drain runs it; configure() sees
+// every options change. A runner's request_faults() answer those requests
+// with their error and the rest of the batch with its results.
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+#include "tests/batching/test_support.h"
+
+namespace batchscope {
+namespace {
+
+using test::input_of;
+
+// Holds what it is given until release(); then adds 100 to each value, or
+// fails a request whose value is negative.
+class HeldStage final : public Engine::PrepareStage {
+ public:
+  void prepare(Tensors&& input, Next next) override {
+    std::lock_guard g(mu_);
+    held_.push_back({std::move(input), std::move(next)});
+  }
+  Status configure(const Options& o) override {
+    std::lock_guard g(mu_);
+    configured_.push_back(o.preprocess_workers);
+    return Status::Ok();
+  }
+  void release() {
+    std::deque<std::pair<Tensors, Next>> out;
+    {
+      std::lock_guard g(mu_);
+      out.swap(held_);
+    }
+    for (auto& [in, next] : out) {
+      const float v = in[0].as<float>()[0];
+      if (v < 0) {
+        next(Error{ErrorCode::kModelError, "cannot prepare " + std::to_string(v)});
+        continue;
+      }
+      for (float& x : in[0].as<float>()) x += 100;
+      next(std::move(in));
+    }
+  }
+  size_t held() {
+    std::lock_guard g(mu_);
+    return held_.size();
+  }
+  std::vector<uint32_t> configured() {
+    std::lock_guard g(mu_);
+    return configured_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::deque<std::pair<Tensors, Next>> held_;
+  std::vector<uint32_t> configured_;
+};
+
+// Echoes its inputs, and fails the requests whose first value is 113.
+class FaultingRunner final : public Runner {
+ public:
+  Expected<std::vector<Tensors>> run(std::span<Tensors> inputs) override {
+    faults_.assign(inputs.size(), Status::Ok());
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      if (inputs[i][0].as<float>()[0] == 113) faults_[i] = Error{ErrorCode::kModelError, "13"};
+    }
+    return std::vector<Tensors>(inputs.begin(), inputs.end());
+  }
+  std::span<const Status> request_faults() const override { return faults_; }
+
+ private:
+  std::vector<Status> faults_;
+};
+
+struct Answers {
+  std::mutex mu;
+  std::condition_variable cv;
+  std::vector<std::optional<TensorResponse>> got = std::vector<std::optional<TensorResponse>>(64);
+  std::vector<int> calls = std::vector<int>(64, 0);
+  int answered = 0;
+  Engine::Done callback(size_t i) {
+    return [this, i](TensorResponse&& r) {
+      std::lock_guard g(mu);
+      ++calls[i];
+      got[i] = std::move(r);
+      ++answered;
+      cv.notify_all();
+    };
+  }
+  bool wait(int n) {
+    std::unique_lock g(mu);
+    return cv.wait_for(g, test::kSafety, [&] { return answered >= n; });
+  }
+};
+
+Options opts(uint32_t capacity = 1024) {
+  Options o;
+  o.max_batch_size = 8;
+  o.max_wait_us = 0;
+  o.queue_capacity = capacity;
+  return o;
+}
+
+TEST(PrepareStage, RequestsAreQueuedAsTheStageGivesThemBackAndItsErrorsAnswerThemAlone) {
+  auto stage = std::make_shared<HeldStage>();
+  Engine engine([](int) { return std::make_unique<FaultingRunner>(); }, opts());
+  ASSERT_TRUE(engine.set_prepare_stage(stage).ok());
+  ASSERT_TRUE(engine.start().ok());
+  Answers a;
+  for (int i = 0; i < 20; ++i) {
+    auto id = engine.submit(input_of(i == 5 ? -1.0f : static_cast<float>(i)), a.callback(i));
+    ASSERT_TRUE(id.ok());
+    EXPECT_EQ(*id, 0u);  // not queued yet: no id
+  }
+  EXPECT_EQ(stage->held(), 20u);
+  EXPECT_EQ(engine.status().queue_depth, 0u);
+  EXPECT_EQ(a.answered, 0);
+  stage->release();
+  ASSERT_TRUE(a.wait(20));
+  engine.stop();
+  for (int i = 0; i < 20; ++i) {
+    ASSERT_EQ(a.calls[i], 1) << i;
+    const TensorResponse& r = *a.got[i];
+    if (i == 5) {
+      ASSERT_FALSE(r.result.ok());
+      EXPECT_EQ(r.result.error().message, "cannot prepare -1.000000");
+      EXPECT_EQ(r.id, 0u);
+    } else if (i == 13) {  // the runner's fault of this request alone
+      ASSERT_FALSE(r.result.ok());
+      EXPECT_EQ(r.result.error().message, "13");
+      EXPECT_GT(r.id, 0u);
+    } else {
+      ASSERT_TRUE(r.result.ok()) << i << ": " << r.result.error().message;
+      EXPECT_EQ((*r.result)[0].as<float>()[0], 100.0f + i);  // what the stage made ran
+      EXPECT_GT(r.id, 0u);
+    }
+  }
+  const EngineCounters c = engine.status().counters;
+  EXPECT_EQ(c.model_errors, 2u);  // the stage's error and the runner's fault
+  EXPECT_EQ(c.ok, 18u);
+  EXPECT_EQ(c.submitted, 20u);
+}
+
+TEST(PrepareStage, RequestsInTheStageCountAgainstTheQueueCapacity) {
+  auto stage = std::make_shared<HeldStage>();
+  Engine engine([](int) { return std::make_unique<FaultingRunner>(); }, opts(4));
+  ASSERT_TRUE(engine.set_prepare_stage(stage).ok());
+  ASSERT_TRUE(engine.start().ok());
+  Answers a;
+  for (int i = 0; i < 4; ++i) ASSERT_TRUE(engine.submit(input_of(1), a.callback(i)).ok());
+  auto full = engine.submit(input_of(1), a.callback(4));
+  ASSERT_FALSE(full.ok());
+  EXPECT_EQ(full.error().code, ErrorCode::kQueueFull);
+  EXPECT_NE(full.error().message.find("4 being prepared"), std::string::npos)
+      << full.error().message;
+  stage->release();
+  ASSERT_TRUE(a.wait(5));
+  engine.stop();
+}
+
+TEST(PrepareStage, StopWaitsForTheStageAndADrainRunsWhatItGivesBack) {
+  auto stage = std::make_shared<HeldStage>();
+  Engine engine([](int) { return std::make_unique<FaultingRunner>(); }, opts());
+  ASSERT_TRUE(engine.set_prepare_stage(stage).ok());
+  ASSERT_TRUE(engine.start().ok());
+  Answers a;
+  for (int i = 0; i < 6; ++i) ASSERT_TRUE(engine.submit(input_of(2), a.callback(i)).ok());
+  std::thread stopper([&] { engine.stop(StopMode::kDrain); });
+  // stop() cannot end while the stage holds requests; new ones are refused.
+  while (true) {
+    Answers late;
+    auto r = engine.submit(input_of(2), late.callback(0));
+    if (!r.ok()) {
+      EXPECT_EQ(r.error().code, ErrorCode::kShuttingDown);
+      break;
+    }
+    // Submitted before stop() closed the stage: it is held and answered too.
+    stage->release();
+    ASSERT_TRUE(late.wait(1));
+  }
+  stage->release();
+  stopper.join();
+  ASSERT_TRUE(a.wait(6));
+  for (int i = 0; i < 6; ++i) {
+    EXPECT_EQ(a.calls[i], 1);
+    EXPECT_TRUE(a.got[i]->result.ok()) << a.got[i]->result.error().message;
+  }
+}
+
+TEST(PrepareStage, ConfigureSeesStartAndEveryOptionsChange) {
+  auto stage = std::make_shared<HeldStage>();
+  Engine engine([](int) { return std::make_unique<FaultingRunner>(); }, opts());
+  ASSERT_TRUE(engine.set_prepare_stage(stage).ok());
+  ASSERT_TRUE(engine.start().ok());
+  Options o = opts();
+  o.preprocess_workers = 3;
+  ASSERT_TRUE(engine.set_options(o).ok());
+  o.preprocess_workers = 0;
+  ASSERT_TRUE(engine.set_options(o).ok());
+  EXPECT_EQ(stage->configured(), (std::vector<uint32_t>{1, 3, 0}));
+  Options bad = o;
+  bad.preprocess_workers = 65;
+  Status s = engine.set_options(bad);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("preprocess_workers"), std::string::npos) << s.message();
+  engine.stop();
+}
+
+}  // namespace
+}  // namespace batchscope
