@@ -54,9 +54,10 @@ std::string bench_help() {
          "run) or --cost FILE (docs/tuning.md). --cost-out FILE writes a live run's batch\n"
          "times as such a t(b), or refines the cost file FILE already is. The adaptive\n"
          "strategy plans on the kept cost, or on --plan-cost FILE.\n"
-         "--payload FILE sends that body instead of seeded inputs. A model whose inputs vary\n"
-         "in length gets lengths drawn from --seq-len fixed:N, uniform:LO,HI or\n"
-         "lognormal:MEDIAN,SIGMA[,MAX] (default lognormal:32,1), and the padding waste.\n"
+         "--payload FILE sends that body instead of seeded inputs (inproc: each row of a\n"
+         "KServe v2 body in turn). A model whose inputs vary in length gets lengths drawn\n"
+         "from --seq-len fixed:N, uniform:LO,HI or lognormal:MEDIAN,SIGMA[,MAX] (default\n"
+         "lognormal:32,1), and the padding waste.\n"
          "--csv PREFIX writes PREFIX_requests.csv and PREFIX_windows.csv; --window S the\n"
          "summary's windows (default: the duration / 40, 0.1 s to 10 s). --warmup: the sizes\n"
          "each lane runs first (auto: every size on a GPU, 1, 2, 4, ... on a CPU; docs/gpu.md).\n"
@@ -151,12 +152,24 @@ int run_bench(int argc, char** argv, const std::vector<std::string>& args) {
   if (!bench) return fail(bench.error().message, 1);
   std::vector<Tensors> payload;
 #ifdef BATCHSCOPE_WITH_QT
-  if (!bodies.empty() && target == "inproc") {  // the same {"data": [...]} an HTTP target sends
-    auto parsed = parse_simple_infer(bodies[0], (*bench)->metadata());
-    if (auto* e = std::get_if<HttpError>(&parsed)) return fail("--payload: " + e->message);
-    payload.push_back(std::get<Tensors>(parsed));
-    if (Status s = check_inputs((*bench)->metadata(), payload[0]); !s)
-      return fail("--payload: " + s.message());
+  if (!bodies.empty() && target == "inproc") {
+    // The body an HTTP target sends: {"data": [...]}, or a KServe v2 request
+    // whose rows are sent in turn.
+    const ModelMetadata& meta = (*bench)->metadata();
+    if (bodies[0].find("\"inputs\"") != std::string::npos) {
+      auto parsed = parse_v2_request(bodies[0], meta);
+      if (auto* e = std::get_if<HttpError>(&parsed)) return fail("--payload: " + e->message);
+      const V2Request& req = std::get<V2Request>(parsed);
+      const int64_t rows = req.inputs.empty() ? 0 : req.inputs[0].rows();
+      for (int64_t row = 0; row < rows; ++row) payload.push_back(v2_row(req, row));
+    } else {
+      auto parsed = parse_simple_infer(bodies[0], meta);
+      if (auto* e = std::get_if<HttpError>(&parsed)) return fail("--payload: " + e->message);
+      payload.push_back(std::get<Tensors>(parsed));
+    }
+    for (const Tensors& p : payload) {
+      if (Status s = check_inputs(meta, p); !s) return fail("--payload: " + s.message());
+    }
   }
   auto app = run_application(argc, argv, !plot_out.empty(), target == "self-http");
   TensorHttpFront front(url, r.model.synthetic ? "cpu" : r.model.device, connections,

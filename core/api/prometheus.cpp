@@ -218,18 +218,22 @@ void padding_counters(std::string& out, const MetricsWindow& totals) {
 void duration_histograms(std::string& out, const MetricsWindow& totals) {
   constexpr std::string_view name = "batchscope_request_duration_seconds";
   family(out, name, "histogram",
-         "Latency of successful requests by stage: queue (arrival to batched), run (model "
+         "Latency of successful requests by stage: queue (arrival to batched), of which "
+         "prepare (arrival to queued, a Python model's preprocess pool), run (model "
          "forward), total (arrival to callback).");
   struct Stage {
     std::string_view labels;
     const LogHistogram* ns;
   };
-  const std::array<Stage, 3> stages{{
+  const std::array<Stage, 4> stages{{
       {"stage=\"queue\"", &totals.queue_wait_ns},
+      {"stage=\"prepare\"", &totals.prepare_ns},
       {"stage=\"run\"", &totals.run_ns},
       {"stage=\"total\"", &totals.total_ns},
   }};
   for (const Stage& st : stages) {
+    // prepare only for a model that prepares requests before queueing them.
+    if (st.ns == &totals.prepare_ns && st.ns->count() == 0) continue;
     latency_histogram(out, name, st.labels, *st.ns);
   }
 }

@@ -58,6 +58,10 @@ struct ModelMetadata {
   // What runs it, as KServe v2's model metadata names it: "pytorch_torchscript",
   // or "python" for a Python class in worker processes.
   std::string platform = "pytorch_torchscript";
+  // Requests the model's author gave as examples (a Python class's
+  // `examples`), each fitting `inputs`; seeded traffic sends them in turn
+  // instead of random values. Empty for most models.
+  std::vector<Tensors> examples;
 
   // The metadata itself is well formed: at least one input and output, every
   // shape starts with -1 and has positive sizes or -1 after it, a max_shape
@@ -89,7 +93,8 @@ bool has_variable_inputs(const ModelMetadata& model);
 // One request's worth of inputs that fit the model, from `seed`: floats
 // drawn from a standard normal, integers from the input's value_range (else
 // 0..9), booleans fair coins, BYTES 16 printable ASCII characters. Variable
-// dimensions are `length` long (cut to their largest; 0 picks 16).
+// dimensions are `length` long (cut to their largest; 0 picks 16). A model
+// with examples gives example `seed` (modulo their count) instead.
 Tensors random_inputs(const ModelMetadata& model, uint64_t seed, int64_t length = 0);
 
 }  // namespace batchscope

@@ -36,6 +36,8 @@ const std::string& LocalModel::device() const { return impl_->device(); }
 const ModelMetadata& LocalModel::metadata() const { return impl_->metadata(); }
 const LmInfo& LocalModel::lm_info() const { return impl_->lm_info(); }
 
+const ModelMetadata& LocalModel::lane_metadata() const { return impl_->lane_metadata(); }
+
 StageMaker LocalModel::prepare_stage(const Options& options,
                                      std::shared_ptr<WorkerCounts> counts) const {
   return impl_->prepare_stage(options, std::move(counts));

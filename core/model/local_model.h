@@ -113,6 +113,9 @@ class LocalModel {
   const std::string& device() const;
   // A tensor model's inputs, outputs and largest batch.
   const ModelMetadata& metadata() const;
+  // What a lane's batch holds: a Python model's predict inputs and outputs
+  // where its class has preprocess or postprocess; else metadata().
+  const ModelMetadata& lane_metadata() const;
   // A language model's description, its cache blocks as choice().cache_tokens asks.
   const LmInfo& lm_info() const;
 

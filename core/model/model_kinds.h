@@ -23,6 +23,7 @@ class ModelKindImpl {
   virtual const std::string& device() const = 0;
   // A tensor model's; a language model's carries its name alone.
   virtual const ModelMetadata& metadata() const = 0;
+  virtual const ModelMetadata& lane_metadata() const { return metadata(); }
   // A language model's; a tensor model's is empty.
   virtual const LmInfo& lm_info() const = 0;
   // Called only for the kind that has them (LocalModel checks).

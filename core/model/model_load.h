@@ -35,6 +35,8 @@ struct LoadedModel {
   std::string runtime = "TorchScript";  // or "Python" (worker processes), "synthetic"
   // A Python model's workers, as they fare now (ready, restarts); null for any other.
   std::shared_ptr<WorkerCounts> workers;
+  // Its preprocess pool's processes, where the class has preprocess; else null.
+  std::shared_ptr<WorkerCounts> preprocess;
   std::string blas;                // which BLAS serves the matrix products
   std::string threads;             // intra-op, inter-op and BLAS threads per lane
   std::vector<CostPoint> profile;  // t(b) for b = 1, 2, 4, ..., with its jitter where measured

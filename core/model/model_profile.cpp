@@ -5,13 +5,37 @@
 #include <thread>
 
 namespace batchscope {
+namespace {
+
+// A lane of a model with preprocess, measured as it runs under its pool:
+// every request arrives prepared (python_runner.h's mark).
+class PreparedLane final : public Runner {
+ public:
+  explicit PreparedLane(std::unique_ptr<Runner> lane) : lane_(std::move(lane)) {}
+  Expected<std::vector<Tensors>> run(std::span<Tensors> inputs) override {
+    for (Tensors& r : inputs) mark_prepared(r);
+    return lane_->run(inputs);
+  }
+  Status prepare() override { return lane_->prepare(); }
+  bool needs_recovery() const override { return lane_->needs_recovery(); }
+  void recover() override { lane_->recover(); }
+  std::span<const Status> request_faults() const override { return lane_->request_faults(); }
+
+ private:
+  std::unique_ptr<Runner> lane_;
+};
+
+}  // namespace
 
 Expected<ProfileResult> profile_choice(const ModelChoice& choice, const ProfileOptions& o) {
   if (!is_python_file(choice.path)) return profile_model(choice.path, o);
   auto model = LocalModel::open(choice);
   if (!model) return model.error();
   ProfileSubject s;
-  s.metadata = model->metadata();
+  // A model with preprocess: t(b) of predict (and postprocess) on prepared
+  // requests, as its lanes run under the pool.
+  s.metadata = model->lane_metadata();
+  const bool prepared = static_cast<bool>(model->prepare_stage({}));
   s.device = model->device();
   s.what = choice.path;
   s.blas = "the handler's own (Python)";
@@ -20,7 +44,7 @@ Expected<ProfileResult> profile_choice(const ModelChoice& choice, const ProfileO
   s.blas_threads = o.blas_threads > 0 ? o.blas_threads : cores;
   s.runs_elsewhere = true;
   const uint32_t top = o.max_batch > 0 ? o.max_batch : s.metadata.max_batch_size;
-  s.lane = [m = *model, top, threads = o.blas_threads](
+  s.lane = [m = *model, top, threads = o.blas_threads, prepared](
                uint32_t lanes, uint32_t lane) -> Expected<std::unique_ptr<Runner>> {
     Options options;
     options.max_batch_size = top;
@@ -30,6 +54,7 @@ Expected<ProfileResult> profile_choice(const ModelChoice& choice, const ProfileO
     auto factory = m.runners(options, hooks);
     if (!factory) return factory.error();
     std::unique_ptr<Runner> r = (*factory)(static_cast<int>(lane));
+    if (prepared) r = std::make_unique<PreparedLane>(std::move(r));
     if (Status st = r->prepare(); !st) return st.error();
     return r;
   };

@@ -26,6 +26,7 @@ class PythonModel final : public ModelKindImpl {
   const std::string& name() const override { return handler_.metadata.name; }
   const std::string& device() const override { return kPythonDevice; }
   const ModelMetadata& metadata() const override { return handler_.metadata; }
+  const ModelMetadata& lane_metadata() const override { return handler_.model; }
   const LmInfo& lm_info() const override { return none_; }
   Expected<RunnerFactory> runners(const Options& options, const LoadHooks& hooks) const override {
     WorkerSetup w = setup(options);

@@ -183,7 +183,9 @@ Expected<LoadedModel> load_torch(const ModelRequest& r, const LoadProgress& prog
   m.path = r.path;
   m.device = r.device;
   if (is_python_file(r.path)) m.workers = hooks.workers;
-  m.stage = model->prepare_stage(r.options);
+  auto pool = std::make_shared<WorkerCounts>();
+  m.stage = model->prepare_stage(r.options, pool);
+  if (m.stage) m.preprocess = pool;
   m.factory = [warm, fresh = *fresh](int lane) -> std::unique_ptr<Runner> {
     {
       std::lock_guard g(warm->mu);

@@ -198,7 +198,41 @@ def describe(cls, path):
         "response_outputs": tensor_specs(cls, base, "response_outputs", True),
         "preprocess": preprocess,
         "postprocess": postprocess,
+        "examples": examples_of(cls, base),
     }
+
+
+def examples_of(cls, base):
+    """The class's example requests as JSON: a BYTES value as its bytes in
+    hex, any other as its values, flat, with its shape."""
+    examples = getattr(cls, "examples", None)
+    if examples is None:
+        return None
+    where = "%s: %s.examples" % (base, cls.__name__)
+    if not isinstance(examples, (list, tuple)) or not examples or len(examples) > 256:
+        raise HandlerError("%s must be a list of 1 to 256 requests (dicts of input name ->"
+                           " value), not %s" % (where, type(examples).__name__))
+    out = []
+    for i, request in enumerate(examples):
+        if not isinstance(request, dict):
+            raise HandlerError("%s[%d] must be a dict of input name -> value, not %s"
+                               % (where, i, type(request).__name__))
+        encoded = {}
+        for name, value in request.items():
+            if isinstance(value, str):
+                value = value.encode("utf-8")
+            if isinstance(value, (bytes, bytearray, memoryview)):
+                encoded[name] = {"hex": bytes(value).hex()}
+                continue
+            try:
+                import numpy as np
+                array = np.asarray(value)
+                encoded[name] = {"values": array.reshape(-1).tolist(), "shape": list(array.shape)}
+            except (ImportError, TypeError, ValueError) as e:
+                raise HandlerError("%s[%d][%r] is not bytes, text or an array: %s"
+                                   % (where, i, name, e))
+        out.append(encoded)
+    return out
 
 
 # --- the region ---------------------------------------------------------------

@@ -3,7 +3,9 @@
 
 #include <unistd.h>
 
+#include <cctype>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <system_error>
@@ -84,6 +86,107 @@ Status check_python_spec(const PythonSpec& spec) {
   return {};
 }
 
+namespace {
+
+// One example value: {"hex": "..."} for BYTES, {"values": [...], "shape":
+// [...]} for any other datatype; the error says what does not fit.
+Expected<Tensor> example_value(const json& v, const TensorSpec& spec) {
+  if (spec.dtype == DType::kBytes) {
+    auto hex = v.find("hex");
+    if (hex == v.end() || !hex->is_string() || hex->get_ref<const std::string&>().size() % 2) {
+      return invalid_argument("is not bytes or text, as BYTES needs");
+    }
+    const std::string& h = hex->get_ref<const std::string&>();
+    std::string bytes(h.size() / 2, '\0');
+    for (size_t i = 0; i < bytes.size(); ++i) {
+      const int hi = std::isxdigit(h[2 * i]) ? std::stoi(h.substr(2 * i, 1), nullptr, 16) : -1;
+      const int lo =
+          std::isxdigit(h[2 * i + 1]) ? std::stoi(h.substr(2 * i + 1, 1), nullptr, 16) : -1;
+      if (hi < 0 || lo < 0) return invalid_argument("has bytes that do not read");
+      bytes[i] = static_cast<char>(hi * 16 + lo);
+    }
+    return Tensor::from_bytes(bytes);
+  }
+  auto values = v.find("values");
+  auto shape = v.find("shape");
+  if (values == v.end() || !values->is_array() || shape == v.end() || !shape->is_array()) {
+    return invalid_argument("is not an array of " + std::string(dtype_name(spec.dtype)));
+  }
+  Shape dims;
+  uint64_t count = 1;
+  for (const json& d : *shape) {
+    if (!d.is_number_unsigned() || d.get<uint64_t>() > (uint64_t{1} << 24)) {
+      return invalid_argument("has a shape that does not read: " + shape->dump());
+    }
+    dims.push_back(d.get<int64_t>());
+    count *= d.get<uint64_t>();
+    if (count > (uint64_t{1} << 24)) return invalid_argument("is too large");
+  }
+  if (values->size() != count) return invalid_argument("has values that do not fill its shape");
+  std::vector<double> flat;
+  for (const json& x : *values) {
+    if (!x.is_number() && !x.is_boolean()) return invalid_argument("has a value that is no number");
+    flat.push_back(x.is_boolean() ? (x.get<bool>() ? 1.0 : 0.0) : x.get<double>());
+  }
+  Tensor t(spec.dtype, dims);
+  for (size_t i = 0; i < flat.size(); ++i) {
+    std::byte* at = t.data() + i * dtype_size(spec.dtype);
+    switch (spec.dtype) {
+      case DType::kFloat32: {
+        const float f = static_cast<float>(flat[i]);
+        std::memcpy(at, &f, 4);
+        break;
+      }
+      case DType::kFloat64: std::memcpy(at, &flat[i], 8); break;
+      case DType::kFloat16: {
+        const uint16_t h = float_to_half(static_cast<float>(flat[i]));
+        std::memcpy(at, &h, 2);
+        break;
+      }
+      case DType::kInt64: {
+        const auto n = static_cast<int64_t>(flat[i]);
+        std::memcpy(at, &n, 8);
+        break;
+      }
+      case DType::kInt32: {
+        const auto n = static_cast<int32_t>(flat[i]);
+        std::memcpy(at, &n, 4);
+        break;
+      }
+      case DType::kUInt8:
+      case DType::kBool: *reinterpret_cast<uint8_t*>(at) = static_cast<uint8_t>(flat[i]); break;
+      case DType::kBytes: break;
+    }
+  }
+  return t;
+}
+
+// The class's examples, each checked against what requests send.
+Status read_examples(const json& j, ModelMetadata& served, const std::string& origin,
+                     const std::string& cls) {
+  auto it = j.find("examples");
+  if (it == j.end() || it->is_null()) return {};
+  if (!it->is_array()) return invalid_argument(origin + ": " + cls + ".examples is not a list");
+  for (size_t i = 0; i < it->size(); ++i) {
+    const json& request = (*it)[i];
+    const std::string where = origin + ": " + cls + ".examples[" + std::to_string(i) + "]";
+    if (!request.is_object()) return invalid_argument(where + " is not a dict");
+    Tensors t;
+    for (const TensorSpec& spec : served.inputs) {
+      auto v = request.find(spec.name);
+      if (v == request.end()) return invalid_argument(where + " has no input '" + spec.name + "'");
+      auto value = example_value(*v, spec);
+      if (!value) return invalid_argument(where + "['" + spec.name + "'] " + value.error().message);
+      t.push_back(std::move(*value));
+    }
+    if (Status s = check_inputs(served, t); !s) return invalid_argument(where + ": " + s.message());
+    served.examples.push_back(std::move(t));
+  }
+  return {};
+}
+
+}  // namespace
+
 Expected<PythonHandler> parse_handler_json(const std::string& text, const std::string& origin) {
   json j = json::parse(text, nullptr, false);
   if (j.is_discarded() || !j.is_object()) {
@@ -156,6 +259,7 @@ Expected<PythonHandler> parse_handler_json(const std::string& text, const std::s
     }
   }
   if (Status s = fits_a_region(h.metadata, origin); !s) return s.error();
+  if (Status s = read_examples(j, h.metadata, origin, h.class_name); !s) return s.error();
   return h;
 }
 

@@ -147,7 +147,7 @@ std::string ProcessEnd::text() const {
     const char* abbrev = ::sigabbrev_np(sig);
     std::string s = "was killed by signal " + std::to_string(sig);
     if (abbrev) s += std::string(" (SIG") + abbrev + ")";
-    if (sig == SIGKILL) s += ", as the kernel's out-of-memory killer or a timeout does";
+    if (sig == SIGKILL) s += " (the out-of-memory killer sends it, as does kill -9)";
     return s;
   }
   return "ended with wait status " + std::to_string(status);

@@ -24,6 +24,7 @@ void add_request_to(MetricsWindow& w, const RequestRecord& r) {
   if (r.outcome != Outcome::kOk) return;
   const StageTimes& t = r.times;
   w.queue_wait_ns.record(t.batched - t.arrival);
+  if (t.admitted - t.arrival > microseconds(20)) w.prepare_ns.record(t.admitted - t.arrival);
   w.run_ns.record(t.run_end - t.run_start);
   w.total_ns.record(t.completed - t.arrival);
 }
@@ -91,6 +92,7 @@ void MetricsWindow::merge(const MetricsWindow& other) {
   for (int i = 0; i < kOutcomeCount; ++i) outcomes[i] += other.outcomes[i];
   arrivals += other.arrivals;
   queue_wait_ns.merge(other.queue_wait_ns);
+  prepare_ns.merge(other.prepare_ns);
   run_ns.merge(other.run_ns);
   total_ns.merge(other.total_ns);
   batches += other.batches;

@@ -46,8 +46,11 @@ struct MetricsWindow {
   uint64_t arrivals = 0;
   // Latencies in nanoseconds, requests with Outcome::kOk only.
   LogHistogram queue_wait_ns;  // batched - arrival
-  LogHistogram run_ns;         // run_end - run_start
-  LogHistogram total_ns;       // completed - arrival
+  // admitted - arrival, of requests prepared before they were queued (a
+  // Python model's preprocess pool: its wait and run); part of the queue wait.
+  LogHistogram prepare_ns;
+  LogHistogram run_ns;    // run_end - run_start
+  LogHistogram total_ns;  // completed - arrival
 
   uint64_t batches = 0;
   std::array<uint64_t, kBatchReasonCount> batch_reasons{};  // by BatchReason

@@ -31,6 +31,13 @@ class Sentiment:
     outputs = {"logits": ("FP32", [2])}
     response_outputs = {"sentiment": ("BYTES", []), "positive": ("FP32", [])}
     max_batch_size = 64
+    examples = [{"text": t} for t in (
+        "The food was great and the staff friendly.",
+        "Not good: the room was dirty and the service slow.",
+        "I would recommend it, never a boring moment.",
+        "Awful. Cold coffee, rude waiter, and we waited an hour for a table that was not clean.",
+        "It is a chair.",
+    )]
 
     def __init__(self, max_tokens="256"):
         words = POSITIVE + NEGATIVE + NEGATORS

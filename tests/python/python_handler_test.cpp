@@ -93,5 +93,63 @@ TEST(PythonHandler, TheWorkersDescriptionIsReadStrictly) {
   EXPECT_FALSE(bad.ok());  // a shape without the batch dimension
 }
 
+constexpr const char* kPrepared = R"({"name": "m", "class": "M", "max_batch_size": 8,
+    "inputs": [{"name": "x", "datatype": "FP32", "shape": [-1, 2]}],
+    "outputs": [{"name": "y", "datatype": "FP32", "shape": [-1, 2]}],
+    "request_inputs": [{"name": "text", "datatype": "BYTES", "shape": [-1]}],
+    "response_outputs": [{"name": "label", "datatype": "BYTES", "shape": [-1]}],
+    "preprocess": true, "postprocess": true,
+    "examples": [{"text": {"hex": "686921"}}, {"text": {"hex": ""}}]})";
+
+TEST(PythonHandler, RequestsSendAndGetWhatTheClassDeclaresAndPredictTakesItsInputs) {
+  auto h = parse_handler_json(kPrepared, "m.py");
+  ASSERT_TRUE(h.ok()) << h.error().message;
+  EXPECT_TRUE(h->has_preprocess);
+  EXPECT_TRUE(h->has_postprocess);
+  ASSERT_EQ(h->metadata.inputs.size(), 1u);
+  EXPECT_EQ(h->metadata.inputs[0].name, "text");
+  EXPECT_EQ(h->metadata.inputs[0].dtype, DType::kBytes);
+  EXPECT_EQ(h->metadata.outputs[0].name, "label");
+  EXPECT_EQ(h->model.inputs[0].name, "x");
+  EXPECT_EQ(h->model.outputs[0].name, "y");
+  EXPECT_EQ(h->metadata.max_batch_size, 8u);
+  ASSERT_EQ(h->metadata.examples.size(), 2u);
+  EXPECT_EQ(h->metadata.examples[0][0].byte_string(), "hi!");
+  EXPECT_EQ(h->metadata.examples[1][0].nbytes(), 0u);
+  // Seeded traffic sends the examples in turn.
+  const Tensors seeded = random_inputs(h->metadata, 2);
+  EXPECT_EQ(seeded[0].byte_string(), "hi!");
+  EXPECT_TRUE(h->model.examples.empty());
+}
+
+TEST(PythonHandler, ExamplesThatDoNotFitAreRefusedByName) {
+  std::string text = kPrepared;
+  text.replace(text.find("686921"), 6, "6869z1");
+  auto h = parse_handler_json(text, "m.py");
+  ASSERT_FALSE(h.ok());
+  EXPECT_EQ(h.error().message, "m.py: M.examples[0]['text'] has bytes that do not read");
+  std::string wrong = kPrepared;
+  wrong.replace(wrong.find("{\"hex\": \"686921\"}"), 17, "{\"values\": [1], \"shape\": [1]}");
+  h = parse_handler_json(wrong, "m.py");
+  ASSERT_FALSE(h.ok());
+  EXPECT_EQ(h.error().message, "m.py: M.examples[0]['text'] is not bytes or text, as BYTES needs");
+  std::string missing = kPrepared;
+  missing.replace(missing.find("\"text\": {\"hex\": \"\"}"), 19, "\"other\": 1");
+  h = parse_handler_json(missing, "m.py");
+  ASSERT_FALSE(h.ok());
+  EXPECT_EQ(h.error().message, "m.py: M.examples[1] has no input 'text'");
+}
+
+TEST(PythonHandler, PredictTakesNoBytes) {
+  std::string text = kPrepared;
+  const std::string x = R"("datatype": "FP32", "shape": [-1, 2]}],
+    "outputs")";
+  text.replace(text.find(x), x.size(), R"("datatype": "BYTES", "shape": [-1]}],
+    "outputs")");
+  auto h = parse_handler_json(text, "m.py");
+  ASSERT_FALSE(h.ok()) << text;
+  EXPECT_NE(h.error().message.find("predict takes arrays"), std::string::npos) << h.error().message;
+}
+
 }  // namespace
 }  // namespace batchscope

@@ -175,8 +175,17 @@ std::vector<InspectedBatch> BatchInspector::inspect(const RecordBatch& records) 
     if (it == slot.end()) continue;
     fresh[it->second].waits_us.push_back(
         static_cast<float>(to_us(r.times.batched - r.times.arrival)));
+    // A request prepared before it was queued (a preprocess pool's) was
+    // admitted well after it arrived; a lock's wait is microseconds.
+    if (r.times.admitted - r.times.arrival > microseconds(20)) {
+      fresh[it->second].prepared_us.push_back(
+          static_cast<float>(to_us(r.times.admitted - r.times.arrival)));
+    }
   }
-  for (InspectedBatch& b : fresh) std::sort(b.waits_us.begin(), b.waits_us.end());
+  for (InspectedBatch& b : fresh) {
+    std::sort(b.waits_us.begin(), b.waits_us.end());
+    std::sort(b.prepared_us.begin(), b.prepared_us.end());
+  }
   return fresh;
 }
 
@@ -327,6 +336,15 @@ void BatchInspector::show_details() {
     for (size_t i = 0; i < std::min(w.size(), kListed); ++i) list << batch_ms_text(w[i] / 1000.0);
     text += list.join(' ');
     if (w.size() > kListed) text += QString(" … (%1 more)").arg(w.size() - kListed);
+    const std::vector<float>& p = selected_->prepared_us;
+    if (!p.empty()) {
+      const size_t mid = (p.size() + 1) / 2 - 1;
+      text += QString(
+                  "\nOf which preprocessing (the pool, wait and run), ms: min %1 · median %2 "
+                  "· max %3")
+                  .arg(batch_ms_text(p.front() / 1000.0), batch_ms_text(p[mid] / 1000.0),
+                       batch_ms_text(p.back() / 1000.0));
+    }
   }
   details_->setText(text);
   show_waits(*selected_);

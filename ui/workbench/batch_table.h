@@ -23,6 +23,10 @@ namespace batchscope {
 struct InspectedBatch {
   BatchRecord batch;
   std::vector<float> waits_us;
+  // Their time in the model's preprocess pool before they were queued
+  // (admitted - arrival, part of the wait), sorted, in µs; empty where
+  // none was spent (a model without one).
+  std::vector<float> prepared_us;
 };
 
 // The kept batches, newest first, as a table. Rows are added at the top and

@@ -68,6 +68,10 @@ BatchingPanel::BatchingPanel(Apply apply, QWidget* parent)
   lanes_ = new QSpinBox;
   lanes_->setRange(1, 64);
   form->addRow("Lanes", lanes_);
+  preprocess_ = new QSpinBox;
+  preprocess_->setRange(0, 64);
+  set_preprocess(false);
+  form->addRow("Preprocess workers", preprocess_);
   target_p99_ = new QDoubleSpinBox;
   target_p99_->setRange(0.01, 600000);
   target_p99_->setSuffix(" ms");
@@ -121,6 +125,8 @@ BatchingPanel::BatchingPanel(Apply apply, QWidget* parent)
   connect(timeout_, qOverload<int>(&QSpinBox::valueChanged), this,
           [this] { changed("request_timeout"); });
   connect(lanes_, qOverload<int>(&QSpinBox::valueChanged), this, [this] { changed("lanes"); });
+  connect(preprocess_, qOverload<int>(&QSpinBox::valueChanged), this,
+          [this] { changed("preprocess_workers"); });
   connect(target_p99_, qOverload<double>(&QDoubleSpinBox::valueChanged), this,
           [this] { changed("target_p99"); });
   connect(padding_, qOverload<int>(&QComboBox::currentIndexChanged), this,
@@ -137,6 +143,14 @@ BatchingPanel::BatchingPanel(Apply apply, QWidget* parent)
 
 void BatchingPanel::set_model_limit(uint32_t max_batch) { model_limit_ = max_batch; }
 
+void BatchingPanel::set_preprocess(bool has) {
+  preprocess_->setEnabled(has);
+  preprocess_->setToolTip(
+      has ? "Processes that run the model's preprocess on each request as it arrives,\n"
+            "before the batcher; 0: each lane prepares its batch itself"
+          : "The model has no preprocess");
+}
+
 QWidget* BatchingPanel::control(const std::string& field) const {
   if (field == "strategy") return strategy_;
   if (field == "max_batch_size") return batch_spin_;
@@ -144,6 +158,7 @@ QWidget* BatchingPanel::control(const std::string& field) const {
   if (field == "queue_capacity") return capacity_;
   if (field == "request_timeout") return timeout_;
   if (field == "lanes") return lanes_;
+  if (field == "preprocess_workers") return preprocess_;
   if (field == "padding") return padding_;
   if (field == "length_buckets") return buckets_;
   return target_p99_;
@@ -170,6 +185,7 @@ Options BatchingPanel::edited(const Options& base) const {
   o.queue_capacity = static_cast<uint32_t>(capacity_->value());
   o.request_timeout_ms = timeout_->value();
   o.num_lanes = static_cast<uint32_t>(lanes_->value());
+  o.preprocess_workers = static_cast<uint32_t>(preprocess_->value());
   o.target_p99_ms = target_p99_->value();
   o.padding = static_cast<Padding>(std::max(0, padding_->currentIndex()));
   Options buckets = o;  // unreadable text leaves them as they were
@@ -190,6 +206,7 @@ void BatchingPanel::apply_now() {
   if (pending_.count("queue_capacity")) o.queue_capacity = mine.queue_capacity;
   if (pending_.count("request_timeout")) o.request_timeout_ms = mine.request_timeout_ms;
   if (pending_.count("lanes")) o.num_lanes = mine.num_lanes;
+  if (pending_.count("preprocess_workers")) o.preprocess_workers = mine.preprocess_workers;
   if (pending_.count("target_p99")) o.target_p99_ms = mine.target_p99_ms;
   if (pending_.count("padding")) o.padding = mine.padding;
   // Buckets that do not read are refused with the text as typed.
@@ -228,6 +245,7 @@ void BatchingPanel::set_controls(const Options& o) {
   if (!keep("queue_capacity")) capacity_->setValue(static_cast<int>(o.queue_capacity));
   if (!keep("request_timeout")) timeout_->setValue(static_cast<int>(o.request_timeout_ms));
   if (!keep("lanes")) lanes_->setValue(static_cast<int>(o.num_lanes));
+  if (!keep("preprocess_workers")) preprocess_->setValue(static_cast<int>(o.preprocess_workers));
   if (!keep("target_p99")) target_p99_->setValue(o.target_p99_ms);
   if (!keep("padding")) padding_->setCurrentIndex(static_cast<int>(o.padding));
   if (!keep("length_buckets")) buckets_->setText(QString::fromStdString(length_buckets_text(o)));
@@ -247,6 +265,7 @@ void BatchingPanel::show_status(const EngineStatus& s) {
         {"queue_capacity", mine.queue_capacity == o.queue_capacity},
         {"request_timeout", mine.request_timeout_ms == o.request_timeout_ms},
         {"lanes", mine.num_lanes == o.num_lanes},
+        {"preprocess_workers", mine.preprocess_workers == o.preprocess_workers},
         {"target_p99", mine.target_p99_ms == o.target_p99_ms},
         {"padding", mine.padding == o.padding},
         {"length_buckets", mine.length_buckets == o.length_buckets}};

@@ -37,6 +37,9 @@ class BatchingPanel : public QGroupBox {
 
   // The model's max_batch_size: larger values are explained, not applied.
   void set_model_limit(uint32_t max_batch);
+  // Whether the model has preprocess: its Preprocess workers control is
+  // enabled (a pool of processes ahead of the batcher).
+  void set_preprocess(bool has);
   // The engine's status, each tick: the controls follow it unless the user
   // is in the middle of an edit; confirmed edits lose their mark.
   void show_status(const EngineStatus& s);
@@ -77,6 +80,7 @@ class BatchingPanel : public QGroupBox {
   QSpinBox* capacity_ = nullptr;
   QSpinBox* timeout_ = nullptr;
   QSpinBox* lanes_ = nullptr;
+  QSpinBox* preprocess_ = nullptr;
   QDoubleSpinBox* target_p99_ = nullptr;
   QComboBox* padding_ = nullptr;
   QLineEdit* buckets_ = nullptr;

@@ -368,6 +368,11 @@ void ModelPanel::show_runtime() {
     if (h.restarts > 0)
       t += QString(" · %1 restart%2").arg(h.restarts).arg(h.restarts == 1 ? "" : "s");
     if (h.timeouts > 0) t += QString(" · %1 killed past the timeout").arg(h.timeouts);
+    if (m.preprocess) {
+      const WorkerHealth p = m.preprocess->health();
+      t += QString(" · preprocess pool: %1 ready").arg(p.ready);
+      if (p.restarts > 0) t += QString(", %1 restarted").arg(p.restarts);
+    }
     runtime_->setText(t);
   }
   if (m.workers) {

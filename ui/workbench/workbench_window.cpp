@@ -360,6 +360,7 @@ void WorkbenchWindow::swap_in(std::shared_ptr<Loaded> loaded) {
   inspector_->clear();
   inspector_buffer_.clear();
   batching_->set_model_limit(model_.metadata.max_batch_size);
+  batching_->set_preprocess(static_cast<bool>(model_.stage));
   batching_->show_status(engine_->status());
   model_panel_->show_model(model_);
   tuner_->set_model(model_);
