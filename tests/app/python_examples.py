@@ -114,6 +114,25 @@ for pool in ("2", "0"):
     health = json.loads(urllib.request.urlopen(base + "/health", timeout=30).read())
     check(health.get("preprocess_workers", {}).get("ready") == int(pool),
           "/health gives the pool (%s): %s" % (pool, health))
+    if pool == "2":
+        metrics = urllib.request.urlopen(base + "/metrics", timeout=30).read().decode()
+        check("batchscope_preprocess_workers_ready 2" in metrics, "/metrics gives the pool")
+        check('stage="prepare"' in metrics, "/metrics has the prepare stage")
+        # The pool is resized live, and serves on.
+        put = urllib.request.Request(base + "/v1/config", method="PUT",
+                                     data=json.dumps({"preprocess_workers": 1}).encode())
+        with urllib.request.urlopen(put, timeout=30) as r:
+            check(json.loads(r.read())["options"]["preprocess_workers"] == 1, "PUT /v1/config")
+        import time  # noqa: E402
+        for _ in range(100):  # the retired process quits as it finishes its request
+            health = json.loads(urllib.request.urlopen(base + "/health", timeout=30).read())
+            if health["preprocess_workers"]["ready"] == 1:
+                break
+            time.sleep(0.1)
+        check(health["preprocess_workers"]["ready"] == 1, "one pool process left: %s" % health)
+        out = infer(base, "digits", [{"name": "image", "datatype": "BYTES", "shape": [1],
+                                      "data": images[:1]}])
+        check(out["digit"] == expected[:1], "after the resize: %s" % out)
     stop(p)
 
 p, base = start(os.path.join(MODELS, "python", "sentiment.py"))

@@ -57,6 +57,7 @@ class BatchingPanel : public QGroupBox {
   QComboBox* strategy() const { return strategy_; }
   QComboBox* padding() const { return padding_; }
   QLineEdit* length_buckets() const { return buckets_; }
+  QSpinBox* preprocess_workers() const { return preprocess_; }
 
  private:
   void changed(const std::string& field);

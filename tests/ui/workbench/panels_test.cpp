@@ -15,8 +15,10 @@
 #include <QSlider>
 #include <thread>
 
+#include <QSpinBox>
 #include "api/inference_service.h"
 #include "batching/synthetic_runner.h"
+
 #include "http/http_server.h"
 #include "tuning/adaptive_planner.h"
 #include "ui/workbench/batching_panel.h"
@@ -61,6 +63,43 @@ TEST(BatchingPanel, AnEditStaysMarkedUntilTheEngineConfirmsIt) {
   panel.show_status(engine->status());
   EXPECT_TRUE(panel.pending().empty());
   EXPECT_TRUE(panel.in_force_text().contains("batch ≤ 40")) << panel.in_force_text().toStdString();
+}
+
+// A prepare stage that hands each request on and keeps the sizes it was given.
+class CountingStage final : public Engine::PrepareStage {
+ public:
+  void prepare(Tensors&& input, Next next) override { next(std::move(input)); }
+  Status configure(const Options& o) override {
+    sizes.push_back(o.preprocess_workers);
+    return Status::Ok();
+  }
+  std::vector<uint32_t> sizes;
+};
+
+TEST(BatchingPanel, PreprocessWorkersApplyLiveForAModelWithPreprocessAlone) {
+  auto stage = std::make_shared<CountingStage>();
+  Engine engine(SyntheticRunner::factory({.fixed_us = 50, .per_item_us = 2}),
+                Options{.max_batch_size = 16, .max_wait_us = 1000});
+  ASSERT_TRUE(engine.set_prepare_stage(stage).ok());
+  ASSERT_TRUE(engine.start().ok());
+  BatchingPanel panel([&](const Options& o) { return engine.set_options(o); });
+  panel.set_model_limit(64);
+  QSpinBox* workers = panel.preprocess_workers();
+  ASSERT_NE(workers, nullptr);
+  EXPECT_FALSE(workers->isEnabled());  // until the model says it has preprocess
+  EXPECT_EQ(workers->toolTip(), "The model has no preprocess");
+  panel.set_preprocess(true);
+  EXPECT_TRUE(workers->isEnabled());
+  panel.show_status(engine.status());
+  EXPECT_EQ(workers->value(), 1);
+  workers->setValue(3);
+  EXPECT_EQ(panel.pending(), std::set<std::string>{"preprocess_workers"});
+  panel.apply_now();
+  EXPECT_EQ(engine.status().options.preprocess_workers, 3u);
+  EXPECT_EQ(stage->sizes, (std::vector<uint32_t>{1, 3}));
+  panel.show_status(engine.status());
+  EXPECT_TRUE(panel.pending().empty());
+  engine.stop();
 }
 
 TEST(BatchingPanel, ARefusedValueIsExplainedAndTheControlsReturnToWhatIsInForce) {
