@@ -10,3 +10,4 @@
 #include "batching/basic_engine_padding.h"
 #include "batching/basic_engine_planner.h"
 #include "batching/basic_engine_queue.h"
+#include "batching/basic_engine_stage.h"
