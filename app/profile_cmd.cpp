@@ -35,7 +35,8 @@ std::string profile_help() {
          "1 + a/c, and the BLAS and threads. --json writes it as a cost file. --threads:\n"
          "LibTorch's intra-op threads (default 1); --blas-threads: OpenBLAS's (default all).\n"
          "--lanes N measures t(b) again with 2..N copies running at once, as engine lanes;\n"
-         "predictions price a batch by the lanes busy when it starts.\n"
+         "predictions price a batch by the lanes busy when it starts. A Python model with\n"
+         "preprocess: a request's preprocess in its pool (1..cores+1 busy) and in a lane.\n"
          "A model whose inputs vary in length is measured again at padded lengths, t(b, L):\n"
          "--lengths 16,64,256 (default 16, 32, 64, ... up to its largest), or none.\n\n" +
          profile_lm_help();
@@ -113,6 +114,17 @@ int run_profile(const std::vector<std::string>& args) {
     for (const ProfilePoint& p : lp.points) {
       std::printf("%24u %12.1f %21.2fx\n", p.batch, p.median_us, p.speedup);
     }
+  }
+  if (!r->preprocess_pool_us.empty()) {
+    // Quantiles p0, p1/64, ..., p100: the median and p95 (61/64).
+    auto at = [](const std::vector<double>& q, size_t i) { return q.size() == 65 ? q[i] : 0.0; };
+    std::printf("\npreprocess, one request, median and p95 us: in a lane %.0f, %.0f",
+                at(r->preprocess_lane_us, 32), at(r->preprocess_lane_us, 61));
+    for (size_t k = 0; k < r->preprocess_pool_us.size(); ++k) {
+      const std::vector<double>& q = r->preprocess_pool_us[k];
+      std::printf("; in the pool, %zu busy: %.0f, %.0f", k + 1, at(q, 32), at(q, 61));
+    }
+    std::printf("\n");
   }
   if (!r->grid_lengths.empty()) {
     std::printf("\nt(b, L) us, by padded length L (t(b) above is at L = %u):\n%8s",

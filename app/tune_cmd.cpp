@@ -49,7 +49,8 @@ std::string tune_help() {
          "Pattern options as in bench: --pattern, --rate, --duration, --seed, ... (default\n"
          "poisson at 1000 req/s for 10 s). A model whose inputs vary in length gets --seq-len\n"
          "DIST as bench's, and the default space also\n"
-         "searches padding=longest|buckets|sorted with bucket sets fitted to the lengths.\n"
+         "searches padding=longest|buckets|sorted with bucket sets fitted to the lengths;\n"
+         "a Python model with preprocess, preprocess_workers=0..(cores).\n"
          "The tune is kept in the run history with its confirmations' runs under it:\n" +
          history_flags_help() + "The cost (docs/tuning.md):\n" + cost_flags_help() +
          "Serving options (the base every configuration starts from):\n" + cli::options_help() +

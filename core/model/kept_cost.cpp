@@ -96,7 +96,9 @@ Status calibrate_cost(const ModelChoice& model, const Options& base, CostModel& 
                       const char* command, const Say& say) {
   const std::string when = utc_now_ms();
   for (uint32_t n : lanes) {
-    const Options o = cache_calibration_options(base, max_batch, n);
+    Options o = cache_calibration_options(base, max_batch, n);
+    // A model with preprocess: its pool prepares, so the lanes run t(b) alone.
+    o.preprocess_workers = std::max(1u, o.preprocess_workers);
     say.out(
         "%s:   calibrating %u lane(s) under load: %s s (a closed loop of %u in flight "
         "for the capacity, then steps at 10%%..85%% of it; fifo, 1 ms wait, batches up "
@@ -109,6 +111,7 @@ Status calibrate_cost(const ModelChoice& model, const Options& base, CostModel& 
     if (!factory) return factory.error();
     ConfirmSpec spec;
     spec.factory = *factory;
+    spec.stage = opened->prepare_stage(o);
     spec.metadata = opened->metadata();
     const LoadWatch others;
     auto c = calibrate_lanes(spec, base, cost, n, max_batch, seconds, when);
@@ -228,6 +231,14 @@ Expected<PredictionCost> prediction_cost(const ModelChoice& model, const Options
               read.error().message.c_str());
     } else {
       kept = std::move(*read);
+    }
+  }
+  if (kept && kept->preprocess().pool.empty()) {
+    auto opened = LocalModel::open(model);
+    if (opened && opened->prepare_stage({})) {
+      say.out("%s: the kept cost has no measure of the model's preprocess; making it anew\n",
+              command);
+      kept.reset();
     }
   }
   std::vector<uint32_t> missing;

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "model/model_profile.h"
 
+#include "model/preprocess_profile.h"
+
 #include <algorithm>
 #include <thread>
 
@@ -58,7 +60,25 @@ Expected<ProfileResult> profile_choice(const ModelChoice& choice, const ProfileO
     if (Status st = r->prepare(); !st) return st.error();
     return r;
   };
-  return profile_runners(s, o);
+  auto r = profile_runners(s, o);
+  if (!r || !prepared) return r;
+  // The pool with 1 .. cores + 1 processes busy (they share the cores with
+  // a lane), and a lane preparing its own batch.
+  Options one;
+  one.max_batch_size = top;
+  LoadHooks hooks;
+  hooks.blas_threads = o.blas_threads;
+  auto factory = model->runners(one, hooks);
+  if (!factory) return factory.error();
+  std::unique_ptr<Runner> lane = (*factory)(0);
+  if (Status st = lane->prepare(); !st) return st.error();
+  const uint32_t most = std::clamp<uint32_t>(std::max(o.lanes, cores + 1u), 2, 8);
+  if (Status st = profile_preprocess(*model, most, std::max(0.5, 3 * o.seconds_per_point),
+                                     std::move(lane), *r);
+      !st) {
+    return st.error();
+  }
+  return r;
 }
 
 }  // namespace batchscope

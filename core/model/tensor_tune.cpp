@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <thread>
 
 #include "common/text_out.h"
 #include "model/kept_tune.h"
@@ -68,7 +69,9 @@ Expected<CostModel> calibrate_under_load(const Tune& tune, const CostModel& cost
   CostModel m = cost;
   const Say errors_only(nullptr, [&say](const std::string& s) { say.err("%s", s.c_str()); });
   for (uint32_t lanes : lane_counts(space, t.base)) {
-    const Options o = calibration_options(t.base, max_batch, lanes);
+    Options o = calibration_options(t.base, max_batch, lanes);
+    // A model with preprocess: its pool prepares, so the lanes run t(b) alone.
+    o.preprocess_workers = std::max(1u, o.preprocess_workers);
     auto factory = tune.model.runners(o);
     if (!factory) return factory.error();
     ConfirmSpec spec;
@@ -208,6 +211,8 @@ std::string describe_short(const Options& o) {
                     " max_wait_ms=" + wait_text(o) + " num_lanes=" + std::to_string(o.num_lanes);
   if (o.padding != Padding::kLongest) out += std::string(" padding=") + padding_name(o.padding);
   if (o.padding == Padding::kBuckets) out += " length_buckets=" + length_buckets_text(o);
+  if (o.preprocess_workers != 1)
+    out += " preprocess_workers=" + std::to_string(o.preprocess_workers);
   return out;
 }
 
@@ -239,8 +244,17 @@ std::optional<WorkError> tune_tensor(const TuneRequest& t, TuneReport& report) {
   tune.inputs = std::move(requests.inputs);
   tune.lengths = std::move(requests.lengths);
   const uint32_t model_max = meta.max_batch_size;
-  auto space =
-      TuneSpace::parse(t.space_text.empty() ? model_space_text(meta, tune.lengths) : t.space_text);
+  std::string space_text = t.space_text;
+  if (space_text.empty()) {
+    space_text = model_space_text(meta, tune.lengths);
+    // A model with preprocess: how many pool processes, from none (the
+    // lanes prepare) to one a core.
+    if (tune.model.prepare_stage({})) {
+      space_text += ",preprocess_workers=0.." +
+                    std::to_string(std::max(1u, std::thread::hardware_concurrency()));
+    }
+  }
+  auto space = TuneSpace::parse(space_text);
   if (!space) return refused("--space: " + space.error().message);
   const uint32_t max_batch = std::min(largest_batch(*space, t.base), model_max);
   if (largest_batch(*space, t.base) > model_max) {

@@ -449,6 +449,17 @@ std::string profile_json(const ProfileResult& r) {
     }
     j["length_grid"] = g;
   }
+  if (!r.preprocess_pool_us.empty() || !r.preprocess_lane_us.empty()) {
+    nlohmann::ordered_json pre = nlohmann::ordered_json::object();
+    if (!r.preprocess_lane_us.empty()) pre["lane_us_quantiles"] = r.preprocess_lane_us;
+    if (!r.preprocess_pool_us.empty()) {
+      pre["pool"] = nlohmann::json::array();
+      for (size_t k = 0; k < r.preprocess_pool_us.size(); ++k) {
+        pre["pool"].push_back({{"busy", k + 1}, {"us_quantiles", r.preprocess_pool_us[k]}});
+      }
+    }
+    j["preprocess"] = pre;
+  }
   if (!r.lanes.empty()) {
     j["lanes"] = nlohmann::json::array();
     for (const LanesProfile& lp : r.lanes) {

@@ -120,6 +120,13 @@ struct ProfileResult {
   // of a core throughout.
   double competing_cores = 0;
   std::string competing;
+  // A model whose requests are prepared before batching (a Python class
+  // with preprocess): one request's time in the preprocess pool with k
+  // processes kept busy (entry k - 1: 65 quantiles p0..p100, in
+  // microseconds), and what preparing one request adds to a lane's batch
+  // (quantiles); empty otherwise.
+  std::vector<std::vector<double>> preprocess_pool_us;
+  std::vector<double> preprocess_lane_us;
 };
 
 // The sizes that did not settle, "b = 16, 32", and why the first did not;
@@ -182,7 +189,9 @@ std::vector<uint32_t> cliff_middles(const std::map<uint32_t, std::vector<double>
 //  "lanes": [{"lanes": 2, "points": [{"batch", "median_us", "spread", "runs",
 //  "throughput_ratio"}]}]}, and where a length grid was measured
 //  "length_grid": {"reference", "batches", "lengths", "median_us": [[...]]}
-//  (tuning/length_grid.h).
+//  (tuning/length_grid.h), and where preprocess was measured "preprocess":
+//  {"lane_us_quantiles": [...], "pool": [{"busy": 1, "us_quantiles": [...]}]}
+//  (tuning/preprocess_cost.h).
 std::string profile_json(const ProfileResult& r);
 
 }  // namespace batchscope

@@ -292,6 +292,7 @@ Expected<CostModel> CostModel::from_run(const RunData& run, size_t min_runs, uin
       varied ? std::span<const BatchRecord>(scaled) : std::span<const BatchRecord>(run.batches);
   Expected<CostModel> m = from_batches(batches, min_runs, busy, max_wait);
   if (!m) return m;
+  m->lanes_prepared_ = run.config.options.preprocess_workers == 0;
   if (varied) {
     // The gaps between batches as they ran: the reference length moved each start.
     m = m->with_turnaround(turnaround_of(run.batches, max_wait)).with_length_grid(lengths);

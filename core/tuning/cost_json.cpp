@@ -388,6 +388,11 @@ Expected<CostModel> CostModel::from_profile_json(std::string_view text) {
     if (!grid) return grid.error();
     m.length_grid_ = std::move(*grid);
   }
+  if (const auto pre = j.find("preprocess"); pre != j.end()) {
+    Expected<PreprocessCost> c = PreprocessCost::from_json(pre->dump(), prefix);
+    if (!c) return c.error();
+    m.preprocess_ = std::move(*c);
+  }
   const auto lanes = j.find("lanes");
   if (lanes == j.end()) return m;
   if (!lanes->is_array()) {
@@ -504,6 +509,7 @@ std::string CostModel::to_json(const std::string& extra) const {
   append_streak(out, streak_);
   append_turnaround(out, turnaround_);
   if (!length_grid_.empty()) out += ",\"length_grid\":" + length_grid_.to_json();
+  if (!preprocess_.empty()) out += ",\"preprocess\":" + preprocess_.to_json();
   if (!lanes_.empty()) {
     out += ",\"lanes\":[";
     for (size_t i = 0; i < lanes_.size(); ++i) {

@@ -293,6 +293,13 @@ Expected<CostModel> CostModel::with_length_grid(LengthGrid grid) const {
   return m;
 }
 
+Expected<CostModel> CostModel::with_preprocess(PreprocessCost preprocess) const {
+  if (Status s = preprocess.validate(); !s) return s.error();
+  CostModel m = *this;
+  m.preprocess_ = std::move(preprocess);
+  return m;
+}
+
 CostModel CostModel::with_turnaround(Turnaround t) const {
   CostModel m = *this;
   auto in_range = [](double v) { return std::isfinite(v) ? std::clamp(v, 0.0, kMaxCostUs) : 0.0; };
@@ -428,6 +435,15 @@ std::string CostModel::describe() const {
   if (!send_lag_.empty()) s += ", send lag measured";
   if (!lanes_.empty()) {
     s += ", measured with " + std::to_string(lanes_.back().lanes) + " lanes at once";
+  }
+  if (!preprocess_.pool.empty()) {
+    s += ", preprocess " +
+         std::to_string(std::llround(quantile_of(preprocess_.pool.front().us, 0.5))) +
+         " us a request in the pool";
+  }
+  if (!preprocess_.lane_us.empty()) {
+    s += ", " + std::to_string(std::llround(quantile_of(preprocess_.lane_us, 0.5))) +
+         " us in a lane";
   }
   return s;
 }

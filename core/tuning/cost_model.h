@@ -59,6 +59,12 @@
 // measured at one reference length and a LengthGrid (length_grid.h) scales
 // it: a batch padded to L costs t(b) + length_extra_us(b, L).
 //
+// Preprocess (optional). For a model whose requests are prepared before
+// batching (a Python class with preprocess), profile measures a request's
+// time in the preprocess pool with 1, 2, ... processes busy, and what
+// preparing it in the lane adds to its batch (preprocess_cost.h); the
+// predictor replays the pool ahead of the batcher.
+//
 // Sources: points given directly, the synthetic runner's SyntheticCost, or the
 // JSON that `batchscope profile --json` writes (core/torch/profile.h), which
 // is read with nlohmann/json (header-only, installed by scripts/setup).
@@ -83,6 +89,7 @@
 #include "runs/run_record.h"
 #include "tuning/cost_points.h"
 #include "tuning/length_grid.h"
+#include "tuning/preprocess_cost.h"
 #include "tuning/send_lag.h"
 
 namespace batchscope {
@@ -171,10 +178,12 @@ class CostModel {
   // never measured live is scaled by the observed-to-modelled ratio,
   // interpolated between the observed sizes and held beyond them, and a
   // size measured live before that this run did not see stays as it was.
-  // The observed overhead, streak and turnaround, when measured, are
-  // averaged the same way (by the batches behind the curve and the run's),
-  // or taken outright when the curve had none. `when`, if given, becomes
-  // the observed sizes' measured_at.
+  // An observed run whose lanes prepared their own requests (from_run of
+  // preprocess_workers 0) refines nothing of a model that measured
+  // preprocess: its t(b) holds the preparing. The observed overhead, streak
+  // and turnaround, when measured, are averaged the same way (by the batches behind the curve and
+  // the run's), or taken outright when the curve had none. `when`, if given, becomes the observed
+  // sizes' measured_at.
   CostModel calibrated(const CostModel& observed, uint32_t lanes = 1,
                        const std::string& when = {}) const;
   // The live batches behind the curve for `lanes` (capped per point at
@@ -260,6 +269,10 @@ class CostModel {
   double length_extra_us(size_t batch, uint32_t length) const {
     return length_grid_.extra_us(batch, length);
   }
+  // This model with a measured preprocess cost (validated); an empty one
+  // drops it.
+  Expected<CostModel> with_preprocess(PreprocessCost preprocess) const;
+  const PreprocessCost& preprocess() const { return preprocess_; }
   // "t(b) from 2 points: 520 us at b=1 .. 1140 us at b=32"
   std::string describe() const;
 
@@ -278,7 +291,12 @@ class CostModel {
   std::vector<LaneCostPoints> lanes_;  // by lanes, ascending; empty when not measured
   JitterStreak streak_;
   Turnaround turnaround_;
-  LengthGrid length_grid_;  // empty: lengths do not vary, or were not measured
+  LengthGrid length_grid_;     // empty: lengths do not vary, or were not measured
+  PreprocessCost preprocess_;  // empty: no preprocess, or not measured
+  // from_run() of a run with preprocess_workers 0: a model with preprocess
+  // prepared its requests in the lanes, inside t(b). calibrated() learns
+  // nothing from it where this model measured preprocess.
+  bool lanes_prepared_ = false;
 };
 
 }  // namespace batchscope

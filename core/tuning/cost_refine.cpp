@@ -152,6 +152,8 @@ uint64_t CostModel::live_batches(uint32_t lanes) const {
 
 CostModel CostModel::calibrated(const CostModel& observed, uint32_t lanes,
                                 const std::string& when) const {
+  // Its lanes prepared their own batches: its t(b) holds preprocess too.
+  if (observed.lanes_prepared_ && !preprocess_.lane_us.empty()) return *this;
   CostModel m = *this;
   const uint64_t w = live_batches(lanes);          // behind the curve before this run
   const uint64_t n = weight_of(observed.points_);  // this run's

@@ -38,6 +38,12 @@ Simulation::Simulation(const PredictSpec& spec)
       jittered_(spec.cost.has_jitter()),
       timeout_(milliseconds(spec.options.request_timeout_ms)),
       lengths_(!spec.lengths.empty()),
+      pooled_(spec.options.preprocess_workers > 0 && !spec.cost.preprocess().pool.empty()),
+      lane_prepares_(spec.options.preprocess_workers == 0 &&
+                     !spec.cost.preprocess().lane_us.empty()),
+      pool_end_(pooled_ ? spec.options.preprocess_workers : 0, kNever),
+      pool_job_(pool_end_.size()),
+      prep_{spec.seed ^ 0x9fb21c651e98df25ULL},
       lanes_(spec.options.num_lanes),
       followers_(spec.options.num_lanes),
       records_(spec.options.max_batch_size),
@@ -67,6 +73,7 @@ Simulation::Simulation(const PredictSpec& spec)
   const size_t expected = expected_sends(spec.arrivals);
   run_.requests.reserve(expected);
   admitted_.reserve(expected);
+  if (pooled_) pool_wait_.reserve(expected);
   queue_.reserve(expected);
   for (Lane& l : lanes_) l.members.reserve(max_batch);
   run_.config.pattern = spec.arrivals.describe();
@@ -99,10 +106,15 @@ RunData Simulation::run() {
     for (size_t i = 0; returning_ > 0 && i < lanes_.size(); ++i) {
       if (lanes_[i].back < t_back) t_back = lanes_[i].back, back_lane = i;
     }
+    TimePoint t_pool = kNever;
+    size_t pool_p = 0;
+    for (size_t i = 0; pool_busy_ > 0 && i < pool_end_.size(); ++i) {
+      if (pool_end_[i] < t_pool) t_pool = pool_end_[i], pool_p = i;
+    }
     const TimePoint t_send = sends_.next();
-    const bool outstanding = busy_ > 0 || queue_size() > 0;
+    const bool outstanding = busy_ > 0 || queue_size() > 0 || staged() > 0;
     const TimePoint t_stop = !stopping_ && outstanding ? drain_until() : kNever;
-    const TimePoint t = std::min({t_timer, t_done, t_back, t_send, t_stop});
+    const TimePoint t = std::min({t_timer, t_done, t_back, t_pool, t_send, t_stop});
     if (t == kNever) break;
     last_event_ = t;
     if (t_timer == t) {
@@ -111,6 +123,8 @@ RunData Simulation::run() {
       complete(done_lane, t);
     } else if (t_back == t) {
       back(back_lane, t);
+    } else if (t_pool == t) {
+      pool_done(pool_p, t);
     } else if (t_send == t) {
       // Meant to go now: it goes now, or when the driver's stall ends.
       // A lane on a timer: the leader parked while requests wait for a batch.
@@ -144,21 +158,59 @@ void Simulation::arrive(TimePoint t) {
   r.intended = sends_.intended();
   r.sent = t;
   sends_.sent(t);
-  if (queue_size() >= o_.queue_capacity) {
+  // submit_staged(): requests being prepared count against the capacity.
+  if (queue_size() + staged() >= o_.queue_capacity) {
     r.done = t;
     r.outcome = Outcome::kRejected;
     sends_.rejected();
     return;
   }
+  if (pooled_) {
+    pool_wait_.push_back({static_cast<uint32_t>(index), t});
+    pool_start(t);
+    return;
+  }
+  admit(static_cast<uint32_t>(index), t, t);
+}
+
+// PreprocessPool::process_loop: each free process takes the oldest request
+// waiting, and runs it for a draw of the pool's time with that many
+// processes (and lanes) busy.
+void Simulation::pool_start(TimePoint t) {
+  for (size_t p = 0; p < pool_end_.size() && pool_head_ < pool_wait_.size(); ++p) {
+    if (pool_end_[p] != kNever) continue;
+    ++pool_busy_;
+    const std::vector<double>& q = spec_.cost.preprocess().pool_us(pool_busy_ + busy_);
+    const double us = CostModel::quantile_of(q, 0.5 * (prep_.next() + 1.0));
+    pool_end_[p] = t + std::max(Duration(1), Duration(std::llround(us * 1000.0)));
+    pool_job_[p] = pool_wait_[pool_head_++];
+  }
+  if (pool_head_ == pool_wait_.size()) {
+    pool_wait_.clear();
+    pool_head_ = 0;
+  }
+}
+
+// BasicEngine::prepared(): admitted with its arrival, once prepared.
+void Simulation::pool_done(size_t p, TimePoint t) {
+  const PoolJob job = pool_job_[p];
+  pool_end_[p] = kNever;
+  --pool_busy_;
+  pool_start(t);
+  admit(job.request, job.arrival, t);
+}
+
+// admit_locked(): queued, and the leader woken as the engine wakes it.
+void Simulation::admit(uint32_t index, TimePoint arrival, TimePoint t) {
   const uint32_t length = lengths_ ? spec_.lengths[index % spec_.lengths.size()] : 0;
-  admitted_.push_back({static_cast<uint32_t>(index), t, length});
+  admitted_.push_back({index, arrival, length, t});
   queue_.push_back(saturate_u32(admitted_.size() - 1));
   // A full batch in one bucket: the leader decides again (admit_locked).
   const bool filled = bucket_wake_at_ > 0 && o_.padding == Padding::kBuckets &&
                       ++bucket_count_[length_bucket(o_, length)] >= bucket_wake_at_;
   rate_.observe(t);
   peak_depth_ = std::max(peak_depth_, saturate_u32(queue_size()));
-  const TimePoint expires = t + timeout_;
+  const TimePoint expires = arrival + timeout_;
   if (leader_ >= 0) {
     if (queue_size() >= wake_at_size_ || expires < leader_until_ || filled) {
       lead(static_cast<size_t>(leader_), t);
@@ -195,7 +247,7 @@ void Simulation::complete(size_t lane, TimePoint t) {
     RequestRecord& rec = records_[k];
     rec.id = l.members[k] + 1;  // the engine numbers admitted requests from 1
     rec.batch_id = b.id;
-    rec.times = {q.arrival, q.arrival, b.batched, b.run_start, b.run_end, completed};
+    rec.times = {q.arrival, q.admitted, b.batched, b.run_start, b.run_end, completed};
     rec.batch_size = b.size;
     rec.outcome = Outcome::kOk;
     if (lengths_) record_lengths_[k] = q.length;
@@ -324,6 +376,7 @@ void Simulation::cut(size_t n, BatchReason reason, TimePoint t, size_t lane) {
   }
   b.run_start = t;
   b.run_end = t + run_time(n, busy_ + 1, b.longest);
+  if (lane_prepares_) b.run_end += lane_prepare(n);
   l.busy = true;
   l.end = b.run_end;
   ++busy_;
@@ -417,6 +470,13 @@ Duration Simulation::run_time(size_t batch, size_t busy, uint32_t longest) {
     d = Duration(std::llround(std::clamp(us, 0.0, kMaxCostUs) * 1000.0));
   }
   return std::max(d, Duration(1));
+}
+
+Duration Simulation::lane_prepare(size_t n) {
+  const std::vector<double>& q = spec_.cost.preprocess().lane_us;
+  double us = 0;
+  for (size_t k = 0; k < n; ++k) us += CostModel::quantile_of(q, 0.5 * (prep_.next() + 1.0));
+  return Duration(std::llround(std::min(us, kMaxCostUs) * 1000.0));
 }
 
 // Ledger::drain(), then the depth sample drain_records() takes after stop().

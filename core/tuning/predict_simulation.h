@@ -51,7 +51,14 @@ constexpr size_t kJitterSteps = 64;
 struct Queued {
   uint32_t request;  // index into the run's requests
   TimePoint arrival;
-  uint32_t length;  // 0 where lengths do not vary
+  uint32_t length;     // 0 where lengths do not vary
+  TimePoint admitted;  // arrival, or when the preprocess pool gave it back
+};
+
+// A request in the preprocess pool.
+struct PoolJob {
+  uint32_t request;  // index into the run's requests
+  TimePoint arrival;
 };
 
 struct Lane {
@@ -99,6 +106,15 @@ class Simulation {
 
   void timer(TimePoint t);
   void arrive(TimePoint t);
+  // Into the batching queue: at arrival, or when the pool gave it back.
+  void admit(uint32_t request, TimePoint arrival, TimePoint t);
+  // The preprocess pool (PreprocessPool): free processes take the oldest
+  // waiting requests; process `p` gives its request back at t.
+  void pool_start(TimePoint t);
+  void pool_done(size_t p, TimePoint t);
+  size_t staged() const { return pool_busy_ + (pool_wait_.size() - pool_head_); }
+  // What preparing `n` requests adds to a lane's batch (preprocess_workers 0).
+  Duration lane_prepare(size_t n);
   void complete(size_t lane, TimePoint t);
   void back(size_t lane, TimePoint t);
   void stop(TimePoint t);
@@ -155,6 +171,17 @@ class Simulation {
   std::array<uint32_t, kMaxLengthBuckets + 1> bucket_count_{};
   uint32_t bucket_wake_at_ = 0;
   int cut_bucket_ = -1;
+  // The preprocess pool, where the options run one and the cost measured
+  // it; else requests are admitted as they arrive. A lane prepares its
+  // batch itself at preprocess_workers 0 where the cost measured that.
+  const bool pooled_;
+  const bool lane_prepares_;
+  std::vector<TimePoint> pool_end_;  // by process: when its request is back; kNever when free
+  std::vector<PoolJob> pool_job_;    // by process: its request
+  std::vector<PoolJob> pool_wait_;   // waiting for a process, oldest from pool_head_
+  size_t pool_head_ = 0;
+  size_t pool_busy_ = 0;
+  Jitter prep_;  // draws each request's preprocess time
   std::vector<Lane> lanes_;
   size_t busy_ = 0;
   Followers followers_;

@@ -17,7 +17,8 @@ std::string wait_text(const Options& o) {
   return buf;
 }
 
-void row(std::string& out, const char* mark, const Evaluated& e, size_t alike) {
+// `pool`: the front's preprocess_workers vary, so each row says its own.
+void row(std::string& out, const char* mark, const Evaluated& e, size_t alike, bool pool) {
   const Options& o = e.options;
   append_format(out, "%2s %-9s %6u %8s %6u %11.1f %9.3f %9.3f %7.2f%%", mark,
                 strategy_name(o.strategy), o.max_batch_size, wait_text(o).c_str(), o.num_lanes,
@@ -26,11 +27,12 @@ void row(std::string& out, const char* mark, const Evaluated& e, size_t alike) {
     append_format(out, "  %s", padding_name(o.padding));
     if (o.padding == Padding::kBuckets) append_format(out, " %s", length_buckets_text(o).c_str());
   }
+  if (pool) append_format(out, "  preprocess_workers=%u", o.preprocess_workers);
   if (alike > 0) append_format(out, "  (+%zu alike)", alike);
   out += '\n';
 }
 
-void row(std::string& out, const char* mark, const GenEvaluated& e, size_t alike) {
+void row(std::string& out, const char* mark, const GenEvaluated& e, size_t alike, bool) {
   const Options& o = e.options;
   append_format(out, "%2s %-10s %5u %6u %7s %5u %10.1f %9.2f %9.2f %9.2f %9.2f %9.2f %6.2f%%", mark,
                 scheduling_name(o.scheduling), o.max_num_seqs, o.max_num_batched_tokens,
@@ -52,7 +54,7 @@ bool same_gen_figures(const GenEvaluated& a, const GenEvaluated& b) {
 template <typename E, typename IsBest>
 void rows_of(std::string& out, const std::vector<E>& pareto,
              const std::vector<std::pair<size_t, size_t>>& distinct, const Expected<E>& best,
-             size_t rows, IsBest is_best) {
+             size_t rows, IsBest is_best, bool pool = false) {
   const size_t n = distinct.size();
   const size_t step = n > rows ? (n + rows - 1) / rows : 1;
   bool best_shown = false;
@@ -60,9 +62,9 @@ void rows_of(std::string& out, const std::vector<E>& pareto,
     const E& e = pareto[distinct[i].first];
     const bool marked = best && is_best(e, *best);
     best_shown |= marked;
-    row(out, marked ? "*" : "", marked ? *best : e, distinct[i].second);
+    row(out, marked ? "*" : "", marked ? *best : e, distinct[i].second, pool);
   }
-  if (best && !best_shown) row(out, "*", *best, 0);
+  if (best && !best_shown) row(out, "*", *best, 0, pool);
 }
 
 }  // namespace
@@ -77,8 +79,16 @@ std::string front_text(const TuneResult& r, size_t rows) {
                 r.pareto.size(), distinct.size());
   append_format(out, "%2s %-9s %6s %8s %6s %11s %9s %9s %8s\n", "", "strategy", "batch", "wait ms",
                 "lanes", "req/s", "p50 ms", "p99 ms", "lost");
-  rows_of(out, r.pareto, distinct, r.best, rows,
-          [](const Evaluated& e, const Evaluated& b) { return e.options == b.options; });
+  bool pool = false;
+  for (const Evaluated& e : r.pareto) {
+    pool |= e.options.preprocess_workers != r.pareto.front().options.preprocess_workers;
+  }
+  if (r.best)
+    pool |= !r.pareto.empty() &&
+            r.best->options.preprocess_workers != r.pareto.front().options.preprocess_workers;
+  rows_of(
+      out, r.pareto, distinct, r.best, rows,
+      [](const Evaluated& e, const Evaluated& b) { return e.options == b.options; }, pool);
   return out;
 }
 

@@ -18,7 +18,7 @@ import binascii
 import io
 
 import numpy as np
-from PIL import Image, ImageOps
+from PIL import Image
 from sklearn.datasets import load_digits
 from sklearn.linear_model import LogisticRegression
 
@@ -36,15 +36,22 @@ def image_bytes(data):
                          % data[:24]) from None
 
 
-def drawn_digits(count=10, side=64):
-    """scikit-learn's first digits drawn as PNG files, dark ink on a light ground,
-    as base64 text: the requests seeded traffic (bench, the workbench) sends."""
+def digit_photos(count=8, size=(640, 480)):
+    """scikit-learn's first digits as photos: each drawn large, dark ink on a
+    light ground that shades across the frame, in a 640 x 480 colour JPEG
+    (about 10 KiB), as base64 text: the requests seeded traffic (bench, tune,
+    the workbench) sends, and what profile measures preprocess on."""
     digits = load_digits()
+    width, height = size
+    shade = np.linspace(250, 200, width, dtype=np.float32)[None, :].repeat(height, 0)
     out = []
     for i in range(count):
         ink = (255 - digits.images[i] * 255 / 16).astype(np.uint8)
+        digit = Image.fromarray(ink).resize((height * 3 // 4,) * 2, Image.BICUBIC)
+        photo = Image.fromarray(shade.astype(np.uint8))
+        photo.paste(digit, ((width - digit.width) // 2, (height - digit.height) // 2))
         buf = io.BytesIO()
-        Image.fromarray(ink).resize((side, side), Image.BICUBIC).save(buf, "PNG")
+        photo.convert("RGB").save(buf, "JPEG", quality=90)
         out.append({"image": base64.b64encode(buf.getvalue())})
     return out
 
@@ -57,7 +64,7 @@ class Digits:
     outputs = {"probabilities": ("FP32", [10])}
     response_outputs = {"digit": ("INT64", []), "probability": ("FP32", [])}
     max_batch_size = 64
-    examples = drawn_digits()
+    examples = digit_photos()
 
     def __init__(self):
         digits = load_digits()
@@ -70,10 +77,17 @@ class Digits:
         except OSError as e:
             raise ValueError("cannot read the image (%d bytes starting %r): %s"
                              % (len(data), data[:12], e)) from None
-        grey = ImageOps.pad(image.convert("L"), (max(image.size),) * 2, color=None)
-        small = np.asarray(grey.resize((SIDE, SIDE), Image.LANCZOS), dtype=np.float32) / 255.0
-        if small.mean() > 0.5:  # dark ink on a light ground
-            small = 1.0 - small
+        grey = np.asarray(image.convert("L"), dtype=np.float32) / 255.0
+        ink = 1.0 - grey if grey.mean() > 0.5 else grey  # dark ink on a light ground
+        ink = np.clip(ink - np.median(ink[::7, ::7]), 0.0, None)  # the ground to 0
+        rows, cols = np.nonzero(ink > 0.25 * max(float(ink.max()), 1e-6))
+        if rows.size:  # the digit's box, made square about its middle
+            ink = ink[rows.min():rows.max() + 1, cols.min():cols.max() + 1]
+        side = max(ink.shape)
+        square = np.zeros((side, side), dtype=np.float32)
+        top, left = (side - ink.shape[0]) // 2, (side - ink.shape[1]) // 2
+        square[top:top + ink.shape[0], left:left + ink.shape[1]] = ink
+        small = np.asarray(Image.fromarray(square, "F").resize((SIDE, SIDE), Image.BOX))
         return {"pixels": small.reshape(SIDE * SIDE)}
 
     def predict(self, inputs):
