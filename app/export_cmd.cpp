@@ -169,8 +169,8 @@ int run_export(const std::vector<std::string>& args) {
     if (!model) return fail(cmd, model.error().message);
     in.model = model->metadata();
     // A Python model's wrappers copy its handler and construct its class.
-    if (Status s =
-            add_python_handler(in, choice->path, choice->python_class, choice->model_options);
+    if (Status s = add_python_handler(in, choice->path, model->lane_metadata(),
+                                      choice->python_class, choice->model_options);
         !s) {
       return fail(cmd, s.message());
     }

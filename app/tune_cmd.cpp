@@ -10,6 +10,7 @@
 #include "app/model_flags.h"
 #include "app/run_output.h"
 #include "app/traffic_flags.h"
+#include "model/local_model.h"
 #include "model/tensor_tune.h"
 #include "tuning/tune_text.h"
 #ifdef BATCHSCOPE_WITH_QT
@@ -202,7 +203,7 @@ class TunePrinter final : public TuneReport {
       in.tuning.p99_ms = figures.p99_ms;
       in.tuning.throughput_rps = figures.throughput_rps;
       const ModelChoice& m = a_.tune.model;
-      Status handler = add_python_handler(in, m.path, m.python_class, m.model_options);
+      Status handler = python_handler(in, m);
       auto files = handler ? export_config(*parse_export_format(a_.export_format), in)
                            : Expected<std::vector<ExportFile>>(handler.error());
       if (!files) {
@@ -216,6 +217,18 @@ class TunePrinter final : public TuneReport {
   int rc() const { return rc_; }
 
  private:
+#ifdef BATCHSCOPE_WITH_QT
+  // A Python model's handler for its wrappers, with what its predict takes
+  // and gives, which the tune's result does not carry: the model is opened
+  // again, which reuses the description the tune's own opening kept.
+  static Status python_handler(ExportInput& in, const ModelChoice& m) {
+    if (!in.model || in.model->platform != "python") return {};
+    auto opened = LocalModel::open(m);
+    if (!opened) return opened.error();
+    return add_python_handler(in, m.path, opened->lane_metadata(), m.python_class, m.model_options);
+  }
+#endif
+
   const TuneArgs& a_;
   Say say_ = terminal_say();
   int rc_ = 0;

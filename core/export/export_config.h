@@ -95,6 +95,11 @@ struct PythonHandlerFile {
   // The constructor's keyword arguments (--model-option KEY=VALUE), strings
   // as given, in this order.
   std::vector<std::pair<std::string, std::string>> options;
+  // What the class's predict takes and gives (its `inputs` and `outputs`),
+  // where ExportInput::model is what requests send and get: a class with
+  // preprocess or postprocess may declare those apart (`request_inputs`,
+  // `response_outputs`, BYTES among them). Unset: the same as the model's.
+  std::optional<ModelMetadata> lanes;
 };
 
 // Reads the handler at `path` for ExportInput::python. The error names the
@@ -127,9 +132,12 @@ struct ExportInput {
 };
 
 // Where `in.model` is a Python model's (platform "python"), reads its
-// handler at `path` into `in.python`, as the Python formats need; nothing
-// for any other model.
-Status add_python_handler(ExportInput& in, const std::string& path,
+// handler at `path` into `in.python`, with `lanes`, what its predict takes
+// and gives (LocalModel::lane_metadata(): the same as `in.model` unless the
+// class declares request_inputs or response_outputs; one without inputs is
+// taken as unknown, the same), as the Python formats need; nothing for any
+// other model.
+Status add_python_handler(ExportInput& in, const std::string& path, const ModelMetadata& lanes,
                           const std::string& class_name = {},
                           const std::vector<std::pair<std::string, std::string>>& options = {});
 

@@ -19,7 +19,7 @@ def request_items(request):
     """A Triton request's inputs as one item per row (name -> value without the batch
     dimension): a request may carry several rows."""
     arrays = {}
-    for name, _, _, _ in INPUTS:
+    for name, _, _ in REQUEST_INPUTS:
         tensor = pb_utils.get_input_tensor_by_name(request, name)
         if tensor is None:
             raise HandlerError("a request has no input %r" % name)
@@ -31,17 +31,32 @@ def request_items(request):
     return [{name: a[i] for name, a in arrays.items()} for i in range(rows)]
 
 
+def answer_string(value):
+    """A BYTES output's value as the bytes Triton sends, as Batchscope answers it: text
+    as UTF-8, bytes as they are, any other value (a dict, a list, a number) as its JSON
+    text."""
+    if isinstance(value, np.ndarray) and value.dtype == object and value.size == 1:
+        value = value.reshape(-1)[0]
+    if isinstance(value, str):
+        return value.encode("utf-8")
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return bytes(value)
+    return json.dumps(jsonable(value)).encode("utf-8")
+
+
 def output_of(answers, name, dtype, shape):
-    """One request's output `name`: its rows' values stacked (zeros pad the shorter ones)."""
+    """One request's output `name`: its rows' values stacked (zeros pad the shorter ones);
+    a BYTES output's strings in an object array, one a row (shape [] or [1])."""
     if not answers:
         return np.zeros([0] + [max(d, 0) for d in shape], dtype=dtype)
-    values = []
     for answer in answers:
         if not isinstance(answer, dict) or name not in answer:
             raise HandlerError("an answer has no output %r: Triton answers the outputs of"
                                " config.pbtxt, so postprocess must keep them" % name)
-        values.append(to_array(answer[name], dtype))
-    return stack(values, 0, dtype)
+    if dtype == "object":
+        strings = [answer_string(answer[name]) for answer in answers]
+        return np.array(strings, dtype=object).reshape([len(strings)] + shape)
+    return stack([to_array(answer[name], dtype) for answer in answers], 0, dtype)
 
 
 class TritonPythonModel:
@@ -70,7 +85,7 @@ class TritonPythonModel:
             mine = [finish(self.model, answer) for answer in answers[at:at + count]]
             at += count
             tensors = [pb_utils.Tensor(name, output_of(mine, name, dtype, shape))
-                       for name, dtype, shape in OUTPUTS]
+                       for name, dtype, shape in RESPONSE_OUTPUTS]
             responses.append(pb_utils.InferenceResponse(output_tensors=tensors))
         return responses
 
@@ -92,8 +107,10 @@ Expected<std::vector<ExportFile>> triton_python_files(const Checked& c) {
   py += context_block(c);
   py += comment(
       "Triton's dynamic batcher hands execute() the requests of a batch, and a request may "
-      "carry several rows. execute() runs the class's preprocess on each row where the class "
-      "has one, stacks every row (padded to the longest where an input varies), calls "
+      "carry several rows (a BYTES input's row is one string; with dims [ 1 ], in an array "
+      "of one, which preprocess gets as the bytes alone). execute() runs the class's "
+      "preprocess on each row where the class has one, stacks every row (padded to the longest "
+      "where an input varies), calls "
       "predict once, splits the outputs back by each request's rows (cutting padding off), "
       "runs postprocess on each row where the class has one, and answers each request with "
       "its rows' outputs. An exception answers every request of that batch with the error.");

@@ -2,11 +2,13 @@
 #pragma once
 // What the wrappers of a Python model share, for Triton's Python backend,
 // TorchServe and Ray Serve: the module's opening (imports, and constants
-// naming the handler file, its class, the constructor's options and the
-// model's inputs and outputs) and the Python that loads the class, turns one
-// request into a row, stacks rows padded to the longest, runs one predict,
-// and splits the answers back, cutting padding off. Each wrapper is one file
-// of its own, so the same text appears in all three.
+// naming the handler file, its class, the constructor's options, what a
+// request sends and gets, and what predict takes and gives) and the Python
+// that loads the class, turns one request into a row (a BYTES input into the
+// bytes preprocess gets, from a string or a list or array of one), stacks
+// rows padded to the longest, runs one predict, and splits the answers back,
+// cutting padding off. Each wrapper is one file of its own, so the same text
+// appears in all three.
 // Internal to core/export. Thread-safety: free functions without shared state.
 
 #include <initializer_list>
@@ -30,7 +32,8 @@ Status check_python_input(const Checked& c, std::string_view format,
 // "class Toy of toy.py, constructed with scale="2"": for comments.
 std::string handler_words(const Checked& c);
 
-// The wrapper's imports and the shared part: constants, then the functions
+// The wrapper's imports and the shared part: constants (REQUEST_INPUTS,
+// INPUTS, OUTPUTS, RESPONSE_OUTPUTS), then the functions
 // load_handler(folder), request_item(values), prepare(model, item),
 // predict_rows(model, rows), finish(model, answer), body_values(body),
 // jsonable(value), message_of(error) and stack(arrays, fill, dtype).

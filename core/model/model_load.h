@@ -27,7 +27,10 @@ namespace batchscope {
 
 // A model ready for the engine, with what was measured on it.
 struct LoadedModel {
-  ModelMetadata metadata;
+  ModelMetadata metadata;  // what requests send and get
+  // What its lanes run: a Python class's predict's inputs and outputs
+  // (LocalModel::lane_metadata()); the same as `metadata` for any other.
+  ModelMetadata lane_metadata;
   RunnerFactory factory;
   StageMaker stage;  // what its engines bind before batching (LocalModel::prepare_stage)
   std::string path;  // the .pt or .py file, or "synthetic:A,C[,L]" for the stand-in

@@ -83,6 +83,7 @@ Expected<LoadedModel> load_synthetic(const ModelRequest& r, const LoadProgress& 
   if (!factory) return factory.error();
   LoadedModel m;
   m.metadata = model->metadata();
+  m.lane_metadata = model->lane_metadata();
   m.factory = *factory;
   m.path = synthetic_path(cost);
   m.synthetic = cost;
@@ -180,6 +181,7 @@ Expected<LoadedModel> load_torch(const ModelRequest& r, const LoadProgress& prog
 
   LoadedModel m;
   m.metadata = model->metadata();
+  m.lane_metadata = model->lane_metadata();
   m.path = r.path;
   m.device = r.device;
   if (is_python_file(r.path)) m.workers = hooks.workers;

@@ -175,7 +175,10 @@ TEST(PythonExport, InputsOfVaryingLengthAreRaggedForTriton) {
 }
 
 TEST(PythonExport, BytesAreTritonsTypeStringAndNumpysObject) {
+  // A class with preprocess and postprocess: requests send and get text,
+  // which predict never sees.
   ExportInput in = fixture_input("python_toy");
+  in.python->lanes = in.model;
   in.model->inputs = {TensorSpec{"text", DType::kBytes, {-1}, false}};
   in.model->outputs = {TensorSpec{"label", DType::kBytes, {-1, 1}, false}};
   ASSERT_TRUE(in.model->validate().ok());
@@ -186,9 +189,38 @@ TEST(PythonExport, BytesAreTritonsTypeStringAndNumpysObject) {
   EXPECT_TRUE(contains(config, "reshape: { shape: [ ] }")) << config;  // a string per request
   EXPECT_TRUE(contains(config, "name: \"label\"\n    data_type: TYPE_STRING\n    dims: [ 1 ]\n"))
       << config;
+  EXPECT_FALSE(contains(config, "name: \"x\"")) << "predict's input is not Triton's";
   ASSERT_TRUE(parse_pbtxt(config).ok());
-  EXPECT_TRUE(contains(files[1].text, "    (\"text\", \"object\", [], 0),\n"));
-  EXPECT_TRUE(contains(files[1].text, "    (\"label\", \"object\", [1]),\n"));
+  // The wrapper reads and answers what config.pbtxt names, and stacks and
+  // splits what predict takes and gives.
+  const std::string& model = files[1].text;
+  EXPECT_TRUE(contains(model, "REQUEST_INPUTS = [\n    (\"text\", \"object\", []),\n]\n")) << model;
+  EXPECT_TRUE(contains(model, "INPUTS = [\n    (\"x\", \"float32\", [4], 0),\n]\n"));
+  EXPECT_TRUE(contains(model, "OUTPUTS = [\n    (\"y\", \"float32\", [3]),\n"));
+  EXPECT_TRUE(contains(model, "RESPONSE_OUTPUTS = [\n    (\"label\", \"object\", [1]),\n]\n"));
+}
+
+TEST(PythonExport, AddPythonHandlerKeepsWhatPredictTakes) {
+  ExportInput in = fixture_input("python_toy");
+  in.python.reset();
+  const std::string file = std::string(BATCHSCOPE_EXPORT_DATA_DIR) + "/text_handler.py";
+  ModelMetadata lanes = *in.model;
+  lanes.inputs = {TensorSpec{"counts", DType::kFloat32, {-1, 4}, false}};
+  ASSERT_TRUE(add_python_handler(in, file, lanes, "Text").ok());
+  ASSERT_TRUE(in.python && in.python->lanes);
+  EXPECT_EQ(in.python->lanes->inputs[0].name, "counts");
+  EXPECT_EQ(in.python->class_name, "Text");
+  // Lanes that say nothing (a caller that does not know them) are the model's.
+  in.python.reset();
+  ASSERT_TRUE(add_python_handler(in, file, ModelMetadata{}).ok());
+  EXPECT_FALSE(in.python->lanes);
+  const std::string model = export_config(ExportFormat::kRayServe, in).value()[0].text;
+  EXPECT_TRUE(contains(model, "REQUEST_INPUTS = [\n    (\"x\", \"float32\", [4]),\n]\n"));
+  EXPECT_TRUE(contains(model, "INPUTS = [\n    (\"x\", \"float32\", [4], 0),\n]\n"));
+  // Not a Python model: nothing to add.
+  ExportInput torch = fixture_input("fifo_cpu");
+  ASSERT_TRUE(add_python_handler(torch, "/nonexistent/x.py", lanes).ok());
+  EXPECT_FALSE(torch.python);
 }
 
 TEST(PythonExport, RefusesWhatWouldNotRun) {

@@ -22,7 +22,7 @@ rm -rf "$dir"
 mkdir -p "$dir/handlers"
 # Exported from copies: opening a handler imports it, which may leave
 # __pycache__ beside it.
-cp "$data/toy_handler.py" "$data/ragged_handler.py" "$dir/handlers/"
+cp "$data/toy_handler.py" "$data/ragged_handler.py" "$data/text_handler.py" "$dir/handlers/"
 
 opts=(--max-batch-size 8 --max-wait-ms 1.5 --lanes 2 --queue-capacity 64)
 for f in triton torchserve rayserve; do
@@ -30,6 +30,12 @@ for f in triton torchserve rayserve; do
     --model-option scale=2 --model-option bias=0.5 "${opts[@]}" --out "$dir/$f-toy" >/dev/null
   "$bin" export --format "$f" --model "$dir/handlers/ragged_handler.py" "${opts[@]}" \
     --out "$dir/$f-ragged" >/dev/null
+  # Requests send text (BYTES, of shape [1] and []) that preprocess turns into
+  # what predict takes; postprocess answers text.
+  "$bin" export --format "$f" --model "$dir/handlers/text_handler.py" --class Text "${opts[@]}" \
+    --out "$dir/$f-text" >/dev/null
+  "$bin" export --format "$f" --model "$dir/handlers/text_handler.py" --class TextScalar \
+    "${opts[@]}" --out "$dir/$f-textscalar" >/dev/null
 done
 
 # Hooked has preprocess and postprocess, which the wrappers run; Batchscope's
@@ -58,6 +64,15 @@ grep -q '^HANDLER_CLASS = "Toy"$' "$t/1/model.py"
 grep -q '^    "bias": "0.5",$' "$t/1/model.py"
 grep -q '^HANDLER_CLASS = ""$' "$dir/triton-ragged/ragged_handler/1/model.py"
 grep -q 'allow_ragged_batch: true' "$dir/triton-ragged/ragged_handler/config.pbtxt"
+# What requests send and get for Triton; what predict takes and gives for the wrapper.
+grep -q 'data_type: TYPE_STRING' "$dir/triton-text/text_handler/config.pbtxt"
+if grep -q '"counts"' "$dir/triton-text/text_handler/config.pbtxt"; then
+  echo "config.pbtxt names predict's input, not the request's" >&2
+  exit 1
+fi
+grep -q '^    ("text", "object", \[1\]),$' "$dir/triton-text/text_handler/1/model.py"
+grep -q '^    ("counts", "float32", \[4\], 0),$' "$dir/triton-text/text_handler/1/model.py"
+grep -q '^    ("text", "object", \[\]),$' "$dir/rayserve-textscalar/deployment.py"
 grep -q -- '--handler torchserve_handler.py --extra-files toy_handler.py' \
   "$dir/torchserve-toy/model-config.yaml"
 grep -q '^batchSize: 8$' "$dir/torchserve-toy/model-config.yaml"

@@ -37,13 +37,58 @@ CASES = {
     "toy": ("toy_handler.py", "Toy", {"scale": "2", "bias": "0.5"}),
     "hooked": ("toy_handler.py", "Hooked", {"scale": "2", "bias": "0.5"}),
     "ragged": ("ragged_handler.py", "Ragged", {}),
+    # Requests send text, BYTES of shape [1] and of shape [], which preprocess must get
+    # as bytes; postprocess answers text.
+    "text": ("text_handler.py", "Text", {}),
+    "textscalar": ("text_handler.py", "TextScalar", {}),
 }
+TEXTS = ["Hello world", "the 2 quick foxes", "aeiou", "zzz top 42", "one more line here",
+         "Q", "x y z", "it was 1999", "BYTES in, bytes out", "no digits at all"]
 FAIL = -999.0  # a toy row whose first element is this makes predict raise
 
 
 def failing(case):
-    """A row's first element that makes the case's predict raise (Hooked doubles x first)."""
+    """A row's first element that makes the case's predict raise (Hooked doubles x first);
+    for a text case, the text that does."""
+    if case in ("text", "textscalar"):
+        return b"fail"
     return FAIL / 2 if case == "hooked" else FAIL
+
+
+def failing_json(case):
+    """A JSON body's value for the one input that makes the case's predict raise."""
+    if case in ("text", "textscalar"):
+        return "fail"
+    return [failing(case), 1, 2, 3]
+
+
+def json_value(case, value, i=0):
+    """A row's value as a JSON body carries it: text for BYTES (for the [1] case every
+    other one as a list of one string, as a KServe-minded client sends it), lists else."""
+    if isinstance(value, bytes):
+        text = value.decode("utf-8")
+        return [text] if case == "text" and i % 2 else text
+    return value.tolist()
+
+
+def as_json(value):
+    """What an answer's value reads as in JSON: bytes as text, arrays as lists."""
+    if isinstance(value, bytes):
+        return value.decode("utf-8")
+    if isinstance(value, dict):
+        return value
+    return np.asarray(value).tolist()
+
+
+def as_string(value):
+    """A BYTES output's value as Triton carries it: text as UTF-8, other values as JSON."""
+    if isinstance(value, bytes):
+        return value
+    if isinstance(value, str):
+        return value.encode("utf-8")
+    return json.dumps(value).encode("utf-8")
+
+
 checks = 0
 
 
@@ -73,7 +118,7 @@ def alone(ref, rows):
     """What the class gives for one request's rows alone: each row's outputs."""
     if hasattr(ref, "preprocess"):
         rows = [ref.preprocess(dict(row)) for row in rows]
-    names = list(type(ref).inputs)
+    names = list(type(ref).inputs)  # what predict takes (preprocess made it)
     out = ref.predict({n: np.stack([np.asarray(r[n]) for r in rows]) for n in names})
     answers = [{n: np.asarray(v)[i] for n, v in out.items()} for i in range(len(rows))]
     if hasattr(ref, "postprocess"):
@@ -88,27 +133,40 @@ def request_rows(case, count, seed):
     for i in range(count):
         if case == "ragged":  # tokens 1..9 (0 pads), a length of its own per request
             rows.append({"tokens": rng.integers(1, 10, size=2 + (seed + i) % 5)})
+        elif case in ("text", "textscalar"):
+            rows.append({"text": TEXTS[(seed + i) % len(TEXTS)].encode("utf-8")})
         else:  # halves: every product and sum below is exact in float32
             rows.append({"x": (rng.integers(-8, 9, size=4) / 2).astype(np.float32)})
     return rows
 
 
-def read_outputs(config_text):
-    """The output blocks of a config.pbtxt: name, data_type, dims."""
-    text = "\n".join(line for line in config_text.splitlines() if not line.strip().startswith("#"))
-    start = text.index("\noutput [")
+def read_tensors(text, which):
+    """The `which` ("input" or "output") blocks of a config.pbtxt without comments: name,
+    data_type, and dims as the model sees them: a reshape's shape where there is one."""
+    start = text.index("\n%s [" % which)
     depth, end = 0, start
     for end in range(text.index("[", start), len(text)):
         depth += {"[": 1, "]": -1}.get(text[end], 0)
         if depth == 0:
             break
-    outputs = []
-    for block in re.findall(r"\{([^{}]*)\}", text[start:end]):
+    # A block's own braces: a reshape's { shape: [ ] } inside it is kept.
+    blocks = re.findall(r"\{((?:[^{}]|\{[^{}]*\})*)\}", text[text.index("[", start) + 1:end])
+    tensors = []
+    for block in blocks:
         dims = re.search(r"dims: \[([^\]]*)\]", block).group(1)
-        outputs.append({"name": re.search(r'name: "([^"]*)"', block).group(1),
+        reshape = re.search(r"reshape: \{ shape: \[([^\]]*)\] \}", block)
+        if reshape:
+            dims = reshape.group(1)
+        tensors.append({"name": re.search(r'name: "([^"]*)"', block).group(1),
                         "data_type": re.search(r"data_type: (\w+)", block).group(1),
-                        "dims": [int(d) for d in dims.split(",")]})
-    return {"output": outputs}
+                        "dims": [int(d) for d in dims.split(",") if d.strip()]})
+    return tensors
+
+
+def read_config(config_text):
+    """A config.pbtxt's inputs and outputs, as read_tensors gives them."""
+    text = "\n".join(line for line in config_text.splitlines() if not line.strip().startswith("#"))
+    return {"input": read_tensors(text, "input"), "output": read_tensors(text, "output")}
 
 
 # --- Triton's Python backend -------------------------------------------------------
@@ -117,17 +175,26 @@ def read_outputs(config_text):
 def triton_case(exports, data, case):
     folder = os.path.join(exports, "triton-" + case)
     name = os.listdir(folder)[0]
-    config = read_outputs(open(os.path.join(folder, name, "config.pbtxt")).read())
+    config = read_config(open(os.path.join(folder, name, "config.pbtxt")).read())
     module = import_file(os.path.join(folder, name, "1", "model.py"), "triton_model_" + case)
     model = module.TritonPythonModel()
     model.initialize(pb_utils.initialize_args(config, folder, name))
     ref = reference(data, case)
 
     def requests_of(groups):
+        """Triton's requests, each input as config.pbtxt makes the model see it: BYTES as
+        an object array of bytes, [rows] with a reshape to [ ], [rows, 1] without."""
         requests = []
         for rows in groups:
-            tensors = [pb_utils.Tensor(n, np.stack([np.asarray(r[n]) for r in rows]))
-                       for n in rows[0]]
+            tensors = []
+            for spec in config["input"]:
+                n = spec["name"]
+                if spec["data_type"] == "TYPE_STRING":
+                    array = np.array([r[n] for r in rows], dtype=object)
+                    array = array.reshape([len(rows)] + spec["dims"])
+                else:
+                    array = np.stack([np.asarray(r[n]) for r in rows])
+                tensors.append(pb_utils.Tensor(n, array))
             requests.append(pb_utils.InferenceRequest(tensors))
         return requests
 
@@ -143,8 +210,13 @@ def triton_case(exports, data, case):
         got = {t.name(): t.as_numpy() for t in response.output_tensors()}
         want = alone(ref, rows)
         for out in config["output"]:
-            stacked = np.stack([np.asarray(a[out["name"]]) for a in want])
-            check(np.array_equal(got[out["name"]], stacked),
+            if out["data_type"] == "TYPE_STRING":
+                stacked = np.array([as_string(a[out["name"]]) for a in want], dtype=object)
+                stacked = stacked.reshape([len(want)] + out["dims"])
+            else:
+                stacked = np.stack([np.asarray(a[out["name"]]) for a in want])
+            check(got[out["name"]].shape == stacked.shape and
+                  np.array_equal(got[out["name"]], stacked),
                   "triton %s: output %s is %s, alone %s" % (case, out["name"],
                                                            got[out["name"]], stacked))
     seen = model.model.batches
@@ -155,7 +227,10 @@ def triton_case(exports, data, case):
     else:
         check(seen[0] == 5, "triton %s: predict saw a batch of %s, not 5" % (case, seen[0]))
         # A predict that raises answers every request of the execute with the error.
-        groups[2][0]["x"] = np.full(4, failing(case), dtype=np.float32)
+        if case in ("text", "textscalar"):
+            groups[2][0]["text"] = failing(case)
+        else:
+            groups[2][0]["x"] = np.full(4, failing(case), dtype=np.float32)
         responses = pb_utils.run_execute(model, requests_of(groups), config)
         for response in responses:
             check(response.has_error(), "triton %s: a failed predict answered outputs" % case)
@@ -175,13 +250,14 @@ def torchserve_case(exports, data, case):
     rows = request_rows(case, 4, 10)
     name = list(rows[0])[0]
     # The body in the forms TorchServe hands it: parsed JSON, bytes, text, {"data": ...}.
-    batch = [{"body": {name: rows[0][name].tolist()}},
-             {"data": json.dumps({name: rows[1][name].tolist()}).encode()},
-             {"body": json.dumps({"data": rows[2][name].tolist()})},
-             {"body": bytearray(json.dumps({name: rows[3][name].tolist()}).encode())}]
+    values = [json_value(case, row[name], i) for i, row in enumerate(rows)]
+    batch = [{"body": {name: values[0]}},
+             {"data": json.dumps({name: values[1]}).encode()},
+             {"body": json.dumps({"data": values[2]})},
+             {"body": bytearray(json.dumps({name: values[3]}).encode())}]
     answers = fake_torchserve.predict(entry, context, batch)
     for row, (code, body) in zip(rows, answers):
-        want = {k: np.asarray(v).tolist() for k, v in alone(ref, [row])[0].items()}
+        want = {k: as_json(v) for k, v in alone(ref, [row])[0].items()}
         check(code == 200 and body == want, "torchserve %s: %s %s, alone %s" % (case, code,
                                                                                  body, want))
     module = sys.modules["torchserve_handler"]
@@ -191,11 +267,13 @@ def torchserve_case(exports, data, case):
     bad = batch[:2] + [{"body": {"nothing": [1]}}] + batch[3:]
     answers = fake_torchserve.predict(entry, context, bad)
     check([a[0] for a in answers] == [200, 200, 400, 200], "torchserve %s: %r" % (case, answers))
-    missing = ("Hooked.preprocess raised KeyError: %r" if case == "hooked"
-               else "input %r is missing") % name
-    check(missing in answers[2][1]["error"], "torchserve: %r" % (answers[2],))
+    check("input %r is missing" % name in answers[2][1]["error"], "torchserve: %r" % (answers[2],))
+    if case in ("text", "textscalar"):  # a BYTES input is one string a request
+        answers = fake_torchserve.predict(entry, context, [{"body": {name: ["a", "b"]}}])
+        check(answers[0][0] == 400 and "one string a request; got 2 values" in
+              answers[0][1]["error"], "torchserve %s: two strings answered %r" % (case, answers))
     if case != "ragged":
-        batch[1] = {"body": {name: [failing(case), 1, 2, 3]}}
+        batch[1] = {"body": {name: failing_json(case)}}
         answers = fake_torchserve.predict(entry, context, batch)
         for code, body in answers:
             check(code == 500 and "%s.predict raised ValueError" % CASES[case][1] in body["error"],
@@ -225,11 +303,11 @@ def rayserve_case(exports, data, case):
             return await asyncio.gather(*(replica(Request(body)) for body in bodies))
         return loop.run_until_complete(together())
 
-    bodies = [{name: r[name].tolist()} for r in rows]
+    bodies = [{name: json_value(case, r[name], i)} for i, r in enumerate(rows)]
     bodies[1] = {"data": bodies[1][name]}
     answers = send(bodies)
     for row, answer in zip(rows, answers):
-        want = {k: np.asarray(v).tolist() for k, v in alone(ref, [row])[0].items()}
+        want = {k: as_json(v) for k, v in alone(ref, [row])[0].items()}
         check(answer == want, "rayserve %s: %s, alone %s" % (case, answer, want))
     seen = replica.model.batches
     check(len(seen) == 1, "rayserve %s: %d predicts for 5 requests: %s" % (case, len(seen), seen))
@@ -239,7 +317,7 @@ def rayserve_case(exports, data, case):
           "rayserve %s: a bad body answered %r" % (case, answers[2]))
     check(not isinstance(answers[0], JSONResponse), "rayserve %s: %r" % (case, answers[0]))
     if case != "ragged":
-        bodies[3] = {name: [failing(case), 0, 0, 0]}
+        bodies[3] = {name: failing_json(case)}
         answers = send(bodies)
         for answer in answers:
             check(isinstance(answer, JSONResponse) and answer.status_code == 500,

@@ -3,7 +3,8 @@
 // steps (sidecar, warm-up of each lane, each point of the profile) and comes
 // back ready; a load cancelled at its first warm-up step stops there with
 // kCancelled, loads no further lane and never reaches the profile; the token
-// of a finished load does not reach lanes the engine adds later.
+// of a finished load does not reach lanes the engine adds later; a Python
+// model's load keeps what requests send apart from what its lanes run.
 
 #include "model/window_loader.h"
 #include "tests/torch/model_files.h"
@@ -66,6 +67,27 @@ TEST(ModelLoader, ALoadReportsEachStepAndTheTokenOfAFinishedLoadReachesNoLaterLa
   const size_t reports = said.size();
   EXPECT_NE(m->factory(2), nullptr);
   EXPECT_EQ(said.size(), reports);  // and reports to no progress bar
+}
+
+// A class with preprocess and postprocess: what requests send and get is
+// its request_inputs and response_outputs, what its lanes run its inputs and
+// outputs; the window's exports need both.
+TEST(ModelLoader, APythonModelKeepsWhatRequestsSendApartFromWhatItsLanesRun) {
+  ModelRequest r;
+  r.path = kModels + "python/sentiment.py";
+  r.options.max_batch_size = 2;
+  auto m = make_model_loader(1)(r, [](int, const std::string&) {});
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  ASSERT_EQ(m->metadata.inputs.size(), 1u);
+  EXPECT_EQ(m->metadata.inputs[0].name, "text");
+  EXPECT_EQ(m->metadata.outputs[0].name, "sentiment");
+  ASSERT_EQ(m->lane_metadata.inputs.size(), 1u);
+  EXPECT_EQ(m->lane_metadata.inputs[0].name, "tokens");
+  EXPECT_EQ(m->lane_metadata.outputs[0].name, "logits");
+  // Any other model's lanes run what its requests send.
+  auto t = make_model_loader(1)(two_lanes("mlp.pt"), [](int, const std::string&) {});
+  ASSERT_TRUE(t.ok()) << t.error().message;
+  EXPECT_EQ(t->lane_metadata.inputs[0].name, t->metadata.inputs[0].name);
 }
 
 }  // namespace

@@ -408,7 +408,8 @@ Expected<ExportInput> TunerPanel::export_input() const {
         std::min(in.options.max_batch_size, std::max(1u, model_->metadata.max_batch_size));
     in.model = model_->metadata;
     in.device = model_->device;
-    (void)add_python_handler(in, model_->path);  // unreadable: the Python formats say so
+    // Unreadable: the Python formats say so.
+    (void)add_python_handler(in, model_->path, model_->lane_metadata);
   }
   const Evaluated& figures = r.live ? r.live->measured : r.predicted;
   in.tuning.traffic = traffic_text_;

@@ -404,7 +404,8 @@ ExportInput WorkbenchWindow::export_input() const {
   in.options = engine_->status().options;
   in.model = model_.metadata;
   in.device = model_.device;
-  (void)add_python_handler(in, model_.path);  // unreadable: the Python formats say so
+  // Unreadable: the Python formats say so.
+  (void)add_python_handler(in, model_.path, model_.lane_metadata);
   // What the options were tuned under: the traffic, and the last 10 s measured.
   const MetricsAggregator& agg = monitor_->aggregator();
   if (!agg.windows().empty()) {

@@ -35,12 +35,21 @@ HANDLER_OPTIONS = {
     "scale": "2",
     "bias": "0.5",
 }
-# The class's inputs: name, numpy dtype, shape without the batch dimension (-1 varies) and
-# the value a shorter request is padded with; then its outputs.
+# What a request sends: name, numpy dtype (object: BYTES, one byte string a request, which
+# preprocess gets as bytes) and shape without the batch dimension (-1 varies).
+REQUEST_INPUTS = [
+    ("x", "float32", [4]),
+]
+# What the class's predict takes, with the value a shorter request is padded with, and
+# what it gives; then what a request gets back (postprocess's answer, or predict's rows).
 INPUTS = [
     ("x", "float32", [4], 0),
 ]
 OUTPUTS = [
+    ("y", "float32", [3]),
+    ("total", "float64", [1]),
+]
+RESPONSE_OUTPUTS = [
     ("y", "float32", [3]),
     ("total", "float64", [1]),
 ]
@@ -98,43 +107,74 @@ def to_array(value, dtype=None):
     return np.asarray(value, dtype=dtype)
 
 
+def fits(value, shape):
+    """`value` (an array) has `shape`'s rank and its sizes where they are fixed."""
+    return value.ndim == len(shape) and all(d < 0 or n == d for n, d in zip(value.shape, shape))
+
+
+def one_string(name, value):
+    """A BYTES input's value as the bytes preprocess gets: text as UTF-8, and a list or
+    array holding one string (Triton's row of an input of dims [ 1 ], a JSON list of one)
+    as that string."""
+    while isinstance(value, (list, tuple, np.ndarray)):
+        flat = value.reshape(-1) if isinstance(value, np.ndarray) else value
+        if len(flat) != 1:
+            raise HandlerError("input %r is BYTES, one string a request; got %d values" % (
+                name, len(flat)))
+        value = flat[0]
+    if isinstance(value, str):
+        return value.encode("utf-8")
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return bytes(value)
+    raise HandlerError("input %r is BYTES, one string a request; got %s" % (
+        name, type(value).__name__))
+
+
 def request_item(values):
     """One request's values (name -> value without the batch dimension) as preprocess
-    takes them: arrays, of the declared dtype for the class's inputs; bytes for text."""
-    types = {name: dtype for name, dtype, _, _ in INPUTS}
+    takes them: each of REQUEST_INPUTS, bytes for BYTES, else an array of its dtype and
+    shape."""
     item = {}
-    for name, value in values.items():
-        if isinstance(value, str):
-            value = value.encode("utf-8")
-        elif not isinstance(value, (bytes, bytearray)):
-            try:
-                value = to_array(value, types.get(name))
-            except (TypeError, ValueError) as e:
-                raise HandlerError("input %r: %s" % (name, e)) from e
+    for name, dtype, shape in REQUEST_INPUTS:
+        if name not in values:
+            raise HandlerError("input %r is missing; a request sends %s" % (
+                name, ", ".join(n for n, _, _ in REQUEST_INPUTS)))
+        if dtype == "object":
+            item[name] = one_string(name, values[name])
+            continue
+        try:
+            value = to_array(values[name], dtype)
+        except (TypeError, ValueError) as e:
+            raise HandlerError("input %r: %s" % (name, e)) from e
+        if not fits(value, shape):
+            raise HandlerError("input %r has shape %s; expected %s (-1 varies)" % (
+                name, list(value.shape), shape))
         item[name] = value
     return item
 
 
 def prepare(model, item):
     """A request's item as the row predict stacks: through the class's preprocess when it
-    has one, each input checked against its declared shape."""
+    has one, each of INPUTS checked against its declared shape."""
+    where = "a request"
     if callable(getattr(model, "preprocess", None)):
         item = call(model, "preprocess", item)
+        where = "%s.preprocess's result" % type(model).__name__
         if not isinstance(item, dict):
             raise HandlerError("%s.preprocess returned %s; expected a dict of input name ->"
                                " array" % (type(model).__name__, type(item).__name__))
     row = {}
     for name, dtype, shape, _ in INPUTS:
         if name not in item:
-            raise HandlerError("input %r is missing; the model takes %s" % (
-                name, ", ".join(n for n, _, _, _ in INPUTS)))
+            raise HandlerError("%s has no input %r; predict takes %s" % (
+                where, name, ", ".join(n for n, _, _, _ in INPUTS)))
         try:
             value = to_array(item[name], dtype)
         except (TypeError, ValueError) as e:
-            raise HandlerError("input %r: %s" % (name, e)) from e
-        if value.ndim != len(shape) or any(d >= 0 and n != d for n, d in zip(value.shape, shape)):
-            raise HandlerError("input %r has shape %s; expected %s (-1 varies)" % (
-                name, list(value.shape), shape))
+            raise HandlerError("%s's input %r: %s" % (where, name, e)) from e
+        if not fits(value, shape):
+            raise HandlerError("%s's input %r has shape %s; expected %s (-1 varies)" % (
+                where, name, list(value.shape), shape))
         row[name] = value
     return row
 
@@ -202,7 +242,7 @@ def finish(model, answer):
 
 def body_values(body):
     """A JSON request body (text, bytes or parsed) as input name -> value: an object of
-    the class's inputs, or {"data": value} for a class of one input."""
+    REQUEST_INPUTS, or {"data": value} where a request sends one input."""
     if isinstance(body, (bytes, bytearray)):
         body = bytes(body).decode("utf-8", "replace")
     if isinstance(body, str):
@@ -213,7 +253,7 @@ def body_values(body):
     if not isinstance(body, dict):
         raise HandlerError("the body must be a JSON object of input name -> value, not %s"
                            % type(body).__name__)
-    names = [name for name, _, _, _ in INPUTS]
+    names = [name for name, _, _ in REQUEST_INPUTS]
     if len(names) == 1 and names[0] not in body and "data" in body:
         return {names[0]: body["data"]}
     return body
