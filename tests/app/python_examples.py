@@ -82,25 +82,12 @@ stop(p)
 
 # Handwritten digits as image files: the scikit-learn digits themselves,
 # drawn dark on light at 96 x 96 pixels (PNG) and 100 x 100 (JPEG).
-import base64  # noqa: E402
-import io  # noqa: E402
+sys.dont_write_bytecode = True  # no __pycache__ beside the helper in the source tree
+from digit_images import digit_images  # noqa: E402  (tests/app/digit_images.py)
 
-import numpy as np  # noqa: E402
-from PIL import Image  # noqa: E402
-from sklearn.datasets import load_digits  # noqa: E402
-
-digits = load_digits()
-picks = [0, 11, 25, 1001, 1500, 1797 - 3]
-images, expected = [], []
-for n, i in enumerate(picks):
-    img = Image.fromarray((255 - digits.images[i] * 255 / 16).astype(np.uint8))
-    buf = io.BytesIO()
-    if n % 2:
-        img.resize((100, 100), Image.BICUBIC).convert("RGB").save(buf, "JPEG", quality=92)
-    else:
-        img.resize((96, 96), Image.BICUBIC).save(buf, "PNG")
-    images.append(base64.b64encode(buf.getvalue()).decode())
-    expected.append(int(digits.target[i]))
+drawn = digit_images()
+images = [b64 for b64, _ in drawn]
+expected = [digit for _, digit in drawn]
 for pool in ("2", "0"):
     p, base = start(os.path.join(MODELS, "python", "digits.py"), "--preprocess-workers", pool)
     out = infer(base, "digits", [{"name": "image", "datatype": "BYTES", "shape": [len(images)],

@@ -24,10 +24,8 @@ Usage: python_soak.py BATCHSCOPE MODELS_DIR [DURATION_S [KILL_EVERY_S]]
        (defaults 30 and 20)
 """
 
-import base64
 import collections
 import http.client
-import io
 import json
 import os
 import re
@@ -41,9 +39,8 @@ import time
 import urllib.error
 import urllib.request
 
-import numpy as np
-from PIL import Image
-from sklearn.datasets import load_digits
+sys.dont_write_bytecode = True  # no __pycache__ beside the helper in the source tree
+from digit_images import digit_images  # noqa: E402  (tests/app/digit_images.py)
 
 BIN, MODELS = sys.argv[1], sys.argv[2]
 DURATION = float(sys.argv[3]) if len(sys.argv) > 3 else 30.0
@@ -173,20 +170,11 @@ def scan():
 
 # --- Requests -------------------------------------------------------------------
 
-digits = load_digits()
-picks = [0, 11, 25, 1001, 1500, 1794]
 images = []  # (body template with %s for the id, expected digit)
-for n, i in enumerate(picks):
-    img = Image.fromarray((255 - digits.images[i] * 255 / 16).astype(np.uint8))
-    buf = io.BytesIO()
-    if n % 2:
-        img.resize((100, 100), Image.BICUBIC).convert("RGB").save(buf, "JPEG", quality=92)
-    else:
-        img.resize((96, 96), Image.BICUBIC).save(buf, "PNG")
-    b64 = base64.b64encode(buf.getvalue()).decode()
+for b64, digit in digit_images():
     body = json.dumps({"id": "ID", "inputs": [{"name": "image", "datatype": "BYTES",
                                                "shape": [1], "data": [b64]}]})
-    images.append((body.replace('"ID"', '"%s"', 1), int(digits.target[i])))
+    images.append((body.replace('"ID"', '"%s"', 1), digit))
 
 stats_lock = threading.Lock()
 answers = collections.Counter()  # request id -> answers read
