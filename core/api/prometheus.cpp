@@ -219,22 +219,24 @@ void duration_histograms(std::string& out, const MetricsWindow& totals) {
   constexpr std::string_view name = "batchscope_request_duration_seconds";
   family(out, name, "histogram",
          "Latency of successful requests by stage: queue (arrival to batched), of which "
-         "prepare (arrival to queued, a Python model's preprocess pool), run (model "
-         "forward), total (arrival to callback).");
+         "prepare_wait and prepare (waiting for and in a Python model's preprocess pool), "
+         "run (the batch on the model), of which postprocess (a Python model's), total "
+         "(arrival to callback).");
   struct Stage {
     std::string_view labels;
     const LogHistogram* ns;
+    bool always;  // else only where some request went through it
   };
-  const std::array<Stage, 4> stages{{
-      {"stage=\"queue\"", &totals.queue_wait_ns},
-      {"stage=\"prepare\"", &totals.prepare_ns},
-      {"stage=\"run\"", &totals.run_ns},
-      {"stage=\"total\"", &totals.total_ns},
+  const std::array<Stage, 6> stages{{
+      {"stage=\"queue\"", &totals.queue_wait_ns, true},
+      {"stage=\"prepare_wait\"", &totals.prepare_wait_ns, false},
+      {"stage=\"prepare\"", &totals.prepare_ns, false},
+      {"stage=\"run\"", &totals.run_ns, true},
+      {"stage=\"postprocess\"", &totals.post_ns, false},
+      {"stage=\"total\"", &totals.total_ns, true},
   }};
   for (const Stage& st : stages) {
-    // prepare only for a model that prepares requests before queueing them.
-    if (st.ns == &totals.prepare_ns && st.ns->count() == 0) continue;
-    latency_histogram(out, name, st.labels, *st.ns);
+    if (st.always || st.ns->count() > 0) latency_histogram(out, name, st.labels, *st.ns);
   }
 }
 

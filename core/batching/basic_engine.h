@@ -183,8 +183,9 @@ class BasicEngine {
   // at once when closing or full); prepared() admits what comes back.
   Expected<RequestId> submit_staged(In&& input, Done&& done, const SubmitOptions& so,
                                     TimePoint arrival) EXCLUDES(mu_);
-  void prepared(Expected<In>&& input, Done&& done, const SubmitOptions& so, TimePoint arrival)
-      EXCLUDES(mu_);
+  // `started`: when the stage began the request's own work (zero: not said).
+  void prepared(Expected<In>&& input, Done&& done, const SubmitOptions& so, TimePoint arrival,
+                TimePoint started) EXCLUDES(mu_);
   // strategy = adaptive needs adaptive_planner_.
   Status check_planner_locked(const Options& o) const REQUIRES(mu_);
   Expected<RequestId> admit_locked(In&& input, Done&& done, TimePoint arrival, TimePoint admitted,

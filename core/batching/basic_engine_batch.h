@@ -90,6 +90,11 @@ void BasicEngine<In, Out>::run_batch_locked(Runner& runner, MutexLock& lk, LaneS
   if (faults.size() != n) faults = {};
   size_t faulted = 0;
   const TimePoint completed = clock_->now();
+  // The runner's work after the model (postprocess), at the end of the run.
+  const Duration post = batch.failed ? Duration::zero() : runner.last_postprocess();
+  const TimePoint post_start = post > Duration::zero() && post <= batch.run_end - batch.run_start
+                                   ? batch.run_end - post
+                                   : TimePoint{};
   s.records.clear();
   s.lengths.clear();
   for (size_t i = 0; i < n; ++i) {
@@ -98,6 +103,7 @@ void BasicEngine<In, Out>::run_batch_locked(Runner& runner, MutexLock& lk, LaneS
     t.batched = batch.batched;
     t.run_start = batch.run_start;
     t.run_end = batch.run_end;
+    t.post_start = post_start;
     t.completed = completed;
     const bool fault = batch.failed || (!faults.empty() && !faults[i].ok());
     faulted += fault && !batch.failed;

@@ -47,19 +47,21 @@ Expected<RequestId> BasicEngine<In, Out>::submit_staged(In&& input, Done&& done,
   }
   try {
     stage_->prepare(std::move(input),
-                    [this, done = std::move(done), so, arrival](Expected<In>&& got) mutable {
-                      prepared(std::move(got), std::move(done), so, arrival);
-                    });
+                    typename PrepareStage::Next(typename PrepareStage::Next::Timed(
+                        [this, done = std::move(done), so, arrival](Expected<In>&& got,
+                                                                    TimePoint started) mutable {
+                          prepared(std::move(got), std::move(done), so, arrival, started);
+                        })));
   } catch (...) {  // out of memory handing it over: the stage never took it
     prepared(Error{ErrorCode::kInternal, "the request could not be handed to the prepare stage"},
-             std::move(done), so, arrival);
+             std::move(done), so, arrival, TimePoint{});
   }
   return RequestId{0};
 }
 
 template <class In, class Out>
 void BasicEngine<In, Out>::prepared(Expected<In>&& input, Done&& done, const SubmitOptions& so,
-                                    TimePoint arrival) {
+                                    TimePoint arrival, TimePoint started) {
   const TimePoint now = clock_->now();
   if (!input.ok()) {
     RequestRecord r;
@@ -87,6 +89,7 @@ void BasicEngine<In, Out>::prepared(Expected<In>&& input, Done&& done, const Sub
     Expected<RequestId> id =
         admit_locked(std::move(*input), std::move(done), arrival, now, so, length);
     if (id) {
+      queue_.back().times.prepare_start = started;
       const Wakes w = after_admit_locked(queue_.back().expires);
       lk.unlock();
       notify(w);

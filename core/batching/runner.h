@@ -12,9 +12,11 @@
 #include <functional>
 #include <memory>
 #include <span>
+#include <type_traits>
 #include <vector>
 
 #include "batching/callback.h"
+#include "common/clock.h"
 #include "common/options.h"
 #include "common/status.h"
 
@@ -46,6 +48,10 @@ class BasicRunner {
   // run() returned: faults[i] not ok answers request i with its error (the
   // output run() gave for it is dropped). Empty: none failed.
   virtual std::span<const Status> request_faults() const { return {}; }
+  // After a run() that answered: how long of it went to work after the
+  // model, for each request one after another (a Python model's
+  // postprocess); zero where there is none.
+  virtual Duration last_postprocess() const { return Duration::zero(); }
 };
 
 // A stage every request goes through before it is admitted to the queue (a
@@ -57,10 +63,38 @@ class BasicRunner {
 // configure() is called by the engine's start() (which fails with its
 // error) and set_options() (which applies the rest and returns it), from
 // the thread that calls them.
+// What a prepare stage calls with a request it was given: the input to
+// queue, or the error that answers it. started() says when the stage began
+// the request's own work (a process took it; on the steady clock, the
+// engine's), so the time before is the stage's queue; not called, the
+// request's records keep no start (StageTimes::prepare_start).
+template <class In>
+class PrepareNext {
+ public:
+  using Timed = Callback<void(Expected<In>&&, TimePoint started)>;
+  PrepareNext() = default;
+  explicit PrepareNext(Timed done) : done_(std::move(done)) {}
+  // Any callable taking the result alone (its start is not wanted).
+  template <class F>
+  requires(!std::is_same_v<std::decay_t<F>, PrepareNext> &&
+           !std::is_same_v<std::decay_t<F>, Timed> && std::is_invocable_v<F&, Expected<In>&&>)
+      PrepareNext(F&& f)  // NOLINT: as a Callback
+      : done_([f = std::forward<F>(f)](Expected<In>&& got, TimePoint) mutable {
+          f(std::move(got));
+        }) {}
+  void started(TimePoint t) { started_ = t; }
+  void operator()(Expected<In>&& got) { done_(std::move(got), started_); }
+  explicit operator bool() const { return static_cast<bool>(done_); }
+
+ private:
+  Timed done_;
+  TimePoint started_{};
+};
+
 template <class In>
 class BasicPrepareStage {
  public:
-  using Next = Callback<void(Expected<In>&&)>;
+  using Next = PrepareNext<In>;
   virtual ~BasicPrepareStage() = default;
   virtual void prepare(In&& input, Next next) = 0;
   virtual Status configure(const Options& options) = 0;

@@ -57,6 +57,7 @@ F_PREDICT_NS = (64, "<Q")
 F_PID = (72, "<Q")
 F_OUTPUTS_AT = (80, "<Q")
 F_FLAGS = (88, "<I")
+F_POST_NS = (96, "<Q")
 
 CMD_PREDICT, CMD_GROWN, CMD_QUIT, CMD_DROP, CMD_PREPROCESS = 1, 2, 3, 4, 5
 (ST_OK, ST_READY, ST_RAISED, ST_BAD_OUTPUT, ST_NEED_SPACE, ST_START_FAILED, ST_DROPPED,
@@ -387,6 +388,7 @@ class Worker:
         if size > len(region.map):
             region.follow_growth()
         flags = region.get(F_FLAGS)
+        region.put(F_POST_NS, 0)
         start = time.perf_counter_ns()
         try:
             if flags & FLAG_FROM_KEPT:
@@ -415,7 +417,8 @@ class Worker:
             self.reply(ST_BAD_OUTPUT)
             return
         if flags & FLAG_POST:
-            self.postprocess(arrays, batch, outputs_at)
+            start = time.perf_counter_ns()
+            self.postprocess(arrays, batch, outputs_at, start)
         elif self.write_outputs(arrays, outputs_at, [s[2] for s in self.output_specs]):
             self.reply(ST_OK)
 
@@ -511,7 +514,7 @@ class Worker:
             inputs[spec["name"]] = batch
         return inputs
 
-    def postprocess(self, arrays, batch, outputs_at):
+    def postprocess(self, arrays, batch, outputs_at, start):
         """Each row of predict's outputs through the class's postprocess; the
         served outputs stacked (a BYTES output as UINT8 rows padded to the
         longest, with every row's lengths in a last INT64 table entry), and
@@ -530,6 +533,8 @@ class Worker:
                     self.cls.__name__, type(e).__name__, text_of(e), raised_at(e))
                 faults.append([r, text])
                 rows.append(None)
+        region = self.region
+        region.put(F_POST_NS, time.perf_counter_ns() - start)
         good = next((row for row in rows if row is not None), None)
         out, codes, lengths = [], [], []
         for k, spec in enumerate(specs):

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "python/preprocess_pool.h"
 
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -159,6 +160,7 @@ void PreprocessPool::process_loop(int index) {
 }
 
 void PreprocessPool::run_one(WorkerClient& client, Item& item) {
+  item.next.started(std::chrono::steady_clock::now());
   if (Status alive = client.check_alive(); !alive) {
     item.next(alive.error());
     return;

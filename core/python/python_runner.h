@@ -48,6 +48,7 @@ class PythonRunner final : public Runner {
   bool needs_recovery() const override { return client_.lost(); }
   void recover() override { client_.recover(); }
   std::span<const Status> request_faults() const override { return faults_; }
+  Duration last_postprocess() const override { return Duration(client_.last_post_ns()); }
 
   // The worker's process id; -1 when none runs.
   int pid() const { return client_.pid(); }

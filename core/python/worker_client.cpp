@@ -371,6 +371,7 @@ Expected<Reply> WorkerClient::call(Command command, uint32_t flags, uint32_t bat
   }
   if (!reply) return reply.error();
   last_ns_ = get_u64(w.region.data(), kFieldPredictNs);
+  last_post_ns_ = command == Command::kPredict ? get_u64(w.region.data(), kFieldPostNs) : 0;
   return reply;
 }
 

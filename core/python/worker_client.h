@@ -98,6 +98,8 @@ class WorkerClient {
                                int64_t deadline_ms, const char* what);
   // The worker's own time for the last command's handler call.
   uint64_t last_ns() const { return last_ns_; }
+  // postprocess's own time in the last predict's answer; 0 without.
+  uint64_t last_post_ns() const { return last_post_ns_; }
   int pid() const;
   const std::string& label() const { return label_; }
   // Marks the worker lost and returns the error that says so.
@@ -116,6 +118,7 @@ class WorkerClient {
   int failed_starts_ = 0;
   uint64_t seq_ = 0;
   uint64_t last_ns_ = 0;
+  uint64_t last_post_ns_ = 0;
 };
 
 // The JSON a worker reads its metadata from: {"model": ..., "served": ...}.

@@ -61,6 +61,7 @@ enum Field : size_t {
   kFieldPid = 72,           // u64, the worker's process id
   kFieldOutputsAt = 80,     // u64, where the outputs may start
   kFieldFlags = 88,         // u32, a command's Flag bits
+  kFieldPostNs = 96,        // u64, postprocess's own time (all rows), 0 without
 };
 
 // kPreprocess: one request's inputs (table slots from 0, a batch dimension

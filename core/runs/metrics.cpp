@@ -24,8 +24,12 @@ void add_request_to(MetricsWindow& w, const RequestRecord& r) {
   if (r.outcome != Outcome::kOk) return;
   const StageTimes& t = r.times;
   w.queue_wait_ns.record(t.batched - t.arrival);
-  if (t.admitted - t.arrival > microseconds(20)) w.prepare_ns.record(t.admitted - t.arrival);
+  if (t.prepare_start != TimePoint{}) {
+    w.prepare_wait_ns.record(t.prepare_start - t.arrival);
+    w.prepare_ns.record(t.admitted - t.prepare_start);
+  }
   w.run_ns.record(t.run_end - t.run_start);
+  if (t.post_start != TimePoint{}) w.post_ns.record(t.run_end - t.post_start);
   w.total_ns.record(t.completed - t.arrival);
 }
 
@@ -92,7 +96,9 @@ void MetricsWindow::merge(const MetricsWindow& other) {
   for (int i = 0; i < kOutcomeCount; ++i) outcomes[i] += other.outcomes[i];
   arrivals += other.arrivals;
   queue_wait_ns.merge(other.queue_wait_ns);
+  prepare_wait_ns.merge(other.prepare_wait_ns);
   prepare_ns.merge(other.prepare_ns);
+  post_ns.merge(other.post_ns);
   run_ns.merge(other.run_ns);
   total_ns.merge(other.total_ns);
   batches += other.batches;

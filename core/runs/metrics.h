@@ -46,10 +46,13 @@ struct MetricsWindow {
   uint64_t arrivals = 0;
   // Latencies in nanoseconds, requests with Outcome::kOk only.
   LogHistogram queue_wait_ns;  // batched - arrival
-  // admitted - arrival, of requests prepared before they were queued (a
-  // Python model's preprocess pool: its wait and run); part of the queue wait.
+  // Requests a stage prepared before they were queued (a Python model's
+  // preprocess pool), part of the queue wait: waiting for a process
+  // (prepare_start - arrival) and in it (admitted - prepare_start).
+  LogHistogram prepare_wait_ns;
   LogHistogram prepare_ns;
   LogHistogram run_ns;    // run_end - run_start
+  LogHistogram post_ns;   // run_end - post_start: postprocess, part of the run
   LogHistogram total_ns;  // completed - arrival
 
   uint64_t batches = 0;

@@ -23,6 +23,12 @@ struct StageTimes {
   TimePoint run_start{};  // its batch started running
   TimePoint run_end{};    // its batch finished running
   TimePoint completed{};  // its callback was invoked
+  // Prepared by a stage before it was queued (a preprocess pool): when a
+  // process took it (admitted: when it came back); zero otherwise.
+  TimePoint prepare_start{};
+  // The runner ran something after the model for each request (a Python
+  // model's postprocess): when that began, within the run; zero otherwise.
+  TimePoint post_start{};
 };
 
 enum class Outcome : uint8_t {

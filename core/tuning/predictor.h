@@ -16,6 +16,14 @@
 //    the engine's own rules (batching/length_policy.h), buckets decide and
 //    wake the leader per bucket as the engine does, and a batch runs
 //    t(b) + cost.length_extra_us(b, its longest).
+//  - Preprocess (a cost that measured it, tuning/preprocess_cost.h): with
+//    preprocess_workers above 0, each request first goes through that many
+//    pool processes (BasicPrepareStage, python/preprocess_pool.h), oldest
+//    first, taking a draw of the time measured with as many processes and
+//    lanes busy as there are then, and is admitted when it is back, with
+//    its arrival kept for its deadlines; requests in the pool count against
+//    queue_capacity. With 0, each batch runs longer by a draw per request of
+//    the lane's own preparing. A cost without it leaves both out.
 //  - Admission: a full queue (queue_capacity) rejects at once; a request
 //    still queued at arrival + request_timeout_ms times out then, never
 //    reaching the model.

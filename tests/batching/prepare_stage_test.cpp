@@ -53,6 +53,11 @@ class HeldStage final : public Engine::PrepareStage {
       next(std::move(in));
     }
   }
+  // Says to each request held that its work began at `t`.
+  void start_all(TimePoint t) {
+    std::lock_guard g(mu_);
+    for (auto& h : held_) h.second.started(t);
+  }
   size_t held() {
     std::lock_guard g(mu_);
     return held_.size();
@@ -216,6 +221,54 @@ TEST(PrepareStage, ConfigureSeesStartAndEveryOptionsChange) {
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.message().find("preprocess_workers"), std::string::npos) << s.message();
   engine.stop();
+}
+
+}  // namespace
+}  // namespace batchscope
+
+namespace batchscope {
+namespace {
+
+// On a manual clock: the stage says when its work on a request began, and
+// the runner how long its work after the model took; the records keep both.
+class TimedRunner final : public Runner {
+ public:
+  explicit TimedRunner(ManualClock& clock) : clock_(clock) {}
+  Expected<std::vector<Tensors>> run(std::span<Tensors> inputs) override {
+    clock_.advance(microseconds(100));
+    return std::vector<Tensors>(inputs.begin(), inputs.end());
+  }
+  Duration last_postprocess() const override { return microseconds(40); }
+
+ private:
+  ManualClock& clock_;
+};
+
+TEST(PrepareStage, RecordsKeepWhenTheStageBeganAndWhenPostprocessBegan) {
+  auto clock = std::make_shared<ManualClock>();
+  auto stage = std::make_shared<HeldStage>();
+  Engine engine([&](int) { return std::make_unique<TimedRunner>(*clock); }, opts(), clock);
+  ASSERT_TRUE(engine.set_prepare_stage(stage).ok());
+  ASSERT_TRUE(engine.start().ok());
+  const TimePoint t0 = clock->now();
+  Answers a;
+  ASSERT_TRUE(engine.submit(input_of(1.0f), a.callback(0)).ok());
+  // 200 us waiting in the stage, 300 us of its work.
+  clock->advance(microseconds(200));
+  stage->start_all(clock->now());
+  clock->advance(microseconds(300));
+  stage->release();
+  ASSERT_TRUE(a.wait(1));
+  engine.stop();
+  RecordBatch records;
+  engine.drain_records(records);
+  ASSERT_EQ(records.requests.size(), 1u);
+  const StageTimes& t = records.requests[0].times;
+  EXPECT_EQ(t.arrival, t0);
+  EXPECT_EQ(t.prepare_start, t0 + microseconds(200));
+  EXPECT_EQ(t.admitted, t0 + microseconds(500));
+  EXPECT_EQ(t.run_end - t.run_start, microseconds(100));
+  EXPECT_EQ(t.post_start, t.run_end - microseconds(40));
 }
 
 }  // namespace

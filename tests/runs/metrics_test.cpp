@@ -115,6 +115,33 @@ TEST(MetricsAggregatorTest, LatenciesComeFromStageTimesOfOkRequestsOnly) {
   EXPECT_DOUBLE_EQ(s.mean_us, 1450.0);
 }
 
+TEST(MetricsAggregatorTest, PrepareAndPostprocessStagesOnlyWhereTheRecordsMarkThem) {
+  MetricsAggregator m;
+  RecordBatch b;
+  // Prepared: 200 us waiting for a process, 700 us in it; 40 us postprocess.
+  RequestRecord r = ok_request(metric_ms(100), microseconds(1000), microseconds(100),
+                               microseconds(300), microseconds(50));
+  r.times.prepare_start = r.times.arrival + microseconds(200);
+  r.times.admitted = r.times.arrival + microseconds(900);
+  r.times.post_start = r.times.run_end - microseconds(40);
+  b.requests.push_back(r);
+  // Neither: admitted late (a lock's wait) without a stage's start.
+  RequestRecord plain = ok_request(metric_ms(150), microseconds(300), microseconds(100),
+                                   microseconds(300), microseconds(50));
+  plain.times.admitted = plain.times.arrival + microseconds(100);
+  b.requests.push_back(plain);
+  m.fold(b);
+  ASSERT_EQ(m.windows().size(), 1u);
+  const MetricsWindow& w = m.windows()[0];
+  ASSERT_EQ(w.prepare_wait_ns.count(), 1u);
+  EXPECT_EQ(w.prepare_wait_ns.max(), 200'000u);
+  ASSERT_EQ(w.prepare_ns.count(), 1u);
+  EXPECT_EQ(w.prepare_ns.max(), 700'000u);
+  ASSERT_EQ(w.post_ns.count(), 1u);
+  EXPECT_EQ(w.post_ns.max(), 40'000u);
+  EXPECT_EQ(w.run_ns.count(), 2u);
+}
+
 TEST(MetricsAggregatorTest, SummarizeInMicroseconds) {
   LogHistogram h;
   for (uint64_t us = 1; us <= 100; ++us) h.record(microseconds(us));

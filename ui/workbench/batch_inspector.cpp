@@ -175,15 +175,20 @@ std::vector<InspectedBatch> BatchInspector::inspect(const RecordBatch& records) 
     if (it == slot.end()) continue;
     fresh[it->second].waits_us.push_back(
         static_cast<float>(to_us(r.times.batched - r.times.arrival)));
-    // A request prepared before it was queued (a preprocess pool's) was
-    // admitted well after it arrived; a lock's wait is microseconds.
-    if (r.times.admitted - r.times.arrival > microseconds(20)) {
+    // A request a preprocess pool prepared before it was queued.
+    if (r.times.prepare_start != TimePoint{}) {
+      fresh[it->second].prepare_wait_us.push_back(
+          static_cast<float>(to_us(r.times.prepare_start - r.times.arrival)));
       fresh[it->second].prepared_us.push_back(
-          static_cast<float>(to_us(r.times.admitted - r.times.arrival)));
+          static_cast<float>(to_us(r.times.admitted - r.times.prepare_start)));
+    }
+    if (r.times.post_start != TimePoint{}) {
+      fresh[it->second].post_us = static_cast<float>(to_us(r.times.run_end - r.times.post_start));
     }
   }
   for (InspectedBatch& b : fresh) {
     std::sort(b.waits_us.begin(), b.waits_us.end());
+    std::sort(b.prepare_wait_us.begin(), b.prepare_wait_us.end());
     std::sort(b.prepared_us.begin(), b.prepared_us.end());
   }
   return fresh;
@@ -336,15 +341,21 @@ void BatchInspector::show_details() {
     for (size_t i = 0; i < std::min(w.size(), kListed); ++i) list << batch_ms_text(w[i] / 1000.0);
     text += list.join(' ');
     if (w.size() > kListed) text += QString(" … (%1 more)").arg(w.size() - kListed);
-    const std::vector<float>& p = selected_->prepared_us;
-    if (!p.empty()) {
+    auto spread = [](const std::vector<float>& p) {
       const size_t mid = (p.size() + 1) / 2 - 1;
-      text += QString(
-                  "\nOf which preprocessing (the pool, wait and run), ms: min %1 · median %2 "
-                  "· max %3")
-                  .arg(batch_ms_text(p.front() / 1000.0), batch_ms_text(p[mid] / 1000.0),
-                       batch_ms_text(p.back() / 1000.0));
+      return QString("min %1 · median %2 · max %3")
+          .arg(batch_ms_text(p.front() / 1000.0), batch_ms_text(p[mid] / 1000.0),
+               batch_ms_text(p.back() / 1000.0));
+    };
+    if (!selected_->prepared_us.empty()) {
+      text += "\nOf which in the preprocess pool, ms: waiting for a process " +
+              spread(selected_->prepare_wait_us) + "; preprocessing " +
+              spread(selected_->prepared_us);
     }
+  }
+  if (selected_->post_us > 0) {
+    text += QString("\nOf its run, postprocess (every request in turn): %1 ms")
+                .arg(batch_ms_text(selected_->post_us / 1000.0));
   }
   details_->setText(text);
   show_waits(*selected_);

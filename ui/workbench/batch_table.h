@@ -23,10 +23,13 @@ namespace batchscope {
 struct InspectedBatch {
   BatchRecord batch;
   std::vector<float> waits_us;
-  // Their time in the model's preprocess pool before they were queued
-  // (admitted - arrival, part of the wait), sorted, in µs; empty where
-  // none was spent (a model without one).
+  // Their time in the model's preprocess pool before they were queued,
+  // part of the wait: waiting for a process and in one, each sorted, in
+  // µs; empty where none was spent (a model without one).
+  std::vector<float> prepare_wait_us;
   std::vector<float> prepared_us;
+  // Of its run, postprocess's time (a Python model's); 0 where none.
+  float post_us = 0;
 };
 
 // The kept batches, newest first, as a table. Rows are added at the top and
