@@ -266,6 +266,7 @@ void InferenceService::health(Responder r) {
     b += ",\"preprocess_workers\":{\"ready\":" + std::to_string(p.ready) +
          ",\"restarts\":" + std::to_string(p.restarts) + ",\"deaths\":" + std::to_string(p.deaths) +
          ",\"timeouts\":" + std::to_string(p.timeouts) + "}";
+    b += ",\"preparing\":" + std::to_string(s.preparing);
   }
   b += '}';
   HttpResponse resp = json_response(std::move(b));

@@ -296,6 +296,10 @@ void live_gauges(std::string& out, const EngineStatus& e) {
           e.running ? 1 : 0);
   gauge_u(out, "batchscope_queue_depth", "Requests admitted and waiting for a batch.",
           e.queue_depth);
+  gauge_u(out, "batchscope_preparing_requests",
+          "Requests in the prepare stage (a Python model's preprocess pool), not yet queued; "
+          "they count against queue_capacity.",
+          e.preparing);
   gauge_u(out, "batchscope_busy_lanes", "Runner lanes running a batch or its callbacks.",
           e.busy_lanes);
   gauge_u(out, "batchscope_lanes", "Runner lanes alive.", e.live_lanes);

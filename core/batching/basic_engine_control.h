@@ -153,6 +153,7 @@ EngineStatus BasicEngine<In, Out>::status() const {
   const QueueView q = view_locked(now);
   s.limits = strategy_->limits(q, options_);
   s.queue_depth = queue_.size();
+  s.preparing = staged_;
   s.busy_lanes = busy_lanes_;
   s.live_lanes = live_lanes_;
   s.arrival_rate_per_s = q.arrival_rate_per_s;

@@ -63,6 +63,9 @@ struct EngineStatus {
   uint64_t options_version = 0;  // bumped by every accepted set_options()
   Limits limits;                 // what the strategy applies now
   size_t queue_depth = 0;
+  // Requests handed to the prepare stage and not yet given back (a Python
+  // model's preprocess pool); they count against queue_capacity.
+  size_t preparing = 0;
   uint32_t busy_lanes = 0;  // lanes running a batch or its callbacks
   uint32_t live_lanes = 0;
   double arrival_rate_per_s = 0;

@@ -102,6 +102,7 @@ for pool in ("2", "0"):
     health = json.loads(urllib.request.urlopen(base + "/health", timeout=30).read())
     check(health.get("preprocess_workers", {}).get("ready") == int(pool),
           "/health gives the pool (%s): %s" % (pool, health))
+    check(health.get("preparing") == 0, "/health: none left in the pool: %s" % health)
     if pool == "2":
         metrics = urllib.request.urlopen(base + "/metrics", timeout=30).read().decode()
         check("batchscope_preprocess_workers_ready 2" in metrics, "/metrics gives the pool")

@@ -170,8 +170,11 @@ TEST(PrepareStage, RequestsInTheStageCountAgainstTheQueueCapacity) {
   EXPECT_EQ(full.error().code, ErrorCode::kQueueFull);
   EXPECT_NE(full.error().message.find("4 being prepared"), std::string::npos)
       << full.error().message;
+  EXPECT_EQ(engine.status().preparing, 4u);
+  EXPECT_EQ(engine.status().queue_depth, 0u);
   stage->release();
   ASSERT_TRUE(a.wait(5));
+  EXPECT_EQ(engine.status().preparing, 0u);
   engine.stop();
 }
 
