@@ -254,6 +254,10 @@ Expected<std::optional<CostRefinement>> refine_cached_cost(const std::string& pa
   if (!kept) return kept.error();
   if (!*kept) return std::optional<CostRefinement>();
   const CostModel& was = **kept;
+  // Its lanes prepared their requests: nothing of t(b) to learn (calibrated()).
+  if (observed.lanes_prepared() && !was.preprocess().lane_us.empty()) {
+    return std::optional<CostRefinement>();
+  }
   CostRefinement r;
   r.lanes = std::max<uint32_t>(lanes, 1);
   const CostModel refined = was.calibrated(observed, r.lanes, utc_now_ms());

@@ -91,7 +91,8 @@ struct CostRefinement {
 
 // Reads the file at `path` for `key`, refines it with `observed` (t(b) as a
 // live run with `lanes` lanes ran it, CostModel::from_run) dated now, and
-// writes it back. nullopt when there is no file: a live run refines a cost
+// writes it back. nullopt when there is no file, or when the run's lanes
+// prepared their own requests (CostModel::calibrated): a live run refines a cost
 // that a prediction made, it does not start one.
 Expected<std::optional<CostRefinement>> refine_cached_cost(const std::string& path,
                                                            const CostKey& key,

@@ -273,6 +273,8 @@ class CostModel {
   // drops it.
   Expected<CostModel> with_preprocess(PreprocessCost preprocess) const;
   const PreprocessCost& preprocess() const { return preprocess_; }
+  // from_run() of a run whose lanes prepared their requests (above).
+  bool lanes_prepared() const { return lanes_prepared_; }
   // "t(b) from 2 points: 520 us at b=1 .. 1140 us at b=32"
   std::string describe() const;
 
