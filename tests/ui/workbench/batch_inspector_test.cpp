@@ -195,6 +195,36 @@ TEST(BatchInspectorTest, ABatchPickedByIdShowsItsSizeReasonAndWaits) {
   EXPECT_EQ(inspector.selected(), std::optional<uint64_t>(6));
 }
 
+TEST(BatchInspectorTest, ABatchOfPreparedRequestsShowsThePoolsWaitsAndPostprocess) {
+  RecordBatch records = make_records(1, 2, 4);
+  // Batch 2's requests: a process took request j after 10·(j+1) µs, and
+  // it was queued 1 ms later; postprocess took the run's last 30 µs.
+  int j = 0;
+  for (RequestRecord& r : records.requests) {
+    if (r.batch_id != 2) continue;
+    r.times.prepare_start = r.times.arrival + microseconds(10 * (j + 1));
+    r.times.admitted = r.times.prepare_start + milliseconds(1);
+    r.times.post_start = r.times.run_end - microseconds(30);
+    ++j;
+  }
+  BatchInspector inspector;
+  inspector.add(records);
+  ASSERT_TRUE(inspector.select_batch(2));
+  QString text = inspector.details_text();
+  EXPECT_TRUE(
+      text.contains("Of which in the preprocess pool, ms: waiting for a process min "
+                    "0.010 · median 0.020 · max 0.040; preprocessing min 1.00 · median "
+                    "1.00 · max 1.00"))
+      << text.toStdString();
+  EXPECT_TRUE(text.contains("Of its run, postprocess (every request in turn): 0.030 ms"))
+      << text.toStdString();
+  // Batch 1 went through neither.
+  ASSERT_TRUE(inspector.select_batch(1));
+  text = inspector.details_text();
+  EXPECT_FALSE(text.contains("preprocess")) << text.toStdString();
+  EXPECT_FALSE(text.contains("postprocess")) << text.toStdString();
+}
+
 TEST(BatchInspectorTest, RequestsThatCameInAnotherPollAreSaidToBeMissing) {
   BatchInspector inspector;
   RecordBatch records = make_records(1, 2, 3);
