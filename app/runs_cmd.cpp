@@ -53,7 +53,8 @@ std::string report_help() {
          "fetched, so it opens offline in any browser. Per run: the latency fan over time\n"
          "(p50, p90 to p99), throughput over time and the batch-size histogram, the runs\n"
          "overlaid; then their figures side by side, their options and traffic, and the\n"
-         "machine, LibTorch and model file each ran on, with the rows that differ marked.\n";
+         "machine, LibTorch (a Python model's interpreter and class) and model file each ran\n"
+         "on, with the rows that differ marked.\n";
 }
 
 #ifndef BATCHSCOPE_WITH_HISTORY

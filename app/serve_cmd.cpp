@@ -273,7 +273,8 @@ int run_serve(int argc, char** argv, const std::vector<std::string>& args) {
   header.model = header.config.model = info.model.name;
   header.config.pattern = "clients over HTTP";
   header.config.options = *options;
-  header.context = run_context_json(choice->file(), choice->device);
+  header.context =
+      run_context_json(choice->file(), choice->device, python_context(*model, options->num_lanes));
   auto h = serve_until_stopped(service, s, std::move(header),
                                [&engine] { engine.stop(StopMode::kDrain); });
   if (!h) return fail(h.error().message, 1);

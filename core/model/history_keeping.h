@@ -3,13 +3,15 @@
 // (HistoryChoice, as the commands' flags and BATCHSCOPE_HISTORY give it),
 // opening its writer with one clear warning and the history off when the
 // file is unfit, the context a run keeps (this build, the machine,
-// LibTorch and BLAS, the model file's fingerprint), and keeping a whole run.
+// LibTorch and BLAS, or a Python model's class and interpreter, the model
+// file's fingerprint), and keeping a whole run.
 // Thread-safety: call from one thread.
 
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "common/status.h"
@@ -19,6 +21,7 @@
 namespace batchscope {
 
 class HistoryWriter;
+class LocalModel;
 
 struct HistoryChoice {
   bool off = false;
@@ -43,9 +46,39 @@ using HistoryWriterPtr = std::unique_ptr<HistoryWriter, HistoryWriterDelete>;
 HistoryWriterPtr open_history_writer(const HistoryChoice& c, const char* command, const Say& say,
                                      std::string* why = nullptr);
 
+// What a run's context says of a Python model, which runs in worker
+// processes of its own interpreter, not on Batchscope's LibTorch.
+struct PythonContext {
+  std::string class_name;   // the class that ran
+  std::string interpreter;  // --python
+  std::string version;      // its Python, "3.11.2"; empty where it could not be asked
+  std::string numpy;        // its numpy, "1.24.2"; empty where it could not be imported
+  bool preprocess = false;  // the class has preprocess (a pool of preprocess_workers)
+  bool postprocess = false;
+  // OpenMP and BLAS threads in each worker process (OMP_NUM_THREADS where
+  // the environment sets it, else the cores over the lanes); 0: unknown.
+  int worker_threads = 0;
+};
+
+// A Python model's context, its interpreter asked for its versions (once
+// per interpreter in this process, a second or so); none for any other
+// model. `lanes` and `threads` (0: the cores over the lanes) as its
+// workers are started with.
+std::optional<PythonContext> python_context(const LocalModel& model, uint32_t lanes,
+                                            int threads = 0);
+
+// The OpenMP and BLAS threads each of a Python model's worker processes
+// gets with `lanes` lanes: OMP_NUM_THREADS where the environment sets it,
+// else `threads` where positive, else the cores over the lanes.
+int python_worker_threads(uint32_t lanes, int threads = 0);
+
 // {"batchscope": {"version", "commit"}, "machine": {...}, "torch": {...},
-// "model": {...}}: `model_path` is fingerprinted when it names a file.
-std::string run_context_json(const std::string& model_path, const std::string& device);
+// "model": {...}}: `model_path` is fingerprinted when it names a file. A
+// Python model's has {"python": {"class", "interpreter", "version",
+// "numpy", "preprocess", "postprocess", "worker_threads"}} in place of
+// "torch", whose LibTorch and BLAS facts are not what ran it.
+std::string run_context_json(const std::string& model_path, const std::string& device,
+                             const std::optional<PythonContext>& python = std::nullopt);
 
 // Keeps a whole run (a prediction's, after it ran) and says where:
 // "  kept as run 17 in PATH". False, after saying why, when it was not kept.

@@ -37,6 +37,7 @@ const ModelMetadata& LocalModel::metadata() const { return impl_->metadata(); }
 const LmInfo& LocalModel::lm_info() const { return impl_->lm_info(); }
 
 const ModelMetadata& LocalModel::lane_metadata() const { return impl_->lane_metadata(); }
+const PythonHandler* LocalModel::python_handler() const { return impl_->python_handler(); }
 
 StageMaker LocalModel::prepare_stage(const Options& options,
                                      std::shared_ptr<WorkerCounts> counts) const {

@@ -116,6 +116,10 @@ class LocalModel {
   // What a lane's batch holds: a Python model's predict inputs and outputs
   // where its class has preprocess or postprocess; else metadata().
   const ModelMetadata& lane_metadata() const;
+  // A Python model's class as its file declares it (its name, whether it
+  // has preprocess and postprocess, what it takes and gives); null for any
+  // other model.
+  const PythonHandler* python_handler() const;
   // A language model's description, its cache blocks as choice().cache_tokens asks.
   const LmInfo& lm_info() const;
 

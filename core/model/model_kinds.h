@@ -24,6 +24,8 @@ class ModelKindImpl {
   // A tensor model's; a language model's carries its name alone.
   virtual const ModelMetadata& metadata() const = 0;
   virtual const ModelMetadata& lane_metadata() const { return metadata(); }
+  // A Python model's; null for any other.
+  virtual const PythonHandler* python_handler() const { return nullptr; }
   // A language model's; a tensor model's is empty.
   virtual const LmInfo& lm_info() const = 0;
   // Called only for the kind that has them (LocalModel checks).

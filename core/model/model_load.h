@@ -19,6 +19,7 @@
 #include "common/model_metadata.h"
 #include "common/options.h"
 #include "common/status.h"
+#include "model/history_keeping.h"
 #include "python/python_runner.h"
 #include "tuning/cost_cache.h"
 #include "tuning/cost_model.h"
@@ -40,6 +41,8 @@ struct LoadedModel {
   std::shared_ptr<WorkerCounts> workers;
   // Its preprocess pool's processes, where the class has preprocess; else null.
   std::shared_ptr<WorkerCounts> preprocess;
+  // What a run of a Python model keeps of it (run_context_json); none for any other.
+  std::optional<PythonContext> python;
   std::string blas;                // which BLAS serves the matrix products
   std::string threads;             // intra-op, inter-op and BLAS threads per lane
   std::vector<CostPoint> profile;  // t(b) for b = 1, 2, 4, ..., with its jitter where measured

@@ -27,6 +27,7 @@ class PythonModel final : public ModelKindImpl {
   const std::string& device() const override { return kPythonDevice; }
   const ModelMetadata& metadata() const override { return handler_.metadata; }
   const ModelMetadata& lane_metadata() const override { return handler_.model; }
+  const PythonHandler* python_handler() const override { return &handler_; }
   const LmInfo& lm_info() const override { return none_; }
   Expected<RunnerFactory> runners(const Options& options, const LoadHooks& hooks) const override {
     WorkerSetup w = setup(options);

@@ -98,7 +98,8 @@ Expected<std::unique_ptr<TensorBench>> TensorBench::open(const BenchRequest& req
   cfg.seed = r.traffic.seed;
   // A measured run is kept as it goes (kept_run.h); a predicted one at its end.
   b->writer_ = open_history_writer(r.history, "batchscope bench", say);
-  b->context_ = run_context_json(r.model.file(), r.model.device);
+  b->context_ = run_context_json(r.model.file(), r.model.device,
+                                 python_context(b->model_, r.options.num_lanes));
   b->kept_ = std::make_unique<KeptRun>(b->predicted() ? nullptr : b->writer_.get(), "bench",
                                        cfg.pattern + " -> " + cfg.target, cfg, b->context_, say);
   return b;

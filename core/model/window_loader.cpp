@@ -185,6 +185,7 @@ Expected<LoadedModel> load_torch(const ModelRequest& r, const LoadProgress& prog
   m.path = r.path;
   m.device = r.device;
   if (is_python_file(r.path)) m.workers = hooks.workers;
+  m.python = python_context(*model, lanes, blas_threads);
   auto pool = std::make_shared<WorkerCounts>();
   m.stage = model->prepare_stage(r.options, pool);
   if (m.stage) m.preprocess = pool;

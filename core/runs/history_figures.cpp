@@ -257,6 +257,27 @@ std::vector<FigureDiff> compare_figures(const HistoryRun& a, const HistoryRun& b
   return out;
 }
 
+std::string options_text(const HistoryRun& r) {
+  if (r.generative()) return describe_generation(r.config.options);
+  std::string text = describe(r.config.options);
+  const json ctx = parse(r.context);
+  const auto py = ctx.find("python");
+  const bool pool = py != ctx.end() && py->is_object() && py->value("preprocess", false);
+  if (pool && text.find(" preprocess_workers=") == std::string::npos) {
+    // describe() puts it after num_lanes, the last of the always-named options.
+    const std::string lanes = " num_lanes=" + std::to_string(r.config.options.num_lanes);
+    const size_t at = text.find(lanes);
+    const std::string workers =
+        " preprocess_workers=" + std::to_string(r.config.options.preprocess_workers);
+    if (at == std::string::npos) {
+      text += workers;
+    } else {
+      text.insert(at + lanes.size(), workers);
+    }
+  }
+  return text;
+}
+
 std::vector<ContextDiff> compare_context(const HistoryRun& a, const HistoryRun& b) {
   const auto ca = context_of(a), cb = context_of(b);
   std::vector<ContextDiff> out;

@@ -51,6 +51,13 @@ struct ContextDiff {
 };
 std::vector<ContextDiff> compare_context(const HistoryRun& a, const HistoryRun& b);
 
+// The run's options in a line: describe_generation() for a generation run,
+// else describe(), which leaves preprocess_workers out at its default of 1;
+// a Python model whose class has preprocess (its context's
+// python.preprocess) names it even then, since its pool's size is part of
+// what ran (0 prepares on the lanes).
+std::string options_text(const HistoryRun& r);
+
 // Reads what `batchscope bench --json` wrote into a run to keep: kind
 // "bench" (its summary, config and, when the file has them, context and
 // started_at), or "generation" for a language model's bench. The text comes from outside: anything

@@ -95,10 +95,7 @@ std::string run_text(const HistoryRun& r, const std::vector<HistoryRun>& parts) 
   append_format(out, "  traffic   %s -> %s, %s s, seed %llu\n", r.config.pattern.c_str(),
                 r.config.target.c_str(), number_text(r.config.duration_s).c_str(),
                 static_cast<unsigned long long>(r.config.seed));
-  append_format(
-      out, "  options   %s\n",
-      (r.generative() ? describe_generation(r.config.options) : describe(r.config.options))
-          .c_str());
+  append_format(out, "  options   %s\n", options_text(r).c_str());
   if (r.parent_id > 0)
     append_format(out, "  part of   run %lld\n", static_cast<long long>(r.parent_id));
   if (!parts.empty()) {

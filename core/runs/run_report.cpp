@@ -164,7 +164,8 @@ std::string batch_chart(const std::vector<RunSummary>& sums) {
   const double slot = (w - left - 8) / static_cast<double>(sizes.size());
   const double bar = std::max(1.0, slot * 0.8 / static_cast<double>(sums.size()));
   const double ys = tick_step(top * 1.1);
-  const double y_max = std::ceil(top * 1.1 / ys) * ys;
+  // A share stops at 100%: one size that took every batch tops the axis.
+  const double y_max = std::min(std::ceil(top * 1.1 / ys) * ys, std::max(100.0, top));
   auto py = [&](double v) { return topm + (h - topm - bottom) * (1 - v / y_max); };
   std::string o = "<svg class=\"chart\" viewBox=\"0 0 " + num(w) + " " + num(h) +
                   "\" xmlns=\"http://www.w3.org/2000/svg\" role=\"img\">";
@@ -362,7 +363,7 @@ std::string run_report_html(const std::vector<HistoryRun>& runs, const std::stri
       row[i] = d.a;
     }
     rows["options"].resize(runs.size(), "-");
-    rows["options"][i] = describe(runs[i].config.options);
+    rows["options"][i] = options_text(runs[i]);
     rows["duration_s"].resize(runs.size(), "-");
     rows["duration_s"][i] = num(runs[i].config.duration_s);
     rows["seed"].resize(runs.size(), "-");

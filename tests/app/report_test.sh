@@ -3,10 +3,14 @@
 # batchscope report: two kept bench runs as one self-contained HTML page,
 # which fetches nothing, and which Chromium (headless) renders: its DOM has
 # the three charts and the tables, and its screenshot is far from blank.
+# Two runs of a Python model with preprocess (models/python/sentiment.py,
+# where /usr/bin/python3 has numpy) say what ran them: the class, the
+# interpreter and the workers' threads, not LibTorch's, and each run's pool.
 # Usage: report_test.sh BATCHSCOPE WORKDIR
 set -euo pipefail
 bin=$1
 dir=$2
+models=$(cd "$(dirname "$0")/../../models" && pwd)
 rm -rf "$dir"
 mkdir -p "$dir"
 # Kept costs go to a cache of this run's own, not the user's.
@@ -55,6 +59,31 @@ timeout 120 "${chrome[@]}" --dump-dom "file://$dir/mixed.html" >mixed_dom.html 2
 grep -q "Time to first token" mixed_dom.html || fail "no TTFT chart rendered"
 grep -q "ttft_p99_ms" mixed_dom.html || fail "no TTFT figures"
 timeout 120 "${chrome[@]}" --screenshot="$dir/mixed.png" "file://$dir/mixed.html" 2>>chrome.log
+
+# A Python model with preprocess, its pool at the default (1) and at 2: the
+# options row names the pool in both; the context is the class's and its
+# interpreter's, with no LibTorch rows, which did not run it.
+if /usr/bin/python3 -c 'import numpy' 2>/dev/null; then
+  for pool in 1 2; do
+    "$bin" bench --model "$models/python/sentiment.py" --rate 200 --duration 1 \
+      --preprocess-workers "$pool" --lanes 2 >/dev/null
+  done
+  "$bin" report 4 5 --out python.html >/dev/null
+  timeout 120 "${chrome[@]}" --dump-dom "file://$dir/python.html" >python_dom.html 2>>chrome.log \
+    || fail "chromium could not open the Python report: $(tail -3 chrome.log)"
+  for want in "num_lanes=2 preprocess_workers=1" "num_lanes=2 preprocess_workers=2" \
+              "<td>python.class</td>" "<td>Sentiment</td>" "<td>python.interpreter</td>" \
+              "<td>/usr/bin/python3</td>" "<td>python.numpy</td>" "<td>python.preprocess</td>" \
+              "<td>python.worker_threads</td>"; do
+    grep -qF "$want" python_dom.html || fail "the Python report lacks '$want'"
+  done
+  ! grep -q "<td>torch\." python_dom.html || fail "the Python report shows LibTorch's facts"
+  grep -q '<td class="diff">strategy=fifo' python_dom.html || fail "the pools' sizes are not marked"
+  timeout 120 "${chrome[@]}" --screenshot="$dir/python.png" "file://$dir/python.html" \
+    2>>chrome.log || fail "no screenshot of the Python report"
+else
+  echo "report_test: no Python model (/usr/bin/python3 with numpy runs one)"
+fi
 
 # Refusals.
 rc=0

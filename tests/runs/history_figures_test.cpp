@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // Tests for reading kept runs back: a summary's figures and its whole
 // RunSummary from the JSON bench writes, the comparison of two runs' figures
-// and context, and import_bench_json's acceptance and refusals.
+// and context, a run's options in a line, the HTML report of a Python
+// model's runs, and import_bench_json's acceptance and refusals.
 
 #include "runs/history_figures.h"
 
 #include <gtest/gtest.h>
+
+#include "runs/run_report.h"
 
 #include "tests/runs/history_support.h"
 
@@ -137,6 +140,61 @@ TEST(HistoryFigures, ImportsABenchSummaryAndRefusesWhatIsNot) {
     ASSERT_FALSE(e.ok()) << bad;
     EXPECT_EQ(e.error().message, "not a bench --json summary: " + says) << bad;
   }
+}
+
+// A Python model with preprocess: its pool's size is part of what ran, 0
+// (on the lanes) and 1 (the default) alike; describe() leaves 1 out.
+TEST(HistoryFigures, OptionsTextNamesAPythonModelsPoolEvenAtItsDefault) {
+  HistoryRun r;
+  r.config.options.num_lanes = 2;
+  EXPECT_EQ(options_text(r), describe(r.config.options));  // no context: as described
+  r.context = R"({"python": {"class": "Digits", "preprocess": true}})";
+  EXPECT_NE(options_text(r).find(" num_lanes=2 preprocess_workers=1"), std::string::npos)
+      << options_text(r);
+  r.config.options.preprocess_workers = 0;
+  EXPECT_NE(options_text(r).find(" num_lanes=2 preprocess_workers=0"), std::string::npos);
+  r.config.options.preprocess_workers = 3;
+  const std::string three = options_text(r);
+  EXPECT_EQ(three.find("preprocess_workers="), three.rfind("preprocess_workers=")) << three;
+  // A class without preprocess has no pool to name.
+  r.config.options.preprocess_workers = 1;
+  r.context = R"({"python": {"class": "Mlp", "preprocess": false}})";
+  EXPECT_EQ(options_text(r).find("preprocess_workers"), std::string::npos);
+  // A generation run's options are the generation engine's.
+  r.kind = "generation";
+  EXPECT_EQ(options_text(r), describe_generation(r.config.options));
+}
+
+// The report of a Python model's runs names what ran them: the class and the
+// interpreter where a TorchScript run has LibTorch, and each run's pool.
+TEST(HistoryFigures, TheReportOfAPythonModelsRunsSaysWhatRanThem) {
+  HistoryRun a;
+  a.id = 4;
+  a.kind = "bench";
+  a.model = "digits";
+  a.label = "poisson rate=100/s for 5 s -> inproc";
+  a.started_at = a.finished_at = "2026-12-03T13:31:39.948Z";
+  a.config.options.num_lanes = 2;
+  a.context = R"({"machine": {"cores": 2}, "python": {"class": "Digits", "interpreter":)"
+              R"( "/usr/bin/python3", "version": "3.11.2", "numpy": "1.24.2", "preprocess":)"
+              R"( true, "postprocess": true, "worker_threads": 1}, "model": {"path": "d.py"}})";
+  a.summary = R"({"sent": 10, "ok": 10, "throughput_rps": 100, "latency_ms": {"p50": 17},)"
+              R"( "batch_size": {"mean": 1, "histogram": {"1": 10}}})";
+  HistoryRun b = a;
+  b.id = 5;
+  b.config.options.preprocess_workers = 2;
+  const std::string html = run_report_html({a, b}, "digits", "Batchscope test", "now");
+  for (const char* want :
+       {"<td>python.class</td><td>Digits</td><td>Digits</td>",
+        "<td>python.interpreter</td><td>/usr/bin/python3</td>", "<td>python.numpy</td>",
+        "<td>python.preprocess</td><td>true</td>", "<td>python.worker_threads</td><td>1</td>",
+        "num_lanes=2 preprocess_workers=1", "num_lanes=2 preprocess_workers=2"}) {
+    EXPECT_NE(html.find(want), std::string::npos) << want;
+  }
+  EXPECT_EQ(html.find("<td>torch."), std::string::npos);
+  // Every batch of one size: the share axis stops at 100%.
+  EXPECT_NE(html.find(">100%</text>"), std::string::npos);
+  EXPECT_EQ(html.find(">150%</text>"), std::string::npos);
 }
 
 }  // namespace

@@ -114,7 +114,7 @@ void WorkbenchWindow::keep_runs_in(HistoryWriter* writer, const std::string& pro
   }
   runs_->set_context_provider([this] {
     const LoadedModel& m = model();
-    return run_context_json(m.path.rfind("synthetic", 0) == 0 ? "" : m.path, m.device);
+    return run_context_json(m.path.rfind("synthetic", 0) == 0 ? "" : m.path, m.device, m.python);
   });
   runs_->set_history(writer);
   runs_->set_png_program(png_program);
