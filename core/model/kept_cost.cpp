@@ -235,7 +235,7 @@ Expected<PredictionCost> prediction_cost(const ModelChoice& model, const Options
   }
   if (kept && kept->preprocess().pool.empty()) {
     auto opened = LocalModel::open(model);
-    if (opened && opened->prepare_stage({})) {
+    if (opened && opened->prepare_stage({}) && !opened->metadata().examples.empty()) {
       say.out("%s: the kept cost has no measure of the model's preprocess; making it anew\n",
               command);
       kept.reset();

@@ -24,7 +24,8 @@ namespace batchscope {
 
 // `lane`: one lane of the model as the engine makes it (a raw request is
 // prepared in it, one the pool gave back is not). Does nothing for a model
-// without preprocess. Errors: the pool or the lane failing.
+// without preprocess, or whose class gives no examples. Errors: the pool
+// or the lane failing.
 Status profile_preprocess(const LocalModel& model, uint32_t most, double seconds_per_step,
                           std::unique_ptr<Runner> lane, ProfileResult& result);
 

@@ -184,7 +184,9 @@ void keep_tune(const Tune& tune, const Options& winner, const std::string& resul
     for (const auto& run : c.live_runs) start = std::min(start, run->start);
   }
   KeptTune kept(t.history, "tune: " + t.traffic.describe() + slo, std::move(config),
-                run_context_json(t.model.file(), t.model.device), start, result_json, tune.say());
+                run_context_json(t.model.file(), t.model.device,
+                                 python_context(tune.model, t.base.num_lanes)),
+                start, result_json, tune.say());
   for (size_t i = 0; i < calibration.size(); ++i) {
     const RunData& run = *calibration[i];
     kept.keep(run, "calibration, " + describe_short(run.config.options) + ", run " +
