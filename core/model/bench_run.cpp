@@ -18,11 +18,15 @@ Expected<RunData> predict_bench(const LocalModel& model, const Options& options,
   if (!cost) return cost.error();
   say.out("Batchscope bench: %s -> predicted (%s)\n  cost: %s\n", config.pattern.c_str(),
           cost->cost.describe().c_str(), cost->source.c_str());
-  say.out(
-      "  capacity: %.0f req/s with %u lane(s) and batches up to %u (t(b) and the "
-      "lanes' turnaround)\n",
-      capacity_rps(cost->cost, options.num_lanes, options.max_batch_size), options.num_lanes,
-      options.max_batch_size);
+  // The lanes' capacity; a model with preprocess is bound by its pool too,
+  // which the run below replays.
+  if (cost->cost.preprocess().empty()) {
+    say.out(
+        "  capacity: %.0f req/s with %u lane(s) and batches up to %u (t(b) and the "
+        "lanes' turnaround)\n",
+        capacity_rps(cost->cost, options.num_lanes, options.max_batch_size), options.num_lanes,
+        options.max_batch_size);
+  }
   PredictSpec ps;
   ps.arrivals = bounded_for_prediction(spec);
   ps.options = options;
