@@ -180,10 +180,10 @@ class BasicEngine {
   // answers it unlocked), and the wake-ups an admission calls for.
   Status check_input(const In& input, TimePoint arrival, Done& done) EXCLUDES(mu_);
   // submit() with a prepare stage: hands the request to it (or answers it
-  // at once when closing or full); prepared() admits what comes back.
+  // at once when closing or full); prepared() admits what comes back
+  // (`started`: when the stage began its own work; zero: not said).
   Expected<RequestId> submit_staged(In&& input, Done&& done, const SubmitOptions& so,
                                     TimePoint arrival) EXCLUDES(mu_);
-  // `started`: when the stage began the request's own work (zero: not said).
   void prepared(Expected<In>&& input, Done&& done, const SubmitOptions& so, TimePoint arrival,
                 TimePoint started) EXCLUDES(mu_);
   // strategy = adaptive needs adaptive_planner_.

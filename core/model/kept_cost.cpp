@@ -233,7 +233,7 @@ Expected<PredictionCost> prediction_cost(const ModelChoice& model, const Options
       kept = std::move(*read);
     }
   }
-  if (kept && kept->preprocess().pool.empty()) {
+  if (kept && kept->preprocess().pool.empty() && is_python_file(model.path)) {
     auto opened = LocalModel::open(model);
     if (opened && opened->prepare_stage({}) && !opened->metadata().examples.empty()) {
       say.out("%s: the kept cost has no measure of the model's preprocess; making it anew\n",

@@ -296,6 +296,56 @@ void append_array(std::string& out, const char* name, const std::vector<double>&
   out += ']';
 }
 
+// Reads the optional "preprocess": {"lane_us_quantiles": [...], "pool":
+// [{"busy": k, "us_quantiles": [...]}, ...]} (preprocess_cost.h).
+Expected<PreprocessCost> preprocess_from_json(const Json& j, const std::string& prefix) {
+  PreprocessCost c;
+  const auto it = j.find("preprocess");
+  if (it == j.end()) return c;
+  const std::string at = prefix + "preprocess";
+  if (!it->is_object()) return invalid_argument(at + " = " + excerpt(*it) + " must be an object");
+  Expected<std::vector<double>> lane = number_array(*it, "lane_us_quantiles", at + ".");
+  if (!lane) return lane.error();
+  c.lane_us = std::move(*lane);
+  if (const auto p = it->find("pool"); p != it->end()) {
+    if (!p->is_array())
+      return invalid_argument(at + ".pool = " + excerpt(*p) + " must be an array");
+    for (size_t i = 0; i < p->size(); ++i) {
+      const Json& e = (*p)[i];
+      const std::string where = at + ".pool[" + std::to_string(i) + "]";
+      const auto busy = e.is_object() ? e.find("busy") : e.end();
+      if (busy == e.end()) return invalid_argument(where + ".busy is missing");
+      if (!busy->is_number_unsigned() || busy->get<uint64_t>() > kMaxCostLanes) {
+        return invalid_argument(where + ".busy = " + excerpt(*busy) +
+                                " must be a whole number from 1 to " +
+                                std::to_string(kMaxCostLanes));
+      }
+      Expected<std::vector<double>> us = number_array(e, "us_quantiles", where + ".");
+      if (!us) return us.error();
+      c.pool.push_back({static_cast<uint32_t>(busy->get<uint64_t>()), std::move(*us)});
+    }
+  }
+  if (Status s = c.validate(prefix); !s) return s.error();
+  return c;
+}
+
+void append_preprocess(std::string& out, const PreprocessCost& c) {
+  if (c.empty()) return;
+  std::string members;  // each led by a comma
+  append_array(members, "lane_us_quantiles", c.lane_us);
+  if (!c.pool.empty()) {
+    members += ",\"pool\":[";
+    for (size_t i = 0; i < c.pool.size(); ++i) {
+      members += i ? ",{\"busy\":" : "{\"busy\":";
+      members += std::to_string(c.pool[i].busy);
+      append_array(members, "us_quantiles", c.pool[i].us);
+      members += '}';
+    }
+    members += ']';
+  }
+  out += ",\"preprocess\":{" + members.substr(1) + '}';
+}
+
 void append_send_lag(std::string& out, const SendLagModel& lag) {
   if (lag.empty()) return;
   out += ",\"send_lag\":{\"base_us_quantiles\":[";
@@ -388,11 +438,9 @@ Expected<CostModel> CostModel::from_profile_json(std::string_view text) {
     if (!grid) return grid.error();
     m.length_grid_ = std::move(*grid);
   }
-  if (const auto pre = j.find("preprocess"); pre != j.end()) {
-    Expected<PreprocessCost> c = PreprocessCost::from_json(pre->dump(), prefix);
-    if (!c) return c.error();
-    m.preprocess_ = std::move(*c);
-  }
+  Expected<PreprocessCost> pre = preprocess_from_json(j, prefix);
+  if (!pre) return pre.error();
+  m.preprocess_ = std::move(*pre);
   const auto lanes = j.find("lanes");
   if (lanes == j.end()) return m;
   if (!lanes->is_array()) {
@@ -509,7 +557,7 @@ std::string CostModel::to_json(const std::string& extra) const {
   append_streak(out, streak_);
   append_turnaround(out, turnaround_);
   if (!length_grid_.empty()) out += ",\"length_grid\":" + length_grid_.to_json();
-  if (!preprocess_.empty()) out += ",\"preprocess\":" + preprocess_.to_json();
+  append_preprocess(out, preprocess_);
   if (!lanes_.empty()) {
     out += ",\"lanes\":[";
     for (size_t i = 0; i < lanes_.size(); ++i) {

@@ -59,11 +59,8 @@
 // measured at one reference length and a LengthGrid (length_grid.h) scales
 // it: a batch padded to L costs t(b) + length_extra_us(b, L).
 //
-// Preprocess (optional). For a model whose requests are prepared before
-// batching (a Python class with preprocess), profile measures a request's
-// time in the preprocess pool with 1, 2, ... processes busy, and what
-// preparing it in the lane adds to its batch (preprocess_cost.h); the
-// predictor replays the pool ahead of the batcher.
+// Preprocess (optional): a Python class's per request, in its pool and in a
+// lane (preprocess_cost.h), which the predictor replays ahead of the batcher.
 //
 // Sources: points given directly, the synthetic runner's SyntheticCost, or the
 // JSON that `batchscope profile --json` writes (core/torch/profile.h), which
@@ -269,8 +266,7 @@ class CostModel {
   double length_extra_us(size_t batch, uint32_t length) const {
     return length_grid_.extra_us(batch, length);
   }
-  // This model with a measured preprocess cost (validated); an empty one
-  // drops it.
+  // This model with a measured preprocess cost (validated; empty drops it).
   Expected<CostModel> with_preprocess(PreprocessCost preprocess) const;
   const PreprocessCost& preprocess() const { return preprocess_; }
   // from_run() of a run whose lanes prepared their requests (above).
@@ -293,12 +289,9 @@ class CostModel {
   std::vector<LaneCostPoints> lanes_;  // by lanes, ascending; empty when not measured
   JitterStreak streak_;
   Turnaround turnaround_;
-  LengthGrid length_grid_;     // empty: lengths do not vary, or were not measured
-  PreprocessCost preprocess_;  // empty: no preprocess, or not measured
-  // from_run() of a run with preprocess_workers 0: a model with preprocess
-  // prepared its requests in the lanes, inside t(b). calibrated() learns
-  // nothing from it where this model measured preprocess.
-  bool lanes_prepared_ = false;
+  LengthGrid length_grid_;       // empty: lengths do not vary, or were not measured
+  PreprocessCost preprocess_;    // empty: no preprocess, or not measured
+  bool lanes_prepared_ = false;  // from_run() of preprocess_workers 0 (calibrated())
 };
 
 }  // namespace batchscope

@@ -16,7 +16,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "common/status.h"
@@ -36,11 +35,8 @@ struct PreprocessCost {
   // fewest measured below that); empty when the pool was not measured.
   const std::vector<double>& pool_us(size_t busy) const;
   // Ok, or kInvalidArgument naming the field under `prefix` and quoting it.
+  // The cost file's reader and writer are cost_json.cpp's.
   Status validate(const std::string& prefix = {}) const;
-  // The "preprocess" member's value, `{...}`.
-  std::string to_json() const;
-  // Reads the member's value (a JSON object's text); errors under `prefix`.
-  static Expected<PreprocessCost> from_json(std::string_view json, const std::string& prefix = {});
 };
 
 }  // namespace batchscope
