@@ -31,8 +31,12 @@ constexpr const char* kDeploymentCall = R"PY(    async def infer(self, rows: lis
         except Exception as e:  # this request alone
             return JSONResponse({"error": message_of(e)}, status_code=400)
         try:
-            return jsonable(finish(self.model, await self.infer(row)))
+            outputs = await self.infer(row)
         except Exception as e:  # predict fails every request of its batch
+            return JSONResponse({"error": message_of(e)}, status_code=500)
+        try:
+            return json_answer(self.model, outputs)
+        except Exception as e:  # this request alone
             return JSONResponse({"error": message_of(e)}, status_code=500)
 
 
@@ -62,9 +66,10 @@ Expected<std::vector<ExportFile>> rayserve_python_files(const Checked& c) {
       "where it has one; @serve.batch gathers the rows for infer(), which stacks them "
       "(padded to the longest where an input varies), calls predict once and splits the "
       "outputs back (cutting padding off); __call__ runs postprocess where the class has one "
-      "and answers the outputs as JSON. A request that cannot be read answers 400 alone; "
-      "when predict fails, every request of the batch answers 500; each with "
-      "{\"error\": message}.");
+      "and answers the outputs as JSON. A request that cannot be read (or whose preprocess "
+      "fails) answers 400 alone, one whose postprocess fails or answers what JSON cannot "
+      "carry 500 alone; when predict fails, every request of the batch answers 500; each "
+      "with {\"error\": message}.");
   py += "\n";
   py += python_module_head(c,
                            "from ray import serve\n"

@@ -59,8 +59,8 @@ class BatchscopeHandler:
             return answers
         for i, output in zip(taken, outputs):
             try:
-                answers[i] = jsonable(finish(self.model, output))
-            except Exception as e:
+                answers[i] = json_answer(self.model, output)
+            except Exception as e:  # this request alone
                 answers[i] = refuse(context, i, 500, e)
         return answers
 
@@ -115,8 +115,9 @@ Expected<std::vector<ExportFile>> torchserve_python_files(const Checked& c) {
       "the class has one, stacks them (padded to the longest where an input varies), calls "
       "predict once, splits the outputs back (cutting padding off), runs postprocess on each "
       "where the class has one, and answers each with its outputs as JSON. A request that "
-      "cannot be read answers 400 alone; when predict fails, every request of the batch "
-      "answers 500; each with {\"error\": message}.");
+      "cannot be read (or whose preprocess fails) answers 400 alone, one whose postprocess "
+      "fails or answers what JSON cannot carry 500 alone; when predict fails, every request "
+      "of the batch answers 500; each with {\"error\": message}.");
   py += "\n";
   py += python_module_head(c, "");
   py += kTorchServeHandler;

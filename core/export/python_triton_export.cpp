@@ -31,7 +31,7 @@ def request_items(request):
     return [{name: a[i] for name, a in arrays.items()} for i in range(rows)]
 
 
-def answer_string(value):
+def answer_string(value, what):
     """A BYTES output's value as the bytes Triton sends, as Batchscope answers it: text
     as UTF-8, bytes as they are, any other value (a dict, a list, a number) as its JSON
     text."""
@@ -41,22 +41,33 @@ def answer_string(value):
         return value.encode("utf-8")
     if isinstance(value, (bytes, bytearray, memoryview)):
         return bytes(value)
-    return json.dumps(jsonable(value)).encode("utf-8")
+    return json.dumps(plain(value, what)).encode("utf-8")
 
 
-def output_of(answers, name, dtype, shape):
-    """One request's output `name`: its rows' values stacked (zeros pad the shorter ones);
-    a BYTES output's strings in an object array, one a row (shape [] or [1])."""
+def output_of(model, answers, name, dtype, shape):
+    """One request's output `name`: its rows' values as RESPONSE_OUTPUTS declares them,
+    stacked (zeros pad the shorter ones); a BYTES output's strings in an object array, one
+    a row (shape [] or [1])."""
     if not answers:
         return np.zeros([0] + [max(d, 0) for d in shape], dtype=dtype)
+    what = "%s's output %r" % (answered_by(model), name)
     for answer in answers:
-        if not isinstance(answer, dict) or name not in answer:
-            raise HandlerError("an answer has no output %r: Triton answers the outputs of"
-                               " config.pbtxt, so postprocess must keep them" % name)
+        if name not in answer:
+            raise HandlerError("%s's answer has no output %r: Triton answers the outputs of"
+                               " config.pbtxt, so postprocess must keep them" % (
+                                   answered_by(model), name))
     if dtype == "object":
-        strings = [answer_string(answer[name]) for answer in answers]
+        strings = [answer_string(answer[name], what) for answer in answers]
         return np.array(strings, dtype=object).reshape([len(strings)] + shape)
-    return stack([to_array(answer[name], dtype) for answer in answers], 0, dtype)
+    return stack([as_declared(answer[name], dtype, shape, what) for answer in answers], 0, dtype)
+
+
+def respond(model, answers):
+    """A request's response: its rows' outputs through postprocess, stacked by output."""
+    answers = [finish(model, answer) for answer in answers]
+    tensors = [pb_utils.Tensor(name, output_of(model, answers, name, dtype, shape))
+               for name, dtype, shape in RESPONSE_OUTPUTS]
+    return pb_utils.InferenceResponse(output_tensors=tensors)
 
 
 class TritonPythonModel:
@@ -66,27 +77,31 @@ class TritonPythonModel:
         self.model = load_handler(os.path.dirname(os.path.abspath(__file__)))
 
     def execute(self, requests):
+        errors, counts, rows = [None] * len(requests), [0] * len(requests), []
+        for k, request in enumerate(requests):
+            try:
+                mine = [prepare(self.model, request_item(item))
+                        for item in request_items(request)]
+            except Exception as e:  # this request alone
+                errors[k] = e
+                continue
+            counts[k] = len(mine)
+            rows.extend(mine)
         try:
-            return self.answer(requests)
-        except Exception as e:  # every request of this batch answers the error
-            message = message_of(e)
-            return [pb_utils.InferenceResponse(error=pb_utils.TritonError(message))
-                    for _ in requests]
-
-    def answer(self, requests):
-        counts, rows = [], []
-        for request in requests:
-            items = request_items(request)
-            counts.append(len(items))
-            rows.extend(prepare(self.model, request_item(item)) for item in items)
-        answers = predict_rows(self.model, rows) if rows else []
+            answers = predict_rows(self.model, rows) if rows else []
+        except Exception as e:  # every request of the batch
+            answers, errors = [], [error or e for error in errors]
         responses, at = [], 0
-        for count in counts:
-            mine = [finish(self.model, answer) for answer in answers[at:at + count]]
-            at += count
-            tensors = [pb_utils.Tensor(name, output_of(mine, name, dtype, shape))
-                       for name, dtype, shape in RESPONSE_OUTPUTS]
-            responses.append(pb_utils.InferenceResponse(output_tensors=tensors))
+        for k, count in enumerate(counts):
+            mine, at = answers[at:at + count], at + count
+            if errors[k] is None:
+                try:
+                    responses.append(respond(self.model, mine))
+                    continue
+                except Exception as e:  # this request alone
+                    errors[k] = e
+            message = message_of(errors[k])
+            responses.append(pb_utils.InferenceResponse(error=pb_utils.TritonError(message)))
         return responses
 
     def finalize(self):
@@ -113,7 +128,9 @@ Expected<std::vector<ExportFile>> triton_python_files(const Checked& c) {
       "where an input varies), calls "
       "predict once, splits the outputs back by each request's rows (cutting padding off), "
       "runs postprocess on each row where the class has one, and answers each request with "
-      "its rows' outputs. An exception answers every request of that batch with the error.");
+      "its rows' outputs, converted to the types config.pbtxt declares. A request that "
+      "cannot be read, or whose preprocess or postprocess fails, answers its error alone; "
+      "when predict fails, every request of the batch answers the error.");
   py += "\n";
   py += python_module_head(c, "import triton_python_backend_utils as pb_utils\n");
   py += kTritonModel;

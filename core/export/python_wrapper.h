@@ -5,10 +5,12 @@
 // naming the handler file, its class, the constructor's options, what a
 // request sends and gets, and what predict takes and gives) and the Python
 // that loads the class, turns one request into a row (a BYTES input into the
-// bytes preprocess gets, from a string or a list or array of one), stacks
-// rows padded to the longest, runs one predict, and splits the answers back,
-// cutting padding off. Each wrapper is one file of its own, so the same text
-// appears in all three.
+// bytes preprocess gets, from a string or a list or array of one; what
+// preprocess returns converted to the declared dtypes and shapes), stacks
+// rows padded to the longest, runs one predict, splits the answers back,
+// cutting padding off, and checks what postprocess answers (a dict; for a
+// JSON answer, values JSON can carry). Each wrapper is one file of its own,
+// so the same text appears in all three.
 // Internal to core/export. Thread-safety: free functions without shared state.
 
 #include <initializer_list>
@@ -34,9 +36,11 @@ std::string handler_words(const Checked& c);
 
 // The wrapper's imports and the shared part: constants (REQUEST_INPUTS,
 // INPUTS, OUTPUTS, RESPONSE_OUTPUTS), then the functions
-// load_handler(folder), request_item(values), prepare(model, item),
-// predict_rows(model, rows), finish(model, answer), body_values(body),
-// jsonable(value), message_of(error) and stack(arrays, fill, dtype).
+// load_handler(folder), as_declared(value, dtype, shape, what),
+// request_item(values), prepare(model, item), predict_rows(model, rows),
+// answered_by(model), finish(model, answer), json_answer(model, answer),
+// body_values(body), plain(value, what), message_of(error) and
+// stack(arrays, fill, dtype).
 // `imports` are the server's own import lines, placed after numpy's.
 std::string python_module_head(const Checked& c, std::string_view imports);
 

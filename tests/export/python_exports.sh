@@ -23,6 +23,59 @@ mkdir -p "$dir/handlers"
 # Exported from copies: opening a handler imports it, which may leave
 # __pycache__ beside it.
 cp "$data/toy_handler.py" "$data/ragged_handler.py" "$data/text_handler.py" "$dir/handlers/"
+# Loose: preprocess returns lists and arrays of other dtypes, which the
+# wrappers convert to the declared ones; postprocess answers numpy values and
+# bytes. A row's x[0] picks a fault: 7, 8, 9 in preprocess (0.5 for INT64, a
+# shape [3] for [4], text for BOOL); 4, 5, 6 in postprocess (a list, bytes
+# that are not UTF-8, an object JSON cannot carry).
+cat >"$dir/handlers/loose_handler.py" <<'EOF'
+import numpy as np
+
+
+class Loose:
+    """Converts nothing itself: the wrappers must."""
+
+    request_inputs = {"x": ("FP32", [4])}
+    inputs = {"x": ("FP32", [4]), "n": ("INT64", [2]), "flag": ("BOOL", [])}
+    outputs = {"y": ("FP32", [4]), "n": ("INT64", [2]), "flag": ("BOOL", [])}
+    response_outputs = {"y": ("FP32", [4]), "total": ("FP64", []), "n": ("INT64", [2]),
+                        "flag": ("BOOL", []), "label": ("BYTES", []), "names": ("BYTES", [])}
+    max_batch_size = 16
+
+    def __init__(self):
+        self.batches = []
+
+    def preprocess(self, request):
+        x = [float(v) for v in request["x"]]
+        row = {"x": x, "n": np.array(x[1:3], dtype=np.float64), "flag": int(x[3] > 0)}
+        if x[0] == 7:
+            row["n"] = np.array([0.5, 1.0])
+        elif x[0] == 8:
+            row["x"] = x[:3]
+        elif x[0] == 9:
+            row["flag"] = "yes"
+        return row
+
+    def predict(self, inputs):
+        x, n, flag = inputs["x"], inputs["n"], inputs["flag"]
+        self.batches.append(len(x))
+        if (x.dtype, n.dtype, flag.dtype) != (np.float32, np.int64, np.bool_):
+            raise TypeError("predict got %s, %s, %s" % (x.dtype, n.dtype, flag.dtype))
+        return {"y": x * 2, "n": n + 1, "flag": ~flag}
+
+    def postprocess(self, outputs):
+        y, flag = outputs["y"], outputs["flag"][()]
+        answer = {"y": y.astype(np.float64), "total": y.astype(np.float64).sum(),
+                  "n": outputs["n"], "flag": flag, "label": b"on" if flag else b"off",
+                  "names": np.array([b"n", "%d" % outputs["n"][0]], dtype=object)}
+        if y[0] == 8:
+            return [answer]
+        if y[0] == 10:
+            answer["label"] = b"\xff"
+        elif y[0] == 12:
+            answer["names"] = np.array([object()], dtype=object)
+        return answer
+EOF
 
 opts=(--max-batch-size 8 --max-wait-ms 1.5 --lanes 2 --queue-capacity 64)
 for f in triton torchserve rayserve; do
@@ -36,6 +89,8 @@ for f in triton torchserve rayserve; do
     --out "$dir/$f-text" >/dev/null
   "$bin" export --format "$f" --model "$dir/handlers/text_handler.py" --class TextScalar \
     "${opts[@]}" --out "$dir/$f-textscalar" >/dev/null
+  "$bin" export --format "$f" --model "$dir/handlers/loose_handler.py" "${opts[@]}" \
+    --out "$dir/$f-loose" >/dev/null
 done
 
 # Hooked has preprocess and postprocess, which the wrappers run; Batchscope's

@@ -7,7 +7,9 @@ loader's rule: a module-level handle(data, context) is the entry point,
 called once with data None to load; else the module's one class, with
 initialize(context) and handle(data, context). predict() hands a batch to the
 entry point and answers each request as TorchServe would: a status and a
-body, every request 503 when the entry point raises.
+body, every request 503 when the entry point raises or answers a value that
+json.dumps cannot write (TorchServe writes each answer so after the handler
+returns, outside the handler's own error handling).
 """
 
 import importlib.util
@@ -65,6 +67,9 @@ def predict(entry, context, batch):
     out = []
     for i, answer in enumerate(answers):
         code, _ = context.statuses.get(i, (200, ""))
-        body = answer if isinstance(answer, (bytes, str)) else json.dumps(answer)
+        try:
+            body = answer if isinstance(answer, (bytes, str)) else json.dumps(answer)
+        except (TypeError, ValueError):  # the worker cannot write the batch's answers
+            return [(503, {"message": "Prediction failed"}) for _ in batch]
         out.append((code, json.loads(body)))
     return out

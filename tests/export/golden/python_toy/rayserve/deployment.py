@@ -27,8 +27,9 @@
 # it has one; @serve.batch gathers the rows for infer(), which stacks them (padded to the
 # longest where an input varies), calls predict once and splits the outputs back (cutting
 # padding off); __call__ runs postprocess where the class has one and answers the outputs
-# as JSON. A request that cannot be read answers 400 alone; when predict fails, every
-# request of the batch answers 500; each with {"error": message}.
+# as JSON. A request that cannot be read (or whose preprocess fails) answers 400 alone,
+# one whose postprocess fails or answers what JSON cannot carry 500 alone; when predict
+# fails, every request of the batch answers 500; each with {"error": message}.
 
 import importlib.util
 import inspect
@@ -127,6 +128,54 @@ def fits(value, shape):
     return value.ndim == len(shape) and all(d < 0 or n == d for n, d in zip(value.shape, shape))
 
 
+# KServe's names of the numpy dtypes, for messages.
+DATATYPES = {"float32": "FP32", "float16": "FP16", "float64": "FP64", "int64": "INT64",
+             "int32": "INT32", "uint8": "UINT8", "bool": "BOOL", "object": "BYTES"}
+
+
+def as_declared(value, dtype, shape, what):
+    """`value` (a list, a number, an array of any dtype, a torch tensor; for BYTES, str or
+    bytes or a list or array of them) as an array of numpy dtype `dtype` (object: BYTES,
+    each element bytes, text as UTF-8) and of `shape` (-1 varies). A value that does not
+    convert exactly (1.5 for INT64, 2 for BOOL, text for FP32) or has another shape raises
+    a HandlerError naming `what`, what was expected and what came."""
+    expected = "%s (%s)" % (DATATYPES.get(dtype, dtype), dtype)
+    if hasattr(value, "detach") and hasattr(value, "numpy"):  # a torch tensor
+        value = value.detach().cpu().numpy()
+    try:
+        if dtype == "object":
+            if isinstance(value, (str, bytes, bytearray)):  # one string, for shape [] or [1]
+                got = np.empty([1] if list(shape) == [1] else [], dtype=object)
+                got.flat[0] = value
+            else:
+                got = np.asarray(value, dtype=object)
+            out = np.empty(got.shape, dtype=object)
+            for i, v in enumerate(got.reshape(-1)):
+                if isinstance(v, str):
+                    v = v.encode("utf-8")
+                if not isinstance(v, (bytes, bytearray)):
+                    raise HandlerError("%s: expected %s, got %s" % (
+                        what, expected, type(v).__name__))
+                out.flat[i] = bytes(v)
+        else:
+            got = np.asarray(value)
+            if got.dtype.kind not in "biuf":
+                raise HandlerError("%s: expected %s, got %s" % (
+                    what, expected, got.dtype if got.ndim else type(value).__name__))
+            with np.errstate(all="ignore"):
+                out = got.astype(dtype)
+            if out.dtype.kind != "f" and not np.array_equal(out, got):
+                raise HandlerError("%s: expected %s, got %s values that %s cannot hold" % (
+                    what, expected, got.dtype, DATATYPES.get(dtype, dtype)))
+    except (TypeError, ValueError) as e:
+        raise HandlerError("%s: expected %s; it cannot be read as an array: %s" % (
+            what, expected, e)) from e
+    if not fits(out, shape):
+        raise HandlerError("%s: expected shape %s (-1 varies), got %s" % (
+            what, list(shape), list(out.shape)))
+    return out
+
+
 def one_string(name, value):
     """A BYTES input's value as the bytes preprocess gets: text as UTF-8, and a list or
     array holding one string (Triton's row of an input of dims [ 1 ], a JSON list of one)
@@ -157,40 +206,28 @@ def request_item(values):
         if dtype == "object":
             item[name] = one_string(name, values[name])
             continue
-        try:
-            value = to_array(values[name], dtype)
-        except (TypeError, ValueError) as e:
-            raise HandlerError("input %r: %s" % (name, e)) from e
-        if not fits(value, shape):
-            raise HandlerError("input %r has shape %s; expected %s (-1 varies)" % (
-                name, list(value.shape), shape))
-        item[name] = value
+        item[name] = as_declared(values[name], dtype, shape, "input %r" % name)
     return item
 
 
 def prepare(model, item):
     """A request's item as the row predict stacks: through the class's preprocess when it
-    has one, each of INPUTS checked against its declared shape."""
-    where = "a request"
+    has one, each of INPUTS converted to its declared dtype and checked against its
+    declared shape."""
+    where, result = "a request", "a request"
     if callable(getattr(model, "preprocess", None)):
         item = call(model, "preprocess", item)
-        where = "%s.preprocess's result" % type(model).__name__
+        where = "%s.preprocess" % type(model).__name__
+        result = where + "'s result"
         if not isinstance(item, dict):
-            raise HandlerError("%s.preprocess returned %s; expected a dict of input name ->"
-                               " array" % (type(model).__name__, type(item).__name__))
+            raise HandlerError("%s returned %s; expected a dict of input name -> array" % (
+                where, type(item).__name__))
     row = {}
     for name, dtype, shape, _ in INPUTS:
         if name not in item:
             raise HandlerError("%s has no input %r; predict takes %s" % (
-                where, name, ", ".join(n for n, _, _, _ in INPUTS)))
-        try:
-            value = to_array(item[name], dtype)
-        except (TypeError, ValueError) as e:
-            raise HandlerError("%s's input %r: %s" % (where, name, e)) from e
-        if not fits(value, shape):
-            raise HandlerError("%s's input %r has shape %s; expected %s (-1 varies)" % (
-                where, name, list(value.shape), shape))
-        row[name] = value
+                result, name, ", ".join(n for n, _, _, _ in INPUTS)))
+        row[name] = as_declared(item[name], dtype, shape, "%s's input %r" % (where, name))
     return row
 
 
@@ -248,10 +285,21 @@ def predict_rows(model, rows):
     return answers
 
 
+def answered_by(model):
+    """Who gives a request's answer, for messages: "Toy.postprocess" or "Toy.predict"."""
+    method = "postprocess" if callable(getattr(model, "postprocess", None)) else "predict"
+    return "%s.%s" % (type(model).__name__, method)
+
+
 def finish(model, answer):
-    """A row's outputs through the class's postprocess when it has one."""
-    if callable(getattr(model, "postprocess", None)):
-        return call(model, "postprocess", answer)
+    """A row's outputs through the class's postprocess when it has one, which must answer
+    a dict."""
+    if not callable(getattr(model, "postprocess", None)):
+        return answer
+    answer = call(model, "postprocess", answer)
+    if not isinstance(answer, dict):
+        raise HandlerError("%s returned %s; expected a dict of output name -> value" % (
+            answered_by(model), type(answer).__name__))
     return answer
 
 
@@ -274,21 +322,38 @@ def body_values(body):
     return body
 
 
-def jsonable(value):
-    """`value` for a JSON answer: arrays as lists, numpy numbers as Python's, bytes as text."""
-    if hasattr(value, "detach") and hasattr(value, "numpy"):
+def plain(value, what):
+    """`value` as JSON carries it: arrays as lists, numpy numbers as Python's, bytes as
+    UTF-8 text, tuples as lists; anything else JSON cannot carry raises a HandlerError
+    naming `what`."""
+    if hasattr(value, "detach") and hasattr(value, "numpy"):  # a torch tensor
         value = value.detach().cpu().numpy()
-    if isinstance(value, np.ndarray):
-        return jsonable(value.tolist()) if value.dtype == object else value.tolist()
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, (bytes, bytearray)):
-        return bytes(value).decode("utf-8", "replace")
-    if isinstance(value, dict):
-        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (np.ndarray, np.generic)):
+        value = value.tolist()  # an object array's objects are checked below
+    if value is None or isinstance(value, (str, bool, int, float)):
+        return value
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        try:
+            return bytes(value).decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise HandlerError("%s: bytes that are not UTF-8 text (%s)" % (what, e)) from e
     if isinstance(value, (list, tuple)):
-        return [jsonable(v) for v in value]
-    return value
+        return [plain(v, what) for v in value]
+    if isinstance(value, dict):
+        for key in value:
+            if not (key is None or isinstance(key, (str, bool, int, float))):
+                raise HandlerError("%s: a key of type %s, which JSON cannot carry" % (
+                    what, type(key).__name__))
+        return {key: plain(v, what) for key, v in value.items()}
+    raise HandlerError("%s: %s, which JSON cannot carry" % (what, type(value).__name__))
+
+
+def json_answer(model, answer):
+    """A row's outputs as a JSON object: through postprocess where the class has one, each
+    value made plain; a HandlerError names the class, the method and the output."""
+    answer = finish(model, answer)
+    return {name: plain(value, "%s's output %r" % (answered_by(model), name))
+            for name, value in answer.items()}
 
 
 @serve.deployment(
@@ -313,8 +378,12 @@ class BatchedModel:
         except Exception as e:  # this request alone
             return JSONResponse({"error": message_of(e)}, status_code=400)
         try:
-            return jsonable(finish(self.model, await self.infer(row)))
+            outputs = await self.infer(row)
         except Exception as e:  # predict fails every request of its batch
+            return JSONResponse({"error": message_of(e)}, status_code=500)
+        try:
+            return json_answer(self.model, outputs)
+        except Exception as e:  # this request alone
             return JSONResponse({"error": message_of(e)}, status_code=500)
 
 
