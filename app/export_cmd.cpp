@@ -170,7 +170,7 @@ int run_export(const std::vector<std::string>& args) {
     in.model = model->metadata();
     // A Python model's wrappers copy its handler and construct its class.
     if (Status s = add_python_handler(in, choice->path, model->lane_metadata(),
-                                      choice->python_class, choice->model_options);
+                                      choice->python.class_name, choice->python.options);
         !s) {
       return fail(cmd, s.message());
     }

@@ -183,6 +183,7 @@ int run_gui(int argc, char** argv, const std::vector<std::string>& args) {
   cfg.restore_settings = remember;
   cfg.model.path = choice->synthetic ? synthetic_path(*choice->synthetic) : choice->path;
   cfg.model.device = choice->device;
+  cfg.model.python = choice->python;
   cfg.options = *options;
   if (remember) restore_saved_choices(cfg, model_given, options_given);
   // The window and the traffic need a core: OpenBLAS's spinning threads would

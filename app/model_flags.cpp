@@ -41,14 +41,14 @@ Status take_python_flags(std::map<std::string, std::string>& flags, ModelChoice&
       if (eq == std::string::npos || eq == 0) {
         return invalid_argument("--model-option expects KEY=VALUE, got '" + one + "'");
       }
-      c.model_options.emplace_back(one.substr(0, eq), one.substr(eq + 1));
+      c.python.options.emplace_back(one.substr(0, eq), one.substr(eq + 1));
       if (nl == std::string::npos) break;
       from = nl + 1;
     }
   }
-  return cli::take_fields(flags,
-                          {cli::text("class", c.python_class), cli::text("python", c.python),
-                           cli::whole("worker-timeout-ms", 1, 86'400'000, c.worker_timeout_ms)});
+  return cli::take_fields(
+      flags, {cli::text("class", c.python.class_name), cli::text("python", c.python.interpreter),
+              cli::whole("worker-timeout-ms", 1, 86'400'000, c.python.worker_timeout_ms)});
 }
 
 std::string python_flags_help() {

@@ -256,7 +256,9 @@ int run_serve(int argc, char** argv, const std::vector<std::string>& args) {
   hooks.workers = std::make_shared<WorkerCounts>();
   auto factory = model->runners(*options, hooks);
   if (!factory) return fail(factory.error().message, 1);
-  ServiceInfo info{model->metadata(), model->device(), batchscope::build_version()};
+  ServiceInfo info{.model = model->metadata(),
+                   .device = model->device(),
+                   .version = batchscope::build_version()};
   if (model->metadata().platform == "python") {
     info.workers = [w = hooks.workers] { return w->health(); };
   }

@@ -225,7 +225,8 @@ class TunePrinter final : public TuneReport {
     if (!in.model || in.model->platform != "python") return {};
     auto opened = LocalModel::open(m);
     if (!opened) return opened.error();
-    return add_python_handler(in, m.path, opened->lane_metadata(), m.python_class, m.model_options);
+    return add_python_handler(in, m.path, opened->lane_metadata(), m.python.class_name,
+                              m.python.options);
   }
 #endif
 

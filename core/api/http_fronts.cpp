@@ -28,7 +28,8 @@ TensorHttpFront::TensorHttpFront(std::optional<Url> url, std::string device, int
 Expected<LoadTarget*> TensorHttpFront::open(Engine* engine, const ModelMetadata& model,
                                             const std::vector<Tensors>& varied) {
   if (engine) {
-    auto served = SelfHttp::serve(*engine, ServiceInfo{model, device_, build_version()});
+    auto served = SelfHttp::serve(
+        *engine, ServiceInfo{.model = model, .device = device_, .version = build_version()});
     if (!served) return served.error();
     self_ = std::move(*served);
     url_ = self_->url();

@@ -219,20 +219,22 @@ void duration_histograms(std::string& out, const MetricsWindow& totals) {
   constexpr std::string_view name = "batchscope_request_duration_seconds";
   family(out, name, "histogram",
          "Latency of successful requests by stage: queue (arrival to batched), of which "
-         "prepare_wait and prepare (waiting for and in a Python model's preprocess pool), "
-         "run (the batch on the model), of which postprocess (a Python model's), total "
-         "(arrival to callback).");
+         "prepare_wait and prepare (waiting for and in a Python model's preprocess pool) "
+         "and batch_wait (the rest); lane_wait (batched to its run); run (the batch on the "
+         "model), of which postprocess (a Python model's); total (arrival to callback).");
   struct Stage {
     std::string_view labels;
     const LogHistogram* ns;
     bool always;  // else only where some request went through it
   };
-  const std::array<Stage, 6> stages{{
+  const std::array<Stage, 8> stages{{
       {"stage=\"queue\"", &totals.queue_wait_ns, true},
-      {"stage=\"prepare_wait\"", &totals.prepare_wait_ns, false},
-      {"stage=\"prepare\"", &totals.prepare_ns, false},
+      {"stage=\"prepare_wait\"", &totals.stages.of(RunStage::kPreprocessWait), false},
+      {"stage=\"prepare\"", &totals.stages.of(RunStage::kPreprocess), false},
+      {"stage=\"batch_wait\"", &totals.stages.of(RunStage::kBatchWait), false},
+      {"stage=\"lane_wait\"", &totals.stages.of(RunStage::kLaneWait), false},
       {"stage=\"run\"", &totals.run_ns, true},
-      {"stage=\"postprocess\"", &totals.post_ns, false},
+      {"stage=\"postprocess\"", &totals.stages.of(RunStage::kPostprocess), false},
       {"stage=\"total\"", &totals.total_ns, true},
   }};
   for (const Stage& st : stages) {

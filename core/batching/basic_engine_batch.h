@@ -58,7 +58,7 @@ void BasicEngine<In, Out>::cut_locked(size_t n, BatchReason reason, TimePoint no
   ++counters_.batches;
   ++counters_.batches_by_reason[static_cast<int>(reason)];
   if (records_.depth.size() < record_capacity_) {
-    records_.depth.push_back({now, depth_before, std::max(peak_depth_, depth_before)});
+    records_.depth.push_back({now, depth_before, std::max(peak_depth_, depth_before), staged_});
   }
 }
 

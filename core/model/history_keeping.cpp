@@ -95,7 +95,7 @@ std::optional<PythonContext> python_context(const LocalModel& model, uint32_t la
   if (!h) return std::nullopt;
   PythonContext c;
   c.class_name = h->class_name;
-  c.interpreter = model.choice().python;
+  c.interpreter = model.choice().python.interpreter;
   std::tie(c.version, c.numpy) = python_versions(c.interpreter);
   c.preprocess = h->has_preprocess;
   c.postprocess = h->has_postprocess;

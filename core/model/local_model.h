@@ -38,6 +38,17 @@ struct SyntheticLmCost {
 };
 
 // Which model: a file, or a synthetic stand-in, and where it runs.
+// How a Python model runs: which class (--class; empty: the file's one class
+// with a predict), the interpreter its workers run (--python), the options
+// its constructor takes (--model-option KEY=VALUE) and how long a predict may
+// run before its worker is killed (--worker-timeout-ms).
+struct PythonChoice {
+  std::string class_name;
+  std::string interpreter = "/usr/bin/python3";
+  std::vector<std::pair<std::string, std::string>> options;
+  int worker_timeout_ms = 30000;
+};
+
 struct ModelChoice {
   std::string path;                             // the model file (model_paths.h finds it)
   std::optional<SyntheticCost> synthetic;       // --synthetic A,C[,L]: the tensor stand-in
@@ -49,15 +60,7 @@ struct ModelChoice {
   std::string warmup = "auto";
   // A language model's key/value cache in token positions; 0: its default.
   int cache_tokens = 0;
-  // A Python model (a path ending in .py): which class (--class; empty: the
-  // file's one class with a predict), the interpreter its workers run
-  // (--python), the options its constructor takes (--model-option KEY=VALUE)
-  // and how long a predict may run before its worker is killed
-  // (--worker-timeout-ms).
-  std::string python_class;
-  std::string python = "/usr/bin/python3";
-  std::vector<std::pair<std::string, std::string>> model_options;
-  int worker_timeout_ms = 30000;
+  PythonChoice python;  // a Python model's (a path ending in .py)
 
   bool warmup_every_size() const {
     return warmup == "every" || (warmup == "auto" && device.starts_with("cuda"));

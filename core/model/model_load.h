@@ -20,6 +20,7 @@
 #include "common/options.h"
 #include "common/status.h"
 #include "model/history_keeping.h"
+#include "model/local_model.h"
 #include "python/python_runner.h"
 #include "tuning/cost_cache.h"
 #include "tuning/cost_model.h"
@@ -95,6 +96,7 @@ class CancelToken {
 struct ModelRequest {
   std::string path;
   std::string device = "cpu";
+  PythonChoice python;  // a Python model's class, interpreter, options and timeout
   Options options;
   CancelToken cancel;
 };

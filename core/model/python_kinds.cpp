@@ -88,10 +88,10 @@ Expected<PythonHandler> described(const PythonSpec& spec) {
 Expected<std::shared_ptr<const ModelKindImpl>> open_python(const ModelChoice& choice) {
   PythonSpec spec;
   spec.file = choice.path;
-  spec.class_name = choice.python_class;
-  spec.python = choice.python;
-  spec.options = choice.model_options;
-  spec.worker_timeout_ms = choice.worker_timeout_ms;
+  spec.class_name = choice.python.class_name;
+  spec.python = choice.python.interpreter;
+  spec.options = choice.python.options;
+  spec.worker_timeout_ms = choice.python.worker_timeout_ms;
   auto handler = described(spec);
   if (!handler) return handler.error();
   return std::shared_ptr<const ModelKindImpl>(

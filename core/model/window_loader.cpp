@@ -157,6 +157,7 @@ Expected<LoadedModel> load_torch(const ModelRequest& r, const LoadProgress& prog
   ModelChoice choice;
   choice.path = r.path;
   choice.device = r.device;
+  choice.python = r.python;
   auto model = LocalModel::open(choice);
   if (!model) return model.error();
   if (model->generative()) {
@@ -227,7 +228,7 @@ Expected<LoadedModel> load_torch(const ModelRequest& r, const LoadProgress& prog
 
   if (std::string(model->runtime()) == "Python") {
     m.runtime = "Python";
-    m.blas = "the handler's own, in a worker process per lane (" + choice.python + ")";
+    m.blas = "the handler's own, in a worker process per lane (" + choice.python.interpreter + ")";
     m.threads = "OMP/BLAS threads per worker: " + std::to_string(po.blas_threads) + " · " +
                 lanes_text(lanes);
   } else {

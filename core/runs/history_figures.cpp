@@ -97,6 +97,14 @@ std::vector<Figure> summary_figures(const std::string& summary_json) {
   for (const Source& s : kSources) {
     if (auto v = number_at(j, s.path)) out.push_back({s.name, *v});
   }
+  // The engine's stages: "model_p50_ms", "model_p99_ms", ...
+  for (int i = 0; i < kRunStageCount; ++i) {
+    const std::string key(stage_key(static_cast<RunStage>(i)));
+    for (const char* q : {"p50", "p99"}) {
+      if (auto v = number_at(j, {"stages_ms", key.c_str(), q}))
+        out.push_back({key + "_" + q + "_ms", *v});
+    }
+  }
   // A generation run's (gen_summary_json): end-to-end latency and requests a
   // second under the names a tensor run uses, then tokens, TTFT and ITL.
   if (out.empty() && j.contains("summary") && j["summary"].is_object()) {
@@ -213,6 +221,18 @@ RunSummary summary_from_json(const std::string& summary_json) {
   s.padding_waste = num(j, {"padding", "waste"});
   s.real_length = whole<uint64_t>(j, {"padding", "real"});
   s.padded_length = whole<uint64_t>(j, {"padding", "padded"});
+  for (int i = 0; i < kRunStageCount; ++i) {
+    const RunStage stage = static_cast<RunStage>(i);
+    const std::string key(stage_key(stage));
+    if (!number_at(j, {"stages_ms", key.c_str(), "p50"})) continue;
+    StageFigures f;
+    f.stage = stage;
+    f.count = whole<uint64_t>(j, {"stages_ms", key.c_str(), "count"});
+    f.p50_ms = num(j, {"stages_ms", key.c_str(), "p50"});
+    f.p99_ms = num(j, {"stages_ms", key.c_str(), "p99"});
+    f.mean_ms = num(j, {"stages_ms", key.c_str(), "mean"});
+    s.stages.push_back(f);
+  }
   if (auto w = j.find("windows"); w != j.end() && w->is_array()) {
     for (const json& x : *w) {
       if (!x.is_object()) continue;

@@ -24,13 +24,9 @@ void add_request_to(MetricsWindow& w, const RequestRecord& r) {
   if (r.outcome != Outcome::kOk) return;
   const StageTimes& t = r.times;
   w.queue_wait_ns.record(t.batched - t.arrival);
-  if (t.prepare_start != TimePoint{}) {
-    w.prepare_wait_ns.record(t.prepare_start - t.arrival);
-    w.prepare_ns.record(t.admitted - t.prepare_start);
-  }
   w.run_ns.record(t.run_end - t.run_start);
-  if (t.post_start != TimePoint{}) w.post_ns.record(t.run_end - t.post_start);
   w.total_ns.record(t.completed - t.arrival);
+  w.stages.add(r);
 }
 
 void add_batch_to(MetricsWindow& w, const BatchRecord& b) {
@@ -48,6 +44,7 @@ void add_depth_to(MetricsWindow& w, const DepthSample& d) {
   w.max_queue_depth = std::max({w.max_queue_depth, d.depth, d.peak});
   ++w.depth_samples;
   w.depth_sum += d.depth;
+  w.preparing_sum += d.preparing;
 }
 
 double ns_to_us(uint64_t ns) { return static_cast<double>(ns) / 1000.0; }
@@ -77,6 +74,12 @@ double MetricsWindow::mean_queue_depth() const {
                             : static_cast<double>(depth_sum) / static_cast<double>(depth_samples);
 }
 
+double MetricsWindow::mean_preparing() const {
+  return depth_samples == 0
+             ? 0.0
+             : static_cast<double>(preparing_sum) / static_cast<double>(depth_samples);
+}
+
 double MetricsWindow::throughput_per_s() const {
   const double seconds = std::chrono::duration<double>(length).count();
   return seconds <= 0.0 ? 0.0 : static_cast<double>(count(Outcome::kOk)) / seconds;
@@ -96,9 +99,7 @@ void MetricsWindow::merge(const MetricsWindow& other) {
   for (int i = 0; i < kOutcomeCount; ++i) outcomes[i] += other.outcomes[i];
   arrivals += other.arrivals;
   queue_wait_ns.merge(other.queue_wait_ns);
-  prepare_wait_ns.merge(other.prepare_wait_ns);
-  prepare_ns.merge(other.prepare_ns);
-  post_ns.merge(other.post_ns);
+  for (int i = 0; i < kRunStageCount; ++i) stages.ns[i].merge(other.stages.ns[i]);
   run_ns.merge(other.run_ns);
   total_ns.merge(other.total_ns);
   batches += other.batches;
@@ -111,6 +112,7 @@ void MetricsWindow::merge(const MetricsWindow& other) {
   max_queue_depth = std::max(max_queue_depth, other.max_queue_depth);
   depth_samples += other.depth_samples;
   depth_sum += other.depth_sum;
+  preparing_sum += other.preparing_sum;
   dropped += other.dropped;
 }
 

@@ -29,6 +29,7 @@
 #include "common/clock.h"
 #include "runs/histogram.h"
 #include "runs/records.h"
+#include "runs/run_stages.h"
 
 namespace batchscope {
 
@@ -46,14 +47,12 @@ struct MetricsWindow {
   uint64_t arrivals = 0;
   // Latencies in nanoseconds, requests with Outcome::kOk only.
   LogHistogram queue_wait_ns;  // batched - arrival
-  // Requests a stage prepared before they were queued (a Python model's
-  // preprocess pool), part of the queue wait: waiting for a process
-  // (prepare_start - arrival) and in it (admitted - prepare_start).
-  LogHistogram prepare_wait_ns;
-  LogHistogram prepare_ns;
-  LogHistogram run_ns;    // run_end - run_start
-  LogHistogram post_ns;   // run_end - post_start: postprocess, part of the run
-  LogHistogram total_ns;  // completed - arrival
+  LogHistogram run_ns;         // run_end - run_start
+  LogHistogram total_ns;       // completed - arrival
+  // The same time in stages that follow one another (run_stages.h): a
+  // preprocess pool's wait and run and the batch wait make up the queue
+  // wait, the model and postprocess the run.
+  RunStages stages;
 
   uint64_t batches = 0;
   std::array<uint64_t, kBatchReasonCount> batch_reasons{};  // by BatchReason
@@ -73,6 +72,7 @@ struct MetricsWindow {
   uint32_t max_queue_depth = 0;
   uint64_t depth_samples = 0;
   uint64_t depth_sum = 0;
+  uint64_t preparing_sum = 0;  // the samples' requests being prepared, for their mean
 
   uint64_t dropped = 0;  // records the engine lost before they were drained
 
@@ -81,6 +81,7 @@ struct MetricsWindow {
   uint64_t requests() const;
   double mean_batch_size() const;
   double mean_queue_depth() const;
+  double mean_preparing() const;
   // The share of padded positions that were padding; 0 without any.
   double padding_waste() const;
   // Requests completed with kOk per second of `length`; 0 when length is 0.

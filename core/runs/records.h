@@ -91,11 +91,14 @@ inline TimePoint finished_at(const BatchRecord& b) {
   return b.run_end != TimePoint{} ? b.run_end : b.batched;
 }
 
-// Queue depth at an instant, and the peak since the previous sample.
+// Queue depth at an instant, and the peak since the previous sample; and
+// the requests a stage was preparing then, not yet queued (a Python model's
+// preprocess pool; 0 without one).
 struct DepthSample {
   TimePoint time{};
   uint32_t depth = 0;
   uint32_t peak = 0;
+  uint32_t preparing = 0;
 };
 
 // What the engine hands over on each drain; vectors are swapped, not copied.

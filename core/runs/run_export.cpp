@@ -172,6 +172,16 @@ std::string run_summary_json(const RunData& run, const RunSummary& s) {
       padding.uint("real", s.real_length);
       padding.uint("padded", s.padded_length);
     }
+    if (!s.stages.empty()) {
+      JsonObject stages(o.key("stages_ms"));
+      for (const StageFigures& f : s.stages) {
+        JsonObject one(stages.key(stage_key(f.stage)));
+        one.uint("count", f.count);
+        one.number("p50", f.p50_ms);
+        one.number("p99", f.p99_ms);
+        one.number("mean", f.mean_ms);
+      }
+    }
     append_config(o.key("config"), run.config);
     o.string("pattern", run.config.pattern);
     std::string& w = o.key("windows");

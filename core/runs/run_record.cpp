@@ -127,6 +127,7 @@ void fold_totals(const RunData& run, RunSummary& s) {
   if (!run.batches.empty()) {
     s.batch_mean = static_cast<double>(size_sum) / static_cast<double>(run.batches.size());
   }
+  s.stages = stage_figures(run.stages);
 
   uint64_t depth_sum = 0;
   for (const DepthSample& d : run.depth) {

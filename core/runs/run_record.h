@@ -18,6 +18,7 @@
 #include "common/clock.h"
 #include "common/options.h"
 #include "runs/records.h"
+#include "runs/run_stages.h"
 
 namespace batchscope {
 
@@ -47,6 +48,8 @@ struct RunData {
   std::vector<RunRequest> requests;
   std::vector<BatchRecord> batches;  // in-process and self-http runs
   std::vector<DepthSample> depth;    // in-process and self-http runs
+  // In-process and self-http runs: the engine's time in each stage.
+  RunStages stages;
 };
 
 struct RunLatency {
@@ -80,6 +83,8 @@ struct RunSummary {
   // All 0 where lengths do not vary.
   uint64_t real_length = 0, padded_length = 0;
   double padding_waste = 0;
+  // The engine's stages (run_stages.h), those any request went through.
+  std::vector<StageFigures> stages;
   std::vector<RunWindow> windows;
 };
 
@@ -96,7 +101,8 @@ std::span<const RunWindow> rate_windows(const RunSummary& s);
 // throughput_rps, latency_ms {p50, p90, p95, p99, p999, max, mean},
 // batch_size {mean, histogram}, queue_depth {mean, max}, send_lag_ms
 // {p50, p99, max}, padding {waste, real, padded} (where lengths vary),
-// config, pattern, windows [...].
+// stages_ms {STAGE: {count, p50, p99, mean}} (where the engine's records
+// were kept), config, pattern, windows [...].
 std::string run_summary_json(const RunData& run, const RunSummary& s);
 std::string run_requests_csv(const RunData& run);
 std::string run_windows_csv(const RunSummary& s);

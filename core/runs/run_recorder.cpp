@@ -36,7 +36,9 @@ void RunRecorder::add(const RecordBatch& records) {
   // Only the start is known yet; the end is applied in finish().
   const TimePoint start = run_.start;
   for (const RequestRecord& r : records.requests) {
-    if (r.times.arrival >= start) run_.requests.push_back(run_request_of(r));
+    if (r.times.arrival < start) continue;
+    run_.requests.push_back(run_request_of(r));
+    run_.stages.add(r);
   }
   for (const BatchRecord& b : records.batches) {
     if (b.batched >= start) run_.batches.push_back(b);

@@ -10,7 +10,10 @@
 // separate intended and actual send time, so both are the arrival time; a
 // request is done when its callback ran, or at the latest stage it reached.
 // A request is reported by the engine only once it has finished, so one still
-// in flight when the run finishes is not in the run.
+// in flight when the run finishes is not in the run. Each request's stage
+// times count in the run's stages as it is kept (finish() is given an end no
+// earlier than the arrivals already reported, so none is counted that the
+// run then drops).
 //
 // Pure: every time comes from the records and the arguments, never a clock.
 // Memory grows with the run (about 64 bytes a request); add() costs time

@@ -242,6 +242,61 @@ void gen_series(const std::vector<HistoryGenRequest>& reqs, const char* colour_t
   }
 }
 
+// Each run's mean time in each stage as a bar of segments, one a stage (the
+// means add up to the time from arrival to the end of the model's run);
+// empty where no run kept stage times.
+std::string stage_chart(const std::vector<HistoryRun>& runs, const std::vector<RunSummary>& sums) {
+  static const char* const kStageColours[kRunStageCount] = {"#b8b83a", "#d9a400", "#3a9a4c",
+                                                            "#9a4ca6", "#cc5533", "#7a5230"};
+  double top = 0;
+  bool present[kRunStageCount] = {};
+  for (const RunSummary& s : sums) {
+    double sum = 0;
+    for (const StageFigures& f : s.stages) {
+      sum += f.mean_ms;
+      present[static_cast<int>(f.stage)] = true;
+    }
+    top = std::max(top, sum);
+  }
+  if (top <= 0) return {};
+  const double w = 620, left = 150, right = 70, row = 26;
+  const double h = 40 + row * static_cast<double>(sums.size());
+  auto px = [&](double ms) { return left + (w - left - right) * ms / top; };
+  std::string o = "<svg class=\"chart\" viewBox=\"0 0 " + num(w) + " " + num(h) +
+                  "\" xmlns=\"http://www.w3.org/2000/svg\" role=\"img\">";
+  for (size_t r = 0; r < sums.size(); ++r) {
+    const double y = 8 + row * static_cast<double>(r);
+    o += "<text x=\"" + num(left - 6) + "\" y=\"" + num(y + 14) + "\" class=\"yt\" fill=\"" +
+         colour(r) + "\">run " + std::to_string(runs[r].id) + "</text>";
+    double at = 0;
+    for (const StageFigures& f : sums[r].stages) {
+      const std::string label(stage_label(f.stage));
+      o += "<rect x=\"" + num(px(at)) + "\" y=\"" + num(y) + "\" width=\"" +
+           num(px(at + f.mean_ms) - px(at)) + "\" height=\"" + num(row - 8) + "\" fill=\"" +
+           kStageColours[static_cast<int>(f.stage)] + "\"><title>" + label + ": mean " +
+           num(f.mean_ms) + " ms, p50 " + num(f.p50_ms) + ", p99 " + num(f.p99_ms) +
+           "</title></rect>";
+      at += f.mean_ms;
+    }
+    if (at > 0)
+      o += "<text x=\"" + num(px(at) + 4) + "\" y=\"" + num(y + 14) + "\" class=\"xt\" " +
+           "text-anchor=\"start\">" + num(at, 2) + " ms</text>";
+  }
+  // The legend: each stage's colour and name, of those any run went through.
+  double lx = 8;
+  const double ly = h - 10;
+  for (int i = 0; i < kRunStageCount; ++i) {
+    if (!present[i]) continue;
+    const std::string label(stage_label(static_cast<RunStage>(i)));
+    o += "<rect x=\"" + num(lx) + "\" y=\"" + num(ly - 9) +
+         "\" width=\"10\" height=\"10\" fill=\"" + kStageColours[i] + "\"/><text x=\"" +
+         num(lx + 14) + "\" y=\"" + num(ly) + "\" class=\"xt\" text-anchor=\"start\">" + label +
+         "</text>";
+    lx += 24 + 6.5 * static_cast<double>(label.size());
+  }
+  return o + "</svg>";
+}
+
 std::string run_name(const HistoryRun& r) { return "run " + std::to_string(r.id) + ": " + r.label; }
 
 constexpr const char* kStyle = R"css(
@@ -311,6 +366,11 @@ std::string run_report_html(const std::vector<HistoryRun>& runs, const std::stri
   o += "<figure><figcaption>Throughput over the run</figcaption>" +
        line_chart(rates, "seconds since the run started", "answers per second") + "</figure>";
   o += "<figure><figcaption>Batch sizes</figcaption>" + batch_chart(sums) + "</figure>";
+  if (const std::string stages = stage_chart(runs, sums); !stages.empty()) {
+    o += "<figure><figcaption>Where the time went: each stage's mean (hover for p50 and "
+         "p99)</figcaption>" +
+         stages + "</figure>";
+  }
   std::vector<Series> ttfts, itls;
   for (size_t i = 0; i < runs.size() && i < generation.size(); ++i) {
     if (generation[i].empty()) continue;

@@ -49,6 +49,14 @@ std::string run_summary_text(const RunData& run, const RunSummary& s) {
                   100.0 * s.padding_waste, static_cast<unsigned long long>(s.real_length),
                   static_cast<unsigned long long>(s.padded_length));
   }
+  if (!s.stages.empty()) {
+    out += "  stages ms    p50 / p99 / mean\n";
+    for (const StageFigures& f : s.stages) {
+      const std::string label(stage_label(f.stage));
+      append_format(out, "    %-16s %.3f / %.3f / %.3f\n", label.c_str(), f.p50_ms, f.p99_ms,
+                    f.mean_ms);
+    }
+  }
   return out;
 }
 

@@ -7,6 +7,7 @@ namespace batchscope {
 
 void EngineRecords::drain() {
   engine_.drain_records(records_);
+  for (const RequestRecord& r : records_.requests) stages_.add(r);
   batches_.insert(batches_.end(), records_.batches.begin(), records_.batches.end());
   depth_.insert(depth_.end(), records_.depth.begin(), records_.depth.end());
 }
@@ -21,6 +22,7 @@ void EngineRecords::join(RunData& run) {
   drain();
   run.batches = std::move(batches_);
   run.depth = std::move(depth_);
+  run.stages = std::move(stages_);
 }
 
 Expected<RunData> run_inproc(const RunnerFactory& factory, const ModelMetadata& metadata,

@@ -26,7 +26,8 @@
 
 namespace batchscope {
 
-// An engine's batch and queue-depth records gathered over a run: hand()
+// An engine's batch and queue-depth records, and its requests' stage times,
+// gathered over a run: hand()
 // drains what is new into a progress report and keeps it; join() drains the
 // rest, after the engine stopped, and moves them all into the run.
 // Thread-safety: one thread at a time (the load's feeder, then the caller).
@@ -43,6 +44,7 @@ class EngineRecords {
   RecordBatch records_;  // the last drain's
   std::vector<BatchRecord> batches_;
   std::vector<DepthSample> depth_;
+  RunStages stages_;
 };
 
 // `inputs` are sent in turn; empty: 64 seeded inputs built from `metadata`

@@ -90,5 +90,22 @@ TEST(ModelLoader, APythonModelKeepsWhatRequestsSendApartFromWhatItsLanesRun) {
   EXPECT_EQ(t->lane_metadata.inputs[0].name, t->metadata.inputs[0].name);
 }
 
+TEST(ModelLoader, APythonModelRunsTheClassTheRequestNames) {
+  ModelRequest r;
+  r.path = std::string(BATCHSCOPE_SOURCE_DIR) + "/tests/python/handlers/two_classes.py";
+  r.options.max_batch_size = 4;
+  const auto quiet = [](int, const std::string&) {};
+  // Two classes with a predict, none named: the load says which to name.
+  auto none = make_model_loader(1)(r, quiet);
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(none.error().message.find("--class"), std::string::npos) << none.error().message;
+  r.python.class_name = "Second";
+  auto second = make_model_loader(1)(r, quiet);
+  ASSERT_TRUE(second.ok()) << second.error().message;
+  EXPECT_EQ(second->metadata.max_batch_size, 8u);  // Second's own
+  ASSERT_TRUE(second->python.has_value());
+  EXPECT_EQ(second->python->class_name, "Second");
+}
+
 }  // namespace
 }  // namespace batchscope

@@ -197,5 +197,42 @@ TEST(HistoryFigures, TheReportOfAPythonModelsRunsSaysWhatRanThem) {
   EXPECT_EQ(html.find(">150%</text>"), std::string::npos);
 }
 
+TEST(HistoryFigures, StageTimesComeBackAsFiguresAndInTheSummary) {
+  RunData run = sample_run(20);
+  RequestRecord r;
+  r.times.arrival = TimePoint(std::chrono::seconds(1));
+  r.times.admitted = r.times.arrival;
+  r.times.batched = r.times.arrival + std::chrono::milliseconds(2);
+  r.times.run_start = r.times.batched;
+  r.times.run_end = r.times.run_start + std::chrono::milliseconds(5);
+  r.times.completed = r.times.run_end;
+  run.stages.add(r);
+  const RunSummary s = summarize_run(run);
+  const std::string json = run_summary_json(run, s);
+  const auto figs = summary_figures(json);
+  ASSERT_TRUE(figure(figs, "model_p50_ms").has_value()) << json;
+  EXPECT_NEAR(*figure(figs, "model_p50_ms"), 5.0, 0.05);
+  EXPECT_NEAR(*figure(figs, "batch_wait_p99_ms"), 2.0, 0.02);
+  EXPECT_FALSE(figure(figs, "preprocess_p50_ms").has_value());
+  const RunSummary back = summary_from_json(json);
+  ASSERT_EQ(back.stages.size(), s.stages.size());
+  EXPECT_EQ(back.stages[2].stage, RunStage::kModel);
+  EXPECT_EQ(back.stages[2].count, 1u);
+  EXPECT_DOUBLE_EQ(back.stages[2].mean_ms, 5.0);
+  // The report draws each run's stages as a bar, and names only those a
+  // request went through; a run without them draws none.
+  HistoryRun h;
+  h.id = 3;
+  h.kind = "bench";
+  h.summary = json;
+  const std::string html = run_report_html({h}, "m", "Batchscope test", "now");
+  EXPECT_NE(html.find("Where the time went"), std::string::npos);
+  EXPECT_NE(html.find("<title>model: mean 5"), std::string::npos) << html;
+  EXPECT_NE(html.find(">7 ms</text>"), std::string::npos);  // 2 waiting + 5 in the model
+  EXPECT_EQ(html.find(">preprocess wait</text>"), std::string::npos);
+  h.summary = run_summary_json(RunData{}, summarize_run(RunData{}));
+  EXPECT_EQ(run_report_html({h}, "m", "t", "now").find("Where the time went"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace batchscope

@@ -133,12 +133,12 @@ TEST(MetricsAggregatorTest, PrepareAndPostprocessStagesOnlyWhereTheRecordsMarkTh
   m.fold(b);
   ASSERT_EQ(m.windows().size(), 1u);
   const MetricsWindow& w = m.windows()[0];
-  ASSERT_EQ(w.prepare_wait_ns.count(), 1u);
-  EXPECT_EQ(w.prepare_wait_ns.max(), 200'000u);
-  ASSERT_EQ(w.prepare_ns.count(), 1u);
-  EXPECT_EQ(w.prepare_ns.max(), 700'000u);
-  ASSERT_EQ(w.post_ns.count(), 1u);
-  EXPECT_EQ(w.post_ns.max(), 40'000u);
+  ASSERT_EQ(w.stages.of(RunStage::kPreprocessWait).count(), 1u);
+  EXPECT_EQ(w.stages.of(RunStage::kPreprocessWait).max(), 200'000u);
+  ASSERT_EQ(w.stages.of(RunStage::kPreprocess).count(), 1u);
+  EXPECT_EQ(w.stages.of(RunStage::kPreprocess).max(), 700'000u);
+  ASSERT_EQ(w.stages.of(RunStage::kPostprocess).count(), 1u);
+  EXPECT_EQ(w.stages.of(RunStage::kPostprocess).max(), 40'000u);
   EXPECT_EQ(w.run_ns.count(), 2u);
 }
 

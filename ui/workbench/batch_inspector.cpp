@@ -162,7 +162,7 @@ void BatchInspector::make_timeline() {
 std::vector<InspectedBatch> BatchInspector::inspect(const RecordBatch& records) const {
   std::vector<InspectedBatch> fresh;
   fresh.reserve(records.batches.size());
-  for (const BatchRecord& b : records.batches) fresh.push_back({b, {}});
+  for (const BatchRecord& b : records.batches) fresh.push_back(InspectedBatch{.batch = b});
   // Newest on top means most recently finished: lanes finish out of id order.
   std::stable_sort(fresh.begin(), fresh.end(), [](const auto& x, const auto& y) {
     return finished_at(x.batch) < finished_at(y.batch);

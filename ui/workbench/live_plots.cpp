@@ -46,6 +46,21 @@ void fit_y(QCPAxisRect* rect, double span) {
   rect->axis(QCPAxis::atLeft)->setRange(0, std::max(1.0, upper * 1.15));
 }
 
+// Shows or hides `g` with its entry in `rect`'s legend.
+void show_graph(QCPGraph* g, QCPAxisRect* rect, bool shown) {
+  if (shown == g->visible()) return;
+  g->setVisible(shown);
+  auto* legend = panel_legend(rect);
+  if (shown)
+    g->addToLegend(legend);
+  else
+    g->removeFromLegend(legend);
+}
+
+bool any_number(const std::vector<double>& v) {
+  return std::any_of(v.begin(), v.end(), [](double x) { return x == x; });
+}
+
 }  // namespace
 
 namespace {
@@ -64,12 +79,14 @@ uint64_t fingerprint(const Windows& windows, size_t i, size_t j) {
 template <class Windows>
 PlotBin make_bin(const Windows& windows, size_t i, size_t j, double per_s) {
   LogHistogram total, sizes;
+  std::array<LogHistogram, kRunStageCount> stages;
   uint64_t arrivals = 0, ok = 0, rejected = 0, batches = 0, batch_sum = 0, depth_n = 0,
-           depth_sum = 0, padded = 0, real = 0;
+           depth_sum = 0, preparing_sum = 0, padded = 0, real = 0;
   uint32_t depth_max = 0;
   for (size_t w = i; w < j; ++w) {
     const MetricsWindow& m = windows[w];
     total.merge(m.total_ns);
+    for (int st = 0; st < kRunStageCount; ++st) stages[st].merge(m.stages.ns[st]);
     sizes.merge(m.batch_sizes);
     arrivals += m.arrivals;
     ok += m.count(Outcome::kOk);
@@ -80,6 +97,7 @@ PlotBin make_bin(const Windows& windows, size_t i, size_t j, double per_s) {
     real += m.real_length;
     depth_n += m.depth_samples;
     depth_sum += m.depth_sum;
+    preparing_sum += m.preparing_sum;
     depth_max = std::max(depth_max, m.max_queue_depth);
   }
   PlotBin b;
@@ -89,8 +107,14 @@ PlotBin make_bin(const Windows& windows, size_t i, size_t j, double per_s) {
   b.p90_ms = has ? l.p90_us / 1000 : kNaN;
   b.p99_ms = has ? l.p99_us / 1000 : kNaN;
   b.max_ms = has ? l.max_us / 1000 : kNaN;
+  for (int st = 0; st < kRunStageCount; ++st) {
+    b.stage_p50_ms[st] =
+        stages[st].empty() ? kNaN : static_cast<double>(stages[st].quantile(0.5)) / 1e6;
+  }
   b.depth_mean = depth_n ? static_cast<double>(depth_sum) / static_cast<double>(depth_n) : kNaN;
   b.depth_max = depth_n ? depth_max : kNaN;
+  b.preparing_mean =
+      depth_n ? static_cast<double>(preparing_sum) / static_cast<double>(depth_n) : kNaN;
   b.batch_mean = batches ? static_cast<double>(batch_sum) / static_cast<double>(batches) : kNaN;
   b.padding_pct =
       padded ? 100.0 * (1.0 - static_cast<double>(real) / static_cast<double>(padded)) : kNaN;
@@ -147,9 +171,12 @@ PlotSeries series(const Windows& windows, Duration length, double target, double
     out.p90_ms.push_back(bin.p90_ms);
     out.p99_ms.push_back(bin.p99_ms);
     out.max_ms.push_back(bin.max_ms);
+    for (int st = 0; st < kRunStageCount; ++st)
+      out.stage_p50_ms[st].push_back(bin.stage_p50_ms[st]);
     out.target_ms.push_back(target);
     out.depth_mean.push_back(bin.depth_mean);
     out.depth_max.push_back(bin.depth_max);
+    out.preparing_mean.push_back(bin.preparing_mean);
     out.batch_mean.push_back(bin.batch_mean);
     out.padding_pct.push_back(bin.padding_pct);
     out.offered.push_back(bin.offered);
@@ -221,9 +248,24 @@ void LivePlots::make_panels() {
   p90_->setBrush(QColor(40, 100, 190, 70));
   p90_->setChannelFillGraph(p50_);
   target_ = line(plot_, lat_, "p99 target", QColor(200, 40, 40), Qt::DotLine, 1.4);
+  // Each stage's median, thin, in colours away from the fan's blues.
+  const QColor stage_colours[kRunStageCount] = {
+      QColor(150, 150, 40),  // preprocess wait
+      QColor(200, 150, 0),   // preprocess
+      QColor(40, 150, 60),   // batch wait
+      QColor(150, 60, 160),  // lane wait
+      QColor(200, 80, 40),   // model
+      QColor(120, 80, 40),   // postprocess
+  };
+  for (int st = 0; st < kRunStageCount; ++st) {
+    const QString name = QString::fromUtf8(stage_label(static_cast<RunStage>(st))) + " p50";
+    stages_[st] = line(plot_, lat_, name, stage_colours[st], Qt::DashDotLine, 1.2);
+  }
   depth_mean_ = line(plot_, depth_, "mean", QColor(20, 130, 90), Qt::SolidLine, 1.8);
   depth_mean_->setBrush(QColor(20, 130, 90, 40));
   depth_max_ = line(plot_, depth_, "max", QColor(120, 120, 120), Qt::DashLine, 1.0);
+  preparing_ =
+      line(plot_, depth_, "being prepared (mean)", QColor(200, 150, 0), Qt::SolidLine, 1.4);
   batch_points_ = line(plot_, batch_, "each batch", QColor(200, 100, 20, 90));
   batch_points_->setLineStyle(QCPGraph::lsNone);
   // A small pixmap per batch: far cheaper to draw than antialiased discs.
@@ -256,6 +298,15 @@ void LivePlots::make_panels() {
     for (QCPGraph* g : r->graphs()) legend->addItem(new QCPPlottableLegendItem(legend, g));
   }
   padding_->removeFromLegend(panel_legend(batch_));  // until a batch is padded
+  // The fan and the stages' medians: five entries a row, so that eleven fit
+  // the panel's width.
+  panel_legend(lat_)->setWrap(5);
+  preparing_->setVisible(false);  // until a stage prepares a request
+  preparing_->removeFromLegend(panel_legend(depth_));
+  for (QCPGraph* g : stages_) {  // until a request goes through it
+    g->setVisible(false);
+    g->removeFromLegend(panel_legend(lat_));
+  }
   batch_->axis(QCPAxis::atRight)->setVisible(false);
   auto* hist_legend = panel_legend(hist_);
   hist_legend->setVisible(false);
@@ -326,30 +377,22 @@ void LivePlots::show_series(const PlotSeries& p, const Options& in_force, double
   set(max_, p.x, p.max_ms);
   set(target_, p.x, p.target_ms);
   // The target line, and its legend entry, only where a strategy aims at it.
-  const bool aims = in_force.strategy == StrategyKind::kAdaptive;
-  if (aims != target_->visible()) {
-    target_->setVisible(aims);
-    auto* legend = panel_legend(lat_);
-    if (aims)
-      target_->addToLegend(legend);
-    else
-      target_->removeFromLegend(legend);
+  show_graph(target_, lat_, in_force.strategy == StrategyKind::kAdaptive);
+  for (int st = 0; st < kRunStageCount; ++st) {
+    set(stages_[st], p.x, p.stage_p50_ms[st]);
+    show_graph(stages_[st], lat_, any_number(p.stage_p50_ms[st]));
   }
   set(depth_mean_, p.x, p.depth_mean);
   set(depth_max_, p.x, p.depth_max);
+  set(preparing_, p.x, p.preparing_mean);
+  show_graph(preparing_, depth_,
+             std::any_of(p.preparing_mean.begin(), p.preparing_mean.end(),
+                         [](double v) { return v > 0; }));
   set(batch_mean_, p.x, p.batch_mean);
   set(padding_, p.x, p.padding_pct);
-  const bool padded =
-      std::any_of(p.padding_pct.begin(), p.padding_pct.end(), [](double v) { return v == v; });
-  if (padded != padding_->visible()) {
-    padding_->setVisible(padded);
-    batch_->axis(QCPAxis::atRight)->setVisible(padded);
-    auto* legend = panel_legend(batch_);
-    if (padded)
-      padding_->addToLegend(legend);
-    else
-      padding_->removeFromLegend(legend);
-  }
+  const bool padded = any_number(p.padding_pct);
+  show_graph(padding_, batch_, padded);
+  batch_->axis(QCPAxis::atRight)->setVisible(padded);
   set(offered_, p.x, p.offered);
   set(completed_, p.x, p.completed);
   set(rejected_, p.x, p.rejected);
@@ -404,9 +447,10 @@ void LivePlots::clear() {
   dirty_ = true;
   cache_ = PlotBinCache{};
   batches_in_span_ = 0;
-  for (QCPGraph* g : {p50_, p90_, p99_, max_, target_, depth_mean_, depth_max_, batch_points_,
-                      batch_mean_, padding_, offered_, completed_, rejected_})
+  for (QCPGraph* g : {p50_, p90_, p99_, max_, target_, depth_mean_, depth_max_, preparing_,
+                      batch_points_, batch_mean_, padding_, offered_, completed_, rejected_})
     g->data()->clear();
+  for (QCPGraph* g : stages_) g->data()->clear();
   histogram_->data()->clear();
   plot_->replot(QCustomPlot::rpQueuedReplot);
 }
@@ -414,6 +458,10 @@ void LivePlots::clear() {
 bool LivePlots::save_png(const QString& path) { return plot_->savePng(path, 0, 0, 1.0); }
 
 int LivePlots::plotted_windows() const { return p50_->data()->size(); }
+
+bool LivePlots::preparing_shown() const { return preparing_->visible(); }
+
+bool LivePlots::stage_shown(RunStage s) const { return stages_[static_cast<int>(s)]->visible(); }
 
 int LivePlots::plotted_batches() const { return batch_points_->data()->size(); }
 

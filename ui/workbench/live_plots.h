@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The workbench's live plots: four panels sharing the time axis (seconds
-// ago) — the latency fan p50/p90/p99/max with the p99 target; queue depth;
+// ago) — the latency fan p50/p90/p99/max with the p99 target and the
+// median of each stage a request went through (run_stages.h); queue depth;
 // batch sizes (every batch as a point, the mean per window, and a histogram
 // over the span beside it); offered, completed and rejected requests per
 // second. draw() maps one monitor snapshot plus the batches drained since
@@ -10,6 +11,7 @@
 // Thread-safety: GUI thread only.
 
 #include <QWidget>
+#include <array>
 #include <deque>
 #include <map>
 #include <unordered_map>
@@ -17,6 +19,7 @@
 
 #include "batching/monitor.h"
 #include "runs/records.h"
+#include "runs/run_stages.h"
 
 class QCustomPlot;
 class QCPGraph;
@@ -36,7 +39,11 @@ namespace batchscope {
 struct PlotSeries {
   std::vector<double> x;
   std::vector<double> p50_ms, p90_ms, p99_ms, max_ms, target_ms;
+  // Each stage's median, indexed by RunStage; NaN where no request went
+  // through it.
+  std::array<std::vector<double>, kRunStageCount> stage_p50_ms;
   std::vector<double> depth_mean, depth_max;
+  std::vector<double> preparing_mean;  // requests in a preprocess pool, not yet queued
   std::vector<double> batch_mean;
   std::vector<double> padding_pct;  // padding waste in %; NaN where lengths do not vary
   std::vector<double> offered, completed, rejected;  // requests per second
@@ -49,7 +56,8 @@ struct PlotSeries {
 struct PlotBin {
   uint64_t fingerprint = 0;
   double p50_ms = 0, p90_ms = 0, p99_ms = 0, max_ms = 0;
-  double depth_mean = 0, depth_max = 0, batch_mean = 0, padding_pct = 0;
+  std::array<double, kRunStageCount> stage_p50_ms{};
+  double depth_mean = 0, depth_max = 0, preparing_mean = 0, batch_mean = 0, padding_pct = 0;
   double offered = 0, completed = 0, rejected = 0;
   std::vector<std::pair<uint32_t, uint64_t>> sizes;  // batch size -> batches
 };
@@ -96,7 +104,11 @@ class LivePlots : public QWidget {
   bool save_png(const QString& path);
 
   QCustomPlot* plot() const { return plot_; }
-  int plotted_windows() const;       // points in the p50 line
+  int plotted_windows() const;   // points in the p50 line
+  bool preparing_shown() const;  // the line of requests being prepared
+  // Whether a stage's median line is shown (some request in the span went
+  // through it).
+  bool stage_shown(RunStage s) const;
   int plotted_batches() const;       // points drawn: one per size per pixel column
   uint64_t batches_in_span() const;  // batches those points stand for
   double histogram_count(uint32_t size) const;
@@ -112,7 +124,8 @@ class LivePlots : public QWidget {
   QCPAxisRect *lat_ = nullptr, *depth_ = nullptr, *batch_ = nullptr, *hist_ = nullptr,
               *tput_ = nullptr;
   QCPGraph *p50_ = nullptr, *p90_ = nullptr, *p99_ = nullptr, *max_ = nullptr, *target_ = nullptr;
-  QCPGraph *depth_mean_ = nullptr, *depth_max_ = nullptr;
+  std::array<QCPGraph*, kRunStageCount> stages_{};  // shown where a request went through it
+  QCPGraph *depth_mean_ = nullptr, *depth_max_ = nullptr, *preparing_ = nullptr;
   QCPGraph *batch_points_ = nullptr, *batch_mean_ = nullptr, *padding_ = nullptr;
   QCPBars* histogram_ = nullptr;
   QCPGraph *offered_ = nullptr, *completed_ = nullptr, *rejected_ = nullptr;

@@ -88,7 +88,8 @@ Expected<uint16_t> WorkbenchWindow::start_server(const std::string& host, uint16
   if (server_) return server_port_;
   if (!engine_) return no_engine().error();
   service_ = std::make_unique<InferenceService>(
-      *engine_, ServiceInfo{model_.metadata, model_.device, config_.version});
+      *engine_,
+      ServiceInfo{.model = model_.metadata, .device = model_.device, .version = config_.version});
   service_->set_access(config_.access);
   HttpServerOptions listener;
   listener.max_connections = config_.max_connections;

@@ -280,6 +280,9 @@ void WorkbenchWindow::load_model(ModelRequest request) {
     return;
   }
   request.options = engine_ ? engine_->status().options : config_.options;
+  // The Python model the window was started on keeps its --class, --python
+  // and --model-option when it is loaded again.
+  if (request.path == config_.model.path) request.python = config_.model.python;
   request.cancel = CancelToken();  // a fresh one: the last load's may be cancelled, for good
   load_cancel_ = request.cancel;
   model_panel_->set_loading(true);

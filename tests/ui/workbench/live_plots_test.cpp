@@ -104,6 +104,40 @@ TEST(PlotSeries, TheHistogramHoldsEveryBatchInTheSpanWhenWindowsAreBinned) {
   EXPECT_NEAR(p.x[1], -1.1, 1e-9);  // a bin starts where the span does
 }
 
+TEST(PlotSeries, EachStageHasItsMedianWhereRequestsWentThroughIt) {
+  // Requests of the records above spend 0 in a lane's queue and their whole
+  // latency in the model; a prepared one adds the preprocess stages.
+  RecordBatch rb = records();
+  RequestRecord r = request(kT0 + milliseconds(20), milliseconds(8));
+  r.times.prepare_start = r.times.arrival + milliseconds(1);
+  r.times.admitted = r.times.arrival + milliseconds(3);
+  r.times.batched = r.times.run_start = r.times.arrival + milliseconds(4);
+  rb.requests.push_back(r);
+  const PlotSeries p = plot_series(snapshot(rb), 60);
+  ASSERT_EQ(p.x.size(), 3u);
+  const auto& model = p.stage_p50_ms[static_cast<int>(RunStage::kModel)];
+  EXPECT_NEAR(model[0], 5.0, 0.05);  // 1..10 ms and 4 ms: the median of eleven
+  EXPECT_TRUE(std::isnan(model[1]));
+  EXPECT_NEAR(p.stage_p50_ms[static_cast<int>(RunStage::kPreprocess)][0], 2.0, 0.02);
+  EXPECT_NEAR(p.stage_p50_ms[static_cast<int>(RunStage::kPreprocessWait)][0], 1.0, 0.01);
+  EXPECT_TRUE(std::isnan(p.stage_p50_ms[static_cast<int>(RunStage::kPostprocess)][0]));
+
+  LivePlots plots;
+  plots.resize(1000, 700);
+  EXPECT_TRUE(plots.draw(snapshot(records()), 1));
+  EXPECT_TRUE(plots.stage_shown(RunStage::kModel));
+  EXPECT_TRUE(plots.stage_shown(RunStage::kBatchWait));
+  EXPECT_FALSE(plots.stage_shown(RunStage::kPreprocess));  // nothing prepared
+  EXPECT_FALSE(plots.preparing_shown());
+  rb.depth.push_back(DepthSample{kT0 + milliseconds(30), 2, 2, 5});
+  EXPECT_TRUE(plots.draw(snapshot(rb), 10));
+  EXPECT_TRUE(plots.stage_shown(RunStage::kPreprocess));
+  EXPECT_FALSE(plots.stage_shown(RunStage::kPostprocess));
+  EXPECT_TRUE(plots.preparing_shown());
+  // Two samples in the first window, 0 and 5 being prepared.
+  EXPECT_DOUBLE_EQ(plot_series(snapshot(rb), 60).preparing_mean[0], 2.5);
+}
+
 TEST(LivePlots, DrawEveryBatchAsAPointAndTheHistogramUpToTheNewestCompleteWindow) {
   LivePlots plots;
   plots.resize(1000, 700);
