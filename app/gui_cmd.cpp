@@ -34,7 +34,8 @@ std::string gui_help() {
          "Opens the workbench window (docs/workbench.md): live latency, queue, batch size and\n"
          "throughput plots, the batching options applied live, traffic, the model and its\n"
          "cost, an HTTP listener, a batch inspector and recorded runs. Default model\n"
-         "models/mlp.pt with Poisson traffic at 1500 req/s (--rate), unless --no-traffic.\n"
+         "models/mlp.pt with Poisson traffic at half what the model serves, at most 1500\n"
+         "req/s (--rate R: R), unless --no-traffic.\n"
          "--listen PORT starts the listener at once, guarded by --token TOKEN (default\n"
          "$BATCHSCOPE_TOKEN), --no-remote-config and --max-connections N as serve's.\n"
          "The window remembers its layout and choices; flags win, --fresh ignores them.\n"
@@ -174,6 +175,7 @@ int run_gui(int argc, char** argv, const std::vector<std::string>& args) {
   cfg.listen_port = w->listen_port;
   cfg.max_connections = w->max_connections;
   if (w->rate > 0) cfg.traffic_rate = w->rate;
+  cfg.traffic_rate_given = w->rate > 0;
   cfg.start_traffic = !w->no_traffic;
 
   QApplication app(argc, argv);

@@ -63,7 +63,18 @@ struct LoadedModel {
   // yet, or it was refused (kept_note says why).
   std::optional<CostModel> kept;
   std::string kept_note;
+  // A class with preprocess and examples: the median time one pool process
+  // takes to prepare a request, measured as the model loads; 0 unmeasured.
+  double preprocess_us = 0;
 };
+
+// The requests per second a window starts its traffic at for `m` under
+// `o`: half of what the model can serve, as far as the load measured it
+// (the lanes' best b / t(b) for b up to max_batch_size; with a measured
+// preprocess, the pool's processes or, at preprocess_workers 0, the lanes
+// preparing each request too), at most `most`, rounded to two significant
+// digits. `most` where nothing was measured.
+double starting_rate(const LoadedModel& m, const Options& o, double most);
 
 // Progress of a load: percent 0..100 and what is being done. May be called
 // from any thread.

@@ -105,7 +105,7 @@ Status profile_preprocess(const LocalModel& model, uint32_t most, double seconds
   }
   // A lane's batch of raw requests against the same requests prepared.
   const size_t b = std::min<size_t>({8, prepared.size(), model.metadata().max_batch_size});
-  if (b == 0) return Status::Ok();
+  if (b == 0 || !lane) return Status::Ok();
   std::vector<double> per_request;
   const auto until = Steady::now() + std::chrono::duration<double>(seconds_per_step);
   for (int round = 0; round < 200 && (round < 16 || Steady::now() < until); ++round) {

@@ -23,7 +23,8 @@
 namespace batchscope {
 
 // `lane`: one lane of the model as the engine makes it (a raw request is
-// prepared in it, one the pool gave back is not). Does nothing for a model
+// prepared in it, one the pool gave back is not); null measures the pool
+// alone. Does nothing for a model
 // without preprocess, or whose class gives no examples. Errors: the pool
 // or the lane failing.
 Status profile_preprocess(const LocalModel& model, uint32_t most, double seconds_per_step,

@@ -17,6 +17,7 @@
 #ifdef BATCHSCOPE_WITH_TORCH
 #include "common/metadata_json.h"
 #include "model/model_profile.h"
+#include "model/preprocess_profile.h"
 #include "torch/describe.h"
 #include "torch/profile.h"
 #include "torch/torch_info.h"
@@ -226,6 +227,18 @@ Expected<LoadedModel> load_torch(const ModelRequest& r, const LoadProgress& prog
   m.c_us = prof->c_us;
   m.asymptotic_speedup = prof->asymptotic_speedup;
 
+  if (m.stage && !model->metadata().examples.empty()) {
+    // What one pool process takes a request, for the traffic's starting
+    // rate and the panel: a short measure, one process busy.
+    if (r.cancel.cancelled()) return cancelled(r);
+    progress(99, "Measuring preprocess on the class's examples");
+    ProfileResult pre;
+    if (Status s = profile_preprocess(*model, 1, 0.3, nullptr, pre); !s) return s.error();
+    if (!pre.preprocess_pool_us.empty() && !pre.preprocess_pool_us[0].empty()) {
+      const std::vector<double>& q = pre.preprocess_pool_us[0];
+      m.preprocess_us = q[q.size() / 2];
+    }
+  }
   if (std::string(model->runtime()) == "Python") {
     m.runtime = "Python";
     m.blas = "the handler's own, in a worker process per lane (" + choice.python.interpreter + ")";

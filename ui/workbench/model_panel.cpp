@@ -372,6 +372,9 @@ void ModelPanel::show_runtime() {
       const WorkerHealth p = m.preprocess->health();
       t += QString(" · preprocess pool: %1 ready").arg(p.ready);
       if (p.restarts > 0) t += QString(", %1 restarted").arg(p.restarts);
+      if (m.preprocess_us > 0)
+        t += QString(" · preprocess %1 ms a request in one process")
+                 .arg(m.preprocess_us / 1000, 0, 'f', m.preprocess_us < 10'000 ? 2 : 1);
     }
     runtime_->setText(t);
   }

@@ -75,6 +75,7 @@ void WorkbenchWindow::restore_settings() {
   span_->setCurrentIndex(std::clamp(s.value("view/span", 1).toInt(), 0, 2));
   traffic_->set_pattern(s.value("traffic/pattern", "poisson").toString());
   traffic_->set_rate(s.value("traffic/rate", config_.traffic_rate).toDouble());
+  if (s.contains("traffic/rate")) config_.traffic_rate_given = true;
   traffic_->set_concurrency(s.value("traffic/concurrency", 16).toInt());
   traffic_->set_lengths(s.value("traffic/lengths").toString());
   traffic_->set_target(

@@ -340,7 +340,8 @@ void WorkbenchWindow::swap_in(std::shared_ptr<Loaded> loaded) {
     if (loaded->engine) loaded->engine->stop(StopMode::kFail);
     return;
   }
-  const bool had_traffic = traffic_->running() || (first_model_ && config_.start_traffic);
+  const bool first = first_model_;
+  const bool had_traffic = traffic_->running() || (first && config_.start_traffic);
   const bool had_server = server_running() || (first_model_ && config_.listen_port >= 0);
   const uint16_t port = server_running()           ? server_port_
                         : config_.listen_port >= 0 ? static_cast<uint16_t>(config_.listen_port)
@@ -372,6 +373,9 @@ void WorkbenchWindow::swap_in(std::shared_ptr<Loaded> loaded) {
   if (had_server) {
     auto p = start_server(host_->text().toStdString(), port);
     if (!p) server_label_->setText(QString::fromStdString(p.error().message));
+  }
+  if (first && !config_.traffic_rate_given) {
+    traffic_->set_rate(starting_rate(model_, engine_->status().options, config_.traffic_rate));
   }
   if (had_traffic) (void)traffic_->start();  // a refusal shows in the traffic panel
 }

@@ -75,8 +75,12 @@ struct WorkbenchConfig {
   Options options;                    // the starting options
   std::vector<std::string> devices = {"cpu"};
   QString models_dir = "models";
-  std::string version;            // reported by the HTTP listener
-  double traffic_rate = 1500;     // requests/s of the traffic started at launch
+  std::string version;         // reported by the HTTP listener
+  double traffic_rate = 1500;  // requests/s of the traffic started at launch
+  // False: the first model's traffic starts at half what it can serve, as
+  // far as its load measured (starting_rate), at most traffic_rate; a
+  // rate saved by this machine counts as given.
+  bool traffic_rate_given = false;
   bool start_traffic = true;      // once the first model is ready
   int listen_port = -1;           // >= 0: start the HTTP listener at launch (0: any free port)
   ServiceAccess access;           // the listener's bearer token and read-only configuration
