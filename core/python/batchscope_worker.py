@@ -58,6 +58,7 @@ F_PID = (72, "<Q")
 F_OUTPUTS_AT = (80, "<Q")
 F_FLAGS = (88, "<I")
 F_POST_NS = (96, "<Q")
+F_LENGTH = (104, "<Q")
 
 CMD_PREDICT, CMD_GROWN, CMD_QUIT, CMD_DROP, CMD_PREPROCESS = 1, 2, 3, 4, 5
 (ST_OK, ST_READY, ST_RAISED, ST_BAD_OUTPUT, ST_NEED_SPACE, ST_START_FAILED, ST_DROPPED,
@@ -463,11 +464,24 @@ class Worker:
         if flags & FLAG_KEEP:
             self.kept.append([a if a.flags.owndata else a.copy() for a in arrays])
             region.put(F_OUTPUTS, 0)
+            region.put(F_LENGTH, self.length_of(arrays))
             self.reply(ST_OK)
             return
         codes = [DTYPES.index(s["datatype"]) for s in self.model_inputs]
         if self.write_outputs([a[None] for a in arrays], outputs_at, codes):
             self.reply(ST_OK)
+
+    def length_of(self, arrays):
+        """A prepared request's length, as Batchscope's request_length() reads
+        it: along the first varying dimension of the first non-BYTES input
+        that has one; 0 where none varies."""
+        for spec, a in zip(self.model_inputs, arrays):
+            if spec["datatype"] == "BYTES":
+                continue
+            for d, n in enumerate(spec["shape"][1:]):
+                if n < 0 and d < a.ndim:
+                    return a.shape[d]
+        return 0
 
     def check_prepared(self, result):
         """preprocess's result as arrays in predict's input order, or an error text."""

@@ -120,6 +120,7 @@ Expected<std::vector<Tensors>> PythonRunner::prepare_then_predict(std::span<Tens
                                                                   int64_t deadline) {
   faults_.assign(reqs.size(), Status::Ok());
   std::vector<size_t> kept;
+  std::vector<int64_t> lengths;  // the kept requests' own, as the worker prepared them
   for (size_t i = 0; i < reqs.size(); ++i) {
     const bool raw = !prepared_[i];
     const auto& specs = raw ? setup_.served.inputs : setup_.metadata.inputs;
@@ -133,6 +134,8 @@ Expected<std::vector<Tensors>> PythonRunner::prepare_then_predict(std::span<Tens
     if (!reply) return reply.error();  // the worker was lost: the batch fails
     if (*reply == Reply::kOk) {
       kept.push_back(i);
+      lengths.push_back(static_cast<int64_t>(
+          std::min<uint64_t>(get_u64(client_.region(), kFieldLength), INT32_MAX)));
     } else if (*reply == Reply::kRaised || *reply == Reply::kBadOutput) {
       faults_[i] = preprocess_fault(*reply, read_message(client_.region()));
     } else {
@@ -166,7 +169,7 @@ Expected<std::vector<Tensors>> PythonRunner::prepare_then_predict(std::span<Tens
   auto reply =
       client_.call(Command::kPredict, kFromKept | predict_flags(), batch, deadline, "predict");
   if (!reply) return reply.error();
-  auto rows = read_answer(batch, *reply, {}, kept);
+  auto rows = read_answer(batch, *reply, lengths, kept);
   if (!rows) {
     // The whole batch failed in predict: every request kept gets its error.
     for (size_t i : kept) faults_[i] = rows.error();
@@ -239,10 +242,6 @@ Expected<std::vector<Tensors>> PythonRunner::predict(std::span<Tensors> reqs, in
     }
     write_entry(region, k, e);
   }
-  put_u32(region, kFieldBatch, batch);
-  put_u32(region, kFieldInputs, static_cast<uint32_t>(entries.size()));
-  put_u32(region, kFieldOutputs, 0);
-  put_u64(region, kFieldOutputsAt, outputs_at);
   put_u32(region, kFieldBatch, batch);
   put_u32(region, kFieldInputs, static_cast<uint32_t>(entries.size()));
   put_u32(region, kFieldOutputs, 0);

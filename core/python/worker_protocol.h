@@ -62,6 +62,10 @@ enum Field : size_t {
   kFieldOutputsAt = 80,     // u64, where the outputs may start
   kFieldFlags = 88,         // u32, a command's Flag bits
   kFieldPostNs = 96,        // u64, postprocess's own time (all rows), 0 without
+  // u64, a kept request's length (kPreprocess with kKeep): its size along
+  // the first -1 dimension of the first non-BYTES input that has one
+  // (request_length()), 0 where none varies.
+  kFieldLength = 104,
 };
 
 // kPreprocess: one request's inputs (table slots from 0, a batch dimension

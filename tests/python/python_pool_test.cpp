@@ -55,8 +55,8 @@ struct Model {
   ModelMetadata served;
 };
 
-Model prepared_model() {
-  PythonSpec spec = test::spec(test::handler("prepared.py"));
+Model prepared_model(const char* file = "prepared.py") {
+  PythonSpec spec = test::spec(test::handler(file));
   auto h = describe_python(spec);
   EXPECT_TRUE(h.ok()) << h.error().message;
   Model m;
@@ -89,6 +89,37 @@ Options options(uint32_t preprocess_workers) {
   o.preprocess_workers = preprocess_workers;
   return o;
 }
+
+// Rows of different lengths out of preprocess, and outputs as long as the
+// padded batch: each answer is cut to its own request's length, whether the
+// pool prepared the requests or the lane did.
+void cut_to_length(uint32_t pool) {
+  Model m = prepared_model("tokens_prepared.py");
+  auto stage = pool_of(m);
+  Options o = options(pool);
+  o.max_wait_us = 200'000;  // the three requests ride in one batch
+  o.max_batch_size = 3;
+  Engine engine(python_runner_factory(m.setup), o);
+  bind_model(engine, m.served, [stage] { return stage; });
+  ASSERT_TRUE(engine.start().ok());
+  const std::vector<std::string> texts = {"a bb", "a bb ccc dddd", "eeeee"};
+  Answers answers(texts.size());
+  for (size_t i = 0; i < texts.size(); ++i)
+    engine.submit({Tensor::from_bytes(texts[i])}, answers.callback(i));
+  ASSERT_TRUE(answers.wait_all());
+  engine.stop();
+  const std::vector<std::vector<int64_t>> want = {{10, 20}, {10, 20, 30, 40}, {50}};
+  for (size_t i = 0; i < texts.size(); ++i) {
+    const auto& r = answers.result(i);
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    ASSERT_EQ((*r)[0].shape(), Shape{static_cast<int64_t>(want[i].size())}) << "pool " << pool;
+    const auto got = (*r)[0].as<int64_t>();
+    EXPECT_EQ(std::vector<int64_t>(got.begin(), got.end()), want[i]) << "pool " << pool;
+  }
+}
+
+TEST(PythonPool, OutputsAreCutToEachRequestsLengthWhenThePoolPrepares) { cut_to_length(1); }
+TEST(PythonPool, OutputsAreCutToEachRequestsLengthWhenTheLanePrepares) { cut_to_length(0); }
 
 TEST(PythonPool, TheHandlerDeclaresWhatRequestsSendAndWhatPredictTakes) {
   Model m = prepared_model();
