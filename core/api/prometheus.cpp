@@ -221,7 +221,8 @@ void duration_histograms(std::string& out, const MetricsWindow& totals) {
          "Latency of successful requests by stage: queue (arrival to batched), of which "
          "prepare_wait and prepare (waiting for and in a Python model's preprocess pool) "
          "and batch_wait (the rest); lane_wait (batched to its run); run (the batch on the "
-         "model), of which postprocess (a Python model's); total (arrival to callback).");
+         "model), of which postprocess (a Python model's) and, where the lane prepared the "
+         "requests (preprocess_workers 0), prepare; total (arrival to callback).");
   struct Stage {
     std::string_view labels;
     const LogHistogram* ns;

@@ -95,6 +95,12 @@ void BasicEngine<In, Out>::run_batch_locked(Runner& runner, MutexLock& lk, LaneS
   const TimePoint post_start = post > Duration::zero() && post <= batch.run_end - batch.run_start
                                    ? batch.run_end - post
                                    : TimePoint{};
+  // The runner's work before the model (a lane's preparing), at its start.
+  const Duration pre = batch.failed ? Duration::zero() : runner.last_preprocess();
+  const TimePoint model_start =
+      pre > Duration::zero() && pre + post <= batch.run_end - batch.run_start
+          ? batch.run_start + pre
+          : TimePoint{};
   s.records.clear();
   s.lengths.clear();
   for (size_t i = 0; i < n; ++i) {
@@ -104,6 +110,7 @@ void BasicEngine<In, Out>::run_batch_locked(Runner& runner, MutexLock& lk, LaneS
     t.run_start = batch.run_start;
     t.run_end = batch.run_end;
     t.post_start = post_start;
+    t.model_start = model_start;
     t.completed = completed;
     const bool fault = batch.failed || (!faults.empty() && !faults[i].ok());
     faulted += fault && !batch.failed;

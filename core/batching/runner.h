@@ -52,6 +52,10 @@ class BasicRunner {
   // model, for each request one after another (a Python model's
   // postprocess); zero where there is none.
   virtual Duration last_postprocess() const { return Duration::zero(); }
+  // After a run() that answered: how long of it went to preparing its
+  // requests before the model, at its start (a Python model's lane
+  // preprocessing at preprocess_workers 0); zero where there was none.
+  virtual Duration last_preprocess() const { return Duration::zero(); }
 };
 
 // A stage every request goes through before it is admitted to the queue (a

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "python/python_runner.h"
 
+#include <chrono>
+
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
@@ -102,6 +104,7 @@ uint32_t PythonRunner::predict_flags() const {
 
 Expected<std::vector<Tensors>> PythonRunner::run(std::span<Tensors> inputs) {
   faults_.clear();
+  last_pre_ = Duration::zero();
   if (inputs.empty()) return std::vector<Tensors>{};
   if (Status s = client_.check_alive(); !s) return s.error();
   const int64_t deadline = steady_now_ms() + setup_.spec.worker_timeout_ms;
@@ -118,6 +121,7 @@ Expected<std::vector<Tensors>> PythonRunner::run(std::span<Tensors> inputs) {
 
 Expected<std::vector<Tensors>> PythonRunner::prepare_then_predict(std::span<Tensors> reqs,
                                                                   int64_t deadline) {
+  const auto began = std::chrono::steady_clock::now();
   faults_.assign(reqs.size(), Status::Ok());
   std::vector<size_t> kept;
   std::vector<int64_t> lengths;  // the kept requests' own, as the worker prepared them
@@ -146,6 +150,7 @@ Expected<std::vector<Tensors>> PythonRunner::prepare_then_predict(std::span<Tens
                               std::to_string(static_cast<uint32_t>(*reply)));
     }
   }
+  last_pre_ = std::chrono::steady_clock::now() - began;
   std::vector<Tensors> per(reqs.size());
   if (kept.empty()) return per;
   const auto batch = static_cast<uint32_t>(kept.size());

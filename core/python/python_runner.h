@@ -49,6 +49,7 @@ class PythonRunner final : public Runner {
   void recover() override { client_.recover(); }
   std::span<const Status> request_faults() const override { return faults_; }
   Duration last_postprocess() const override { return Duration(client_.last_post_ns()); }
+  Duration last_preprocess() const override { return last_pre_; }
 
   // The worker's process id; -1 when none runs.
   int pid() const { return client_.pid(); }
@@ -76,6 +77,7 @@ class PythonRunner final : public Runner {
   ModelMetadata answer_;  // what a predict's answer holds in the region
   std::vector<Status> faults_;
   std::vector<bool> prepared_;  // which requests of the batch the pool prepared
+  Duration last_pre_{0};        // the last batch's preparing on this lane
 };
 
 // The factory an engine's lanes make their runners with.

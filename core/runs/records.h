@@ -29,6 +29,10 @@ struct StageTimes {
   // The runner ran something after the model for each request (a Python
   // model's postprocess): when that began, within the run; zero otherwise.
   TimePoint post_start{};
+  // The runner prepared the batch's requests before the model (a Python
+  // model's lane at preprocess_workers 0): when the model began, within
+  // the run; zero otherwise.
+  TimePoint model_start{};
 };
 
 enum class Outcome : uint8_t {

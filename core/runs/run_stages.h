@@ -8,10 +8,14 @@
 //   batch_wait       queued until cut into a batch      batched - admitted (arrival
 //                                                       where nothing prepared it)
 //   lane_wait        the batch waiting for a free lane  run_start - batched
-//   model            the model's run                    post_start (run_end) - run_start
+//   model            the model's run                    post_start (run_end) -
+//                                                       model_start (run_start)
 //   postprocess      after the model, per request       run_end - post_start
 // The two preprocess stages appear where a stage prepared the requests (a
-// Python model's pool), postprocess where the runner timed one.
+// Python model's pool), postprocess where the runner timed one. Where the
+// lane prepared its batch's requests before the model (preprocess_workers
+// 0), that time (model_start - run_start) is their preprocess, with no wait
+// before it, and the model's run begins after it.
 // Thread-safety: plain values and free functions.
 
 #include <array>

@@ -17,6 +17,7 @@
 #include <optional>
 #include <thread>
 
+#include "runs/run_stages.h"
 #include "tests/batching/test_support.h"
 
 namespace batchscope {
@@ -272,6 +273,46 @@ TEST(PrepareStage, RecordsKeepWhenTheStageBeganAndWhenPostprocessBegan) {
   EXPECT_EQ(t.admitted, t0 + microseconds(500));
   EXPECT_EQ(t.run_end - t.run_start, microseconds(100));
   EXPECT_EQ(t.post_start, t.run_end - microseconds(40));
+  EXPECT_EQ(t.model_start, TimePoint{});  // the pool prepared it, not the lane
+}
+
+// A lane that prepares its batch's requests before the model says how long
+// that took: the records keep when the model began.
+class LanePreparingRunner final : public Runner {
+ public:
+  explicit LanePreparingRunner(ManualClock& clock) : clock_(clock) {}
+  Expected<std::vector<Tensors>> run(std::span<Tensors> inputs) override {
+    clock_.advance(microseconds(100));
+    return std::vector<Tensors>(inputs.begin(), inputs.end());
+  }
+  Duration last_preprocess() const override { return microseconds(30); }
+  Duration last_postprocess() const override { return microseconds(40); }
+
+ private:
+  ManualClock& clock_;
+};
+
+TEST(PrepareStage, RecordsKeepWhenTheModelBeganAfterTheLanePreparedItsRequests) {
+  auto clock = std::make_shared<ManualClock>();
+  Engine engine([&](int) { return std::make_unique<LanePreparingRunner>(*clock); }, opts(), clock);
+  ASSERT_TRUE(engine.start().ok());
+  Answers a;
+  ASSERT_TRUE(engine.submit(input_of(1.0f), a.callback(0)).ok());
+  ASSERT_TRUE(a.wait(1));
+  engine.stop();
+  RecordBatch records;
+  engine.drain_records(records);
+  ASSERT_EQ(records.requests.size(), 1u);
+  const StageTimes& t = records.requests[0].times;
+  EXPECT_EQ(t.model_start, t.run_start + microseconds(30));
+  EXPECT_EQ(t.post_start, t.run_end - microseconds(40));
+  // In the run's stages: 30 us of preprocess, 30 of model, 40 of postprocess.
+  RunStages stages;
+  stages.add(records.requests[0]);
+  EXPECT_EQ(stages.of(RunStage::kPreprocess).sum(), 30'000u);
+  EXPECT_EQ(stages.of(RunStage::kModel).sum(), 30'000u);
+  EXPECT_EQ(stages.of(RunStage::kPostprocess).sum(), 40'000u);
+  EXPECT_TRUE(stages.of(RunStage::kPreprocessWait).empty());
 }
 
 }  // namespace
