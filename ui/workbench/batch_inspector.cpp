@@ -185,6 +185,10 @@ std::vector<InspectedBatch> BatchInspector::inspect(const RecordBatch& records) 
     if (r.times.post_start != TimePoint{}) {
       fresh[it->second].post_us = static_cast<float>(to_us(r.times.run_end - r.times.post_start));
     }
+    if (r.times.model_start != TimePoint{}) {
+      fresh[it->second].lane_prepare_us =
+          static_cast<float>(to_us(r.times.model_start - r.times.run_start));
+    }
   }
   for (InspectedBatch& b : fresh) {
     std::sort(b.waits_us.begin(), b.waits_us.end());
@@ -352,6 +356,12 @@ void BatchInspector::show_details() {
               spread(selected_->prepare_wait_us) + "; preprocessing " +
               spread(selected_->prepared_us);
     }
+  }
+  if (selected_->lane_prepare_us > 0) {
+    text += QString(
+                "\nOf its run, the lane preprocessing its requests (every one in turn, "
+                "before the model): %1 ms")
+                .arg(batch_ms_text(selected_->lane_prepare_us / 1000.0));
   }
   if (selected_->post_us > 0) {
     text += QString("\nOf its run, postprocess (every request in turn): %1 ms")

@@ -30,6 +30,9 @@ struct InspectedBatch {
   std::vector<float> prepared_us;
   // Of its run, postprocess's time (a Python model's); 0 where none.
   float post_us = 0;
+  // Of its run, the lane's preparing of its requests before the model (a
+  // Python model at preprocess_workers 0); 0 where none.
+  float lane_prepare_us = 0;
 };
 
 // The kept batches, newest first, as a table. Rows are added at the top and

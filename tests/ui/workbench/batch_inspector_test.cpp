@@ -225,6 +225,24 @@ TEST(BatchInspectorTest, ABatchOfPreparedRequestsShowsThePoolsWaitsAndPostproces
   EXPECT_FALSE(text.contains("postprocess")) << text.toStdString();
 }
 
+TEST(BatchInspectorTest, ABatchItsLanePreparedShowsThatPartOfItsRun) {
+  RecordBatch records = make_records(1, 2, 4);
+  for (RequestRecord& r : records.requests) {
+    if (r.batch_id == 2) r.times.model_start = r.times.run_start + microseconds(250);
+  }
+  BatchInspector inspector;
+  inspector.add(records);
+  ASSERT_TRUE(inspector.select_batch(2));
+  const QString text = inspector.details_text();
+  EXPECT_TRUE(
+      text.contains("Of its run, the lane preprocessing its requests (every one in "
+                    "turn, before the model): 0.250 ms"))
+      << text.toStdString();
+  EXPECT_FALSE(text.contains("preprocess pool")) << text.toStdString();
+  ASSERT_TRUE(inspector.select_batch(1));
+  EXPECT_FALSE(inspector.details_text().contains("preprocessing"));
+}
+
 TEST(BatchInspectorTest, RequestsThatCameInAnotherPollAreSaidToBeMissing) {
   BatchInspector inspector;
   RecordBatch records = make_records(1, 2, 3);
