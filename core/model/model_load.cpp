@@ -50,9 +50,10 @@ double starting_rate(const LoadedModel& m, const Options& o, double most) {
       capacity = lanes * 1e6 / (1e6 / per_lane + m.preprocess_us);
     }
   }
-  if (capacity <= 0) return most;
+  if (!std::isfinite(capacity) || capacity <= 0) return most;
   const double half = capacity / 2;
-  const double step = std::pow(10.0, std::floor(std::log10(half)) - 1);
+  // Two significant digits, whole requests a second.
+  const double step = std::max(1.0, std::pow(10.0, std::floor(std::log10(half)) - 1));
   return std::min(most, std::max(1.0, std::floor(half / step) * step));
 }
 

@@ -232,9 +232,10 @@ Expected<LoadedModel> load_torch(const ModelRequest& r, const LoadProgress& prog
     // rate and the panel: a short measure, one process busy.
     if (r.cancel.cancelled()) return cancelled(r);
     progress(99, "Measuring preprocess on the class's examples");
+    // A measure that fails leaves the figure unknown; the model still loads.
     ProfileResult pre;
-    if (Status s = profile_preprocess(*model, 1, 0.3, nullptr, pre); !s) return s.error();
-    if (!pre.preprocess_pool_us.empty() && !pre.preprocess_pool_us[0].empty()) {
+    const Status measured = profile_preprocess(*model, 1, 0.3, nullptr, pre);
+    if (measured && !pre.preprocess_pool_us.empty() && !pre.preprocess_pool_us[0].empty()) {
       const std::vector<double>& q = pre.preprocess_pool_us[0];
       m.preprocess_us = q[q.size() / 2];
     }

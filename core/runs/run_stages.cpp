@@ -40,8 +40,10 @@ void RunStages::add(const RequestRecord& r) {
   }
   put(RunStage::kBatchWait, prepared ? t.admitted : t.arrival, t.batched);
   put(RunStage::kLaneWait, t.batched, t.run_start);
-  // A lane that prepared its batch's requests first: that is their preprocess.
-  const bool lane_prepared = t.model_start != TimePoint{};
+  // A lane that prepared its batch's requests first: that is their
+  // preprocess. A request the pool prepared that rode in such a batch (the
+  // pool's size changed live) was in the model's run all along.
+  const bool lane_prepared = !prepared && t.model_start != TimePoint{};
   if (lane_prepared) put(RunStage::kPreprocess, t.run_start, t.model_start);
   const bool post = t.post_start != TimePoint{};
   put(RunStage::kModel, lane_prepared ? t.model_start : t.run_start,

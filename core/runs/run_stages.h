@@ -15,7 +15,9 @@
 // Python model's pool), postprocess where the runner timed one. Where the
 // lane prepared its batch's requests before the model (preprocess_workers
 // 0), that time (model_start - run_start) is their preprocess, with no wait
-// before it, and the model's run begins after it.
+// before it, and the model's run begins after it (for a request the pool
+// prepared in such a batch, the run is all model). The means add up where
+// every request went through the same stages.
 // Thread-safety: plain values and free functions.
 
 #include <array>

@@ -42,6 +42,15 @@ TEST(StartingRate, APreprocessPoolOrTheLanesPreparingBoundIt) {
   EXPECT_DOUBLE_EQ(starting_rate(m, o, 1500), 61);
 }
 
+TEST(StartingRate, ASlowModelStartsAtAWholeRateOfAtLeastOne) {
+  LoadedModel m;
+  m.profile = {{1, 150'000}};  // 6.7 requests a second
+  Options o;
+  EXPECT_DOUBLE_EQ(starting_rate(m, o, 1500), 3);
+  m.profile = {{1, 5e6}};  // one every 5 s
+  EXPECT_DOUBLE_EQ(starting_rate(m, o, 1500), 1);
+}
+
 TEST(StartingRate, NothingMeasuredKeepsTheCeiling) {
   EXPECT_DOUBLE_EQ(starting_rate(LoadedModel{}, Options{}, 1500), 1500);
   LoadedModel m;

@@ -108,6 +108,11 @@ void cut_to_length(uint32_t pool) {
     engine.submit({Tensor::from_bytes(texts[i])}, answers.callback(i));
   ASSERT_TRUE(answers.wait_all());
   engine.stop();
+  // They rode in one batch, padded to 4: else nothing was cut.
+  RecordBatch records;
+  engine.drain_records(records);
+  ASSERT_EQ(records.requests.size(), texts.size());
+  for (const RequestRecord& r : records.requests) ASSERT_EQ(r.batch_size, 3u) << "pool " << pool;
   const std::vector<std::vector<int64_t>> want = {{10, 20}, {10, 20, 30, 40}, {50}};
   for (size_t i = 0; i < texts.size(); ++i) {
     const auto& r = answers.result(i);

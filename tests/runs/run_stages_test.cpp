@@ -83,6 +83,23 @@ TEST(RunStages, APlainRequestHasNoPreprocessOrPostprocessAndItsBatchWaitStartsAt
   EXPECT_NEAR(figs[2].mean_ms, 3.0, 1e-9);
 }
 
+TEST(RunStages, APoolPreparedRequestInABatchTheLanePreparedCountsItsPreprocessOnce) {
+  RunStages s;
+  RequestRecord r = prepared_request(0);
+  r.times.model_start = r.times.run_start + std::chrono::microseconds(1000);
+  s.add(r);
+  EXPECT_EQ(s.of(RunStage::kPreprocess).count(), 1u);
+  EXPECT_EQ(s.of(RunStage::kPreprocess).sum(), 900'000u);  // the pool's, not the lane's
+  EXPECT_EQ(s.of(RunStage::kModel).sum(), 3'000'000u);     // the whole run before postprocess
+  // A raw one in the same batch: the lane's preparing is its preprocess.
+  RequestRecord raw = plain_request();
+  raw.times.model_start = raw.times.run_start + std::chrono::microseconds(1000);
+  RunStages t;
+  t.add(raw);
+  EXPECT_EQ(t.of(RunStage::kPreprocess).sum(), 1'000'000u);
+  EXPECT_EQ(t.of(RunStage::kModel).sum(), 2'000'000u);
+}
+
 TEST(RunStages, OnlyAnsweredRequestsCount) {
   RunStages s;
   RequestRecord r = prepared_request(0);

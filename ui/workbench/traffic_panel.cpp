@@ -36,7 +36,11 @@ TrafficPanel::TrafficPanel(TrafficHooks hooks, double rate, QWidget* parent)
   pattern_->addItems({"poisson", "constant", "burst", "sine", "closed"});
   form->addRow("Pattern", pattern_);
   rate_ = number(1, 1e6, rate, " req/s", 0);
+  rate_->setObjectName("rate");
   form->addRow("Rate (peak)", rate_);
+  connect(rate_, &QDoubleSpinBox::valueChanged, this, [this] {
+    if (!setting_rate_) rate_edited_ = true;
+  });
   low_ = number(0, 1e6, rate / 10, " req/s", 0);
   form->addRow("Low rate", low_);
   on_s_ = number(0.01, 3600, 2, " s", 2);
@@ -244,7 +248,12 @@ void TrafficPanel::set_pattern(const QString& name) {
   const int i = pattern_->findText(name);
   if (i >= 0) pattern_->setCurrentIndex(i);
 }
-void TrafficPanel::set_rate(double per_s) { rate_->setValue(per_s); }
+void TrafficPanel::set_rate(double per_s) {
+  setting_rate_ = true;
+  rate_->setValue(per_s);
+  if (low_->value() > rate_->value()) low_->setValue(rate_->value() / 10);
+  setting_rate_ = false;
+}
 QString TrafficPanel::error() const { return error_->text(); }
 QString TrafficPanel::pattern() const { return pattern_->currentText(); }
 double TrafficPanel::rate() const { return rate_->value(); }

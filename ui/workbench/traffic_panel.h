@@ -54,7 +54,11 @@ class TrafficPanel : public QGroupBox {
   // The bearer token sent to a URL target (its own listener's is known).
   void set_token(const QString& token);
   void set_pattern(const QString& name);
+  // Sets the peak rate (and a low rate above it to a tenth of it); not an
+  // edit by the user.
   void set_rate(double per_s);
+  // Whether the user has changed the rate in the panel.
+  bool rate_edited() const { return rate_edited_; }
   const LoadCounters& counters() const { return counters_; }
   std::string target_name() const;   // "inproc", "self-http" or the URL
   std::string pattern_text() const;  // "poisson rate=1500/s ..."
@@ -83,6 +87,7 @@ class TrafficPanel : public QGroupBox {
   TrafficHooks hooks_;
   QComboBox* pattern_ = nullptr;
   QDoubleSpinBox* rate_ = nullptr;
+  bool rate_edited_ = false, setting_rate_ = false;
   QDoubleSpinBox* low_ = nullptr;
   QDoubleSpinBox* on_s_ = nullptr;
   QDoubleSpinBox* off_s_ = nullptr;

@@ -74,8 +74,11 @@ void WorkbenchWindow::restore_settings() {
   restoreState(s.value("window/state").toByteArray());
   span_->setCurrentIndex(std::clamp(s.value("view/span", 1).toInt(), 0, 2));
   traffic_->set_pattern(s.value("traffic/pattern", "poisson").toString());
-  traffic_->set_rate(s.value("traffic/rate", config_.traffic_rate).toDouble());
-  if (s.contains("traffic/rate")) config_.traffic_rate_given = true;
+  // A rate the user set in an earlier session, unless --rate gives one.
+  if (!config_.traffic_rate_given && s.contains("traffic/rate")) {
+    traffic_->set_rate(s.value("traffic/rate").toDouble());
+    config_.traffic_rate_given = true;
+  }
   traffic_->set_concurrency(s.value("traffic/concurrency", 16).toInt());
   traffic_->set_lengths(s.value("traffic/lengths").toString());
   traffic_->set_target(
@@ -92,7 +95,8 @@ void WorkbenchWindow::save_settings() const {
   s.setValue("window/state", saveState());
   s.setValue("view/span", span_->currentIndex());
   s.setValue("traffic/pattern", traffic_->pattern());
-  s.setValue("traffic/rate", traffic_->rate());
+  // Only a rate the user set: one the window chose for the model is chosen again.
+  if (traffic_->rate_edited()) s.setValue("traffic/rate", traffic_->rate());
   s.setValue("traffic/concurrency", traffic_->concurrency());
   s.setValue("traffic/lengths", traffic_->lengths());
   s.setValue("traffic/target", traffic_->target());

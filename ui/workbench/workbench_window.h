@@ -79,7 +79,8 @@ struct WorkbenchConfig {
   double traffic_rate = 1500;  // requests/s of the traffic started at launch
   // False: the first model's traffic starts at half what it can serve, as
   // far as its load measured (starting_rate), at most traffic_rate; a
-  // rate saved by this machine counts as given.
+  // rate the user set in an earlier session (saved) counts as given, and
+  // --rate wins over it.
   bool traffic_rate_given = false;
   bool start_traffic = true;      // once the first model is ready
   int listen_port = -1;           // >= 0: start the HTTP listener at launch (0: any free port)

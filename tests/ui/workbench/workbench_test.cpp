@@ -20,6 +20,7 @@
 #include <QApplication>
 #include <QCheckBox>
 #include <QDir>
+#include <QDoubleSpinBox>
 #include <QFile>
 #include <QImage>
 #include <QMouseEvent>
@@ -648,9 +649,21 @@ TEST(WorkbenchSettings, TrafficServerAndViewSettingsPersist) {
     WorkbenchConfig cfg = toy_config();
     cfg.restore_settings = true;
     WorkbenchWindow w(cfg);
-    w.traffic()->set_rate(1234);
+    w.traffic()->set_rate(777);  // the window's own choice: not kept
+    w.save_settings();
+    EXPECT_FALSE(QSettings().contains("traffic/rate"));
+    w.traffic()->findChild<QDoubleSpinBox*>("rate")->setValue(1234);  // the user's
     w.traffic()->set_pattern("burst");
     w.save_settings();
+  }
+  {
+    // --rate wins over the saved one.
+    WorkbenchConfig given = toy_config();
+    given.restore_settings = true;
+    given.traffic_rate = 99;
+    given.traffic_rate_given = true;
+    WorkbenchWindow w(given);
+    EXPECT_DOUBLE_EQ(w.traffic()->rate(), 99);
   }
   WorkbenchConfig cfg = toy_config();
   cfg.restore_settings = true;
