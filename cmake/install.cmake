@@ -8,13 +8,16 @@ file(MAKE_DIRECTORY ${CMAKE_BINARY_DIR}/share/batchscope)
 file(CREATE_LINK ${PROJECT_SOURCE_DIR}/models ${CMAKE_BINARY_DIR}/share/batchscope/models SYMBOLIC)
 # The Python worker module (core/python) a Python model's processes run.
 file(MAKE_DIRECTORY ${CMAKE_BINARY_DIR}/share/batchscope/python)
-file(CREATE_LINK ${PROJECT_SOURCE_DIR}/core/python/batchscope_worker.py
-     ${CMAKE_BINARY_DIR}/share/batchscope/python/batchscope_worker.py SYMBOLIC)
+foreach(worker_file batchscope_worker.py batchscope_handler.py)
+  file(CREATE_LINK ${PROJECT_SOURCE_DIR}/core/python/${worker_file}
+       ${CMAKE_BINARY_DIR}/share/batchscope/python/${worker_file} SYMBOLIC)
+endforeach()
 
 install(TARGETS batchscope RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/models/ DESTINATION ${CMAKE_INSTALL_DATADIR}/batchscope/models
         FILES_MATCHING PATTERN "*.pt" PATTERN "*.json" PATTERN "*.py" PATTERN "README.md")
 install(FILES ${PROJECT_SOURCE_DIR}/core/python/batchscope_worker.py
+              ${PROJECT_SOURCE_DIR}/core/python/batchscope_handler.py
         DESTINATION ${CMAKE_INSTALL_DATADIR}/batchscope/python)
 install(FILES ${PROJECT_SOURCE_DIR}/README.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
 # What Debian's policy asks of every package: the copyright file (DEP-5), and

@@ -272,7 +272,7 @@ Expected<PythonHandler> describe_python(const PythonSpec& spec) {
         std::string(kWorkerFile) + "); set BATCHSCOPE_PYTHON_WORKER to its path");
   }
   SpawnRequest r;
-  r.argv = {spec.python, "-u", worker, "describe", spec.file};
+  r.argv = {spec.python, "-u", "-B", worker, "describe", spec.file};  // -B: no .pyc beside it
   if (!spec.class_name.empty()) {
     r.argv.push_back("--class");
     r.argv.push_back(spec.class_name);

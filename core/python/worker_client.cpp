@@ -200,21 +200,16 @@ Status WorkerClient::start() {
   w->from_worker = std::move(*from);
 
   SpawnRequest r;
-  r.argv = {spec.python,
-            "-u",
-            script,
-            "serve",
-            spec.file,
-            "--region",
-            "3",
-            "--to",
-            "4",
-            "--from",
-            "5",
-            "--parent",
-            std::to_string(::getpid()),
-            "--warm-batch",
-            std::to_string(setup_.warm_batch)};
+  // -u: its output as it comes; -B: no bytecode written beside the worker
+  // module (an installed one's folder is not this user's to write).
+  r.argv = {spec.python,    "-u",
+            "-B",           script,
+            "serve",        spec.file,
+            "--region",     "3",
+            "--to",         "4",
+            "--from",       "5",
+            "--parent",     std::to_string(::getpid()),
+            "--warm-batch", std::to_string(setup_.warm_batch)};
   if (!spec.class_name.empty()) {
     r.argv.push_back("--class");
     r.argv.push_back(spec.class_name);

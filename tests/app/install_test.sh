@@ -3,7 +3,7 @@
 # `cmake --install` into a scratch root (DESTDIR), then the installed
 # batchscope run from an empty folder elsewhere: --version names the models
 # under its own prefix; profile and a short bench load a shipped model by its
-# bare name; the manual page renders without a warning and carries every
+# bare name; a shipped Python model runs in the installed worker module; the manual page renders without a warning and carries every
 # command's flags; the desktop and AppStream files validate; the icons are in
 # place; and the bash completion completes commands, flags, their values and
 # the installed models by name.
@@ -37,6 +37,15 @@ python3 - bench.json <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
 assert d["ok"] > 100 and d["ok"] == d["sent"], d
+PY
+
+# A Python model served by the installed worker module (both of its files).
+"$bin" bench --model "$root/usr/share/batchscope/models/python/iris_sklearn.py" --duration 1 \
+  --rate 50 --no-history --json iris.json >iris.txt 2>&1 || fail "a Python model's bench: $(cat iris.txt)"
+python3 - iris.json <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["ok"] > 20 and d["ok"] == d["sent"], d
 PY
 
 # The manual page: every command's section and flags, and no groff warning.
