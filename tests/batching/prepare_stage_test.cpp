@@ -235,17 +235,21 @@ namespace {
 
 // On a manual clock: the stage says when its work on a request began, and
 // the runner how long its work after the model took; the records keep both.
+// `pre`: how long of each run it says went to preparing its requests first.
 class TimedRunner final : public Runner {
  public:
-  explicit TimedRunner(ManualClock& clock) : clock_(clock) {}
+  explicit TimedRunner(ManualClock& clock, Duration pre = Duration::zero())
+      : clock_(clock), pre_(pre) {}
   Expected<std::vector<Tensors>> run(std::span<Tensors> inputs) override {
     clock_.advance(microseconds(100));
     return std::vector<Tensors>(inputs.begin(), inputs.end());
   }
   Duration last_postprocess() const override { return microseconds(40); }
+  Duration last_preprocess() const override { return pre_; }
 
  private:
   ManualClock& clock_;
+  Duration pre_;
 };
 
 TEST(PrepareStage, RecordsKeepWhenTheStageBeganAndWhenPostprocessBegan) {
@@ -278,23 +282,10 @@ TEST(PrepareStage, RecordsKeepWhenTheStageBeganAndWhenPostprocessBegan) {
 
 // A lane that prepares its batch's requests before the model says how long
 // that took: the records keep when the model began.
-class LanePreparingRunner final : public Runner {
- public:
-  explicit LanePreparingRunner(ManualClock& clock) : clock_(clock) {}
-  Expected<std::vector<Tensors>> run(std::span<Tensors> inputs) override {
-    clock_.advance(microseconds(100));
-    return std::vector<Tensors>(inputs.begin(), inputs.end());
-  }
-  Duration last_preprocess() const override { return microseconds(30); }
-  Duration last_postprocess() const override { return microseconds(40); }
-
- private:
-  ManualClock& clock_;
-};
-
 TEST(PrepareStage, RecordsKeepWhenTheModelBeganAfterTheLanePreparedItsRequests) {
   auto clock = std::make_shared<ManualClock>();
-  Engine engine([&](int) { return std::make_unique<LanePreparingRunner>(*clock); }, opts(), clock);
+  Engine engine([&](int) { return std::make_unique<TimedRunner>(*clock, microseconds(30)); },
+                opts(), clock);
   ASSERT_TRUE(engine.start().ok());
   Answers a;
   ASSERT_TRUE(engine.submit(input_of(1.0f), a.callback(0)).ok());
