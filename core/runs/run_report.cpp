@@ -259,15 +259,16 @@ std::string stage_chart(const std::vector<HistoryRun>& runs, const std::vector<R
     top = std::max(top, sum);
   }
   if (top <= 0) return {};
-  const double w = 620, left = 150, right = 70, row = 26;
+  const double w = 620, left = 60, right = 70, row = 32;
   const double h = 40 + row * static_cast<double>(sums.size());
   auto px = [&](double ms) { return left + (w - left - right) * ms / top; };
   std::string o = "<svg class=\"chart\" viewBox=\"0 0 " + num(w) + " " + num(h) +
                   "\" xmlns=\"http://www.w3.org/2000/svg\" role=\"img\">";
   for (size_t r = 0; r < sums.size(); ++r) {
     const double y = 8 + row * static_cast<double>(r);
-    o += "<text x=\"" + num(left - 6) + "\" y=\"" + num(y + 14) + "\" class=\"yt\" fill=\"" +
-         colour(r) + "\">run " + std::to_string(runs[r].id) + "</text>";
+    o += "<text x=\"" + num(left - 6) + "\" y=\"" + num(y + 15) +
+         "\" class=\"yt\" style=\"fill:" + colour(r) + "\">run " + std::to_string(runs[r].id) +
+         "</text>";
     double at = 0;
     for (const StageFigures& f : sums[r].stages) {
       const std::string label(stage_label(f.stage));
@@ -279,8 +280,8 @@ std::string stage_chart(const std::vector<HistoryRun>& runs, const std::vector<R
       at += f.mean_ms;
     }
     if (at > 0)
-      o += "<text x=\"" + num(px(at) + 4) + "\" y=\"" + num(y + 14) + "\" class=\"xt\" " +
-           "text-anchor=\"start\">" + num(at, 2) + " ms</text>";
+      o += "<text x=\"" + num(px(at) + 4) + "\" y=\"" + num(y + 15) + "\" class=\"lt\">" +
+           num(at, 2) + " ms</text>";
   }
   // The legend: each stage's colour and name, of those any run went through.
   double lx = 8;
@@ -290,8 +291,7 @@ std::string stage_chart(const std::vector<HistoryRun>& runs, const std::vector<R
     const std::string label(stage_label(static_cast<RunStage>(i)));
     o += "<rect x=\"" + num(lx) + "\" y=\"" + num(ly - 9) +
          "\" width=\"10\" height=\"10\" fill=\"" + kStageColours[i] + "\"/><text x=\"" +
-         num(lx + 14) + "\" y=\"" + num(ly) + "\" class=\"xt\" text-anchor=\"start\">" + label +
-         "</text>";
+         num(lx + 14) + "\" y=\"" + num(ly) + "\" class=\"lt\">" + label + "</text>";
     lx += 24 + 6.5 * static_cast<double>(label.size());
   }
   return o + "</svg>";
@@ -309,6 +309,7 @@ h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:28px 0 8px;border-bott
 figcaption{font-weight:600;margin-bottom:4px}.chart{width:100%;height:auto}
 .grid{stroke:#e6e9ef;stroke-width:1}.frame{fill:none;stroke:#9aa3b2;stroke-width:1}
 .yt{font-size:11px;fill:#5b6475;text-anchor:end}.xt{font-size:11px;fill:#5b6475;text-anchor:middle}
+.lt{font-size:11px;fill:#5b6475;text-anchor:start}
 .xl{font-size:12px;fill:#2d3545;text-anchor:middle}
 table{border-collapse:collapse;margin:6px 0 10px;font-size:13px}th,td{padding:4px 10px;border-bottom:1px solid #e6e9ef;text-align:right;vertical-align:top}
 th:first-child,td:first-child{text-align:left}thead th{background:#f3f5f9}

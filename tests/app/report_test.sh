@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 # batchscope report: two kept bench runs as one self-contained HTML page,
 # which fetches nothing, and which Chromium (headless) renders: its DOM has
-# the three charts and the tables, and its screenshot is far from blank.
+# the four charts (latency, throughput, batch sizes, each run's stages) and
+# the tables, and its screenshot is far from blank.
 # Two runs of a Python model with preprocess (models/python/sentiment.py,
 # where /usr/bin/python3 has numpy) say what ran them: the class, the
 # interpreter and the workers' threads, not LibTorch's, and each run's pool.
@@ -29,7 +30,7 @@ grep -q "wrote report.html" out.txt || fail "$(cat out.txt)"
 
 # Self-contained: no script, no stylesheet or image fetched, no link out.
 ! grep -qiE "<script|<link|src=|url\(|@import" report.html || fail "the page would fetch something"
-[[ $(grep -o "<svg" report.html | wc -l) == 3 ]] || fail "not three charts"
+[[ $(grep -o "<svg" report.html | wc -l) == 4 ]] || fail "not four charts"
 grep -q "options.max_batch_size\|max_batch_size=4" report.html || fail "no options"
 grep -q 'class="diff"' report.html || fail "the differing options are not marked"
 # The page names the build that wrote it, as --version does.
@@ -43,6 +44,8 @@ timeout 120 "${chrome[@]}" --dump-dom "file://$dir/report.html" >dom.html 2>chro
   || fail "chromium could not open the report: $(tail -3 chrome.log)"
 grep -q "Latency over the run" dom.html || fail "the rendered page lacks the latency chart"
 grep -q "What each ran on" dom.html || fail "the rendered page lacks the context table"
+grep -q "Where the time went" dom.html || fail "the rendered page lacks the stages' chart"
+grep -q "<title>model: mean " dom.html || fail "the stages' chart lacks the model's time"
 timeout 120 "${chrome[@]}" --screenshot="$dir/report.png" "file://$dir/report.html" 2>>chrome.log \
   || fail "no screenshot: $(tail -3 chrome.log)"
 echo '<!DOCTYPE html><html><body></body></html>' >blank.html
@@ -54,7 +57,7 @@ blank=$(stat -c %s blank.png)
 # A generation run beside a tensor run: its TTFT and ITL over time are drawn.
 "$bin" bench --synthetic-lm 2000,50 --rate 10 --duration 2 >/dev/null
 "$bin" report 1 3 --out mixed.html >/dev/null
-[[ $(grep -o "<svg" mixed.html | wc -l) == 5 ]] || fail "not five charts with a generation run"
+[[ $(grep -o "<svg" mixed.html | wc -l) == 6 ]] || fail "not six charts with a generation run"
 timeout 120 "${chrome[@]}" --dump-dom "file://$dir/mixed.html" >mixed_dom.html 2>>chrome.log
 grep -q "Time to first token" mixed_dom.html || fail "no TTFT chart rendered"
 grep -q "ttft_p99_ms" mixed_dom.html || fail "no TTFT figures"
@@ -74,7 +77,8 @@ if /usr/bin/python3 -c 'import numpy' 2>/dev/null; then
   for want in "num_lanes=2 preprocess_workers=1" "num_lanes=2 preprocess_workers=2" \
               "<td>python.class</td>" "<td>Sentiment</td>" "<td>python.interpreter</td>" \
               "<td>/usr/bin/python3</td>" "<td>python.numpy</td>" "<td>python.preprocess</td>" \
-              "<td>python.worker_threads</td>"; do
+              "<td>python.worker_threads</td>" ">preprocess wait</text>" \
+              ">postprocess</text>"; do
     grep -qF "$want" python_dom.html || fail "the Python report lacks '$want'"
   done
   ! grep -q "<td>torch\." python_dom.html || fail "the Python report shows LibTorch's facts"
