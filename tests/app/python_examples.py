@@ -16,6 +16,7 @@ import re
 import signal
 import subprocess
 import sys
+import tempfile
 import urllib.request
 
 BIN, MODELS = sys.argv[1], sys.argv[2]
@@ -28,11 +29,26 @@ def check(ok, what):
         print("FAIL:", what, file=sys.stderr)
 
 
+# Serve keeps no cost of its own here: a kept cost of this machine's would
+# add its lines before the one that says where it listens.
+ENV = dict(os.environ, XDG_CACHE_HOME=tempfile.mkdtemp(prefix="python_examples_cache_"))
+
+
+def listening(p):
+    """The line that says where `p` listens (the first few lines read), and its match."""
+    line = ""
+    for _ in range(20):
+        line = p.stdout.readline()
+        m = re.search(r"127\.0\.0\.1:(\d+)", line)
+        if m or not line:
+            return line, m
+    return line, None
+
+
 def start(model, *flags):
     p = subprocess.Popen([BIN, "serve", "--port", "0", "--no-history", "--model", model, *flags],
-                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    line = p.stdout.readline()
-    m = re.search(r"127\.0\.0\.1:(\d+)", line)
+                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=ENV)
+    line, m = listening(p)
     if not m:
         p.kill()
         raise SystemExit("serve %s did not start: %r" % (model, line))

@@ -29,14 +29,23 @@ def check(ok, what):
         print("FAIL:", what, file=sys.stderr)
 
 
+# Serve keeps no cost of its own here (a kept cost of this machine's would
+# add its lines first).
+ENV = dict(os.environ, XDG_CACHE_HOME=tempfile.mkdtemp(prefix="python_serve_cache_"))
+
+
 def start(*args):
     # Its standard error (the workers' lines too) goes to a file: a pipe
     # nobody reads would fill and hold the lanes up.
     err = tempfile.TemporaryFile(mode="w+")
     p = subprocess.Popen([BIN, "serve", "--port", "0", "--no-history", *args],
-                         stdout=subprocess.PIPE, stderr=err, text=True)
-    line = p.stdout.readline()
-    m = re.search(r"127\.0\.0\.1:(\d+)", line)
+                         stdout=subprocess.PIPE, stderr=err, text=True, env=ENV)
+    line, m = "", None
+    for _ in range(20):  # the line that says where it listens
+        line = p.stdout.readline()
+        m = re.search(r"127\.0\.0\.1:(\d+)", line)
+        if m or not line:
+            break
     if not m:
         p.kill()
         err.seek(0)

@@ -70,9 +70,15 @@ err_file = tempfile.NamedTemporaryFile(mode="w+", prefix="python_soak_serve_", s
 serve = subprocess.Popen([BIN, "serve", "--port", "0", "--no-history",
                           "--model", os.path.join(MODELS, "python", "digits.py"),
                           "--lanes", str(LANES), "--preprocess-workers", str(POOL)],
-                         stdout=subprocess.PIPE, stderr=err_file, text=True)
-first_line = serve.stdout.readline()
-m = re.search(r"127\.0\.0\.1:(\d+)", first_line)
+                         stdout=subprocess.PIPE, stderr=err_file, text=True,
+                         env=dict(os.environ,  # no kept cost of this machine's
+                                  XDG_CACHE_HOME=tempfile.mkdtemp(prefix="python_soak_cache_")))
+first_line, m = "", None
+for _ in range(20):  # the line that says where it listens
+    first_line = serve.stdout.readline()
+    m = re.search(r"127\.0\.0\.1:(\d+)", first_line)
+    if m or not first_line:
+        break
 if not m:
     serve.kill()
     code = serve.wait()
