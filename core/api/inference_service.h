@@ -39,9 +39,9 @@ struct ServiceInfo {
   std::string version;
   // A model run by worker processes: how they fare now (any thread). Empty
   // for any other model.
-  std::function<WorkerHealth()> workers;
+  std::function<WorkerHealth()> workers = {};
   // Its preprocess pool's processes, where it has one (any thread).
-  std::function<WorkerHealth()> preprocess_workers;
+  std::function<WorkerHealth()> preprocess_workers = {};
 };
 
 class InferenceService {

@@ -22,12 +22,12 @@ namespace batchscope {
 // (batched - arrival) of the requests seen riding in it, sorted, in µs.
 struct InspectedBatch {
   BatchRecord batch;
-  std::vector<float> waits_us;
+  std::vector<float> waits_us = {};
   // Their time in the model's preprocess pool before they were queued,
   // part of the wait: waiting for a process and in one, each sorted, in
   // µs; empty where none was spent (a model without one).
-  std::vector<float> prepare_wait_us;
-  std::vector<float> prepared_us;
+  std::vector<float> prepare_wait_us = {};
+  std::vector<float> prepared_us = {};
   // Of its run, postprocess's time (a Python model's); 0 where none.
   float post_us = 0;
   // Of its run, the lane's preparing of its requests before the model (a
