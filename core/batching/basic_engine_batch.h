@@ -101,6 +101,18 @@ void BasicEngine<In, Out>::run_batch_locked(Runner& runner, MutexLock& lk, LaneS
       pre > Duration::zero() && pre + post <= batch.run_end - batch.run_start
           ? batch.run_start + pre
           : TimePoint{};
+  batch.model_start = model_start;
+  // Lengths the runner found as it prepared the requests (none were known
+  // as they were queued): the padding it ran.
+  const std::span<const uint32_t> prepared_lengths =
+      batch.failed || batch.longest > 0 ? std::span<const uint32_t>() : runner.last_lengths();
+  if (prepared_lengths.size() == n) {
+    for (size_t i = 0; i < n; ++i) {
+      s.batch[i].length = prepared_lengths[i];
+      batch.longest = std::max(batch.longest, prepared_lengths[i]);
+      batch.length_sum += prepared_lengths[i];
+    }
+  }
   s.records.clear();
   s.lengths.clear();
   for (size_t i = 0; i < n; ++i) {

@@ -84,7 +84,7 @@ void BasicEngine<In, Out>::prepared(Expected<In>&& input, Done&& done, const Sub
       ++counters_.callback_exceptions;
     }
   } else {
-    const uint32_t length = length_of_ ? length_of_(*input) : 0;
+    const uint32_t length = length_of_ ? length_of_(*input) : stage_->length(*input);
     MutexLock lk(mu_);
     Expected<RequestId> id =
         admit_locked(std::move(*input), std::move(done), arrival, now, so, length);

@@ -56,6 +56,10 @@ class BasicRunner {
   // requests before the model, at its start (a Python model's lane
   // preprocessing at preprocess_workers 0); zero where there was none.
   virtual Duration last_preprocess() const { return Duration::zero(); }
+  // After such a run: each request's length as it was prepared, where the
+  // prepared inputs vary in size (0 for one whose preparing failed); empty
+  // where the runner prepared nothing or nothing varies.
+  virtual std::span<const uint32_t> last_lengths() const { return {}; }
 };
 
 // A stage every request goes through before it is admitted to the queue (a
@@ -102,6 +106,10 @@ class BasicPrepareStage {
   virtual ~BasicPrepareStage() = default;
   virtual void prepare(In&& input, Next next) = 0;
   virtual Status configure(const Options& options) = 0;
+  // A request it prepared: its length where the prepared inputs vary in
+  // size (request_length() of what the lanes take), which its batch's
+  // padding record counts; 0 otherwise. Any thread.
+  virtual uint32_t length(const In& /*input*/) const { return 0; }
 };
 
 // How a model whose instances are processes of their own fares (a Python

@@ -114,7 +114,7 @@ Status calibrate_cost(const ModelChoice& model, const Options& base, CostModel& 
     spec.stage = opened->prepare_stage(o);
     spec.metadata = opened->metadata();
     const LoadWatch others;
-    auto c = calibrate_lanes(spec, base, cost, n, max_batch, seconds, when);
+    auto c = calibrate_lanes(spec, o, cost, n, max_batch, seconds, when);
     if (!c) return c.error();
     if (const CompetingLoad load = others.load(); load.busy()) {
       say.out(
@@ -331,6 +331,17 @@ std::optional<CostRefinement> refine_cost_cache(const ModelChoice& model, const 
   say.out("  refined the kept cost (%u lane(s), %llu batches at %zu sizes: %s%s)\n", f.lanes,
           static_cast<unsigned long long>(f.batches), f.moves.size(), shown.c_str(),
           moves.size() > 4 ? ", ..." : "");
+  std::string pre;
+  for (const PreprocessMove& m : f.preprocess) {
+    const std::string where =
+        m.busy ? "in the pool with " + std::to_string(m.busy) + " busy" : std::string("in a lane");
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "%s%s, %llu requests: %.2f -> %.2f ms", pre.empty() ? "" : "; ",
+                  where.c_str(), static_cast<unsigned long long>(m.requests), m.was_us / 1000,
+                  m.now_us / 1000);
+    pre += buf;
+  }
+  if (!pre.empty()) say.out("  refined the kept preprocess cost (%s)\n", pre.c_str());
   return std::move(*r);
 }
 

@@ -101,6 +101,7 @@ Status profile_preprocess(const LocalModel& model, uint32_t most, double seconds
     auto run = pool_run(make, k, raw, seconds_per_step);
     if (!run) return run.error();
     result.preprocess_pool_us.push_back(even_quantiles(run->us));
+    result.preprocess_pool_requests.push_back(run->us.size());
     if (prepared.empty()) prepared = std::move(run->prepared);
   }
   // A lane's batch of raw requests against the same requests prepared.
@@ -123,6 +124,7 @@ Status profile_preprocess(const LocalModel& model, uint32_t most, double seconds
       per_request.push_back(std::max(0.0, (raw_us - ready_us) / static_cast<double>(b)));
   }
   result.preprocess_lane_us = even_quantiles(per_request);
+  result.preprocess_lane_requests = per_request.size() * b;
   return Status::Ok();
 }
 

@@ -23,6 +23,10 @@ PreprocessPool::PreprocessPool(WorkerSetup setup) : setup_(std::move(setup)) {
   }
 }
 
+uint32_t PreprocessPool::length(const Tensors& input) const {
+  return has_prepared_mark(input) ? request_length(setup_.metadata, input) : 0;
+}
+
 PreprocessPool::~PreprocessPool() {
   std::vector<std::thread> threads;
   {

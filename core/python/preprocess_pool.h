@@ -47,6 +47,8 @@ class PreprocessPool final : public BasicPrepareStage<Tensors> {
   // until they are ready (a handler that fails is its error); later calls
   // add or retire processes and return at once.
   Status configure(const Options& options) override;
+  // A request a process prepared, where predict's inputs vary in size.
+  uint32_t length(const Tensors& input) const override;
 
   // The pool's processes: ready, restarts, deaths, timeouts.
   WorkerHealth health() const { return setup_.counts->health(); }

@@ -58,8 +58,12 @@ const Shape kMarkShape(kMaxDims + 1, 0);
 
 void mark_prepared(Tensors& request) { request.emplace_back(DType::kUInt8, kMarkShape); }
 
+bool has_prepared_mark(const Tensors& request) {
+  return !request.empty() && request.back().shape() == kMarkShape;
+}
+
 bool take_prepared_mark(Tensors& request) {
-  if (request.empty() || request.back().shape() != kMarkShape) return false;
+  if (!has_prepared_mark(request)) return false;
   request.pop_back();
   return true;
 }
@@ -105,6 +109,7 @@ uint32_t PythonRunner::predict_flags() const {
 Expected<std::vector<Tensors>> PythonRunner::run(std::span<Tensors> inputs) {
   faults_.clear();
   last_pre_ = Duration::zero();
+  last_lengths_.clear();
   if (inputs.empty()) return std::vector<Tensors>{};
   if (Status s = client_.check_alive(); !s) return s.error();
   const int64_t deadline = steady_now_ms() + setup_.spec.worker_timeout_ms;
@@ -125,6 +130,7 @@ Expected<std::vector<Tensors>> PythonRunner::prepare_then_predict(std::span<Tens
   faults_.assign(reqs.size(), Status::Ok());
   std::vector<size_t> kept;
   std::vector<int64_t> lengths;  // the kept requests' own, as the worker prepared them
+  last_lengths_.assign(reqs.size(), 0);
   for (size_t i = 0; i < reqs.size(); ++i) {
     const bool raw = !prepared_[i];
     const auto& specs = raw ? setup_.served.inputs : setup_.metadata.inputs;
@@ -140,6 +146,7 @@ Expected<std::vector<Tensors>> PythonRunner::prepare_then_predict(std::span<Tens
       kept.push_back(i);
       lengths.push_back(static_cast<int64_t>(
           std::min<uint64_t>(get_u64(client_.region(), kFieldLength), INT32_MAX)));
+      last_lengths_[i] = static_cast<uint32_t>(lengths.back());
     } else if (*reply == Reply::kRaised || *reply == Reply::kBadOutput) {
       faults_[i] = preprocess_fault(*reply, read_message(client_.region()));
     } else {

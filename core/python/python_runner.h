@@ -50,6 +50,7 @@ class PythonRunner final : public Runner {
   std::span<const Status> request_faults() const override { return faults_; }
   Duration last_postprocess() const override { return Duration(client_.last_post_ns()); }
   Duration last_preprocess() const override { return last_pre_; }
+  std::span<const uint32_t> last_lengths() const override { return last_lengths_; }
 
   // The worker's process id; -1 when none runs.
   int pid() const { return client_.pid(); }
@@ -76,8 +77,9 @@ class PythonRunner final : public Runner {
   WorkerClient client_;
   ModelMetadata answer_;  // what a predict's answer holds in the region
   std::vector<Status> faults_;
-  std::vector<bool> prepared_;  // which requests of the batch the pool prepared
-  Duration last_pre_{0};        // the last batch's preparing on this lane
+  std::vector<bool> prepared_;          // which requests of the batch the pool prepared
+  Duration last_pre_{0};                // the last batch's preparing on this lane
+  std::vector<uint32_t> last_lengths_;  // its requests' prepared lengths
 };
 
 // The factory an engine's lanes make their runners with.
@@ -88,6 +90,7 @@ RunnerFactory python_runner_factory(WorkerSetup setup);
 void mark_prepared(Tensors& request);
 // Whether `request` has the mark; takes it off if so.
 bool take_prepared_mark(Tensors& request);
+bool has_prepared_mark(const Tensors& request);
 
 // A request's preprocess failed: raised (its input could not be read:
 // kInvalidArgument, 422 over HTTP) or gave arrays that do not fit predict

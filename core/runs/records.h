@@ -75,6 +75,10 @@ struct BatchRecord {
   TimePoint batched{};
   TimePoint run_start{};
   TimePoint run_end{};
+  // The lane prepared the batch's requests before the model (a Python
+  // model's lane at preprocess_workers 0): when the model began; zero
+  // otherwise.
+  TimePoint model_start{};
   // Requests of varying length (a text model's tokens): the longest, to
   // which the batch is padded, and the sum of their lengths. 0 where lengths
   // do not vary.

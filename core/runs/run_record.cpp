@@ -206,6 +206,14 @@ void fold_windows(const RunData& run, Duration window, RunSummary& s) {
 
 }  // namespace
 
+void keep_prepared(const RequestRecord& r, std::vector<PrepareSpan>& out) {
+  const StageTimes& t = r.times;
+  if (r.outcome != Outcome::kOk || t.prepare_start == TimePoint{} || t.admitted < t.prepare_start) {
+    return;
+  }
+  out.push_back({t.prepare_start, t.admitted});
+}
+
 std::span<const RunWindow> rate_windows(const RunSummary& s) {
   std::span<const RunWindow> all(s.windows);
   if (all.size() < 2) return all;

@@ -42,6 +42,12 @@ struct RunConfig {
   uint64_t seed = 0;
 };
 
+// A request's time in a preprocess process (StageTimes::prepare_start to
+// admitted).
+struct PrepareSpan {
+  TimePoint start{}, end{};
+};
+
 struct RunData {
   RunConfig config;
   TimePoint start{};  // time zero of the schedule
@@ -50,7 +56,15 @@ struct RunData {
   std::vector<DepthSample> depth;    // in-process and self-http runs
   // In-process and self-http runs: the engine's time in each stage.
   RunStages stages;
+  // In-process and self-http runs: each answered request's time in a
+  // preprocess process, where a pool prepared it (CostModel::from_run
+  // reads what preprocess cost, by how many ran at once).
+  std::vector<PrepareSpan> prepared;
 };
+
+// Adds `r`'s time in a preprocess process to `out` where a pool prepared it
+// and it was answered.
+void keep_prepared(const RequestRecord& r, std::vector<PrepareSpan>& out);
 
 struct RunLatency {
   double p50_ms = 0, p90_ms = 0, p95_ms = 0, p99_ms = 0, p999_ms = 0, max_ms = 0, mean_ms = 0;

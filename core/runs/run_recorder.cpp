@@ -39,6 +39,7 @@ void RunRecorder::add(const RecordBatch& records) {
     if (r.times.arrival < start) continue;
     run_.requests.push_back(run_request_of(r));
     run_.stages.add(r);
+    keep_prepared(r, run_.prepared);
   }
   for (const BatchRecord& b : records.batches) {
     if (b.batched >= start) run_.batches.push_back(b);

@@ -451,11 +451,16 @@ std::string profile_json(const ProfileResult& r) {
   }
   if (!r.preprocess_pool_us.empty() || !r.preprocess_lane_us.empty()) {
     nlohmann::ordered_json pre = nlohmann::ordered_json::object();
-    if (!r.preprocess_lane_us.empty()) pre["lane_us_quantiles"] = r.preprocess_lane_us;
+    if (!r.preprocess_lane_us.empty()) {
+      pre["lane_us_quantiles"] = r.preprocess_lane_us;
+      pre["lane_requests"] = r.preprocess_lane_requests;
+    }
     if (!r.preprocess_pool_us.empty()) {
       pre["pool"] = nlohmann::json::array();
       for (size_t k = 0; k < r.preprocess_pool_us.size(); ++k) {
-        pre["pool"].push_back({{"busy", k + 1}, {"us_quantiles", r.preprocess_pool_us[k]}});
+        nlohmann::ordered_json e = {{"busy", k + 1}, {"us_quantiles", r.preprocess_pool_us[k]}};
+        if (k < r.preprocess_pool_requests.size()) e["requests"] = r.preprocess_pool_requests[k];
+        pre["pool"].push_back(std::move(e));
       }
     }
     j["preprocess"] = pre;

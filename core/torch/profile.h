@@ -127,6 +127,9 @@ struct ProfileResult {
   // (quantiles); empty otherwise.
   std::vector<std::vector<double>> preprocess_pool_us;
   std::vector<double> preprocess_lane_us;
+  // The requests behind each: entry k - 1 for the pool, and the lane's.
+  std::vector<uint64_t> preprocess_pool_requests;
+  uint64_t preprocess_lane_requests = 0;
 };
 
 // The sizes that did not settle, "b = 16, 32", and why the first did not;

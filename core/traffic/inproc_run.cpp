@@ -7,7 +7,10 @@ namespace batchscope {
 
 void EngineRecords::drain() {
   engine_.drain_records(records_);
-  for (const RequestRecord& r : records_.requests) stages_.add(r);
+  for (const RequestRecord& r : records_.requests) {
+    stages_.add(r);
+    keep_prepared(r, prepared_);
+  }
   batches_.insert(batches_.end(), records_.batches.begin(), records_.batches.end());
   depth_.insert(depth_.end(), records_.depth.begin(), records_.depth.end());
 }
@@ -23,6 +26,7 @@ void EngineRecords::join(RunData& run) {
   run.batches = std::move(batches_);
   run.depth = std::move(depth_);
   run.stages = std::move(stages_);
+  run.prepared = std::move(prepared_);
 }
 
 Expected<RunData> run_inproc(const RunnerFactory& factory, const ModelMetadata& metadata,

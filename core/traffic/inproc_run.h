@@ -45,6 +45,7 @@ class EngineRecords {
   std::vector<BatchRecord> batches_;
   std::vector<DepthSample> depth_;
   RunStages stages_;
+  std::vector<PrepareSpan> prepared_;
 };
 
 // `inputs` are sent in turn; empty: 64 seeded inputs built from `metadata`

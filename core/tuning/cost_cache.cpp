@@ -266,6 +266,25 @@ Expected<std::optional<CostRefinement>> refine_cached_cost(const std::string& pa
                        refined.cost_us(p.batch, r.lanes)});
     r.batches += p.batches;
   }
+  // Quantiles p0..p100: the middle one is the median.
+  auto median = [](const std::vector<double>& q) { return q.empty() ? 0.0 : q[q.size() / 2]; };
+  const PreprocessCost& seen = observed.preprocess();
+  const PreprocessCost& before = was.preprocess();
+  const PreprocessCost& after = refined.preprocess();
+  if (!seen.lane_us.empty() && !before.empty()) {
+    r.preprocess.push_back({0, seen.lane_requests, median(before.lane_us), median(seen.lane_us),
+                            median(after.lane_us)});
+  }
+  for (const PreprocessCost::Pool& p : seen.pool) {
+    if (before.empty()) break;
+    const auto exact = [&](const PreprocessCost& c) {
+      for (const PreprocessCost::Pool& q : c.pool) {
+        if (q.busy == p.busy) return median(q.us);
+      }
+      return 0.0;
+    };
+    r.preprocess.push_back({p.busy, p.requests, exact(before), median(p.us), exact(after)});
+  }
   if (Status s = write_cached_cost(path, key, refined); !s) return s.error();
   return std::optional<CostRefinement>(std::move(r));
 }

@@ -83,10 +83,17 @@ struct CostMove {
   uint64_t batches = 0;  // this run's batches of that size
   double was_us = 0, seen_us = 0, now_us = 0;
 };
+// And each part of the preprocess cost the run saw, its median per request.
+struct PreprocessMove {
+  uint32_t busy = 0;      // pool processes busy at once; 0: in a lane
+  uint64_t requests = 0;  // this run's
+  double was_us = 0, seen_us = 0, now_us = 0;
+};
 struct CostRefinement {
   uint32_t lanes = 1;
   std::vector<CostMove> moves;
   uint64_t batches = 0;  // the run's batches that counted
+  std::vector<PreprocessMove> preprocess;
 };
 
 // Reads the file at `path` for `key`, refines it with `observed` (t(b) as a

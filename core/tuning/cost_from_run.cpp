@@ -281,21 +281,43 @@ Expected<CostModel> CostModel::from_run(const RunData& run, size_t min_runs, uin
   const Duration max_wait =
       std::chrono::microseconds(std::max<int64_t>(0, run.config.options.max_wait_us));
   const bool varied = has_lengths(run.batches);
+  // Where the lanes prepared their batches' requests, t(b) is the model's
+  // part: from when the model began (the preparing is the preprocess cost's).
+  bool lane_prepared = false;
+  std::vector<BatchRecord> model_part;
+  for (const BatchRecord& b : run.batches) {
+    lane_prepared = lane_prepared || b.model_start != TimePoint{};
+  }
+  if (lane_prepared) {
+    model_part = run.batches;
+    for (BatchRecord& b : model_part) {
+      if (b.model_start != TimePoint{} && b.model_start >= b.run_start) b.run_start = b.model_start;
+    }
+  }
+  const std::span<const BatchRecord> ran = lane_prepared
+                                               ? std::span<const BatchRecord>(model_part)
+                                               : std::span<const BatchRecord>(run.batches);
   if (varied && lengths.empty()) {
     return invalid_argument(
         "the run's batches vary in length and the cost has no length grid to read them at one "
         "length: profile the model (batchscope profile measures t(b, L)) before refining it");
   }
   const std::vector<BatchRecord> scaled =
-      varied ? at_reference_length(run.batches, lengths) : std::vector<BatchRecord>{};
-  const std::span<const BatchRecord> batches =
-      varied ? std::span<const BatchRecord>(scaled) : std::span<const BatchRecord>(run.batches);
+      varied ? at_reference_length(ran, lengths) : std::vector<BatchRecord>{};
+  const std::span<const BatchRecord> batches = varied ? std::span<const BatchRecord>(scaled) : ran;
   Expected<CostModel> m = from_batches(batches, min_runs, busy, max_wait);
   if (!m) return m;
-  m->lanes_prepared_ = run.config.options.preprocess_workers == 0;
+  // Records from before the lanes said when the model began: t(b) holds
+  // the preparing.
+  m->lanes_prepared_ = run.config.options.preprocess_workers == 0 && !lane_prepared;
+  m->preprocess_ = PreprocessCost::from_run(run);
+  if (varied || lane_prepared) {
+    // The gaps between batches as they ran: the reference length, or the
+    // model's start, moved each start.
+    m = m->with_turnaround(turnaround_of(run.batches, max_wait));
+  }
   if (varied) {
-    // The gaps between batches as they ran: the reference length moved each start.
-    m = m->with_turnaround(turnaround_of(run.batches, max_wait)).with_length_grid(lengths);
+    m = m->with_length_grid(lengths);
     if (!m) return m;
   }
   if (busy > 1) {

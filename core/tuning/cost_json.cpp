@@ -165,6 +165,17 @@ Expected<std::vector<double>> number_array(const Json& j, const char* name,
   return out;
 }
 
+// Reads an optional count `name` from `j` (0 where absent), at most 1e15.
+Expected<uint64_t> optional_count(const Json& j, const char* name, const std::string& prefix) {
+  const auto it = j.find(name);
+  if (it == j.end()) return uint64_t{0};
+  if (!it->is_number_unsigned() || it->get<uint64_t>() > uint64_t{1'000'000'000'000'000}) {
+    return invalid_argument(prefix + name + " = " + excerpt(*it) +
+                            " must be a whole number from 0 to 1e15");
+  }
+  return it->get<uint64_t>();
+}
+
 // Reads the optional "send_lag": {"base_us_quantiles": [...], "stalls":
 // [{"per_s": r, "us_quantiles": [...]}, ...]} (stalls indexed by busy lanes).
 Expected<SendLagModel> send_lag_from_json(const Json& j, const std::string& prefix) {
@@ -307,6 +318,9 @@ Expected<PreprocessCost> preprocess_from_json(const Json& j, const std::string& 
   Expected<std::vector<double>> lane = number_array(*it, "lane_us_quantiles", at + ".");
   if (!lane) return lane.error();
   c.lane_us = std::move(*lane);
+  Expected<uint64_t> lane_n = optional_count(*it, "lane_requests", at + ".");
+  if (!lane_n) return lane_n.error();
+  c.lane_requests = *lane_n;
   if (const auto p = it->find("pool"); p != it->end()) {
     if (!p->is_array())
       return invalid_argument(at + ".pool = " + excerpt(*p) + " must be an array");
@@ -322,7 +336,9 @@ Expected<PreprocessCost> preprocess_from_json(const Json& j, const std::string& 
       }
       Expected<std::vector<double>> us = number_array(e, "us_quantiles", where + ".");
       if (!us) return us.error();
-      c.pool.push_back({static_cast<uint32_t>(busy->get<uint64_t>()), std::move(*us)});
+      Expected<uint64_t> n = optional_count(e, "requests", where + ".");
+      if (!n) return n.error();
+      c.pool.push_back({static_cast<uint32_t>(busy->get<uint64_t>()), std::move(*us), *n});
     }
   }
   if (Status s = c.validate(prefix); !s) return s.error();
@@ -333,12 +349,14 @@ void append_preprocess(std::string& out, const PreprocessCost& c) {
   if (c.empty()) return;
   std::string members;  // each led by a comma
   append_array(members, "lane_us_quantiles", c.lane_us);
+  if (c.lane_requests > 0) members += ",\"lane_requests\":" + std::to_string(c.lane_requests);
   if (!c.pool.empty()) {
     members += ",\"pool\":[";
     for (size_t i = 0; i < c.pool.size(); ++i) {
       members += i ? ",{\"busy\":" : "{\"busy\":";
       members += std::to_string(c.pool[i].busy);
       append_array(members, "us_quantiles", c.pool[i].us);
+      if (c.pool[i].requests > 0) members += ",\"requests\":" + std::to_string(c.pool[i].requests);
       members += '}';
     }
     members += ']';

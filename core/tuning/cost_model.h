@@ -143,6 +143,9 @@ class CostModel {
   // A run whose batches vary in length is read at `lengths`' reference
   // length (at_reference_length(), its turnaround from the run as it ran);
   // without a grid, such a run is refused: its t(b) would mix lengths.
+  // Where its lanes prepared their batches (BatchRecord::model_start), t(b)
+  // is read from the model's start, and the preparing goes to the
+  // preprocess cost, with the pool's (PreprocessCost::from_run).
   static Expected<CostModel> from_run(const RunData& run, size_t min_runs = 5, uint32_t busy = 1,
                                       const LengthGrid& lengths = {});
   // This model with a measured overhead: empty (none) or 2 to kMaxQuantiles
@@ -175,9 +178,11 @@ class CostModel {
   // never measured live is scaled by the observed-to-modelled ratio,
   // interpolated between the observed sizes and held beyond them, and a
   // size measured live before that this run did not see stays as it was.
-  // An observed run whose lanes prepared their own requests (from_run of
-  // preprocess_workers 0) refines nothing of a model that measured
-  // preprocess: its t(b) holds the preparing. The observed overhead, streak
+  // An observed run whose lanes prepared their own requests without saying
+  // when the model began (from_run of preprocess_workers 0, records of an
+  // older engine) refines nothing of a model that measured preprocess: its
+  // t(b) holds the preparing. A model that measured preprocess has it
+  // refined by the run's (PreprocessCost::refined). The observed overhead, streak
   // and turnaround, when measured, are averaged the same way (by the batches behind the curve and
   // the run's), or taken outright when the curve had none. `when`, if given, becomes the observed
   // sizes' measured_at.
@@ -269,7 +274,8 @@ class CostModel {
   // This model with a measured preprocess cost (validated; empty drops it).
   Expected<CostModel> with_preprocess(PreprocessCost preprocess) const;
   const PreprocessCost& preprocess() const { return preprocess_; }
-  // from_run() of a run whose lanes prepared their requests (above).
+  // from_run() of a run whose lanes prepared their requests and whose t(b)
+  // holds that (above).
   bool lanes_prepared() const { return lanes_prepared_; }
   // "t(b) from 2 points: 520 us at b=1 .. 1140 us at b=32"
   std::string describe() const;

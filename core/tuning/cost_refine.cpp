@@ -155,6 +155,10 @@ CostModel CostModel::calibrated(const CostModel& observed, uint32_t lanes,
   // Its lanes prepared their own batches: its t(b) holds preprocess too.
   if (observed.lanes_prepared_ && !preprocess_.lane_us.empty()) return *this;
   CostModel m = *this;
+  // Measured on the model's examples, or refined before: the run's
+  // preprocess refines it. A cost that never measured it (a model without
+  // preprocess, or a profile that could not) does not start one.
+  if (!preprocess_.empty()) m.preprocess_ = preprocess_.refined(observed.preprocess_);
   const uint64_t w = live_batches(lanes);          // behind the curve before this run
   const uint64_t n = weight_of(observed.points_);  // this run's
   if (lanes <= 1) {

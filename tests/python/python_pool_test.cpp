@@ -91,8 +91,9 @@ Options options(uint32_t preprocess_workers) {
 }
 
 // Rows of different lengths out of preprocess, and outputs as long as the
-// padded batch: each answer is cut to its own request's length, whether the
-// pool prepared the requests or the lane did.
+// padded batch: each answer is cut to its own request's length, and the
+// batch records its padding, whether the pool prepared the requests or the
+// lane did.
 void cut_to_length(uint32_t pool) {
   Model m = prepared_model("tokens_prepared.py");
   auto stage = pool_of(m);
@@ -113,6 +114,10 @@ void cut_to_length(uint32_t pool) {
   engine.drain_records(records);
   ASSERT_EQ(records.requests.size(), texts.size());
   for (const RequestRecord& r : records.requests) ASSERT_EQ(r.batch_size, 3u) << "pool " << pool;
+  // Their padding is recorded: lengths 2, 4 and 1 padded to 4.
+  ASSERT_EQ(records.batches.size(), 1u);
+  EXPECT_EQ(records.batches[0].longest, 4u) << "pool " << pool;
+  EXPECT_EQ(records.batches[0].length_sum, 7u) << "pool " << pool;
   const std::vector<std::vector<int64_t>> want = {{10, 20}, {10, 20, 30, 40}, {50}};
   for (size_t i = 0; i < texts.size(); ++i) {
     const auto& r = answers.result(i);

@@ -183,6 +183,32 @@ TEST_F(CostCacheTest, ARefinementMovesTheCostTowardsTheRunAndIsKept) {
   EXPECT_FALSE(calibrated_for(now, 2));
 }
 
+TEST_F(CostCacheTest, ARefinementSaysHowThePreprocessCostMoved) {
+  const CostKey k = key_of();
+  const std::string path = cost_cache_path(k, dir_.string());
+  PreprocessCost was;
+  was.pool.push_back({1, {9000, 9000, 9000}, 100});
+  auto kept = points({{1, 200}}).with_preprocess(was);
+  ASSERT_TRUE(kept.ok());
+  ASSERT_TRUE(write_cached_cost(path, k, *kept).ok());
+  PreprocessCost seen;
+  seen.pool.push_back({1, {7000, 8000, 9000}, 300});
+  auto observed = points({{1, 200, 0, {}, true, 50}}).with_preprocess(seen);
+  ASSERT_TRUE(observed.ok());
+  auto r = refine_cached_cost(path, k, *observed, 1);
+  ASSERT_TRUE(r.ok() && r->has_value());
+  ASSERT_EQ((*r)->preprocess.size(), 1u);
+  const PreprocessMove& m = (*r)->preprocess[0];
+  EXPECT_EQ(m.busy, 1u);
+  EXPECT_EQ(m.requests, 300u);
+  EXPECT_DOUBLE_EQ(m.was_us, 9000);
+  EXPECT_DOUBLE_EQ(m.seen_us, 8000);
+  EXPECT_DOUBLE_EQ(m.now_us, 8250);  // (9000 * 100 + 8000 * 300) / 400
+  auto back = read_cached_cost(path, k);
+  ASSERT_TRUE(back.ok() && back->has_value());
+  EXPECT_EQ((**back).preprocess().pool[0].requests, 400u);
+}
+
 // A generative model's step cost is kept beside, under the same key and
 // refusals, and read back as written.
 TEST_F(CostCacheTest, AStepCostIsKeptForItsKeyAlone) {
