@@ -12,12 +12,12 @@ Usage: python_examples.py BATCHSCOPE MODELS_DIR
 
 import json
 import os
-import re
 import signal
 import subprocess
 import sys
-import tempfile
 import urllib.request
+
+from serve_lines import env_without_kept_cost, listening
 
 BIN, MODELS = sys.argv[1], sys.argv[2]
 failures = []
@@ -29,20 +29,7 @@ def check(ok, what):
         print("FAIL:", what, file=sys.stderr)
 
 
-# Serve keeps no cost of its own here: a kept cost of this machine's would
-# add its lines before the one that says where it listens.
-ENV = dict(os.environ, XDG_CACHE_HOME=tempfile.mkdtemp(prefix="python_examples_cache_"))
-
-
-def listening(p):
-    """The line that says where `p` listens (the first few lines read), and its match."""
-    line = ""
-    for _ in range(20):
-        line = p.stdout.readline()
-        m = re.search(r"127\.0\.0\.1:(\d+)", line)
-        if m or not line:
-            return line, m
-    return line, None
+ENV = env_without_kept_cost("python_examples_cache_")
 
 
 def start(model, *flags):

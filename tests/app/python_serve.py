@@ -9,7 +9,6 @@ Usage: python_serve.py BATCHSCOPE HANDLERS_DIR MODELS_DIR
 
 import json
 import os
-import re
 import signal
 import subprocess
 import sys
@@ -17,6 +16,8 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
+
+from serve_lines import env_without_kept_cost, listening
 from concurrent.futures import ThreadPoolExecutor
 
 BIN, HANDLERS, MODELS = sys.argv[1], sys.argv[2], sys.argv[3]
@@ -29,9 +30,7 @@ def check(ok, what):
         print("FAIL:", what, file=sys.stderr)
 
 
-# Serve keeps no cost of its own here (a kept cost of this machine's would
-# add its lines first).
-ENV = dict(os.environ, XDG_CACHE_HOME=tempfile.mkdtemp(prefix="python_serve_cache_"))
+ENV = env_without_kept_cost("python_serve_cache_")
 
 
 def start(*args):
@@ -40,12 +39,7 @@ def start(*args):
     err = tempfile.TemporaryFile(mode="w+")
     p = subprocess.Popen([BIN, "serve", "--port", "0", "--no-history", *args],
                          stdout=subprocess.PIPE, stderr=err, text=True, env=ENV)
-    line, m = "", None
-    for _ in range(20):  # the line that says where it listens
-        line = p.stdout.readline()
-        m = re.search(r"127\.0\.0\.1:(\d+)", line)
-        if m or not line:
-            break
+    line, m = listening(p)
     if not m:
         p.kill()
         err.seek(0)

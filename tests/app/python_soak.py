@@ -39,6 +39,8 @@ import time
 import urllib.error
 import urllib.request
 
+from serve_lines import env_without_kept_cost, listening
+
 sys.dont_write_bytecode = True  # no __pycache__ beside the helper in the source tree
 from digit_images import digit_images  # noqa: E402  (tests/app/digit_images.py)
 
@@ -71,14 +73,8 @@ serve = subprocess.Popen([BIN, "serve", "--port", "0", "--no-history",
                           "--model", os.path.join(MODELS, "python", "digits.py"),
                           "--lanes", str(LANES), "--preprocess-workers", str(POOL)],
                          stdout=subprocess.PIPE, stderr=err_file, text=True,
-                         env=dict(os.environ,  # no kept cost of this machine's
-                                  XDG_CACHE_HOME=tempfile.mkdtemp(prefix="python_soak_cache_")))
-first_line, m = "", None
-for _ in range(20):  # the line that says where it listens
-    first_line = serve.stdout.readline()
-    m = re.search(r"127\.0\.0\.1:(\d+)", first_line)
-    if m or not first_line:
-        break
+                         env=env_without_kept_cost("python_soak_cache_"))
+first_line, m = listening(serve)
 if not m:
     serve.kill()
     code = serve.wait()
