@@ -271,7 +271,12 @@ void adaptive_observe(AdaptiveState& s, const BatchRecord& batch,
                       std::span<const RequestRecord> requests, const Options& o,
                       std::span<const uint32_t> lengths) {
   const bool vary = batch.longest > 0;
-  if (vary != s.lengths_vary) {
+  // A batch that failed, or whose every request failed (a lane preparing
+  // them found no length), says nothing of the lengths.
+  const bool answered = std::any_of(requests.begin(), requests.end(), [](const RequestRecord& r) {
+    return r.outcome == Outcome::kOk;
+  });
+  if (!batch.failed && answered && vary != s.lengths_vary) {
     // Requests of another kind: what was learned of the old ones says
     // nothing of these, and a plan in flight for them is dropped on arrival.
     s.cost = AdaptiveCostSums{};

@@ -23,7 +23,8 @@ void BasicEngine<In, Out>::cut_locked(size_t n, BatchReason reason, TimePoint no
   b = BatchRecord{};
   // A padding policy may take requests from the middle of the queue; where
   // lengths do not vary, each takes the head's n as longest does.
-  const bool picks = options_.padding != Padding::kLongest && length_of_;
+  // A prepare stage gives its requests' lengths as it hands them back.
+  const bool picks = options_.padding != Padding::kLongest && (length_of_ || stage_);
   if (picks) {
     pick_locked(n, s.picked);
     n = s.picked.size();
@@ -102,11 +103,14 @@ void BasicEngine<In, Out>::run_batch_locked(Runner& runner, MutexLock& lk, LaneS
           ? batch.run_start + pre
           : TimePoint{};
   batch.model_start = model_start;
-  // Lengths the runner found as it prepared the requests (none were known
-  // as they were queued): the padding it ran.
+  // Lengths the runner found as it prepared the requests (those a pool
+  // prepared were known as they were queued, the others were not): the
+  // padding it ran.
   const std::span<const uint32_t> prepared_lengths =
-      batch.failed || batch.longest > 0 ? std::span<const uint32_t>() : runner.last_lengths();
+      batch.failed ? std::span<const uint32_t>() : runner.last_lengths();
   if (prepared_lengths.size() == n) {
+    batch.longest = 0;
+    batch.length_sum = 0;
     for (size_t i = 0; i < n; ++i) {
       s.batch[i].length = prepared_lengths[i];
       batch.longest = std::max(batch.longest, prepared_lengths[i]);

@@ -208,10 +208,8 @@ void fold_windows(const RunData& run, Duration window, RunSummary& s) {
 
 void keep_prepared(const RequestRecord& r, std::vector<PrepareSpan>& out) {
   const StageTimes& t = r.times;
-  if (r.outcome != Outcome::kOk || t.prepare_start == TimePoint{} || t.admitted < t.prepare_start) {
-    return;
-  }
-  out.push_back({t.prepare_start, t.admitted});
+  if (t.prepare_start == TimePoint{} || t.admitted < t.prepare_start) return;
+  out.push_back({t.prepare_start, t.admitted, r.outcome == Outcome::kOk});
 }
 
 std::span<const RunWindow> rate_windows(const RunSummary& s) {

@@ -43,9 +43,10 @@ struct RunConfig {
 };
 
 // A request's time in a preprocess process (StageTimes::prepare_start to
-// admitted).
+// admitted), and whether it was answered.
 struct PrepareSpan {
   TimePoint start{}, end{};
+  bool answered = true;
 };
 
 struct RunData {
@@ -56,14 +57,14 @@ struct RunData {
   std::vector<DepthSample> depth;    // in-process and self-http runs
   // In-process and self-http runs: the engine's time in each stage.
   RunStages stages;
-  // In-process and self-http runs: each answered request's time in a
-  // preprocess process, where a pool prepared it (CostModel::from_run
-  // reads what preprocess cost, by how many ran at once).
+  // In-process and self-http runs: each request's time in a preprocess
+  // process, where a pool prepared it (CostModel::from_run reads what
+  // preprocess cost, by how many ran at once).
   std::vector<PrepareSpan> prepared;
 };
 
-// Adds `r`'s time in a preprocess process to `out` where a pool prepared it
-// and it was answered.
+// Adds `r`'s time in a preprocess process to `out` where a pool prepared
+// it, answered or not.
 void keep_prepared(const RequestRecord& r, std::vector<PrepareSpan>& out);
 
 struct RunLatency {

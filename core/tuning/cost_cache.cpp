@@ -246,6 +246,34 @@ Status write_cached_step_cost(const std::string& path, const CostKey& key, const
   return write_whole(path, head + "," + body.substr(body.find('{') + 1));
 }
 
+namespace {
+
+// Each part of the preprocess cost `seen` measured: its median per request
+// before, as seen and after (quantiles p0..p100: the middle one).
+std::vector<PreprocessMove> preprocess_moves(const PreprocessCost& before,
+                                             const PreprocessCost& seen,
+                                             const PreprocessCost& after) {
+  std::vector<PreprocessMove> out;
+  auto median = [](const std::vector<double>& q) { return q.empty() ? 0.0 : q[q.size() / 2]; };
+  if (!seen.lane_us.empty() && !before.empty()) {
+    out.push_back({0, seen.lane_requests, median(before.lane_us), median(seen.lane_us),
+                   median(after.lane_us)});
+  }
+  for (const PreprocessCost::Pool& p : seen.pool) {
+    if (before.empty()) break;
+    const auto exact = [&](const PreprocessCost& c) {
+      for (const PreprocessCost::Pool& q : c.pool) {
+        if (q.busy == p.busy) return median(q.us);
+      }
+      return 0.0;
+    };
+    out.push_back({p.busy, p.requests, exact(before), median(p.us), exact(after)});
+  }
+  return out;
+}
+
+}  // namespace
+
 Expected<std::optional<CostRefinement>> refine_cached_cost(const std::string& path,
                                                            const CostKey& key,
                                                            const CostModel& observed,
@@ -266,26 +294,25 @@ Expected<std::optional<CostRefinement>> refine_cached_cost(const std::string& pa
                        refined.cost_us(p.batch, r.lanes)});
     r.batches += p.batches;
   }
-  // Quantiles p0..p100: the middle one is the median.
-  auto median = [](const std::vector<double>& q) { return q.empty() ? 0.0 : q[q.size() / 2]; };
-  const PreprocessCost& seen = observed.preprocess();
-  const PreprocessCost& before = was.preprocess();
-  const PreprocessCost& after = refined.preprocess();
-  if (!seen.lane_us.empty() && !before.empty()) {
-    r.preprocess.push_back({0, seen.lane_requests, median(before.lane_us), median(seen.lane_us),
-                            median(after.lane_us)});
-  }
-  for (const PreprocessCost::Pool& p : seen.pool) {
-    if (before.empty()) break;
-    const auto exact = [&](const PreprocessCost& c) {
-      for (const PreprocessCost::Pool& q : c.pool) {
-        if (q.busy == p.busy) return median(q.us);
-      }
-      return 0.0;
-    };
-    r.preprocess.push_back({p.busy, p.requests, exact(before), median(p.us), exact(after)});
-  }
+  r.preprocess = preprocess_moves(was.preprocess(), observed.preprocess(), refined.preprocess());
   if (Status s = write_cached_cost(path, key, refined); !s) return s.error();
+  return std::optional<CostRefinement>(std::move(r));
+}
+
+Expected<std::optional<CostRefinement>> refine_cached_preprocess(const std::string& path,
+                                                                 const CostKey& key,
+                                                                 const PreprocessCost& seen) {
+  auto kept = read_cached_cost(path, key);
+  if (!kept) return kept.error();
+  if (!*kept || seen.empty() || (**kept).preprocess().empty()) {
+    return std::optional<CostRefinement>();
+  }
+  const CostModel& was = **kept;
+  auto refined = was.with_preprocess(was.preprocess().refined(seen));
+  if (!refined) return refined.error();
+  CostRefinement r;
+  r.preprocess = preprocess_moves(was.preprocess(), seen, refined->preprocess());
+  if (Status s = write_cached_cost(path, key, *refined); !s) return s.error();
   return std::optional<CostRefinement>(std::move(r));
 }
 

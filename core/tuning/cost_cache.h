@@ -106,6 +106,14 @@ Expected<std::optional<CostRefinement>> refine_cached_cost(const std::string& pa
                                                            const CostModel& observed,
                                                            uint32_t lanes);
 
+// The same for the preprocess cost alone (a run whose t(b) cannot refine
+// the file: its batches vary in length): the kept part refined by `seen`
+// (PreprocessCost::refined). nullopt when there is no file, the file has no
+// preprocess cost, or `seen` is empty.
+Expected<std::optional<CostRefinement>> refine_cached_preprocess(const std::string& path,
+                                                                 const CostKey& key,
+                                                                 const PreprocessCost& seen);
+
 // True when the cost's curve for `lanes` rests on live batches (calibrated).
 bool calibrated_for(const CostModel& cost, uint32_t lanes);
 

@@ -43,13 +43,20 @@ std::vector<double> averaged(const std::vector<double>& was, uint64_t w,
 
 uint64_t summed(uint64_t w, uint64_t n) { return std::min<uint64_t>(w, kMaxPointWeight) + n; }
 
-// Each span's mean number of spans running over it, itself included,
-// rounded (at least 1): the step function of how many run, integrated.
-std::vector<uint32_t> mean_busy(std::span<const PrepareSpan> spans) {
+// Each span's mean number of processes busy over it, itself included,
+// rounded (at least 1): the step function of how many spans and batches
+// (a lane running one) run, integrated. The predictor draws a pool time by
+// the same count (predict_simulation.h).
+std::vector<uint32_t> mean_busy(std::span<const PrepareSpan> spans,
+                                std::span<const BatchRecord> batches) {
   if (spans.empty()) return {};
-  std::vector<std::pair<TimePoint, int>> events;  // an end before a start at the same time
-  events.reserve(2 * spans.size());
+  std::vector<std::pair<TimePoint, int>> events;
+  events.reserve(2 * (spans.size() + batches.size()));
   for (const PrepareSpan& s : spans) events.push_back({s.start, +1}), events.push_back({s.end, -1});
+  for (const BatchRecord& b : batches) {
+    if (b.run_start == TimePoint{} || b.run_end < b.run_start) continue;
+    events.push_back({b.run_start, +1}), events.push_back({b.run_end, -1});
+  }
   std::sort(events.begin(), events.end());
   const TimePoint t0 = events.front().first;
   std::vector<double> at(events.size()), integral(events.size());  // us since t0; running x us
@@ -80,10 +87,11 @@ std::vector<uint32_t> mean_busy(std::span<const PrepareSpan> spans) {
 
 PreprocessCost PreprocessCost::from_run(const RunData& run) {
   PreprocessCost c;
-  const std::vector<uint32_t> busy = mean_busy(run.prepared);
+  const std::vector<uint32_t> busy = mean_busy(run.prepared, run.batches);
   std::map<uint32_t, std::vector<double>> by_busy;
   for (size_t i = 0; i < busy.size(); ++i) {
     const PrepareSpan& s = run.prepared[i];
+    if (!s.answered) continue;  // it counts as company, not as a time
     by_busy[busy[i]].push_back(std::clamp(to_us(s.end - s.start), 0.0, kMaxCostUs));
   }
   for (auto& [k, us] : by_busy) {

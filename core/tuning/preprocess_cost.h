@@ -39,9 +39,11 @@ struct PreprocessCost {
 
   bool empty() const { return lane_us.empty() && pool.empty(); }
   // What preprocess cost a live run's answered requests:
-  //   - in the pool (RunData::prepared), grouped by how many processes were
-  //     busy over each request's time there, on average, itself included
-  //     (rounded);
+  //   - in the pool (RunData::prepared, the answered ones), grouped by how
+  //     many processes were busy over each request's time there, on
+  //     average, itself included (rounded): pool processes holding a
+  //     request (answered or not) and lanes running a batch, as the
+  //     predictor counts them;
   //   - in a lane, each lane-prepared batch's preparing (model_start -
   //     run_start) over its size, counted as that many requests.
   // A group of fewer than kMinSeen requests (a lane: batches) is left out.

@@ -264,6 +264,37 @@ TEST(AdaptiveTest, FailedBatchesAndNonOkRequestsAreNotEvidence) {
   EXPECT_DOUBLE_EQ(s.state().latencies_us[0], 500'000.0);
 }
 
+// A lane that prepares its batch learns the lengths as it runs: a batch that
+// failed, or whose every request failed, has none, and says nothing of
+// whether they vary.
+TEST(AdaptiveTest, ABatchWithoutAnswersDoesNotSayTheLengthsStoppedVarying) {
+  AdaptiveStrategy s(make_adaptive_plan);
+  const Options o = adaptive_options(32);
+  std::vector<RequestRecord> reqs(2);
+  for (RequestRecord& r : reqs) {
+    r.times.arrival = kStart;
+    r.times.completed = kStart + milliseconds(1);
+  }
+  BatchRecord b;
+  b.size = 2;
+  b.run_start = kStart;
+  b.run_end = kStart + microseconds(50);
+  b.longest = 40;
+  b.length_sum = 60;
+  const std::vector<uint32_t> lengths = {20, 40};
+  s.observe(b, reqs, lengths, o);
+  ASSERT_TRUE(s.state().lengths_vary);
+  const uint32_t seen = s.state().length_count;
+  b.longest = b.length_sum = 0;
+  for (RequestRecord& r : reqs) r.outcome = Outcome::kModelError;
+  s.observe(b, reqs, {}, o);  // every request's preprocess failed
+  b.failed = true;
+  s.observe(b, reqs, {}, o);  // the batch failed
+  EXPECT_TRUE(s.state().lengths_vary);
+  EXPECT_EQ(s.state().length_count, seen);
+  EXPECT_TRUE(adaptive_cost_model(s.state()).has_value());
+}
+
 // Where lengths vary, the fit is per padded element, so single requests at
 // a light load separate the fixed cost from the per-token one; it reads out
 // at the mean padded length. The planner gets the latest lengths, oldest

@@ -5,7 +5,8 @@
 // requests in the stage count against queue_capacity; stop() waits for the
 // stage to give back what it holds, and a drain runs it; configure() sees
 // every options change. A runner's request_faults() answer those requests
-// with their error and the rest of the batch with its results.
+// with their error and the rest of the batch with its results. The lengths
+// a stage or a lane preparing its batch gives are its padding.
 
 #include <gtest/gtest.h>
 
@@ -62,6 +63,11 @@ class HeldStage final : public Engine::PrepareStage {
   size_t held() {
     std::lock_guard g(mu_);
     return held_.size();
+  }
+  // A request it gave back (100 or more): its value is its length.
+  uint32_t length(const Tensors& in) const override {
+    const float v = in[0].as<float>()[0];
+    return v >= 100 ? static_cast<uint32_t>(v) : 0;
   }
   std::vector<uint32_t> configured() {
     std::lock_guard g(mu_);
@@ -227,12 +233,6 @@ TEST(PrepareStage, ConfigureSeesStartAndEveryOptionsChange) {
   engine.stop();
 }
 
-}  // namespace
-}  // namespace batchscope
-
-namespace batchscope {
-namespace {
-
 // On a manual clock: the stage says when its work on a request began, and
 // the runner how long its work after the model took; the records keep both.
 // `pre`: how long of each run it says went to preparing its requests first.
@@ -304,6 +304,80 @@ TEST(PrepareStage, RecordsKeepWhenTheModelBeganAfterTheLanePreparedItsRequests) 
   EXPECT_EQ(stages.of(RunStage::kModel).sum(), 30'000u);
   EXPECT_EQ(stages.of(RunStage::kPostprocess).sum(), 40'000u);
   EXPECT_TRUE(stages.of(RunStage::kPreprocessWait).empty());
+}
+
+// The stage gives each request's length as it hands it back: its batch
+// records the padding, and buckets pick by it (never mixing lengths).
+TEST(PrepareStage, TheLengthsItGivesArePaddedAndBucketed) {
+  auto clock = std::make_shared<ManualClock>();
+  auto stage = std::make_shared<HeldStage>();
+  Options o = opts();
+  o.max_batch_size = 2;
+  o.max_wait_us = 1'000'000;  // on this clock, a bucket is cut when full
+  o.padding = Padding::kBuckets;
+  ASSERT_TRUE(parse_length_buckets("128,256", o).ok());
+  Engine engine([&](int) { return std::make_unique<TimedRunner>(*clock); }, o, clock);
+  ASSERT_TRUE(engine.set_prepare_stage(stage).ok());
+  ASSERT_TRUE(engine.start().ok());
+  Answers a;
+  const std::vector<float> values = {10, 50, 20, 60};  // 110 and 120 share a bucket
+  for (size_t i = 0; i < values.size(); ++i) {
+    ASSERT_TRUE(engine.submit(input_of(values[i]), a.callback(i)).ok());
+  }
+  stage->release();
+  ASSERT_TRUE(a.wait(4));
+  engine.stop();
+  RecordBatch records;
+  engine.drain_records(records);
+  ASSERT_EQ(records.batches.size(), 2u);
+  EXPECT_EQ(records.batches[0].longest, 120u);
+  EXPECT_EQ(records.batches[0].length_sum, 230u);
+  EXPECT_EQ(records.batches[1].longest, 160u);
+  EXPECT_EQ(records.batches[1].length_sum, 310u);
+}
+
+// Echoes its inputs, each request's value its prepared length; fails a
+// batch holding a negative value.
+class LengthRunner final : public Runner {
+ public:
+  Expected<std::vector<Tensors>> run(std::span<Tensors> inputs) override {
+    lengths_.clear();
+    for (const Tensors& in : inputs) {
+      const float v = in[0].as<float>()[0];
+      if (v < 0) return Error{ErrorCode::kModelError, "negative"};
+      lengths_.push_back(static_cast<uint32_t>(v));
+    }
+    return std::vector<Tensors>(inputs.begin(), inputs.end());
+  }
+  std::span<const uint32_t> last_lengths() const override { return lengths_; }
+
+ private:
+  std::vector<uint32_t> lengths_;
+};
+
+// A lane that prepares its batch learns the lengths as it runs: the batch
+// records the padding it ran, and a failed batch none.
+TEST(PrepareStage, TheLengthsALanePreparedAreThePaddingOfItsBatch) {
+  auto clock = std::make_shared<ManualClock>();
+  Options o = opts();
+  o.max_batch_size = 2;
+  o.max_wait_us = 1'000'000;
+  Engine engine([](int) { return std::make_unique<LengthRunner>(); }, o, clock);
+  ASSERT_TRUE(engine.start().ok());
+  Answers a;
+  const std::vector<float> values = {3, 7, -1, 5};
+  for (size_t i = 0; i < values.size(); ++i) {
+    ASSERT_TRUE(engine.submit(input_of(values[i]), a.callback(i)).ok());
+  }
+  ASSERT_TRUE(a.wait(4));
+  engine.stop();
+  RecordBatch records;
+  engine.drain_records(records);
+  ASSERT_EQ(records.batches.size(), 2u);
+  EXPECT_EQ(records.batches[0].longest, 7u);
+  EXPECT_EQ(records.batches[0].length_sum, 10u);
+  EXPECT_TRUE(records.batches[1].failed);
+  EXPECT_EQ(records.batches[1].longest, 0u);
 }
 
 }  // namespace

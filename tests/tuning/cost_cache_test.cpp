@@ -209,6 +209,35 @@ TEST_F(CostCacheTest, ARefinementSaysHowThePreprocessCostMoved) {
   EXPECT_EQ((**back).preprocess().pool[0].requests, 400u);
 }
 
+TEST_F(CostCacheTest, ARunOfVaryingLengthsRefinesThePreprocessCostAlone) {
+  const CostKey k = key_of();
+  const std::string path = cost_cache_path(k, dir_.string());
+  PreprocessCost seen;
+  seen.pool.push_back({1, {7000, 8000, 9000}, 300});
+  // No file, or a file without preprocess: nothing to refine.
+  auto none = refine_cached_preprocess(path, k, seen);
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE(none->has_value());
+  ASSERT_TRUE(write_cached_cost(path, k, points({{1, 200}})).ok());
+  none = refine_cached_preprocess(path, k, seen);
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE(none->has_value());
+  PreprocessCost was;
+  was.pool.push_back({1, {9000, 9000, 9000}, 100});
+  auto kept = points({{1, 200}}).with_preprocess(was);
+  ASSERT_TRUE(kept.ok());
+  ASSERT_TRUE(write_cached_cost(path, k, *kept).ok());
+  auto r = refine_cached_preprocess(path, k, seen);
+  ASSERT_TRUE(r.ok() && r->has_value());
+  EXPECT_TRUE((*r)->moves.empty());
+  ASSERT_EQ((*r)->preprocess.size(), 1u);
+  EXPECT_DOUBLE_EQ((*r)->preprocess[0].now_us, 8250);
+  auto back = read_cached_cost(path, k);
+  ASSERT_TRUE(back.ok() && back->has_value());
+  EXPECT_DOUBLE_EQ((**back).cost_us(1), 200);  // t(b) untouched
+  EXPECT_EQ((**back).preprocess().pool[0].requests, 400u);
+}
+
 // A generative model's step cost is kept beside, under the same key and
 // refusals, and read back as written.
 TEST_F(CostCacheTest, AStepCostIsKeptForItsKeyAlone) {

@@ -151,8 +151,9 @@ TEST(PreprocessPredict, ACostWithoutPreprocessPredictsAsBefore) {
   EXPECT_EQ(done_us(one)[0], 100);
 }
 
-TEST(PreprocessCost, ARunWhoseLanesPreparedRefinesNothing) {
-  // A live run with preprocess_workers 0 ran t(b) with the preparing inside.
+TEST(PreprocessCost, ARunWhoseLanesPreparedWithoutSayingWhenTheModelBeganRefinesNothing) {
+  // A live run with preprocess_workers 0 whose records lack the model's start
+  // (an older engine's) ran t(b) with the preparing inside.
   PreprocessCost p = pool_of({{1, 1500}});
   p.lane_us = {500, 500};
   const CostModel base = with(flat(), p);

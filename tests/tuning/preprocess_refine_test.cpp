@@ -75,6 +75,30 @@ TEST(PreprocessRefine, ARequestCountsTheCompanyItHadOnAverage) {
   EXPECT_EQ(seen.pool[1].requests, 20u);
 }
 
+TEST(PreprocessRefine, ALaneRunningABatchAndAnUnansweredRequestAreCompany) {
+  // 20 requests alone in the pool, each beside a lane's batch for all its
+  // time; 20 beside a request that was not answered (it counts as company,
+  // its own time is not a sample).
+  RunData run;
+  int64_t t = 0;
+  for (int i = 0; i < 20; ++i, t += 3000) {
+    run.prepared.push_back({at(t), at(t + 1000)});
+    BatchRecord b;
+    b.size = 1;
+    b.run_start = at(t);
+    b.run_end = at(t + 1000);
+    run.batches.push_back(b);
+  }
+  for (int i = 0; i < 20; ++i, t += 3000) {
+    run.prepared.push_back({at(t), at(t + 1500)});
+    run.prepared.push_back({at(t), at(t + 1500), false});
+  }
+  const PreprocessCost seen = PreprocessCost::from_run(run);
+  ASSERT_EQ(seen.pool.size(), 1u);
+  EXPECT_EQ(seen.pool[0].busy, 2u);
+  EXPECT_EQ(seen.pool[0].requests, 40u);
+}
+
 TEST(PreprocessRefine, TooFewRequestsSayNothing) {
   RunData run = pool_run();
   run.prepared.resize(PreprocessCost::kMinSeen - 1);  // of the lone ones
