@@ -311,9 +311,15 @@ Expected<CostModel> CostModel::from_run(const RunData& run, size_t min_runs, uin
   // the preparing.
   m->lanes_prepared_ = run.config.options.preprocess_workers == 0 && !lane_prepared;
   m->preprocess_ = PreprocessCost::from_run(run);
-  if (varied || lane_prepared) {
-    // The gaps between batches as they ran: the reference length, or the
-    // model's start, moved each start.
+  if (lane_prepared || !run.prepared.empty()) {
+    // No turnaround where requests were prepared: a lane waiting for the
+    // pool reads as one (a request's arrival is not when the pool gave it
+    // back), and such gaps, fitted over batches of 1 and 2, priced a later
+    // lane-prepared batch of 16 at 18 ms more (docs/benchmarks.md). The
+    // file's stays.
+    m = m->with_turnaround(Turnaround{});
+  } else if (varied) {
+    // The gaps between batches as they ran: the reference length moved each start.
     m = m->with_turnaround(turnaround_of(run.batches, max_wait));
   }
   if (varied) {

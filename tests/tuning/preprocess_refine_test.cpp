@@ -157,6 +157,7 @@ TEST(PreprocessRefine, ALaneThatSaysWhenTheModelBeganRefinesBothParts) {
   EXPECT_NEAR(seen->cost_us(2), 100, 1e-6);  // the model's part alone
   EXPECT_DOUBLE_EQ(seen->preprocess().lane_us[0], 500);
   EXPECT_EQ(seen->preprocess().lane_requests, 40u);
+  EXPECT_EQ(seen->turnaround(), Turnaround{});  // not read from such a run
   const CostModel refined = base.calibrated(*seen);
   EXPECT_NEAR(refined.cost_us(2), 100, 1e-6);  // profiled only: the run's outright
   // (300 * 20 + 500 * 40) / 60.
@@ -177,6 +178,7 @@ TEST(PreprocessRefine, ACostThatNeverMeasuredPreprocessDoesNotStartOne) {
   auto seen = CostModel::from_run(run);
   ASSERT_TRUE(seen.ok());
   EXPECT_FALSE(seen->preprocess().empty());
+  EXPECT_EQ(seen->turnaround(), Turnaround{});
   EXPECT_TRUE(base.calibrated(*seen).preprocess().empty());
 }
 
