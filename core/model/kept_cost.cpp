@@ -333,23 +333,29 @@ std::optional<CostRefinement> refine_cost_cache(const ModelChoice& model, const 
   }
   auto observed = CostModel::from_run(run, 5, lanes);
   if (!observed) return std::nullopt;
-  return refine_cost_cache(model, *observed, lanes, command, say);
+  return refine_cost_cache(model, *observed, lanes, command, say,
+                           run.others ? &*run.others : nullptr);
 }
 
 std::optional<CostRefinement> refine_cost_cache(const ModelChoice& model, const CostModel& observed,
-                                                uint32_t lanes, const char* command,
-                                                const Say& say) {
+                                                uint32_t lanes, const char* command, const Say& say,
+                                                const CompetingLoad* others) {
   auto key = cost_key_for(model);
   const std::string dir = cost_cache_dir();
   if (!key || dir.empty()) return std::nullopt;
   const std::string path = cost_cache_path(*key, dir);
-  auto r = refine_cached_cost(path, *key, observed, lanes);
+  auto r = refine_cached_cost(path, *key, observed, lanes, others);
   if (!r) {
     say.err("%s: the kept cost was not refined: %s\n", command, r.error().message.c_str());
     return std::nullopt;
   }
   if (!*r) return std::move(*r);
   const CostRefinement& f = **r;
+  if (!f.busy.empty()) {
+    say.out("  the kept cost was not refined: %s; the run is kept as evidence, labelled busy\n",
+            f.busy.c_str());
+    return std::move(*r);
+  }
   // The sizes that ran most: a line, not a table.
   std::vector<CostMove> moves = f.moves;
   std::sort(moves.begin(), moves.end(),
@@ -365,6 +371,7 @@ std::optional<CostRefinement> refine_cost_cache(const ModelChoice& model, const 
   say.out("  refined the kept cost (%u lane(s), %llu batches at %zu sizes: %s%s)\n", f.lanes,
           static_cast<unsigned long long>(f.batches), f.moves.size(), shown.c_str(),
           moves.size() > 4 ? ", ..." : "");
+  if (!f.held.empty()) say.out("    held short: %s\n", f.held.c_str());
   say_preprocess_moves(f, say);
   return std::move(*r);
 }

@@ -64,16 +64,19 @@ Expected<PredictionCost> prediction_cost(const ModelChoice& model, const Options
 
 // Refines the cache's file for `model` with `run`, a live run with `lanes`
 // lanes (its batches that started with all of them busy), and says what
-// moved in one line. Nothing when the model has no cached cost yet or no
+// moved in one line; a run on a busy machine (RunData::others, or t(b)
+// far from the kept drift) is kept as evidence and refines nothing, and
+// says why. Nothing when the model has no cached cost yet or no
 // size ran often enough. A file that cannot be refined is named through
 // say.err.
 std::optional<CostRefinement> refine_cost_cache(const ModelChoice& model, const RunData& run,
                                                 uint32_t lanes, const char* command,
                                                 const Say& say);
-// The same with t(b) as a run measured it (CostModel::from_run).
+// The same with t(b) as a run measured it (CostModel::from_run), `others`
+// what other processes used over it (null: not watched).
 std::optional<CostRefinement> refine_cost_cache(const ModelChoice& model, const CostModel& observed,
-                                                uint32_t lanes, const char* command,
-                                                const Say& say);
+                                                uint32_t lanes, const char* command, const Say& say,
+                                                const CompetingLoad* others = nullptr);
 
 // The model's kept cost on this machine as it stands; none when there is
 // none yet, it is refused, or this build keeps none.

@@ -21,7 +21,7 @@ void KeptCostRefiner::refine(const CostKey& key, std::shared_ptr<const RunData> 
     if (!seen) return;
     auto without_lag = seen->with_send_lag({});
     if (!without_lag) return;
-    (void)refine_cached_cost(path, key, *without_lag, lanes);
+    (void)refine_cached_cost(path, key, *without_lag, lanes, run->others ? &*run->others : nullptr);
   });
 }
 

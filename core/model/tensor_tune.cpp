@@ -84,8 +84,15 @@ Expected<CostModel> calibrate_under_load(const Tune& tune, const CostModel& cost
     if (!run) return run.error();
     kept.insert(kept.end(), run->live_runs.begin(), run->live_runs.end());
     // Each calibration run is a live run of the model here: the kept cost learns from it.
-    for (const auto& seen : run->seen) {
-      if (seen) refine_cost_cache(t.model, *seen, lanes, "tune", errors_only);
+    for (size_t i = 0; i < run->seen.size(); ++i) {
+      if (!run->seen[i]) continue;
+      const RunData* live = i < run->live_runs.size() ? run->live_runs[i].get() : nullptr;
+      auto r = refine_cost_cache(t.model, *run->seen[i], lanes, "tune", errors_only,
+                                 live && live->others ? &*live->others : nullptr);
+      if (r && !r->busy.empty()) {
+        say.out("  %u lane(s), run %zu: the kept cost was not refined: %s\n", lanes, i + 1,
+                r->busy.c_str());
+      }
     }
     if (run->levels.size() > 1) {
       std::string levels;
@@ -341,9 +348,11 @@ std::optional<WorkError> tune_tensor(const TuneRequest& t, TuneReport& report) {
   const Say errors_only(nullptr, [&say](const std::string& s) { say.err("%s", s.c_str()); });
   for (const Confirmed& c : confirmed) {
     for (const auto& run : c.live_runs) {
-      if (auto r = refine_cost_cache(t.model, *run, c.predicted.options.num_lanes, "tune",
-                                     errors_only)) {
-        refined += r->batches;
+      auto r = refine_cost_cache(t.model, *run, c.predicted.options.num_lanes, "tune", errors_only);
+      if (r && r->busy.empty()) refined += r->batches;
+      if (r && !r->busy.empty()) {
+        say.out("  a confirmation run of %s did not refine the kept cost: %s\n",
+                describe_short(c.predicted.options).c_str(), r->busy.c_str());
       }
     }
   }

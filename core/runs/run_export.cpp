@@ -182,6 +182,12 @@ std::string run_summary_json(const RunData& run, const RunSummary& s) {
         one.number("mean", f.mean_ms);
       }
     }
+    if (run.others) {
+      // What else the machine was doing: a busy run refines no kept cost.
+      JsonObject others(o.key("others"));
+      others.number("cores", run.others->cores);
+      others.string("busiest", run.others->describe());
+    }
     append_config(o.key("config"), run.config);
     o.string("pattern", run.config.pattern);
     std::string& w = o.key("windows");

@@ -11,12 +11,14 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "common/clock.h"
 #include "common/options.h"
+#include "runs/machine_load.h"
 #include "runs/records.h"
 #include "runs/run_stages.h"
 
@@ -61,6 +63,10 @@ struct RunData {
   // process, where a pool prepared it (CostModel::from_run reads what
   // preprocess cost, by how many ran at once).
   std::vector<PrepareSpan> prepared;
+  // In-process runs: what other processes used over the run (machine_load.h;
+  // its own children, a Python model's workers, left out); none: not watched.
+  // A run on a busy machine refines no kept cost (tuning/cost_drift.h).
+  std::optional<CompetingLoad> others;
 };
 
 // Adds `r`'s time in a preprocess process to `out` where a pool prepared

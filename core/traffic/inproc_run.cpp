@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "traffic/inproc_run.h"
 
+#include "runs/machine_load.h"
 #include "traffic/load_driver.h"
 
 namespace batchscope {
@@ -54,9 +55,11 @@ Expected<RunData> run_inproc(const RunnerFactory& factory, const ModelMetadata& 
       progress(std::move(p));
     };
   }
+  const LoadWatch watch("/proc", false);
   RunData run = run_load(spec, target, config, clock, load);
   engine.stop(StopMode::kDrain);
   records.join(run);
+  run.others = watch.load();
   return run;
 }
 

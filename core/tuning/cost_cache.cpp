@@ -277,7 +277,8 @@ std::vector<PreprocessMove> preprocess_moves(const PreprocessCost& before,
 Expected<std::optional<CostRefinement>> refine_cached_cost(const std::string& path,
                                                            const CostKey& key,
                                                            const CostModel& observed,
-                                                           uint32_t lanes) {
+                                                           uint32_t lanes,
+                                                           const CompetingLoad* others) {
   auto kept = read_cached_cost(path, key);
   if (!kept) return kept.error();
   if (!*kept) return std::optional<CostRefinement>();
@@ -288,7 +289,27 @@ Expected<std::optional<CostRefinement>> refine_cached_cost(const std::string& pa
   }
   CostRefinement r;
   r.lanes = std::max<uint32_t>(lanes, 1);
-  const CostModel refined = was.calibrated(observed, r.lanes, utc_now_ms());
+  const std::string when = utc_now_ms();
+  const RunVerdict verdict = judge_run(was, observed, r.lanes, others, busy_cores());
+  CostEvidence evidence = evidence_of(observed, was, r.lanes, when);
+  r.level = verdict.level;
+  r.held = verdict.held;
+  if (!verdict.busy.empty()) {
+    r.busy = evidence.busy = verdict.busy;
+    for (const CostPoint& p : observed.points()) r.batches += p.batches;
+    if (Status s = write_cached_cost(path, key, was.with_evidence(std::move(evidence))); !s) {
+      return s.error();
+    }
+    return std::optional<CostRefinement>(std::move(r));
+  }
+  // A move held short: the run's t(b) scaled, its preprocess as it was.
+  CostModel seen = observed;
+  if (verdict.scale != 1) {
+    auto scaled = observed.scaled(verdict.scale).with_preprocess(observed.preprocess());
+    if (!scaled) return scaled.error();
+    seen = std::move(*scaled);
+  }
+  const CostModel refined = was.calibrated(seen, r.lanes, when).with_evidence(std::move(evidence));
   for (const CostPoint& p : observed.points()) {
     r.moves.push_back({p.batch, p.batches, was.cost_us(p.batch, r.lanes), p.median_us,
                        refined.cost_us(p.batch, r.lanes)});

@@ -91,20 +91,27 @@ struct PreprocessMove {
 };
 struct CostRefinement {
   uint32_t lanes = 1;
+  double level = 0;  // the run's t(b) over the kept curve's (cost_drift.h); 0: none compared
+  std::string busy;  // why the run refined nothing (it is kept as evidence); empty: it refined
+  std::string held;  // why its move was held short; empty: it was not
   std::vector<CostMove> moves;
   uint64_t batches = 0;  // the run's batches that counted
   std::vector<PreprocessMove> preprocess;
 };
 
 // Reads the file at `path` for `key`, refines it with `observed` (t(b) as a
-// live run with `lanes` lanes ran it, CostModel::from_run) dated now, and
-// writes it back. nullopt when there is no file, or when the run's lanes
-// prepared their own requests (CostModel::calibrated): a live run refines a cost
-// that a prediction made, it does not start one.
+// live run with `lanes` lanes ran it, CostModel::from_run) dated now, keeps
+// the run as evidence, and writes it back. A busy run (judge_run, with
+// `others` what other processes used over it, null: not watched) is kept
+// as evidence alone, `busy` saying why; a run that moved far is held to
+// what the drift supports. nullopt when there is no file, or when the
+// run's lanes prepared their own requests (CostModel::calibrated): a live
+// run refines a cost that a prediction made, it does not start one.
 Expected<std::optional<CostRefinement>> refine_cached_cost(const std::string& path,
                                                            const CostKey& key,
                                                            const CostModel& observed,
-                                                           uint32_t lanes);
+                                                           uint32_t lanes,
+                                                           const CompetingLoad* others = nullptr);
 
 // The same for the preprocess cost alone (a run whose t(b) cannot refine
 // the file: its batches vary in length): the kept part refined by `seen`

@@ -70,7 +70,8 @@ std::pair<double, uint64_t> refine_with(const LiveRun& run, CostModel& cost, uin
     const double was = cost.cost_us(p.batch, lanes);
     if (was > 0) moved.push_back(p.median_us / was - 1.0);
   }
-  cost = cost.calibrated(*run.observed, lanes, when);
+  CostEvidence evidence = evidence_of(*run.observed, cost, lanes, when);
+  cost = cost.calibrated(*run.observed, lanes, when).with_evidence(std::move(evidence));
   if (moved.empty()) return {0.0, counted};
   std::nth_element(moved.begin(), moved.begin() + static_cast<std::ptrdiff_t>(moved.size() / 2),
                    moved.end());

@@ -459,6 +459,11 @@ Expected<CostModel> CostModel::from_profile_json(std::string_view text) {
   Expected<PreprocessCost> pre = preprocess_from_json(j, prefix);
   if (!pre) return pre.error();
   m.preprocess_ = std::move(*pre);
+  if (const auto ev = j.find("evidence"); ev != j.end()) {
+    auto evidence = evidence_from_json(ev->dump(), prefix);
+    if (!evidence) return evidence.error();
+    m.evidence_ = std::move(*evidence);
+  }
   const auto lanes = j.find("lanes");
   if (lanes == j.end()) return m;
   if (!lanes->is_array()) {
@@ -576,6 +581,7 @@ std::string CostModel::to_json(const std::string& extra) const {
   append_turnaround(out, turnaround_);
   if (!length_grid_.empty()) out += ",\"length_grid\":" + length_grid_.to_json();
   append_preprocess(out, preprocess_);
+  if (!evidence_.empty()) out += ",\"evidence\":[" + evidence_json(evidence_) + ']';
   if (!lanes_.empty()) {
     out += ",\"lanes\":[";
     for (size_t i = 0; i < lanes_.size(); ++i) {

@@ -59,6 +59,10 @@
 // measured at one reference length and a LengthGrid (length_grid.h) scales
 // it: a batch padded to L costs t(b) + length_extra_us(b, L).
 //
+// Evidence (optional): the live runs that refined it, each size's median
+// with when and at how many lanes, from which the drift of t(b) on this
+// machine is worked out (cost_drift.h).
+//
 // Preprocess (optional): a Python class's per request, in its pool and in a
 // lane (preprocess_cost.h), which the predictor replays ahead of the batcher.
 //
@@ -84,6 +88,7 @@
 #include "common/status.h"
 #include "runs/records.h"
 #include "runs/run_record.h"
+#include "tuning/cost_drift.h"
 #include "tuning/cost_points.h"
 #include "tuning/length_grid.h"
 #include "tuning/preprocess_cost.h"
@@ -185,9 +190,20 @@ class CostModel {
   // refined by the run's (PreprocessCost::refined). The observed overhead, streak
   // and turnaround, when measured, are averaged the same way (by the batches behind the curve and
   // the run's), or taken outright when the curve had none. `when`, if given, becomes the observed
-  // sizes' measured_at.
+  // sizes' measured_at. What refines a kept cost keeps the run as evidence
+  // too (with_evidence(evidence_of(...))).
   CostModel calibrated(const CostModel& observed, uint32_t lanes = 1,
                        const std::string& when = {}) const;
+  // The evidence this model rests on, oldest first (cost_drift.h).
+  const std::vector<CostEvidence>& evidence() const { return evidence_; }
+  // This model with `e` kept as evidence, the oldest dropped beyond
+  // kMaxEvidence (a run kept but labelled busy refines nothing else).
+  CostModel with_evidence(CostEvidence e) const;
+  // This model on a machine `factor` times as slow (factor > 0): every
+  // t(b) curve, the lengths' extra and the preprocess scaled by it, the
+  // measured capacities divided by it; the answers' overhead, send lag and
+  // turnaround kept. A prediction's band and headroom are made on it.
+  CostModel scaled(double factor) const;
   // The live batches behind the curve for `lanes` (capped per point at
   // kMaxPointWeight), as calibrated() weighs it; 0 when none was live.
   uint64_t live_batches(uint32_t lanes) const;
@@ -295,9 +311,10 @@ class CostModel {
   std::vector<LaneCostPoints> lanes_;  // by lanes, ascending; empty when not measured
   JitterStreak streak_;
   Turnaround turnaround_;
-  LengthGrid length_grid_;       // empty: lengths do not vary, or were not measured
-  PreprocessCost preprocess_;    // empty: no preprocess, or not measured
-  bool lanes_prepared_ = false;  // from_run() of preprocess_workers 0 (calibrated())
+  LengthGrid length_grid_;              // empty: lengths do not vary, or were not measured
+  PreprocessCost preprocess_;           // empty: no preprocess, or not measured
+  bool lanes_prepared_ = false;         // from_run() of preprocess_workers 0 (calibrated())
+  std::vector<CostEvidence> evidence_;  // oldest first, at most kMaxEvidence
 };
 
 }  // namespace batchscope

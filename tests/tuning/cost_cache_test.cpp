@@ -160,24 +160,24 @@ TEST_F(CostCacheTest, ARefinementMovesTheCostTowardsTheRunAndIsKept) {
   const CostModel kept =
       points({{4, 200, 0, {}, true, 300, "2026-01-01T00:00:00.000Z"}, {16, 500}});
   ASSERT_TRUE(write_cached_cost(path, k, kept).ok());
-  // A run of 100 batches of 4 at 300 us: (300 * 200 + 100 * 300) / 400 = 225.
-  auto r = refine_cached_cost(path, k, points({{4, 300, 0, {}, true, 100}}), 1);
+  // A run of 100 batches of 4 at 240 us: (300 * 200 + 100 * 240) / 400 = 210.
+  auto r = refine_cached_cost(path, k, points({{4, 240, 0, {}, true, 100}}), 1);
   ASSERT_TRUE(r.ok()) << r.error().message;
   ASSERT_TRUE(r->has_value());
   ASSERT_EQ((*r)->moves.size(), 1u);
   EXPECT_DOUBLE_EQ((*r)->moves[0].was_us, 200);
-  EXPECT_DOUBLE_EQ((*r)->moves[0].seen_us, 300);
-  EXPECT_DOUBLE_EQ((*r)->moves[0].now_us, 225);
+  EXPECT_DOUBLE_EQ((*r)->moves[0].seen_us, 240);
+  EXPECT_DOUBLE_EQ((*r)->moves[0].now_us, 210);
   EXPECT_EQ((*r)->batches, 100u);
   auto back = read_cached_cost(path, k);
   ASSERT_TRUE(back.ok() && back->has_value());
   const CostModel& now = **back;
-  EXPECT_DOUBLE_EQ(now.cost_us(4), 225);
+  EXPECT_DOUBLE_EQ(now.cost_us(4), 210);
   EXPECT_EQ(now.points()[0].batches, 400u);
   EXPECT_NE(now.points()[0].measured_at, "2026-01-01T00:00:00.000Z");
   EXPECT_EQ(now.points()[0].measured_at.size(), 24u);  // 2026-11-29T10:21:37.123Z
-  // 16 was never measured live: scaled by 4's ratio (225 / 200).
-  EXPECT_DOUBLE_EQ(now.cost_us(16), 562.5);
+  // 16 was never measured live: scaled by 4's ratio (210 / 200).
+  EXPECT_DOUBLE_EQ(now.cost_us(16), 525);
   EXPECT_EQ(now.points()[1].measured_at, "");
   EXPECT_TRUE(calibrated_for(now, 1));
   EXPECT_FALSE(calibrated_for(now, 2));

@@ -240,6 +240,7 @@ void RunsPanel::start_recording(const QString& name, const QString& kind) {
   const RunConfig config = config_();
   const TimePoint start = now_();
   recorder_.start(config, start);
+  others_.emplace("/proc", false);
   if (writer_) {
     HistoryRun h;
     h.kind = recording_kind_.toStdString();
@@ -260,6 +261,8 @@ int RunsPanel::stop_recording() {
   if (!recording()) return -1;
   const uint64_t dropped = recorder_.dropped();
   RunData data = recorder_.finish(now_());
+  if (others_) data.others = others_->load();
+  others_.reset();
   RunSummary summary = summarize_run(data, window_for(data.config.duration_s));
   const QString name = recording_name_;
   RecordedRun r;

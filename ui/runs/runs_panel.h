@@ -36,6 +36,7 @@
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -153,6 +154,9 @@ class RunsPanel : public QWidget {
 
   RunListModel* model_ = nullptr;
   RunRecorder recorder_;
+  // What other processes use while a run records (a busy machine's run
+  // refines no kept cost).
+  std::optional<LoadWatch> others_;
   std::function<void(std::shared_ptr<const RunData>)> on_recorded_;
   std::function<RunConfig()> config_;
   std::function<TimePoint()> now_;

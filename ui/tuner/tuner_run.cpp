@@ -327,7 +327,8 @@ void TunerPanel::start_confirming(std::vector<Evaluated> picks) {
         for (const auto& run : c.live_runs) {
           const uint32_t lanes = c.predicted.options.num_lanes;
           if (auto seen = CostModel::from_run(*run, 5, lanes)) {
-            (void)refine_cached_cost(path, *key, *seen, lanes);
+            (void)refine_cached_cost(path, *key, *seen, lanes,
+                                     run->others ? &*run->others : nullptr);
           }
         }
       }
