@@ -23,7 +23,7 @@ std::string tune_help() {
   return "usage: batchscope tune [--model PATH | --synthetic A_US,C_US[,L_US]] --slo-p99-ms X\n"
          "                       [pattern options as in bench] [--objective throughput|latency]\n"
          "                       [--space TEXT] [--confirm K] [--budget-s S] [--cost FILE.json]\n"
-         "                       [--recalibrate] [--calibration-seconds S]\n"
+         "                       [--recalibrate] [--calibration-seconds S] [--headroom X]\n"
          "                       [--calibrate on|off] [--calibration-runs N] [--json FILE]\n"
          "                       [--export FORMAT --out PATH] [--history FILE | --no-history]\n"
          "                       [serving options]\n"
@@ -39,7 +39,15 @@ std::string tune_help() {
          "highest throughput with p99 <= X (throughput; within 1% counts as equal, then the\n"
          "lower p99) or the lowest p99 (latency), losing at most 0.1% of requests. The best\n"
          "K (--confirm, default 3; 0: none) are then run live until three runs in a row\n"
-         "agree within +-10% (at most 6), and the winner is the best as measured.\n"
+         "agree within +-10% (at most 6), and the winner is the best as measured by the\n"
+         "median of the last 3 runs.\n"
+         "Winners that hold: every prediction shown gets a band, made again with t(b) at the\n"
+         "kept drift's p10 and p90 (how t(b) moved over the live runs that refined the kept\n"
+         "cost; +-15% until three have), and the best few their headroom: the largest\n"
+         "slowdown of t(b) and rise of the rate at which they still meet the objective. The\n"
+         "choice is the best that still meets it with t(b) as slow as the drift's p90, or\n"
+         "--headroom X (0.2: 20% slower); where none does, the one with the most headroom,\n"
+         "marked fragile. Confirmation runs the chosen first, then the others that hold.\n"
          "--space lists option=values entries, comma-separated: LO..HI (powers of two for\n"
          "sizes, 1-2-5 for waits), LO..HI:STEP, a|b|c, or one value. Default (sizes clipped\n"
          "to the model's maximum):\n  \"" +
@@ -89,13 +97,14 @@ Expected<TuneArgs> parse_args(std::map<std::string, std::string> flags) {
   std::string objective, seq_len, calibrate = "on";
   // --slo-p99-ms has target_p99_ms's range, as adaptive steers to it.
   if (Status s = cli::take_fields(
-          flags, {cli::number("slo-p99-ms", 0.01, 600000, t.slo_p99_ms),
-                  cli::text("objective", objective), cli::text("space", t.space_text),
-                  cli::text("seq-len", seq_len), cli::number("confirm", 0, 100, t.confirm),
-                  cli::number("budget-s", 1, 1e6, t.budget_s), cli::text("calibrate", calibrate),
-                  cli::number("calibration-runs", 1, kMaxCalibrationRuns, t.calibration_runs),
-                  cli::text("json", a.json_out), cli::text("export", a.export_format),
-                  cli::text("out", a.export_out)});
+          flags,
+          {cli::number("slo-p99-ms", 0.01, 600000, t.slo_p99_ms), cli::text("objective", objective),
+           cli::text("space", t.space_text), cli::text("seq-len", seq_len),
+           cli::number("confirm", 0, 100, t.confirm), cli::number("budget-s", 1, 1e6, t.budget_s),
+           cli::text("calibrate", calibrate), cli::number("headroom", 0, 3, t.headroom),
+           cli::number("calibration-runs", 1, kMaxCalibrationRuns, t.calibration_runs),
+           cli::text("json", a.json_out), cli::text("export", a.export_format),
+           cli::text("out", a.export_out)});
       !s) {
     return s.error();
   }
@@ -165,15 +174,29 @@ class TunePrinter final : public TuneReport {
     std::fputs(front_text(result, 20).c_str(), stdout);
     std::fflush(stdout);
   }
+  void ranked(const HeadroomResult& h) override {
+    std::fputs(headroom_table(h, a_.tune.slo_p99_ms).c_str(), stdout);
+    std::fflush(stdout);
+  }
   void confirmed(const Confirmed& c) override {
     std::printf("  %s\n", describe_short(c.predicted.options).c_str());
-    std::printf("    predicted %11.1f req/s  p50 %8.3f ms  p99 %8.3f ms  lost %.2f%%\n",
+    std::printf("    predicted %11.1f req/s  p50 %8.3f ms  p99 %8.3f ms  lost %.2f%%",
                 c.predicted.throughput_rps, c.predicted.p50_ms, c.predicted.p99_ms,
                 loss_percent(c.predicted));
+    if (const auto& b = c.predicted.band) {
+      std::printf("  (band: p50 %.3f..%.3f, p99 %.3f..%.3f)", b->p50_ms.low, b->p50_ms.high,
+                  b->p99_ms.low, b->p99_ms.high);
+    }
     std::printf(
-        "    measured  %11.1f req/s  p50 %8.3f ms  p99 %8.3f ms  lost %.2f%%  (%d runs, %s)\n",
+        "\n    measured  %11.1f req/s  p50 %8.3f ms  p99 %8.3f ms  lost %.2f%%  (median of the "
+        "last %d of %d runs, p99 %.3f..%.3f; %s)\n",
         c.measured.throughput_rps, c.measured.p50_ms, c.measured.p99_ms, loss_percent(c.measured),
-        c.runs, c.stable ? "stable" : "not stable within 6");
+        std::min(c.runs, 3), c.runs, c.p99_runs.low, c.p99_runs.high,
+        c.stable ? "stable" : "not stable within 6");
+    if (c.inside_band) {
+      std::printf("    %s\n",
+                  *c.inside_band ? "inside the predicted band" : "outside the predicted band");
+    }
     std::fflush(stdout);
   }
   void finished(const TuneFinish& f) override {
@@ -183,8 +206,14 @@ class TunePrinter final : public TuneReport {
     }
     const Evaluated& w = *f.winner;
     std::printf("\nbest: %s\n", describe(w.options).c_str());
-    std::printf("  predicted %.1f req/s, p50 %.3f ms, p99 %.3f ms\n", w.throughput_rps, w.p50_ms,
+    std::printf("  predicted %.1f req/s, p50 %.3f ms, p99 %.3f ms", w.throughput_rps, w.p50_ms,
                 w.p99_ms);
+    if (w.band) std::printf(" (band %.3f..%.3f ms)", w.band->p99_ms.low, w.band->p99_ms.high);
+    std::printf("\n");
+    if (w.headroom) {
+      std::printf("  %s%s\n", headroom_text(*w.headroom).c_str(),
+                  f.fragile ? ": fragile, it lacks the headroom asked for" : "");
+    }
     if (f.measured) {
       std::printf("  measured  %.1f req/s, p50 %.3f ms, p99 %.3f ms\n", f.measured->throughput_rps,
                   f.measured->p50_ms, f.measured->p99_ms);

@@ -4,6 +4,7 @@
 #include "traffic/varied_inputs.h"
 #include "tuning/adaptive_planner.h"
 #include "tuning/cost_calibration.h"
+#include "tuning/cost_drift.h"
 #include "tuning/predict_bounds.h"
 #include "tuning/predictor.h"
 
@@ -39,6 +40,20 @@ Expected<RunData> predict_bench(const LocalModel& model, const Options& options,
   }
   RunData run = predict_run(ps);
   run.config = config;
+  // The band: the same prediction on the machine as it moves (tuning/cost_drift.h).
+  const BandFactors f = band_factors(drift_of(cost->cost));
+  PredictedBand band;
+  band.fast = f.low;
+  band.slow = f.high;
+  band.source = f.source;
+  ps.plan_cost = cost->cost;
+  for (const bool slow : {false, true}) {
+    ps.cost = cost->cost.scaled(slow ? f.high : f.low);
+    const RunSummary s = summarize_run(predict_run(ps), std::chrono::seconds(1));
+    (slow ? band.at_slow : band.at_fast) = s.latency;
+    (slow ? band.rps_slow : band.rps_fast) = s.throughput_rps;
+  }
+  run.band = std::move(band);
   return run;
 }
 

@@ -45,8 +45,18 @@ std::optional<StepCache> step_cache_for(const LocalModel& model) {
 
 }  // namespace
 
+namespace {
+
+// `cost` with `e` kept as evidence, the oldest dropped beyond kMaxEvidence.
+void keep_evidence(StepCost& cost, CostEvidence e) {
+  cost.evidence.push_back(std::move(e));
+  if (cost.evidence.size() > kMaxEvidence) cost.evidence.erase(cost.evidence.begin());
+}
+
+}  // namespace
+
 void refine_kept_steps(const LocalModel& model, std::span<const StepRecord> steps, uint32_t lanes,
-                       const Say& say) {
+                       const Say& say, const CompetingLoad* others) {
   auto cache = step_cache_for(model);
   if (!cache) return;
   lanes = std::max<uint32_t>(lanes, 1);
@@ -56,8 +66,34 @@ void refine_kept_steps(const LocalModel& model, std::span<const StepRecord> step
     return;
   }
   const std::optional<StepCost> before = *kept ? std::optional<StepCost>(**kept) : std::nullopt;
-  auto learned = learn_step_cost(before, steps, lanes);
+  // A busy run, or one far from what the kept cost has seen, is kept as
+  // evidence and refines nothing; a far move is held short (cost_drift.h).
+  CostEvidence evidence;
+  evidence.at = utc_now_ms();
+  evidence.lanes = lanes;
+  RunVerdict verdict;
+  if (before) {
+    evidence.level = step_level(*before, steps, lanes);
+    verdict = judge_level(evidence.level, drift_of_levels(before->evidence),
+                          !at_lanes(*before, lanes), others, busy_cores(), "its steps");
+  } else if (others && others->cores >= busy_cores()) {
+    verdict.busy = others->describe();
+  }
+  if (!verdict.busy.empty()) {
+    say.out("  the kept step cost was not refined: %s%s\n", verdict.busy.c_str(),
+            before ? "; the run is kept as evidence, labelled busy" : "");
+    if (!before) return;
+    StepCost labelled = *before;
+    evidence.busy = verdict.busy;
+    keep_evidence(labelled, std::move(evidence));
+    if (Status s = write_cached_step_cost(cache->path, cache->key, labelled); !s) {
+      say.err("  the step cost was not kept: %s\n", s.message().c_str());
+    }
+    return;
+  }
+  auto learned = learn_step_cost(before, steps, lanes, verdict.scale);
   if (!learned) return;
+  if (evidence.level > 0) keep_evidence(*learned, std::move(evidence));
   const StepCost& now = *learned;
   char buf[512];
   if (before && before->lanes != lanes) {
@@ -83,6 +119,7 @@ void refine_kept_steps(const LocalModel& model, std::span<const StepRecord> step
     return;
   }
   say.out("%s (%s)\n", line.c_str(), cache->path.c_str());
+  if (!verdict.held.empty()) say.out("    held short: %s\n", verdict.held.c_str());
 }
 
 std::optional<std::pair<StepCost, std::string>> kept_step_cost(const LocalModel& model) {
@@ -102,7 +139,9 @@ Expected<GenRun> run_gen_inproc(const LocalModel& model, const Options& options,
   if (Status s = engine.start(); !s) return s.error();
   GenEngineTarget target(engine);
   SteadyClock clock;
+  const LoadWatch others("/proc", false);
   GenRun live = run_gen_load(spec, workload, target, clock, drain);
+  live.others = others.load();
   engine.stop(std::chrono::seconds(1));
   std::vector<GenRecord> records;
   engine.drain(records, live.steps);

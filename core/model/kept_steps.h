@@ -54,11 +54,14 @@ Expected<PricedSteps> price_gen_steps(const LocalModel& model, const Options& op
 // After a live run of `model` in this process at `lanes` lanes: its steps
 // refine the kept step cost (made from them when there is none), weighted
 // by steps, or, at another lane count than the fit's, that count's scale;
-// one line says so. Nothing for the synthetic model, whose cost is exact, or
-// a run with no decode-only step; a file that cannot be kept is named
-// through say.err.
+// one line says so. A run on a busy machine (`others`, what other processes
+// used over it, null: not watched) or whose steps ran far from the kept
+// cost is kept in it as evidence, labelled busy, and refines nothing; a
+// far move is held short (tuning/cost_drift.h). Nothing for the synthetic
+// model, whose cost is exact, or a run with no decode-only step; a file
+// that cannot be kept is named through say.err.
 void refine_kept_steps(const LocalModel& model, std::span<const StepRecord> steps, uint32_t lanes,
-                       const Say& say);
+                       const Say& say, const CompetingLoad* others = nullptr);
 
 // The model's step cost kept on this machine and where, when there is one
 // that can be read; never for the synthetic model.

@@ -76,6 +76,7 @@ Expected<GenRun> LmBench::run(LmHttpFront* front, const std::atomic<bool>* stop)
   GenWorkload workload = request_.lengths.workload(request_.traffic.seed);
   SteadyClock clock;
   GenRun measured;
+  const LoadWatch others("/proc", false);
   if (request_.target == "inproc") {
     GenEngineTarget t(*engine_);
     measured = run_gen_load(request_.traffic, workload, t, clock, load);
@@ -100,7 +101,8 @@ Expected<GenRun> LmBench::run(LmHttpFront* front, const std::atomic<bool>* stop)
     measured.steps = std::move(steps_so_far);
     measured.steps.insert(measured.steps.end(), last.begin(), last.end());
     // A live run of the model here: its steps refine the kept step cost.
-    refine_kept_steps(*model_, measured.steps, request_.options.num_lanes, say_);
+    measured.others = others.load();
+    refine_kept_steps(*model_, measured.steps, request_.options.num_lanes, say_, &*measured.others);
   }
   return measured;
 }

@@ -177,12 +177,17 @@ void keep_tune(const LmTuneRequest& t, const std::string& model_name, const Opti
 void refine_with(const LocalModel& model, const std::vector<LmConfirmation>& confirmed,
                  const Say& say) {
   std::map<uint32_t, std::vector<StepRecord>> by_lanes;
+  std::map<uint32_t, CompetingLoad> busiest;  // the busiest run's, per lane count
   for (const LmConfirmation& c : confirmed) {
-    std::vector<StepRecord>& steps = by_lanes[c.predicted.options.num_lanes];
-    for (const GenRun& run : c.live) steps.insert(steps.end(), run.steps.begin(), run.steps.end());
+    const uint32_t lanes = c.predicted.options.num_lanes;
+    std::vector<StepRecord>& steps = by_lanes[lanes];
+    for (const GenRun& run : c.live) {
+      steps.insert(steps.end(), run.steps.begin(), run.steps.end());
+      if (run.others && run.others->cores >= busiest[lanes].cores) busiest[lanes] = *run.others;
+    }
   }
   for (const auto& [lanes, steps] : by_lanes) {
-    if (!steps.empty()) refine_kept_steps(model, steps, lanes, say);
+    if (!steps.empty()) refine_kept_steps(model, steps, lanes, say, &busiest[lanes]);
   }
 }
 

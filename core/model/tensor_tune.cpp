@@ -209,6 +209,25 @@ void keep_tune(const Tune& tune, const Options& winner, const std::string& resul
   kept.report();
 }
 
+// {"runs", "p10", "p50", "p90", "oldest", "newest", "known"}.
+std::string drift_json(const CostDrift& d) {
+  std::string out = "{\"runs\":" + std::to_string(d.runs) + ",\"known\":";
+  out += d.known() ? "true" : "false";
+  for (const auto& [name, v] : {std::pair{"p10", d.p10}, {"p50", d.p50}, {"p90", d.p90}}) {
+    out += ",\"";
+    out += name;
+    out += "\":";
+    append_json_number(out, v);
+  }
+  out += ",\"span_s\":";
+  append_json_number(out, d.span_s);
+  out += ",\"oldest\":";
+  append_json_string(out, d.oldest);
+  out += ",\"newest\":";
+  append_json_string(out, d.newest);
+  return out + '}';
+}
+
 WorkError refused(std::string message) { return WorkError{std::move(message), true}; }
 WorkError failed(std::string message) { return WorkError{std::move(message), false}; }
 
@@ -304,7 +323,17 @@ std::optional<WorkError> tune_tensor(const TuneRequest& t, TuneReport& report) {
   const auto search_start = std::chrono::steady_clock::now();
   TuneResult result = search(*space, t.base, settings, predict_one);
   stats.seconds = Seconds(std::chrono::steady_clock::now() - search_start).count();
+  // On the machine as it moves: a band for every prediction shown, the
+  // headroom of the best few, and the best that holds chosen.
+  const CostDrift drift = drift_of(*cost);
+  say.out("drift: %s\n",
+          (drift.known() ? drift.describe() : "not known yet: " + drift.unknown_why()).c_str());
+  const HeadroomSettings hs = headroom_settings(*cost, t.traffic, t.headroom);
+  const ScaledEvaluator scaled =
+      scaled_prediction_evaluator(t.traffic, *cost, &stats.simulated, true, tune.lengths);
+  const HeadroomResult headroom = apply_headroom(result, scaled, hs);
   report.searched(result, stats);
+  if (result.best) report.ranked(headroom);
   // What every JSON result says besides the search: the traffic and the cost.
   TuneJsonExtra extra;
   {
@@ -314,21 +343,24 @@ std::optional<WorkError> tune_tensor(const TuneRequest& t, TuneReport& report) {
     std::string traffic_json;
     append_json_string(traffic_json, t.traffic.describe());
     extra.members.emplace_back("traffic", traffic_json);
+    extra.members.emplace_back("drift", drift_json(drift));
+    if (result.best) extra.members.emplace_back("headroom", headroom_json(headroom));
   }
   auto finish_without = [&](const std::string& why) {
     report.finished(TuneFinish{with_measured_on(tune_json(result, extra), t.model.device),
-                               std::nullopt, std::nullopt, meta});
+                               std::nullopt, false, std::nullopt, meta});
     return failed(why);
   };
   if (!result.best) return finish_without(result.best.error().message);
-  say.out("\nbest predicted: %s\n", describe(result.best->options).c_str());
+  say.out("\nbest predicted: %s%s\n", describe(result.best->options).c_str(),
+          headroom.fragile() ? " (fragile)" : "");
 
   std::vector<Confirmed> confirmed;
   if (t.confirm > 0) {
     say.out(
         "\nconfirming live (the same traffic, in-process, until 3 runs agree within "
-        "+-10%%, at most 6):\n");
-    for (const Evaluated& e : tune_candidates(result, t.confirm)) {
+        "+-10%%, at most 6; judged by the median of the last 3):\n");
+    for (const Evaluated& e : confirm_order(headroom, static_cast<size_t>(t.confirm))) {
       auto c = confirm_one(tune, e, *cost);
       if (!c) {
         return finish_without("confirming " + describe_short(e.options) + ": " + c.error().message);
@@ -364,7 +396,7 @@ std::optional<WorkError> tune_tensor(const TuneRequest& t, TuneReport& report) {
   Evaluated winner = *result.best;
   std::optional<Evaluated> measured;
   if (!confirmed.empty()) {
-    auto best_live = best_measured(confirmed, t.slo_p99_ms, t.objective);
+    auto best_live = best_holding(confirmed, headroom.needed, t.slo_p99_ms, t.objective);
     if (!best_live) {
       // No best: what export and serve read from the JSON must not be a
       // configuration that missed live.
@@ -379,7 +411,9 @@ std::optional<WorkError> tune_tensor(const TuneRequest& t, TuneReport& report) {
   extra.measured = measured;
   extra.members.emplace_back("confirmed", confirmed_json(confirmed));
   const std::string result_json = with_measured_on(tune_json(result, extra), t.model.device);
-  report.finished(TuneFinish{result_json, winner, measured, meta});
+  report.finished(TuneFinish{result_json, winner,
+                             winner.headroom && winner.headroom->slowdown < headroom.needed,
+                             measured, meta});
   keep_tune(tune, winner.options, result_json, confirmed, calibration);
   return std::nullopt;
 }

@@ -26,6 +26,7 @@
 #include "model/say.h"
 #include "traffic/arrivals.h"
 #include "traffic/gen_workload.h"
+#include "tuning/tune_headroom.h"
 #include "tuning/tune_run.h"
 #include "tuning/tuner.h"
 
@@ -39,7 +40,11 @@ struct TuneRequest {
   TuneObjective objective = TuneObjective::kThroughput;
   std::string space_text;  // empty: the model's default space
   int confirm = 3;         // candidates confirmed live; 0: none
-  double budget_s = 600;   // the whole search and confirmation
+  // --headroom: the slowdown of t(b) a winner must withstand (0.2: 20%),
+  // and the band's half-width; 0: the kept drift's (tuning/cost_drift.h),
+  // else the default 15%.
+  double headroom = 0;
+  double budget_s = 600;  // the whole search and confirmation
   CostChoice cost;
   bool calibrate = true;     // live calibration runs before the search
   int calibration_runs = 1;  // per lane count, 1..kMaxCalibrationRuns
@@ -59,7 +64,8 @@ struct SearchStats {
 // was measured on), and the winner where one met the objective.
 struct TuneFinish {
   std::string json;
-  std::optional<Evaluated> winner;
+  std::optional<Evaluated> winner;    // with its band and headroom where worked out
+  bool fragile = false;               // it lacks the headroom asked for
   std::optional<Evaluated> measured;  // the winner's live figures, when confirmed
   ModelMetadata model;
 };
@@ -71,6 +77,9 @@ class TuneReport {
   virtual const Say& say() const = 0;
   // After the search, before any confirmation.
   virtual void searched(const TuneResult& result, const SearchStats& stats) = 0;
+  // The best candidates with their band and headroom, and the choice they
+  // made (tuning/tune_headroom.h), before any confirmation.
+  virtual void ranked(const HeadroomResult& headroom) = 0;
   // Each candidate confirmed live (and a best re-predicted one, when
   // confirmed after the others).
   virtual void confirmed(const Confirmed& c) = 0;

@@ -182,6 +182,17 @@ std::string run_summary_json(const RunData& run, const RunSummary& s) {
         one.number("mean", f.mean_ms);
       }
     }
+    if (const auto& b = run.band) {
+      // The prediction again at the band's ends: each figure [fast, slow].
+      JsonObject band(o.key("band"));
+      band.number("fast", b->fast);
+      band.number("slow", b->slow);
+      band.string("source", b->source);
+      append_latency(band.key("latency_ms_fast"), b->at_fast, /*full=*/true);
+      append_latency(band.key("latency_ms_slow"), b->at_slow, /*full=*/true);
+      band.number("throughput_rps_fast", b->rps_fast);
+      band.number("throughput_rps_slow", b->rps_slow);
+    }
     if (run.others) {
       // What else the machine was doing: a busy run refines no kept cost.
       JsonObject others(o.key("others"));

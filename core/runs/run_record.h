@@ -51,6 +51,20 @@ struct PrepareSpan {
   bool answered = true;
 };
 
+struct RunLatency {
+  double p50_ms = 0, p90_ms = 0, p95_ms = 0, p99_ms = 0, p999_ms = 0, max_ms = 0, mean_ms = 0;
+};
+
+// A prediction's band (target "predict"): the run predicted again with t(b)
+// `fast` and `slow` times as long (tuning/cost_drift.h), its latencies and
+// throughput there.
+struct PredictedBand {
+  double fast = 1, slow = 1;
+  std::string source;  // where the factors came from
+  RunLatency at_fast, at_slow;
+  double rps_fast = 0, rps_slow = 0;
+};
+
 struct RunData {
   RunConfig config;
   TimePoint start{};  // time zero of the schedule
@@ -67,15 +81,12 @@ struct RunData {
   // its own children, a Python model's workers, left out); none: not watched.
   // A run on a busy machine refines no kept cost (tuning/cost_drift.h).
   std::optional<CompetingLoad> others;
+  std::optional<PredictedBand> band;
 };
 
 // Adds `r`'s time in a preprocess process to `out` where a pool prepared
 // it, answered or not.
 void keep_prepared(const RequestRecord& r, std::vector<PrepareSpan>& out);
-
-struct RunLatency {
-  double p50_ms = 0, p90_ms = 0, p95_ms = 0, p99_ms = 0, p999_ms = 0, max_ms = 0, mean_ms = 0;
-};
 
 struct RunWindow {
   double start_s = 0;  // since RunData::start

@@ -4,7 +4,9 @@
 #include <cstdio>
 #include <string>
 
+#include <algorithm>
 #include "common/text_out.h"
+
 #include "runs/run_record.h"
 
 namespace batchscope {
@@ -31,6 +33,20 @@ std::string run_summary_text(const RunData& run, const RunSummary& s) {
       out,
       "  latency ms   p50 %.3f  p90 %.3f  p95 %.3f  p99 %.3f  p99.9 %.3f  max %.3f  mean %.3f\n",
       l.p50_ms, l.p90_ms, l.p95_ms, l.p99_ms, l.p999_ms, l.max_ms, l.mean_ms);
+  if (const auto& b = run.band) {
+    auto lo = [](double a, double b2, double c) { return std::min({a, b2, c}); };
+    auto hi = [](double a, double b2, double c) { return std::max({a, b2, c}); };
+    append_format(out,
+                  "  band         p50 %.3f..%.3f  p99 %.3f..%.3f  req/s %.1f..%.1f  (t(b) "
+                  "x%.2f..x%.2f: %s)\n",
+                  lo(l.p50_ms, b->at_fast.p50_ms, b->at_slow.p50_ms),
+                  hi(l.p50_ms, b->at_fast.p50_ms, b->at_slow.p50_ms),
+                  lo(l.p99_ms, b->at_fast.p99_ms, b->at_slow.p99_ms),
+                  hi(l.p99_ms, b->at_fast.p99_ms, b->at_slow.p99_ms),
+                  lo(s.throughput_rps, b->rps_fast, b->rps_slow),
+                  hi(s.throughput_rps, b->rps_fast, b->rps_slow), b->fast, b->slow,
+                  b->source.c_str());
+  }
   append_format(out, "  send lag ms  p50 %.3f  p99 %.3f  max %.3f\n", s.lag_p50_ms, s.lag_p99_ms,
                 s.lag_max_ms);
   if (!s.batch_histogram.empty()) {

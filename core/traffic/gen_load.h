@@ -15,12 +15,14 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "common/clock.h"
 #include "generation/gen_engine.h"
 #include "runs/history.h"
+#include "runs/machine_load.h"
 #include "traffic/arrivals.h"
 #include "traffic/gen_workload.h"
 
@@ -76,6 +78,9 @@ struct GenRun {
   TimePoint start{};
   std::vector<GenRequestResult> requests;
   std::vector<StepRecord> steps;  // in-process runs
+  // In-process runs: what other processes used over the run (a busy run
+  // refines no kept step cost); none: not watched.
+  std::optional<CompetingLoad> others;
 };
 
 // A generation target over HTTP, which a room above this one makes

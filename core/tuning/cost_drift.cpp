@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <nlohmann/json.hpp>
 
 #include "common/text_out.h"
@@ -65,6 +66,24 @@ std::string CostDrift::describe() const {
   return out;
 }
 
+std::string CostDrift::unknown_why() const {
+  char buf[200];
+  std::snprintf(buf, sizeof buf,
+                "the kept cost has %zu live run%s over %.0f minute%s; a drift needs %zu over %.0f "
+                "minutes or more",
+                runs, runs == 1 ? "" : "s", span_s / 60, std::lround(span_s / 60) == 1 ? "" : "s",
+                kMinDriftRuns, kMinDriftSpanS / 60);
+  return buf;
+}
+
+double utc_seconds(const std::string& at) {
+  std::tm tm{};
+  if (at.size() < 19 || !strptime(at.substr(0, 19).c_str(), "%Y-%m-%dT%H:%M:%S", &tm)) return 0;
+  const double ms =
+      at.size() >= 23 && at[19] == '.' ? std::atof(at.substr(20, 3).c_str()) / 1000 : 0;
+  return static_cast<double>(timegm(&tm)) + ms;
+}
+
 double evidence_level(const std::vector<EvidencePoint>& points, const CostModel& cost,
                       uint32_t lanes) {
   double sum = 0, weight = 0;
@@ -86,12 +105,16 @@ double quantile_sorted(const std::vector<double>& values, double q) {
   return values[k] + (values[k + 1] - values[k]) * (at - static_cast<double>(k));
 }
 
-CostDrift drift_of(const CostModel& cost) {
+namespace {
+
+// The drift of `evidence`, each entry's level given by `level_of`.
+template <typename LevelOf>
+CostDrift drift_with(const std::vector<CostEvidence>& evidence, LevelOf level_of) {
   CostDrift d;
   std::vector<double> levels;
-  for (const CostEvidence& e : cost.evidence()) {
+  for (const CostEvidence& e : evidence) {
     if (!e.busy.empty()) continue;
-    const double level = evidence_level(e.points, cost, e.lanes);
+    const double level = level_of(e);
     if (level <= 0) continue;
     levels.push_back(level);
     if (!e.at.empty() && (d.oldest.empty() || e.at < d.oldest)) d.oldest = e.at;
@@ -100,10 +123,23 @@ CostDrift drift_of(const CostModel& cost) {
   std::sort(levels.begin(), levels.end());
   d.runs = levels.size();
   if (levels.empty()) return d;
+  if (!d.oldest.empty()) d.span_s = std::max(0.0, utc_seconds(d.newest) - utc_seconds(d.oldest));
   d.p10 = quantile_sorted(levels, 0.1);
   d.p50 = quantile_sorted(levels, 0.5);
   d.p90 = quantile_sorted(levels, 0.9);
   return d;
+}
+
+}  // namespace
+
+CostDrift drift_of(const CostModel& cost) {
+  return drift_with(cost.evidence(), [&cost](const CostEvidence& e) {
+    return evidence_level(e.points, cost, e.lanes);
+  });
+}
+
+CostDrift drift_of_levels(const std::vector<CostEvidence>& evidence) {
+  return drift_with(evidence, [](const CostEvidence& e) { return e.level; });
 }
 
 BandFactors band_factors(const CostDrift& drift, double margin) {
@@ -120,9 +156,8 @@ BandFactors band_factors(const CostDrift& drift, double margin) {
   } else {
     f.low = 1 - kDefaultBand;
     f.high = 1 + kDefaultBand;
-    std::snprintf(buf, sizeof buf,
-                  "the default +-%.0f%%: the kept cost has %zu of the %zu runs a drift needs",
-                  100 * kDefaultBand, drift.runs, kMinDriftRuns);
+    std::snprintf(buf, sizeof buf, "the default +-%.0f%%: %s", 100 * kDefaultBand,
+                  drift.unknown_why().c_str());
   }
   f.source = buf;
   return f;
@@ -268,21 +303,17 @@ double busy_cores() {
   return end && *end == '\0' && std::isfinite(x) && x >= 0 ? x : kBusyCores;
 }
 
-RunVerdict judge_run(const CostModel& kept, const CostModel& observed, uint32_t lanes,
-                     const CompetingLoad* others, double busy_at) {
+RunVerdict judge_level(double level, const CostDrift& drift, bool first,
+                       const CompetingLoad* others, double busy_at, const char* what) {
   RunVerdict v;
-  lanes = std::max<uint32_t>(lanes, 1);
-  std::vector<EvidencePoint> points;
-  for (const CostPoint& p : observed.points()) points.push_back({p.batch, p.median_us, p.batches});
-  v.level = evidence_level(points, kept, lanes);
+  v.level = level;
   char buf[240];
   if (others != nullptr && others->cores >= busy_at) {
     v.busy = others->describe();
     return v;
   }
-  // A curve no live run has refined yet takes the first run as it is.
-  if (v.level <= 0 || kept.live_batches(lanes) == 0) return v;
-  const CostDrift drift = drift_of(kept);
+  // A cost no live run has refined yet takes the first run as it is.
+  if (v.level <= 0 || first) return v;
   const double low = drift.known() ? std::min(drift.p10, 1.0) : 1.0;
   const double high = drift.known() ? std::max(drift.p90, 1.0) : 1.0;
   const std::string range = drift.known()
@@ -291,9 +322,9 @@ RunVerdict judge_run(const CostModel& kept, const CostModel& observed, uint32_t 
                                 : "no drift known yet";
   if (v.level > high * kFarFactor || v.level < low / kFarFactor) {
     std::snprintf(buf, sizeof buf,
-                  "t(b) ran %.2fx the kept cost, far outside what it has seen (%s): a machine "
+                  "%s ran %.2fx the kept cost, far outside what it has seen (%s): a machine "
                   "busy or changed",
-                  v.level, range.c_str());
+                  what, v.level, range.c_str());
     v.busy = buf;
     return v;
   }
@@ -301,11 +332,20 @@ RunVerdict judge_run(const CostModel& kept, const CostModel& observed, uint32_t 
   if (held != v.level) {
     v.scale = held / v.level;
     std::snprintf(buf, sizeof buf,
-                  "t(b) ran %.2fx the kept cost; one run moves it at most to %.2fx (%s)", v.level,
-                  held, range.c_str());
+                  "%s ran %.2fx the kept cost; one run moves it at most to %.2fx (%s)", what,
+                  v.level, held, range.c_str());
     v.held = buf;
   }
   return v;
+}
+
+RunVerdict judge_run(const CostModel& kept, const CostModel& observed, uint32_t lanes,
+                     const CompetingLoad* others, double busy_at) {
+  lanes = std::max<uint32_t>(lanes, 1);
+  std::vector<EvidencePoint> points;
+  for (const CostPoint& p : observed.points()) points.push_back({p.batch, p.median_us, p.batches});
+  return judge_level(evidence_level(points, kept, lanes), drift_of(kept),
+                     kept.live_batches(lanes) == 0, others, busy_at);
 }
 
 }  // namespace batchscope

@@ -15,8 +15,10 @@
 // Drift. Each unlabelled entry's level against the curve as it stands now
 // (the curve for its lanes), over every such entry: its p10, median and
 // p90, how many runs and over what time. A cost needs kMinDriftRuns entries
-// before its drift is known; until then a prediction's band stands in at
-// +-kDefaultBand, and says so.
+// over kMinDriftSpanS or more before its drift is known (runs made within a
+// few minutes of each other, as a new cost's calibrations are, say nothing
+// of how the machine moves over an afternoon); until then a prediction's
+// band stands in at +-kDefaultBand, and says so.
 //
 // Busy runs. A run refines a kept cost only where the machine was quiet:
 // other processes used under busy_cores() of CPU over it (from /proc,
@@ -60,6 +62,7 @@ struct CostEvidence {
 
 inline constexpr size_t kMaxEvidence = 64;
 inline constexpr size_t kMinDriftRuns = 3;
+inline constexpr double kMinDriftSpanS = 600;
 inline constexpr double kDefaultBand = 0.15;
 inline constexpr double kFarFactor = 2.0;
 inline constexpr double kMoveFactor = 1.25;
@@ -69,8 +72,12 @@ struct CostDrift {
   size_t runs = 0;  // entries it rests on
   double p10 = 1, p50 = 1, p90 = 1;
   std::string oldest, newest;  // the entries' times
+  double span_s = 0;           // from the oldest to the newest
 
-  bool known() const { return runs >= kMinDriftRuns; }
+  bool known() const { return runs >= kMinDriftRuns && span_s >= kMinDriftSpanS; }
+  // Why it is not known yet: "the kept cost has 2 live runs over 3 minutes; a
+  // drift needs 3 over 10 minutes or more".
+  std::string unknown_why() const;
   // "t(b) moved 0.93..1.12x (p10..p90) over 5 runs from 2026-12-01 to 2026-12-03".
   std::string describe() const;
 };
@@ -97,12 +104,25 @@ struct RunVerdict {
   std::string busy;  // why it refines nothing; empty: it refines
   std::string held;  // why its move was held (scale != 1); empty: it was not
 };
+// The same rules for a run whose `level` against its kept cost is known
+// (0: none compared), `first` when no live run has refined that cost yet.
+// `what` names what ran ("t(b)", "its steps").
+RunVerdict judge_level(double level, const CostDrift& drift, bool first,
+                       const CompetingLoad* others, double busy_at = kBusyCores,
+                       const char* what = "t(b)");
 // `others`: what other processes used over the run; null: not watched.
 RunVerdict judge_run(const CostModel& kept, const CostModel& observed, uint32_t lanes,
                      const CompetingLoad* others, double busy_at = kBusyCores);
 
 // The drift of `cost`'s own evidence against its curves as they stand.
 CostDrift drift_of(const CostModel& cost);
+// The drift of evidence whose levels stand as recorded (a step cost's:
+// each run's steps against the fit it refined).
+CostDrift drift_of_levels(const std::vector<CostEvidence>& evidence);
+
+// Seconds since the epoch of a UTC time as utc_now_ms() writes it; 0 when
+// it is not one.
+double utc_seconds(const std::string& at);
 
 // The value at quantile q of `values` (sorted ascending), interpolated.
 double quantile_sorted(const std::vector<double>& values, double q);

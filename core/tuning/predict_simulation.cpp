@@ -20,7 +20,7 @@ namespace {
 
 AdaptivePlanner planner_for(const PredictSpec& spec) {
   if (spec.plan_on_cost && spec.options.strategy == StrategyKind::kAdaptive) {
-    return plan_on_cost(spec.cost);
+    return plan_on_cost(spec.plan_cost ? *spec.plan_cost : spec.cost);
   }
   return make_adaptive_plan;
 }

@@ -90,6 +90,7 @@
 // several at once.
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "common/clock.h"
@@ -117,6 +118,10 @@ struct PredictSpec {
   // The adaptive strategy plans on `cost` (plan_on_cost, as a live engine
   // handed that planner does) instead of its own fit (make_adaptive_plan).
   bool plan_on_cost = false;
+  // What it plans on instead of `cost` where given: a band's or headroom's
+  // prediction runs on a scaled cost while the live engine would still
+  // plan on the kept one.
+  std::optional<CostModel> plan_cost;
   // Each request's length, in turn (traffic/varied_inputs.h's
   // varied_lengths() draws bench's); empty: lengths do not vary.
   std::vector<uint32_t> lengths;

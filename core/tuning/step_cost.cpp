@@ -205,11 +205,35 @@ std::optional<StepCost> at_lanes(const StepCost& cost, uint32_t lanes) {
   return std::nullopt;
 }
 
+double step_level(const StepCost& kept, std::span<const StepRecord> steps, uint32_t lanes) {
+  const std::optional<StepCost> fit = at_lanes(kept, std::max<uint32_t>(lanes, 1));
+  if (!fit) return 0;
+  std::vector<double> ratios;
+  for (const StepRecord& s : steps) {
+    if (s.decodes == 0 || s.prefill_tokens > 0 || s.end <= s.start) continue;
+    const double modelled =
+        fit->step_us + fit->token_us * s.decodes + fit->context_us * s.context_tokens;
+    if (modelled <= 0) continue;
+    ratios.push_back(std::chrono::duration<double, std::micro>(s.end - s.start).count() / modelled);
+  }
+  if (ratios.empty()) return 0;
+  std::nth_element(ratios.begin(), ratios.begin() + static_cast<std::ptrdiff_t>(ratios.size() / 2),
+                   ratios.end());
+  return ratios[ratios.size() / 2];
+}
+
 Expected<StepCost> learn_step_cost(const std::optional<StepCost>& kept,
-                                   std::span<const StepRecord> steps, uint32_t lanes) {
+                                   std::span<const StepRecord> steps, uint32_t lanes,
+                                   double scale) {
   lanes = std::max<uint32_t>(lanes, 1);
   auto seen = measure_step_cost(steps, lanes);
   if (!seen) return seen.error();
+  if (scale != 1) {
+    for (double StepCost::*f : {&StepCost::step_us, &StepCost::token_us, &StepCost::context_us,
+                                &StepCost::prefill_token_us, &StepCost::between_us}) {
+      (*seen).*f *= scale;
+    }
+  }
   if (!kept) return *seen;
   if (kept->lanes == lanes) return refine_step_cost(*kept, *seen);
   StepCost out = *kept;

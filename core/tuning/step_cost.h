@@ -25,6 +25,8 @@
 
 #include "common/status.h"
 #include "generation/gen_types.h"
+#include "runs/gen_records.h"
+#include "tuning/cost_drift.h"
 
 namespace batchscope {
 
@@ -73,7 +75,16 @@ struct StepCost {
   std::vector<StepSpreadPoint> spread;  // by q, rising; empty below 20 decode-only steps
   std::vector<StepCostRow> rows;        // decode-only steps by decodes: 1, 2-3, 4-7, ...
   std::vector<StepGridPoint> grid;      // a profile's points (tuning/step_grid.h); none from a run
+  // The live runs that refined it (cost_drift.h), oldest first: each one's
+  // level, the median of its decode-only steps' times over this fit's, at
+  // its lanes; no points.
+  std::vector<CostEvidence> evidence;
 };
+
+// The median, over `steps`' decode-only steps, of each one's time over
+// `kept`'s fitted cost of it at `lanes` lanes; 0 when none compares (no
+// fit at that count, or no such step).
+double step_level(const StepCost& kept, std::span<const StepRecord> steps, uint32_t lanes);
 
 // The cost at `lanes` engine lanes: itself at its own count, another
 // count's fit with its spread (no rows, no grid: those were measured at its
@@ -107,10 +118,12 @@ StepCost refine_step_cost(const StepCost& kept, const StepCost& seen, uint64_t c
 
 // What a run of `steps` at `lanes` lanes teaches `kept` (none: the run's
 // own fit): at the fit's lane count, the fit refined (refine_step_cost); at
-// another, that count's fit, refined the same way or added. Errors as the
-// measurement does.
+// another, that count's fit, refined the same way or added. `scale`
+// multiplies the run's measured times first (a move held short,
+// cost_drift.h). Errors as the measurement does.
 Expected<StepCost> learn_step_cost(const std::optional<StepCost>& kept,
-                                   std::span<const StepRecord> steps, uint32_t lanes);
+                                   std::span<const StepRecord> steps, uint32_t lanes,
+                                   double scale = 1);
 
 // Reads what step_cost_json() writes, and the versions before it (no
 // "version", or up to 3: no context, between or spread terms; up to 4:

@@ -53,6 +53,9 @@ std::string step_cost_json(const StepCost& c, const std::string& model, const st
                              {"prefill_token_us", l.prefill_token_us},
                              {"between_us", l.between_us}});
   }
+  if (!c.evidence.empty()) {
+    j["evidence"] = nlohmann::json::parse("[" + evidence_json(c.evidence) + "]");
+  }
   return j.dump(2) + "\n";
 }
 
@@ -237,6 +240,11 @@ Expected<StepCost> parse_step_cost_json(std::string_view text) {
       row.median_us = us->get<double>();
       c.rows.push_back(row);
     }
+  }
+  if (const auto ev = j.find("evidence"); ev != j.end()) {
+    auto evidence = evidence_from_json(ev->dump(), "");
+    if (!evidence) return evidence.error();
+    c.evidence = std::move(*evidence);
   }
   return c;
 }

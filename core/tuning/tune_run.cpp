@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "common/text_out.h"
 #include "traffic/inproc_run.h"
@@ -10,6 +11,7 @@
 #include "tuning/adaptive_planner.h"
 #include "tuning/predict_bounds.h"
 #include "tuning/predictor.h"
+#include "tuning/tune_headroom.h"
 
 namespace batchscope {
 
@@ -229,9 +231,39 @@ Expected<std::optional<Confirmed>> confirm_live(const ConfirmSpec& spec,
   c.runs = static_cast<int>(m.windows.size());
   c.stable = m.stable;
   c.measured = predicted;
-  c.measured.throughput_rps = m.combined.throughput_rps;
-  c.measured.p50_ms = m.combined.latency.p50_ms;
-  c.measured.p99_ms = m.combined.latency.p99_ms;
+  c.measured.band.reset();
+  c.measured.headroom.reset();
+  // Judged by the median of the last runs: one run the machine slowed
+  // neither sinks a configuration nor saves it.
+  const size_t n = std::min(m.windows.size(), static_cast<size_t>(std::max(spec.rule.windows, 1)));
+  const auto last = std::span<const RunWindow>(m.windows).last(n);
+  auto median_of = [&](auto figure) {
+    std::vector<double> v;
+    for (const RunWindow& w : last) v.push_back(figure(w));
+    std::sort(v.begin(), v.end());
+    return v.empty()      ? 0.0
+           : v.size() % 2 ? v[v.size() / 2]
+                          : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+  };
+  auto range_of = [&](auto figure) {
+    FigureRange r{std::numeric_limits<double>::max(), 0};
+    for (const RunWindow& w : last)
+      r.low = std::min(r.low, figure(w)), r.high = std::max(r.high, figure(w));
+    if (last.empty()) r.low = 0;
+    return r;
+  };
+  const auto p50 = [](const RunWindow& w) { return w.latency.p50_ms; };
+  const auto p99 = [](const RunWindow& w) { return w.latency.p99_ms; };
+  c.measured.throughput_rps = median_of([](const RunWindow& w) { return w.throughput_rps; });
+  c.measured.p50_ms = median_of(p50);
+  c.measured.p99_ms = median_of(p99);
+  c.p50_runs = range_of(p50);
+  c.p99_runs = range_of(p99);
+  if (const auto& band = predicted.band) {
+    c.inside_band = c.measured.p50_ms >= band->p50_ms.low &&
+                    c.measured.p50_ms <= band->p50_ms.high &&
+                    c.measured.p99_ms >= band->p99_ms.low && c.measured.p99_ms <= band->p99_ms.high;
+  }
   c.measured.sent = m.combined.sent;
   c.measured.ok = m.combined.ok;
   c.measured.rejected = m.combined.rejected;
@@ -287,7 +319,16 @@ std::string confirmed_json(std::span<const Confirmed> confirmed) {
       out += ",\"lost\":" + std::to_string(e.rejected + e.timed_out) + "}";
     };
     figures("predicted", c.predicted);
+    if (c.predicted.band) out += ",\"band\":" + band_json(*c.predicted.band);
+    if (c.predicted.headroom)
+      out += ",\"headroom\":" + headroom_figures_json(*c.predicted.headroom);
     figures("measured", c.measured);
+    out += ",\"p99_runs_ms\":[";
+    append_json_number(out, c.p99_runs.low);
+    out += ',';
+    append_json_number(out, c.p99_runs.high);
+    out += ']';
+    if (c.inside_band) out += *c.inside_band ? ",\"inside_band\":true" : ",\"inside_band\":false";
     if (c.recalibrated) figures("recalibrated", *c.recalibrated);
     out += "}";
   }

@@ -89,12 +89,18 @@ std::vector<Evaluated> tune_candidates(const TuneResult& result, int k);
 RunWindow window_of(const RunSummary& summary);
 
 // A configuration confirmed live: its prediction, and its figures measured
-// over the last stable runs (rule.windows of them, or all when fewer).
+// over the last stable runs (rule.windows of them, or all when fewer): each
+// figure the median of those runs', the counts their sums.
 struct Confirmed {
   Evaluated predicted;
   Evaluated measured;
   int runs = 0;
   bool stable = false;
+  // Those runs' p50 and p99, lowest to highest.
+  FigureRange p50_runs, p99_runs;
+  // Whether the measured p50 and p99 fell inside the predicted band; unset
+  // where the prediction had none.
+  std::optional<bool> inside_band;
   // t(b) and each request's overhead as the engine ran them in the last run
   // (CostModel::from_run); null when no batch size ran often enough.
   std::shared_ptr<const CostModel> observed;

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "common/text_out.h"
+#include "tuning/tune_headroom.h"
 #include "tuning/tune_run.h"
 
 namespace batchscope {
@@ -17,12 +18,32 @@ std::string wait_text(const Options& o) {
   return buf;
 }
 
+// "1.42x +38%", ">=4.00x n/a": a row's headroom in a column.
+std::string headroom_cell(const Headroom& h) {
+  char buf[48];
+  if (h.slowdown <= 0) return "misses";
+  std::snprintf(buf, sizeof buf, "%s%.2fx", h.slowdown_beyond ? ">=" : "", h.slowdown);
+  std::string out = buf;
+  if (!h.rate_applies) return out + " n/a";
+  std::snprintf(buf, sizeof buf, " %s%+.0f%%", h.rate_beyond ? ">=" : "", 100 * (h.rate - 1));
+  return out + buf;
+}
+
+// "7.123..12.400": a row's p99 over its band.
+std::string band_cell(const PredictionBand& b) {
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%.3f..%.3f", b.p99_ms.low, b.p99_ms.high);
+  return buf;
+}
+
 // `pool`: the front's preprocess_workers vary, so each row says its own.
 void row(std::string& out, const char* mark, const Evaluated& e, size_t alike, bool pool) {
   const Options& o = e.options;
   append_format(out, "%2s %-9s %6u %8s %6u %11.1f %9.3f %9.3f %7.2f%%", mark,
                 strategy_name(o.strategy), o.max_batch_size, wait_text(o).c_str(), o.num_lanes,
                 e.throughput_rps, e.p50_ms, e.p99_ms, 100.0 * e.loss_rate());
+  if (e.band) append_format(out, "  %-18s", band_cell(*e.band).c_str());
+  if (e.headroom) append_format(out, " %s", headroom_cell(*e.headroom).c_str());
   if (o.padding != Padding::kLongest) {
     append_format(out, "  %s", padding_name(o.padding));
     if (o.padding == Padding::kBuckets) append_format(out, " %s", length_buckets_text(o).c_str());
@@ -77,8 +98,11 @@ std::string front_text(const TuneResult& r, size_t rows) {
                 "\nPareto front (predicted; throughput against p99 and losses): %zu points, %zu "
                 "distinct\n",
                 r.pareto.size(), distinct.size());
-  append_format(out, "%2s %-9s %6s %8s %6s %11s %9s %9s %8s\n", "", "strategy", "batch", "wait ms",
-                "lanes", "req/s", "p50 ms", "p99 ms", "lost");
+  bool banded = r.best && r.best->band;
+  for (const Evaluated& e : r.pareto) banded |= e.band.has_value();
+  append_format(out, "%2s %-9s %6s %8s %6s %11s %9s %9s %8s%s\n", "", "strategy", "batch",
+                "wait ms", "lanes", "req/s", "p50 ms", "p99 ms", "lost",
+                banded ? "  p99 band (ms)" : "");
   bool pool = false;
   for (const Evaluated& e : r.pareto) {
     pool |= e.options.preprocess_workers != r.pareto.front().options.preprocess_workers;
@@ -89,6 +113,39 @@ std::string front_text(const TuneResult& r, size_t rows) {
   rows_of(
       out, r.pareto, distinct, r.best, rows,
       [](const Evaluated& e, const Evaluated& b) { return e.options == b.options; }, pool);
+  return out;
+}
+
+std::string headroom_table(const HeadroomResult& h, double slo_p99_ms) {
+  std::string out;
+  append_format(out,
+                "\nHeadroom: the best that meet p99 <= %s ms, in the objective's order; each must "
+                "still meet it with t(b) %.2fx as slow (%s). Band: t(b) x%.2f..x%.2f (%s)\n",
+                message_number(slo_p99_ms).c_str(), h.needed, h.source.c_str(), h.band.low,
+                h.band.high, h.band.source.c_str());
+  append_format(out, "%2s %-9s %6s %8s %6s %11s %9s %9s %8s  %-18s %s\n", "", "strategy", "batch",
+                "wait ms", "lanes", "req/s", "p50 ms", "p99 ms", "lost", "p99 band (ms)",
+                "headroom (t(b), rate)");
+  for (size_t i = 0; i < h.checked.size(); ++i) {
+    const Evaluated& e = h.checked[i];
+    const bool chosen = h.chosen() == &e;
+    row(out, chosen ? "*" : "", e, 0, false);
+    if (e.headroom && e.headroom->slowdown < h.needed) {
+      out.pop_back();
+      out += "  fragile\n";
+    }
+  }
+  if (h.checked.empty()) return out + "   none meets the objective\n";
+  const Evaluated* c = h.chosen();
+  if (h.holds) {
+    append_format(out, "chosen: %s, which %s\n", describe(c->options).c_str(),
+                  headroom_text(*c->headroom).c_str());
+  } else {
+    append_format(out,
+                  "no configuration shown meets the objective with t(b) %.2fx as slow; the "
+                  "closest is %s, which %s: chosen, fragile\n",
+                  h.needed, describe(c->options).c_str(), headroom_text(*c->headroom).c_str());
+  }
   return out;
 }
 

@@ -11,12 +11,16 @@
 #include <string>
 
 #include "tuning/gen_tune.h"
+#include "tuning/tune_headroom.h"
 #include "tuning/tuner.h"
 
 namespace batchscope {
 
 // Throughput against p99 and losses, a row per configuration.
 std::string front_text(const TuneResult& result, size_t rows);
+// The candidates rank_by_headroom() checked, the chosen marked '*' and
+// each that lacks the headroom "fragile", then what was chosen and why.
+std::string headroom_table(const HeadroomResult& h, double slo_p99_ms);
 // Goodput against TTFT and ITL at the SLO's quantile and losses.
 std::string front_text(const GenTuneResult& result, size_t rows);
 

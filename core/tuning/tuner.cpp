@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "common/text_out.h"
+#include "tuning/tune_headroom.h"
 
 namespace batchscope {
 
@@ -277,8 +278,17 @@ double Evaluated::loss_rate() const {
 }
 
 Evaluated evaluated_from(const Options& options, const RunSummary& s) {
-  return {options, s.throughput_rps, s.latency.p50_ms, s.latency.p99_ms, s.sent,
-          s.ok,    s.rejected,       s.timed_out,      s.errors};
+  Evaluated e;
+  e.options = options;
+  e.throughput_rps = s.throughput_rps;
+  e.p50_ms = s.latency.p50_ms;
+  e.p99_ms = s.latency.p99_ms;
+  e.sent = s.sent;
+  e.ok = s.ok;
+  e.rejected = s.rejected;
+  e.timed_out = s.timed_out;
+  e.errors = s.errors;
+  return e;
 }
 
 Evaluator evaluator_from_runs(std::function<RunSummary(const Options&)> run) {
@@ -465,6 +475,8 @@ void append_figures(std::string& out, const Evaluated& e, bool braces = true) {
   out += ",\"sent\":" + std::to_string(e.sent) + ",\"ok\":" + std::to_string(e.ok) +
          ",\"rejected\":" + std::to_string(e.rejected) +
          ",\"timed_out\":" + std::to_string(e.timed_out);
+  if (e.band) out += ",\"band\":" + band_json(*e.band);
+  if (e.headroom) out += ",\"headroom\":" + headroom_figures_json(*e.headroom);
   if (braces) out += '}';
 }
 

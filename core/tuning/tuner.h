@@ -60,12 +60,34 @@ std::optional<TuneObjective> parse_objective(std::string_view name);
 inline constexpr double kLossTolerance = 0.001;  // of sent
 inline constexpr double kThroughputBand = 0.01;  // throughput objective, of the best throughput
 
+// A figure's range over a prediction's band (tune_headroom.h).
+struct FigureRange {
+  double low = 0, high = 0;
+};
+// A prediction made again with t(b) scaled by the band's factors (`fast`
+// at most 1, `slow` at least 1): each figure's range, the nominal within it.
+struct PredictionBand {
+  double fast = 1, slow = 1;
+  FigureRange throughput_rps, p50_ms, p99_ms, loss_rate;
+};
+// How much worse the machine or the traffic may get before a configuration
+// misses its objective, each found by bisection on the predictor.
+struct Headroom {
+  double slowdown = 0;  // the largest factor on t(b) at which it still meets it; 0: not even at 1
+  double rate = 0;      // the largest factor on the arrival rate; 0: not even at 1
+  bool rate_applies = true;  // false for a closed loop, whose rate is its own
+  bool slowdown_beyond = false, rate_beyond = false;  // still met at the bisection's top
+};
+
 // One configuration and what it did.
 struct Evaluated {
   Options options;
   double throughput_rps = 0;
   double p50_ms = 0, p99_ms = 0;
   uint64_t sent = 0, ok = 0, rejected = 0, timed_out = 0, errors = 0;
+  // Where worked out (tune_headroom.h): its band and its headroom.
+  std::optional<PredictionBand> band;
+  std::optional<Headroom> headroom;
 
   // (rejected + timed_out) / sent; 0 when nothing was sent.
   double loss_rate() const;

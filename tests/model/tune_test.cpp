@@ -47,6 +47,10 @@ struct Heard final : TuneReport {
     EXPECT_FALSE(r.evaluated.empty());
     EXPECT_GT(s.simulated, 0u);
   }
+  void ranked(const HeadroomResult& h) override {
+    events.push_back("ranked");
+    EXPECT_FALSE(h.checked.empty());
+  }
   void confirmed(const Confirmed& c) override {
     events.push_back("confirmed");
     EXPECT_GE(c.runs, 1);
@@ -80,13 +84,45 @@ TEST_F(Tunes, TheTensorTuneTellsTheSearchThenEachConfirmationThenItsResult) {
   ASSERT_FALSE(error) << error->message << "\n" << heard.said;
   ASSERT_GE(heard.events.size(), 3u);
   EXPECT_EQ(heard.events.front(), "searched");
-  EXPECT_EQ(heard.events[1], "confirmed");
+  EXPECT_EQ(heard.events[1], "ranked");
+  EXPECT_EQ(heard.events[2], "confirmed");
   EXPECT_EQ(heard.events.back(), "finished");
   ASSERT_TRUE(heard.finish && heard.finish->winner);
   EXPECT_TRUE(heard.finish->measured);
+  // The winner comes with its band and headroom, in the JSON too.
+  ASSERT_TRUE(heard.finish->winner->band && heard.finish->winner->headroom);
+  EXPECT_LE(heard.finish->winner->band->p99_ms.low, heard.finish->winner->p99_ms);
+  EXPECT_GE(heard.finish->winner->band->p99_ms.high, heard.finish->winner->p99_ms);
+  EXPECT_NE(heard.finish->json.find("\"headroom\":{\"needed_slowdown\":"), std::string::npos);
+  EXPECT_NE(heard.finish->json.find("\"drift\":{\"runs\":"), std::string::npos);
   EXPECT_GT(heard.finish->winner->options.max_batch_size, 1u);  // batching pays at this rate
   EXPECT_NE(heard.finish->json.find("\"measured_on\""), std::string::npos);
   EXPECT_NE(heard.said.find("best predicted: "), std::string::npos) << heard.said;
+}
+
+TEST_F(Tunes, AWinnerWithoutTheHeadroomAskedForIsTheClosestMarkedFragile) {
+  TuneRequest t = synthetic_tune();
+  t.confirm = 0;
+  t.slo_p99_ms = 3;
+  t.headroom = 2.9;  // t(b) 3.9x as slow: past the SLO for every batch of 8
+  t.cost.file = (dir_ / "cost.json").string();
+  FILE* f = std::fopen(t.cost.file.c_str(), "w");
+  ASSERT_TRUE(f);
+  std::fputs(
+      "{\"points\": [{\"batch\": 1, \"median_us\": 400}, {\"batch\": 8, \"median_us\": 1000}]}", f);
+  std::fclose(f);
+  t.space_text = "max_batch_size=1..8,max_wait_ms=0..1,lanes=1";
+  Heard heard;
+  const auto error = tune_tensor(t, heard);
+  ASSERT_FALSE(error) << error->message << "\n" << heard.said;
+  ASSERT_TRUE(heard.finish && heard.finish->winner);
+  EXPECT_TRUE(heard.finish->fragile);
+  ASSERT_TRUE(heard.finish->winner->headroom);
+  EXPECT_LT(heard.finish->winner->headroom->slowdown, 3.9);
+  EXPECT_GT(heard.finish->winner->headroom->slowdown, 1.0);
+  EXPECT_NE(heard.finish->json.find("\"fragile\":true"), std::string::npos);
+  EXPECT_NE(heard.said.find("(fragile)"), std::string::npos) << heard.said;
+  EXPECT_NE(heard.said.find("drift: not known yet"), std::string::npos) << heard.said;
 }
 
 TEST_F(Tunes, ASpaceAboveTheModelsLargestBatchIsRefusedBeforeAnythingRuns) {

@@ -59,6 +59,7 @@ TEST(CostDriftTest, TheDriftIsWorkedOutFromKeptEvidenceAndStored) {
   EXPECT_NEAR(d.p90, 1.26, 1e-9);
   EXPECT_EQ(d.oldest, "2026-12-01T08:00:00.000Z");
   EXPECT_EQ(d.newest, "2026-12-05T08:00:00.000Z");
+  EXPECT_DOUBLE_EQ(d.span_s, 4 * 86400);
   EXPECT_NE(d.describe().find("0.94..1.26x"), std::string::npos) << d.describe();
   // Written and read back: the same evidence, so the same drift.
   auto back = CostModel::from_profile_json(m.to_json());
@@ -70,6 +71,26 @@ TEST(CostDriftTest, TheDriftIsWorkedOutFromKeptEvidenceAndStored) {
   const CostDrift again = drift_of(*back);
   EXPECT_DOUBLE_EQ(again.p10, d.p10);
   EXPECT_DOUBLE_EQ(again.p90, d.p90);
+}
+
+TEST(CostDriftTest, RunsMadeMinutesApartSayNothingOfADrift) {
+  CostModel m = live_curve();
+  for (const char* at :
+       {"2026-12-03T10:00:00.000Z", "2026-12-03T10:03:00.000Z", "2026-12-03T10:09:59.000Z"}) {
+    m = m.with_evidence(evidence_of(run_at(1.1), m, 1, at));
+  }
+  CostDrift d = drift_of(m);
+  EXPECT_EQ(d.runs, 3u);
+  EXPECT_DOUBLE_EQ(d.span_s, 599);
+  EXPECT_FALSE(d.known());
+  EXPECT_EQ(d.unknown_why(),
+            "the kept cost has 3 live runs over 10 minutes; a drift needs 3 over 10 minutes or "
+            "more");
+  m = m.with_evidence(evidence_of(run_at(1.1), m, 1, "2026-12-03T10:10:00.500Z"));
+  EXPECT_TRUE(drift_of(m).known());
+  EXPECT_DOUBLE_EQ(
+      utc_seconds("2026-12-03T10:10:00.500Z") - utc_seconds("2026-12-03T10:00:00.000Z"), 600.5);
+  EXPECT_EQ(utc_seconds("yesterday"), 0);
 }
 
 TEST(CostDriftTest, BusyEvidenceIsKeptButLeftOutOfTheDrift) {
@@ -118,7 +139,7 @@ TEST(CostDriftTest, EvidenceThatIsNotSoIsRefusedByName) {
 TEST(CostDriftTest, TheBandHoldsTheNominalPrediction) {
   // Known: the drift's p10 and p90, each held on its side of 1.
   CostDrift d;
-  d.runs = 5, d.p10 = 1.05, d.p50 = 1.1, d.p90 = 1.3;
+  d.runs = 5, d.p10 = 1.05, d.p50 = 1.1, d.p90 = 1.3, d.span_s = 3600;
   BandFactors f = band_factors(d);
   EXPECT_DOUBLE_EQ(f.low, 1.0);
   EXPECT_DOUBLE_EQ(f.high, 1.3);
@@ -247,7 +268,7 @@ TEST_F(KeptDriftTest, OneRunDoesNotMoveTheCostFarTheNextOnesFollow) {
   EXPECT_DOUBLE_EQ(kept().cost_us(1), now.cost_us(1));
   // Runs at 1.7x again: the cost climbs towards them, one held step at a time.
   double last = now.cost_us(1);
-  for (int i = 0; i < 12; ++i) {
+  for (int i = 0; i < 20; ++i) {
     ASSERT_TRUE(refine_cached_cost(path_, key_, run_at(1.7), 1).ok());
     const double c = kept().cost_us(1);
     EXPECT_GE(c, last);

@@ -62,6 +62,43 @@ TEST(StepCostContext, FitsTheCostOfTheContextItsSequencesRead) {
   for (const StepSpreadPoint& p : c->spread) EXPECT_NEAR(p.ratio, 1, 1e-6);
 }
 
+// A run of decode steps costing `factor` times 400 + 12 us per decode.
+std::vector<StepRecord> steps_at(double factor) {
+  Steps s;
+  for (int round = 0; round < 8; ++round) {
+    for (uint32_t d : {1u, 2u, 4u, 8u}) s.add(d, d * 64, factor * (400 + 12.0 * d), 20);
+  }
+  return s.list;
+}
+
+TEST(StepCostDrift, ARunsLevelIsItsStepsOverTheKeptFit) {
+  auto kept = measure_step_cost(steps_at(1));
+  ASSERT_TRUE(kept.ok());
+  EXPECT_NEAR(step_level(*kept, steps_at(1), 1), 1.0, 1e-6);
+  EXPECT_NEAR(step_level(*kept, steps_at(3.6), 1), 3.6, 1e-6);
+  EXPECT_EQ(step_level(*kept, steps_at(2), 2), 0);  // no fit at 2 lanes
+  // A move held short: the run's times scaled before they refine.
+  auto held = learn_step_cost(*kept, steps_at(2), 1, 0.625);  // 2x held to 1.25x
+  ASSERT_TRUE(held.ok());
+  EXPECT_NEAR(held->step_us, 400 * 1.125, 0.5);  // the mean of 400 and 500, by steps
+  // The evidence is kept in the file, as written and read.
+  StepCost with = *kept;
+  CostEvidence e;
+  e.at = "2026-12-03T10:00:00.000Z";
+  e.level = 3.6;
+  e.busy = "steps ran 3.60x the kept cost, far outside what it has seen";
+  with.evidence.push_back(e);
+  auto back = parse_step_cost_json(step_cost_json(with, "tiny_lm", "cpu"));
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  ASSERT_EQ(back->evidence.size(), 1u);
+  EXPECT_DOUBLE_EQ(back->evidence[0].level, 3.6);
+  EXPECT_EQ(back->evidence[0].busy, e.busy);
+  // And it judges the 3.6x run far: kept as evidence, refining nothing.
+  const RunVerdict v =
+      judge_level(3.6, drift_of_levels(back->evidence), false, nullptr, kBusyCores, "its steps");
+  EXPECT_NE(v.busy.find("its steps ran 3.60x the kept cost"), std::string::npos) << v.busy;
+}
+
 TEST(StepCostContext, LeavesTheContextOutWhereTheRunGivesItNothingToStandOn) {
   // Every sequence at the same context: the context is the decode count
   // again, so its term stays 0 and the line takes the cost.

@@ -18,6 +18,7 @@ namespace {
 
 const QColor kEvaluated(0x99, 0x99, 0x99, 110);
 const QColor kFront(0x1f, 0x5f, 0xbf);
+const QColor kBand(0x1f, 0x5f, 0xbf, 70);
 const QColor kLive(0xd9, 0x60, 0x0b);
 const QColor kBest(0x2e, 0x9d, 0x3a);
 const QColor kCalibrated(0x7b, 0x3f, 0xb5);
@@ -154,6 +155,8 @@ TunePlot::TunePlot(QWidget* parent) : QWidget(parent) {
 void TunePlot::clear_items() {
   for (QCPItemLine* l : links_) plot_->removeItem(l);
   links_.clear();
+  for (QCPItemLine* l : bands_) plot_->removeItem(l);
+  bands_.clear();
   for (QCPGraph* g : {all_, front_, live_, calibrated_, best_, selected_}) g->data()->clear();
 }
 
@@ -199,6 +202,16 @@ void TunePlot::show_result(const std::vector<Evaluated>& evaluated,
   for (const TuneRow& row : rows_) {
     extend(row.predicted);
     front_->addData(x_of(row.predicted.p99_ms), row.predicted.throughput_rps);
+    if (const auto& b = row.predicted.band; b && row.predicted.ok > 0) {
+      auto* bar = new QCPItemLine(plot_);
+      bar->setPen(QPen(kBand, 3, Qt::SolidLine, Qt::FlatCap));
+      bar->start->setCoords(x_of(b->p99_ms.low), row.predicted.throughput_rps);
+      bar->end->setCoords(x_of(b->p99_ms.high), row.predicted.throughput_rps);
+      bar->setSelectable(false);
+      bands_.push_back(bar);
+      lo = std::min(lo, x_of(b->p99_ms.low));
+      hi = std::max(hi, x_of(b->p99_ms.high));
+    }
     if (!row.live) continue;
     const Evaluated& m = row.live->measured;
     extend(m);

@@ -9,6 +9,9 @@
 // closer the triangle to the diamond, the truer the calibrated model); the
 // best has a star;
 // the SLO is a red vertical line; the row selected in the table has a ring.
+// A row whose prediction has a band (tuning/tune_headroom.h) carries a
+// horizontal bar across it: its p99 from t(b) at the band's fast end to
+// its slow end.
 // Hovering near a point reads out its options and figures; clicking a row's
 // point calls the pick callback with its row (the panel selects it in the
 // table).
@@ -81,6 +84,7 @@ class TunePlot : public QWidget {
   QCPItemText* slo_label_ = nullptr;
   QCPItemText* note_ = nullptr;
   std::vector<QCPItemLine*> links_;
+  std::vector<QCPItemLine*> bands_;
   std::vector<Evaluated> evaluated_;
   std::vector<TuneRow> rows_;
   std::optional<size_t> best_row_;

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "tuning/tune_headroom.h"
 #include "ui/common/number_text.h"
 
 namespace batchscope {
@@ -36,8 +37,8 @@ QString options_brief(const Options& o) {
 }
 
 std::vector<TuneRow> tune_rows(const TuneResult& r, std::span<const Confirmed> confirmed,
-                               const std::optional<Options>& best,
-                               std::optional<size_t>* best_row) {
+                               const std::optional<Options>& best, std::optional<size_t>* best_row,
+                               std::span<const Evaluated> checked) {
   std::vector<TuneRow> rows;
   for (const FrontPoint& f : distinct_front(r.pareto)) {
     rows.push_back(TuneRow{r.pareto[f.index], f.alike, true, std::nullopt});
@@ -56,6 +57,16 @@ std::vector<TuneRow> tune_rows(const TuneResult& r, std::span<const Confirmed> c
       row->live = c;
     } else {
       rows.push_back(TuneRow{c.predicted, 0, false, c});
+    }
+  }
+  // The candidates ranked by headroom: their band and headroom on their row.
+  for (const Evaluated& e : checked) {
+    if (TuneRow* row = find(e.options)) {
+      row->predicted.band = e.band;
+      row->predicted.headroom = e.headroom;
+      if (row->live) row->live->predicted = row->predicted;
+    } else {
+      rows.push_back(TuneRow{e, 0, false, std::nullopt});
     }
   }
   if (best && !find(*best)) {
@@ -80,7 +91,8 @@ std::vector<TuneRow> tune_rows(const TuneResult& r, std::span<const Confirmed> c
 }
 
 void TuneTableModel::set_rows(std::vector<TuneRow> rows, std::optional<size_t> best,
-                              double slo_p99_ms) {
+                              double slo_p99_ms, double needed) {
+  needed_ = needed;
   beginResetModel();
   rows_ = std::move(rows);
   best_ = best;
@@ -115,6 +127,21 @@ QVariant TuneTableModel::data(const QModelIndex& index, int role) const {
       case kP50: return ms_text(p.p50_ms);
       case kP99: return ms_text(p.p99_ms);
       case kLost: return number_text(100.0 * p.loss_rate(), 2);
+      case kBand:
+        return p.band ? ms_text(p.band->p99_ms.low) + "–" + ms_text(p.band->p99_ms.high)
+                      : QString();
+      case kHeadroom: {
+        if (!p.headroom) return QString();
+        const Headroom& h = *p.headroom;
+        if (h.slowdown <= 0) return QStringLiteral("misses");
+        QString t = QString("%1%2×").arg(h.slowdown_beyond ? "≥" : "").arg(h.slowdown, 0, 'f', 2);
+        if (h.rate_applies) {
+          t += QString(" · %1+%2%")
+                   .arg(h.rate_beyond ? "≥" : "")
+                   .arg(std::lround(100 * (h.rate - 1)));
+        }
+        return t;
+      }
       case kLiveThroughput:
         return row.live ? number_text(row.live->measured.throughput_rps,
                                       row.live->measured.throughput_rps < 100 ? 1 : 0)
@@ -139,6 +166,9 @@ QVariant TuneTableModel::data(const QModelIndex& index, int role) const {
   if (role == Qt::ForegroundRole) {
     const Evaluated& judged = row.live ? row.live->measured : p;
     if (!meets_slo(judged, slo_p99_ms_)) return QColor(0x88, 0x88, 0x88);
+    if (col == kHeadroom && p.headroom && p.headroom->slowdown < needed_) {
+      return QColor(0xd9, 0x60, 0x0b);
+    }
     if (col == kMark) return QColor(0xc0, 0x80, 0x00);
     return {};
   }
@@ -155,6 +185,23 @@ QVariant TuneTableModel::data(const QModelIndex& index, int role) const {
         tip += "\n" + figures_tip("calibrated", *row.live->recalibrated) +
                " (predicted again with t(b) as the live runs ran it)";
       }
+    }
+    if (p.band) {
+      tip += QString("\nBand, t(b) ×%1..×%2: p50 %3–%4 ms, p99 %5–%6 ms")
+                 .arg(p.band->fast, 0, 'f', 2)
+                 .arg(p.band->slow, 0, 'f', 2)
+                 .arg(ms_text(p.band->p50_ms.low), ms_text(p.band->p50_ms.high),
+                      ms_text(p.band->p99_ms.low), ms_text(p.band->p99_ms.high));
+    }
+    if (p.headroom) {
+      tip += "\nHeadroom: " + QString::fromStdString(headroom_text(*p.headroom)) +
+             (p.headroom->slowdown < needed_
+                  ? QString(": fragile, short of the %1× asked for").arg(needed_, 0, 'f', 2)
+                  : QString());
+    }
+    if (row.live && row.live->inside_band) {
+      tip += *row.live->inside_band ? "\nMeasured inside the predicted band."
+                                    : "\nMeasured outside the predicted band.";
     }
     if (row.alike > 0) tip += QString("\n%1 more configurations predict the same").arg(row.alike);
     if (!row.on_front) tip += "\nNot on the predicted Pareto front.";
@@ -173,14 +220,36 @@ QVariant TuneTableModel::headerData(int section, Qt::Orientation orientation, in
           "Predicted again with t(b) calibrated by the live runs (confirmed rows only)");
     }
     if (section >= kLiveThroughput) return QStringLiteral("Measured live (confirmed rows only)");
+    if (section == kBand) {
+      return QStringLiteral(
+          "The p99 predicted again with t(b) at the band's ends: the kept drift's p10 and p90, "
+          "or ±15% until it is known");
+    }
+    if (section == kHeadroom) {
+      return QStringLiteral(
+          "How much slower t(b), and how much higher the rate, before the SLO is missed "
+          "(orange: short of what the tune asks)");
+    }
     if (section >= kThroughput) return QStringLiteral("Predicted");
     return {};
   }
   if (role != Qt::DisplayRole) return {};
   // Two lines where that keeps a column as narrow as its figures.
-  static const char* const kNames[kColumnCount] = {
-      "",        "strategy", "batch",       "wait\nms",  "lanes",     "req/s",      "p50\nms",
-      "p99\nms", "lost\n%",  "live\nreq/s", "live\np50", "live\np99", "calib.\np99"};
+  static const char* const kNames[kColumnCount] = {"",
+                                                   "strategy",
+                                                   "batch",
+                                                   "wait\nms",
+                                                   "lanes",
+                                                   "req/s",
+                                                   "p50\nms",
+                                                   "p99\nms",
+                                                   "lost\n%",
+                                                   "p99 band\nms",
+                                                   "headroom\nt(b), rate",
+                                                   "live\nreq/s",
+                                                   "live\np50",
+                                                   "live\np99",
+                                                   "calib.\np99"};
   return section >= 0 && section < kColumnCount ? QString(kNames[section]) : QVariant();
 }
 

@@ -93,7 +93,9 @@ Status TunerPanel::save_json(const QString& path) const {
   TuneJsonExtra extra;
   // As tune writes it: the best confirmed live, where one was, is the best.
   if (!confirmed_.empty()) {
-    if (auto best = best_measured(confirmed_, r.slo_p99_ms, r.objective)) {
+    auto best = headroom_ ? best_holding(confirmed_, headroom_->needed, r.slo_p99_ms, r.objective)
+                          : best_measured(confirmed_, r.slo_p99_ms, r.objective);
+    if (best) {
       r.best = confirmed_[*best].predicted;
       extra.measured = confirmed_[*best].measured;
     }
@@ -105,6 +107,7 @@ Status TunerPanel::save_json(const QString& path) const {
   std::string traffic;
   append_json_string(traffic, traffic_text_);
   extra.members.emplace_back("traffic", traffic);
+  if (headroom_) extra.members.emplace_back("headroom", headroom_json(*headroom_));
   std::ofstream out(path.toStdString(), std::ios::binary | std::ios::trunc);
   out << tune_json(r, extra) << "\n";
   out.close();

@@ -364,9 +364,12 @@ void TunerPanel::show_error(const QString& message) {
 void TunerPanel::show_rows() {
   if (!result_) return;
   std::optional<size_t> best;
-  std::vector<TuneRow> rows = tune_rows(*result_, confirmed_, winner_, &best);
+  const std::span<const Evaluated> checked =
+      headroom_ ? std::span<const Evaluated>(headroom_->checked) : std::span<const Evaluated>();
+  std::vector<TuneRow> rows = tune_rows(*result_, confirmed_, winner_, &best, checked);
   plot_->show_result(result_->evaluated, rows, best, result_->slo_p99_ms);
-  table_model_->set_rows(std::move(rows), best, result_->slo_p99_ms);
+  table_model_->set_rows(std::move(rows), best, result_->slo_p99_ms,
+                         headroom_ ? headroom_->needed : 0.0);
   table_->resizeColumnsToContents();
   if (best) select_row(static_cast<int>(*best));
   update_controls();

@@ -70,6 +70,7 @@
 
 #include "model/model_load.h"
 #include "tuning/cost_model.h"
+#include "tuning/tune_headroom.h"
 #include "tuning/tune_run.h"
 #include "tuning/tune_space.h"
 #include "ui/common/config_io.h"
@@ -160,6 +161,7 @@ class TunerPanel : public QWidget {
 
   // The last search: what it evaluated, chose, and confirmed.
   const std::optional<TuneResult>& result() const { return result_; }
+  const std::optional<HeadroomResult>& headroom() const { return headroom_; }
   const std::vector<Confirmed>& confirmed() const { return confirmed_; }
   // The cost the last run predicted with (calibrated, when it calibrated).
   const std::optional<CostModel>& run_cost_model() const { return run_cost_model_; }
@@ -197,8 +199,8 @@ class TunerPanel : public QWidget {
   void join_worker();
   // `calibrated`: the cost the calibration refined (none when it did not
   // run or failed); `note`: what it found, for the status.
-  void search_done(uint64_t run, TuneResult result, std::optional<CostModel> calibrated,
-                   QString note);
+  void search_done(uint64_t run, TuneResult result, HeadroomResult headroom,
+                   std::optional<CostModel> calibrated, QString note);
   void start_confirming(std::vector<Evaluated> candidates);
   void confirmed_one(uint64_t run, Confirmed c);
   void calibrated(uint64_t run, std::vector<std::optional<Evaluated>> again);
@@ -251,6 +253,8 @@ class TunerPanel : public QWidget {
   bool paused_traffic_ = false;  // this panel stopped the window's traffic
   // The run under way (or the last): what it started from.
   std::optional<TuneResult> result_;
+  // The best ranked by headroom (tuning/tune_headroom.h), with the search.
+  std::optional<HeadroomResult> headroom_;
   std::vector<Confirmed> confirmed_;
   std::optional<Options> winner_;
   ArrivalSpec traffic_spec_;

@@ -103,6 +103,7 @@ Status TunerPanel::run() {
   run_cost_text_ =
       cost->describe() + (cost_path_.isEmpty() ? "" : " (" + cost_path_.toStdString() + ")");
   result_.reset();
+  headroom_.reset();
   confirmed_.clear();
   winner_.reset();
   table_model_->clear();
@@ -228,15 +229,38 @@ Status TunerPanel::run() {
     };
     TuneResult result =
         search(space, base, settings, prediction_evaluator(traffic, cost, nullptr, true, lengths));
+    // Bands and headroom, as tune works them out.
+    HeadroomSettings hs = headroom_settings(cost, traffic);
+    hs.cancel = [this] { return stop_.load(); };
+    if (result.best && !stop_) {
+      post_progress(id, 0, 1, "Working out each best configuration's band and headroom…");
+    }
+    HeadroomResult headroom = apply_headroom(
+        result, scaled_prediction_evaluator(traffic, cost, nullptr, true, lengths), hs);
     QMetaObject::invokeMethod(
         this,
-        [this, id, r = std::move(result), c = std::move(calibrated), n = note]() mutable {
-          search_done(id, std::move(r), std::move(c), n);
-        },
+        [this, id, r = std::move(result), h = std::move(headroom), c = std::move(calibrated),
+         n = note]() mutable { search_done(id, std::move(r), std::move(h), std::move(c), n); },
         Qt::QueuedConnection);
   });
   return Status::Ok();
 }
+
+namespace {
+
+// "it holds to 1.42x t(b) and +38% rate", or why it is fragile.
+QString held_text(const HeadroomResult& h) {
+  const Evaluated* c = h.chosen();
+  if (!c || !c->headroom) return {};
+  QString t = "it " + QString::fromStdString(headroom_text(*c->headroom));
+  if (h.fragile()) {
+    t += QString(": fragile, none shown meets the SLO with t(b) %1× as slow")
+             .arg(h.needed, 0, 'f', 2);
+  }
+  return t;
+}
+
+}  // namespace
 
 void TunerPanel::post_progress(uint64_t id, int value, int maximum, const QString& what) {
   QMetaObject::invokeMethod(
@@ -251,8 +275,8 @@ void TunerPanel::post_progress(uint64_t id, int value, int maximum, const QStrin
       Qt::QueuedConnection);
 }
 
-void TunerPanel::search_done(uint64_t id, TuneResult result, std::optional<CostModel> calibrated,
-                             QString note) {
+void TunerPanel::search_done(uint64_t id, TuneResult result, HeadroomResult headroom,
+                             std::optional<CostModel> calibrated, QString note) {
   assert_gui_thread("TunerPanel::search_done");
   if (id != run_id_) return;
   join_worker();
@@ -269,6 +293,7 @@ void TunerPanel::search_done(uint64_t id, TuneResult result, std::optional<CostM
   if (paused_traffic_ && hooks_.resume_traffic) hooks_.resume_traffic();
   paused_traffic_ = false;
   result_ = std::move(result);
+  headroom_ = std::move(headroom);
   const TuneResult& r = *result_;
   if (r.best) winner_ = r.best->options;
   show_rows();
@@ -285,10 +310,11 @@ void TunerPanel::search_done(uint64_t id, TuneResult result, std::optional<CostM
     show_error(text_of(r.best.error().message));
     return finish(searched + " None meets the SLO; the front shows what comes closest.");
   }
-  std::vector<Evaluated> picks = tune_candidates(r, candidates_);
+  std::vector<Evaluated> picks = confirm_order(*headroom_, static_cast<size_t>(candidates_));
   if (picks.empty()) {
     bar_->setValue(bar_->maximum());
-    return finish(searched + " Best predicted: " + options_brief(r.best->options) + ".");
+    return finish(searched + " Best predicted: " + options_brief(r.best->options) + ", " +
+                  held_text(*headroom_) + ".");
   }
   start_confirming(std::move(picks));
 }
@@ -415,7 +441,9 @@ void TunerPanel::confirm_done(uint64_t id, Status s) {
   if (!s) show_error("Confirming live failed: " + text_of(s.message()));
   bool measured_best = false;
   if (!confirmed_.empty()) {
-    auto best = best_measured(confirmed_, result_->slo_p99_ms, result_->objective);
+    auto best = headroom_ ? best_holding(confirmed_, headroom_->needed, result_->slo_p99_ms,
+                                         result_->objective)
+                          : best_measured(confirmed_, result_->slo_p99_ms, result_->objective);
     if (best) {
       winner_ = confirmed_[*best].predicted.options;
       measured_best = true;

@@ -17,6 +17,7 @@
 #include "ui/common/number_text.h"
 
 #include <gtest/gtest.h>
+#include <stdlib.h>
 
 #include <algorithm>
 #include <cmath>
@@ -125,6 +126,19 @@ TEST_F(TunerPanelTest, ARealTuneConfirmsTheBestAndAppliesIt) {
   EXPECT_GT(row.live->measured.throughput_rps, 0);
   EXPECT_FALSE(table->data(table->index(best, TuneTableModel::kLiveP99)).toString().isEmpty());
   ASSERT_EQ(tuner()->confirmed().size(), 1u);
+  // The winner's p99 band and headroom: columns of their own, as tune prints them.
+  ASSERT_TRUE(tuner()->headroom().has_value());
+  ASSERT_TRUE(row.predicted.band && row.predicted.headroom);
+  EXPECT_EQ(
+      table->data(table->index(best, TuneTableModel::kBand)).toString(),
+      ms_text(row.predicted.band->p99_ms.low) + "–" + ms_text(row.predicted.band->p99_ms.high));
+  EXPECT_TRUE(table->data(table->index(best, TuneTableModel::kHeadroom)).toString().contains("×"))
+      << table->data(table->index(best, TuneTableModel::kHeadroom)).toString().toStdString();
+  EXPECT_EQ(table->headerData(TuneTableModel::kHeadroom, Qt::Horizontal).toString(),
+            "headroom\nt(b), rate");
+  EXPECT_TRUE(table->data(table->index(best, TuneTableModel::kMark), Qt::ToolTipRole)
+                  .toString()
+                  .contains("Headroom: holds to"));
   // Predicted again with t(b) as the live runs ran it: a column of the table
   // and a point of the scatter of its own, apart from the first prediction.
   ASSERT_TRUE(row.live->observed);
@@ -156,8 +170,10 @@ TEST_F(TunerPanelTest, ARealTuneConfirmsTheBestAndAppliesIt) {
   EXPECT_TRUE(live_said.contains("measured: ")) << live_said.toStdString();
   for (int i = 0; i < table->rowCount(); ++i) {
     if (table->at(i).on_front) continue;
-    // Off the front only the best or the confirmed.
-    EXPECT_TRUE(i == best || table->at(i).live.has_value()) << i;
+    // Off the front only the best, the confirmed, or a candidate ranked by headroom.
+    EXPECT_TRUE(i == best || table->at(i).live.has_value() ||
+                table->at(i).predicted.headroom.has_value())
+        << i;
   }
 
   // The best is selected; Apply puts it in force on the window's engine.
@@ -297,6 +313,12 @@ TEST_F(TunerPanelTest, ItCalibratesUnderTheTrafficBeforeItSearches) {
 // the confirmation's live runs refine the file, and the next run reuses it.
 TEST_F(TunerPanelTest, TheFirstRunMakesTheKeptCostAndTheConfirmationRefinesIt) {
   const TempCacheHome cache("batchscope_tuner_cache");
+  // Tests run beside each other (ctest -j): the machine is busy by design,
+  // and a busy run would refine nothing.
+  struct QuietEnough {
+    QuietEnough() { ::setenv("BATCHSCOPE_BUSY_CORES", "1000", 1); }
+    ~QuietEnough() { ::unsetenv("BATCHSCOPE_BUSY_CORES"); }
+  } quiet;
   LoadedModel m = toy_loaded();
   m.cost_key = CostKey{"toy", "synthetic:100,5,0,0,spin", "cpu", R"({"machine": {"host": "t"}})"};
   tuner()->set_model(m);
@@ -578,6 +600,11 @@ TEST_F(LonePanel, SaveJsonWritesTheRunAsTuneDoes) {
   EXPECT_TRUE(doc["cost_model"].toString().startsWith("t(b)"))
       << doc["cost_model"].toString().toStdString();
   EXPECT_TRUE(doc["traffic"].toString().contains("poisson"));
+  // The band and headroom, as tune writes them.
+  const QJsonObject headroom = doc["headroom"].toObject();
+  EXPECT_GE(headroom["needed_slowdown"].toDouble(), 1.0);
+  EXPECT_FALSE(headroom["checked"].toArray().isEmpty());
+  EXPECT_TRUE(best["predicted"].toObject()["band"].toObject().contains("p99_ms"));
   EXPECT_FALSE(panel_.save_json("/nonexistent/dir/tune.json").ok());
   f.close();
   QFile::remove(path);
