@@ -22,6 +22,7 @@ std::string gen_tune_help() {
          "                       [--objective goodput|throughput|latency]\n"
          "                       [pattern and length options as in bench] [--space TEXT]\n"
          "                       [--max-rate] [--confirm K] [--confirm-runs N] [--budget-s S]\n"
+         "                       [--headroom X]\n"
          "                       [--cost FILE.json | --calibration-seconds S] [--recalibrate]\n"
          "                       [--json FILE] [--history FILE | --no-history] [serving options]\n"
          "Every configuration runs on the step predictor (the real planner, scheduler and\n"
@@ -33,7 +34,11 @@ std::string gen_tune_help() {
          "(requests/s within both), output tokens/s (throughput) or the lowest TTFT\n"
          "(latency), rates within 1% equal. It prints the Pareto front and confirms the best\n"
          "K (default 2) live, --confirm-runs N times each (default 3): the winner is the best\n"
-         "by the medians measured. --max-rate first finds the largest factor on the rates at\n"
+         "by the medians measured. The best few get a band (the step cost at its kept drift's\n"
+         "p10 and p90, or +-15%, or +-X with --headroom X) and their headroom (the slowdown\n"
+         "of the step cost and rise of the rate they withstand); the choice, confirmed first,\n"
+         "is the best that holds at the band's slow end, else the closest, marked fragile.\n"
+         "--max-rate first finds the largest factor on the rates at\n"
          "which some configuration still meets the objective, and tunes there. --budget-s\n"
          "(default 600) bounds the whole tune. Default space:\n  \"" +
          default_gen_space_text() +
@@ -75,7 +80,8 @@ Expected<GenTuneArgs> parse_args(std::map<std::string, std::string> flags) {
            cli::text("objective", objective), cli::text("space", t.space_text),
            cli::on("max-rate", t.max_rate), cli::whole("confirm", 0, 20, t.confirm),
            cli::whole("confirm-runs", 1, 9, t.confirm_runs),
-           cli::number("budget-s", 1, 1e6, t.budget_s), cli::text("json", a.json_out)});
+           cli::number("budget-s", 1, 1e6, t.budget_s), cli::number("headroom", 0, 3, t.headroom),
+           cli::text("json", a.json_out)});
       !s) {
     return s.error();
   }

@@ -240,7 +240,7 @@ Expected<PricedSteps> price_gen_steps(const LocalModel& model, const Options& op
       source += ", kept in " + cache->path;
     }
   }
-  return PricedSteps{GenStepCost::of(*cost), source};
+  return PricedSteps{GenStepCost::of(*cost), source, drift_of_levels(cost->evidence)};
 }
 
 }  // namespace batchscope

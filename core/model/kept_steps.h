@@ -32,6 +32,9 @@ namespace batchscope {
 struct PricedSteps {
   GenStepCost cost;
   std::string source;
+  // How the kept step cost's runs moved (tuning/cost_drift.h); none for the
+  // synthetic model or a --cost file.
+  CostDrift drift;
 };
 
 // A live run that measured the step cost, and the options it ran under (a

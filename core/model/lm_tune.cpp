@@ -10,6 +10,7 @@
 #include "model/kept_tune.h"
 #include "runs/machine_facts.h"
 #include "traffic/llm_trace.h"
+#include "tuning/gen_headroom.h"
 #include "tuning/gen_predictor.h"
 #include "tuning/tune_run.h"
 
@@ -191,6 +192,24 @@ void refine_with(const LocalModel& model, const std::vector<LmConfirmation>& con
   }
 }
 
+// What is confirmed live, at most `k`: the chosen first, then the others
+// that hold, then the rest.
+std::vector<GenEvaluated> gen_confirm_order(const GenHeadroomResult& h, size_t k) {
+  std::vector<GenEvaluated> out;
+  const GenEvaluated* chosen = h.chosen();
+  if (chosen) out.push_back(*chosen);
+  auto holds = [&](const GenEvaluated& e) {
+    return e.headroom && e.headroom->slowdown >= h.needed;
+  };
+  for (int pass = 0; pass < 2; ++pass) {
+    for (const GenEvaluated& e : h.checked) {
+      if (&e != chosen && holds(e) == (pass == 0)) out.push_back(e);
+    }
+  }
+  if (out.size() > k) out.resize(k);
+  return out;
+}
+
 }  // namespace
 
 std::optional<WorkError> tune_lm(const LmTuneRequest& request, LmTuneReport& report) {
@@ -246,7 +265,35 @@ std::optional<WorkError> tune_lm(const LmTuneRequest& request, LmTuneReport& rep
   settings.max_seconds = half_of_what_is_left(deadline);  // the rest is for confirming
   const auto search_start = std::chrono::steady_clock::now();
   GenTuneResult result = gen_search(*space, t.base, settings, evaluator_at(traffic));
+  // Bands and headroom (tuning/gen_headroom.h): on the machine as it moves.
+  HeadroomSettings hs;
+  hs.band = band_factors(priced->drift, t.headroom);
+  hs.needed = hs.band.high;
+  hs.source = hs.band.source;
+  hs.rate_applies = rate_scales(traffic);
+  const GenScaledEvaluator scaled = [&](const Options& o, double slow, double rate) {
+    ArrivalSpec at = traffic;
+    if (rate != 1) {
+      auto s = scaled_traffic(traffic, rate);
+      if (!s) {  // no such traffic: it cannot meet the objective
+        GenEvaluated none;
+        none.options = o;
+        none.sent = none.failed = 1;
+        return none;
+      }
+      at = *s;
+    }
+    return predicted_evaluator(
+        at, [&](uint64_t seed) { return t.lengths.workload(seed); }, info,
+        slow == 1 ? cost : cost.scaled(slow), t.slo)(o);
+  };
+  GenHeadroomResult headroom;
+  if (result.best) {
+    headroom = gen_rank_by_headroom(result, scaled, hs);
+    if (const GenEvaluated* c = headroom.chosen()) result.best = *c;
+  }
   report.searched(result, Seconds(std::chrono::steady_clock::now() - search_start).count());
+  if (result.best) say.out("%s", gen_headroom_table(headroom, t.slo).c_str());
 
   std::vector<std::pair<std::string, std::string>> members;
   auto member_string = [&](const char* key, const std::string& value) {
@@ -269,6 +316,7 @@ std::optional<WorkError> tune_lm(const LmTuneRequest& request, LmTuneReport& rep
     members.emplace_back("step_cost", c + '}');
   }
   if (!max_rate_json.empty()) members.emplace_back("max_rate", max_rate_json);
+  if (result.best) members.emplace_back("headroom", gen_headroom_json(headroom));
   auto finish_without = [&](const std::string& why) {
     report.finished(
         LmTuneFinish{with_measured_on(gen_tune_json(result, std::nullopt, members), t.model.device),
@@ -276,14 +324,14 @@ std::optional<WorkError> tune_lm(const LmTuneRequest& request, LmTuneReport& rep
     return failed(why);
   };
   if (!result.best) return finish_without(result.best.error().message);
-  say.out("\nbest predicted: %s\n", describe_generation(result.best->options).c_str());
+  say.out("\nbest predicted: %s%s\n", describe_generation(result.best->options).c_str(),
+          headroom.fragile() ? " (fragile)" : "");
 
   std::vector<LmConfirmation> confirmed;
   if (t.confirm > 0) {
     say.out("\nconfirming live (the same traffic in process, %d run%s each, their medians):\n",
             t.confirm_runs, t.confirm_runs > 1 ? "s" : "");
-    for (const GenEvaluated& e :
-         gen_candidates(result.evaluated, t.slo, t.objective, static_cast<size_t>(t.confirm))) {
+    for (const GenEvaluated& e : gen_confirm_order(headroom, static_cast<size_t>(t.confirm))) {
       LmConfirmation c;
       c.predicted = e;
       for (int i = 0; i < t.confirm_runs && std::chrono::steady_clock::now() < deadline; ++i) {
@@ -319,9 +367,16 @@ std::optional<WorkError> tune_lm(const LmTuneRequest& request, LmTuneReport& rep
   GenEvaluated winner = *result.best;
   std::optional<GenEvaluated> measured;
   if (!confirmed.empty()) {
-    std::vector<GenEvaluated> live;
-    for (const LmConfirmation& c : confirmed) live.push_back(c.measured);
-    auto best_live = choose_gen_best(live, t.slo, t.objective);
+    // Of those predicted to hold, where one meets the objective live; else of all.
+    std::vector<GenEvaluated> live, holding;
+    for (const LmConfirmation& c : confirmed) {
+      live.push_back(c.measured);
+      if (c.predicted.headroom && c.predicted.headroom->slowdown >= headroom.needed) {
+        holding.push_back(c.measured);
+      }
+    }
+    auto best_live = choose_gen_best(holding, t.slo, t.objective);
+    if (!best_live) best_live = choose_gen_best(live, t.slo, t.objective);
     if (!best_live) {
       // No best: what export and serve read from the JSON must not be a
       // configuration that missed live.

@@ -40,6 +40,9 @@ struct LmTuneRequest {
   bool max_rate = false;   // find the largest rate first, then tune there
   int confirm = 2;         // candidates confirmed live; 0: none
   int confirm_runs = 3;    // live runs of each
+  // --headroom: the slowdown of the step cost a winner must withstand, and
+  // the band's half-width; 0: the kept step cost's drift, else 15%.
+  double headroom = 0;
   double budget_s = 600;
   CostChoice cost;
   HistoryChoice history;

@@ -342,10 +342,25 @@ RunVerdict judge_level(double level, const CostDrift& drift, bool first,
 RunVerdict judge_run(const CostModel& kept, const CostModel& observed, uint32_t lanes,
                      const CompetingLoad* others, double busy_at) {
   lanes = std::max<uint32_t>(lanes, 1);
+  // Judged where the kept curve rests on live batches: a size it only
+  // scaled from a profile is the run's to correct, however far.
+  const std::vector<CostPoint>* curve = lanes == 1 ? &kept.points() : nullptr;
+  for (const LaneCostPoints& l : kept.lanes()) {
+    if (l.lanes == lanes) curve = &l.points;
+  }
+  auto live_at = [&](uint32_t b) {
+    if (curve == nullptr) return false;
+    for (const CostPoint& p : *curve) {
+      if (p.batch == b) return p.batches > 0;
+    }
+    return false;
+  };
   std::vector<EvidencePoint> points;
-  for (const CostPoint& p : observed.points()) points.push_back({p.batch, p.median_us, p.batches});
-  return judge_level(evidence_level(points, kept, lanes), drift_of(kept),
-                     kept.live_batches(lanes) == 0, others, busy_at);
+  for (const CostPoint& p : observed.points()) {
+    if (live_at(p.batch)) points.push_back({p.batch, p.median_us, p.batches});
+  }
+  const double level = evidence_level(points, kept, lanes);
+  return judge_level(level, drift_of(kept), level <= 0, others, busy_at);
 }
 
 }  // namespace batchscope

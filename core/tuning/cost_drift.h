@@ -22,12 +22,12 @@
 //
 // Busy runs. A run refines a kept cost only where the machine was quiet:
 // other processes used under busy_cores() of CPU over it (from /proc,
-// machine_load.h), and its level stands within kFarFactor of the drift's
-// range (of 1, before the drift is known). Such a run is kept as evidence
-// with why, and refines nothing. A run that does refine moves the cost only
-// as far as the evidence supports: its level held within kMoveFactor of the
-// drift's range, the run's t(b) scaled to that (one run on a machine that
-// slowed 1.7x moves the cost 1.25x; the next runs, the rest).
+// machine_load.h), and its level, over the sizes the kept curve measured
+// live (a size only scaled from a profile is the run's to correct), stands
+// within kFarFactor of the drift's range (of 1, before the drift is known). Such a run is kept as
+// evidence with why, and refines nothing. A run that does refine moves the cost only as far as the
+// evidence supports: its level held within kMoveFactor of the drift's range, the run's t(b) scaled
+// to that (one run on a machine that slowed 1.7x moves the cost 1.25x; the next runs, the rest).
 //
 // Band factors. A prediction's band is the prediction made again with t(b)
 // scaled by the drift's low and high quantile (CostModel::scaled), each

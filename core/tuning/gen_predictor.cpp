@@ -55,6 +55,20 @@ double GenStepCost::factor_at(double u) const {
   return spread.back().ratio;
 }
 
+GenStepCost GenStepCost::scaled(double factor) const {
+  GenStepCost c = *this;
+  for (double* v : {&c.step_us, &c.decode_us, &c.prefill_token_us, &c.context_us, &c.between_us}) {
+    *v *= factor;
+  }
+  for (StepLaneFit& f : c.by_lanes) {
+    for (double* v : {&f.step_us, &f.token_us, &f.context_us, &f.prefill_token_us, &f.between_us}) {
+      *v *= factor;
+    }
+  }
+  c.grid = grid.scaled(factor);
+  return c;
+}
+
 bool GenStepCost::has_lanes(uint32_t n) const {
   if (exact || n == lanes) return true;
   for (const StepLaneFit& f : by_lanes) {

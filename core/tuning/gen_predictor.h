@@ -63,6 +63,9 @@ struct GenStepCost {
             StepGrid(measured.grid),   measured.lanes,
             measured.by_lanes,         false};
   }
+  // This cost on a machine `factor` times as slow (a band's or headroom's
+  // prediction): every term of every fit, and the grid, scaled.
+  GenStepCost scaled(double factor) const;
   // Whether it prices steps at `lanes` lanes: its own count, a measured fit,
   // or any count for an exact cost (lanes that only wait cost nothing of each
   // other's time).

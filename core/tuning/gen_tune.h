@@ -60,6 +60,13 @@ struct GenSlo {
   std::string describe() const;
 };
 
+// A generative prediction's band (gen_headroom.h): made again with the
+// step cost scaled by `fast` and `slow`, each figure's range.
+struct GenBand {
+  double fast = 1, slow = 1;
+  FigureRange ttft_ms, itl_ms, tokens_per_s, goodput_rps;
+};
+
 // One configuration and what it did (figures in milliseconds; the quantile
 // ones at GenSlo::quantile).
 struct GenEvaluated {
@@ -70,6 +77,9 @@ struct GenEvaluated {
   double e2e_p50_ms = 0, e2e_ms = 0;
   uint64_t sent = 0, ok = 0, failed = 0, preemptions = 0, steps = 0;
   double decodes_per_step = 0;
+  // Where worked out (gen_headroom.h): its band and its headroom.
+  std::optional<GenBand> band;
+  std::optional<Headroom> headroom;
 
   double loss_rate() const;  // failed / sent; 0 when nothing was sent
 };

@@ -81,4 +81,12 @@ double StepGrid::prefill_us(double tokens, double& at_tokens) const {
   return prefill_us_[i] * (1 - w) + prefill_us_[i + 1] * w;
 }
 
+StepGrid StepGrid::scaled(double factor) const {
+  StepGrid g = *this;
+  for (double& us : g.us_) us *= factor;
+  for (double& us : g.prefill_us_) us *= factor;
+  g.floor_ *= factor;
+  return g;
+}
+
 }  // namespace batchscope

@@ -37,6 +37,8 @@ class StepGrid {
   // A prefill-only step's price at `tokens` clamped into the span, and the
   // tokens it was read at.
   double prefill_us(double tokens, double& at_tokens) const;
+  // This grid on a machine `factor` times as slow: every price scaled.
+  StepGrid scaled(double factor) const;
 
  private:
   std::vector<double> d_, p_;                        // the axes, log2

@@ -12,7 +12,7 @@ namespace batchscope {
 
 namespace {
 
-double us_of(Duration d) { return std::chrono::duration<double, std::micro>(d).count(); }
+double profile_us(Duration d) { return std::chrono::duration<double, std::micro>(d).count(); }
 
 double quantile(std::vector<double> v, double q) {
   std::sort(v.begin(), v.end());
@@ -59,7 +59,7 @@ Expected<StepProfile> profile_steps(LmRunner& model, const StepProfileOptions& o
       Expected<LmLogits> logits = model.step(step);
       s.end = clock.now();
       if (!logits) return logits.error();
-      us.push_back(us_of(s.end - s.start));
+      us.push_back(profile_us(s.end - s.start));
       out.steps.push_back(s);
     }
     p.p50_us = quantile(us, 0.5);
@@ -102,7 +102,8 @@ Expected<StepProfile> profile_steps(LmRunner& model, const StepProfileOptions& o
     const StepProfilePoint& p = out.points[k];
     out.cost.grid.push_back({p.decodes, p.position, p.prefill_tokens, p.p50_us});
     for (size_t r = k * runs; r < (k + 1) * runs && r < out.steps.size(); ++r) {
-      if (p.p50_us > 0) ratios.push_back(us_of(out.steps[r].end - out.steps[r].start) / p.p50_us);
+      if (p.p50_us > 0)
+        ratios.push_back(profile_us(out.steps[r].end - out.steps[r].start) / p.p50_us);
     }
   }
   out.cost.spread.clear();

@@ -4,19 +4,17 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 
 #include "common/text_out.h"
+#include "tuning/gen_tune.h"
 #include "tuning/predict_bounds.h"
 #include "tuning/predictor.h"
 #include "tuning/tune_run.h"
 
 namespace batchscope {
 
-namespace {
-
-// The largest factor in [1, kMaxHeadroom] at which `meets` holds, to
-// within kHeadroomStep; 0 when it does not hold at 1.
-double bisect(const std::function<bool(double)>& meets, bool& beyond) {
+double bisect_headroom(const std::function<bool(double)>& meets, bool& beyond) {
   beyond = false;
   if (!meets(1)) return 0;
   if (meets(kMaxHeadroom)) {
@@ -30,6 +28,8 @@ double bisect(const std::function<bool(double)>& meets, bool& beyond) {
   }
   return lo;
 }
+
+namespace {
 
 FigureRange range_of(double nominal, double a, double b) {
   return {std::min({nominal, a, b}), std::max({nominal, a, b})};
@@ -57,7 +57,18 @@ ScaledEvaluator scaled_prediction_evaluator(const ArrivalSpec& traffic, const Co
   return [spec, traffic, simulated](const Options& o, double slow, double rate) {
     PredictSpec s = spec;
     s.options = o;
-    s.arrivals = bounded_for_prediction(rate == 1 ? traffic : with_rate_scaled(traffic, rate));
+    if (rate != 1) {
+      auto scaled = scaled_traffic(traffic, rate);
+      if (!scaled) {  // no such traffic (a closed loop, a rate past the limit): it cannot meet
+        Evaluated none;
+        none.options = o;
+        none.p50_ms = none.p99_ms = std::numeric_limits<double>::infinity();
+        return none;
+      }
+      s.arrivals = bounded_for_prediction(*scaled);
+    } else {
+      s.arrivals = bounded_for_prediction(traffic);
+    }
     if (slow != 1) {
       s.plan_cost = spec.cost;  // a live engine plans on the kept cost however the machine runs
       s.cost = spec.cost.scaled(slow);
@@ -69,19 +80,6 @@ ScaledEvaluator scaled_prediction_evaluator(const ArrivalSpec& traffic, const Co
 }
 
 bool rate_scales(const ArrivalSpec& spec) { return spec.pattern != Pattern::kClosed; }
-
-ArrivalSpec with_rate_scaled(ArrivalSpec s, double f) {
-  auto up = [f](double& rate) { rate = std::min(rate * f, 1e9); };
-  up(s.rate);
-  up(s.rate_low);
-  up(s.rate_from);
-  up(s.rate_to);
-  up(s.rate_min);
-  up(s.rate_max);
-  for (auto& step : s.steps) up(step.first);
-  s.trace_speed = std::min(s.trace_speed * f, 1e6);
-  return s;
-}
 
 PredictionBand band_of(const Evaluated& nominal, const ScaledEvaluator& predict,
                        const BandFactors& factors) {
@@ -101,11 +99,11 @@ Headroom headroom_of(const Options& options, const ScaledEvaluator& predict, dou
                      double loss_tolerance, bool rate_applies) {
   Headroom h;
   h.rate_applies = rate_applies;
-  h.slowdown = bisect(
+  h.slowdown = bisect_headroom(
       [&](double s) { return meets_slo(predict(options, s, 1), slo_p99_ms, loss_tolerance); },
       h.slowdown_beyond);
   if (rate_applies) {
-    h.rate = bisect(
+    h.rate = bisect_headroom(
         [&](double r) { return meets_slo(predict(options, 1, r), slo_p99_ms, loss_tolerance); },
         h.rate_beyond);
   }
@@ -227,11 +225,11 @@ Expected<size_t> best_holding(std::span<const Confirmed> confirmed, double neede
   return best_measured(confirmed, slo_p99_ms, objective);
 }
 
-std::string headroom_text(const Headroom& h) {
+std::string headroom_text(const Headroom& h, const char* cost) {
   char buf[160];
   if (h.slowdown <= 0) return "misses the objective at the kept cost";
   std::string out;
-  std::snprintf(buf, sizeof buf, "holds to %.2fx t(b)%s", h.slowdown,
+  std::snprintf(buf, sizeof buf, "holds to %.2fx %s%s", h.slowdown, cost,
                 h.slowdown_beyond ? " or more" : "");
   out = buf;
   if (!h.rate_applies) return out + "; no rate headroom (a closed loop sets its own rate)";

@@ -43,17 +43,20 @@ inline constexpr double kHeadroomStep = 0.01;  // relative
 // rate `rate` times as high.
 using ScaledEvaluator = std::function<Evaluated(const Options&, double slow, double rate)>;
 
+// The largest factor in [1, kMaxHeadroom] at which `meets` holds, to
+// within kHeadroomStep (bisection on its logarithm); 0 when it does not
+// hold at 1, kMaxHeadroom with `beyond` set when it holds there.
+double bisect_headroom(const std::function<bool(double)>& meets, bool& beyond);
+
 // The predictor as a ScaledEvaluator (as prediction_evaluator(), tune_run.h).
 ScaledEvaluator scaled_prediction_evaluator(const ArrivalSpec& traffic, const CostModel& cost,
                                             uint64_t* simulated = nullptr,
                                             bool plan_on_cost = false,
                                             std::vector<uint32_t> lengths = {});
 
-// False for a closed loop: its rate follows its answers.
+// False for a closed loop: its rate follows its answers. A rate rise is
+// scaled_traffic() (gen_tune.h).
 bool rate_scales(const ArrivalSpec& spec);
-// `spec` with every rate `factor` times as high (a trace replayed that
-// much faster); a closed loop as it is.
-ArrivalSpec with_rate_scaled(ArrivalSpec spec, double factor);
 
 // `nominal`'s band: its options predicted at factors.low and .high.
 PredictionBand band_of(const Evaluated& nominal, const ScaledEvaluator& predict,
@@ -119,7 +122,7 @@ Expected<size_t> best_holding(std::span<const Confirmed> confirmed, double neede
 
 // "holds to 1.42x t(b) and +38% rate" ("4x or more", "no rate headroom: a
 // closed loop").
-std::string headroom_text(const Headroom& h);
+std::string headroom_text(const Headroom& h, const char* cost = "t(b)");
 
 // {"needed_slowdown": x, "source": "...", "band": {"fast": x, "slow": x,
 // "source": "..."}, "fragile": bool, "chosen": {...}|null, "checked":

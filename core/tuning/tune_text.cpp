@@ -120,9 +120,9 @@ std::string headroom_table(const HeadroomResult& h, double slo_p99_ms) {
   std::string out;
   append_format(out,
                 "\nHeadroom: the best that meet p99 <= %s ms, in the objective's order; each must "
-                "still meet it with t(b) %.2fx as slow (%s). Band: t(b) x%.2f..x%.2f (%s)\n",
-                message_number(slo_p99_ms).c_str(), h.needed, h.source.c_str(), h.band.low,
-                h.band.high, h.band.source.c_str());
+                "still meet it with t(b) %.2fx as slow, and its band is t(b) x%.2f..x%.2f (%s)\n",
+                message_number(slo_p99_ms).c_str(), h.needed, h.band.low, h.band.high,
+                h.source.c_str());
   append_format(out, "%2s %-9s %6s %8s %6s %11s %9s %9s %8s  %-18s %s\n", "", "strategy", "batch",
                 "wait ms", "lanes", "req/s", "p50 ms", "p99 ms", "lost", "p99 band (ms)",
                 "headroom (t(b), rate)");

@@ -203,6 +203,12 @@ TEST(CostDriftTest, AFarMoveIsBusyAndANearOneIsHeldToWhatTheDriftSupports) {
   const CostModel profiled = points({{1, 100}, {8, 400}});
   RunVerdict first = judge_run(profiled, run_at(3.6), 1, nullptr);
   EXPECT_TRUE(first.busy.empty() && first.held.empty());
+  // So does a size the curve only scaled from its profile: b = 8 here.
+  const CostModel partly = points({{1, 100, 0, {}, true, 1000}, {8, 400}});
+  const CostModel only_8 = points({{8, 100, 0, {}, true, 200}});
+  RunVerdict correcting = judge_run(partly, only_8, 1, nullptr);
+  EXPECT_TRUE(correcting.busy.empty() && correcting.held.empty()) << correcting.busy;
+  EXPECT_FALSE(judge_run(partly, run_at(3.6), 1, nullptr).busy.empty());  // b = 1 is live
 }
 
 class KeptDriftTest : public ::testing::Test {

@@ -53,21 +53,6 @@ TEST(TuneHeadroomTest, BisectionFindsTheKnownLimitsOnTheRealPredictor) {
   EXPECT_TRUE(rate_scales(traffic));
 }
 
-TEST(TuneHeadroomTest, RatesScaleForEveryPattern) {
-  ArrivalSpec s;
-  s.rate = 100, s.rate_low = 10, s.rate_from = 1, s.rate_to = 2, s.rate_min = 3, s.rate_max = 4;
-  s.steps = {{50, 1}, {0, 2}};
-  s.trace_speed = 1;
-  const ArrivalSpec t = with_rate_scaled(s, 1.5);
-  EXPECT_DOUBLE_EQ(t.rate, 150);
-  EXPECT_DOUBLE_EQ(t.rate_low, 15);
-  EXPECT_DOUBLE_EQ(t.rate_to, 3);
-  EXPECT_DOUBLE_EQ(t.rate_max, 6);
-  EXPECT_DOUBLE_EQ(t.steps[0].first, 75);
-  EXPECT_DOUBLE_EQ(t.steps[0].second, 1);  // durations stay
-  EXPECT_DOUBLE_EQ(t.trace_speed, 1.5);
-}
-
 TEST(TuneHeadroomTest, TheBandHoldsTheNominalPrediction) {
   ArrivalSpec traffic;
   traffic.pattern = Pattern::kPoisson;
