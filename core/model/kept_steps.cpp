@@ -76,7 +76,7 @@ void refine_kept_steps(const LocalModel& model, std::span<const StepRecord> step
     evidence.level = step_level(*before, steps, lanes);
     verdict = judge_level(evidence.level, drift_of_levels(before->evidence),
                           !at_lanes(*before, lanes), others, busy_cores(), "its steps");
-  } else if (others && others->cores >= busy_cores()) {
+  } else if (!refine_always() && others && others->cores >= busy_cores()) {
     verdict.busy = others->describe();
   }
   if (!verdict.busy.empty()) {

@@ -93,9 +93,12 @@ CostEvidence evidence_of(const CostModel& observed, const CostModel& kept, uint3
                          const std::string& when);
 
 // The competing CPU, in cores, above which a run is busy: kBusyCores, or
-// $BATCHSCOPE_BUSY_CORES where it is a number from 0 (a machine that runs
-// its own tests beside each other sets it higher).
+// $BATCHSCOPE_BUSY_CORES where it is a number from 0.
 double busy_cores();
+// True where $BATCHSCOPE_REFINE_ALWAYS is 1: every run refines as it is,
+// however busy the machine or far the run (a machine that runs its own
+// tests beside each other, where the tests are of refinement itself).
+bool refine_always();
 
 // What a live run may do to a kept cost (the rules above).
 struct RunVerdict {

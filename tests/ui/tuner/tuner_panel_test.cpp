@@ -313,11 +313,11 @@ TEST_F(TunerPanelTest, ItCalibratesUnderTheTrafficBeforeItSearches) {
 // the confirmation's live runs refine the file, and the next run reuses it.
 TEST_F(TunerPanelTest, TheFirstRunMakesTheKeptCostAndTheConfirmationRefinesIt) {
   const TempCacheHome cache("batchscope_tuner_cache");
-  // Tests run beside each other (ctest -j): the machine is busy by design,
-  // and a busy run would refine nothing.
+  // Tests run beside each other (ctest -j): the machine is busy and its
+  // speed moves by design, and such a run would refine nothing.
   struct QuietEnough {
-    QuietEnough() { ::setenv("BATCHSCOPE_BUSY_CORES", "1000", 1); }
-    ~QuietEnough() { ::unsetenv("BATCHSCOPE_BUSY_CORES"); }
+    QuietEnough() { ::setenv("BATCHSCOPE_REFINE_ALWAYS", "1", 1); }
+    ~QuietEnough() { ::unsetenv("BATCHSCOPE_REFINE_ALWAYS"); }
   } quiet;
   LoadedModel m = toy_loaded();
   m.cost_key = CostKey{"toy", "synthetic:100,5,0,0,spin", "cpu", R"({"machine": {"host": "t"}})"};

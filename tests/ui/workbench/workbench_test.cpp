@@ -209,7 +209,7 @@ TEST(WorkbenchKeptCost, ARecordedRunRefinesTheModelsKeptCost) {
   cfg.loaded->cost_key = CostKey{"toy", "synthetic:100,5,0,0,spin", "cpu", "{}"};
   const std::string path = cost_cache_path(*cfg.loaded->cost_key, cost_cache_dir());
   // Tests run beside each other (ctest -j): the machine is busy by design.
-  ::setenv("BATCHSCOPE_BUSY_CORES", "1000", 1);
+  ::setenv("BATCHSCOPE_REFINE_ALWAYS", "1", 1);
   // Kept: the formula, measured live at b = 1 only, slower than it is
   // (within what one run may move: cost_drift.h).
   const CostModel before = CostModel::from_synthetic(*cfg.loaded->synthetic, 64)
@@ -228,7 +228,7 @@ TEST(WorkbenchKeptCost, ARecordedRunRefinesTheModelsKeptCost) {
   auto after = read_cached_cost(path, *cfg.loaded->cost_key);
   ASSERT_TRUE(after.ok()) << after.error().message;
   ASSERT_TRUE(after->has_value());
-  ::unsetenv("BATCHSCOPE_BUSY_CORES");
+  ::unsetenv("BATCHSCOPE_REFINE_ALWAYS");
   EXPECT_GT((*after)->live_batches(1), before.live_batches(1));
   EXPECT_FALSE((*after)->has_send_lag());
   EXPECT_TRUE((*after)->has_overhead());
