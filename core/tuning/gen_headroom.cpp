@@ -101,21 +101,10 @@ GenHeadroomResult gen_rank_by_headroom(const GenTuneResult& result,
 }
 
 std::string gen_headroom_json(const GenHeadroomResult& h) {
-  std::string out = "{\"needed_slowdown\":";
-  append_json_number(out, h.needed);
-  out += ",\"source\":";
-  append_json_string(out, h.source);
-  out += ",\"band\":{\"fast\":";
-  append_json_number(out, h.band.low);
-  out += ",\"slow\":";
-  append_json_number(out, h.band.high);
-  out += ",\"source\":";
-  append_json_string(out, h.band.source);
-  out += "},\"fragile\":";
-  out += h.chosen() && h.fragile() ? "true" : "false";
-  out += ",\"chosen\":";
-  out += h.chosen() ? options_to_json(h.chosen()->options) : std::string("null");
-  out += ",\"checked\":[";
+  const GenEvaluated* c = h.chosen();
+  std::string out =
+      headroom_json_head(h.needed, h.source, h.band, c && h.fragile(), c ? &c->options : nullptr);
+  out += "\"checked\":[";
   for (size_t i = 0; i < h.checked.size(); ++i) {
     const GenEvaluated& e = h.checked[i];
     out += i ? ",{\"options\":" : "{\"options\":";

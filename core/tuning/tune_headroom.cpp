@@ -265,26 +265,30 @@ std::string headroom_figures_json(const Headroom& h) {
   return out + '}';
 }
 
-std::string headroom_json(const HeadroomResult& h) {
+std::string headroom_json_head(double needed, const std::string& source, const BandFactors& band,
+                               bool fragile, const Options* chosen) {
   std::string out = "{\"needed_slowdown\":";
-  append_json_number(out, h.needed);
+  append_json_number(out, needed);
   out += ",\"source\":";
-  append_json_string(out, h.source);
+  append_json_string(out, source);
   out += ",\"band\":{\"fast\":";
-  append_json_number(out, h.band.low);
+  append_json_number(out, band.low);
   out += ",\"slow\":";
-  append_json_number(out, h.band.high);
+  append_json_number(out, band.high);
   out += ",\"source\":";
-  append_json_string(out, h.band.source);
+  append_json_string(out, band.source);
   out += "},\"fragile\":";
-  out += h.chosen() && h.fragile() ? "true" : "false";
+  out += fragile ? "true" : "false";
   out += ",\"chosen\":";
-  if (const Evaluated* c = h.chosen()) {
-    out += options_to_json(c->options);
-  } else {
-    out += "null";
-  }
-  out += ",\"checked\":[";
+  out += chosen ? options_to_json(*chosen) : std::string("null");
+  return out + ',';
+}
+
+std::string headroom_json(const HeadroomResult& h) {
+  const Evaluated* c = h.chosen();
+  std::string out =
+      headroom_json_head(h.needed, h.source, h.band, c && h.fragile(), c ? &c->options : nullptr);
+  out += "\"checked\":[";
   for (size_t i = 0; i < h.checked.size(); ++i) {
     const Evaluated& e = h.checked[i];
     out += i ? ",{\"options\":" : "{\"options\":";

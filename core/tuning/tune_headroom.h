@@ -129,6 +129,10 @@ std::string headroom_text(const Headroom& h, const char* cost = "t(b)");
 // [{"options": {...}, figures, "band": {...}, "headroom": {...}}]}: the
 // "headroom" member of a tune's JSON.
 std::string headroom_json(const HeadroomResult& h);
+// Its members up to "checked" (the generative one's too, gen_headroom.h):
+// `{"needed_slowdown": ..., ..., "chosen": ...,` with the brace open.
+std::string headroom_json_head(double needed, const std::string& source, const BandFactors& band,
+                               bool fragile, const Options* chosen);
 // {"fast", "slow", "throughput_rps": [lo, hi], "p50_ms": [...], "p99_ms":
 // [...], "loss_rate": [...]} and {"slowdown", "rate", "rate_applies",
 // "slowdown_beyond", "rate_beyond"}, as tune_json() writes them too.
