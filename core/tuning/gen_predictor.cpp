@@ -44,7 +44,9 @@ Duration GenStepCost::of_step(uint32_t decodes, uint32_t prefill_tokens, uint64_
   return std::chrono::duration_cast<Duration>(std::chrono::duration<double, std::micro>(us));
 }
 
-double GenStepCost::factor_at(double u) const {
+namespace {
+
+double factor_in(const std::vector<StepSpreadPoint>& spread, double u) {
   if (spread.empty()) return 1;
   if (u <= spread.front().q) return spread.front().ratio;
   for (size_t i = 1; i < spread.size(); ++i) {
@@ -53,6 +55,15 @@ double GenStepCost::factor_at(double u) const {
     if (u <= b.q) return a.ratio + (b.ratio - a.ratio) * (u - a.q) / (b.q - a.q);
   }
   return spread.back().ratio;
+}
+
+}  // namespace
+
+double GenStepCost::factor_at(double u) const { return factor_in(spread, u); }
+
+double GenStepCost::factor_at(double u, uint32_t decodes, bool prefill) const {
+  if (grid.has_decodes() || grid.has_prefill()) return factor_in(spread, u);
+  return factor_in(spread_for(spread, spreads, decodes, prefill), u);
 }
 
 GenStepCost GenStepCost::scaled(double factor) const {
@@ -129,6 +140,24 @@ std::string GenStepCost::text() const {
                   spread.back().ratio, lo->q, spread.back().q);
     out += buf;
   }
+  if (!spreads.empty() && grid.size() == 0) {
+    out += ", by decodes";
+    for (const StepSpreadBucket& b : spreads) {
+      const std::vector<StepSpreadPoint>& p = b.spread;
+      const auto mid = std::find_if(p.begin(), p.end(),
+                                    [](const StepSpreadPoint& x) { return x.q >= 0.5 - 1e-9; });
+      const double m = mid != p.end() ? mid->ratio : p.back().ratio;
+      if (b.prefill) {
+        std::snprintf(buf, sizeof buf, " prefill x%.2f", m);
+      } else if (b.decodes_from == b.decodes_to) {
+        std::snprintf(buf, sizeof buf, " %u x%.2f", b.decodes_from, m);
+      } else {
+        std::snprintf(buf, sizeof buf, " %u-%u x%.2f", b.decodes_from, b.decodes_to, m);
+      }
+      out += buf;
+    }
+    out += " (medians)";
+  }
   return out;
 }
 
@@ -152,9 +181,10 @@ class CostLm final : public LmRunner {
     for (const DecodeItem& d : step.decodes)
       context += static_cast<uint64_t>(std::max(0, d.position));
     Duration cost = cost_.of_step(static_cast<uint32_t>(step.decodes.size()), prefill, context);
-    if (!cost_.spread.empty()) {
+    if (cost_.has_spread()) {
       const double u = static_cast<double>(rng_() >> 11) * 0x1.0p-53;  // the same on every platform
-      cost = std::chrono::duration_cast<Duration>(cost * cost_.factor_at(u));
+      const double f = cost_.factor_at(u, static_cast<uint32_t>(step.decodes.size()), prefill > 0);
+      cost = std::chrono::duration_cast<Duration>(cost * f);
     }
     // At least a nanosecond: a step that took no time would stop the clock.
     clock_.advance(std::max(Duration(1), cost));

@@ -13,15 +13,14 @@
 //
 // The cost: step_us + decode_us per sequence decoded + context_us per
 // cached token the step's sequences read + prefill_token_us per prompt
-// token prefilled, times a factor drawn from the spread for each step (seeded
-// by the arrivals' seed), and between_us of the engine's own after each
-// step. With more lanes than one, each lane is a scheduler and a model on
-// its own virtual clock, and each request goes to the lane with the fewest
-// outstanding at its send, as GenEngine gives it; each step is priced by the
-// fit measured at that lane count (GenStepCost::at_lanes). From --synthetic-lm S,T it is exact (S,
-// T, 0, T, no spread, 0); from a measured step cost (tuning/step_cost.h) it is that fit, and a
-// profile's grid where the cost has one (tuning/step_grid.h).
-// Thread-safety: a pure function of its arguments (the workload advances).
+// token prefilled, times a factor drawn for each step (seeded by the
+// arrivals' seed) from the spread of its decodes' bucket, and between_us of the engine's own after
+// each step. With more lanes than one, each lane is a scheduler and a model on its own virtual
+// clock, and each request goes to the lane with the fewest outstanding at its send, as GenEngine
+// gives it; each step is priced by the fit measured at that lane count (GenStepCost::at_lanes).
+// From --synthetic-lm S,T it is exact (S, T, 0, T, no spread, 0); from a measured step cost
+// (tuning/step_cost.h) it is that fit, and a profile's grid where the cost has one
+// (tuning/step_grid.h). Thread-safety: a pure function of its arguments (the workload advances).
 
 #include <chrono>
 #include <cstdint>
@@ -47,11 +46,12 @@ struct GenStepCost {
   double prefill_token_us = 0;
   double context_us = 0;
   double between_us = 0;
-  std::vector<StepSpreadPoint> spread;  // empty: every step costs its fit
-  StepGrid grid;                        // a profile's points, where it has them
-  uint32_t lanes = 1;                   // the lanes the fit was measured at
-  std::vector<StepLaneFit> by_lanes;    // the fits at other lane counts
-  bool exact = false;                   // the synthetic model's: the same at any lanes
+  std::vector<StepSpreadPoint> spread;    // empty: every step costs its fit
+  StepGrid grid;                          // a profile's points, where it has them
+  uint32_t lanes = 1;                     // the lanes the fit was measured at
+  std::vector<StepLaneFit> by_lanes;      // the fits at other lane counts
+  bool exact = false;                     // the synthetic model's: the same at any lanes
+  std::vector<StepSpreadBucket> spreads;  // by decodes and prefill (step_cost.h); not with a grid
 
   static GenStepCost synthetic(double step_us, double token_us) {
     return {step_us, token_us, token_us, 0, 0, {}, {}, 1, {}, true};
@@ -61,7 +61,8 @@ struct GenStepCost {
             measured.prefill_token_us, measured.context_us,
             measured.between_us,       measured.spread,
             StepGrid(measured.grid),   measured.lanes,
-            measured.by_lanes,         false};
+            measured.by_lanes,         false,
+            measured.spreads};
   }
   // This cost on a machine `factor` times as slow (a band's or headroom's
   // prediction): every term of every fit, and the grid, scaled.
@@ -83,6 +84,12 @@ struct GenStepCost {
   // The spread's factor at uniform draw u in [0, 1): its quantiles joined
   // by straight lines, the end ones held beyond them; 1 without a spread.
   double factor_at(double u) const;
+  // The same from the spread of a step's decodes and prefill (spread_for);
+  // the pooled spread where a grid prices the decodes, as its points hold
+  // what the buckets correct in the line.
+  double factor_at(double u, uint32_t decodes, bool prefill) const;
+  // Whether steps draw a factor at all.
+  bool has_spread() const { return !spread.empty() || !spreads.empty(); }
   // "S us + T us per decode + P us per prompt token", then the terms that
   // are not 0: "+ C us per cached token read", "B us between steps" and
   // "spread xLO..xHI (q 0.05..0.99)".

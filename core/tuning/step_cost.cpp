@@ -126,6 +126,19 @@ void robust_fit(std::vector<DecodePoint> pts, bool with_context, double& a, doub
   }
 }
 
+// The spread's quantiles of `ratios` (reordered); none below kSpreadSteps.
+constexpr size_t kSpreadSteps = 20;
+std::vector<StepSpreadPoint> spread_of(std::vector<double>& ratios) {
+  std::vector<StepSpreadPoint> out;
+  if (ratios.size() < kSpreadSteps) return out;
+  std::sort(ratios.begin(), ratios.end());
+  for (double q : kStepSpreadQuantiles) {
+    const size_t i = std::min(ratios.size() - 1, static_cast<size_t>(q * ratios.size()));
+    out.push_back({q, ratios[i]});
+  }
+  return out;
+}
+
 }  // namespace
 
 Expected<StepCost> measure_step_cost(std::span<const StepRecord> steps, uint32_t lanes) {
@@ -155,7 +168,8 @@ Expected<StepCost> measure_step_cost(std::span<const StepRecord> steps, uint32_t
     return c.step_us + c.token_us * s.decodes + c.context_us * s.context_tokens;
   };
   std::vector<double> prefill, ratios, between;
-  std::map<uint32_t, const StepRecord*> last;  // each lane's step before
+  std::map<uint32_t, std::vector<double>> by_decodes;  // each row's ratios
+  std::map<uint32_t, const StepRecord*> last;          // each lane's step before
   for (const StepRecord& s : steps) {
     const StepRecord*& before = last[s.lane];
     if (!measured(s)) {
@@ -169,7 +183,10 @@ Expected<StepCost> measure_step_cost(std::span<const StepRecord> steps, uint32_t
     before = &s;
     const double us = us_of(s.end - s.start);
     if (s.prefill_tokens == 0) {
-      if (s.decodes > 0 && fitted(s) > 0) ratios.push_back(us / fitted(s));
+      if (s.decodes > 0 && fitted(s) > 0) {
+        ratios.push_back(us / fitted(s));
+        by_decodes[std::bit_floor(s.decodes)].push_back(us / fitted(s));
+      }
       continue;
     }
     // Each prefilling step's cost per prompt token beyond the line.
@@ -177,14 +194,40 @@ Expected<StepCost> measure_step_cost(std::span<const StepRecord> steps, uint32_t
   }
   if (!prefill.empty()) c.prefill_token_us = median(prefill);
   if (!between.empty()) c.between_us = median(between);
-  if (ratios.size() >= 20) {
-    std::sort(ratios.begin(), ratios.end());
-    for (double q : kStepSpreadQuantiles) {
-      const size_t i = std::min(ratios.size() - 1, static_cast<size_t>(q * ratios.size()));
-      c.spread.push_back({q, ratios[i]});
-    }
+  c.spread = spread_of(ratios);
+  for (auto& [from, r] : by_decodes) {
+    if (r.size() >= kSpreadSteps)
+      c.spreads.push_back({from, from * 2 - 1, false, r.size(), spread_of(r)});
   }
+  // The steps with a prefill about the fit with their prompt tokens' cost.
+  std::vector<double> prefilling;
+  for (const StepRecord& s : steps) {
+    if (!measured(s) || s.prefill_tokens == 0) continue;
+    const double modelled = fitted(s) + c.prefill_token_us * s.prefill_tokens;
+    if (modelled > 0) prefilling.push_back(us_of(s.end - s.start) / modelled);
+  }
+  if (prefilling.size() >= kSpreadSteps)
+    c.spreads.push_back({0, 0, true, prefilling.size(), spread_of(prefilling)});
   return c;
+}
+
+const std::vector<StepSpreadPoint>& spread_for(const std::vector<StepSpreadPoint>& pooled,
+                                               const std::vector<StepSpreadBucket>& buckets,
+                                               uint32_t decodes, bool prefill) {
+  const StepSpreadBucket* best = nullptr;
+  uint32_t off = UINT32_MAX;  // decodes from the nearest bucket
+  for (const StepSpreadBucket& b : buckets) {
+    if (b.spread.empty()) continue;
+    if (prefill || b.prefill) {
+      if (prefill && b.prefill) return b.spread;
+      continue;
+    }
+    const uint32_t d = decodes < b.decodes_from ? b.decodes_from - decodes
+                       : decodes > b.decodes_to ? decodes - b.decodes_to
+                                                : 0;
+    if (d < off) off = d, best = &b;
+  }
+  return best != nullptr ? best->spread : pooled;
 }
 
 std::optional<StepCost> at_lanes(const StepCost& cost, uint32_t lanes) {
@@ -200,6 +243,7 @@ std::optional<StepCost> at_lanes(const StepCost& cost, uint32_t lanes) {
     c.prefill_token_us = f.prefill_token_us;
     c.between_us = f.between_us;
     c.spread = cost.spread;
+    c.spreads = cost.spreads;
     return c;
   }
   return std::nullopt;
@@ -265,6 +309,16 @@ StepCost refine_step_cost(const StepCost& kept, const StepCost& seen, uint64_t c
   out.decode_steps = kept.decode_steps + seen.decode_steps;
   if (!seen.rows.empty()) out.rows = seen.rows;
   if (!seen.spread.empty()) out.spread = seen.spread;
+  for (const StepSpreadBucket& b : seen.spreads) {
+    std::erase_if(out.spreads, [&](const StepSpreadBucket& k) {
+      return k.prefill == b.prefill && k.decodes_from == b.decodes_from;
+    });
+    out.spreads.push_back(b);
+  }
+  std::sort(out.spreads.begin(), out.spreads.end(),
+            [](const StepSpreadBucket& a, const StepSpreadBucket& b) {
+              return std::pair(a.prefill, a.decodes_from) < std::pair(b.prefill, b.decodes_from);
+            });
   if (!seen.grid.empty()) out.grid = seen.grid;
   return out;
 }

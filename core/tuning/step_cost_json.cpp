@@ -31,6 +31,21 @@ std::string step_cost_json(const StepCost& c, const std::string& model, const st
   j["synthetic_lm"] = synthetic;
   j["spread"] = nlohmann::json::array();
   for (const StepSpreadPoint& p : c.spread) j["spread"].push_back({{"q", p.q}, {"ratio", p.ratio}});
+  j["spreads"] = nlohmann::json::array();
+  for (const StepSpreadBucket& b : c.spreads) {
+    nlohmann::ordered_json e;
+    if (b.prefill) {
+      e["prefill"] = true;
+    } else {
+      e["decodes_from"] = b.decodes_from;
+      e["decodes_to"] = b.decodes_to;
+    }
+    e["steps"] = b.steps;
+    e["spread"] = nlohmann::json::array();
+    for (const StepSpreadPoint& p : b.spread)
+      e["spread"].push_back({{"q", p.q}, {"ratio", p.ratio}});
+    j["spreads"].push_back(e);
+  }
   j["by_decodes"] = nlohmann::json::array();
   for (const StepCostRow& r : c.rows) {
     j["by_decodes"].push_back({{"decodes_from", r.decodes_from},
@@ -75,6 +90,55 @@ std::vector<StepSpreadPoint> read_spread(const nlohmann::json& j) {
     if (!(s.q > 0 && s.q < 1 && std::isfinite(s.ratio) && s.ratio > 0 && s.ratio < 1e3)) return {};
     if (!out.empty() && (s.q <= out.back().q || s.ratio < out.back().ratio)) return {};
     out.push_back(s);
+  }
+  return out;
+}
+
+// The spread buckets (version 6): at most 64, the decode ones rising and
+// apart, at most one with a prefill, each with a valid spread.
+Expected<std::vector<StepSpreadBucket>> read_spreads(const nlohmann::json& j) {
+  std::vector<StepSpreadBucket> out;
+  const auto it = j.find("spreads");
+  if (it == j.end()) return out;
+  if (!it->is_array() || it->size() > 64) {
+    return invalid_argument("\"spreads\" must be a list of at most 64 buckets, not " +
+                            it->dump().substr(0, 60));
+  }
+  for (size_t i = 0; i < it->size(); ++i) {
+    const auto& p = (*it)[i];
+    StepSpreadBucket b;
+    bool ok = p.is_object();
+    if (ok) {
+      const auto pre = p.find("prefill"), from = p.find("decodes_from"), to = p.find("decodes_to"),
+                 steps = p.find("steps");
+      b.prefill = pre != p.end() && pre->is_boolean() && pre->get<bool>();
+      ok = (pre == p.end() || pre->is_boolean()) &&
+           (steps == p.end() || steps->is_number_unsigned());
+      if (ok && !b.prefill) {
+        ok = from != p.end() && to != p.end() && from->is_number_unsigned() &&
+             to->is_number_unsigned() && from->get<uint64_t>() >= 1 &&
+             from->get<uint64_t>() <= to->get<uint64_t>() && to->get<uint64_t>() < (1u << 24);
+        if (ok) {
+          b.decodes_from = static_cast<uint32_t>(from->get<uint64_t>());
+          b.decodes_to = static_cast<uint32_t>(to->get<uint64_t>());
+        }
+      }
+      if (ok && steps != p.end()) b.steps = steps->get<uint64_t>();
+      b.spread = read_spread(p);
+      ok = ok && !b.spread.empty();
+      for (const StepSpreadBucket& k : out) {
+        ok = ok && !(b.prefill && k.prefill) &&
+             (b.prefill || k.prefill || k.decodes_to < b.decodes_from);
+      }
+    }
+    if (!ok) {
+      return invalid_argument("\"spreads\" entry " + std::to_string(i) +
+                              " must be {\"decodes_from\", \"decodes_to\"} rising and apart, or "
+                              "{\"prefill\": true} once, with \"steps\" and a \"spread\" of "
+                              "rising quantiles, not " +
+                              p.dump().substr(0, 80));
+    }
+    out.push_back(std::move(b));
   }
   return out;
 }
@@ -215,6 +279,11 @@ Expected<StepCost> parse_step_cost_json(std::string_view text) {
   }
   if (version >= 5) {
     if (Status s = read_lanes(j, c); !s) return s.error();
+  }
+  if (version >= 6) {
+    auto spreads = read_spreads(j);
+    if (!spreads) return spreads.error();
+    c.spreads = std::move(*spreads);
   }
   auto count = [&](const char* key, uint64_t& out) {
     const auto it = j.find(key);

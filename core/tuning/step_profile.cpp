@@ -107,6 +107,7 @@ Expected<StepProfile> profile_steps(LmRunner& model, const StepProfileOptions& o
     }
   }
   out.cost.spread.clear();
+  out.cost.spreads.clear();
   if (ratios.size() >= 20) {
     for (double q : kStepSpreadQuantiles) out.cost.spread.push_back({q, quantile(ratios, q)});
   }

@@ -19,12 +19,12 @@ Options seqs(uint32_t n) {
 
 // Per max_num_seqs: tokens/s, and a TTFT and ITL that grow with the step
 // cost's slowdown and the rate.
-struct Shape {
+struct SeqsShape {
   double tokens, ttft, itl;
 };
-GenScaledEvaluator closed_form(std::map<uint32_t, Shape> shapes) {
+GenScaledEvaluator gen_closed_form(std::map<uint32_t, SeqsShape> shapes) {
   return [shapes](const Options& o, double slow, double rate) {
-    const Shape& s = shapes.at(o.max_num_seqs);
+    const SeqsShape& s = shapes.at(o.max_num_seqs);
     GenEvaluated e;
     e.options = o;
     e.tokens_per_s = s.tokens * rate;
@@ -38,7 +38,7 @@ GenScaledEvaluator closed_form(std::map<uint32_t, Shape> shapes) {
 
 TEST(GenHeadroomTest, TheChoiceIsTheBestThatHoldsElseTheClosestMarkedFragile) {
   // Goodput first: 8 (TTFT 180 of 200: holds to 1.11x), then 4 (100: 2x).
-  const GenScaledEvaluator f = closed_form({{8, {1000, 180, 10}}, {4, {800, 100, 10}}});
+  const GenScaledEvaluator f = gen_closed_form({{8, {1000, 180, 10}}, {4, {800, 100, 10}}});
   GenTuneResult r;
   r.slo.ttft_ms = 200;
   r.slo.itl_ms = 50;

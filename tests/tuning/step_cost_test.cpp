@@ -181,8 +181,8 @@ TEST(StepCostContext, TheFileCarriesTheNewTermsAndOlderVersionsStillRead) {
   ASSERT_TRUE(v3.ok()) << v3.error().message;
   EXPECT_EQ(v3->between_us, 0);
   // A newer one is refused by number; a bad term is named and quoted.
-  EXPECT_EQ(parse_step_cost_json(R"({"version": 6, "step_us": 1})").error().message,
-            "the step cost has version 6; this batchscope reads versions up to 5 (a newer "
+  EXPECT_EQ(parse_step_cost_json(R"({"version": 7, "step_us": 1})").error().message,
+            "the step cost has version 7; this batchscope reads versions up to 6 (a newer "
             "batchscope wrote it)");
   EXPECT_EQ(
       parse_step_cost_json(
