@@ -21,7 +21,9 @@ Per point: the error of the prediction against the median of the live runs,
 and the live runs' own spread (the largest deviation of one from their
 median). Targets: the median signed error over the points within +-5% at p50
 and +-10% at p99; at 80% of the points, the p50 error within max(10%, 2 x the
-spread) and the p99 error within max(20%, 2 x the spread).
+spread) and the p99 error within max(20%, 2 x the spread). And the band:
+at 80% of the points, the live median inside the prediction's band (the
+figure at t(b) scaled to the kept drift's p10 and p90), with its width.
 
 --halves runs each point twice as often and splits its runs into two sets,
 A (runs 1, 3, 5, ...) and B (2, 4, 6, ...): the prediction is judged
@@ -91,8 +93,32 @@ def bench(binary, args, env):
 
 
 def figures(summary):
-    return {"p50": summary["latency_ms"]["p50"], "p99": summary["latency_ms"]["p99"],
-            "rps": summary["throughput_rps"], "batch": summary["batch_size"]["mean"]}
+    out = {"p50": summary["latency_ms"]["p50"], "p99": summary["latency_ms"]["p99"],
+           "rps": summary["throughput_rps"], "batch": summary["batch_size"]["mean"]}
+    band = summary.get("band")
+    if band:
+        # A prediction's band: the figure again at t(b) scaled to the drift's
+        # ends, holding the nominal figure.
+        for key in ("p50", "p99"):
+            ends = [band["latency_ms_fast"][key], band["latency_ms_slow"][key], out[key]]
+            out[key + "_band"] = (min(ends), max(ends))
+        out["band_source"] = band.get("source", "")
+    return out
+
+
+def in_band(p, key):
+    """Whether the live median lies inside the prediction's band (None: no band)."""
+    b = p["predicted"].get(key + "_band")
+    if not b:
+        return None
+    med = statistics.median(r[key] for r in p["live"])
+    return b[0] <= med <= b[1]
+
+
+def band_width(p, key):
+    """The band's width over the nominal prediction."""
+    b = p["predicted"].get(key + "_band")
+    return (b[1] - b[0]) / p["predicted"][key] if b and p["predicted"][key] > 0 else 0.0
 
 
 def capacity_of(binary, flags, lanes, batch, wait, env):
@@ -200,6 +226,9 @@ def report(p):
           f"p99 {m99:7.3f} (+-{100 * s99:3.0f}%)  predicted {p['predicted']['p50']:7.3f} "
           f"({100 * e50:+4.0f}%) {p['predicted']['p99']:7.3f} ({100 * e99:+4.0f}%)  "
           f"{'ok' if within(p) else 'MISS'}"
+          + (f"  band p50 {'in' if in_band(p, 'p50') else 'OUT'} (width {100 * band_width(p, 'p50'):.0f}%)"
+             f" p99 {'in' if in_band(p, 'p99') else 'OUT'} (width {100 * band_width(p, 'p99'):.0f}%)"
+             if in_band(p, "p50") is not None else "")
           + (f"  live B {100 * other_error(p, 'p50'):+4.0f}% {100 * other_error(p, 'p99'):+4.0f}% "
              f"{'ok' if within_other(p) else 'MISS'}" if "other" in p else ""), flush=True)
 
@@ -236,6 +265,27 @@ def summarize(points):
             e99 = statistics.median(other_error(p, "p99") for p in ps)
             print(f"{g:<28} {len(ps):>6} {ok:>5} ({100 * ok / len(ps):3.0f}%) {100 * e50:>+17.1f}% "
                   f"{100 * e99:>+7.1f}%")
+    banded = [p for p in points if in_band(p, "p50") is not None]
+    if banded:
+        print("\nthe live median inside the predicted band (t(b) at the kept drift's p10..p90, "
+              "or +-15% until it is known), and the band's median width over the prediction:")
+        for g, ps in groups.items():
+            ps = [p for p in ps if p in banded]
+            if not ps:
+                continue
+            c50 = sum(bool(in_band(p, "p50")) for p in ps)
+            c99 = sum(bool(in_band(p, "p99")) for p in ps)
+            w50 = statistics.median(band_width(p, "p50") for p in ps)
+            w99 = statistics.median(band_width(p, "p99") for p in ps)
+            print(f"{g:<28} {len(ps):>6}  p50 {c50:>3} ({100 * c50 / len(ps):3.0f}%) width "
+                  f"{100 * w50:4.0f}%   p99 {c99:>3} ({100 * c99 / len(ps):3.0f}%) width {100 * w99:4.0f}%")
+        for p in banded:
+            if not (in_band(p, "p50") and in_band(p, "p99")):
+                m50 = statistics.median(r["p50"] for r in p["live"])
+                m99 = statistics.median(r["p99"] for r in p["live"])
+                b50, b99 = p["predicted"]["p50_band"], p["predicted"]["p99_band"]
+                print(f"  outside: {name(p)} p50 {m50:.3f} in {b50[0]:.3f}..{b50[1]:.3f}, "
+                      f"p99 {m99:.3f} in {b99[0]:.3f}..{b99[1]:.3f} ({p['predicted']['band_source']})")
     ps = groups["all"]
     e50 = statistics.median(stats(p, "p50")[2] for p in ps)
     e99 = statistics.median(stats(p, "p99")[2] for p in ps)
@@ -253,7 +303,8 @@ def write_csv(path, points):
                     "spread_p50", "predicted_p50_ms", "error_p50", "live_p99_ms", "spread_p99",
                     "predicted_p99_ms", "error_p99", "live_rps", "predicted_rps", "live_batch",
                     "predicted_batch", "within", "runs_p50_ms", "runs_p99_ms", "live_b_p50_ms",
-                    "live_b_p99_ms", "live_b_within"])
+                    "live_b_p99_ms", "live_b_within", "band_p50_ms", "band_p99_ms",
+                    "in_band_p50", "in_band_p99"])
         for p in points:
             m50, s50, e50 = stats(p, "p50")
             m99, s99, e99 = stats(p, "p99")
@@ -266,7 +317,11 @@ def write_csv(path, points):
                         " ".join(f"{r['p99']:.4f}" for r in p["live"])] +
                        ([statistics.median(r["p50"] for r in p["other"]),
                          statistics.median(r["p99"] for r in p["other"]), int(within_other(p))]
-                        if "other" in p else ["", "", ""]))
+                        if "other" in p else ["", "", ""]) +
+                       ([" ".join(f"{v:.4f}" for v in p["predicted"]["p50_band"]),
+                         " ".join(f"{v:.4f}" for v in p["predicted"]["p99_band"]),
+                         int(in_band(p, "p50")), int(in_band(p, "p99"))]
+                        if in_band(p, "p50") is not None else ["", "", "", ""]))
 
 
 if __name__ == "__main__":

@@ -368,9 +368,11 @@ std::optional<CostRefinement> refine_cost_cache(const ModelChoice& model, const 
                   m.now_us);
     shown += buf;
   }
-  say.out("  refined the kept cost (%u lane(s), %llu batches at %zu sizes: %s%s)\n", f.lanes,
+  char level[48] = "";
+  if (f.level > 0) std::snprintf(level, sizeof level, "; the run at %.2fx the curve", f.level);
+  say.out("  refined the kept cost (%u lane(s), %llu batches at %zu sizes: %s%s%s)\n", f.lanes,
           static_cast<unsigned long long>(f.batches), f.moves.size(), shown.c_str(),
-          moves.size() > 4 ? ", ..." : "");
+          moves.size() > 4 ? ", ..." : "", level);
   if (!f.held.empty()) say.out("    held short: %s\n", f.held.c_str());
   say_preprocess_moves(f, say);
   return std::move(*r);

@@ -192,24 +192,6 @@ void refine_with(const LocalModel& model, const std::vector<LmConfirmation>& con
   }
 }
 
-// What is confirmed live, at most `k`: the chosen first, then the others
-// that hold, then the rest.
-std::vector<GenEvaluated> gen_confirm_order(const GenHeadroomResult& h, size_t k) {
-  std::vector<GenEvaluated> out;
-  const GenEvaluated* chosen = h.chosen();
-  if (chosen) out.push_back(*chosen);
-  auto holds = [&](const GenEvaluated& e) {
-    return e.headroom && e.headroom->slowdown >= h.needed;
-  };
-  for (int pass = 0; pass < 2; ++pass) {
-    for (const GenEvaluated& e : h.checked) {
-      if (&e != chosen && holds(e) == (pass == 0)) out.push_back(e);
-    }
-  }
-  if (out.size() > k) out.resize(k);
-  return out;
-}
-
 }  // namespace
 
 std::optional<WorkError> tune_lm(const LmTuneRequest& request, LmTuneReport& report) {
@@ -291,6 +273,7 @@ std::optional<WorkError> tune_lm(const LmTuneRequest& request, LmTuneReport& rep
   if (result.best) {
     headroom = gen_rank_by_headroom(result, scaled, hs);
     if (const GenEvaluated* c = headroom.chosen()) result.best = *c;
+    band_gen_front(result.pareto, headroom, scaled);
   }
   report.searched(result, Seconds(std::chrono::steady_clock::now() - search_start).count());
   if (result.best) say.out("%s", gen_headroom_table(headroom, t.slo).c_str());
@@ -331,7 +314,7 @@ std::optional<WorkError> tune_lm(const LmTuneRequest& request, LmTuneReport& rep
   if (t.confirm > 0) {
     say.out("\nconfirming live (the same traffic in process, %d run%s each, their medians):\n",
             t.confirm_runs, t.confirm_runs > 1 ? "s" : "");
-    for (const GenEvaluated& e : gen_confirm_order(headroom, static_cast<size_t>(t.confirm))) {
+    for (const GenEvaluated& e : confirm_order_of(headroom, static_cast<size_t>(t.confirm))) {
       LmConfirmation c;
       c.predicted = e;
       for (int i = 0; i < t.confirm_runs && std::chrono::steady_clock::now() < deadline; ++i) {

@@ -65,8 +65,14 @@ GenHeadroomResult gen_rank_by_headroom(const GenTuneResult& result,
   out.source = settings.source;
   out.band = settings.band;
   std::vector<GenEvaluated> pool;
+  auto rate = [&](const GenEvaluated& e) {
+    return result.objective == GenObjective::kThroughput ? e.tokens_per_s : e.goodput_rps;
+  };
+  double best_rate = 0;
   for (const GenEvaluated& e : result.evaluated) {
-    if (meets_gen_slo(e, result.slo)) pool.push_back(e);
+    if (!meets_gen_slo(e, result.slo)) continue;
+    pool.push_back(e);
+    best_rate = std::max(best_rate, rate(e));
   }
   auto stop = [&] { return settings.cancel && settings.cancel(); };
   std::vector<GenEvaluated> order;
@@ -90,6 +96,11 @@ GenHeadroomResult gen_rank_by_headroom(const GenTuneResult& result,
     if (holds && i == *holds) out.holds = out.checked.size();
     out.checked.push_back(std::move(e));
   }
+  if (out.holds && result.objective != GenObjective::kLatency) {
+    const double floor = best_rate * (1 - kThroughputBand);
+    out.holds = roomiest_tie(out.checked, *out.holds, out.needed,
+                             [&](const GenEvaluated& e) { return rate(e) >= floor; });
+  }
   if (!out.holds && !out.checked.empty()) {
     size_t best = 0;
     for (size_t i = 1; i < out.checked.size(); ++i) {
@@ -98,6 +109,23 @@ GenHeadroomResult gen_rank_by_headroom(const GenTuneResult& result,
     out.closest = best;
   }
   return out;
+}
+
+void band_gen_front(std::vector<GenEvaluated>& front, const GenHeadroomResult& h,
+                    const GenScaledEvaluator& predict, size_t at_most,
+                    const std::function<bool()>& cancel) {
+  for (size_t i = 0; i < front.size() && i < at_most; ++i) {
+    if (cancel && cancel()) return;
+    GenEvaluated& e = front[i];
+    const auto same = std::find_if(h.checked.begin(), h.checked.end(),
+                                   [&](const GenEvaluated& c) { return c.options == e.options; });
+    if (same != h.checked.end()) {
+      e.band = same->band;
+      e.headroom = same->headroom;
+    } else {
+      e.band = gen_band_of(e, predict, h.band);
+    }
+  }
 }
 
 std::string gen_headroom_json(const GenHeadroomResult& h) {

@@ -6,7 +6,8 @@
 // band's factors (the kept step cost's drift, cost_drift.h, or +-15%, or
 // --headroom), and its headroom: the largest slowdown of the step cost and
 // rise of the arrival rate at which it still meets the objective, each by
-// bisection (bisect_headroom). The choice is the best, in the objective's
+// bisection (bisect_headroom). Among rates that tie (within 1%) room
+// decides (roomiest_tie). The choice is the best, in the objective's
 // order, that still meets it with the step cost `needed` times as slow;
 // where none of those shown does, the one with the most slowdown headroom,
 // marked fragile.
@@ -47,6 +48,13 @@ struct GenHeadroomResult {
 GenHeadroomResult gen_rank_by_headroom(const GenTuneResult& result,
                                        const GenScaledEvaluator& predict,
                                        const HeadroomSettings& settings);
+
+// The band of each of `front`'s first `at_most` points, and the headroom of
+// those `h` checked: a checked point's own, else gen_band_of() at `h`'s
+// factors; stops early when `cancel` says so.
+void band_gen_front(std::vector<GenEvaluated>& front, const GenHeadroomResult& h,
+                    const GenScaledEvaluator& predict, size_t at_most = 64,
+                    const std::function<bool()>& cancel = {});
 
 // {"needed_slowdown", "source", "band": {"fast", "slow", "source"},
 // "fragile", "chosen": {options}|null, "checked": [{"options", "ttft_ms",

@@ -124,8 +124,11 @@ HeadroomResult rank_by_headroom(const TuneResult& result, const ScaledEvaluator&
   out.band = settings.band;
   const double slo = result.slo_p99_ms;
   std::vector<Evaluated> pool;
+  double best_rps = 0;
   for (const Evaluated& e : result.evaluated) {
-    if (meets_slo(e, slo)) pool.push_back(e);
+    if (!meets_slo(e, slo)) continue;
+    pool.push_back(e);
+    best_rps = std::max(best_rps, e.throughput_rps);
   }
   auto stop = [&] {
     out.cancelled = out.cancelled || (settings.cancel && settings.cancel());
@@ -156,6 +159,11 @@ HeadroomResult rank_by_headroom(const TuneResult& result, const ScaledEvaluator&
     e.headroom = headroom_of(e.options, counted, slo, kLossTolerance, settings.rate_applies);
     if (holds && i == *holds) out.holds = out.checked.size();
     out.checked.push_back(std::move(e));
+  }
+  if (out.holds && result.objective == TuneObjective::kThroughput) {
+    const double floor = best_rps * (1 - kThroughputBand);
+    out.holds = roomiest_tie(out.checked, *out.holds, out.needed,
+                             [&](const Evaluated& e) { return e.throughput_rps >= floor; });
   }
   if (!out.holds && !out.checked.empty()) {
     size_t best = 0;
@@ -194,21 +202,6 @@ HeadroomResult apply_headroom(TuneResult& result, const ScaledEvaluator& predict
   }
   if (const Evaluated* c = h.chosen()) result.best = *c;
   return h;
-}
-
-std::vector<Evaluated> confirm_order(const HeadroomResult& h, size_t k) {
-  std::vector<Evaluated> out;
-  const Evaluated* chosen = h.chosen();
-  if (chosen) out.push_back(*chosen);
-  auto holds = [&](const Evaluated& e) { return e.headroom && e.headroom->slowdown >= h.needed; };
-  for (int pass = 0; pass < 2; ++pass) {
-    for (const Evaluated& e : h.checked) {
-      if (&e == chosen || holds(e) != (pass == 0)) continue;
-      out.push_back(e);
-    }
-  }
-  if (out.size() > k) out.resize(k);
-  return out;
 }
 
 Expected<size_t> best_holding(std::span<const Confirmed> confirmed, double needed,

@@ -14,8 +14,10 @@
 //    kHeadroomStep;
 // and the tune's choice is the best configuration, in the objective's
 // order, that still meets the objective with t(b) `needed` times as slow
-// (rank_by_headroom). Where none does, the closest (the most slowdown
-// headroom among those shown) is chosen and marked fragile.
+// (rank_by_headroom); where the objective ties several of those that do
+// (throughputs within 1%), the one with the most room (roomiest_tie). Where
+// none does, the closest (the most slowdown headroom among those shown) is
+// chosen and marked fragile.
 // A rate rise scales every rate of the pattern (a trace's replay speed);
 // a closed loop's rate is its own, so it has none.
 // Thread-safety: pure functions; the evaluator runs on the caller's thread.
@@ -26,6 +28,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "traffic/arrivals.h"
@@ -109,9 +112,46 @@ HeadroomSettings headroom_settings(const CostModel& cost, const ArrivalSpec& tra
 HeadroomResult apply_headroom(TuneResult& result, const ScaledEvaluator& predict,
                               const HeadroomSettings& settings, size_t banded = 64);
 
+// Among those that tie on the objective, room decides: of `checked` from
+// `holds` on, those that hold (slowdown headroom at least `needed`) and tie
+// with the first that does (`ties`: their rate within the objective's band
+// of the best), the one with the most slowdown headroom; an earlier one
+// keeps its place unless a later one has 5% more. Under open-loop traffic
+// every configuration that keeps up serves the offered rate, and the p99
+// that orders them within the band matters less than how far each is from
+// its knee.
+template <typename E, typename Ties>
+size_t roomiest_tie(const std::vector<E>& checked, size_t holds, double needed, Ties ties) {
+  size_t best = holds;
+  for (size_t i = holds + 1; i < checked.size(); ++i) {
+    const auto& h = checked[i].headroom;
+    if (!h || h->slowdown < needed || !ties(checked[i])) continue;
+    if (h->slowdown > 1.05 * checked[best].headroom->slowdown) best = i;
+  }
+  return best;
+}
+
 // What is confirmed live, at most `k`: the chosen first, then the others
-// that hold, then the rest, each in the objective's order.
-std::vector<Evaluated> confirm_order(const HeadroomResult& h, size_t k);
+// that hold, then the rest, each in the objective's order. For a tensor
+// tune's HeadroomResult and a generative one's (gen_headroom.h).
+template <typename Result>
+auto confirm_order_of(const Result& h, size_t k) {
+  using E = std::decay_t<decltype(h.checked.front())>;
+  std::vector<E> out;
+  const E* chosen = h.chosen();
+  if (chosen) out.push_back(*chosen);
+  auto holds = [&](const E& e) { return e.headroom && e.headroom->slowdown >= h.needed; };
+  for (int pass = 0; pass < 2; ++pass) {
+    for (const E& e : h.checked) {
+      if (&e != chosen && holds(e) == (pass == 0)) out.push_back(e);
+    }
+  }
+  if (out.size() > k) out.resize(k);
+  return out;
+}
+inline std::vector<Evaluated> confirm_order(const HeadroomResult& h, size_t k) {
+  return confirm_order_of(h, k);
+}
 
 // The winner among the confirmed as measured (best_measured(), by the
 // median of its runs): of those predicted to hold `needed`, where one meets

@@ -60,6 +60,13 @@ void row(std::string& out, const char* mark, const GenEvaluated& e, size_t alike
                 o.scheduling == Scheduling::kStatic ? wait_text(o).c_str() : "-", o.num_lanes,
                 e.tokens_per_s, e.goodput_rps, e.ttft_p50_ms, e.ttft_ms, e.itl_p50_ms, e.itl_ms,
                 100 * e.loss_rate());
+  if (e.band) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.2f..%.2f", e.band->ttft_ms.low, e.band->ttft_ms.high);
+    append_format(out, "  %-17s", buf);
+    std::snprintf(buf, sizeof buf, "%.2f..%.2f", e.band->itl_ms.low, e.band->itl_ms.high);
+    append_format(out, " %-15s", buf);
+  }
   if (alike > 0) append_format(out, "  (+%zu alike)", alike);
   out += '\n';
 }
@@ -120,9 +127,10 @@ std::string headroom_table(const HeadroomResult& h, double slo_p99_ms) {
   std::string out;
   append_format(out,
                 "\nHeadroom: the best that meet p99 <= %s ms, in the objective's order; each must "
-                "still meet it with t(b) %.2fx as slow, and its band is t(b) x%.2f..x%.2f (%s)\n",
+                "still meet it with t(b) %.2fx as slow, and its band is t(b) x%.2f..x%.2f (%s; "
+                "%llu predictions)\n",
                 message_number(slo_p99_ms).c_str(), h.needed, h.band.low, h.band.high,
-                h.source.c_str());
+                h.source.c_str(), static_cast<unsigned long long>(h.predictions));
   append_format(out, "%2s %-9s %6s %8s %6s %11s %9s %9s %8s  %-18s %s\n", "", "strategy", "batch",
                 "wait ms", "lanes", "req/s", "p50 ms", "p99 ms", "lost", "p99 band (ms)",
                 "headroom (t(b), rate)");
@@ -166,9 +174,12 @@ std::string front_text(const GenTuneResult& r, size_t rows) {
       "distinct\n",
       q, r.pareto.size(), distinct.size());
   const std::string ttft = "TTFT p" + std::to_string(q), itl = "ITL p" + std::to_string(q);
-  append_format(out, "%2s %-10s %5s %6s %7s %5s %10s %9s %9s %9s %9s %9s %7s\n", "", "scheduling",
+  bool banded = r.best && r.best->band;
+  for (const GenEvaluated& e : r.pareto) banded |= e.band.has_value();
+  append_format(out, "%2s %-10s %5s %6s %7s %5s %10s %9s %9s %9s %9s %9s %7s%s\n", "", "scheduling",
                 "seqs", "tokens", "wait ms", "lanes", "tokens/s", "goodput", "TTFT p50",
-                ttft.c_str(), "ITL p50", itl.c_str(), "lost");
+                ttft.c_str(), "ITL p50", itl.c_str(), "lost",
+                banded ? ("  " + ttft + " band    " + itl + " band").c_str() : "");
   rows_of(out, r.pareto, distinct, r.best, rows, same_gen_figures);
   return out;
 }

@@ -4,6 +4,9 @@
 // the closest, marked fragile.
 #include <gtest/gtest.h>
 
+#include <array>
+#include <cmath>
+
 #include <map>
 
 #include "tests/tuning/cost_points.h"
@@ -155,6 +158,49 @@ TEST(TuneHeadroomTest, TheOneThatHoldsIsCheckedEvenBeyondThoseShown) {
   EXPECT_EQ(h.chosen()->options.max_batch_size, 64u);
   EXPECT_EQ(headroom_text(*h.chosen()->headroom).rfind("holds to 4.00x t(b) or more", 0), 0u)
       << headroom_text(*h.chosen()->headroom);
+}
+
+// As closed_form, with each configuration's p99 rising as slow^steep: a
+// steep one is near its knee.
+ScaledEvaluator knees(std::map<uint32_t, std::array<double, 3>> shapes) {
+  return [shapes](const Options& o, double slow, double rate) {
+    const auto& [rps, p99, steep] = shapes.at(o.max_batch_size);
+    Evaluated e;
+    e.options = o;
+    e.throughput_rps = rps;
+    e.p99_ms = p99 * std::pow(slow * rate, steep);
+    e.p50_ms = e.p99_ms / 2;
+    e.sent = e.ok = 1000;
+    return e;
+  };
+}
+
+TEST(TuneHeadroomTest, AmongThroughputsThatTieTheOneWithTheMostRoomIsChosen) {
+  // 1, 2 and 4 serve the offered rate within 1% of each other. By p99, 1
+  // leads (5 ms), but it is near its knee (p99 as slow^4: it holds to
+  // 1.19x); 2 is steep too (1.18x), 4 (6 ms, linear) holds to 1.67x. 8 is roomier
+  // still but serves 5% less: it does not tie.
+  const ScaledEvaluator f =
+      knees({{1, {1000, 5, 4}}, {2, {998, 5.2, 4}}, {4, {995, 6, 1}}, {8, {950, 1, 1}}});
+  const TuneResult r = result_of(f, {1, 2, 4, 8}, 10);
+  HeadroomSettings s;
+  s.needed = 1.15;
+  HeadroomResult h = rank_by_headroom(r, f, s);
+  ASSERT_TRUE(h.holds.has_value());
+  ASSERT_GE(h.checked.size(), 3u);
+  EXPECT_EQ(h.checked.front().options.max_batch_size, 1u) << "the objective's order";
+  EXPECT_NEAR(h.checked.front().headroom->slowdown, std::pow(2.0, 1.0 / 4), 0.02);
+  EXPECT_EQ(h.chosen()->options.max_batch_size, 4u);
+  EXPECT_FALSE(h.fragile());
+  // A room under 5% more keeps the earlier one.
+  const ScaledEvaluator g = knees({{1, {1000, 5, 4}}, {2, {998, 5.2, 3.8}}});
+  h = rank_by_headroom(result_of(g, {1, 2}, 10), g, s);
+  EXPECT_EQ(h.chosen()->options.max_batch_size, 1u);
+  // Under the latency objective, the lowest p99 that holds decides alone.
+  TuneResult latency = result_of(f, {1, 2, 4}, 10);
+  latency.objective = TuneObjective::kLatency;
+  h = rank_by_headroom(latency, f, s);
+  EXPECT_EQ(h.chosen()->options.max_batch_size, 1u);
 }
 
 }  // namespace

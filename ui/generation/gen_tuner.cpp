@@ -15,6 +15,8 @@
 #include <QPushButton>
 #include <QTableWidget>
 #include <QVBoxLayout>
+#include <algorithm>
+#include <cmath>
 #include <vector>
 
 #include "api/options_json.h"
@@ -31,9 +33,19 @@ namespace batchscope {
 namespace {
 
 constexpr size_t kKeptSteps = 20'000;
+constexpr int kGenHeadroomColumn = 12;  // then "meets"
+
+bool same_generation(const Options& a, const Options& b) {
+  return a.scheduling == b.scheduling && a.max_num_seqs == b.max_num_seqs &&
+         a.max_num_batched_tokens == b.max_num_batched_tokens && a.max_wait_us == b.max_wait_us &&
+         a.num_lanes == b.num_lanes;
+}
 constexpr uint64_t kDecodeStepsForACost = 200;
 
 QString number(double v, int decimals) { return QString::number(v, 'f', decimals); }
+QString range_text(const FigureRange& f, int decimals) {
+  return number(f.low, decimals) + "–" + number(f.high, decimals);
+}
 
 }  // namespace
 
@@ -120,10 +132,19 @@ GenTunerPanel::GenTunerPanel(GenTunerSetup setup, QWidget* parent)
   bound_->setPen(QPen(QColor(0xd6, 0x27, 0x28), 1, Qt::DashLine));
   bound_->setVisible(false);
 
-  table_ = new QTableWidget(0, 11);
+  table_ = new QTableWidget(0, kGenHeadroomColumn + 2);
   table_->setHorizontalHeaderLabels({"", "scheduling", "max_num_seqs", "tokens/step", "max_wait ms",
                                      "lanes", "tokens/s", "goodput req/s", "TTFT ms", "ITL ms",
+                                     "TTFT band", "ITL band", "headroom\nstep cost, rate",
                                      "meets"});
+  table_->horizontalHeaderItem(kGenHeadroomColumn - 2)
+      ->setToolTip(
+          "TTFT predicted again with the step cost at the band's ends: the kept step cost's "
+          "drift (p10..p90 of its runs), or +-15% until it is known");
+  table_->horizontalHeaderItem(kGenHeadroomColumn)
+      ->setToolTip(
+          "How much slower the step cost, and how much higher the rate, may get before the "
+          "configuration misses the objective (bisection on the predictor)");
   table_->setSelectionBehavior(QAbstractItemView::SelectRows);
   table_->setSelectionMode(QAbstractItemView::SingleSelection);
   table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
@@ -224,6 +245,10 @@ Status GenTunerPanel::run() {
   if (!traffic) return fail("traffic: " + traffic.error().message);
   auto cost = step_cost();
   if (!cost) return fail(cost.error().message);
+  // The band: the kept step cost's drift where it is known (the synthetic
+  // model's own cost has none), else +-15%.
+  const BandFactors band = band_factors(
+      !setup_.exact && setup_.kept ? drift_of_levels(setup_.kept->evidence) : CostDrift{});
   {
     for (uint32_t n : lane_counts(*space, setup_.in_force ? setup_.in_force() : Options{})) {
       if (cost->first.has_lanes(n)) continue;
@@ -272,7 +297,7 @@ Status GenTunerPanel::run() {
   set_busy(true);
   worker_ = std::thread([this, space = *space, settings, spec, base, t = *traffic,
                          cost = cost->first, info = setup_.info, find = capacity_box_->isChecked(),
-                         out = std::move(out)]() mutable {
+                         band, out = std::move(out)]() mutable {
     auto evaluator_at = [&](const ArrivalSpec& traffic) {
       return predicted_evaluator(
           traffic, [&t](uint64_t seed) { return GenWorkload(t.prompt, t.max_tokens, seed); }, info,
@@ -293,6 +318,29 @@ Status GenTunerPanel::run() {
       if (m.factor > 0) out.capacity_rps = mean_rate(*scaled_traffic(spec, m.factor));
     }
     out.result = gen_search(space, base, settings, evaluator_at(spec));
+    if (out.result.best && !cancel_) {
+      // Bands and headroom, as tune gives them.
+      HeadroomSettings hs;
+      hs.band = band;
+      hs.needed = band.high;
+      hs.source = band.source;
+      hs.cancel = settings.cancel;
+      const GenScaledEvaluator scaled = [&](const Options& o, double slow, double rate) {
+        auto at = scaled_traffic(spec, rate);
+        if (!at) {  // no such traffic: it cannot meet the objective
+          GenEvaluated none;
+          none.options = o;
+          none.sent = none.failed = 1;
+          return none;
+        }
+        return predicted_evaluator(
+            *at, [&t](uint64_t seed) { return GenWorkload(t.prompt, t.max_tokens, seed); }, info,
+            slow == 1 ? cost : cost.scaled(slow), settings.slo)(o);
+      };
+      out.headroom = gen_rank_by_headroom(out.result, scaled, hs);
+      if (const GenEvaluated* c = out.headroom.chosen()) out.result.best = *c;
+      band_gen_front(out.result.pareto, out.headroom, scaled, 64, settings.cancel);
+    }
     QMetaObject::invokeMethod(
         this, [this, out = std::move(out)]() mutable { finished(std::move(out)); },
         Qt::QueuedConnection);
@@ -323,6 +371,20 @@ void GenTunerPanel::finished(GenTunerOutcome out) {
           .arg(r.invalid)
           .arg(r.alike)
           .arg(text_of(out.traffic), text_of(out.cost));
+  if (r.best && !out.headroom.checked.empty()) {
+    const GenHeadroomResult& h = out.headroom;
+    status += QString(" Band: the step cost x%1..x%2 (%3). ")
+                  .arg(h.band.low, 0, 'f', 2)
+                  .arg(h.band.high, 0, 'f', 2)
+                  .arg(text_of(h.source));
+    status += h.fragile() ? QString(
+                                "None of the best %1 meets the objective with the step cost x%2 as "
+                                "slow: the best shown has the most headroom, and is fragile.")
+                                .arg(h.checked.size())
+                                .arg(h.needed, 0, 'f', 2)
+                          : QString("The best meets the objective with the step cost x%1 as slow.")
+                                .arg(h.needed, 0, 'f', 2);
+  }
   if (r.cancelled) status += " Cancelled: what was evaluated is shown.";
   status_->setText(status);
   error_->setText(r.best ? QString() : text_of(r.best.error().message));
@@ -346,24 +408,35 @@ void GenTunerPanel::show_rows() {
   rows_.clear();
   if (!outcome_) return;
   const GenTuneResult& r = outcome_->result;
-  auto same = [](const Options& a, const Options& b) {
-    return a.scheduling == b.scheduling && a.max_num_seqs == b.max_num_seqs &&
-           a.max_num_batched_tokens == b.max_num_batched_tokens && a.max_wait_us == b.max_wait_us;
-  };
   if (r.best) rows_.push_back(*r.best);
   for (const GenEvaluated& e : r.pareto) {
-    if (!r.best || !same(e.options, r.best->options)) rows_.push_back(e);
+    if (!r.best || !same_generation(e.options, r.best->options)) rows_.push_back(e);
   }
   const QString q = QString("p%1").arg(r.slo.quantile);
   table_->setHorizontalHeaderItem(8, new QTableWidgetItem("TTFT " + q + " ms"));
   table_->setHorizontalHeaderItem(9, new QTableWidgetItem("ITL " + q + " ms"));
   table_->setRowCount(static_cast<int>(rows_.size()));
+  for (QCPItemLine* l : bands_) plot_->removeItem(l);
+  bands_.clear();
+  const GenHeadroomResult& h = outcome_->headroom;
   QVector<double> fx, fy, bx, by;
   for (size_t i = 0; i < rows_.size(); ++i) {
     const GenEvaluated& e = rows_[i];
     const bool best = i == 0 && r.best;
+    QString room;
+    if (e.headroom) {
+      const Headroom& x = *e.headroom;
+      room = x.slowdown <= 0
+                 ? QStringLiteral("misses")
+                 : QString("%1%2×").arg(x.slowdown_beyond ? "≥" : "").arg(x.slowdown, 0, 'f', 2);
+      if (x.slowdown > 0 && x.rate_applies) {
+        room +=
+            QString(" · %1+%2%").arg(x.rate_beyond ? "≥" : "").arg(std::lround(100 * (x.rate - 1)));
+      }
+    }
+    const bool fragile = e.headroom && e.headroom->slowdown < h.needed;
     const QStringList cells = {
-        best ? "best" : "",
+        best ? (h.fragile() && !h.checked.empty() ? "best, fragile" : "best") : "",
         e.options.scheduling == Scheduling::kStatic ? "static" : "continuous",
         QString::number(e.options.max_num_seqs),
         QString::number(e.options.max_num_batched_tokens),
@@ -374,16 +447,46 @@ void GenTunerPanel::show_rows() {
         number(e.goodput_rps, 2),
         number(e.ttft_ms, 1),
         number(e.itl_ms, 2),
+        e.band ? range_text(e.band->ttft_ms, 1) : QString(),
+        e.band ? range_text(e.band->itl_ms, 2) : QString(),
+        room,
         meets_gen_slo(e, r.slo) ? "yes" : "no"};
     for (int c = 0; c < cells.size(); ++c) {
-      table_->setItem(static_cast<int>(i), c, new QTableWidgetItem(cells[c]));
+      auto* item = new QTableWidgetItem(cells[c]);
+      if (c == kGenHeadroomColumn && fragile) {
+        item->setForeground(QColor(0xc0, 0x60, 0x00));
+        item->setToolTip(
+            QString("Short of the x%1 the band asks: fragile").arg(h.needed, 0, 'f', 2));
+      } else if ((c == kGenHeadroomColumn - 2 || c == kGenHeadroomColumn - 1) && e.band) {
+        item->setToolTip(QString("Predicted again with the step cost x%1 and x%2 (%3)")
+                             .arg(e.band->fast, 0, 'f', 2)
+                             .arg(e.band->slow, 0, 'f', 2)
+                             .arg(text_of(h.source)));
+      }
+      table_->setItem(static_cast<int>(i), c, item);
     }
     (best ? bx : fx).push_back(e.ttft_ms);
     (best ? by : fy).push_back(e.goodput_rps);
+    if (e.band) {  // the TTFT band, across the point
+      auto* bar = new QCPItemLine(plot_);
+      bar->setPen(QPen(QColor(0x1f, 0x77, 0xb4, 110), 3, Qt::SolidLine, Qt::FlatCap));
+      bar->start->setCoords(e.band->ttft_ms.low, e.goodput_rps);
+      bar->end->setCoords(e.band->ttft_ms.high, e.goodput_rps);
+      bar->setSelectable(false);
+      bands_.push_back(bar);
+    }
   }
   front_->setData(fx, fy);
   best_->setData(bx, by);
   plot_->rescaleAxes();
+  if (!bands_.empty()) {  // the bars, in view
+    QCPRange x = plot_->xAxis->range();
+    for (const QCPItemLine* l : bands_) {
+      x.lower = std::min(x.lower, l->start->coords().x());
+      x.upper = std::max(x.upper, l->end->coords().x());
+    }
+    plot_->xAxis->setRange(x);
+  }
   if (r.slo.ttft_ms > 0) {  // the bound, in view
     const QCPRange x = plot_->xAxis->range();
     plot_->xAxis->setRange(std::min(x.lower, r.slo.ttft_ms), std::max(x.upper, r.slo.ttft_ms));
@@ -418,96 +521,6 @@ Status GenTunerPanel::apply_selected() {
       s ? "Applied: " + text_of(describe_generation(rows_[static_cast<size_t>(*row)].options)) + "."
         : "Not applied: " + text_of(s.message()));
   return s;
-}
-
-void GenTunerPanel::add_requests(std::span<const GenRecord> requests) {
-  if (!confirming()) return;
-  for (const GenRecord& r : requests) {
-    if (r.arrival < confirm_since_ || r.arrival >= confirm_until_) continue;
-    GenRecord kept = r;
-    kept.text.clear();
-    confirm_records_.push_back(std::move(kept));
-  }
-  if (setup_.now && setup_.now() >= confirm_by_) finish_confirmation();
-}
-
-Status GenTunerPanel::confirm_selected() {
-  if (confirming()) return invalid_argument("a confirmation is running");
-  if (!setup_.now) return invalid_argument("there is no engine to confirm on");
-  const auto row = selected_row();
-  if (!row) {
-    confirmed_->setText("Not confirmed: select a configuration in the table first");
-    return invalid_argument("select a configuration in the table first");
-  }
-  if (Status s = apply_selected(); !s) {
-    confirmed_->setText("Not confirmed: " + text_of(s.message()));
-    return s;
-  }
-  confirm_ = GenConfirmation{rows_[static_cast<size_t>(*row)], std::nullopt, 0};
-  confirm_records_.clear();
-  const Duration span = std::chrono::duration_cast<Duration>(
-      std::chrono::duration<double>(std::max(0.5, seconds_->value())));
-  confirm_since_ = setup_.now();
-  confirm_until_ = confirm_since_ + span;
-  confirm_by_ = confirm_until_ + std::chrono::seconds(2);
-  confirmed_->setText(QString("Confirming live: %1 s of this window's traffic under the "
-                              "selected configuration…")
-                          .arg(std::max(0.5, seconds_->value())));
-  return Status::Ok();
-}
-
-void GenTunerPanel::finish_confirmation() {
-  // The run the window's traffic made in the confirmation's window.
-  GenRun run;
-  run.start = confirm_since_;
-  for (const GenRecord& r : confirm_records_) {
-    GenRequestResult q;
-    q.intended = r.arrival - confirm_since_;
-    q.prompt_tokens = r.prompt_tokens;
-    q.max_tokens = r.output_tokens;  // what it asked is not kept; what it got splits the halves
-    q.output_tokens = r.output_tokens;
-    q.done = true;
-    q.ok = r.reason == FinishReason::kStop || r.reason == FinishReason::kLength;
-    q.outcome = finish_reason_name(r.reason);
-    q.first = r.first_token;
-    q.finished = r.finished;
-    q.gaps = r.gaps;
-    if (r.first_token != kNever) {
-      q.last = r.first_token;
-      for (Duration g : r.gaps) q.last += g;
-    }
-    run.requests.push_back(std::move(q));
-  }
-  const GenSlo slo = outcome_ ? outcome_->result.slo : GenSlo{};
-  const GenSummary summary = summarize_gen(run, slo.ttft_ms, slo.itl_ms);
-  confirm_->requests = confirm_records_.size();
-  confirm_->measured = gen_evaluated_from(confirm_->predicted.options, summary, slo.quantile);
-  confirm_records_.clear();
-  confirmed_->setText(confirmation_text());
-}
-
-QString GenTunerPanel::confirmation_text() const {
-  if (!confirm_) return {};
-  if (!confirm_->measured) return confirmed_->text();
-  const GenEvaluated& p = confirm_->predicted;
-  const GenEvaluated& m = *confirm_->measured;
-  const GenSlo slo = outcome_ ? outcome_->result.slo : GenSlo{};
-  const QString q = QString("p%1").arg(slo.quantile);
-  return QString(
-             "Measured live over %1 requests: TTFT %2 %3 ms (predicted %4), ITL %2 %5 ms "
-             "(predicted %6), %7 tokens/s (predicted %8), goodput %9 req/s (predicted %10); "
-             "%11")
-      .arg(confirm_->requests)
-      .arg(q)
-      .arg(m.ttft_ms, 0, 'f', 1)
-      .arg(p.ttft_ms, 0, 'f', 1)
-      .arg(m.itl_ms, 0, 'f', 2)
-      .arg(p.itl_ms, 0, 'f', 2)
-      .arg(m.tokens_per_s, 0, 'f', 0)
-      .arg(p.tokens_per_s, 0, 'f', 0)
-      .arg(m.goodput_rps, 0, 'f', 2)
-      .arg(p.goodput_rps, 0, 'f', 2)
-      .arg(meets_gen_slo(m, slo) ? "meets the objective" : "misses the objective");
 }
 
 Expected<ExportInput> GenTunerPanel::export_input() const {

@@ -25,6 +25,14 @@
 //    marked, and as a table with the best first, saying which meet the SLO;
 //    when nothing meets the objective, the error names the closest
 //    configuration and the front still shows.
+//  - Bands and headroom, as `tune` gives them (tuning/gen_headroom.h): each
+//    row's TTFT and ITL predicted again with the step cost at the band's
+//    ends (the kept step cost's drift, or +-15% until it is known), drawn
+//    as a bar across its point; the best few their headroom in the step
+//    cost and the rate. The best is the first in the objective's order that
+//    still meets it at the band's slow end, else the one with the most
+//    headroom, marked fragile. A confirmation says whether it measured
+//    inside the band.
 //  - Apply puts the selected row's options in force live (the engine's
 //    set_options; the controls follow). Export… opens the export dialog
 //    (vLLM, TGI, TensorRT-LLM, JSON) with them and the figures they were
@@ -47,6 +55,7 @@
 
 #include "export/export_config.h"
 #include "generation/lm_runner.h"
+#include "tuning/gen_headroom.h"
 #include "tuning/gen_predictor.h"
 #include "tuning/gen_tune.h"
 #include "tuning/step_cost.h"
@@ -55,6 +64,7 @@
 class QCheckBox;
 class QComboBox;
 class QCPGraph;
+class QCPItemLine;
 class QCPItemStraightLine;
 class QCustomPlot;
 class QDoubleSpinBox;
@@ -93,6 +103,8 @@ struct GenTunerOutcome {
   double capacity_rps = 0;
   std::string traffic;  // "poisson rate=25/s, prompt ..., max_tokens ..."
   std::string cost;     // the step cost's text and source
+  // The best few by headroom; the choice (result.best) is its chosen one.
+  GenHeadroomResult headroom;
 };
 
 class GenTunerPanel : public QWidget {
@@ -174,6 +186,7 @@ class GenTunerPanel : public QWidget {
   QCPGraph* front_ = nullptr;
   QCPGraph* best_ = nullptr;
   QCPItemStraightLine* bound_ = nullptr;  // the TTFT bound
+  std::vector<QCPItemLine*> bands_;       // each row's TTFT band
   QTableWidget* table_ = nullptr;
   QPushButton* apply_ = nullptr;
   QPushButton* confirm_button_ = nullptr;

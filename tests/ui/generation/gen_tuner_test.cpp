@@ -72,15 +72,42 @@ TEST(GenTuner, TunesTheTrafficOnThePredictorAppliesTheBestAndExportsIt) {
         return gen_evaluated_from(o, summarize_gen(run, 60, 12), 99);
       });
   ASSERT_TRUE(direct.best.ok());
+  // The search's best heads the ones ranked by headroom; the choice is the
+  // first of those that holds at the band's slow end.
+  const GenHeadroomResult& h = out.headroom;
+  ASSERT_FALSE(h.checked.empty());
   EXPECT_EQ(describe_generation(direct.best->options),
-            describe_generation(out.result.best->options));
-  EXPECT_EQ(direct.best->goodput_rps, out.result.best->goodput_rps);
+            describe_generation(h.checked.front().options));
+  EXPECT_EQ(direct.best->goodput_rps, h.checked.front().goodput_rps);
+  EXPECT_DOUBLE_EQ(h.needed, 1.15) << "no drift kept for the synthetic model: +-15%";
+  const GenEvaluated* chosen = h.chosen();
+  ASSERT_NE(chosen, nullptr);
+  EXPECT_EQ(describe_generation(chosen->options), describe_generation(out.result.best->options));
+  for (const GenEvaluated& e : h.checked) {
+    ASSERT_TRUE(e.band && e.headroom) << describe_generation(e.options);
+    EXPECT_LE(e.band->ttft_ms.low, e.ttft_ms) << "the band holds the nominal prediction";
+    EXPECT_GE(e.band->ttft_ms.high, e.ttft_ms);
+    EXPECT_LE(e.band->itl_ms.low, e.itl_ms);
+    EXPECT_GE(e.band->itl_ms.high, e.itl_ms);
+  }
+  if (!h.fragile()) EXPECT_GE(chosen->headroom->slowdown, h.needed);
+  EXPECT_TRUE(tuner->status_text().contains("Band: the step cost x0.85..x1.15"))
+      << tuner->status_text().toStdString();
 
-  // The table: the best first, then the rest of the front.
+  // The table: the best first, then the rest of the front, each with its
+  // bands and the best few their headroom.
   QTableWidget* table = tuner->table();
   ASSERT_GE(table->rowCount(), 1);
-  EXPECT_EQ(table->item(0, 0)->text().toStdString(), "best");
-  EXPECT_EQ(table->item(0, 2)->text().toInt(), static_cast<int>(direct.best->options.max_num_seqs));
+  EXPECT_EQ(table->item(0, 0)->text().toStdString(), h.fragile() ? "best, fragile" : "best");
+  EXPECT_EQ(table->item(0, 2)->text().toInt(), static_cast<int>(chosen->options.max_num_seqs));
+  ASSERT_EQ(table->columnCount(), 14);
+  EXPECT_EQ(table->horizontalHeaderItem(10)->text().toStdString(), "TTFT band");
+  EXPECT_EQ(table->horizontalHeaderItem(12)->text().toStdString(), "headroom\nstep cost, rate");
+  for (int row = 0; row < table->rowCount(); ++row) {
+    EXPECT_TRUE(table->item(row, 10)->text().contains("–")) << row;
+    EXPECT_TRUE(table->item(row, 11)->text().contains("–")) << row;
+  }
+  EXPECT_TRUE(table->item(0, 12)->text().contains("×")) << table->item(0, 12)->text().toStdString();
   // The capacity: a rate above the traffic's, since the best meets it there.
   ASSERT_TRUE(out.capacity);
   EXPECT_GE(out.capacity->factor, 1.0);
@@ -88,8 +115,8 @@ TEST(GenTuner, TunesTheTrafficOnThePredictorAppliesTheBestAndExportsIt) {
 
   // Apply puts the best in force; the engine says so.
   ASSERT_TRUE(tuner->apply_selected().ok());
-  EXPECT_EQ(engine->status().options.max_num_seqs, direct.best->options.max_num_seqs);
-  EXPECT_EQ(engine->status().options.scheduling, direct.best->options.scheduling);
+  EXPECT_EQ(engine->status().options.max_num_seqs, chosen->options.max_num_seqs);
+  EXPECT_EQ(engine->status().options.scheduling, chosen->options.scheduling);
 
   // Export: a generative format, with the predicted figures in its comments.
   auto in = tuner->export_input();
@@ -98,9 +125,9 @@ TEST(GenTuner, TunesTheTrafficOnThePredictorAppliesTheBestAndExportsIt) {
   EXPECT_TRUE(in->tuning.predicted);
   auto files = export_config(ExportFormat::kVllm, *in);
   ASSERT_TRUE(files.ok()) << files.error().message;
-  EXPECT_NE(files->front().text.find("max-num-seqs: " +
-                                     std::to_string(direct.best->options.max_num_seqs)),
-            std::string::npos)
+  EXPECT_NE(
+      files->front().text.find("max-num-seqs: " + std::to_string(chosen->options.max_num_seqs)),
+      std::string::npos)
       << files->front().text;
   EXPECT_NE(files->front().text.find("Predicted there, not measured"), std::string::npos)
       << files->front().text;
@@ -171,6 +198,9 @@ TEST(GenTuner, ConfirmsTheSelectedConfigurationOnTheWindowsOwnTraffic) {
   EXPECT_TRUE(tuner->confirmation_text().contains("Measured live over"))
       << tuner->confirmation_text().toStdString();
   EXPECT_TRUE(tuner->confirmation_text().contains("(predicted "));
+  ASSERT_TRUE(c.predicted.band) << "the best carries its band";
+  EXPECT_TRUE(tuner->confirmation_text().contains("the predicted band"))
+      << tuner->confirmation_text().toStdString();
 }
 
 TEST(GenTuner, ABadSpaceIsNamedAndNothingRuns) {
