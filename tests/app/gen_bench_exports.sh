@@ -52,7 +52,7 @@ assert c["by_decodes"] and all(r["steps"] > 0 and r["median_us"] > 0 for r in c[
 s, t = c["synthetic_lm"].split(",")
 assert abs(float(s) - c["step_us"]) < 0.1, c
 # The engine's own time between steps, and the spread of the steps about the fit.
-assert c["version"] == 5 and c["kind"] == "generation-steps", c
+assert c["version"] == 6 and c["kind"] == "generation-steps", c
 assert c["between_us"] > 0 and c["context_us"] >= 0, c
 q = [p["q"] for p in c["spread"]]
 r = [p["ratio"] for p in c["spread"]]

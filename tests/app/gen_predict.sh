@@ -78,7 +78,7 @@ grep -q "fit over 54 steps: " "$dir/prof.txt"
 python3 - "$dir/prof.json" <<'PY'
 import json, sys
 c = json.load(open(sys.argv[1]))
-assert c["kind"] == "generation-steps" and c["version"] == 5, c
+assert c["kind"] == "generation-steps" and c["version"] == 6, c
 assert c["steps"] == 54 and c["decode_steps"] == 45, c  # (3 prefills + 3 decode counts x 5 positions) x 3
 assert 280 <= c["step_us"] < 1000 and c["between_us"] == 0, c
 assert c["spread"] and c["by_decodes"], c

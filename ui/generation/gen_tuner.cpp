@@ -247,8 +247,10 @@ Status GenTunerPanel::run() {
   if (!cost) return fail(cost.error().message);
   // The band: the kept step cost's drift where it is known (the synthetic
   // model's own cost has none), else +-15%.
-  const BandFactors band = band_factors(
+  BandFactors band = band_factors(
       !setup_.exact && setup_.kept ? drift_of_levels(setup_.kept->evidence) : CostDrift{});
+  if (setup_.exact)
+    band.source = "the default +-15%: the synthetic model's own cost keeps no drift";
   {
     for (uint32_t n : lane_counts(*space, setup_.in_force ? setup_.in_force() : Options{})) {
       if (cost->first.has_lanes(n)) continue;

@@ -7,7 +7,9 @@
 #include <gtest/gtest.h>
 
 #include <QCheckBox>
+#include <QDir>
 #include <QDoubleSpinBox>
+#include <QImage>
 #include <QLineEdit>
 #include <QTableWidget>
 #include <memory>
@@ -108,6 +110,11 @@ TEST(GenTuner, TunesTheTrafficOnThePredictorAppliesTheBestAndExportsIt) {
     EXPECT_TRUE(table->item(row, 11)->text().contains("–")) << row;
   }
   EXPECT_TRUE(table->item(0, 12)->text().contains("×")) << table->item(0, 12)->text().toStdString();
+  // Offscreen, the tab renders with its bars (a picture to look at).
+  tuner->resize(1200, 900);
+  const QImage img = tuner->grab().toImage();
+  ASSERT_FALSE(img.isNull());
+  EXPECT_TRUE(img.save(QDir::temp().filePath("batchscope_gen_tuner_test.png")));
   // The capacity: a rate above the traffic's, since the best meets it there.
   ASSERT_TRUE(out.capacity);
   EXPECT_GE(out.capacity->factor, 1.0);
