@@ -253,22 +253,8 @@ std::optional<WorkError> tune_lm(const LmTuneRequest& request, LmTuneReport& rep
   hs.needed = hs.band.high;
   hs.source = hs.band.source;
   hs.rate_applies = rate_scales(traffic);
-  const GenScaledEvaluator scaled = [&](const Options& o, double slow, double rate) {
-    ArrivalSpec at = traffic;
-    if (rate != 1) {
-      auto s = scaled_traffic(traffic, rate);
-      if (!s) {  // no such traffic: it cannot meet the objective
-        GenEvaluated none;
-        none.options = o;
-        none.sent = none.failed = 1;
-        return none;
-      }
-      at = *s;
-    }
-    return predicted_evaluator(
-        at, [&](uint64_t seed) { return t.lengths.workload(seed); }, info,
-        slow == 1 ? cost : cost.scaled(slow), t.slo)(o);
-  };
+  const GenScaledEvaluator scaled = scaled_predicted_evaluator(
+      traffic, [&](uint64_t seed) { return t.lengths.workload(seed); }, info, cost, t.slo);
   GenHeadroomResult headroom;
   if (result.best) {
     headroom = gen_rank_by_headroom(result, scaled, hs);

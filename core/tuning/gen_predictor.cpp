@@ -407,4 +407,23 @@ GenEvaluator predicted_evaluator(const ArrivalSpec& traffic,
   };
 }
 
+std::function<GenEvaluated(const Options&, double, double)> scaled_predicted_evaluator(
+    const ArrivalSpec& traffic, std::function<GenWorkload(uint64_t seed)> workload,
+    const LmInfo& model, const GenStepCost& cost, const GenSlo& slo) {
+  return [=](const Options& o, double slow, double rate) {
+    ArrivalSpec at = traffic;
+    if (rate != 1) {
+      auto s = scaled_traffic(traffic, rate);
+      if (!s) {  // no such traffic: it cannot meet the objective
+        GenEvaluated none;
+        none.options = o;
+        none.sent = none.failed = 1;
+        return none;
+      }
+      at = *s;
+    }
+    return predicted_evaluator(at, workload, model, slow == 1 ? cost : cost.scaled(slow), slo)(o);
+  };
+}
+
 }  // namespace batchscope

@@ -109,4 +109,11 @@ GenEvaluator predicted_evaluator(const ArrivalSpec& traffic,
                                  std::function<GenWorkload(uint64_t seed)> workload,
                                  const LmInfo& model, const GenStepCost& cost, const GenSlo& slo);
 
+// The same with the step cost `slow` times as slow and every rate of
+// `traffic` `rate` times as high (scaled_traffic), for bands and headroom
+// (gen_headroom.h). A rate the traffic cannot take fails every request.
+std::function<GenEvaluated(const Options&, double slow, double rate)> scaled_predicted_evaluator(
+    const ArrivalSpec& traffic, std::function<GenWorkload(uint64_t seed)> workload,
+    const LmInfo& model, const GenStepCost& cost, const GenSlo& slo);
+
 }  // namespace batchscope

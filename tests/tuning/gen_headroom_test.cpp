@@ -76,5 +76,27 @@ TEST(GenHeadroomTest, TheChoiceIsTheBestThatHoldsElseTheClosestMarkedFragile) {
   EXPECT_NE(table.find("fragile"), std::string::npos) << table;
 }
 
+TEST(GenHeadroomTest, AmongGoodputsThatTieTheOneWithTheMostRoomIsChosen) {
+  // 8 and 16 tie on goodput (within 1%); by TTFT 8 leads, but its ITL (42
+  // of 50) holds it to 1.19x; 16 holds to 1.67x (TTFT 120 of 200).
+  const GenScaledEvaluator f = gen_closed_form({{8, {1000, 100, 42}}, {16, {995, 120, 20}}});
+  GenTuneResult r;
+  r.slo.ttft_ms = 200;
+  r.slo.itl_ms = 50;
+  r.objective = GenObjective::kGoodput;
+  for (uint32_t n : {8u, 16u}) r.evaluated.push_back(f(seqs(n), 1, 1));
+  HeadroomSettings s;
+  s.needed = 1.15;
+  GenHeadroomResult h = gen_rank_by_headroom(r, f, s);
+  ASSERT_EQ(h.checked.size(), 2u);
+  EXPECT_EQ(h.checked[0].options.max_num_seqs, 8u) << "the objective's order";
+  ASSERT_TRUE(h.chosen());
+  EXPECT_EQ(h.chosen()->options.max_num_seqs, 16u);
+  // The latency objective keeps the lowest TTFT that holds.
+  r.objective = GenObjective::kLatency;
+  h = gen_rank_by_headroom(r, f, s);
+  EXPECT_EQ(h.chosen()->options.max_num_seqs, 8u);
+}
+
 }  // namespace
 }  // namespace batchscope

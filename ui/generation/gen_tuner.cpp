@@ -327,18 +327,9 @@ Status GenTunerPanel::run() {
       hs.needed = band.high;
       hs.source = band.source;
       hs.cancel = settings.cancel;
-      const GenScaledEvaluator scaled = [&](const Options& o, double slow, double rate) {
-        auto at = scaled_traffic(spec, rate);
-        if (!at) {  // no such traffic: it cannot meet the objective
-          GenEvaluated none;
-          none.options = o;
-          none.sent = none.failed = 1;
-          return none;
-        }
-        return predicted_evaluator(
-            *at, [&t](uint64_t seed) { return GenWorkload(t.prompt, t.max_tokens, seed); }, info,
-            slow == 1 ? cost : cost.scaled(slow), settings.slo)(o);
-      };
+      const GenScaledEvaluator scaled = scaled_predicted_evaluator(
+          spec, [t](uint64_t seed) { return GenWorkload(t.prompt, t.max_tokens, seed); }, info,
+          cost, settings.slo);
       out.headroom = gen_rank_by_headroom(out.result, scaled, hs);
       if (const GenEvaluated* c = out.headroom.chosen()) out.result.best = *c;
       band_gen_front(out.result.pareto, out.headroom, scaled, 64, settings.cancel);
