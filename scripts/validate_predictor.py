@@ -102,22 +102,27 @@ def figures(summary):
         for key in ("p50", "p99"):
             ends = [band["latency_ms_fast"][key], band["latency_ms_slow"][key], out[key]]
             out[key + "_band"] = (min(ends), max(ends))
+            # With the run's own noise: the figure over other draws of the traffic too.
+            if band.get("draws"):
+                ends += [band["latency_ms_draws_low"][key], band["latency_ms_draws_high"][key]]
+                out[key + "_wide"] = (min(ends), max(ends))
         out["band_source"] = band.get("source", "")
     return out
 
 
-def in_band(p, key):
-    """Whether the live median lies inside the prediction's band (None: no band)."""
-    b = p["predicted"].get(key + "_band")
+def in_band(p, key, kind="_band"):
+    """Whether the live median lies inside the prediction's band (None: no band);
+    kind "_wide" for the band with the other draws' range."""
+    b = p["predicted"].get(key + kind)
     if not b:
         return None
     med = statistics.median(r[key] for r in p["live"])
     return b[0] <= med <= b[1]
 
 
-def band_width(p, key):
+def band_width(p, key, kind="_band"):
     """The band's width over the nominal prediction."""
-    b = p["predicted"].get(key + "_band")
+    b = p["predicted"].get(key + kind)
     return (b[1] - b[0]) / p["predicted"][key] if b and p["predicted"][key] > 0 else 0.0
 
 
@@ -229,6 +234,9 @@ def report(p):
           + (f"  band p50 {'in' if in_band(p, 'p50') else 'OUT'} (width {100 * band_width(p, 'p50'):.0f}%)"
              f" p99 {'in' if in_band(p, 'p99') else 'OUT'} (width {100 * band_width(p, 'p99'):.0f}%)"
              if in_band(p, "p50") is not None else "")
+          + (f"  with noise p50 {'in' if in_band(p, 'p50', '_wide') else 'OUT'}"
+             f" p99 {'in' if in_band(p, 'p99', '_wide') else 'OUT'}"
+             if in_band(p, "p50", "_wide") is not None else "")
           + (f"  live B {100 * other_error(p, 'p50'):+4.0f}% {100 * other_error(p, 'p99'):+4.0f}% "
              f"{'ok' if within_other(p) else 'MISS'}" if "other" in p else ""), flush=True)
 
@@ -265,25 +273,29 @@ def summarize(points):
             e99 = statistics.median(other_error(p, "p99") for p in ps)
             print(f"{g:<28} {len(ps):>6} {ok:>5} ({100 * ok / len(ps):3.0f}%) {100 * e50:>+17.1f}% "
                   f"{100 * e99:>+7.1f}%")
-    banded = [p for p in points if in_band(p, "p50") is not None]
-    if banded:
-        print("\nthe live median inside the predicted band (t(b) at the kept drift's p10..p90, "
-              "or +-15% until it is known), and the band's median width over the prediction:")
+    for kind, title in (("_band", "the predicted band (t(b) at the kept drift's p10..p90, "
+                                  "or +-15% until it is known)"),
+                        ("_wide", "the band with the run's own noise (and the figure over "
+                                  "other draws of the traffic at the kept t(b))")):
+        banded = [p for p in points if in_band(p, "p50", kind) is not None]
+        if not banded:
+            continue
+        print(f"\nthe live median inside {title}, and its median width over the prediction:")
         for g, ps in groups.items():
             ps = [p for p in ps if p in banded]
             if not ps:
                 continue
-            c50 = sum(bool(in_band(p, "p50")) for p in ps)
-            c99 = sum(bool(in_band(p, "p99")) for p in ps)
-            w50 = statistics.median(band_width(p, "p50") for p in ps)
-            w99 = statistics.median(band_width(p, "p99") for p in ps)
+            c50 = sum(bool(in_band(p, "p50", kind)) for p in ps)
+            c99 = sum(bool(in_band(p, "p99", kind)) for p in ps)
+            w50 = statistics.median(band_width(p, "p50", kind) for p in ps)
+            w99 = statistics.median(band_width(p, "p99", kind) for p in ps)
             print(f"{g:<28} {len(ps):>6}  p50 {c50:>3} ({100 * c50 / len(ps):3.0f}%) width "
                   f"{100 * w50:4.0f}%   p99 {c99:>3} ({100 * c99 / len(ps):3.0f}%) width {100 * w99:4.0f}%")
         for p in banded:
-            if not (in_band(p, "p50") and in_band(p, "p99")):
+            if not (in_band(p, "p50", kind) and in_band(p, "p99", kind)):
                 m50 = statistics.median(r["p50"] for r in p["live"])
                 m99 = statistics.median(r["p99"] for r in p["live"])
-                b50, b99 = p["predicted"]["p50_band"], p["predicted"]["p99_band"]
+                b50, b99 = p["predicted"]["p50" + kind], p["predicted"]["p99" + kind]
                 print(f"  outside: {name(p)} p50 {m50:.3f} in {b50[0]:.3f}..{b50[1]:.3f}, "
                       f"p99 {m99:.3f} in {b99[0]:.3f}..{b99[1]:.3f} ({p['predicted']['band_source']})")
     ps = groups["all"]
@@ -304,7 +316,8 @@ def write_csv(path, points):
                     "predicted_p99_ms", "error_p99", "live_rps", "predicted_rps", "live_batch",
                     "predicted_batch", "within", "runs_p50_ms", "runs_p99_ms", "live_b_p50_ms",
                     "live_b_p99_ms", "live_b_within", "band_p50_ms", "band_p99_ms",
-                    "in_band_p50", "in_band_p99"])
+                    "in_band_p50", "in_band_p99", "wide_p50_ms", "wide_p99_ms",
+                    "in_wide_p50", "in_wide_p99"])
         for p in points:
             m50, s50, e50 = stats(p, "p50")
             m99, s99, e99 = stats(p, "p99")
@@ -321,7 +334,11 @@ def write_csv(path, points):
                        ([" ".join(f"{v:.4f}" for v in p["predicted"]["p50_band"]),
                          " ".join(f"{v:.4f}" for v in p["predicted"]["p99_band"]),
                          int(in_band(p, "p50")), int(in_band(p, "p99"))]
-                        if in_band(p, "p50") is not None else ["", "", "", ""]))
+                        if in_band(p, "p50") is not None else ["", "", "", ""]) +
+                       ([" ".join(f"{v:.4f}" for v in p["predicted"]["p50_wide"]),
+                         " ".join(f"{v:.4f}" for v in p["predicted"]["p99_wide"]),
+                         int(in_band(p, "p50", "_wide")), int(in_band(p, "p99", "_wide"))]
+                        if in_band(p, "p50", "_wide") is not None else ["", "", "", ""]))
 
 
 if __name__ == "__main__":

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "model/bench_run.h"
 
+#include <algorithm>
+
 #include "traffic/varied_inputs.h"
 #include "tuning/adaptive_planner.h"
 #include "tuning/cost_calibration.h"
@@ -9,6 +11,21 @@
 #include "tuning/predictor.h"
 
 namespace batchscope {
+
+namespace {
+
+// Each figure's lowest and highest over the draws so far.
+void widen_draws(PredictedBand& band, const RunLatency& l) {
+  for (double RunLatency::*q : {&RunLatency::p50_ms, &RunLatency::p90_ms, &RunLatency::p95_ms,
+                                &RunLatency::p99_ms, &RunLatency::p999_ms, &RunLatency::max_ms,
+                                &RunLatency::mean_ms}) {
+    band.draws_low.*q = band.draws == 0 ? l.*q : std::min(band.draws_low.*q, l.*q);
+    band.draws_high.*q = band.draws == 0 ? l.*q : std::max(band.draws_high.*q, l.*q);
+  }
+  ++band.draws;
+}
+
+}  // namespace
 
 Expected<RunData> predict_bench(const LocalModel& model, const Options& options,
                                 const ArrivalSpec& spec, const CostChoice& cost_choice,
@@ -52,6 +69,15 @@ Expected<RunData> predict_bench(const LocalModel& model, const Options& options,
     const RunSummary s = summarize_run(predict_run(ps), std::chrono::seconds(1));
     (slow ? band.at_slow : band.at_fast) = s.latency;
     (slow ? band.rps_slow : band.rps_fast) = s.throughput_rps;
+  }
+  // The run's own noise: other draws of the same traffic, at the nominal cost.
+  ps.cost = cost->cost;
+  for (int k = 1; k <= kPredictedDraws; ++k) {
+    ArrivalSpec other = spec;
+    other.seed = spec.seed + 7919 * static_cast<uint64_t>(k);
+    ps.arrivals = bounded_for_prediction(other);
+    const RunLatency l = summarize_run(predict_run(ps), std::chrono::seconds(1)).latency;
+    widen_draws(band, l);
   }
   run.band = std::move(band);
   return run;

@@ -25,7 +25,10 @@ namespace batchscope {
 // clock, priced by `cost` (a cost file, or the model's kept cost, made on
 // first use); `config` is the run's. Says the cost, the capacity it gives
 // and the lengths priced. The adaptive strategy plans on the cost it is
-// predicted with, as a live engine plans on the kept cost.
+// predicted with, as a live engine plans on the kept cost. The run carries
+// its band (t(b) at the kept drift's ends) and the range of its latencies
+// over kPredictedDraws other draws of the traffic (PredictedBand).
+inline constexpr int kPredictedDraws = 4;
 Expected<RunData> predict_bench(const LocalModel& model, const Options& options,
                                 const ArrivalSpec& spec, const CostChoice& cost,
                                 const std::optional<LengthDist>& seq_len, const RunConfig& config,

@@ -184,7 +184,7 @@ Expected<PricedSteps> price_gen_steps(const LocalModel& model, const Options& op
   if (lanes.empty()) lanes.push_back(std::max<uint32_t>(options.num_lanes, 1));
   if (const auto& synthetic = model.choice().synthetic_lm) {
     return PricedSteps{GenStepCost::synthetic(synthetic->step_us, synthetic->token_us),
-                       "the synthetic model's own cost"};
+                       "the synthetic model's own cost", {}};
   }
   if (!priced.file.empty()) {
     auto c = read_cost(priced.file);
@@ -197,7 +197,7 @@ Expected<PricedSteps> price_gen_steps(const LocalModel& model, const Options& op
           ": leave out --cost to measure it live, or give a cost measured at " + std::to_string(n) +
           " (bench --lanes " + std::to_string(n) + " --cost-out FILE)");
     }
-    return PricedSteps{GenStepCost::of(*c), priced.file};
+    return PricedSteps{GenStepCost::of(*c), priced.file, {}};
   }
   const auto cache = step_cache_for(model);
   std::optional<StepCost> cost;

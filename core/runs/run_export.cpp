@@ -192,6 +192,12 @@ std::string run_summary_json(const RunData& run, const RunSummary& s) {
       append_latency(band.key("latency_ms_slow"), b->at_slow, /*full=*/true);
       band.number("throughput_rps_fast", b->rps_fast);
       band.number("throughput_rps_slow", b->rps_slow);
+      if (b->draws > 0) {
+        // The run's own noise: each figure's range over other draws of the traffic.
+        band.uint("draws", static_cast<uint64_t>(b->draws));
+        append_latency(band.key("latency_ms_draws_low"), b->draws_low, /*full=*/true);
+        append_latency(band.key("latency_ms_draws_high"), b->draws_high, /*full=*/true);
+      }
     }
     if (run.others) {
       // What else the machine was doing: a busy run refines no kept cost.

@@ -57,12 +57,17 @@ struct RunLatency {
 
 // A prediction's band (target "predict"): the run predicted again with t(b)
 // `fast` and `slow` times as long (tuning/cost_drift.h), its latencies and
-// throughput there.
+// throughput there. Beside it, the run's own noise: the same traffic drawn
+// again with `draws` other seeds at the nominal t(b), each latency figure's
+// lowest and highest over those draws (a run of a few thousand requests
+// rests its p99 on a few dozen).
 struct PredictedBand {
   double fast = 1, slow = 1;
   std::string source;  // where the factors came from
   RunLatency at_fast, at_slow;
   double rps_fast = 0, rps_slow = 0;
+  int draws = 0;
+  RunLatency draws_low, draws_high;
 };
 
 struct RunData {

@@ -46,6 +46,13 @@ std::string run_summary_text(const RunData& run, const RunSummary& s) {
                   lo(s.throughput_rps, b->rps_fast, b->rps_slow),
                   hi(s.throughput_rps, b->rps_fast, b->rps_slow), b->fast, b->slow,
                   b->source.c_str());
+    if (b->draws > 0) {
+      append_format(out,
+                    "  other draws  p50 %.3f..%.3f  p99 %.3f..%.3f  (the same traffic drawn "
+                    "again with %d other seeds, t(b) as kept)\n",
+                    b->draws_low.p50_ms, b->draws_high.p50_ms, b->draws_low.p99_ms,
+                    b->draws_high.p99_ms, b->draws);
+    }
   }
   append_format(out, "  send lag ms  p50 %.3f  p99 %.3f  max %.3f\n", s.lag_p50_ms, s.lag_p99_ms,
                 s.lag_max_ms);

@@ -14,14 +14,6 @@ FigureRange range3(double a, double b, double c) {
   return {std::min({a, b, c}), std::max({a, b, c})};
 }
 
-void append_range(std::string& out, const char* name, const FigureRange& r) {
-  append_format(out, ",\"%s\":[", name);
-  append_json_number(out, r.low);
-  out += ',';
-  append_json_number(out, r.high);
-  out += ']';
-}
-
 }  // namespace
 
 GenBand gen_band_of(const GenEvaluated& nominal, const GenScaledEvaluator& predict,
@@ -145,17 +137,7 @@ std::string gen_headroom_json(const GenHeadroomResult& h) {
     append_json_number(out, e.tokens_per_s);
     out += ",\"goodput_rps\":";
     append_json_number(out, e.goodput_rps);
-    if (e.band) {
-      out += ",\"band\":{\"fast\":";
-      append_json_number(out, e.band->fast);
-      out += ",\"slow\":";
-      append_json_number(out, e.band->slow);
-      append_range(out, "ttft_ms", e.band->ttft_ms);
-      append_range(out, "itl_ms", e.band->itl_ms);
-      append_range(out, "tokens_per_s", e.band->tokens_per_s);
-      append_range(out, "goodput_rps", e.band->goodput_rps);
-      out += '}';
-    }
+    if (e.band) out += ",\"band\":" + gen_band_json(*e.band);
     if (e.headroom) out += ",\"headroom\":" + headroom_figures_json(*e.headroom);
     out += '}';
   }

@@ -54,7 +54,7 @@ struct GenStepCost {
   std::vector<StepSpreadBucket> spreads;  // by decodes and prefill (step_cost.h); not with a grid
 
   static GenStepCost synthetic(double step_us, double token_us) {
-    return {step_us, token_us, token_us, 0, 0, {}, {}, 1, {}, true};
+    return {step_us, token_us, token_us, 0, 0, {}, {}, 1, {}, true, {}};
   }
   static GenStepCost of(const StepCost& measured) {
     return {measured.step_us,          measured.token_us,

@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "common/text_out.h"
+#include "tuning/tune_headroom.h"
 
 namespace batchscope {
 
@@ -434,6 +435,27 @@ std::string gen_figures_json(const GenEvaluated& e, int quantile) {
   count("preemptions", e.preemptions);
   count("steps", e.steps);
   number("decodes_per_step", e.decodes_per_step);
+  if (e.band) out += ",\"band\":" + gen_band_json(*e.band);
+  if (e.headroom) out += ",\"headroom\":" + headroom_figures_json(*e.headroom);
+  return out + '}';
+}
+
+std::string gen_band_json(const GenBand& b) {
+  std::string out = "{\"fast\":";
+  append_json_number(out, b.fast);
+  out += ",\"slow\":";
+  append_json_number(out, b.slow);
+  auto range = [&](const char* name, const FigureRange& r) {
+    append_format(out, ",\"%s\":[", name);
+    append_json_number(out, r.low);
+    out += ',';
+    append_json_number(out, r.high);
+    out += ']';
+  };
+  range("ttft_ms", b.ttft_ms);
+  range("itl_ms", b.itl_ms);
+  range("tokens_per_s", b.tokens_per_s);
+  range("goodput_rps", b.goodput_rps);
   return out + '}';
 }
 

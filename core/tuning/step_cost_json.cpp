@@ -198,9 +198,10 @@ Status read_lanes(const nlohmann::json& j, StepCost& c) {
     const auto& p = (*it)[i];
     const auto lanes = p.is_object() ? p.find("lanes") : p.end();
     const auto steps = p.is_object() ? p.find("steps") : p.end();
-    const auto n = lanes != p.end() ? lanes_of(*lanes) : std::nullopt;
+    // 0: absent or out of range (lanes_of() takes 1..64).
+    const uint32_t n = lanes != p.end() ? lanes_of(*lanes).value_or(0) : 0;
     StepLaneFit f;
-    bool ok = n && *n != c.lanes && (c.by_lanes.empty() || c.by_lanes.back().lanes < *n) &&
+    bool ok = n != 0 && n != c.lanes && (c.by_lanes.empty() || c.by_lanes.back().lanes < n) &&
               (steps == p.end() || steps->is_number_unsigned());
     for (auto [key, field] : {std::pair{"step_us", &StepLaneFit::step_us},
                               std::pair{"token_us", &StepLaneFit::token_us},
@@ -219,7 +220,7 @@ Status read_lanes(const nlohmann::json& j, StepCost& c) {
                               "and between_us from 0 to 10 s}, not " +
                               p.dump().substr(0, 80));
     }
-    f.lanes = *n;
+    f.lanes = n;
     f.steps = steps != p.end() ? steps->get<uint64_t>() : 0;
     c.by_lanes.push_back(f);
   }

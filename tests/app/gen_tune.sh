@@ -35,6 +35,11 @@ assert abs(m["tokens_per_s"] / p["tokens_per_s"] - 1) < 0.1, (p, m)
 c = d["confirmed"]
 assert len(c) == 1 and len(c[0]["runs"]) == 2, c
 assert d["pareto"] and all("figures" in q for q in d["pareto"]), d["pareto"][:1]
+# Every point of the front carries its band, which holds the point.
+for q in d["pareto"]:
+    f = q["figures"]
+    lo, hi = f["band"]["ttft_ms"]
+    assert lo <= f["ttft_p99_ms"] <= hi, q
 # What it was measured on, for the exports' comments.
 on = d["measured_on"]
 assert on["device"] == "cpu" and on["machine"]["cores"] > 0, on

@@ -141,6 +141,7 @@ grep -Eq "^  1 lane\(s\): t\(b\) over the cost's, run by run:( [0-9.]+( \(median
   --max-wait-ms 0 --target predict --json "$dir/predict.json" \
   --trace-out "$dir/predict.trace.json" >"$dir/predict.txt"
 grep -q "predicted: strategy=fifo max_batch_size=8" "$dir/predict.txt"
+grep -Eq "^  other draws  p50 [0-9.]+\.\.[0-9.]+  p99 [0-9.]+\.\.[0-9.]+  \(the same traffic drawn again with 4 other seeds" "$dir/predict.txt"
 python3 - "$dir" <<'PY'
 import json, sys
 d = sys.argv[1]
@@ -151,6 +152,16 @@ assert s["batch_size"]["mean"] > 1, s["batch_size"]
 # The load driver's lag as the kept cost measured it: small at the median.
 lag = s["send_lag_ms"]
 assert 0 <= lag["p50"] <= lag["max"] and lag["p50"] < 1, lag
+# The band, t(b) at the drift's ends (the default +-15% on a cost made now),
+# holds the prediction; beside it the p99 over four other draws of the
+# traffic, which differ from this one's.
+b = s["band"]
+assert (b["fast"], b["slow"]) == (0.85, 1.15), b
+p50, p99 = s["latency_ms"]["p50"], s["latency_ms"]["p99"]
+assert b["latency_ms_fast"]["p50"] <= p50 <= b["latency_ms_slow"]["p50"], (b, p50)
+assert b["draws"] == 4, b
+lo, hi = b["latency_ms_draws_low"]["p99"], b["latency_ms_draws_high"]["p99"]
+assert 0 < lo < hi, (lo, hi)
 t = json.load(open(f"{d}/predict.trace.json"))
 assert any(e.get("ph") == "X" for e in t["traceEvents"])
 PY

@@ -98,5 +98,35 @@ TEST(GenHeadroomTest, AmongGoodputsThatTieTheOneWithTheMostRoomIsChosen) {
   EXPECT_EQ(h.chosen()->options.max_num_seqs, 8u);
 }
 
+TEST(GenHeadroomTest, TheParetoFrontCarriesItsBandsIntoTheTuneJson) {
+  const GenScaledEvaluator f = gen_closed_form({{8, {1000, 180, 10}}, {4, {800, 100, 10}}});
+  GenTuneResult r;
+  r.slo.ttft_ms = 200;
+  r.objective = GenObjective::kGoodput;
+  for (uint32_t n : {8u, 4u}) r.evaluated.push_back(f(seqs(n), 1, 1));
+  r.best = r.evaluated[0];
+  r.pareto = gen_pareto_front(r.evaluated);
+  ASSERT_EQ(r.pareto.size(), 2u);
+  HeadroomSettings s;
+  s.needed = 1.15;
+  s.band = BandFactors{0.85, 1.15, "test"};
+  const GenHeadroomResult h = gen_rank_by_headroom(r, f, s);
+  band_gen_front(r.pareto, h, f);
+  for (const GenEvaluated& e : r.pareto) {
+    ASSERT_TRUE(e.band) << e.options.max_num_seqs;
+    EXPECT_LE(e.band->ttft_ms.low, e.ttft_ms);
+    EXPECT_GE(e.band->ttft_ms.high, e.ttft_ms);
+  }
+  const std::string j = gen_tune_json(r);
+  const size_t pareto = j.find("\"pareto\":[");
+  ASSERT_NE(pareto, std::string::npos) << j;
+  // Both points' bands, TTFT 180 and 100 each scaled by 0.85..1.15.
+  EXPECT_NE(j.find("\"band\":{\"fast\":0.85,\"slow\":1.15,\"ttft_ms\":[153,", pareto),
+            std::string::npos)
+      << j;
+  EXPECT_NE(j.find("\"ttft_ms\":[85,", pareto), std::string::npos) << j;
+  EXPECT_NE(j.find("\"headroom\":{", pareto), std::string::npos) << j;
+}
+
 }  // namespace
 }  // namespace batchscope
