@@ -44,6 +44,10 @@ std::string profile_lm_help();
 int run_describe(const Args& args);
 std::string describe_help();
 
+// gpus: the GPU table a language model's serving is planned on (core/roofline).
+int run_gpus(const Args& args);
+std::string gpus_help();
+
 // serve: a model behind the HTTP listener, headless, until SIGINT or SIGTERM.
 int run_serve(int argc, char** argv, const Args& args);
 std::string serve_help();

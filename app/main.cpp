@@ -53,6 +53,8 @@ const std::vector<Command>& commands() {
        describe_help, [](int, char**, const Args& a) { return run_describe(a); }},
 #endif
 #ifdef BATCHSCOPE_WITH_QT
+      {"gpus", "the GPUs a language model's serving can be planned for, with their sources",
+       gpus_help, [](int, char**, const Args& a) { return run_gpus(a); }},
       {"serve", "serve a model over HTTP (/infer, KServe v2, /metrics), headless", serve_help,
        [](int c, char** v, const Args& a) { return run_serve(c, v, a); }},
 #endif

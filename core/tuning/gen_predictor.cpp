@@ -12,9 +12,12 @@
 
 namespace batchscope {
 
-Duration GenStepCost::of_step(uint32_t decodes, uint32_t prefill_tokens, uint64_t context) const {
+Duration GenStepCost::of_step(uint32_t decodes, uint32_t prefill_tokens, uint64_t context,
+                              uint64_t prefill_reads) const {
   double us = 0;
-  if (grid.has_decodes() || grid.has_prefill()) {
+  if (roofline) {
+    us = roofline->step_us(decodes, prefill_tokens, context, prefill_reads) * roofline_scale;
+  } else if (grid.has_decodes() || grid.has_prefill()) {
     const double d = decodes, p = prefill_tokens;
     const double position = decodes > 0 ? static_cast<double>(context) / d : 0;
     auto line = [&](double n, double at) { return step_us + decode_us * n + context_us * n * at; };
@@ -77,10 +80,12 @@ GenStepCost GenStepCost::scaled(double factor) const {
     }
   }
   c.grid = grid.scaled(factor);
+  c.roofline_scale *= factor;
   return c;
 }
 
 bool GenStepCost::has_lanes(uint32_t n) const {
+  if (roofline) return n == 1;  // one replica; more are planned as replicas
   if (exact || n == lanes) return true;
   for (const StepLaneFit& f : by_lanes) {
     if (f.lanes == n) return true;
@@ -106,6 +111,7 @@ GenStepCost GenStepCost::at_lanes(uint32_t n) const {
 }
 
 std::string GenStepCost::text() const {
+  if (roofline) return "the roofline of " + roofline->describe();
   char buf[256];
   std::snprintf(buf, sizeof buf, "%.1f us + %.3f us per decode + %.3f us per prompt token", step_us,
                 decode_us, prefill_token_us);
@@ -172,15 +178,19 @@ class CostLm final : public LmRunner {
   Expected<LmLogits> step(const LmStep& step) override {
     uint32_t prefill = 0;
     uint64_t context = 0;  // as the scheduler counts it: the positions already cached
+    uint64_t reads = 0;    // the positions the prefill tokens attend to, themselves included
     size_t rows = step.decodes.size();
     for (const PrefillChunk& p : step.prefills) {
-      prefill += static_cast<uint32_t>(p.tokens.size());
-      context += static_cast<uint64_t>(std::max(0, p.start));
+      const uint64_t n = p.tokens.size(), start = static_cast<uint64_t>(std::max(0, p.start));
+      prefill += static_cast<uint32_t>(n);
+      context += start;
+      reads += n * start + n * (n + 1) / 2;
       rows += p.want_logits;
     }
     for (const DecodeItem& d : step.decodes)
       context += static_cast<uint64_t>(std::max(0, d.position));
-    Duration cost = cost_.of_step(static_cast<uint32_t>(step.decodes.size()), prefill, context);
+    Duration cost =
+        cost_.of_step(static_cast<uint32_t>(step.decodes.size()), prefill, context, reads);
     if (cost_.has_spread()) {
       const double u = static_cast<double>(rng_() >> 11) * 0x1.0p-53;  // the same on every platform
       const double f = cost_.factor_at(u, static_cast<uint32_t>(step.decodes.size()), prefill > 0);

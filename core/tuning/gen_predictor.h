@@ -25,12 +25,14 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "common/clock.h"
 #include "common/options.h"
 #include "generation/lm_runner.h"
+#include "roofline/roofline_cost.h"
 #include "traffic/arrivals.h"
 #include "traffic/gen_load.h"
 #include "traffic/gen_workload.h"
@@ -52,17 +54,35 @@ struct GenStepCost {
   std::vector<StepLaneFit> by_lanes;      // the fits at other lane counts
   bool exact = false;                     // the synthetic model's: the same at any lanes
   std::vector<StepSpreadBucket> spreads;  // by decodes and prefill (step_cost.h); not with a grid
+  // A model and GPU not at hand (roofline/roofline_cost.h): where set, it
+  // prices every step, times `roofline_scale`, and the terms above are 0.
+  std::shared_ptr<const RooflineCost> roofline;
+  double roofline_scale = 1;
 
   static GenStepCost synthetic(double step_us, double token_us) {
-    return {step_us, token_us, token_us, 0, 0, {}, {}, 1, {}, true, {}};
+    return {step_us, token_us, token_us, 0, 0, {}, {}, 1, {}, true, {}, nullptr, 1};
+  }
+  // The roofline's cost of a model on a GPU, one replica (its TP inside).
+  static GenStepCost of(RooflineCost roofline) {
+    GenStepCost c;
+    c.roofline = std::make_shared<const RooflineCost>(std::move(roofline));
+    c.exact = false;
+    return c;
   }
   static GenStepCost of(const StepCost& measured) {
-    return {measured.step_us,          measured.token_us,
-            measured.prefill_token_us, measured.context_us,
-            measured.between_us,       measured.spread,
-            StepGrid(measured.grid),   measured.lanes,
-            measured.by_lanes,         false,
-            measured.spreads};
+    return {measured.step_us,
+            measured.token_us,
+            measured.prefill_token_us,
+            measured.context_us,
+            measured.between_us,
+            measured.spread,
+            StepGrid(measured.grid),
+            measured.lanes,
+            measured.by_lanes,
+            false,
+            measured.spreads,
+            nullptr,
+            1};
   }
   // This cost on a machine `factor` times as slow (a band's or headroom's
   // prediction): every term of every fit, and the grid, scaled.
@@ -79,8 +99,10 @@ struct GenStepCost {
   // a grid, its decodes (at the mean context per sequence) and its prefill
   // are read from the grid, each part moved by the fit's difference where
   // it lies outside the grid, and a step of both counts the grid's floor
-  // once.
-  Duration of_step(uint32_t decodes, uint32_t prefill_tokens, uint64_t context = 0) const;
+  // once. `prefill_reads`, the cached positions the prefill tokens attend to
+  // (each chunk's tokens those before them), counts for the roofline alone.
+  Duration of_step(uint32_t decodes, uint32_t prefill_tokens, uint64_t context = 0,
+                   uint64_t prefill_reads = 0) const;
   // The spread's factor at uniform draw u in [0, 1): its quantiles joined
   // by straight lines, the end ones held beyond them; 1 without a spread.
   double factor_at(double u) const;

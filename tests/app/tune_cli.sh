@@ -152,11 +152,10 @@ assert s["batch_size"]["mean"] > 1, s["batch_size"]
 # The load driver's lag as the kept cost measured it: small at the median.
 lag = s["send_lag_ms"]
 assert 0 <= lag["p50"] <= lag["max"] and lag["p50"] < 1, lag
-# The band, t(b) at the drift's ends (the default +-15% on a cost made now),
-# holds the prediction; beside it the p99 over four other draws of the
-# traffic, which differ from this one's.
+# The band, t(b) at the kept drift's ends, holds the prediction; beside it
+# the p99 over four other draws of the traffic, which differ from this one's.
 b = s["band"]
-assert (b["fast"], b["slow"]) == (0.85, 1.15), b
+assert b["fast"] <= 1 <= b["slow"] and b["source"], b
 p50, p99 = s["latency_ms"]["p50"], s["latency_ms"]["p99"]
 assert b["latency_ms_fast"]["p50"] <= p50 <= b["latency_ms_slow"]["p50"], (b, p50)
 assert b["draws"] == 4, b

@@ -352,6 +352,54 @@ TEST(GenPredictor, ACostIsPricedPerDecodeAndPerPromptToken) {
   EXPECT_EQ(same.of_step(2, 5), std::chrono::nanoseconds(794500));
 }
 
+// A model and GPU not at hand: the scheduler on the virtual clock, each
+// step priced by the roofline from what it decodes, prefills and reads.
+TEST(GenPredictor, OnTheRooflineEachStepIsItsCostByHand) {
+  auto shape = parse_model_config(R"({"architectures": ["LlamaForCausalLM"], "hidden_size": 4096,
+      "intermediate_size": 14336, "max_position_embeddings": 131072, "num_attention_heads": 32,
+      "num_hidden_layers": 32, "num_key_value_heads": 8, "vocab_size": 128256})",
+                                  "llama");
+  ASSERT_TRUE(shape) << shape.error().message;
+  RooflineSetup setup;
+  setup.model = *shape;
+  setup.gpu = *gpu_named("h100-sxm");
+  auto roofline = RooflineCost::make(setup);
+  ASSERT_TRUE(roofline) << roofline.error().message;
+  const GenStepCost cost = GenStepCost::of(*roofline);
+  EXPECT_TRUE(cost.has_lanes(1));
+  EXPECT_FALSE(cost.has_lanes(2));
+  EXPECT_NE(cost.text().find("the roofline of llama on h100-sxm x1"), std::string::npos)
+      << cost.text();
+  // One request alone: a 100-token prompt in chunks of 64 and 36, then 4 decodes.
+  ArrivalSpec spec;
+  spec.pattern = Pattern::kConstant;
+  spec.rate = 1;
+  spec.max_requests = 1;
+  spec.duration_s = 1;
+  GenWorkload w(*LengthDist::parse("fixed:100", "prompt"), *LengthDist::parse("fixed:5", "max"), 1);
+  Options o;
+  o.max_num_batched_tokens = 64;
+  LmInfo info;
+  info.context_length = 4096;
+  info.num_blocks = static_cast<int>(roofline->kv_blocks());
+  const GenRun run = predict_gen(spec, w, o, info, cost);
+  ASSERT_EQ(run.requests.size(), 1u);
+  const GenRequestResult& r = run.requests[0];
+  ASSERT_TRUE(r.ok) << r.outcome;
+  auto us = [](double v) {
+    return std::chrono::duration_cast<Duration>(std::chrono::duration<double, std::micro>(v));
+  };
+  // The chunks attend to the positions before them and themselves:
+  // 64 x 65 / 2, then 36 x 64 + 36 x 37 / 2, the second reading 64 cached.
+  EXPECT_EQ(r.first - run.start - r.intended,
+            us(roofline->step_us(0, 64, 0, 2080)) + us(roofline->step_us(0, 36, 64, 2970)));
+  ASSERT_EQ(r.gaps.size(), 4u);
+  for (uint64_t i = 0; i < 4; ++i) EXPECT_EQ(r.gaps[i], us(roofline->step_us(1, 0, 100 + i, 0)));
+  // Scaled, as a band's ends are: every step by the factor.
+  const GenStepCost slow = cost.scaled(1.5);
+  EXPECT_EQ(slow.of_step(1, 0, 100), us(1.5 * roofline->step_us(1, 0, 100, 0)));
+}
+
 TEST(StepCostFile, ReadsWhatItWritesAndNamesWhatIsWrong) {
   StepCost c;
   c.steps = 40;

@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// --gpu-spec FILE: a GPU's figures as JSON, read and written.
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <filesystem>
+
+#include "common/file_text.h"
+#include "common/text_out.h"
+#include "roofline/gpu_table.h"
+
+namespace batchscope {
+
+namespace {
+
+constexpr uintmax_t kMaxSpecBytes = 1u << 20;
+
+}  // namespace
+
+Expected<GpuSpec> parse_gpu_spec(std::string_view json, const std::string& where) {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(json);
+  } catch (const nlohmann::json::exception& e) {
+    return invalid_argument(where + " is not JSON: " + e.what());
+  }
+  if (!j.is_object()) {
+    return invalid_argument(where + " must be a JSON object, not " + j.dump().substr(0, 80));
+  }
+  GpuSpec g;
+  auto text = [&](const char* key, std::string& out, bool required) -> Status {
+    const auto it = j.find(key);
+    if (it == j.end() && !required) return Status();
+    if (it == j.end() || !it->is_string() || it->get<std::string>().empty() ||
+        it->get<std::string>().size() > 1000) {
+      return invalid_argument(
+          where + ": \"" + key + "\" must be a text of 1 to 1000 characters, " +
+          (it == j.end() ? std::string("and is missing") : "not " + it->dump().substr(0, 80)));
+    }
+    out = it->get<std::string>();
+    return Status();
+  };
+  auto number = [&](const char* key, double& out, bool required, double lo) -> Status {
+    const auto it = j.find(key);
+    if (it == j.end() && !required) return Status();
+    if (it == j.end() || !it->is_number() || !std::isfinite(it->get<double>()) ||
+        it->get<double>() < lo || it->get<double>() > 1e7) {
+      std::string msg = where + ": \"" + key + "\" must be a number ";
+      msg += lo > 0 ? "above 0" : "from 0";
+      msg += " to 1e7, ";
+      msg += it == j.end() ? "and is missing" : "not " + it->dump().substr(0, 80);
+      return invalid_argument(msg);
+    }
+    out = it->get<double>();
+    if (lo > 0 && out <= 0) return invalid_argument(where + ": \"" + key + "\" must be above 0");
+    return Status();
+  };
+  for (const Status& s :
+       {text("name", g.name, true), text("title", g.title, false), text("family", g.family, true),
+        text("interconnect", g.interconnect, false), text("source", g.source, true),
+        number("memory_gb", g.memory_gb, true, 1e-9),
+        number("bandwidth_gbs", g.bandwidth_gbs, true, 1e-9),
+        number("tflops_bf16", g.tflops_bf16, true, 1e-9),
+        number("tflops_fp16", g.tflops_fp16, true, 1e-9),
+        number("tflops_fp8", g.tflops_fp8, false, 0),
+        number("interconnect_gbs", g.interconnect_gbs, false, 1e-9)}) {
+    if (!s.ok()) return s.error();
+  }
+  if (g.family != "ampere" && g.family != "ada" && g.family != "hopper" &&
+      g.family != "blackwell") {
+    return invalid_argument(
+        where + ": \"family\" must be ampere, ada, hopper or blackwell, not \"" + g.family + "\"");
+  }
+  if (g.title.empty()) g.title = g.name;
+  return g;
+}
+
+Expected<GpuSpec> read_gpu_spec(const std::string& path) {
+  std::error_code ec;
+  const uintmax_t size = std::filesystem::file_size(path, ec);
+  if (ec) return invalid_argument("--gpu-spec: cannot read " + path);
+  if (size > kMaxSpecBytes) {
+    return invalid_argument("--gpu-spec: " + path + " is " + std::to_string(size) +
+                            " bytes; a GPU's figures are at most " + std::to_string(kMaxSpecBytes) +
+                            " bytes");
+  }
+  auto text = read_file_text(path);
+  if (!text) return text.error();
+  return parse_gpu_spec(*text, "--gpu-spec " + path);
+}
+
+std::string gpu_spec_json(const GpuSpec& g) {
+  nlohmann::json j = {{"name", g.name},
+                      {"title", g.title},
+                      {"family", g.family},
+                      {"memory_gb", g.memory_gb},
+                      {"bandwidth_gbs", g.bandwidth_gbs},
+                      {"tflops_bf16", g.tflops_bf16},
+                      {"tflops_fp16", g.tflops_fp16},
+                      {"tflops_fp8", g.tflops_fp8},
+                      {"source", g.source}};
+  if (g.interconnect_gbs > 0) j["interconnect_gbs"] = g.interconnect_gbs;
+  if (!g.interconnect.empty()) j["interconnect"] = g.interconnect;
+  return j.dump(2);
+}
+
+}  // namespace batchscope
