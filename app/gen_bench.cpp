@@ -44,7 +44,8 @@ std::string gen_bench_help() {
          "  Over HTTP, OpenAI's streamed completions, each token timestamped as it arrives;\n"
          "  requests run to max_tokens (ignore_eos).\n"
          "  --api chat|completions    the route (default: from the URL's path)\n"
-         "  --served-model NAME       the model asked for (default: the server's first)\n";
+         "  --served-model NAME       the model asked for (default: the server's first)\n" +
+         plan_flags_help();
 }
 
 namespace {
@@ -61,6 +62,9 @@ int run_gen_bench(int argc, char** argv, std::map<std::string, std::string> flag
   auto options = cli::take_options(flags);
   if (!options) return fail(options.error().message);
   r.options = *options;
+  auto plan = take_plan_flags(flags);
+  if (!plan) return fail(plan.error().message);
+  r.plan = *plan;
   auto choice = take_lm_flags(flags, "models/tiny_lm.pt");
   if (!choice) return fail(choice.error().message);
   r.model = *choice;
@@ -101,6 +105,11 @@ int run_gen_bench(int argc, char** argv, std::map<std::string, std::string> flag
   }
   if (Status s = check_gen_lengths(flags, r.lengths); !s) return fail(s.message());
   if (Status s = spec.validate(); !s) return fail(s.message());
+  if (r.plan && target != "predict") {
+    return fail("--model-config " + r.plan->model_config +
+                " plans a model for a GPU that is not here; bench predicts it: add --target "
+                "predict");
+  }
   const std::string& cost_file = r.cost.file;
   if (!cost_file.empty() && target != "predict") {
     return fail("--cost " + cost_file + " prices a prediction; add --target predict");

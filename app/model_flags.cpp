@@ -62,7 +62,7 @@ std::string python_flags_help() {
 }
 
 bool wants_lm(const std::map<std::string, std::string>& flags, const std::string& default_path) {
-  if (flags.count("synthetic-lm")) return true;
+  if (flags.count("synthetic-lm") || flags.count("model-config")) return true;
   if (flags.count("synthetic")) return false;
   const auto it = flags.find("model");
   return is_generative_file(find_model(it == flags.end() ? default_path : it->second));
@@ -125,6 +125,43 @@ std::string lm_flags_help() {
   return "Generative models (a --model whose sidecar says \"kind\": \"generative\"):\n"
          "  --synthetic-lm S,T        a weightless model: each step costs S + T per token us\n"
          "  --cache-tokens N          key/value cache size in token positions (default 16384)\n";
+}
+
+Expected<std::optional<PlanChoice>> take_plan_flags(std::map<std::string, std::string>& flags) {
+  PlanChoice p;
+  if (Status s = cli::take_fields(
+          flags, {cli::text("model-config", p.model_config), cli::text("gpu", p.gpu),
+                  cli::text("gpu-spec", p.gpu_spec), cli::number("tp", 1, 64, p.tp),
+                  cli::text("dtype", p.dtype), cli::text("kv-dtype", p.kv_dtype),
+                  cli::number("gpu-memory-utilization", 0.01, 1, p.memory_utilization),
+                  cli::number("block-size", 1, 256, p.block_size),
+                  cli::number("max-model-len", 1, 1 << 26, p.max_model_len)});
+      !s) {
+    return s.error();
+  }
+  if (p.model_config.empty()) {
+    if (!p.gpu.empty() || !p.gpu_spec.empty()) {
+      return invalid_argument(
+          "--gpu plans a model that is not here: give its --model-config "
+          "(a Hugging Face config.json, or models/llm-configs/NAME)");
+    }
+    return std::optional<PlanChoice>();
+  }
+  return std::optional<PlanChoice>(p);
+}
+
+std::string plan_flags_help() {
+  return "A language model planned for a GPU that is not here (predicted only):\n"
+         "  --model-config PATH       its Hugging Face config.json, or the folder holding it\n"
+         "                            (models/llm-configs/ has Llama-3.1-8B and 70B, Qwen2.5-7B,\n"
+         "                            Mistral-7B, Gemma-2-9B, Qwen3-8B)\n"
+         "  --gpu NAME                a GPU from `batchscope gpus`, or --gpu-spec FILE\n"
+         "  --tp N                    tensor parallel GPUs (default 1)\n"
+         "  --dtype bf16|fp16|fp8     the weights' (default: the config's torch_dtype)\n"
+         "  --kv-dtype bf16|fp16|fp8  the KV cache's (default: --dtype)\n"
+         "  --gpu-memory-utilization F   the share of memory for weights and cache (0.9)\n"
+         "  --block-size N            tokens per cache block (default 16)\n"
+         "  --max-model-len N         the context (default: max_position_embeddings)\n";
 }
 
 bool take_cost_flag(const std::string& name, const std::string& value, CostChoice& choice,

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,12 +19,13 @@
 #include "model/history_keeping.h"
 #include "model/kept_cost.h"
 #include "model/local_model.h"
+#include "model/planned_lm.h"
 #include "model/serve_recording.h"
 
 namespace batchscope {
 
-// True when `flags` ask for a language model: --synthetic-lm, or a --model
-// (else `default_path`) whose sidecar says generative.
+// True when `flags` ask for a language model: --synthetic-lm, --model-config,
+// or a --model (else `default_path`) whose sidecar says generative.
 bool wants_lm(const std::map<std::string, std::string>& flags, const std::string& default_path);
 
 // Takes --model (else `default_path`, found as model_paths.h finds it),
@@ -40,6 +42,13 @@ Expected<ModelChoice> take_lm_flags(std::map<std::string, std::string>& flags,
                                     std::string default_path);
 // Help lines for the language model's flags.
 std::string lm_flags_help();
+
+// Takes --model-config, --gpu, --gpu-spec, --tp, --dtype, --kv-dtype,
+// --gpu-memory-utilization, --block-size and --max-model-len out of `flags`:
+// a language model planned for a GPU that is not here; nullopt without
+// --model-config (and an error naming the flag given without it).
+Expected<std::optional<PlanChoice>> take_plan_flags(std::map<std::string, std::string>& flags);
+std::string plan_flags_help();
 
 // Reads --cost, --recalibrate and --calibration-seconds into `choice`; false
 // when `name` is none of them. A bad value sets `bad`.

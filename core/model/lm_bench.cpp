@@ -122,29 +122,52 @@ Expected<std::string> LmBench::cost_out(const GenRun& run) const {
 
 std::optional<WorkError> predict_lm_bench(const LmBenchRequest& r, const Say& say, GenRun& run) {
   auto failed = [](const Error& e, bool refused) { return WorkError{e.message, refused}; };
-  // The model's context and cache, as the engine would have them.
-  auto model = LocalModel::open(r.model);
-  if (!model) return failed(model.error(), false);
-  const LmInfo info = model->lm_info();
-  if (Status s = check_cache(info); !s) return failed(s.error(), false);
   if (Status s = r.options.validate(); !s) return failed(s.error(), true);
+  // The model's context and cache, as the engine would have them: here, or
+  // on the GPU planned for.
+  std::optional<LocalModel> model;
+  std::optional<PlannedLm> planned;
+  LmInfo info;
+  if (r.plan) {
+    auto p = plan_lm(*r.plan, r.options);
+    if (!p) return failed(p.error(), true);
+    planned = std::move(*p);
+    info = planned->info;
+    say.out("  planned: %s\n", planned->describe().c_str());
+  } else {
+    auto m = LocalModel::open(r.model);
+    if (!m) return failed(m.error(), false);
+    model = std::move(*m);
+    info = model->lm_info();
+  }
+  if (Status s = check_cache(info); !s) return failed(s.error(), false);
   GenWorkloadSpec lengths = r.lengths;
   const auto context = static_cast<uint32_t>(std::max(2, info.context_length));
   if (const ContextFit fit = fit_to_context(lengths.replay, context); fit.any()) {
     say.out("  trace: %s\n", fit.describe(context).c_str());
   }
-  auto priced = price_gen_steps(*model, r.options, r.traffic, lengths, r.cost, say);
-  // A cost file that cannot be read is the caller's; a calibration that failed is not.
-  if (!priced) return failed(priced.error(), !r.cost.file.empty());
-  const GenStepCost cost = priced->cost;
-  say.out("  step cost: %s (%s)\n", cost.text().c_str(), priced->source.c_str());
+  GenStepCost cost;
+  std::string source;
+  if (planned) {
+    cost = planned->cost;
+    source = "the roofline's constants: " + planned->roofline.constants().fitted_on;
+  } else {
+    auto priced = price_gen_steps(*model, r.options, r.traffic, lengths, r.cost, say);
+    // A cost file that cannot be read is the caller's; a calibration that failed is not.
+    if (!priced) return failed(priced.error(), !r.cost.file.empty());
+    cost = priced->cost;
+    source = priced->source;
+  }
+  say.out("  step cost: %s (%s)\n", cost.text().c_str(), source.c_str());
   if (cost.of_step(1, 0) <= Duration(0)) {
-    return WorkError{"a step that costs nothing cannot be predicted (" + priced->source +
+    return WorkError{"a step that costs nothing cannot be predicted (" + source +
                          "): give the model a cost, for example --synthetic-lm 2000,20",
                      true};
   }
   GenWorkload workload = lengths.workload(r.traffic.seed);
   run = predict_gen(r.traffic, workload, r.options, info, cost);
+  run.cache_tokens =
+      static_cast<uint64_t>(info.num_blocks) * static_cast<uint64_t>(info.block_size);
   run.pattern = r.traffic.describe();
   run.workload = lengths.describe();
   run.target = "predict";

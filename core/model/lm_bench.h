@@ -22,6 +22,7 @@
 #include "model/kept_cost.h"
 #include "model/kept_run.h"
 #include "model/local_model.h"
+#include "model/planned_lm.h"
 #include "model/say.h"
 #include "traffic/arrivals.h"
 #include "traffic/gen_load.h"
@@ -37,6 +38,9 @@ struct LmBenchRequest {
   std::string target = "inproc";  // inproc, self-http, or a URL
   HistoryChoice history;
   CostChoice cost;  // a prediction's
+  // A model and GPU not at hand (--model-config, --gpu): predicted only, on
+  // the roofline (planned_lm.h), in place of `model`.
+  std::optional<PlanChoice> plan;
 };
 
 class LmBench {
@@ -73,8 +77,9 @@ class LmBench {
 // predictor (the real planner and paged cache on a virtual clock, against
 // the model's context and cache), priced by `request.cost`
 // (price_gen_steps: --synthetic-lm's own, a cost file, or the kept step
-// cost, measured live when there is none), into `run`. Says a trace's
-// clipping and the step cost it used; keeps nothing in the history.
+// cost, measured live when there is none), or by the roofline of
+// `request.plan`, into `run`. Says a trace's clipping and the step cost it
+// used; keeps nothing in the history.
 std::optional<WorkError> predict_lm_bench(const LmBenchRequest& request, const Say& say,
                                           GenRun& run);
 

@@ -66,6 +66,39 @@ Expected<GpuSpec> parse_gpu_spec(std::string_view json, const std::string& where
         number("interconnect_gbs", g.interconnect_gbs, false, 1e-9)}) {
     if (!s.ok()) return s.error();
   }
+  if (const auto k = j.find("constants"); k != j.end()) {
+    if (!k->is_object()) {
+      return invalid_argument(where + ": \"constants\" must be an object, not " +
+                              k->dump().substr(0, 80));
+    }
+    RooflineConstants c;
+    struct Term {
+      const char* key;
+      double RooflineConstants::*field;
+      double lo, hi;
+    };
+    for (const Term& t : {Term{"compute_efficiency", &RooflineConstants::compute_efficiency, 0, 1},
+                          Term{"memory_efficiency", &RooflineConstants::memory_efficiency, 0, 1},
+                          Term{"overhead_us", &RooflineConstants::overhead_us, 0, 1e6},
+                          Term{"allreduce_us", &RooflineConstants::allreduce_us, 0, 1e6}}) {
+      const auto v = k->find(t.key);
+      const bool efficiency = t.hi == 1;
+      if (v == k->end() || !v->is_number() || !std::isfinite(v->get<double>()) ||
+          v->get<double>() > t.hi || v->get<double>() < t.lo ||
+          (efficiency && v->get<double>() == 0)) {
+        return invalid_argument(
+            where + ": \"constants\"." + t.key + " must be a number " +
+            (efficiency ? "in (0, 1]" : "from 0 to 1e6") + ", " +
+            (v == k->end() ? std::string("and is missing") : "not " + v->dump().substr(0, 80)));
+      }
+      c.*t.field = v->get<double>();
+    }
+    c.fitted_on = "given by " + where;
+    if (const auto f = k->find("fitted_on"); f != k->end() && f->is_string()) {
+      c.fitted_on = f->get<std::string>().substr(0, 1000);
+    }
+    g.constants = c;
+  }
   if (g.family != "ampere" && g.family != "ada" && g.family != "hopper" &&
       g.family != "blackwell") {
     return invalid_argument(
@@ -101,6 +134,13 @@ std::string gpu_spec_json(const GpuSpec& g) {
                       {"source", g.source}};
   if (g.interconnect_gbs > 0) j["interconnect_gbs"] = g.interconnect_gbs;
   if (!g.interconnect.empty()) j["interconnect"] = g.interconnect;
+  if (g.constants) {
+    j["constants"] = {{"compute_efficiency", g.constants->compute_efficiency},
+                      {"memory_efficiency", g.constants->memory_efficiency},
+                      {"overhead_us", g.constants->overhead_us},
+                      {"allreduce_us", g.constants->allreduce_us},
+                      {"fitted_on", g.constants->fitted_on}};
+  }
   return j.dump(2);
 }
 

@@ -7,6 +7,7 @@
 // reads another in the same JSON form (gpu_spec_json()).
 // Thread-safety: the table is constant; values and free functions.
 
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -14,6 +15,16 @@
 #include "common/status.h"
 
 namespace batchscope {
+
+// The roofline step cost's constants (roofline_cost.h): a handful per GPU
+// family, fitted on published measurements; a --gpu-spec file may give its own.
+struct RooflineConstants {
+  double compute_efficiency = 1;  // of the dense peak
+  double memory_efficiency = 1;   // of the memory bandwidth
+  double overhead_us = 0;         // the engine's per step (scheduling, sampling, launches)
+  double allreduce_us = 0;        // latency of one all-reduce, beside its bytes
+  std::string fitted_on;          // the published measurements they were fitted on
+};
 
 struct GpuSpec {
   std::string name;          // "h100-sxm", as --gpu takes it
@@ -27,6 +38,8 @@ struct GpuSpec {
   double interconnect_gbs = 0;  // between GPUs, GB/s in each direction
   std::string interconnect;     // "NVLink 4", "PCIe Gen4 x16"
   std::string source;           // where the figures come from
+  // A --gpu-spec file's own constants; none: its family's.
+  std::optional<RooflineConstants> constants;
 
   // The dense peak at `dtype` ("bf16", "fp16", "fp8"), TFLOPS; 0 where it has none.
   double tflops(std::string_view dtype) const;
@@ -41,7 +54,9 @@ Expected<GpuSpec> gpu_named(std::string_view name);
 // A GPU from JSON {"name", "title", "family", "memory_gb", "bandwidth_gbs",
 // "tflops_bf16", "tflops_fp16", "tflops_fp8", "interconnect_gbs",
 // "interconnect", "source"} (tflops_fp8 and interconnect may be left out),
-// and the file holding it.
+// and "constants": {"compute_efficiency", "memory_efficiency" (each in
+// (0, 1]), "overhead_us", "allreduce_us" (0 to 1e6), "fitted_on"} where its
+// own are known; and the file holding it.
 Expected<GpuSpec> parse_gpu_spec(std::string_view json, const std::string& where);
 Expected<GpuSpec> read_gpu_spec(const std::string& path);
 std::string gpu_spec_json(const GpuSpec& gpu);

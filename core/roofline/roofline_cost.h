@@ -31,15 +31,8 @@
 
 namespace batchscope {
 
-struct RooflineConstants {
-  double compute_efficiency = 0.6;  // of the dense peak
-  double memory_efficiency = 0.8;   // of the memory bandwidth
-  double overhead_us = 100;         // the engine's per step (scheduling, sampling, launches)
-  double allreduce_us = 10;         // latency of one all-reduce, beside its bytes
-  std::string fitted_on;            // the published measurements they were fitted on
-};
-
-// The constants of `family` ("ampere", "ada", "hopper", "blackwell").
+// The constants of `family` ("ampere", "ada", "hopper", "blackwell"); a
+// GPU's own (GpuSpec::constants) come first.
 RooflineConstants roofline_constants(const std::string& family);
 
 struct RooflineSetup {

@@ -194,6 +194,8 @@ GenSummary summarize_gen(const GenRun& run, double slo_ttft_ms, double slo_itl_m
   std::vector<uint32_t> sorted = asked;
   std::sort(sorted.begin(), sorted.end());
   const uint32_t median = sorted.empty() ? 0 : sorted[(sorted.size() - 1) / 2];
+  double tpot_sum = 0;
+  uint64_t tpot_requests = 0;
   for (const GenRequestResult& r : run.requests) {
     ++s.sent;
     if (r.finished != kNever) last = std::max(last, r.finished);
@@ -206,6 +208,12 @@ GenSummary summarize_gen(const GenRun& run, double slo_ttft_ms, double slo_itl_m
     const TimePoint sent = run.start + r.intended;
     if (r.first != kNever) ttft.record(r.first - sent);
     for (Duration g : r.gaps) itl.record(g);
+    if (!r.gaps.empty()) {
+      Duration total{0};
+      for (Duration g : r.gaps) total += g;
+      tpot_sum += to_ms(total) / static_cast<double>(r.gaps.size());
+      ++tpot_requests;
+    }
     e2e.record(r.finished - sent);
     (r.max_tokens <= median ? e2e_short : e2e_long).record(r.finished - sent);
     if (slo_ttft_ms > 0 || slo_itl_ms > 0) {
@@ -223,6 +231,7 @@ GenSummary summarize_gen(const GenRun& run, double slo_ttft_ms, double slo_itl_m
     s.requests_per_s = static_cast<double>(s.ok) / s.duration_s;
     s.goodput_rps = static_cast<double>(s.good) / s.duration_s;
   }
+  s.tpot_mean_ms = tpot_requests > 0 ? tpot_sum / static_cast<double>(tpot_requests) : 0;
   s.ttft = quantiles(ttft);
   s.itl = quantiles(itl);
   s.e2e = quantiles(e2e);
@@ -350,6 +359,19 @@ std::string gen_summary_json(const GenRun& run, const GenSummary& s) {
   append_uint(out, s.preemptions);
   out += ",\"decodes_per_step\":";
   append_json_number(out, s.decodes_per_step);
+  // The means most published figures give, by their usual names.
+  out += ",\"ttft_mean_ms\":";
+  append_json_number(out, s.ttft.mean);
+  out += ",\"itl_mean_ms\":";
+  append_json_number(out, s.itl.mean);
+  out += ",\"tpot_mean_ms\":";
+  append_json_number(out, s.tpot_mean_ms);
+  out += ",\"output_tokens_per_s\":";
+  append_json_number(out, s.tokens_per_s);
+  if (run.cache_tokens > 0) {
+    out += ",\"kv_cache_tokens\":";
+    append_uint(out, run.cache_tokens);
+  }
   return out + "}}\n";
 }
 

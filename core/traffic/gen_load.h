@@ -81,6 +81,8 @@ struct GenRun {
   // In-process runs: what other processes used over the run (a busy run
   // refines no kept step cost); none: not watched.
   std::optional<CompetingLoad> others;
+  // The paged cache's token positions the run had, where known (0: not).
+  uint64_t cache_tokens = 0;
 };
 
 // A generation target over HTTP, which a room above this one makes
@@ -107,6 +109,10 @@ struct GenSummary {
   double requests_per_s = 0;
   Quantiles ttft, itl, e2e;
   Quantiles e2e_short, e2e_long;  // bottom and top half by max_tokens
+  // The time per output token after the first (the mean of a request's
+  // gaps), averaged over the requests with two tokens or more: the TPOT
+  // most published figures give.
+  double tpot_mean_ms = 0;
   double slo_ttft_ms = 0, slo_itl_ms = 0;
   uint64_t good = 0;  // ok and within both objectives (0: none set)
   double goodput_rps = 0;

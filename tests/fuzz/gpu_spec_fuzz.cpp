@@ -26,6 +26,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* bytes, size_t size) {
   FUZZ_CHECK(back.ok());
   FUZZ_CHECK(back->name == g->name && back->memory_gb == g->memory_gb &&
              back->bandwidth_gbs == g->bandwidth_gbs && back->tflops_fp8 == g->tflops_fp8 &&
-             back->interconnect_gbs == g->interconnect_gbs);
+             back->interconnect_gbs == g->interconnect_gbs &&
+             back->constants.has_value() == g->constants.has_value());
+  if (g->constants) {
+    FUZZ_CHECK(g->constants->compute_efficiency > 0 && g->constants->compute_efficiency <= 1);
+    FUZZ_CHECK(g->constants->memory_efficiency > 0 && g->constants->memory_efficiency <= 1);
+    FUZZ_CHECK(back->constants->overhead_us == g->constants->overhead_us);
+  }
   return 0;
 }
