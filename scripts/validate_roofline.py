@@ -88,11 +88,14 @@ def family_spec(binary, gpu, constants, folder):
 
 
 def fit(binary, points, requests):
-    names = ["memory_efficiency", "overhead_us", "compute_efficiency", "allreduce_us"]
+    names = ["memory_efficiency", "overhead_us", "compute_efficiency", "allreduce_us",
+             "request_us"]
     c = {"compute_efficiency": 0.6, "memory_efficiency": 0.8, "overhead_us": 100,
-         "allreduce_us": 10}  # where the search starts
-    lo = {"compute_efficiency": 0.05, "memory_efficiency": 0.2, "overhead_us": 0, "allreduce_us": 0}
-    hi = {"compute_efficiency": 1, "memory_efficiency": 1, "overhead_us": 1e5, "allreduce_us": 1e4}
+         "allreduce_us": 10, "request_us": 1000}  # where the search starts
+    lo = {"compute_efficiency": 0.05, "memory_efficiency": 0.2, "overhead_us": 0,
+          "allreduce_us": 0, "request_us": 0}
+    hi = {"compute_efficiency": 1, "memory_efficiency": 1, "overhead_us": 1e5,
+          "allreduce_us": 1e4, "request_us": 1e6}
     folder = tempfile.mkdtemp(prefix="roofline-fit-")
 
     def loss(k):

@@ -80,8 +80,10 @@ Expected<GpuSpec> parse_gpu_spec(std::string_view json, const std::string& where
     for (const Term& t : {Term{"compute_efficiency", &RooflineConstants::compute_efficiency, 0, 1},
                           Term{"memory_efficiency", &RooflineConstants::memory_efficiency, 0, 1},
                           Term{"overhead_us", &RooflineConstants::overhead_us, 0, 1e6},
-                          Term{"allreduce_us", &RooflineConstants::allreduce_us, 0, 1e6}}) {
+                          Term{"allreduce_us", &RooflineConstants::allreduce_us, 0, 1e6},
+                          Term{"request_us", &RooflineConstants::request_us, 0, 1e6}}) {
       const auto v = k->find(t.key);
+      if (v == k->end() && t.field == &RooflineConstants::request_us) continue;
       const bool efficiency = t.hi == 1;
       if (v == k->end() || !v->is_number() || !std::isfinite(v->get<double>()) ||
           v->get<double>() > t.hi || v->get<double>() < t.lo ||
@@ -139,6 +141,7 @@ std::string gpu_spec_json(const GpuSpec& g) {
                       {"memory_efficiency", g.constants->memory_efficiency},
                       {"overhead_us", g.constants->overhead_us},
                       {"allreduce_us", g.constants->allreduce_us},
+                      {"request_us", g.constants->request_us},
                       {"fitted_on", g.constants->fitted_on}};
   }
   return j.dump(2);

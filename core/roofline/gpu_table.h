@@ -23,7 +23,10 @@ struct RooflineConstants {
   double memory_efficiency = 1;   // of the memory bandwidth
   double overhead_us = 0;         // the engine's per step (scheduling, sampling, launches)
   double allreduce_us = 0;        // latency of one all-reduce, beside its bytes
-  std::string fitted_on;          // the published measurements they were fitted on
+  // The serving stack's own time per request, outside the steps (its
+  // front end, tokenizing, streaming): added to every TTFT and end.
+  double request_us = 0;
+  std::string fitted_on;  // the published measurements they were fitted on
 };
 
 struct GpuSpec {
@@ -55,7 +58,8 @@ Expected<GpuSpec> gpu_named(std::string_view name);
 // "tflops_bf16", "tflops_fp16", "tflops_fp8", "interconnect_gbs",
 // "interconnect", "source"} (tflops_fp8 and interconnect may be left out),
 // and "constants": {"compute_efficiency", "memory_efficiency" (each in
-// (0, 1]), "overhead_us", "allreduce_us" (0 to 1e6), "fitted_on"} where its
+// (0, 1]), "overhead_us", "allreduce_us", "request_us" (0 to 1e6; the last
+// may be left out), "fitted_on"} where its
 // own are known; and the file holding it.
 Expected<GpuSpec> parse_gpu_spec(std::string_view json, const std::string& where);
 Expected<GpuSpec> read_gpu_spec(const std::string& path);

@@ -19,16 +19,18 @@ constexpr double kNonTorchBytes = 1.0 * kGiB;
 
 RooflineConstants roofline_constants(const std::string& family) {
   // Fitted (scripts/validate-roofline --fit hopper) on three published
-  // points of TensorRT-LLM 0.14's online table (its perf-overview.md):
-  // Llama-3.1-8B on one H100 and on one H200, and Llama-3.1-70B on four
-  // H100s, each 467 prompt and 256 output tokens at 2 requests/s, their
-  // mean TTFT and ITL. No Ampere, Ada or Blackwell point was used: those
-  // families carry Hopper's, and docs/generation.md checks them.
+  // points of TensorRT-LLM 0.14's online table (its perf-overview.md), at
+  // 2 requests/s: Llama-3.1-8B on one H100 with 467 prompt and 256 output
+  // tokens and with 202 and 214, and Llama-3.1-70B on four H100s with 467
+  // and 256; their mean TTFT and ITL. No Ampere, Ada or Blackwell point
+  // was used: those families carry Hopper's, and docs/generation.md
+  // checks them.
   RooflineConstants k;
-  k.compute_efficiency = 0.43;
-  k.memory_efficiency = 0.63;
-  k.overhead_us = 600;
-  k.allreduce_us = 13.5;
+  k.compute_efficiency = 0.52;
+  k.memory_efficiency = 0.60;
+  k.overhead_us = 84;
+  k.allreduce_us = 13.3;
+  k.request_us = 6400;
   k.fitted_on = family == "hopper" ? "fitted on 3 published Hopper points"
                                    : "Hopper's, fitted on 3 published points";
   return k;

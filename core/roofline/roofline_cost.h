@@ -10,7 +10,9 @@
 // weights once, the KV cache its tokens attend to, the KV it writes) over
 // the memory bandwidth times an efficiency, the all-reduces are tensor
 // parallelism's two a layer (a ring over the interconnect, plus a latency
-// each), and the overhead is the engine's own per step. With --tp N each GPU
+// each), and the overhead is the engine's own per step. Beside the steps,
+// the serving stack's own time per request (request_us) is added to every
+// TTFT and end (gen_predictor.h). With --tp N each GPU
 // holds 1/N of the weights and of the KV heads (a KV head is not split: with
 // fewer KV heads than GPUs each GPU keeps one).
 //

@@ -20,7 +20,10 @@
 // gives it; each step is priced by the fit measured at that lane count (GenStepCost::at_lanes).
 // From --synthetic-lm S,T it is exact (S, T, 0, T, no spread, 0); from a measured step cost
 // (tuning/step_cost.h) it is that fit, and a profile's grid where the cost has one
-// (tuning/step_grid.h). Thread-safety: a pure function of its arguments (the workload advances).
+// (tuning/step_grid.h); for a model and GPU not at hand, the roofline's
+// (roofline/roofline_cost.h), whose time per request outside the steps moves
+// every request's first token and end by as much. Thread-safety: a pure function of its arguments
+// (the workload advances).
 
 #include <chrono>
 #include <cstdint>

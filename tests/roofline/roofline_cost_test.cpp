@@ -24,7 +24,7 @@ RooflineSetup llama8b_on_h100(uint32_t tp = 1) {
 
 // Peaks and bandwidth taken whole, so that each term is its count over the
 // GPU's figure.
-const RooflineConstants kExact{1.0, 1.0, 0, 10, "test"};
+const RooflineConstants kExact{1.0, 1.0, 0, 10, 0, "test"};
 
 TEST(RooflineCost, WeightsKvAndBlocksOfLlama8bOnOneH100ByHand) {
   auto c = RooflineCost::make(llama8b_on_h100(), &kExact);
@@ -68,7 +68,7 @@ TEST(RooflineCost, ADecodeIsBoundByMemoryAndAPrefillByCompute) {
   EXPECT_GT(p.compute_us, p.memory_us);
   EXPECT_DOUBLE_EQ(p.total_us(), p.compute_us);
   // Efficiencies below 1 and an overhead add to it.
-  const RooflineConstants half{0.5, 0.5, 100, 10, "test"};
+  const RooflineConstants half{0.5, 0.5, 100, 10, 0, "test"};
   auto slower = RooflineCost::make(llama8b_on_h100(), &half);
   EXPECT_NEAR(slower->step_us(1, 0, 1000, 0), 2 * d.memory_us + 100, 1e-6);
 }
