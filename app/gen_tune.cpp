@@ -66,6 +66,12 @@ Expected<GenTuneArgs> parse_args(std::map<std::string, std::string> flags) {
   auto options = cli::take_options(flags);
   if (!options) return options.error();
   t.base = *options;
+  if (auto it = flags.find("model-config"); it != flags.end()) {
+    return invalid_argument("--model-config " + it->second +
+                            ": tune searches models that run here; a model planned for a GPU "
+                            "that is not here is predicted by bench --target predict "
+                            "--model-config PATH --gpu NAME");
+  }
   auto choice = take_lm_flags(flags, "models/tiny_lm.pt");
   if (!choice) return choice.error();
   t.model = *choice;

@@ -12,7 +12,7 @@ namespace batchscope {
 std::string gpus_help() {
   return "usage: batchscope gpus [--json] [--gpu-spec FILE]\n"
          "Lists the GPUs a language model's serving can be planned for without one at hand\n"
-         "(bench --target predict and tune with --model-config and --gpu): each one's memory,\n"
+         "(bench --target predict with --model-config and --gpu): each one's memory,\n"
          "memory bandwidth, dense tensor peaks (bf16, fp16, fp8; without sparsity), the\n"
          "link between GPUs, and the vendor documents the figures come from. --json prints\n"
          "them in the form --gpu-spec reads; --gpu-spec FILE checks and shows such a file.\n";

@@ -16,9 +16,9 @@ namespace {
 
 // Each figure's lowest and highest over the draws so far.
 void widen_draws(PredictedBand& band, const RunLatency& l) {
-  for (double RunLatency::*q : {&RunLatency::p50_ms, &RunLatency::p90_ms, &RunLatency::p95_ms,
-                                &RunLatency::p99_ms, &RunLatency::p999_ms, &RunLatency::max_ms,
-                                &RunLatency::mean_ms}) {
+  for (double RunLatency::*q :
+       {&RunLatency::p50_ms, &RunLatency::p90_ms, &RunLatency::p95_ms, &RunLatency::p99_ms,
+        &RunLatency::p999_ms, &RunLatency::max_ms, &RunLatency::mean_ms}) {
     band.draws_low.*q = band.draws == 0 ? l.*q : std::min(band.draws_low.*q, l.*q);
     band.draws_high.*q = band.draws == 0 ? l.*q : std::max(band.draws_high.*q, l.*q);
   }

@@ -184,7 +184,8 @@ Expected<PricedSteps> price_gen_steps(const LocalModel& model, const Options& op
   if (lanes.empty()) lanes.push_back(std::max<uint32_t>(options.num_lanes, 1));
   if (const auto& synthetic = model.choice().synthetic_lm) {
     return PricedSteps{GenStepCost::synthetic(synthetic->step_us, synthetic->token_us),
-                       "the synthetic model's own cost", {}};
+                       "the synthetic model's own cost",
+                       {}};
   }
   if (!priced.file.empty()) {
     auto c = read_cost(priced.file);

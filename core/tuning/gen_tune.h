@@ -176,8 +176,8 @@ MaxRate max_rate(const std::function<std::optional<GenEvaluated>(double factor)>
 // {"tokens_per_s", "requests_per_s", "goodput_rps", "ttft_p50_ms",
 // "ttft_p99_ms", "itl_p50_ms", "itl_p99_ms", "e2e_p50_ms", "e2e_p99_ms",
 // "sent", "ok", "failed", "preemptions", "steps", "decodes_per_step",
-// "band" and "headroom" where worked out} for quantile 99. (Files written before named them "ttft_ms", "itl_ms" and
-// "e2e_ms"; readers take both.)
+// "band" and "headroom" where worked out} for quantile 99. (Files written before named them
+// "ttft_ms", "itl_ms" and "e2e_ms"; readers take both.)
 std::string gen_figures_json(const GenEvaluated& e, int quantile);
 // {"fast", "slow", "ttft_ms": [lo, hi], "itl_ms", "tokens_per_s", "goodput_rps"}:
 // the figures at the quantile over the band.
