@@ -69,7 +69,6 @@ struct GenStepCost {
   static GenStepCost of(RooflineCost roofline) {
     GenStepCost c;
     c.roofline = std::make_shared<const RooflineCost>(std::move(roofline));
-    c.exact = false;
     return c;
   }
   static GenStepCost of(const StepCost& measured) {
