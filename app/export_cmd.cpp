@@ -33,8 +33,12 @@ std::string export_help() {
          "  tgi         tgi.env and tgi-launch.sh (text-generation-launcher)\n"
          "  trtllm      trtllm-options.yaml (trtllm-serve --extra_llm_api_options) and the\n"
          "              Triton tensorrtllm backend's config.pbtxt\n"
+         "  kserve      inferenceservice.yaml, a KServe InferenceService (Hugging Face runtime,\n"
+         "              vLLM's arguments, a GPU request, replicas and autoscaling): a plan's\n"
          "--config reads Batchscope JSON, a Triton config.pbtxt or a tune's result (tune\n"
-         "--json: its best's options, traffic and figures); flags override it. Without --out\n"
+         "--json: its best's options, traffic and figures; a generative tune's model, and a\n"
+         "plan's GPU, tensor parallelism and replicas, so --model is not needed); flags\n"
+         "override it. Without --out\n"
          "the files go to stdout, each under a '==> NAME <==' line when several; with it, to\n"
          "the file PATH, or into the directory PATH. --batch-sizes: the sizes the model runs\n"
          "best at (Triton preferred_batch_size, TF Serving allowed_batch_sizes); --traffic and\n"
@@ -138,6 +142,10 @@ int run_export(const std::vector<std::string>& args) {
     config_device = imported->device;
     in.batch_sizes = imported->batch_sizes;
     in.tuning = imported->tuning;  // a tune's traffic and figures, for the comments
+    // A generative tune names its model: its context and cache, and a
+    // planned one's GPU, parallelism and replicas.
+    in.lm = imported->lm;
+    in.plan = imported->plan;
   }
   auto options = cli::take_options(*flags, in.options);
   if (!options) return fail(cmd, options.error().message);
@@ -153,6 +161,7 @@ int run_export(const std::vector<std::string>& args) {
     if (!model) return fail(cmd, model.error().message);
     const LmInfo& m = model->lm_info();
     in.lm = GenModelInfo{m.name, m.context_length, m.block_size, m.num_blocks};
+    in.plan.reset();  // the model given here, not the one planned
     if (!is_generative(*format) && *format != ExportFormat::kJson) {
       return fail(cmd, std::string("--format ") + export_format_name(*format) +
                            " is for a tensor model; a generative model exports as vllm, tgi, "
@@ -162,7 +171,15 @@ int run_export(const std::vector<std::string>& args) {
   auto choice = take_model_flags(*flags, "");
   if (!choice) return fail(cmd, choice.error().message);
   if (Status s = cli::no_flags_left(*flags, cmd); !s) return fail(cmd, s.message());
-  if (!in.lm) in.device = device_given ? choice->device : config_device.value_or("cpu");
+  if (!in.lm || device_given) {
+    in.device = device_given ? choice->device : config_device.value_or("cpu");
+  }
+  if (in.lm && !is_generative(*format) && *format != ExportFormat::kJson) {
+    return fail(cmd, std::string("--format ") + export_format_name(*format) + ": --config " +
+                         config +
+                         " is a generative model's tune; it exports as vllm, tgi, "
+                         "trtllm, kserve (a plan for a GPU) or json");
+  }
   if (!in.lm && (!choice->path.empty() || choice->synthetic)) {
     choice->device = in.device;
     auto model = LocalModel::open(*choice);

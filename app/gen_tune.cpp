@@ -11,6 +11,7 @@
 #include "app/run_output.h"
 #include "app/traffic_flags.h"
 #include "model/lm_tune.h"
+#include "model/planned_tune.h"
 #include "tuning/tune_text.h"
 
 namespace batchscope {
@@ -44,7 +45,25 @@ std::string gen_tune_help() {
          default_gen_space_text() +
          "\"\nat --lanes (add lanes=1|2 to search them). --json writes the result, which\n"
          "batchscope export --config FILE.json --format vllm|tgi|trtllm reads. The tune is\n"
-         "kept in the run history with each confirmation run under it.\n";
+         "kept in the run history with each confirmation run under it.\n"
+         "\n"
+         "For a language model planned for a GPU that is not here:\n"
+         "usage: batchscope tune --model-config CONFIG (--gpu NAME | --gpu-spec FILE)\n"
+         "                       [--tp N | --tp 1,2,4] [--target-rate R] [--max-rate]\n"
+         "                       [--model-id ORG/NAME] [--dtype, --kv-dtype, --block-size,\n"
+         "                       --gpu-memory-utilization, --max-model-len as in bench]\n"
+         "                       (objective, traffic and lengths as above)\n"
+         "Each configuration runs on the predictor priced by the roofline (no live run).\n"
+         "Default space:\n  \"" +
+         default_planned_space_text() +
+         "\"\n"
+         "With several --tp, each is planned and searched; --target-rate R finds one replica's\n"
+         "capacity under the objective, the replicas for R with the headroom held back\n"
+         "(--headroom, default 15%) and the fewest GPUs in all (TP x replicas), then tunes at\n"
+         "R over the replicas; --max-rate alone picks the most capacity a GPU. --json writes\n"
+         "the plan (model, GPU, TP, replicas, what it assumes), which export --config reads\n"
+         "alone: --format vllm|tgi|trtllm|kserve. --model-id names the model the exports\n"
+         "load (default: the config's _name_or_path, else its folder).\n";
 }
 
 namespace {
@@ -66,15 +85,49 @@ Expected<GenTuneArgs> parse_args(std::map<std::string, std::string> flags) {
   auto options = cli::take_options(flags);
   if (!options) return options.error();
   t.base = *options;
-  if (auto it = flags.find("model-config"); it != flags.end()) {
-    return invalid_argument("--model-config " + it->second +
-                            ": tune searches models that run here; a model planned for a GPU "
-                            "that is not here is predicted by bench --target predict "
-                            "--model-config PATH --gpu NAME");
+  // --tp 1,2,4: the parallelisms a plan searches.
+  if (auto it = flags.find("tp"); it != flags.end() && it->second.find(',') != std::string::npos) {
+    auto tps = cli::parse_counts("tp", it->second, 1, 64);
+    if (!tps) return tps.error();
+    t.tps = *tps;
+    flags.erase(it);
   }
-  auto choice = take_lm_flags(flags, "models/tiny_lm.pt");
-  if (!choice) return choice.error();
-  t.model = *choice;
+  std::string model_id;
+  if (Status s =
+          cli::take_fields(flags, {cli::text("model-id", model_id),
+                                   cli::number("target-rate", 0.000001, 1e9, t.target_rate)});
+      !s) {
+    return s.error();
+  }
+  auto plan = take_plan_flags(flags);
+  if (!plan) return plan.error();
+  t.plan = *plan;
+  t.model_id = model_id;
+  if (!t.plan && (!t.tps.empty() || !model_id.empty() || t.target_rate > 0)) {
+    return invalid_argument(
+        std::string(t.target_rate > 0   ? "--target-rate"
+                    : !model_id.empty() ? "--model-id"
+                                        : "--tp") +
+        " is for a language model planned for a GPU: give --model-config CONFIG --gpu NAME");
+  }
+  if (t.plan) {
+    for (const char* here : {"model", "synthetic-lm", "device", "cache-tokens"}) {
+      if (flags.count(here)) {
+        return invalid_argument(std::string("--") + here + " is a model run here; --model-config " +
+                                t.plan->model_config +
+                                " plans one for a GPU: give one or the other");
+      }
+    }
+    if (flags.count("confirm") || flags.count("confirm-runs")) {
+      return invalid_argument(
+          "--confirm: a model planned for a GPU that is not here cannot run live");
+    }
+    t.confirm = 0;
+  } else {
+    auto choice = take_lm_flags(flags, "models/tiny_lm.pt");
+    if (!choice) return choice.error();
+    t.model = *choice;
+  }
   t.traffic.pattern = Pattern::kPoisson;
   t.traffic.rate = 20;
   t.traffic.duration_s = 10;
@@ -140,6 +193,10 @@ Expected<GenTuneArgs> parse_args(std::map<std::string, std::string> flags) {
     return invalid_argument(
         "--max-rate raises the arrival rate; a closed loop has none (use "
         "--pattern poisson, burst, step, ... or a trace)");
+  }
+  if (t.plan && !t.cost.file.empty()) {
+    return invalid_argument("--cost " + t.cost.file +
+                            ": a model planned for a GPU is priced by the roofline");
   }
   if (!t.cost.file.empty() && t.model.synthetic_lm) {
     return invalid_argument("--cost " + t.cost.file + ": --synthetic-lm S,T is its own step cost");

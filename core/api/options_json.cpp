@@ -6,6 +6,7 @@
 #include <QJsonObject>
 #include <QJsonParseError>
 
+#include <algorithm>
 #include <cmath>
 
 #include "common/text_out.h"
@@ -139,6 +140,66 @@ namespace {
 std::string hardware_of(const std::string& device, const QJsonObject& m);
 }  // namespace
 
+namespace {
+
+// A whole number in [lo, hi], or nullopt.
+std::optional<int64_t> whole_in(const QJsonValue& v, double lo, double hi) {
+  if (!v.isDouble()) return std::nullopt;
+  const double d = v.toDouble();
+  if (!(d >= lo && d <= hi) || d != std::floor(d)) return std::nullopt;
+  return static_cast<int64_t>(d);
+}
+
+// A figure in [0, hi]; 0 where missing or out of range.
+double figure(const QJsonValue& v, double hi) {
+  const double d = v.toDouble();
+  return std::isfinite(d) && d >= 0 && d <= hi ? d : 0.0;
+}
+
+// The tune's "lm": nullopt unless each number is in range.
+std::optional<GenModelInfo> lm_of(const QJsonObject& o) {
+  const auto context = whole_in(o.value("context_length"), 2, 1 << 30);
+  const auto block = whole_in(o.value("block_size"), 1, 4096);
+  const auto blocks = whole_in(o.value("num_blocks"), 1, 1 << 30);
+  if (!context || !block || !blocks) return std::nullopt;
+  return GenModelInfo{o.value("name").toString().left(256).toStdString(),
+                      static_cast<int>(*context), static_cast<int>(*block),
+                      static_cast<int>(*blocks)};
+}
+
+// A planned tune's "plan": nullopt unless its GPU, TP and replicas are given
+// and in range.
+std::optional<ServingPlan> plan_of(const QJsonObject& o) {
+  const auto tp = whole_in(o.value("tp"), 1, 1024);
+  const auto replicas = whole_in(o.value("replicas"), 1, 1'000'000);
+  const auto fewest = whole_in(o.value("min_replicas"), 1, 1'000'000);
+  const auto text = [&o](const char* key) {
+    return o.value(key).toString().left(512).toStdString();
+  };
+  if (!tp || !replicas || text("gpu").empty()) return std::nullopt;
+  ServingPlan p;
+  p.model_id = text("model_id");
+  p.model_config = text("model_config");
+  p.gpu = text("gpu");
+  p.tp = static_cast<uint32_t>(*tp);
+  p.dtype = text("dtype");
+  p.kv_dtype = text("kv_dtype");
+  p.gpu_memory_utilization = figure(o.value("gpu_memory_utilization"), 1);
+  if (p.gpu_memory_utilization <= 0) p.gpu_memory_utilization = 0.9;
+  p.replicas = static_cast<uint32_t>(*replicas);
+  p.min_replicas = static_cast<uint32_t>(std::min(*replicas, fewest.value_or(*replicas)));
+  p.target_rate_rps = figure(o.value("target_rate_rps"), 1e9);
+  p.capacity_rps = figure(o.value("capacity_rps"), 1e9);
+  p.headroom = figure(o.value("headroom"), 3);
+  p.e2e_p50_ms = figure(o.value("e2e_p50_ms"), 1e9);
+  for (const QJsonValue& c : o.value("caveats").toArray()) {
+    if (c.isString() && p.caveats.size() < 32) p.caveats.push_back(c.toString().toStdString());
+  }
+  return p;
+}
+
+}  // namespace
+
 std::optional<TuneOutcome> tune_outcome_from_json(std::string_view json) {
   const QJsonDocument doc =
       QJsonDocument::fromJson(QByteArray(json.data(), static_cast<qsizetype>(json.size())));
@@ -176,6 +237,11 @@ std::optional<TuneOutcome> tune_outcome_from_json(std::string_view json) {
   if (const QJsonObject on = obj.value("measured_on").toObject(); !on.isEmpty()) {
     const std::string device = on.value("device").toString().toStdString();
     if (!device.empty()) t.hardware = hardware_of(device, on.value("machine").toObject());
+  }
+  if (t.generation) {
+    t.lm = lm_of(obj.value("lm").toObject());
+    t.model_file = obj.value("model_file").toString().toStdString();
+    if (t.lm) t.plan = plan_of(obj.value("plan").toObject());
   }
   return t;
 }

@@ -22,6 +22,7 @@
 #include <string_view>
 
 #include "common/options.h"
+#include "common/serving_plan.h"
 #include "common/status.h"
 
 namespace batchscope {
@@ -45,6 +46,11 @@ struct TuneOutcome {
   // Its "measured_on" (runs/machine_facts.h) in words (hardware_text); empty
   // where the result does not say.
   std::string hardware;
+  // A generative tune's "lm" (its model's context and cache), "model_file"
+  // and a planned one's "plan".
+  std::optional<GenModelInfo> lm;
+  std::string model_file;
+  std::optional<ServingPlan> plan;
 };
 std::optional<TuneOutcome> tune_outcome_from_json(std::string_view json);
 

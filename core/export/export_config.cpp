@@ -27,6 +27,7 @@ constexpr FormatInfo kFormats[] = {
     {ExportFormat::kVllm, "vllm", "vLLM serve config.yaml"},
     {ExportFormat::kTgi, "tgi", "Hugging Face TGI launcher arguments"},
     {ExportFormat::kTrtLlm, "trtllm", "TensorRT-LLM trtllm-serve options and Triton config.pbtxt"},
+    {ExportFormat::kKserve, "kserve", "KServe InferenceService (Hugging Face runtime, vLLM)"},
 };
 
 const FormatInfo& info(ExportFormat f) {
@@ -78,7 +79,8 @@ std::vector<ExportFormat> export_formats() {
 }
 
 bool is_generative(ExportFormat f) {
-  return f == ExportFormat::kVllm || f == ExportFormat::kTgi || f == ExportFormat::kTrtLlm;
+  return f == ExportFormat::kVllm || f == ExportFormat::kTgi || f == ExportFormat::kTrtLlm ||
+         f == ExportFormat::kKserve;
 }
 
 std::vector<ExportFormat> export_formats(bool generative) {
@@ -97,8 +99,9 @@ Expected<std::vector<ExportFile>> export_config(ExportFormat format, const Expor
   const export_detail::Checked& c = *checked;
   if (is_generative(format) && !input.lm) {
     return invalid_argument(std::string("the ") + info(format).name +
-                            " export is for a generative model: give --model with a generative "
-                            "sidecar (models/tiny_lm.pt) or --synthetic-lm");
+                            " export is for a generative model: give --config with a generative "
+                            "tune's result, --model with a generative sidecar "
+                            "(models/tiny_lm.pt) or --synthetic-lm");
   }
   // A Python model's class runs on Triton, TorchServe and Ray Serve through
   // a wrapper; the other formats carry only the batching options.
@@ -119,6 +122,7 @@ Expected<std::vector<ExportFile>> export_config(ExportFormat format, const Expor
     case ExportFormat::kVllm: return export_detail::vllm_files(c);
     case ExportFormat::kTgi: return export_detail::tgi_files(c);
     case ExportFormat::kTrtLlm: return export_detail::trtllm_files(c);
+    case ExportFormat::kKserve: return export_detail::kserve_files(c);
   }
   return invalid_argument("export format " + std::to_string(static_cast<int>(format)) +
                           " is unknown");
@@ -170,6 +174,9 @@ Expected<ImportResult> import_config(std::string_view text, const Options& base)
       c.itl_ms = t->itl_ms;
       c.tokens_per_s = t->tokens_per_s;
       c.hardware = t->hardware;
+      r.lm = t->lm;
+      r.model_file = t->model_file;
+      r.plan = t->plan;
     }
     return r;
   }

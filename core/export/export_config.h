@@ -22,6 +22,7 @@
 
 #include "common/model_metadata.h"
 #include "common/options.h"
+#include "common/serving_plan.h"
 #include "common/status.h"
 
 namespace batchscope {
@@ -37,6 +38,7 @@ enum class ExportFormat : uint8_t {
   kVllm,    // vllm-config.yaml for `vllm serve --config`, and the command line
   kTgi,     // tgi.env and tgi-launch.sh for text-generation-launcher
   kTrtLlm,  // trtllm-options.yaml for trtllm-serve, and Triton's tensorrtllm config.pbtxt
+  kKserve,  // inferenceservice.yaml: KServe's Hugging Face runtime with vLLM's arguments (a plan)
 };
 
 // True for the formats of generative servers (vllm, tgi, trtllm).
@@ -73,15 +75,6 @@ struct TuningContext {
   std::string hardware;
 };
 
-// A generative model as its server needs it: the context and the paged
-// cache Batchscope ran it with.
-struct GenModelInfo {
-  std::string name;
-  int context_length = 0;  // positions a sequence may use, prompt included
-  int block_size = 16;     // positions per cache block
-  int num_blocks = 0;      // blocks in the cache
-};
-
 // A Python model's handler (a model whose metadata's platform is "python"):
 // the file the Triton, TorchServe and Ray Serve exports copy beside a wrapper
 // that runs its class there. Plain strings: core/export knows nothing of how
@@ -113,6 +106,10 @@ struct ExportInput {
   // A generative model: required by the generative formats (the scheduling,
   // max_num_seqs and max_num_batched_tokens options are theirs).
   std::optional<GenModelInfo> lm;
+  // A language model planned for a GPU that is not here (tune
+  // --model-config): the vLLM, TGI and TensorRT-LLM files name its model and
+  // tensor parallelism, and kserve needs it (replicas and autoscaling).
+  std::optional<ServingPlan> plan;
   // The model's name, inputs and outputs. Triton needs them for input and
   // output; without a model its export says they are missing.
   std::optional<ModelMetadata> model;
@@ -170,6 +167,12 @@ struct ImportResult {
   // A tune's result only: the traffic it was tuned under and its best's
   // figures, for the exported file's comments.
   TuningContext tuning;
+  // A generative tune's result only: its model as the server needs it, the
+  // file it ran (empty for a synthetic or planned model), and a planned
+  // model's plan.
+  std::optional<GenModelInfo> lm;
+  std::string model_file;
+  std::optional<ServingPlan> plan;
   // What did not carry over exactly, one sentence each.
   std::vector<std::string> notes;
 };

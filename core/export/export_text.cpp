@@ -135,9 +135,6 @@ std::string comment(std::string_view text, std::string_view marker, size_t width
   return out;
 }
 
-namespace {
-
-// Free text kept to one line of printable characters.
 std::string one_line(std::string_view s) {
   std::string out;
   for (char ch : s) {
@@ -147,17 +144,33 @@ std::string one_line(std::string_view s) {
   return out;
 }
 
-}  // namespace
-
 std::vector<std::string> context_paragraphs(const Checked& c) {
   std::vector<std::string> p;
   if (c.in.lm) {
     const GenModelInfo& m = *c.in.lm;
     p.push_back("Batchscope options in force: " + describe_generation(c.o()) + ".");
-    p.push_back("Model " + one_line(m.name) + " on " + c.device.name + ": a context of " +
+    const std::string where = c.in.plan ? "planned for " + one_line(c.in.plan->gpu) + " x" +
+                                              whole(c.in.plan->tp) + " (tensor parallel)"
+                                        : "on " + c.device.name;
+    p.push_back("Model " + one_line(m.name) + " " + where + ": a context of " +
                 whole(m.context_length) + " tokens, a cache of " + whole(m.num_blocks) +
                 " blocks of " + whole(m.block_size) + " (" +
                 whole(int64_t{m.num_blocks} * m.block_size) + " tokens).");
+    if (const auto& plan = c.in.plan) {
+      std::string r = "Replicas: " + whole(plan->replicas) + " of " + whole(plan->tp) + " GPU" +
+                      (plan->tp > 1 ? "s" : "") + " (" + whole(plan->gpus()) +
+                      (plan->gpus() > 1 ? " GPUs" : " GPU") + " in all)";
+      if (plan->target_rate_rps > 0) {
+        r += " for " + shortest(plan->target_rate_rps) + " requests/s with " +
+             shortest(plan->headroom * 100) + "% held back";
+      }
+      if (plan->capacity_rps > 0) {
+        r += "; one replica serves " + fixed(plan->capacity_rps, 2) +
+             " requests/s within the objective";
+      }
+      p.push_back(r + ".");
+      for (const std::string& caveat : plan->caveats) p.push_back("Assumed: " + one_line(caveat));
+    }
   } else {
     p.push_back("Batchscope options in force: " + describe(c.o()) + ".");
   }
@@ -192,6 +205,44 @@ std::string context_block(const Checked& c, std::string_view marker) {
   std::string out = bare + "\n";
   for (const std::string& p : context_paragraphs(c)) out += comment(p, marker);
   return out + bare + "\n";
+}
+
+std::string yaml_scalar(std::string_view s) {
+  const auto plain = [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+           c == '_' || c == '/' || c == '@' || c == '+' || c == '-';
+  };
+  if (!s.empty() && s.front() != '-' && std::all_of(s.begin(), s.end(), plain)) {
+    return std::string(s);
+  }
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out = "\"";
+  for (char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += ch;
+    } else if (c < 0x20 || c == 0x7f) {
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    } else {
+      out += ch;
+    }
+  }
+  return out + "\"";
+}
+
+std::string shell_word(std::string_view s) {
+  std::string out = "'";
+  for (char c : s) {
+    if (c == '\'') {
+      out += "'\\''";
+    } else {
+      out += c;
+    }
+  }
+  return out + "'";
 }
 
 std::string pbtxt_string(std::string_view s) {

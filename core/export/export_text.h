@@ -61,6 +61,14 @@ std::string context_block(const Checked& c, std::string_view marker = "# ");
 // empty for a model without variable dimensions.
 std::string padding_note(const Checked& c, std::string_view server, std::string_view marker = "# ");
 
+// Free text kept to one line of printable characters.
+std::string one_line(std::string_view s);
+// A YAML scalar: `s` as it is when plain ([A-Za-z0-9._/@+-], not empty),
+// else double-quoted with \\ \" and control characters escaped.
+std::string yaml_scalar(std::string_view s);
+// A POSIX shell word for `s`: single-quoted, each ' written '\''.
+std::string shell_word(std::string_view s);
+
 // A protobuf text-format string literal, quotes included.
 std::string pbtxt_string(std::string_view s);
 
@@ -97,6 +105,8 @@ std::vector<ExportFile> dbie_files(const Checked& c);
 std::vector<ExportFile> vllm_files(const Checked& c);
 std::vector<ExportFile> tgi_files(const Checked& c);
 std::vector<ExportFile> trtllm_files(const Checked& c);
+// Refuses an input without a plan.
+Expected<std::vector<ExportFile>> kserve_files(const Checked& c);
 
 Expected<ImportResult> import_triton(std::string_view text, const Options& base);
 // A line that begins with max-num-seqs: or max-num-batched-tokens: (or their

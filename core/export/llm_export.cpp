@@ -8,6 +8,8 @@
 // (docs/export.md names the versions).
 
 #include <algorithm>
+#include <cctype>
+#include <cmath>
 
 #include "export/export_text.h"
 
@@ -23,10 +25,12 @@ bool is_static(const Options& o) { return o.scheduling == Scheduling::kStatic; }
 std::string common_caveats(const Checked& c, std::string_view server) {
   const Options& o = c.o();
   std::string out;
-  out +=
-      comment("Not exact: lengths. Batchscope counts the model's own tokens (" + c.in.lm->name +
-              "'s); a model with another tokenizer gives another count for the same text, so the "
-              "token budgets and context below are for the model Batchscope ran.");
+  if (!c.in.plan) {  // a plan's lengths are the planned model's own, among its assumptions
+    out +=
+        comment("Not exact: lengths. Batchscope counts the model's own tokens (" + c.in.lm->name +
+                "'s); a model with another tokenizer gives another count for the same text, so the "
+                "token budgets and context below are for the model Batchscope ran.");
+  }
   if (server == "TensorRT-LLM") {
     out += comment("Not expressible: request_timeout_ms = " + whole(o.request_timeout_ms) +
                    ", a request's whole life, and in trtllm-serve queue_capacity = " +
@@ -63,20 +67,52 @@ std::string static_caveat(const Checked& c, std::string_view server) {
                  " batches continuously; the caps below apply to its continuous batching.");
 }
 
+// vLLM's --dtype for the plan's weights ("auto" for fp8, whose weights
+// vLLM takes from --quantization fp8).
+std::string vllm_dtype(const ServingPlan& p) {
+  return p.dtype == "fp16"   ? "float16"
+         : p.dtype == "fp32" ? "float32"
+         : p.dtype == "fp8"  ? "auto"
+                             : "bfloat16";
+}
+
+// What a plan's model is named by: the repository or folder the server loads.
+std::string plan_caveat(const ServingPlan& p) {
+  return comment("The model: " + p.model_id +
+                 (p.model_id == p.model_config || p.model_id.find('/') == std::string::npos ||
+                          p.model_id.front() == '/' || p.model_id.front() == '.'
+                      ? ", the folder of the config.json planned from: the server needs the "
+                        "weights there, or give tune --model-id ORG/NAME (the Hugging Face "
+                        "repository)."
+                      : ", a Hugging Face repository (tune --model-id, or the config's "
+                        "_name_or_path)."));
+}
+
 }  // namespace
 
 std::vector<ExportFile> vllm_files(const Checked& c) {
   const Options& o = c.o();
   const GenModelInfo& m = *c.in.lm;
+  const ServingPlan* plan = c.in.plan ? &*c.in.plan : nullptr;
   std::string head;
   head += context_block(c);
-  head += comment(
-      "Not exact: the cache. vLLM sizes its cache from gpu-memory-utilization (default "
-      "0.9) of the GPU; Batchscope ran with " +
-      whole(m.num_blocks) + " blocks of " + whole(m.block_size) + " tokens (" +
-      whole(cache_tokens(m)) +
-      " tokens). Uncomment num-gpu-blocks-override below (or add --num-gpu-blocks-override " +
-      whole(m.num_blocks) + ") to hold vLLM's at that, for a comparison only.");
+  if (plan) {
+    head += plan_caveat(*plan);
+    head += comment("Not exact: the cache. vLLM sizes it from gpu-memory-utilization " +
+                    shortest(plan->gpu_memory_utilization) +
+                    " of each GPU after profiling its activations at start-up; the plan "
+                    "reckoned " +
+                    whole(cache_tokens(m)) +
+                    " tokens. vLLM logs its own figure (\"GPU KV cache size\").");
+  } else {
+    head += comment(
+        "Not exact: the cache. vLLM sizes its cache from gpu-memory-utilization (default "
+        "0.9) of the GPU; Batchscope ran with " +
+        whole(m.num_blocks) + " blocks of " + whole(m.block_size) + " tokens (" +
+        whole(cache_tokens(m)) +
+        " tokens). Uncomment num-gpu-blocks-override below (or add --num-gpu-blocks-override " +
+        whole(m.num_blocks) + ") to hold vLLM's at that, for a comparison only.");
+  }
   head += static_caveat(c, "vLLM");
   head += common_caveats(c, "vLLM");
   if (o.num_lanes > 1) {
@@ -92,10 +128,19 @@ std::vector<ExportFile> vllm_files(const Checked& c) {
       "preempted and recomputed.");
 
   std::string yaml = "# vLLM engine arguments, exported from Batchscope.\n";
-  yaml += comment(
-      "Use with: vllm serve MODEL --config vllm-config.yaml (flags given on the "
-      "command line win over this file).");
+  yaml += comment(c.in.plan ? "Use with: vllm serve --config vllm-config.yaml (flags given on "
+                              "the command line win over this file)."
+                            : "Use with: vllm serve MODEL --config vllm-config.yaml (flags "
+                              "given on the command line win over this file).");
   yaml += head + "\n";
+  if (plan) {
+    yaml += "model: " + yaml_scalar(plan->model_id) + "\n";
+    yaml += "tensor-parallel-size: " + whole(plan->tp) + "\n";
+    yaml += "gpu-memory-utilization: " + shortest(plan->gpu_memory_utilization) + "\n";
+    yaml += "dtype: " + vllm_dtype(*plan) + "\n";
+    if (plan->dtype == "fp8") yaml += "quantization: fp8\n";
+    if (plan->kv_dtype == "fp8") yaml += "kv-cache-dtype: fp8\n";
+  }
   if (o.num_lanes > 1) yaml += "data-parallel-size: " + whole(o.num_lanes) + "\n";
   yaml += "max-num-seqs: " + whole(o.max_num_seqs) + "\n";
   yaml += "max-num-batched-tokens: " + whole(o.max_num_batched_tokens) + "\n";
@@ -103,12 +148,24 @@ std::vector<ExportFile> vllm_files(const Checked& c) {
   yaml += "scheduling-policy: fcfs\n";
   yaml += "max-model-len: " + whole(m.context_length) + "\n";
   yaml += "block-size: " + whole(m.block_size) + "\n";
-  yaml += "# num-gpu-blocks-override: " + whole(m.num_blocks) + "\n";
+  if (!plan) yaml += "# num-gpu-blocks-override: " + whole(m.num_blocks) + "\n";
 
   std::string sh = "#!/bin/sh\n# vLLM with Batchscope's options, exported from Batchscope.\n";
-  sh += comment("Use with: MODEL=org/name sh vllm-serve.sh [more vllm serve flags].");
+  sh += comment(plan ? "Use with: sh vllm-serve.sh [more vllm serve flags] (MODEL=... to serve "
+                       "another copy of the model)."
+                     : "Use with: MODEL=org/name sh vllm-serve.sh [more vllm serve flags].");
   sh += head;
-  sh += "exec vllm serve \"${MODEL:?set MODEL to the model to serve}\" \\\n";
+  if (plan) {
+    sh += "MODEL=${MODEL:-" + shell_word(plan->model_id) + "}\n";
+    sh += "exec vllm serve \"$MODEL\" \\\n";
+    sh += "  --tensor-parallel-size " + whole(plan->tp) + " \\\n";
+    sh += "  --gpu-memory-utilization " + shortest(plan->gpu_memory_utilization) + " \\\n";
+    sh += "  --dtype " + vllm_dtype(*plan) + " \\\n";
+    if (plan->dtype == "fp8") sh += "  --quantization fp8 \\\n";
+    if (plan->kv_dtype == "fp8") sh += "  --kv-cache-dtype fp8 \\\n";
+  } else {
+    sh += "exec vllm serve \"${MODEL:?set MODEL to the model to serve}\" \\\n";
+  }
   if (o.num_lanes > 1) sh += "  --data-parallel-size " + whole(o.num_lanes) + " \\\n";
   sh += "  --max-num-seqs " + whole(o.max_num_seqs) + " \\\n";
   sh += "  --max-num-batched-tokens " + whole(o.max_num_batched_tokens) + " \\\n";
@@ -133,18 +190,29 @@ std::vector<ExportFile> tgi_files(const Checked& c) {
     const char* env;
     std::string value;
   };
-  const Arg args[] = {
-      {"--max-concurrent-requests", "MAX_CONCURRENT_REQUESTS", whole(concurrent)},
-      {"--max-batch-size", "MAX_BATCH_SIZE", whole(o.max_num_seqs)},
-      {"--max-batch-prefill-tokens", "MAX_BATCH_PREFILL_TOKENS", whole(o.max_num_batched_tokens)},
-      {"--max-batch-total-tokens", "MAX_BATCH_TOTAL_TOKENS", whole(total)},
-      {"--max-input-tokens", "MAX_INPUT_TOKENS", whole(input)},
-      {"--max-total-tokens", "MAX_TOTAL_TOKENS", whole(m.context_length)},
-      {"--waiting-served-ratio", "WAITING_SERVED_RATIO", "0"},
-      {"--max-waiting-tokens", "MAX_WAITING_TOKENS", "1"},
-  };
+  const ServingPlan* plan = c.in.plan ? &*c.in.plan : nullptr;
+  std::vector<Arg> args;
+  if (plan) {
+    args.push_back({"--num-shard", "NUM_SHARD", whole(plan->tp)});
+    args.push_back({"--dtype", "DTYPE", plan->dtype == "fp16" ? "float16" : "bfloat16"});
+    if (plan->dtype == "fp8") args.push_back({"--quantize", "QUANTIZE", "fp8"});
+    if (plan->kv_dtype == "fp8")
+      args.push_back({"--kv-cache-dtype", "KV_CACHE_DTYPE", "fp8_e4m3fn"});
+    args.push_back(
+        {"--cuda-memory-fraction", "CUDA_MEMORY_FRACTION", shortest(plan->gpu_memory_utilization)});
+  }
+  args.push_back({"--max-concurrent-requests", "MAX_CONCURRENT_REQUESTS", whole(concurrent)});
+  args.push_back({"--max-batch-size", "MAX_BATCH_SIZE", whole(o.max_num_seqs)});
+  args.push_back(
+      {"--max-batch-prefill-tokens", "MAX_BATCH_PREFILL_TOKENS", whole(o.max_num_batched_tokens)});
+  if (!plan) args.push_back({"--max-batch-total-tokens", "MAX_BATCH_TOTAL_TOKENS", whole(total)});
+  args.push_back({"--max-input-tokens", "MAX_INPUT_TOKENS", whole(input)});
+  args.push_back({"--max-total-tokens", "MAX_TOTAL_TOKENS", whole(m.context_length)});
+  args.push_back({"--waiting-served-ratio", "WAITING_SERVED_RATIO", "0"});
+  args.push_back({"--max-waiting-tokens", "MAX_WAITING_TOKENS", "1"});
   std::string head;
   head += context_block(c);
+  if (plan) head += plan_caveat(*plan);
   head += comment(
       "Not exact: when waiting requests join. Batchscope adds them at every step, their "
       "prompts in chunks beside the decodes; TGI prefills them in a pass of their own. "
@@ -155,11 +223,18 @@ std::vector<ExportFile> tgi_files(const Checked& c) {
       "max_num_seqs " +
       whole(o.max_num_seqs) + " + queue_capacity " + whole(o.queue_capacity) + " = " +
       whole(concurrent) + ".");
-  head += comment(
-      "The cache: max-batch-total-tokens is Batchscope's cache, " + whole(cache_tokens(m)) +
-      " tokens" +
-      (total > cache_tokens(m) ? ", raised to the token budget, which TGI wants within it" : "") +
-      "; TGI infers it from the GPU's memory when left out.");
+  if (plan) {
+    head += comment(
+        "The cache: TGI infers max-batch-total-tokens from the GPU's memory "
+        "(cuda-memory-fraction); the plan reckoned " +
+        whole(cache_tokens(m)) + " tokens.");
+  } else {
+    head += comment(
+        "The cache: max-batch-total-tokens is Batchscope's cache, " + whole(cache_tokens(m)) +
+        " tokens" +
+        (total > cache_tokens(m) ? ", raised to the token budget, which TGI wants within it" : "") +
+        "; TGI infers it from the GPU's memory when left out.");
+  }
   if (input < m.context_length - 1) {
     head += comment("Not exact: prompts are capped at max-input-tokens " + whole(input) +
                     ", the token budget, as TGI prefills a prompt in one pass within "
@@ -170,22 +245,31 @@ std::vector<ExportFile> tgi_files(const Checked& c) {
   head += lanes_caveat(c, "TGI");
   head += comment("Not expressible: request_timeout_ms = " + whole(o.request_timeout_ms) +
                   "; TGI has no request timeout of its own.");
-  head += comment("Not exact: lengths. Batchscope counts " + m.name +
-                  "'s own tokens; another tokenizer gives another count for the same text.");
+  if (!plan) {
+    head += comment("Not exact: lengths. Batchscope counts " + m.name +
+                    "'s own tokens; another tokenizer gives another count for the same text.");
+  }
 
   std::string env = "# Hugging Face TGI launcher settings, exported from Batchscope.\n";
   env += comment(
       "Use with: docker run --env-file tgi.env ghcr.io/huggingface/text-generation-"
       "inference --model-id MODEL, or text-generation-launcher with these exported.");
   env += head + "\n";
+  if (plan) env += "MODEL_ID=" + one_line(plan->model_id) + "\n";
   for (const Arg& a : args) env += std::string(a.env) + "=" + a.value + "\n";
 
   std::string sh = "#!/bin/sh\n# TGI with Batchscope's options, exported from Batchscope.\n";
-  sh += comment("Use with: MODEL_ID=org/name sh tgi-launch.sh [more launcher flags].");
+  sh += comment(plan ? "Use with: sh tgi-launch.sh [more launcher flags]."
+                     : "Use with: MODEL_ID=org/name sh tgi-launch.sh [more launcher flags].");
   sh += head;
-  sh +=
-      "exec text-generation-launcher --model-id \"${MODEL_ID:?set MODEL_ID to the model to "
-      "serve}\" \\\n";
+  if (plan) {
+    sh += "MODEL_ID=${MODEL_ID:-" + shell_word(plan->model_id) + "}\n";
+    sh += "exec text-generation-launcher --model-id \"$MODEL_ID\" \\\n";
+  } else {
+    sh +=
+        "exec text-generation-launcher --model-id \"${MODEL_ID:?set MODEL_ID to the model to "
+        "serve}\" \\\n";
+  }
   for (const Arg& a : args) sh += "  " + std::string(a.flag) + " " + a.value + " \\\n";
   sh += "  \"$@\"\n";
   return {ExportFile{"tgi.env", env}, ExportFile{"tgi-launch.sh", sh}};
@@ -207,15 +291,38 @@ std::vector<ExportFile> trtllm_files(const Checked& c) {
               "running request when the cache runs out (Batchscope preempts the newest and "
               "recomputes it). GUARANTEED_NO_EVICT, TensorRT-LLM's default, admits only what "
               "can finish without that, so fewer at once."));
-  head += comment("Not exact: the cache. Batchscope's is " + whole(cache_tokens(m)) +
-                  " tokens; TensorRT-LLM takes the smaller of that and what "
-                  "free_gpu_memory_fraction 0.9 of the GPU holds.");
+  const ServingPlan* plan = c.in.plan ? &*c.in.plan : nullptr;
+  const std::string fraction = plan ? shortest(plan->gpu_memory_utilization) : "0.9";
+  if (plan) {
+    head += plan_caveat(*plan);
+    head += comment("Not exact: the cache. TensorRT-LLM sizes it from free_gpu_memory_fraction " +
+                    fraction +
+                    " of what each GPU has free once the engine is loaded; the plan "
+                    "reckoned " +
+                    whole(cache_tokens(m)) + " tokens.");
+    head += comment("Tensor parallelism: " + whole(plan->tp) +
+                    " GPUs a replica (trtllm-serve --tp_size, tensor_parallel_size below); a "
+                    "Triton engine is built for it (trtllm-build --tp_size " +
+                    whole(plan->tp) + ").");
+  } else {
+    head += comment("Not exact: the cache. Batchscope's is " + whole(cache_tokens(m)) +
+                    " tokens; TensorRT-LLM takes the smaller of that and what "
+                    "free_gpu_memory_fraction 0.9 of the GPU holds.");
+  }
   head += common_caveats(c, "TensorRT-LLM");
   head += lanes_caveat(c, "TensorRT-LLM");
 
   std::string yaml = "# TensorRT-LLM LLM API options, exported from Batchscope.\n";
-  yaml += comment("Use with: trtllm-serve MODEL --extra_llm_api_options trtllm-options.yaml");
+  yaml +=
+      comment(plan ? "Use with: trtllm-serve " + one_line(plan->model_id) + " --tp_size " +
+                         whole(plan->tp) + " --extra_llm_api_options trtllm-options.yaml"
+                   : "Use with: trtllm-serve MODEL --extra_llm_api_options trtllm-options.yaml");
   yaml += head + "\n";
+  if (plan) {
+    yaml += "tensor_parallel_size: " + whole(plan->tp) + "\n";
+    yaml += std::string("dtype: ") + (plan->dtype == "fp16" ? "float16" : "bfloat16") + "\n";
+    if (plan->dtype == "fp8") yaml += "quant_config:\n  quant_algo: FP8\n";
+  }
   yaml += "max_batch_size: " + whole(o.max_num_seqs) + "\n";
   yaml += "max_num_tokens: " + whole(o.max_num_batched_tokens) + "\n";
   yaml += "max_seq_len: " + whole(m.context_length) + "\n";
@@ -224,8 +331,9 @@ std::vector<ExportFile> trtllm_files(const Checked& c) {
   yaml += std::string("  capacity_scheduler_policy: ") +
           (stat ? "STATIC_BATCH" : "MAX_UTILIZATION") + "\n";
   yaml += "kv_cache_config:\n";
-  yaml += "  max_tokens: " + whole(cache_tokens(m)) + "\n";
-  yaml += "  free_gpu_memory_fraction: 0.9\n";
+  if (!plan) yaml += "  max_tokens: " + whole(cache_tokens(m)) + "\n";
+  yaml += "  free_gpu_memory_fraction: " + fraction + "\n";
+  if (plan && plan->kv_dtype == "fp8") yaml += "  dtype: fp8\n";
 
   auto param = [](const char* key, const std::string& value) {
     return "parameters {\n  key: " + pbtxt_string(key) +
@@ -247,10 +355,104 @@ std::vector<ExportFile> trtllm_files(const Checked& c) {
   pb += param("gpt_model_type", stat ? "V1" : "inflight_fused_batching");
   pb += param("gpt_model_path", "/path/to/engine");
   pb += param("batch_scheduler_policy", stat ? "guaranteed_no_evict" : "max_utilization");
-  pb += param("max_tokens_in_paged_kv_cache", whole(cache_tokens(m)));
-  pb += param("kv_cache_free_gpu_mem_fraction", "0.9");
+  if (!plan) pb += param("max_tokens_in_paged_kv_cache", whole(cache_tokens(m)));
+  pb += param("kv_cache_free_gpu_mem_fraction", fraction);
   pb += param("enable_chunked_context", "true");
   return {ExportFile{"trtllm-options.yaml", yaml}, ExportFile{"config.pbtxt", pb}};
+}
+
+Expected<std::vector<ExportFile>> kserve_files(const Checked& c) {
+  if (!c.in.plan) {
+    return invalid_argument(
+        "the kserve export is for a language model planned for a GPU: tune --model-config "
+        "CONFIG --gpu NAME --json tune.json, then export --config tune.json --format kserve");
+  }
+  const Options& o = c.o();
+  const GenModelInfo& m = *c.in.lm;
+  const ServingPlan& p = *c.in.plan;
+  // A request's life at the rate one replica is planned for, by Little's
+  // law: the requests in flight a replica holds there.
+  const double per_replica = p.capacity_rps / (1 + p.headroom);
+  const int64_t concurrency =
+      std::max<int64_t>(1, static_cast<int64_t>(std::ceil(per_replica * p.e2e_p50_ms / 1000)));
+  std::string name;  // a DNS label: lower case, digits and '-', 63 at most
+  for (char ch : m.name) {
+    const char l = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    if ((l >= 'a' && l <= 'z') || (l >= '0' && l <= '9')) {
+      name += l;
+    } else if (!name.empty() && name.back() != '-') {
+      name += '-';
+    }
+  }
+  while (!name.empty() && name.back() == '-') name.pop_back();
+  if (name.empty() || name.front() < 'a') name = "llm-" + name;
+  name = name.substr(0, 63);
+  while (name.back() == '-') name.pop_back();
+
+  std::string y = "# KServe InferenceService, exported from Batchscope.\n";
+  y += comment(
+      "Use with: kubectl apply -f inferenceservice.yaml, on KServe 0.15 or later in its "
+      "Serverless mode (Knative's autoscaler), whose Hugging Face serving runtime runs vLLM "
+      "and passes it the engine arguments below.");
+  y += context_block(c);
+  y += plan_caveat(p);
+  y += comment("Replicas: minReplicas " + whole(p.min_replicas) +
+               " serve the target rate with nothing held back; maxReplicas " + whole(p.replicas) +
+               " hold back " + shortest(p.headroom * 100) + "%. Each requests " + whole(p.tp) +
+               " GPU" + (p.tp > 1 ? "s" : "") + " (" + one_line(p.gpu) + ").");
+  if (p.capacity_rps > 0) {
+    y += comment("Autoscaling: one replica serves " + fixed(p.capacity_rps, 2) +
+                 " requests/s within the objective; at " + fixed(per_replica, 2) +
+                 " requests/s a request lives " + fixed(p.e2e_p50_ms, 0) +
+                 " ms (median), so a replica holds about " + whole(concurrency) +
+                 " in flight: scaleTarget. scaleMetric rps with scaleTarget " +
+                 whole(std::max<int64_t>(1, static_cast<int64_t>(per_replica))) +
+                 " is the same target by arrivals.");
+  } else {
+    y += comment(
+        "Autoscaling: no capacity was found for one replica (tune --max-rate or "
+        "--target-rate); the replicas are fixed.");
+  }
+  y += comment("Not expressible: queue_capacity = " + whole(o.queue_capacity) +
+               " and request_timeout_ms = " + whole(o.request_timeout_ms) +
+               "; vLLM has no queue bound or request timeout of its own.");
+  y += "apiVersion: serving.kserve.io/v1beta1\n";
+  y += "kind: InferenceService\n";
+  y += "metadata:\n";
+  y += "  name: " + name + "\n";
+  y += "spec:\n";
+  y += "  predictor:\n";
+  y += "    minReplicas: " + whole(p.min_replicas) + "\n";
+  y += "    maxReplicas: " + whole(p.replicas) + "\n";
+  if (p.capacity_rps > 0) {
+    y += "    scaleMetric: concurrency\n";
+    y += "    scaleTarget: " + whole(concurrency) + "\n";
+  }
+  y += "    model:\n";
+  y += "      modelFormat:\n";
+  y += "        name: huggingface\n";
+  y += "      args:\n";
+  auto arg = [&y](const std::string& flag, const std::string& value) {
+    y += "        - " + yaml_scalar(flag + (value.empty() ? "" : "=" + value)) + "\n";
+  };
+  arg("--model_name", name);
+  arg("--model_id", p.model_id);
+  arg("--tensor-parallel-size", whole(p.tp));
+  arg("--gpu-memory-utilization", shortest(p.gpu_memory_utilization));
+  arg("--dtype", vllm_dtype(p));
+  if (p.dtype == "fp8") arg("--quantization", "fp8");
+  if (p.kv_dtype == "fp8") arg("--kv-cache-dtype", "fp8");
+  arg("--max-model-len", whole(m.context_length));
+  arg("--max-num-seqs", whole(o.max_num_seqs));
+  arg("--max-num-batched-tokens", whole(o.max_num_batched_tokens));
+  arg("--enable-chunked-prefill", "");
+  arg("--block-size", whole(m.block_size));
+  y += "      resources:\n";
+  y += "        requests:\n";
+  y += "          nvidia.com/gpu: \"" + whole(p.tp) + "\"\n";
+  y += "        limits:\n";
+  y += "          nvidia.com/gpu: \"" + whole(p.tp) + "\"\n";
+  return std::vector<ExportFile>{ExportFile{"inferenceservice.yaml", y}};
 }
 
 }  // namespace batchscope::export_detail

@@ -8,6 +8,8 @@
 #include "common/text_out.h"
 #include "model/kept_steps.h"
 #include "model/kept_tune.h"
+#include "model/lm_tune_parts.h"
+#include "model/planned_tune.h"
 #include "runs/machine_facts.h"
 #include "traffic/llm_trace.h"
 #include "tuning/gen_headroom.h"
@@ -17,18 +19,8 @@
 namespace batchscope {
 namespace {
 
-using Seconds = std::chrono::duration<double>;
-using SteadyTime = std::chrono::steady_clock::time_point;
-
 WorkError refused(std::string message) { return WorkError{std::move(message), true}; }
 WorkError failed(std::string message) { return WorkError{std::move(message), false}; }
-
-// Seconds from now to halfway to `deadline` (at least a millisecond): what
-// a phase may take when the rest must be left for the phases after it.
-double half_of_what_is_left(SteadyTime deadline) {
-  const double left = Seconds(deadline - std::chrono::steady_clock::now()).count();
-  return std::max(left / 2, 0.001);
-}
 
 std::string confirmed_json(const std::vector<LmConfirmation>& confirmed, int q) {
   std::string out = "[";
@@ -46,13 +38,22 @@ std::string confirmed_json(const std::vector<LmConfirmation>& confirmed, int q) 
   return out + ']';
 }
 
-// The largest factor on the traffic's rates at which some configuration
-// still meets the objective, found on the predictor within half of what is
-// left of the budget; the traffic scaled by it, and the "max_rate" JSON.
-struct RateFound {
-  ArrivalSpec traffic;
-  std::string json;
-};
+}  // namespace
+
+double half_of_what_is_left(SteadyTime deadline) {
+  const double left = Seconds(deadline - std::chrono::steady_clock::now()).count();
+  return std::max(left / 2, 0.001);
+}
+
+std::string gen_model_json(const LmInfo& info) {
+  std::string j = "{\"name\":";
+  append_json_string(j, info.name);
+  j += ",\"context_length\":" + std::to_string(info.context_length);
+  j += ",\"block_size\":" + std::to_string(info.block_size);
+  j += ",\"num_blocks\":" + std::to_string(info.num_blocks) + "}";
+  return j;
+}
+
 Expected<RateFound> find_max_rate(const LmTuneRequest& t, const TuneSpace& space,
                                   const GenTuneSettings& settings, SteadyTime deadline,
                                   const std::function<GenEvaluator(const ArrivalSpec&)>& at,
@@ -125,6 +126,8 @@ Expected<RateFound> find_max_rate(const LmTuneRequest& t, const TuneSpace& space
   return found;
 }
 
+namespace {
+
 // Keeps the tune in the run history (kept_tune.h): the live runs that
 // measured the step cost before the search, then the confirmations.
 void keep_tune(const LmTuneRequest& t, const std::string& model_name, const Options& winner,
@@ -195,6 +198,7 @@ void refine_with(const LocalModel& model, const std::vector<LmConfirmation>& con
 }  // namespace
 
 std::optional<WorkError> tune_lm(const LmTuneRequest& request, LmTuneReport& report) {
+  if (request.plan) return tune_planned_lm(request, report);
   LmTuneRequest t = request;  // a trace's lengths are fitted to the model's context
   const Say& say = report.say();
   const SteadyTime deadline =
@@ -271,6 +275,8 @@ std::optional<WorkError> tune_lm(const LmTuneRequest& request, LmTuneReport& rep
     members.emplace_back(key, v);
   };
   member_string("model", info.name);
+  members.emplace_back("lm", gen_model_json(info));
+  member_string("model_file", t.model.file());
   member_string("traffic", traffic.describe());
   member_string("workload", t.lengths.describe());
   {

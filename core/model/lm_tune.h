@@ -21,6 +21,7 @@
 #include "model/history_keeping.h"
 #include "model/kept_cost.h"
 #include "model/local_model.h"
+#include "model/planned_lm.h"
 #include "model/say.h"
 #include "traffic/arrivals.h"
 #include "traffic/gen_load.h"
@@ -46,6 +47,12 @@ struct LmTuneRequest {
   double budget_s = 600;
   CostChoice cost;
   HistoryChoice history;
+  // A model planned for a GPU that is not here (--model-config, --gpu):
+  // priced by the roofline, nothing confirmed live (planned_tune.h).
+  std::optional<PlanChoice> plan;
+  std::vector<uint32_t> tps;  // --tp values searched; empty: plan->tp
+  double target_rate = 0;     // --target-rate: replicas for this many requests/s
+  std::string model_id;       // --model-id: what the exports load; empty: the config's
 };
 
 // A configuration run live, its runs' medians beside its prediction.

@@ -210,6 +210,9 @@ Expected<ModelShape> parse_model_config(std::string_view json, const std::string
                             "\"float32\", not " +
                             quoted(*dtype));
   }
+  if (const auto n = c.find("_name_or_path"); n != c.end() && n->is_string()) {
+    s.name_or_path = n->get<std::string>().substr(0, 256);
+  }
   s.tied_embeddings = family->tied_by_default;
   if (const auto t = c.find("tie_word_embeddings"); t != c.end() && !t->is_null()) {
     if (!t->is_boolean()) {

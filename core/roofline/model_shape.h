@@ -27,6 +27,7 @@ double dtype_bytes(std::string_view dtype);
 
 struct ModelShape {
   std::string name;          // the file's folder, else "model"
+  std::string name_or_path;  // "_name_or_path" where the file has it: the repository it came from
   std::string architecture;  // "LlamaForCausalLM"
   std::string model_type;    // "llama"
   uint64_t hidden = 0, layers = 0, heads = 0, kv_heads = 0, head_dim = 0;

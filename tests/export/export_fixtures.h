@@ -42,6 +42,7 @@ inline std::string export_data_text(const std::string& file) {
 // (2.5 ms wait, a queue of 1000 for batches of 64, 1.5 s timeout), two lanes
 // on cuda:1 and preferred sizes. "no_model": the defaults, no model.
 // "gen_gpu": tiny_lm on cuda:0, continuous; "gen_static": the same, static.
+// "gen_plan": Llama-3.1-8B planned for H100s, as a planned tune names it.
 // "text_buckets": models/text_classifier.json's inputs of varying length,
 // batched in length buckets. "python_toy": the class Toy of
 // tests/export/data/toy_handler.py as `batchscope export --model
@@ -109,6 +110,39 @@ inline ExportInput fixture_input(const std::string& name) {
     in.options.num_lanes = 2;
     in.batch_sizes = {4};
     in.tuning.traffic = "poisson 800 req/s";
+  } else if (name == "gen_plan") {
+    // Llama-3.1-8B planned for two H100s a replica, three replicas, with an
+    // fp8 KV cache: as tune --model-config writes it.
+    in.lm = GenModelInfo{"llama-3.1-8b", 8192, 16, 61000};
+    in.options.max_num_seqs = 128;
+    in.options.max_num_batched_tokens = 2048;
+    in.options.queue_capacity = 1024;
+    in.options.request_timeout_ms = 30000;
+    in.tuning.traffic = "poisson rate=12.5/s for 60 s";
+    in.tuning.predicted = true;
+    in.tuning.quantile = 99;
+    in.tuning.ttft_ms = 180.5;
+    in.tuning.itl_ms = 21.25;
+    in.tuning.tokens_per_s = 2500;
+    in.tuning.p50_ms = 4100;
+    in.tuning.p99_ms = 5200;
+    in.tuning.throughput_rps = 12.4;
+    ServingPlan p;
+    p.model_id = "meta-llama/Llama-3.1-8B-Instruct";
+    p.model_config = "models/llm-configs/llama-3.1-8b";
+    p.gpu = "h100-sxm";
+    p.tp = 2;
+    p.dtype = "bf16";
+    p.kv_dtype = "fp8";
+    p.gpu_memory_utilization = 0.85;
+    p.replicas = 3;
+    p.min_replicas = 2;
+    p.target_rate_rps = 30;
+    p.capacity_rps = 14.5;
+    p.headroom = 0.15;
+    p.e2e_p50_ms = 4100;
+    p.caveats = {"Prefix caching off: every prompt is prefilled in full."};
+    in.plan = p;
   } else if (name == "gen_gpu" || name == "gen_static") {
     // tiny_lm as models/tiny_lm.json describes it, with the default cache.
     in.lm = GenModelInfo{"tiny_lm", 1024, 16, 1024};

@@ -109,7 +109,11 @@ INSTANTIATE_TEST_SUITE_P(Formats, ExportGolden,
                                            GoldenCase{"gen_gpu", ExportFormat::kVllm},
                                            GoldenCase{"gen_gpu", ExportFormat::kTgi},
                                            GoldenCase{"gen_gpu", ExportFormat::kTrtLlm},
-                                           GoldenCase{"gen_gpu", ExportFormat::kJson}),
+                                           GoldenCase{"gen_gpu", ExportFormat::kJson},
+                                           GoldenCase{"gen_plan", ExportFormat::kVllm},
+                                           GoldenCase{"gen_plan", ExportFormat::kTgi},
+                                           GoldenCase{"gen_plan", ExportFormat::kTrtLlm},
+                                           GoldenCase{"gen_plan", ExportFormat::kKserve}),
                          case_name);
 
 TEST(Export, EveryFormatSaysWhatItDoesWithInputsOfVaryingLength) {
@@ -212,7 +216,7 @@ TEST(Export, GenerativeFormatsNeedAGenerativeModelAndSayWhatDoesNotCarryOver) {
   }
   EXPECT_EQ(export_formats(true),
             (std::vector<ExportFormat>{ExportFormat::kJson, ExportFormat::kVllm, ExportFormat::kTgi,
-                                       ExportFormat::kTrtLlm}));
+                                       ExportFormat::kTrtLlm, ExportFormat::kKserve}));
   auto names = [](ExportFormat f) {
     std::vector<std::string> out;
     const auto files = export_config(f, fixture_input("gen_gpu"));
@@ -393,6 +397,34 @@ TEST(WriteExport, WritesEveryFileIntoAFolderItMakes) {
   EXPECT_FALSE(s.ok());
   EXPECT_NE(s.message().find("file/sub"), std::string::npos) << s.message();
   std::filesystem::remove_all(root);
+}
+
+TEST(Export, APlanNamesItsModelParallelismAndReplicas) {
+  // A local generative model has no plan: KServe is refused, naming how.
+  auto refused = export_config(ExportFormat::kKserve, fixture_input("gen_gpu"));
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message.find("tune --model-config"), std::string::npos);
+  auto text = [](ExportFormat f, size_t i) {
+    return export_config(f, fixture_input("gen_plan")).value()[i].text;
+  };
+  const std::string vllm = text(ExportFormat::kVllm, 0);
+  EXPECT_NE(vllm.find("\nmodel: meta-llama/Llama-3.1-8B-Instruct\n"), std::string::npos);
+  EXPECT_NE(vllm.find("\ntensor-parallel-size: 2\n"), std::string::npos);
+  EXPECT_NE(vllm.find("\ngpu-memory-utilization: 0.85\n"), std::string::npos);
+  EXPECT_NE(vllm.find("\nkv-cache-dtype: fp8\n"), std::string::npos);
+  EXPECT_EQ(vllm.find("num-gpu-blocks-override"), std::string::npos);  // vLLM sizes the cache
+  const std::string sh = text(ExportFormat::kVllm, 1);
+  EXPECT_NE(sh.find("MODEL=${MODEL:-'meta-llama/Llama-3.1-8B-Instruct'}"), std::string::npos);
+  EXPECT_NE(text(ExportFormat::kTgi, 0).find("\nNUM_SHARD=2\n"), std::string::npos);
+  EXPECT_NE(text(ExportFormat::kTgi, 0).find("\nMODEL_ID=meta-llama/Llama-3.1-8B-Instruct\n"),
+            std::string::npos);
+  EXPECT_NE(text(ExportFormat::kTrtLlm, 0).find("\ntensor_parallel_size: 2\n"), std::string::npos);
+  const std::string k = text(ExportFormat::kKserve, 0);
+  EXPECT_NE(k.find("    minReplicas: 2\n    maxReplicas: 3\n"), std::string::npos);
+  // 14.5 / 1.15 = 12.6 requests/s a replica, each living 4.1 s: 52 in flight.
+  EXPECT_NE(k.find("    scaleMetric: concurrency\n    scaleTarget: 52\n"), std::string::npos);
+  EXPECT_NE(k.find("          nvidia.com/gpu: \"2\"\n"), std::string::npos);
+  EXPECT_NE(flat(k).find("Assumed: Prefix caching off"), std::string::npos);
 }
 
 }  // namespace

@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+// `batchscope tune --model-config CONFIG --gpu NAME`: a language model's
+// serving planned for a GPU that is not here. For each tensor parallelism
+// asked (--tp 1,2,4), the model is planned there (planned_lm.h: the roofline
+// step cost and the paged cache the GPU's memory leaves, one cache for the
+// whole space: the activations' reserve for its largest max_num_seqs and
+// max_num_batched_tokens) and every configuration of the space runs on the
+// step predictor under the objective. Across the parallelisms:
+//   --target-rate R: one replica's capacity (the largest rate some
+//     configuration serves within the objective) gives the replicas,
+//     ceil(R x (1 + headroom) / capacity), and the fewest GPUs in all
+//     (TP x replicas) win, the smaller TP on a tie; the winner's
+//     configuration is then tuned at R over its replicas;
+//   --max-rate: the most capacity a GPU (capacity / TP);
+//   else: the objective a GPU (goodput or tokens/s over TP; latency: the
+//     lowest TTFT).
+// The headroom is --headroom, else kDefaultBand (15%); the band of each
+// prediction scales the roofline's step by 1 -+ it. Nothing is confirmed
+// live: the JSON says what the plan assumes ("plan": {"caveats"}), names
+// the model and GPU, and is enough for `export --config`.
+// Thread-safety: blocks its caller; `report` is called on that thread.
+
+#include <optional>
+
+#include "model/lm_tune.h"
+
+namespace batchscope {
+
+// The space a planned tune searches by default.
+std::string default_planned_space_text();
+
+std::optional<WorkError> tune_planned_lm(const LmTuneRequest& request, LmTuneReport& report);
+
+}  // namespace batchscope
