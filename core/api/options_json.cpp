@@ -122,6 +122,10 @@ Expected<Options> options_from_json(std::string_view json, Options o) {
       if (Status s = parse_length_buckets(text, o); !s) return s.error();
       continue;
     }
+    if (key == "chunked_prefill" && v.isBool()) {
+      o.chunked_prefill = v.toBool();
+      continue;
+    }
     const NumericOption* f = find_numeric_option(key);
     if (!f) return invalid_argument("unknown option " + quoted_excerpt(key) + "; " + known());
     if (!v.isDouble()) {

@@ -128,6 +128,7 @@ constexpr NumericOption kNumeric[] = {
     row<double, &Options::target_p99_ms>("target_p99_ms", 0.01, 600'000),
     row<uint32_t, &Options::max_num_seqs>("max_num_seqs", 1, 4096),
     row<uint32_t, &Options::max_num_batched_tokens>("max_num_batched_tokens", 1, 1u << 20),
+    row<bool, &Options::chunked_prefill>("chunked_prefill", 0, 1),
 };
 
 std::string shortest(double v) {
@@ -229,6 +230,7 @@ std::string options_to_json(const Options& o) {
   append_json_string(out, scheduling_name(o.scheduling));
   out += ",\"max_num_seqs\":" + std::to_string(o.max_num_seqs);
   out += ",\"max_num_batched_tokens\":" + std::to_string(o.max_num_batched_tokens);
+  out += o.chunked_prefill ? ",\"chunked_prefill\":true" : ",\"chunked_prefill\":false";
   out += ",\"padding\":";
   append_json_string(out, padding_name(o.padding));
   out += ",\"length_buckets\":[" + length_buckets_text(o) + "]";
@@ -251,6 +253,7 @@ std::string describe_generation(const Options& o) {
   std::ostringstream s;
   s << "scheduling=" << scheduling_name(o.scheduling) << " max_num_seqs=" << o.max_num_seqs
     << " max_num_batched_tokens=" << o.max_num_batched_tokens;
+  if (!o.chunked_prefill) s << " chunked_prefill=off";
   if (o.scheduling == Scheduling::kStatic) s << " max_wait_us=" << o.max_wait_us;
   s << " queue_capacity=" << o.queue_capacity << " request_timeout_ms=" << o.request_timeout_ms;
   if (o.num_lanes > 1) s << " num_lanes=" << o.num_lanes;

@@ -80,6 +80,13 @@ struct Options {
   // length (vLLM's max_num_batched_tokens). At least max_num_seqs, so every
   // running sequence decodes every step. Range 1..1,048,576.
   uint32_t max_num_batched_tokens = 512;
+  // Continuous scheduling: a prompt longer than the budget left is prefilled
+  // in chunks beside the decodes (vLLM's enable_chunked_prefill). Off, a
+  // step either prefills whole waiting prompts (and nothing else) or
+  // decodes, as vLLM's scheduler without it; a prompt must then fit one
+  // step (a tune refuses a budget below the context), and one that does not
+  // is prefilled alone in chunks. 0 or 1 where a number is read.
+  bool chunked_prefill = true;
 
   // Requests of varying length only (lengths are 0 otherwise, and every
   // policy batches first come first served).

@@ -123,9 +123,13 @@ std::vector<ExportFile> vllm_files(const Checked& c) {
                     "the fewest outstanding.");
   }
   head += comment(
-      "The same: a prompt longer than the token budget is prefilled in chunks beside the "
-      "decodes (enable-chunked-prefill), and when the cache is full the newest sequence is "
-      "preempted and recomputed.");
+      o.chunked_prefill
+          ? "The same: a prompt longer than the token budget is prefilled in chunks beside the "
+            "decodes (enable-chunked-prefill), and when the cache is full the newest sequence is "
+            "preempted and recomputed."
+          : "The same: without chunked prefill a step prefills whole waiting prompts or decodes, "
+            "and vLLM wants max-num-batched-tokens at least max-model-len; when the cache is "
+            "full the newest sequence is preempted and recomputed.");
 
   std::string yaml = "# vLLM engine arguments, exported from Batchscope.\n";
   yaml += comment(c.in.plan ? "Use with: vllm serve --config vllm-config.yaml (flags given on "
@@ -144,7 +148,7 @@ std::vector<ExportFile> vllm_files(const Checked& c) {
   if (o.num_lanes > 1) yaml += "data-parallel-size: " + whole(o.num_lanes) + "\n";
   yaml += "max-num-seqs: " + whole(o.max_num_seqs) + "\n";
   yaml += "max-num-batched-tokens: " + whole(o.max_num_batched_tokens) + "\n";
-  yaml += "enable-chunked-prefill: true\n";
+  yaml += std::string("enable-chunked-prefill: ") + (o.chunked_prefill ? "true" : "false") + "\n";
   yaml += "scheduling-policy: fcfs\n";
   yaml += "max-model-len: " + whole(m.context_length) + "\n";
   yaml += "block-size: " + whole(m.block_size) + "\n";
@@ -169,7 +173,8 @@ std::vector<ExportFile> vllm_files(const Checked& c) {
   if (o.num_lanes > 1) sh += "  --data-parallel-size " + whole(o.num_lanes) + " \\\n";
   sh += "  --max-num-seqs " + whole(o.max_num_seqs) + " \\\n";
   sh += "  --max-num-batched-tokens " + whole(o.max_num_batched_tokens) + " \\\n";
-  sh += "  --enable-chunked-prefill \\\n";
+  sh +=
+      o.chunked_prefill ? "  --enable-chunked-prefill \\\n" : "  --no-enable-chunked-prefill \\\n";
   sh += "  --scheduling-policy fcfs \\\n";
   sh += "  --max-model-len " + whole(m.context_length) + " \\\n";
   sh += "  --block-size " + whole(m.block_size) + " \\\n";
@@ -214,10 +219,14 @@ std::vector<ExportFile> tgi_files(const Checked& c) {
   head += context_block(c);
   if (plan) head += plan_caveat(*plan);
   head += comment(
-      "Not exact: when waiting requests join. Batchscope adds them at every step, their "
-      "prompts in chunks beside the decodes; TGI prefills them in a pass of their own. "
-      "waiting-served-ratio 0 and max-waiting-tokens 1 make it take them at the next "
-      "token, as Batchscope does.");
+      o.chunked_prefill
+          ? "Not exact: when waiting requests join. Batchscope adds them at every step, their "
+            "prompts in chunks beside the decodes; TGI prefills them in a pass of their own. "
+            "waiting-served-ratio 0 and max-waiting-tokens 1 make it take them at the next "
+            "token, as Batchscope does."
+          : "The same: without chunked prefill Batchscope, as TGI, prefills waiting prompts in "
+            "a pass of their own; waiting-served-ratio 0 and max-waiting-tokens 1 make TGI take "
+            "them at the next token, as Batchscope does.");
   head += comment(
       "Not exact: max-concurrent-requests counts the running and the waiting: "
       "max_num_seqs " +
@@ -326,7 +335,7 @@ std::vector<ExportFile> trtllm_files(const Checked& c) {
   yaml += "max_batch_size: " + whole(o.max_num_seqs) + "\n";
   yaml += "max_num_tokens: " + whole(o.max_num_batched_tokens) + "\n";
   yaml += "max_seq_len: " + whole(m.context_length) + "\n";
-  yaml += "enable_chunked_prefill: true\n";
+  yaml += std::string("enable_chunked_prefill: ") + (o.chunked_prefill ? "true" : "false") + "\n";
   yaml += "scheduler_config:\n";
   yaml += std::string("  capacity_scheduler_policy: ") +
           (stat ? "STATIC_BATCH" : "MAX_UTILIZATION") + "\n";
@@ -357,7 +366,7 @@ std::vector<ExportFile> trtllm_files(const Checked& c) {
   pb += param("batch_scheduler_policy", stat ? "guaranteed_no_evict" : "max_utilization");
   if (!plan) pb += param("max_tokens_in_paged_kv_cache", whole(cache_tokens(m)));
   pb += param("kv_cache_free_gpu_mem_fraction", fraction);
-  pb += param("enable_chunked_context", "true");
+  pb += param("enable_chunked_context", o.chunked_prefill ? "true" : "false");
   return {ExportFile{"trtllm-options.yaml", yaml}, ExportFile{"config.pbtxt", pb}};
 }
 
@@ -445,7 +454,7 @@ Expected<std::vector<ExportFile>> kserve_files(const Checked& c) {
   arg("--max-model-len", whole(m.context_length));
   arg("--max-num-seqs", whole(o.max_num_seqs));
   arg("--max-num-batched-tokens", whole(o.max_num_batched_tokens));
-  arg("--enable-chunked-prefill", "");
+  arg(o.chunked_prefill ? "--enable-chunked-prefill" : "--no-enable-chunked-prefill", "");
   arg("--block-size", whole(m.block_size));
   y += "      resources:\n";
   y += "        requests:\n";

@@ -128,9 +128,12 @@ Expected<ImportResult> import_vllm(std::string_view text, const Options& base) {
       }
       r.options.num_lanes = static_cast<uint32_t>(n);
     } else if (name == "enable-chunked-prefill") {
-      if (value != "true" && value != "True") {
-        r.notes.push_back(key + ": " + value +
-                          " is not followed: Batchscope prefills a long prompt in chunks");
+      if (value == "true" || value == "True") {
+        r.options.chunked_prefill = true;
+      } else if (value == "false" || value == "False") {
+        r.options.chunked_prefill = false;
+      } else {
+        return at(number, key + " must be true or false, got '" + value.substr(0, 60) + "'");
       }
     } else if (name == "scheduling-policy") {
       if (value != "fcfs") {

@@ -60,6 +60,21 @@ struct Planning {
     }
   }
 
+  // Without chunked prefill: waiting prompts join whole, from the head, while
+  // they fit; a prompt longer than the whole budget joins alone, its first
+  // chunk now (it would never fit whole).
+  void whole_joins(const Options& o) {
+    for (const WaitingSeq& w : in.waiting) {
+      if (live.size() + plan.admitted >= o.max_num_seqs) return;
+      const uint32_t n = chunk(w.to_prefill, 0, 0);
+      const bool alone = w.to_prefill > o.max_num_batched_tokens && plan.items.empty();
+      if (n == 0 || (n < w.to_prefill && !alone)) return;
+      ++plan.admitted;
+      add(w.id, PlanItem::Kind::kPrefill, n, 0, 0);
+      if (alone) return;
+    }
+  }
+
   // Waiting requests join from the head while they fit.
   void joins(const Options& o, bool need_work) {
     for (const WaitingSeq& w : in.waiting) {
@@ -80,6 +95,17 @@ Plan plan_step(const PlanInput& in, const Options& o) {
   p.live.reserve(in.running.size());
   for (const RunningSeq& s : in.running) p.live.push_back(&s);
 
+  if (!o.chunked_prefill && o.scheduling == Scheduling::kContinuous) {
+    // A step prefills (a prompt longer than the budget, going on alone; else
+    // the waiting prompts that fit whole) or, when none can, decodes.
+    p.prefills();
+    if (p.plan.items.empty()) p.whole_joins(o);
+    if (p.plan.items.empty()) p.decodes();
+    if (p.plan.items.empty() && p.plan.admitted == 0 && !p.live.empty() && p.plan.preempt.empty()) {
+      p.preempt_newest();
+    }
+    return std::move(p.plan);
+  }
   p.decodes();
   p.prefills();
   if (!p.plan.preempt.empty()) {

@@ -14,6 +14,13 @@
 //      order while fewer than max_num_seqs run and budget and blocks
 //      remain; a prompt longer than the budget left is prefilled in chunks
 //      over the next steps.
+// continuous without chunked prefill (Options::chunked_prefill off, as vLLM's
+//   scheduler without it): a step either prefills or decodes. A prompt
+//   longer than the whole budget, once begun, goes on alone in chunks; else
+//   waiting requests join in arrival order while their whole prompts fit the
+//   budget and the free blocks (and fewer than max_num_seqs run), and the
+//   step prefills only them; when none can join, every running sequence
+//   decodes, preempting as above.
 // static (request-level): when nothing runs, a batch of up to max_num_seqs
 //   is admitted once max_num_seqs wait or the oldest has waited max_wait_us
 //   (else: wake then); then its sequences run as above, but nothing joins

@@ -238,6 +238,7 @@ std::optional<WorkError> tune_lm(const LmTuneRequest& request, LmTuneReport& rep
   GenTuneSettings settings;
   settings.slo = t.slo;
   settings.objective = t.objective;
+  settings.context = static_cast<uint32_t>(std::max(0, info.context_length));
 
   ArrivalSpec traffic = t.traffic;
   std::string max_rate_json;

@@ -206,6 +206,7 @@ std::optional<WorkError> tune_planned_lm(const LmTuneRequest& request, LmTuneRep
       fit.any()) {
     say.out("  trace: %s\n", fit.describe(static_cast<uint32_t>(first.context_length)).c_str());
   }
+  settings.context = static_cast<uint32_t>(std::max(0, first.context_length));
   say.out("plan %s: %s, %s, objective %s\n", first.name.c_str(), t.traffic.describe().c_str(),
           t.slo.describe().c_str(), gen_objective_name(t.objective));
   say.out("  requests: %s\n", t.lengths.describe().c_str());

@@ -55,12 +55,12 @@ double at(const Quantiles& q, int quantile) {
 }
 
 // The cost order of the tie-break: fewer lanes (each a copy of the model),
-// fewer sequences, a smaller budget, continuous first, a shorter wait (then
-// the rest, for a total order).
+// fewer sequences, a smaller budget, continuous first, chunked prefill
+// first, a shorter wait (then the rest, for a total order).
 auto cost_key(const Options& o) {
   return std::make_tuple(o.num_lanes, o.max_num_seqs, o.max_num_batched_tokens,
-                         static_cast<int>(o.scheduling), o.max_wait_us, o.queue_capacity,
-                         o.request_timeout_ms);
+                         static_cast<int>(o.scheduling), !o.chunked_prefill, o.max_wait_us,
+                         o.queue_capacity, o.request_timeout_ms);
 }
 
 // How far over its bounds a configuration is: the larger of TTFT / bound and
@@ -278,8 +278,13 @@ GenTuneResult gen_search(const TuneSpace& space, const Options& base,
   std::set<std::string> seen;
   uint64_t done = 0;
   const uint64_t total = std::min(r.space_size, settings.max_evaluations);
+  uint64_t unfit = 0;  // chunked prefill off with a budget below the context
   const TuneEnumeration walk = space.for_each_until(base, [&](const Options& combination) {
     Options o = combination;
+    if (!o.chunked_prefill && o.max_num_batched_tokens < settings.context) {
+      ++unfit;
+      return true;
+    }
     // A wait only holds a static batch: continuous combinations that differ
     // in max_wait alone are one configuration.
     if (o.scheduling == Scheduling::kContinuous) o.max_wait_us = base.max_wait_us;
@@ -305,7 +310,7 @@ GenTuneResult gen_search(const TuneSpace& space, const Options& base,
     if (settings.progress) settings.progress(++done, total);
     return !(settings.first_meeting && meets_gen_slo(r.evaluated.back(), r.slo));
   });
-  r.invalid = walk.invalid;
+  r.invalid = walk.invalid + unfit;
   r.pareto = gen_pareto_front(r.evaluated);
   r.best = choose_gen_best(r.evaluated, r.slo, r.objective);
   return r;

@@ -118,6 +118,10 @@ struct GenTuneSettings {
   // given these settings.
   const Clock* clock = nullptr;
   bool first_meeting = false;    // stop at the first configuration that meets the objective
+  // The model's context: a combination with chunked prefill off and a token
+  // budget below it is invalid (a prompt must fit one step; vLLM refuses
+  // it). 0: not checked.
+  uint32_t context = 0;
   std::function<bool()> cancel;  // true stops the search
   std::function<void(uint64_t done, uint64_t total)> progress;
 };
@@ -125,7 +129,7 @@ struct GenTuneSettings {
 struct GenTuneResult {
   std::string space;
   uint64_t space_size = 0;  // combinations, before skipping
-  uint64_t invalid = 0;     // refused by Options::validate()
+  uint64_t invalid = 0;     // refused by Options::validate() or the context (GenTuneSettings)
   uint64_t alike = 0;       // continuous combinations differing only in max_wait
   std::vector<GenEvaluated> evaluated;
   bool cancelled = false, out_of_time = false, out_of_budget = false;

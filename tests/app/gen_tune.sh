@@ -98,6 +98,16 @@ if "$bin" export --help >/dev/null 2>&1; then
     >"$dir/export.txt" 2>&1
   grep -q "max-num-seqs: $(python3 -c "import json;print(json.load(open('$dir/tune.json'))['best']['options']['max_num_seqs'])")" \
     "$dir/vllm/vllm-config.yaml"
+  # The tune's JSON names its model: --config alone exports it, with its context.
+  "$bin" export --config "$dir/tune.json" --format vllm --out "$dir/vllm-alone" >/dev/null
+  python3 - "$dir" <<'PY'
+import json, sys
+d = sys.argv[1]
+t = json.load(open(f"{d}/tune.json"))
+y = open(f"{d}/vllm-alone/vllm-config.yaml").read()
+assert f"max-num-seqs: {t['best']['options']['max_num_seqs']}\n" in y, y
+assert f"max-model-len: {t['lm']['context_length']}\n" in y, (t["lm"], y)
+PY
   # The tune's traffic and its best's figures, in the file's comments.
   grep -q "^# Tuned under traffic: poisson" "$dir/vllm/vllm-config.yaml"
   tr '\n' ' ' <"$dir/vllm/vllm-config.yaml" | sed 's/ # / /g' | grep -Eq "there(, not measured)?: TTFT p99 [0-9.]+ ms, ITL p99"

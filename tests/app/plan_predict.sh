@@ -60,7 +60,8 @@ refuse "leave no KV cache" "${run[@]}" --gpu h100-sxm --model-config "$src/model
 refuse "has no fp8 tensor cores" "${run[@]}" --gpu a100-sxm-80gb --dtype fp8
 refuse "the cache holds less than one context of 131072 tokens; give --max-model-len at most" \
   "${run[@]}" --gpu l4
-refuse "tune searches models that run here" tune --no-history --model-config "$config" --gpu h100-sxm
+refuse "--tp is for a language model planned for a GPU" tune --no-history --synthetic-lm 100,1 \
+  --slo-ttft-ms 100 --tp 1,2
 refuse "add --target predict" bench --no-history --model-config "$config" --gpu h100-sxm
 refuse "give its --model-config" bench --no-history --target predict --gpu h100-sxm --synthetic-lm 100,1
 echo '{"name": "x"}' >"$dir/bad-spec.json"

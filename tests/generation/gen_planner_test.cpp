@@ -139,5 +139,38 @@ TEST(GenPlanner, ContinuousJoinsStopAtTheFirstThatCannotStart) {
   EXPECT_EQ(p.admitted, 1u);  // FIFO: 2 does not pass 1's place, and the budget is spent
 }
 
+TEST(GenPlanner, WithoutChunkedPrefillAStepPrefillsWholePromptsOrDecodes) {
+  Options o = opts(Scheduling::kContinuous, 8, 32);
+  o.chunked_prefill = false;
+  // Two prompts of 12 fit the budget of 32 whole; the third (12 more) does
+  // not, and nothing decodes beside them.
+  Plan p = plan({decoding(1, 20)}, {{2, 12, t0}, {3, 12, t0}, {4, 12, t0}}, 100, o);
+  ASSERT_EQ(p.items.size(), 2u);
+  EXPECT_EQ(p.admitted, 2u);
+  EXPECT_TRUE(p.items[0].prefill() && p.items[1].prefill());
+  EXPECT_EQ(p.items[0].tokens + p.items[1].tokens, 24u);
+  // A prompt too long for what is free waits, and the running decode.
+  p = plan({decoding(1, 20), decoding(2, 12)}, {{4, 40, t0}}, 100, o);
+  ASSERT_EQ(p.items.size(), 1u);  // 40 > 32: it joins alone, its first chunk
+  EXPECT_EQ(p.items[0].id, 4u);
+  EXPECT_EQ(p.items[0].tokens, 32u);
+  // The long prompt goes on alone at the next step.
+  p = plan({decoding(1, 20), decoding(2, 12), {4, 8, 32, 2}}, {{5, 4, t0}}, 100, o);
+  ASSERT_EQ(p.items.size(), 1u);
+  EXPECT_EQ(p.items[0].id, 4u);
+  EXPECT_EQ(p.items[0].tokens, 8u);
+  EXPECT_EQ(p.admitted, 0u);
+  // With no room for a whole prompt, every running sequence decodes.
+  p = plan({decoding(1, 20), decoding(2, 12)}, {{6, 20, t0}}, 1, o);
+  ASSERT_EQ(p.items.size(), 2u);
+  EXPECT_FALSE(p.items[0].prefill());
+  EXPECT_FALSE(p.items[1].prefill());
+  EXPECT_EQ(p.admitted, 0u);
+  // The same state with chunked prefill decodes and prefills in one step.
+  o.chunked_prefill = true;
+  p = plan({decoding(1, 20)}, {{2, 12, t0}}, 100, o);
+  EXPECT_EQ(p.items.size(), 2u);
+}
+
 }  // namespace
 }  // namespace batchscope

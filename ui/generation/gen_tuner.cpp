@@ -17,6 +17,7 @@
 #include <QVBoxLayout>
 #include <algorithm>
 #include <cmath>
+#include <exception>
 #include <vector>
 
 #include "api/options_json.h"
@@ -27,6 +28,7 @@
 #include "ui/common/gui_thread.h"
 #include "ui/common/plot_panels.h"
 #include "ui/common/qt_text.h"
+#include "ui/generation/gen_tuner_plan.h"
 
 namespace batchscope {
 
@@ -42,6 +44,19 @@ bool same_generation(const Options& a, const Options& b) {
 }
 constexpr uint64_t kDecodeStepsForACost = 200;
 
+// A slot that says what went wrong in `label`: no exception leaves it into
+// Qt's event loop.
+template <class F>
+auto guarded(QLabel* label, const char* what, F f) {
+  return [label, what, f = std::move(f)] {
+    try {
+      f();
+    } catch (const std::exception& e) {
+      label->setText(QString(what) + e.what());
+    }
+  };
+}
+
 QString number(double v, int decimals) { return QString::number(v, 'f', decimals); }
 QString range_text(const FigureRange& f, int decimals) {
   return number(f.low, decimals) + "–" + number(f.high, decimals);
@@ -51,6 +66,16 @@ QString range_text(const FigureRange& f, int decimals) {
 
 GenTunerPanel::GenTunerPanel(GenTunerSetup setup, QWidget* parent)
     : QWidget(parent), setup_(std::move(setup)) {
+  mode_ = new QComboBox;
+  mode_->addItems({"This model", "Plan for a GPU"});
+  mode_->setItemData(0, text_of("The window's model, " + setup_.info.name + ", on this machine"),
+                     Qt::ToolTipRole);
+  mode_->setItemData(1,
+                     "A language model that is not here, from its config.json, planned for a GPU "
+                     "that is not here (tune --model-config --gpu)",
+                     Qt::ToolTipRole);
+  plan_ = new GenTunerPlanInputs(this);
+  plan_->set_on_change([this] { replan(); });
   ttft_ = new QDoubleSpinBox;
   ttft_->setRange(0, 600'000);
   ttft_->setDecimals(1);
@@ -81,10 +106,13 @@ GenTunerPanel::GenTunerPanel(GenTunerSetup setup, QWidget* parent)
     auto s = parse_gen_space(t.toStdString());
     space_error_->setText(s ? QString() : text_of(s.error().message));
     space_error_->setVisible(!s);
+    if (planning()) replan();  // the cache leaves room for the space's largest step
   });
   capacity_box_ =
       new QCheckBox("Find the largest rate some configuration serves within the objective");
   auto* form = new QFormLayout;
+  form->addRow("Tune", mode_);
+  plan_->add_rows(form, 1);
   form->addRow("TTFT bound (ms)", ttft_);
   form->addRow("ITL bound (ms)", itl_);
   form->addRow("Quantile", quantile_);
@@ -99,7 +127,6 @@ GenTunerPanel::GenTunerPanel(GenTunerSetup setup, QWidget* parent)
   cancel_button_->setEnabled(false);
   progress_ = new QProgressBar;
   progress_->setTextVisible(true);
-  connect(run_, &QPushButton::clicked, this, [this] { (void)run(); });
   connect(cancel_button_, &QPushButton::clicked, this, [this] { cancel(); });
   auto* buttons = new QHBoxLayout;
   buttons->addWidget(run_);
@@ -111,6 +138,9 @@ GenTunerPanel::GenTunerPanel(GenTunerSetup setup, QWidget* parent)
   error_ = new QLabel;
   error_->setWordWrap(true);
   error_->setStyleSheet("color:#b00000");
+  connect(run_, &QPushButton::clicked, this, guarded(error_, "Not run: ", [this] { (void)run(); }));
+  connect(mode_, &QComboBox::currentIndexChanged, this,
+          guarded(error_, "Mode not changed: ", [this] { mode_changed(); }));
   capacity_ = new QLabel;
   capacity_->setWordWrap(true);
 
@@ -163,16 +193,18 @@ GenTunerPanel::GenTunerPanel(GenTunerSetup setup, QWidget* parent)
   export_->setToolTip("Export the selected configuration for vLLM, TGI or TensorRT-LLM");
   applied_ = new QLabel;
   applied_->setWordWrap(true);
-  connect(apply_, &QPushButton::clicked, this, [this] { (void)apply_selected(); });
-  connect(confirm_button_, &QPushButton::clicked, this, [this] { (void)confirm_selected(); });
-  connect(export_, &QPushButton::clicked, this, [this] {
-    auto in = export_input();
-    if (!in) {
-      applied_->setText("Not exported: " + text_of(in.error().message));
-      return;
-    }
-    export_config_dialog(this, *in);
-  });
+  connect(apply_, &QPushButton::clicked, this,
+          guarded(applied_, "Not applied: ", [this] { (void)apply_selected(); }));
+  connect(confirm_button_, &QPushButton::clicked, this,
+          guarded(confirmed_, "Not confirmed: ", [this] { (void)confirm_selected(); }));
+  connect(export_, &QPushButton::clicked, this, guarded(applied_, "Not exported: ", [this] {
+            auto in = export_input();
+            if (!in) {
+              applied_->setText("Not exported: " + text_of(in.error().message));
+              return;
+            }
+            export_config_dialog(this, *in);
+          }));
   auto* actions = new QHBoxLayout;
   actions->addWidget(apply_);
   actions->addWidget(confirm_button_);
@@ -189,6 +221,7 @@ GenTunerPanel::GenTunerPanel(GenTunerSetup setup, QWidget* parent)
   layout->addWidget(table_, 2);
   layout->addLayout(actions);
   layout->addWidget(confirmed_);
+  plan_->set_visible(false);  // until "Plan for a GPU"
 }
 
 GenTunerPanel::~GenTunerPanel() {
@@ -243,15 +276,38 @@ Status GenTunerPanel::run() {
   if (!space) return fail("space: " + space.error().message);
   auto traffic = setup_.traffic ? setup_.traffic() : invalid_argument("no traffic panel");
   if (!traffic) return fail("traffic: " + traffic.error().message);
-  auto cost = step_cost();
-  if (!cost) return fail(cost.error().message);
-  // The band: the kept step cost's drift where it is known (the synthetic
-  // model's own cost has none), else +-15%.
-  BandFactors band = band_factors(
-      !setup_.exact && setup_.kept ? drift_of_levels(setup_.kept->evidence) : CostDrift{});
-  if (setup_.exact)
-    band.source = "the default +-15%: the synthetic model's own cost keeps no drift";
-  {
+  GenTunerOutcome out;
+  GenTuneSettings settings;
+  LmInfo info = setup_.info;
+  Options base = setup_.in_force ? setup_.in_force() : Options{};
+  BandFactors band;
+  Expected<std::pair<GenStepCost, std::string>> cost =
+      invalid_argument("no step cost");  // set below
+  if (planning()) {
+    // The model planned for the GPU: the roofline's step cost, the cache its
+    // memory leaves, the band +-15% (tune --model-config's).
+    base = Options{};
+    out.plan_reserve = plan_reserve();
+    auto planned = plan_->plan(out.plan_reserve);
+    if (!planned) return fail(planned.error().message);
+    info = planned->info;
+    cost = std::pair{planned->cost, planned->roofline.constants().fitted_on};
+    band = band_factors(CostDrift{}, kDefaultBand);
+    band.source = "the default +-15%: a GPU that is not here keeps no drift";
+    settings.context = static_cast<uint32_t>(std::max(0, info.context_length));
+    out.plan_choice = plan_->choice();
+    out.planned = std::move(*planned);
+  } else {
+    cost = step_cost();
+    if (!cost) return fail(cost.error().message);
+    // The band: the kept step cost's drift where it is known (the synthetic
+    // model's own cost has none), else +-15%.
+    band = band_factors(!setup_.exact && setup_.kept ? drift_of_levels(setup_.kept->evidence)
+                                                     : CostDrift{});
+    if (setup_.exact)
+      band.source = "the default +-15%: the synthetic model's own cost keeps no drift";
+  }
+  if (!planning()) {
     for (uint32_t n : lane_counts(*space, setup_.in_force ? setup_.in_force() : Options{})) {
       if (cost->first.has_lanes(n)) continue;
       return fail("no step cost at " + std::to_string(n) + " lanes yet (" + cost->second +
@@ -263,7 +319,6 @@ Status GenTunerPanel::run() {
     return fail("a step that costs nothing cannot be predicted (" + cost->second + ")");
   }
 
-  GenTuneSettings settings;
   settings.slo.ttft_ms = ttft_->value();
   settings.slo.itl_ms = itl_->value();
   settings.slo.quantile = quantile_->currentText().mid(1).toInt();
@@ -286,8 +341,6 @@ Status GenTunerPanel::run() {
   spec.rate = traffic->rate;
   spec.duration_s = seconds_->value();
   spec.seed = 1;
-  const Options base = setup_.in_force ? setup_.in_force() : Options{};
-  GenTunerOutcome out;
   out.traffic =
       QString("poisson rate=%1/s, prompt %2, max_tokens %3")
           .arg(traffic->rate)
@@ -297,54 +350,66 @@ Status GenTunerPanel::run() {
   status_->setText(text_of("Searching " + std::to_string(space->size()) + " combinations of " +
                            out.traffic + "; step cost " + out.cost + "."));
   set_busy(true);
-  worker_ = std::thread([this, space = *space, settings, spec, base, t = *traffic,
-                         cost = cost->first, info = setup_.info, find = capacity_box_->isChecked(),
-                         band, out = std::move(out)]() mutable {
-    auto evaluator_at = [&](const ArrivalSpec& traffic) {
-      return predicted_evaluator(
-          traffic, [&t](uint64_t seed) { return GenWorkload(t.prompt, t.max_tokens, seed); }, info,
-          cost, settings.slo);
-    };
-    if (find) {
-      GenTuneSettings quick = settings;
-      quick.first_meeting = true;
-      quick.progress = nullptr;
-      const MaxRate m = max_rate([&](double factor) -> std::optional<GenEvaluated> {
-        auto scaled = scaled_traffic(spec, factor);
-        if (!scaled || cancel_) return std::nullopt;
-        const GenTuneResult r = gen_search(space, base, quick, evaluator_at(*scaled));
-        if (!r.best) return std::nullopt;
-        return *r.best;
+  worker_ =
+      std::thread([this, space = *space, settings, spec, base, t = *traffic, cost = cost->first,
+                   info, find = capacity_box_->isChecked(), band, out = std::move(out)]() mutable {
+        try {
+          auto evaluator_at = [&](const ArrivalSpec& traffic) {
+            return predicted_evaluator(
+                traffic, [&t](uint64_t seed) { return GenWorkload(t.prompt, t.max_tokens, seed); },
+                info, cost, settings.slo);
+          };
+          if (find) {
+            GenTuneSettings quick = settings;
+            quick.first_meeting = true;
+            quick.progress = nullptr;
+            const MaxRate m = max_rate([&](double factor) -> std::optional<GenEvaluated> {
+              auto scaled = scaled_traffic(spec, factor);
+              if (!scaled || cancel_) return std::nullopt;
+              const GenTuneResult r = gen_search(space, base, quick, evaluator_at(*scaled));
+              if (!r.best) return std::nullopt;
+              return *r.best;
+            });
+            out.capacity = m;
+            if (m.factor > 0) out.capacity_rps = mean_rate(*scaled_traffic(spec, m.factor));
+          }
+          out.result = gen_search(space, base, settings, evaluator_at(spec));
+          if (out.result.best && !cancel_) {
+            // Bands and headroom, as tune gives them.
+            HeadroomSettings hs;
+            hs.band = band;
+            hs.needed = band.high;
+            hs.source = band.source;
+            hs.cancel = settings.cancel;
+            const GenScaledEvaluator scaled = scaled_predicted_evaluator(
+                spec, [t](uint64_t seed) { return GenWorkload(t.prompt, t.max_tokens, seed); },
+                info, cost, settings.slo);
+            out.headroom = gen_rank_by_headroom(out.result, scaled, hs);
+            if (const GenEvaluated* c = out.headroom.chosen()) out.result.best = *c;
+            band_gen_front(out.result.pareto, out.headroom, scaled, 64, settings.cancel);
+          }
+          QMetaObject::invokeMethod(
+              this, [this, out = std::move(out)]() mutable { finished(std::move(out)); },
+              Qt::QueuedConnection);
+        } catch (const std::exception& e) {  // said in the status, never past the thread
+          QMetaObject::invokeMethod(
+              this,
+              [this, what = std::string(e.what())] {
+                if (worker_.joinable()) worker_.join();
+                set_busy(false);
+                error_->setText(text_of("The search stopped: " + what));
+              },
+              Qt::QueuedConnection);
+        }
       });
-      out.capacity = m;
-      if (m.factor > 0) out.capacity_rps = mean_rate(*scaled_traffic(spec, m.factor));
-    }
-    out.result = gen_search(space, base, settings, evaluator_at(spec));
-    if (out.result.best && !cancel_) {
-      // Bands and headroom, as tune gives them.
-      HeadroomSettings hs;
-      hs.band = band;
-      hs.needed = band.high;
-      hs.source = band.source;
-      hs.cancel = settings.cancel;
-      const GenScaledEvaluator scaled = scaled_predicted_evaluator(
-          spec, [t](uint64_t seed) { return GenWorkload(t.prompt, t.max_tokens, seed); }, info,
-          cost, settings.slo);
-      out.headroom = gen_rank_by_headroom(out.result, scaled, hs);
-      if (const GenEvaluated* c = out.headroom.chosen()) out.result.best = *c;
-      band_gen_front(out.result.pareto, out.headroom, scaled, 64, settings.cancel);
-    }
-    QMetaObject::invokeMethod(
-        this, [this, out = std::move(out)]() mutable { finished(std::move(out)); },
-        Qt::QueuedConnection);
-  });
   return Status::Ok();
 }
 
 void GenTunerPanel::cancel() { cancel_ = true; }
 
 void GenTunerPanel::set_busy(bool busy) {
-  run_->setEnabled(!busy);
+  run_->setEnabled(!busy && !(planning() && plan_->refused()));
+  mode_->setEnabled(!busy);
   cancel_button_->setEnabled(busy);
   if (busy) {
     progress_->setValue(0);
@@ -495,6 +560,23 @@ void GenTunerPanel::show_rows() {
   if (!rows_.empty()) select_row(0);
 }
 
+void GenTunerPanel::clear_outcome() {
+  outcome_.reset();
+  rows_.clear();
+  table_->setRowCount(0);
+  for (QCPItemLine* l : bands_) plot_->removeItem(l);
+  bands_.clear();
+  front_->data()->clear();
+  best_->data()->clear();
+  bound_->setVisible(false);
+  plot_->replot();
+  error_->clear();
+  capacity_->clear();
+  applied_->clear();
+}
+
+int GenTunerPanel::plotted_points() const { return front_->dataCount() + best_->dataCount(); }
+
 void GenTunerPanel::select_row(int row) { table_->selectRow(row); }
 
 std::optional<int> GenTunerPanel::selected_row() const {
@@ -507,6 +589,12 @@ std::optional<int> GenTunerPanel::selected_row() const {
 
 Status GenTunerPanel::apply_selected() {
   const auto row = selected_row();
+  if (outcome_ && outcome_->planned) {
+    const Status s = invalid_argument(
+        "the model is planned for a GPU that is not here; Export… it for its server");
+    applied_->setText("Not applied: " + text_of(s.message()));
+    return s;
+  }
   Status s = !row           ? invalid_argument("select a configuration in the table first")
              : setup_.apply ? setup_.apply(rows_[static_cast<size_t>(*row)].options)
                             : invalid_argument("there is no engine to apply to");
@@ -514,28 +602,6 @@ Status GenTunerPanel::apply_selected() {
       s ? "Applied: " + text_of(describe_generation(rows_[static_cast<size_t>(*row)].options)) + "."
         : "Not applied: " + text_of(s.message()));
   return s;
-}
-
-Expected<ExportInput> GenTunerPanel::export_input() const {
-  const auto row = selected_row();
-  if (!row || !outcome_) return invalid_argument("select a configuration in the table first");
-  const GenEvaluated& e = rows_[static_cast<size_t>(*row)];
-  ExportInput in;
-  in.options = e.options;
-  in.device = setup_.device;
-  in.lm = GenModelInfo{setup_.info.name, setup_.info.context_length, setup_.info.block_size,
-                       setup_.info.num_blocks};
-  in.tuning.traffic = outcome_->traffic;
-  in.tuning.predicted = true;
-  in.tuning.quantile = outcome_->result.slo.quantile;
-  in.tuning.ttft_ms = e.ttft_ms;
-  in.tuning.itl_ms = e.itl_ms;
-  in.tuning.tokens_per_s = e.tokens_per_s;
-  in.tuning.throughput_rps = e.requests_per_s;
-  in.tuning.p50_ms = e.e2e_p50_ms;
-  in.tuning.p99_ms = e.e2e_ms;
-  in.tuning.hardware = hardware_text(setup_.device, machine_json());
-  return in;
 }
 
 QString GenTunerPanel::status_text() const { return status_->text(); }

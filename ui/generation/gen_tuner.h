@@ -37,6 +37,17 @@
 //    set_options; the controls follow). Export… opens the export dialog
 //    (vLLM, TGI, TensorRT-LLM, JSON) with them and the figures they were
 //    predicted to give.
+//  - Plan for a GPU (the mode at the top; gen_tuner_plan.h): a language
+//    model that is not here, from its config.json, planned for a GPU from
+//    the table at a tensor parallelism, as `tune --model-config --gpu`
+//    plans it (core/model/planned_tune.h): the roofline's step cost and the
+//    cache the GPU's memory leaves (one for the space: the activations'
+//    reserve of its largest max_num_seqs and max_num_batched_tokens), the
+//    band +-15%, the same traffic, search, front, table and capacity; its
+//    default space the planned tune's. Apply and Confirm live are off (the
+//    model is not here); Export… carries the serving plan (the model, the
+//    GPU, TP, one replica, the capacity, what it assumes), so KServe is
+//    offered beside vLLM, TGI and TensorRT-LLM.
 // The search is not confirmed live here: `batchscope tune` does that.
 // Thread-safety: GUI thread only. The worker reads only copies (the cost,
 // the model's description, the traffic, the space) and the atomic cancel
@@ -55,6 +66,7 @@
 
 #include "export/export_config.h"
 #include "generation/lm_runner.h"
+#include "model/planned_lm.h"
 #include "tuning/gen_headroom.h"
 #include "tuning/gen_predictor.h"
 #include "tuning/gen_tune.h"
@@ -75,6 +87,8 @@ class QPushButton;
 class QTableWidget;
 
 namespace batchscope {
+
+class GenTunerPlanInputs;
 
 struct GenTunerSetup {
   LmInfo info;
@@ -105,6 +119,11 @@ struct GenTunerOutcome {
   std::string cost;     // the step cost's text and source
   // The best few by headroom; the choice (result.best) is its chosen one.
   GenHeadroomResult headroom;
+  // Plan for a GPU: the model planned there, what was chosen, and the
+  // options whose activations its cache leaves room for.
+  std::optional<PlannedLm> planned;
+  PlanChoice plan_choice;
+  Options plan_reserve;
 };
 
 class GenTunerPanel : public QWidget {
@@ -134,6 +153,16 @@ class GenTunerPanel : public QWidget {
   QString confirmation_text() const;
   Expected<ExportInput> export_input() const;
 
+  // "This model" (0) or "Plan for a GPU" (1), and the plan's inputs.
+  QComboBox* mode() const { return mode_; }
+  bool planning() const;
+  GenTunerPlanInputs* plan() const { return plan_; }
+  QPushButton* run_button() const { return run_; }
+  QPushButton* apply_button() const { return apply_; }
+  QPushButton* export_button() const { return export_; }
+  // The front's points on the plot (the best among them).
+  int plotted_points() const;
+
   QDoubleSpinBox* ttft_ms() const { return ttft_; }
   QDoubleSpinBox* itl_ms() const { return itl_; }
   QComboBox* quantile() const { return quantile_; }
@@ -154,6 +183,11 @@ class GenTunerPanel : public QWidget {
   std::optional<int> selected_row() const;
   void set_busy(bool busy);
   void finish_confirmation();
+  // The plan-mode parts (gen_tuner_plan.cpp).
+  void mode_changed();
+  void replan();
+  Options plan_reserve() const;
+  void clear_outcome();
 
   GenTunerSetup setup_;
   std::deque<StepRecord> steps_;
@@ -168,6 +202,8 @@ class GenTunerPanel : public QWidget {
   TimePoint confirm_since_{}, confirm_until_{}, confirm_by_{};
   std::vector<GenRecord> confirm_records_;
 
+  QComboBox* mode_ = nullptr;
+  GenTunerPlanInputs* plan_ = nullptr;
   QDoubleSpinBox* ttft_ = nullptr;
   QDoubleSpinBox* itl_ = nullptr;
   QComboBox* quantile_ = nullptr;
