@@ -117,7 +117,7 @@ struct GenTuneSettings {
   // null: the steady clock. Not owned: it must outlive every gen_search()
   // given these settings.
   const Clock* clock = nullptr;
-  bool first_meeting = false;    // stop at the first configuration that meets the objective
+  bool first_meeting = false;  // stop at the first configuration that meets the objective
   // The model's context: a combination with chunked prefill off and a token
   // budget below it is invalid (a prompt must fit one step; vLLM refuses
   // it). 0: not checked.
