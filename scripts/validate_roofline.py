@@ -87,11 +87,11 @@ def family_spec(binary, gpu, constants, folder):
     return path
 
 
-def fit(binary, points, requests):
-    names = ["memory_efficiency", "overhead_us", "compute_efficiency", "allreduce_us",
-             "request_us"]
-    c = {"compute_efficiency": 0.6, "memory_efficiency": 0.8, "overhead_us": 100,
-         "allreduce_us": 10, "request_us": 1000}  # where the search starts
+def fit(binary, points, requests, names=None, start=None):
+    names = names or ["memory_efficiency", "overhead_us", "compute_efficiency", "allreduce_us",
+                      "request_us"]
+    c = dict(start or {"compute_efficiency": 0.6, "memory_efficiency": 0.8, "overhead_us": 100,
+                       "allreduce_us": 10, "request_us": 1000})  # where the search starts
     lo = {"compute_efficiency": 0.05, "memory_efficiency": 0.2, "overhead_us": 0,
           "allreduce_us": 0, "request_us": 0}
     hi = {"compute_efficiency": 1, "memory_efficiency": 1, "overhead_us": 1e5,
@@ -102,10 +102,14 @@ def fit(binary, points, requests):
         total = 0
         for p in points:
             spec = family_spec(binary, p["gpu"], k, folder)
-            r = bench(binary, p, spec, requests)
+            # Offline points: their whole run, whose steady state is the throughput.
+            r = bench(binary, p, spec, None if p["load"] == "offline" else requests)
             if "error" in r:
                 return math.inf
-            for key, meas in (("ttft", num(p["ttft_mean_ms"])), ("itl", num(p["itl_mean_ms"]))):
+            timed = [(k, num(p[m])) for k, m in (("ttft", "ttft_mean_ms"), ("itl", "itl_mean_ms"))
+                     if num(p[m])]
+            # A point with no TTFT or ITL published (offline): its output tokens/s.
+            for key, meas in timed or [("tps", num(p["output_tokens_per_s"]))]:
                 if meas:
                     total += math.log(r[key] / meas) ** 2
         return total
@@ -132,15 +136,25 @@ def main():
     ap.add_argument("--points", default=os.path.join(ROOT, "models", "llm-configs", "published.csv"))
     ap.add_argument("--fit", metavar="FAMILY", help="fit this family's constants on the fit points")
     ap.add_argument("--fit-requests", type=int, default=150)
+    ap.add_argument("--fit-only", default="",
+                    help="the constants to fit, comma-separated (the rest: Hopper's)")
     ap.add_argument("--csv", default="")
     a = ap.parse_args()
     points = list(csv.DictReader(open(a.points)))
     if a.fit:
-        fitting = [p for p in points if p["fit"] == "fit"]
+        table = json.loads(subprocess.run([a.binary, "gpus", "--json"], capture_output=True,
+                                          text=True, check=True).stdout)
+        family = {g["name"]: g["family"] for g in table}
+        fitting = [p for p in points if p["fit"] == "fit" and family.get(p["gpu"]) == a.fit]
         print(f"fitting on {len(fitting)} points: " +
               "; ".join(f"#{p['id']} {p['model']} {p['gpu']} x{p['tp']} {p['isl']}/{p['osl']} "
                         f"{p['load']} {p['rate']}" for p in fitting))
-        print(json.dumps(fit(a.binary, fitting, a.fit_requests), indent=2))
+        names = [n for n in a.fit_only.split(",") if n] or None
+        # Where only some are fitted, the rest are Hopper's (roofline_cost.cpp).
+        hopper = {"compute_efficiency": 0.52, "memory_efficiency": 0.60, "overhead_us": 84,
+                  "allreduce_us": 13.3, "request_us": 6400}
+        print(json.dumps(fit(a.binary, fitting, a.fit_requests, names,
+                             hopper if names else None), indent=2))
         return 0
 
     rows = []

@@ -240,10 +240,10 @@ void InferenceService::infer_v2(const HttpRequest& req, Responder r) {
 
 void InferenceService::health(Responder r) {
   const EngineStatus s = engine_.status();
-  const std::optional<WorkerHealth> w =
-      info_.workers ? std::optional<WorkerHealth>(info_.workers()) : std::nullopt;
+  const bool has_workers = static_cast<bool>(info_.workers);
+  const WorkerHealth w = has_workers ? info_.workers() : WorkerHealth{};
   // A model whose every worker is lost cannot answer until one is back.
-  const bool no_worker = w && w->ready <= 0;
+  const bool no_worker = has_workers && w.ready <= 0;
   std::string b = "{\"status\":";
   append_json_string(b, shutting_down_ ? "shutting_down" : no_worker ? "no_worker_ready" : "ok");
   b += ",\"model\":";
@@ -255,11 +255,10 @@ void InferenceService::health(Responder r) {
   b += ",\"queue_size\":" + std::to_string(s.queue_depth);
   b += ",\"batches_processed\":" + std::to_string(s.counters.batches);
   b += ",\"requests_ok\":" + std::to_string(s.counters.ok);
-  if (w) {
-    b += ",\"workers\":{\"ready\":" + std::to_string(w->ready) +
-         ",\"restarts\":" + std::to_string(w->restarts) +
-         ",\"deaths\":" + std::to_string(w->deaths) +
-         ",\"timeouts\":" + std::to_string(w->timeouts) + "}";
+  if (has_workers) {
+    b += ",\"workers\":{\"ready\":" + std::to_string(w.ready) +
+         ",\"restarts\":" + std::to_string(w.restarts) + ",\"deaths\":" + std::to_string(w.deaths) +
+         ",\"timeouts\":" + std::to_string(w.timeouts) + "}";
   }
   if (info_.preprocess_workers) {
     const WorkerHealth p = info_.preprocess_workers();

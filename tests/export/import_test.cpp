@@ -64,6 +64,25 @@ TEST(JsonRoundTrip, OptionsComeBackExactlyThroughOptionsFromJson) {
   }
 }
 
+TEST(JsonRoundTrip, AGenerativeModelsOptionsComeBackWithChunkedPrefill) {
+  Options o;
+  o.max_num_seqs = 24;
+  o.max_num_batched_tokens = 4096;
+  o.chunked_prefill = false;
+  ExportInput in;
+  in.options = o;
+  const std::string text = exported(ExportFormat::kJson, in);
+  EXPECT_NE(text.find("\"chunked_prefill\": false"), std::string::npos) << text;
+  auto back = options_from_json(text, other_base());
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(*back, o);
+  // As a number too, 0 or 1; anything else is refused naming it.
+  EXPECT_TRUE(options_from_json("{\"chunked_prefill\": 1}", o)->chunked_prefill);
+  auto bad = options_from_json("{\"chunked_prefill\": 2}", o);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().message, "chunked_prefill = 2 is out of range; allowed 0 to 1");
+}
+
 TEST(JsonRoundTrip, PartialJsonChangesOnlyWhatItNames) {
   auto r = import_config(R"({"max_batch_size": 8, "max_wait_ms": 0.5})", other_base());
   ASSERT_TRUE(r.ok()) << r.error().message;
@@ -256,6 +275,26 @@ TEST(VllmImport, RefusesWhatItCannotReadWithTheLine) {
             "running sequence decodes one token per step");
   EXPECT_EQ(message("max-num-seqs: 8\njust words\n"),
             "vLLM config line 2: expected KEY: VALUE, got 'just words'");
+  EXPECT_EQ(message("max-num-seqs: 8\nenable-chunked-prefill: maybe\n"),
+            "vLLM config line 2: enable-chunked-prefill must be true or false, got 'maybe'");
+}
+
+TEST(VllmImport, ChunkedPrefillOffComesBackAndExportsAgain) {
+  auto r = import_config(
+      "max-num-seqs: 8\nmax-num-batched-tokens: 4096\nenable_chunked_prefill: false\n", Options{});
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_FALSE(r->options.chunked_prefill);
+  ExportInput in = fixture_input("gen_gpu");
+  in.options = r->options;
+  const auto files = export_config(ExportFormat::kVllm, in);
+  ASSERT_TRUE(files.ok());
+  EXPECT_NE(files->front().text.find("\nenable-chunked-prefill: false\n"), std::string::npos);
+  EXPECT_NE((*files)[1].text.find("--no-enable-chunked-prefill"), std::string::npos);
+  auto back = import_config(files->front().text, Options{});
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_FALSE(back->options.chunked_prefill);
+  EXPECT_TRUE(import_config("max-num-seqs: 8\nenable-chunked-prefill: true\n", r->options)
+                  ->options.chunked_prefill);
 }
 
 TEST(TritonRoundTrip, TheImporterReadsWhatTheExporterWrites) {
