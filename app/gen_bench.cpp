@@ -139,10 +139,12 @@ int run_gen_bench(int argc, char** argv, std::map<std::string, std::string> flag
   // The summary and files of every run, live or predicted (the JSON is kept too).
   GenSummary summary;
   std::string summary_json;
-  auto report = [&](const GenRun& run) {
+  // A prediction's band goes beside its summary.
+  auto report = [&](const GenRun& run, const GenPredictionBand* band) {
     summary = summarize_gen(run, slo_ttft, slo_itl);
     summary_json = gen_summary_json(run, summary);
-    std::printf("%s", gen_summary_text(run, summary).c_str());
+    if (band) summary_json.insert(summary_json.rfind('}'), ",\"band\":" + band->json());
+    std::printf("%s%s", gen_summary_text(run, summary).c_str(), band ? band->text().c_str() : "");
     auto save = [&](const std::string& path, const std::string& text, const char* what) {
       if (!save_export(path, text, what)) rc = 1;
     };
@@ -154,8 +156,11 @@ int run_gen_bench(int argc, char** argv, std::map<std::string, std::string> flag
   const Say say = terminal_say();
   if (target == "predict") {
     GenRun predicted;
-    if (auto e = predict_lm_bench(r, say, predicted)) return fail(e->message, e->refused ? 2 : 1);
-    report(predicted);
+    GenPredictionBand band;
+    if (auto e = predict_lm_bench(r, say, predicted, &band)) {
+      return fail(e->message, e->refused ? 2 : 1);
+    }
+    report(predicted, &band);
     return rc;
   }
 #ifndef BATCHSCOPE_WITH_QT
@@ -189,7 +194,7 @@ int run_gen_bench(int argc, char** argv, std::map<std::string, std::string> flag
   }
   double duration_s = spec.duration_s;
   const std::string stopped = stop_signal.ended(measured.start, last, duration_s);
-  report(measured);
+  report(measured, nullptr);
   (*bench)->keep(measured, summary_json, duration_s, stopped);
   if (!cost_out.empty()) {
     auto cost = (*bench)->cost_out(measured);

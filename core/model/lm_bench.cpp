@@ -4,8 +4,10 @@
 #include <algorithm>
 
 #include "common/clock.h"
+#include "common/text_out.h"
 #include "model/kept_steps.h"
 #include "traffic/llm_trace.h"
+#include "tuning/cost_drift.h"
 #include "tuning/gen_predictor.h"
 #include "tuning/step_cost.h"
 
@@ -120,7 +122,8 @@ Expected<std::string> LmBench::cost_out(const GenRun& run) const {
   return step_cost_json(*cost, run.model, request_.model.device);
 }
 
-std::optional<WorkError> predict_lm_bench(const LmBenchRequest& r, const Say& say, GenRun& run) {
+std::optional<WorkError> predict_lm_bench(const LmBenchRequest& r, const Say& say, GenRun& run,
+                                          GenPredictionBand* band) {
   auto failed = [](const Error& e, bool refused) { return WorkError{e.message, refused}; };
   if (Status s = r.options.validate(); !s) return failed(s.error(), true);
   // The model's context and cache, as the engine would have them: here, or
@@ -148,6 +151,7 @@ std::optional<WorkError> predict_lm_bench(const LmBenchRequest& r, const Say& sa
   }
   GenStepCost cost;
   std::string source;
+  CostDrift drift;  // none for a plan: its band is +-15%
   if (planned) {
     cost = planned->cost;
     source = "the roofline's constants: " + planned->roofline.constants().fitted_on;
@@ -157,6 +161,7 @@ std::optional<WorkError> predict_lm_bench(const LmBenchRequest& r, const Say& sa
     if (!priced) return failed(priced.error(), !r.cost.file.empty());
     cost = priced->cost;
     source = priced->source;
+    drift = priced->drift;
   }
   say.out("  step cost: %s (%s)\n", cost.text().c_str(), source.c_str());
   if (cost.of_step(1, 0) <= Duration(0)) {
@@ -174,8 +179,66 @@ std::optional<WorkError> predict_lm_bench(const LmBenchRequest& r, const Say& sa
   run.model = info.name;
   run.options = describe_generation(r.options);
   run.seed = r.traffic.seed;
+  if (band) {
+    const BandFactors f = band_factors(drift);
+    band->fast = f.low;
+    band->slow = f.high;
+    band->source = planned ? "the default +-15%: a GPU that is not here keeps no drift" : f.source;
+    auto at = [&](double factor) {
+      GenWorkload w = lengths.workload(r.traffic.seed);
+      return summarize_gen(predict_gen(r.traffic, w, r.options, info, cost.scaled(factor)), 0, 0);
+    };
+    band->at_fast = at(f.low);
+    band->at_slow = at(f.high);
+  }
   say.out("Batchscope bench: %s -> predict\n", run.pattern.c_str());
   return std::nullopt;
+}
+
+namespace {
+
+// [lo, hi] of a figure at the band's two ends.
+std::pair<double, double> range(double a, double b) { return {std::min(a, b), std::max(a, b)}; }
+
+}  // namespace
+
+std::string GenPredictionBand::text() const {
+  std::string out;
+  append_format(out, "  band (the step cost x%.2f..x%.2f, %s):\n", fast, slow, source.c_str());
+  auto line = [&](const char* name, double a, double b, const char* unit) {
+    const auto [lo, hi] = range(a, b);
+    append_format(out, "    %-18s %.2f..%.2f %s\n", name, lo, hi, unit);
+  };
+  line("TTFT mean", at_fast.ttft.mean, at_slow.ttft.mean, "ms");
+  line("TTFT p99", at_fast.ttft.p99, at_slow.ttft.p99, "ms");
+  line("ITL mean", at_fast.itl.mean, at_slow.itl.mean, "ms");
+  line("ITL p99", at_fast.itl.p99, at_slow.itl.p99, "ms");
+  line("output tokens/s", at_fast.tokens_per_s, at_slow.tokens_per_s, "");
+  return out;
+}
+
+std::string GenPredictionBand::json() const {
+  std::string j = "{\"fast\":";
+  append_json_number(j, fast);
+  j += ",\"slow\":";
+  append_json_number(j, slow);
+  j += ",\"source\":";
+  append_json_string(j, source);
+  auto pair = [&](const char* key, double a, double b) {
+    const auto [lo, hi] = range(a, b);
+    j += std::string(",\"") + key + "\":[";
+    append_json_number(j, lo);
+    j += ',';
+    append_json_number(j, hi);
+    j += ']';
+  };
+  pair("ttft_mean_ms", at_fast.ttft.mean, at_slow.ttft.mean);
+  pair("ttft_p99_ms", at_fast.ttft.p99, at_slow.ttft.p99);
+  pair("itl_mean_ms", at_fast.itl.mean, at_slow.itl.mean);
+  pair("itl_p99_ms", at_fast.itl.p99, at_slow.itl.p99);
+  pair("tpot_mean_ms", at_fast.tpot_mean_ms, at_slow.tpot_mean_ms);
+  pair("output_tokens_per_s", at_fast.tokens_per_s, at_slow.tokens_per_s);
+  return j + '}';
 }
 
 }  // namespace batchscope

@@ -80,7 +80,22 @@ class LmBench {
 // cost, measured live when there is none), or by the roofline of
 // `request.plan`, into `run`. Says a trace's clipping and the step cost it
 // used; keeps nothing in the history.
+// The same traffic predicted with the step cost at the band's ends
+// (band_factors(): the kept step cost's drift, else +-15%; a plan's
+// roofline +-15%): the run's summaries there, which bound the figures the
+// machine's own drift moves them by.
+struct GenPredictionBand {
+  double fast = 1, slow = 1;
+  std::string source;
+  GenSummary at_fast, at_slow;
+  // "band (the step cost x0.85..x1.15, ...): TTFT mean 40.1..52.3 ms, ..."
+  std::string text() const;
+  // {"fast", "slow", "source", "ttft_mean_ms": [lo, hi], "ttft_p99_ms",
+  // "itl_mean_ms", "itl_p99_ms", "tpot_mean_ms", "output_tokens_per_s"}
+  std::string json() const;
+};
+
 std::optional<WorkError> predict_lm_bench(const LmBenchRequest& request, const Say& say,
-                                          GenRun& run);
+                                          GenRun& run, GenPredictionBand* band = nullptr);
 
 }  // namespace batchscope

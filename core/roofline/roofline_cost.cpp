@@ -22,17 +22,30 @@ RooflineConstants roofline_constants(const std::string& family) {
   // points of TensorRT-LLM 0.14's online table (its perf-overview.md), at
   // 2 requests/s: Llama-3.1-8B on one H100 with 467 prompt and 256 output
   // tokens and with 202 and 214, and Llama-3.1-70B on four H100s with 467
-  // and 256; their mean TTFT and ITL. No Ampere, Ada or Blackwell point
-  // was used: those families carry Hopper's, and docs/generation.md
-  // checks them.
+  // and 256; their mean TTFT and ITL.
   RooflineConstants k;
   k.compute_efficiency = 0.52;
   k.memory_efficiency = 0.60;
   k.overhead_us = 84;
   k.allreduce_us = 13.3;
   k.request_us = 6400;
-  k.fitted_on = family == "hopper" ? "fitted on 3 published Hopper points"
-                                   : "Hopper's, fitted on 3 published points";
+  k.fitted_on = "fitted on 3 published Hopper points";
+  // Ampere and Ada: their two efficiencies fitted (--fit ampere|ada
+  // --fit-only compute_efficiency,memory_efficiency) on two offline points
+  // of TensorRT-LLM 0.17's throughput table each, Llama-3.1-8B at 128/128
+  // and 1000/1000 tokens (FP16 on an A100 SXM 80GB; FP8 on an L40S); their
+  // output tokens/s. The rest is Hopper's. Blackwell has no point: Hopper's.
+  if (family == "ampere") {
+    k.compute_efficiency = 0.70;
+    k.memory_efficiency = 1.0;
+    k.fitted_on = "efficiencies fitted on 2 published Ampere points, the rest on 3 Hopper ones";
+  } else if (family == "ada") {
+    k.compute_efficiency = 0.37;
+    k.memory_efficiency = 0.98;
+    k.fitted_on = "efficiencies fitted on 2 published Ada points, the rest on 3 Hopper ones";
+  } else if (family != "hopper") {
+    k.fitted_on = "Hopper's, fitted on 3 published points";
+  }
   return k;
 }
 

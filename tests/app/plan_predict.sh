@@ -38,6 +38,13 @@ assert 3 < s["itl_mean_ms"] < 20 and s["ttft_mean_ms"] > s["itl_mean_ms"], s
 t = json.load(open(f"{d}/h200.json"))["summary"]
 assert t["kv_cache_tokens"] > 1.9 * s["kv_cache_tokens"], (t["kv_cache_tokens"], s["kv_cache_tokens"])
 assert t["itl_mean_ms"] < s["itl_mean_ms"], (t["itl_mean_ms"], s["itl_mean_ms"])
+# The band: the roofline's step at 0.85 and 1.15 holds the nominal prediction.
+b = json.load(open(f"{d}/h100.json"))["band"]
+assert (b["fast"], b["slow"]) == (0.85, 1.15), b
+for key in ("ttft_mean_ms", "itl_mean_ms", "output_tokens_per_s"):
+    lo, hi = b[key]
+    assert lo < s[key] < hi or (key == "output_tokens_per_s" and lo <= s[key] <= hi), (key, b, s)
+assert "keeps no drift" in b["source"], b
 PY
 "$bin" "${run[@]}" --gpu-spec "$dir/h100-spec.json" --json "$dir/spec.json" >/dev/null
 cmp <(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['summary'])" "$dir/h100.json") \
