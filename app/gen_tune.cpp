@@ -56,7 +56,7 @@ std::string gen_tune_help() {
          "Each configuration runs on the predictor priced by the roofline (no live run).\n"
          "Default space:\n  \"" +
          default_planned_space_text() +
-         "\"\n"
+         "\"\n(and chunked_prefill=1|0 where --max-model-len is at most 16384).\n"
          "With several --tp, each is planned and searched; --target-rate R finds one replica's\n"
          "capacity under the objective, the replicas for R with the headroom held back\n"
          "(--headroom, default 15%) and the fewest GPUs in all (TP x replicas), then tunes at\n"

@@ -154,6 +154,10 @@ bool better(const AtTp& a, const AtTp& b, const LmTuneRequest& t) {
 
 }  // namespace
 
+namespace {
+constexpr uint64_t kLargestDefaultBudget = 16384;  // default_planned_space_text()'s
+}  // namespace
+
 std::string default_planned_space_text() {
   return "scheduling=continuous,max_num_seqs=8..512,max_num_batched_tokens=512..16384";
 }
@@ -164,7 +168,16 @@ std::optional<WorkError> tune_planned_lm(const LmTuneRequest& request, LmTuneRep
   const auto start = std::chrono::steady_clock::now();
   const SteadyTime deadline =
       start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(Seconds(t.budget_s));
-  if (t.space_text.empty()) t.space_text = default_planned_space_text();
+  if (t.space_text.empty()) {
+    t.space_text = default_planned_space_text();
+    // Chunked prefill off needs a whole prompt in one step: searched by
+    // default where the context fits the largest budget.
+    const auto shape = read_model_config(t.plan->model_config);
+    const uint64_t context = t.plan->max_model_len > 0 ? t.plan->max_model_len
+                             : shape                   ? shape->max_position
+                                                       : 0;
+    if (context > 0 && context <= kLargestDefaultBudget) t.space_text += ",chunked_prefill=1|0";
+  }
   auto space = parse_gen_space(t.space_text);
   if (!space) return plan_refused("--space: " + space.error().message);
   if ((t.max_rate || t.target_rate > 0) && t.traffic.pattern == Pattern::kClosed) {
@@ -272,8 +285,8 @@ std::optional<WorkError> tune_planned_lm(const LmTuneRequest& request, LmTuneRep
   if (t.target_rate > 0) {
     say.out("  each of %u replicas at %s\n", win.replicas, traffic.describe().c_str());
   }
-  const auto search_start = std::chrono::steady_clock::now();
-  settings.max_seconds = std::max(Seconds(deadline - search_start).count() / 2, 1.0);
+  const auto final_start = std::chrono::steady_clock::now();
+  settings.max_seconds = std::max(Seconds(deadline - final_start).count() / 2, 1.0);
   GenTuneResult result =
       t.target_rate > 0 && win.capacity_rps > 0
           ? gen_search(*space, t.base, settings,
@@ -293,7 +306,8 @@ std::optional<WorkError> tune_planned_lm(const LmTuneRequest& request, LmTuneRep
     if (const GenEvaluated* c = headroom_result.chosen()) result.best = *c;
     band_gen_front(result.pareto, headroom_result, scaled);
   }
-  report.searched(result, Seconds(std::chrono::steady_clock::now() - search_start).count());
+  // The seconds of every search, each parallelism's and the last.
+  report.searched(result, Seconds(std::chrono::steady_clock::now() - start).count());
   if (result.best) say.out("%s", gen_headroom_table(headroom_result, t.slo).c_str());
 
   const std::vector<std::string> notes = caveats(win, reserve);

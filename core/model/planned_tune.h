@@ -27,7 +27,9 @@
 
 namespace batchscope {
 
-// The space a planned tune searches by default.
+// The space a planned tune searches by default; with a context of at most
+// its largest budget (--max-model-len 16384 or less), chunked_prefill=1|0
+// besides.
 std::string default_planned_space_text();
 
 std::optional<WorkError> tune_planned_lm(const LmTuneRequest& request, LmTuneReport& report);

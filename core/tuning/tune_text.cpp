@@ -67,6 +67,7 @@ void row(std::string& out, const char* mark, const GenEvaluated& e, size_t alike
     std::snprintf(buf, sizeof buf, "%.2f..%.2f", e.band->itl_ms.low, e.band->itl_ms.high);
     append_format(out, " %-15s", buf);
   }
+  if (!o.chunked_prefill) out += "  chunked prefill off";
   if (alike > 0) append_format(out, "  (+%zu alike)", alike);
   out += '\n';
 }
