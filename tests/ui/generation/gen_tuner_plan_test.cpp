@@ -15,6 +15,9 @@
 #include <QSpinBox>
 #include <QTabWidget>
 #include <QTableWidget>
+#include <cstdlib>
+#include <optional>
+#include <string>
 
 #include "export/export_config.h"
 #include "model/planned_tune.h"
@@ -32,7 +35,30 @@ using test::pump_until;
 
 constexpr const char* kPlanSpace = "max_num_seqs=8|32,max_num_batched_tokens=512|2048";
 
+// The source tree's models/, wherever the suite runs from: a build's
+// share/batchscope/models holds them only where the build copied them.
+class ShippedModels {
+ public:
+  ShippedModels() {
+    if (const char* v = std::getenv("BATCHSCOPE_MODELS")) saved_ = v;
+    ::setenv("BATCHSCOPE_MODELS", BATCHSCOPE_SOURCE_DIR "/models", 1);
+  }
+  ~ShippedModels() {
+    if (saved_) {
+      ::setenv("BATCHSCOPE_MODELS", saved_->c_str(), 1);
+    } else {
+      ::unsetenv("BATCHSCOPE_MODELS");
+    }
+  }
+  ShippedModels(const ShippedModels&) = delete;
+  ShippedModels& operator=(const ShippedModels&) = delete;
+
+ private:
+  std::optional<std::string> saved_;
+};
+
 TEST(GenTunerPlan, PlansAShippedConfigForAGpuAndExportsItsServingPlan) {
+  const ShippedModels models;
   auto engine = test::make_gen_engine();
   ASSERT_TRUE(engine);
   GenViewConfig cfg;
@@ -129,6 +155,7 @@ TEST(GenTunerPlan, PlansAShippedConfigForAGpuAndExportsItsServingPlan) {
 }
 
 TEST(GenTunerPlan, AModelRefusedByNameIsSaidAndNothingRuns) {
+  const ShippedModels models;
   auto engine = test::make_gen_engine();
   ASSERT_TRUE(engine);
   GenViewConfig cfg;
