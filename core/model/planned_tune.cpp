@@ -34,80 +34,37 @@ struct AtTp {
   uint32_t gpus() const { return tp * replicas; }
 };
 
-// The largest value `field` takes in the space, or `fallback`.
-uint32_t largest(const TuneSpace& space, std::string_view field, uint32_t fallback) {
-  for (const TuneDimension& d : space.dimensions()) {
-    if (d.field == field && !d.values.empty()) {
-      return static_cast<uint32_t>(*std::max_element(d.values.begin(), d.values.end()));
-    }
-  }
-  return fallback;
-}
-
-// What the exports load: --model-id, the config's _name_or_path, or the
-// folder holding config.json.
-std::string model_id_of(const LmTuneRequest& t, const PlannedLm& p) {
-  if (!t.model_id.empty()) return t.model_id;
-  const std::string& named = p.roofline.setup().model.name_or_path;
-  if (!named.empty()) return named;
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  fs::path path = fs::absolute(t.plan->model_config, ec);
-  if (!fs::is_directory(path, ec)) path = path.parent_path();
-  return path.lexically_normal().string();
-}
-
-std::vector<std::string> caveats(const AtTp& at, const Options& reserve) {
-  const RooflineCost& r = at.planned.roofline;
-  return {
-      "Each step's time is the roofline's: the larger of its FLOPs over the GPU's peak and its "
-      "bytes over its bandwidth, each at the fitted efficiency, plus a fixed overhead a step "
-      "and a request (" +
-          r.constants().fitted_on +
-          "): that engine's kernels, with CUDA graphs, on a GPU running nothing else.",
-      "Prefix caching off: every prompt is prefilled in full.",
-      "Lengths are tokens of the model's own tokenizer, as given; each request runs to its "
-      "max_tokens.",
-      "One KV cache for every configuration searched: the activations' reserve is that of "
-      "max_num_seqs " +
-          std::to_string(reserve.max_num_seqs) + " and max_num_batched_tokens " +
-          std::to_string(reserve.max_num_batched_tokens) + ", the space's largest.",
-  };
-}
-
-std::string plan_json(const LmTuneRequest& t, const AtTp& at, double headroom,
-                      const std::vector<std::string>& notes, double e2e_p50_ms) {
-  const RooflineSetup& s = at.planned.roofline.setup();
+std::string plan_json(const ServingPlan& p, const AtTp& at) {
   std::string j = "{\"model_id\":";
-  append_json_string(j, model_id_of(t, at.planned));
+  append_json_string(j, p.model_id);
   j += ",\"model_config\":";
-  append_json_string(j, t.plan->model_config);
+  append_json_string(j, p.model_config);
   j += ",\"gpu\":";
-  append_json_string(j, s.gpu.name);
-  j += ",\"tp\":" + std::to_string(at.tp);
+  append_json_string(j, p.gpu);
+  j += ",\"tp\":" + std::to_string(p.tp);
   j += ",\"dtype\":";
-  append_json_string(j, s.dtype);
+  append_json_string(j, p.dtype);
   j += ",\"kv_dtype\":";
-  append_json_string(j, s.kv_dtype.empty() ? s.dtype : s.kv_dtype);
+  append_json_string(j, p.kv_dtype);
   j += ",\"gpu_memory_utilization\":";
-  append_json_number(j, s.memory_utilization);
-  j += ",\"block_size\":" + std::to_string(s.block_size);
+  append_json_number(j, p.gpu_memory_utilization);
+  j += ",\"block_size\":" + std::to_string(at.planned.roofline.setup().block_size);
   j += ",\"kv_cache_tokens\":" + std::to_string(at.planned.roofline.kv_cache_tokens());
-  j += ",\"replicas\":" + std::to_string(at.replicas);
-  j += ",\"min_replicas\":" + std::to_string(at.min_replicas);
-  j += ",\"gpus\":" + std::to_string(at.gpus());
+  j += ",\"replicas\":" + std::to_string(p.replicas);
+  j += ",\"min_replicas\":" + std::to_string(p.min_replicas);
+  j += ",\"gpus\":" + std::to_string(p.gpus());
   j += ",\"target_rate_rps\":";
-  append_json_number(j, t.target_rate);
+  append_json_number(j, p.target_rate_rps);
   j += ",\"capacity_rps\":";
-  append_json_number(j, at.capacity_rps);
+  append_json_number(j, p.capacity_rps);
   j += ",\"headroom\":";
-  append_json_number(j, headroom);
+  append_json_number(j, p.headroom);
   j += ",\"e2e_p50_ms\":";
-  append_json_number(j, e2e_p50_ms);
+  append_json_number(j, p.e2e_p50_ms);
   j += ",\"caveats\":[";
-  for (size_t i = 0; i < notes.size(); ++i) {
+  for (size_t i = 0; i < p.caveats.size(); ++i) {
     if (i) j += ',';
-    append_json_string(j, notes[i]);
+    append_json_string(j, p.caveats[i]);
   }
   return j + "]}";
 }
@@ -158,6 +115,52 @@ namespace {
 constexpr uint64_t kLargestDefaultBudget = 16384;  // default_planned_space_text()'s
 }  // namespace
 
+Options planned_reserve(const TuneSpace& space, Options base) {
+  for (const TuneDimension& d : space.dimensions()) {
+    if (d.values.empty()) continue;
+    const auto most = static_cast<uint32_t>(*std::max_element(d.values.begin(), d.values.end()));
+    if (d.field == "max_num_seqs") base.max_num_seqs = most;
+    if (d.field == "max_num_batched_tokens") base.max_num_batched_tokens = most;
+  }
+  return base;
+}
+
+ServingPlan plan_for_export(const PlanChoice& choice, const std::string& model_id,
+                            const PlannedLm& planned, const Options& reserve) {
+  const RooflineSetup& s = planned.roofline.setup();
+  ServingPlan p;
+  p.model_id = model_id;
+  if (p.model_id.empty()) p.model_id = s.model.name_or_path;
+  if (p.model_id.empty()) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    fs::path path = fs::absolute(choice.model_config, ec);
+    if (!fs::is_directory(path, ec)) path = path.parent_path();
+    p.model_id = path.lexically_normal().string();
+  }
+  p.model_config = choice.model_config;
+  p.gpu = s.gpu.name;
+  p.tp = s.tp;
+  p.dtype = s.dtype;
+  p.kv_dtype = s.kv_dtype.empty() ? s.dtype : s.kv_dtype;
+  p.gpu_memory_utilization = s.memory_utilization;
+  p.caveats = {
+      "Each step's time is the roofline's: the larger of its FLOPs over the GPU's peak and its "
+      "bytes over its bandwidth, each at the fitted efficiency, plus a fixed overhead a step "
+      "and a request (" +
+          planned.roofline.constants().fitted_on +
+          "): that engine's kernels, with CUDA graphs, on a GPU running nothing else.",
+      "Prefix caching off: every prompt is prefilled in full.",
+      "Lengths are tokens of the model's own tokenizer, as given; each request runs to its "
+      "max_tokens.",
+      "One KV cache for every configuration searched: the activations' reserve is that of "
+      "max_num_seqs " +
+          std::to_string(reserve.max_num_seqs) + " and max_num_batched_tokens " +
+          std::to_string(reserve.max_num_batched_tokens) + ", the space's largest.",
+  };
+  return p;
+}
+
 std::string default_planned_space_text() {
   return "scheduling=continuous,max_num_seqs=8..512,max_num_batched_tokens=512..16384";
 }
@@ -187,10 +190,7 @@ std::optional<WorkError> tune_planned_lm(const LmTuneRequest& request, LmTuneRep
   }
   std::vector<uint32_t> tps = t.tps.empty() ? std::vector<uint32_t>{t.plan->tp} : t.tps;
   // One cache for the space: the reserve of its largest step.
-  Options reserve = t.base;
-  reserve.max_num_seqs = largest(*space, "max_num_seqs", t.base.max_num_seqs);
-  reserve.max_num_batched_tokens =
-      largest(*space, "max_num_batched_tokens", t.base.max_num_batched_tokens);
+  const Options reserve = planned_reserve(*space, t.base);
   const double headroom = t.headroom > 0 ? t.headroom : kDefaultBand;
   GenTuneSettings settings;
   settings.slo = t.slo;
@@ -310,7 +310,13 @@ std::optional<WorkError> tune_planned_lm(const LmTuneRequest& request, LmTuneRep
   report.searched(result, Seconds(std::chrono::steady_clock::now() - start).count());
   if (result.best) say.out("%s", gen_headroom_table(headroom_result, t.slo).c_str());
 
-  const std::vector<std::string> notes = caveats(win, reserve);
+  ServingPlan plan = plan_for_export(*t.plan, t.model_id, planned, reserve);
+  plan.replicas = win.replicas;
+  plan.min_replicas = win.min_replicas;
+  plan.target_rate_rps = t.target_rate;
+  plan.capacity_rps = win.capacity_rps;
+  plan.headroom = headroom;
+  plan.e2e_p50_ms = result.best ? result.best->e2e_p50_ms : 0.0;
   std::vector<std::pair<std::string, std::string>> members;
   auto member_string = [&](const char* key, const std::string& value) {
     std::string v;
@@ -320,8 +326,7 @@ std::optional<WorkError> tune_planned_lm(const LmTuneRequest& request, LmTuneRep
   member_string("model", planned.info.name);
   members.emplace_back("lm", gen_model_json(planned.info));
   member_string("model_file", "");
-  members.emplace_back(
-      "plan", plan_json(t, win, headroom, notes, result.best ? result.best->e2e_p50_ms : 0.0));
+  members.emplace_back("plan", plan_json(plan, win));
   member_string("traffic", traffic.describe());
   member_string("workload", t.lengths.describe());
   {
@@ -345,7 +350,7 @@ std::optional<WorkError> tune_planned_lm(const LmTuneRequest& request, LmTuneRep
           describe_generation(result.best->options).c_str(),
           planned.roofline.setup().gpu.name.c_str(), win.tp, win.replicas,
           win.replicas > 1 ? "s" : "", win.gpus(), win.gpus() > 1 ? "s" : "");
-  for (const std::string& n : notes) say.out("  assumed: %s\n", n.c_str());
+  for (const std::string& n : plan.caveats) say.out("  assumed: %s\n", n.c_str());
   report.finished(LmTuneFinish{json, *result.best, std::nullopt, t.slo.quantile});
   RunConfig config;
   config.pattern = traffic.describe();

@@ -23,7 +23,9 @@
 
 #include <optional>
 
+#include "common/serving_plan.h"
 #include "model/lm_tune.h"
+#include "tuning/tune_space.h"
 
 namespace batchscope {
 
@@ -31,6 +33,18 @@ namespace batchscope {
 // its largest budget (--max-model-len 16384 or less), chunked_prefill=1|0
 // besides.
 std::string default_planned_space_text();
+
+// The step a plan's one cache reserves for: `base` with the space's
+// largest max_num_seqs and max_num_batched_tokens.
+Options planned_reserve(const TuneSpace& space, Options base);
+
+// What a plan names for the exports (common/serving_plan.h): the model
+// (`model_id`, else the config's _name_or_path, else the folder holding
+// config.json), the GPU, TP, dtypes and memory share, and what the plan
+// assumes (`reserve`: the step its cache was sized for); one replica and no
+// capacity, which the caller fills in.
+ServingPlan plan_for_export(const PlanChoice& choice, const std::string& model_id,
+                            const PlannedLm& planned, const Options& reserve);
 
 std::optional<WorkError> tune_planned_lm(const LmTuneRequest& request, LmTuneReport& report);
 

@@ -34,18 +34,6 @@ namespace {
 constexpr const char* kOther = "Other…";
 constexpr const char* kConfigsDtype = "config's";
 
-// What the exports load: the config's _name_or_path, else the folder
-// holding config.json (as tune --model-config names it).
-std::string model_id_of(const PlanChoice& choice, const PlannedLm& p) {
-  const std::string& named = p.roofline.setup().model.name_or_path;
-  if (!named.empty()) return named;
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  fs::path path = fs::absolute(choice.model_config, ec);
-  if (!fs::is_directory(path, ec)) path = path.parent_path();
-  return path.lexically_normal().string();
-}
-
 }  // namespace
 
 std::vector<std::pair<std::string, std::string>> shipped_llm_configs() {
@@ -210,62 +198,21 @@ void GenTunerPlanInputs::pick_other() {
 
 ServingPlan serving_plan_of(const PlanChoice& choice, const PlannedLm& planned,
                             const Options& reserve, double capacity_rps, double e2e_p50_ms) {
-  const RooflineSetup& s = planned.roofline.setup();
-  ServingPlan p;
-  p.model_id = model_id_of(choice, planned);
-  p.model_config = choice.model_config;
-  p.gpu = s.gpu.name;
-  p.tp = s.tp;
-  p.dtype = s.dtype;
-  p.kv_dtype = s.kv_dtype.empty() ? s.dtype : s.kv_dtype;
-  p.gpu_memory_utilization = s.memory_utilization;
-  p.replicas = p.min_replicas = 1;
+  ServingPlan p = plan_for_export(choice, {}, planned, reserve);
   p.capacity_rps = capacity_rps;
   p.headroom = kDefaultBand;
   p.e2e_p50_ms = e2e_p50_ms;
-  p.caveats = {
-      "Each step's time is the roofline's: the larger of its FLOPs over the GPU's peak and its "
-      "bytes over its bandwidth, each at the fitted efficiency, plus a fixed overhead a step "
-      "and a request (" +
-          planned.roofline.constants().fitted_on +
-          "): that engine's kernels, with CUDA graphs, on a GPU running nothing else.",
-      "Prefix caching off: every prompt is prefilled in full.",
-      "Lengths are tokens of the model's own tokenizer, as given; each request runs to its "
-      "max_tokens.",
-      "One KV cache for every configuration searched: the activations' reserve is that of "
-      "max_num_seqs " +
-          std::to_string(reserve.max_num_seqs) + " and max_num_batched_tokens " +
-          std::to_string(reserve.max_num_batched_tokens) + ", the space's largest.",
-  };
   return p;
 }
 
 // The Tuner tab's plan mode (gen_tuner.h).
 
-namespace {
-
-// The largest value `field` takes in the space, or `fallback`.
-uint32_t largest(const TuneSpace& space, std::string_view field, uint32_t fallback) {
-  for (const TuneDimension& d : space.dimensions()) {
-    if (d.field == field && !d.values.empty()) {
-      return static_cast<uint32_t>(*std::max_element(d.values.begin(), d.values.end()));
-    }
-  }
-  return fallback;
-}
-
-}  // namespace
-
 bool GenTunerPanel::planning() const { return mode_->currentIndex() == 1; }
 
 Options GenTunerPanel::plan_reserve() const {
-  Options reserve;  // a plan starts from the defaults, as tune --model-config does
-  if (auto space = parse_gen_space(space_->text().toStdString())) {
-    reserve.max_num_seqs = largest(*space, "max_num_seqs", reserve.max_num_seqs);
-    reserve.max_num_batched_tokens =
-        largest(*space, "max_num_batched_tokens", reserve.max_num_batched_tokens);
-  }
-  return reserve;
+  // A plan starts from the defaults, as tune --model-config does.
+  auto space = parse_gen_space(space_->text().toStdString());
+  return space ? planned_reserve(*space, Options{}) : Options{};
 }
 
 void GenTunerPanel::replan() {
